@@ -1,0 +1,32 @@
+"""Belay's Qt-free core: the public surface front ends may use.
+
+The window and the command line import from here and nowhere deeper:
+the `Console` facade, events, records, errors, the timeline read model,
+diffs, settings, and the scripted agent's loader and runner.
+"""
+
+from core.agents.reviewer import AutoReviewer
+from core.agents.script import ReviewRule, Script, Step, load_script
+from core.agents.scripted import ScriptedAgent, run_script
+from core.bus import Subscription
+from core.console import Console
+from core.diffs import DiffLine, FileDiff, Hunk, unified_text
+from core.errors import BelayError, ErrorInfo, ErrorKind
+from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
+                         CallFinished, CallQueued, CallStarted, Event, Lagged, ProposedFile, RollbackFinished,
+                         RollbackRefused, SessionRuleAdded, SessionStarted)
+from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, RunStatus
+from core.pipeline import AgentHandle, CallOutcome
+from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
+from core.timeline import AgentNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
+from core.undo_report import UndoReport
+
+__all__ = [
+    "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",
+    "AgentStatus", "AutoReviewer", "ApprovalRequested", "ApprovalResolved", "BelayError", "CallFinished", "CallOutcome",
+    "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",
+    "ErrorKind", "Event", "FileChange", "FileDiff", "Hunk", "Inserted", "Lagged", "NodeKey", "ProposedFile",
+    "ReviewRule", "RollbackFinished", "RollbackRefused", "RunNode", "RunStatus", "Script", "ScriptedAgent",
+    "SessionRuleAdded", "SessionStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
+    "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
+]

@@ -1,0 +1,1 @@
+"""Agents that issue calls: the built-in scripted agent (and, later, model loops)."""

@@ -1,0 +1,65 @@
+"""Pending approvals as futures in a table, resolved only through the console.
+
+A call that needs a person parks here.  Front ends answer through
+`Console.approve` / `Console.deny`, which land in `resolve`; closing the
+console answers every waiting call with a denial so no agent hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, ConfigDict
+
+from core.events import ApprovalRequested
+from core.models import Decision
+
+
+class Answer(BaseModel):
+    """A person's answer to one approval request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    reason: str = ""
+    edited: dict[str, str] | None = None
+    """Replacement content per relative path, when approved with edits."""
+    by: str = "user"
+
+
+class ApprovalBroker:
+    """The table of calls waiting for a person."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[ApprovalRequested, asyncio.Future[Answer]]] = {}
+
+    async def wait(self, request: ApprovalRequested) -> Answer:
+        """Park the call until someone answers; cancellation removes it."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._pending[request.call_id] = (request, future)
+        try:
+            return await future
+        finally:
+            self._pending.pop(request.call_id, None)
+
+    def resolve(self, call_id: str, answer: Answer) -> bool:
+        """Answer a waiting call; False if it is not waiting (already answered, gone)."""
+        entry = self._pending.get(call_id)
+        if entry is None or entry[1].done():
+            return False
+        entry[1].set_result(answer)
+        return True
+
+    def pending(self) -> list[ApprovalRequested]:
+        return [request for request, future in self._pending.values() if not future.done()]
+
+    def request_for(self, call_id: str) -> ApprovalRequested | None:
+        entry = self._pending.get(call_id)
+        return entry[0] if entry else None
+
+    def deny_all(self, reason: str) -> None:
+        for call_id in list(self._pending):
+            self.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason, by="console"))
+
+    def __repr__(self) -> str:
+        return f"<ApprovalBroker pending={list(self._pending)}>"

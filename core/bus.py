@@ -1,0 +1,101 @@
+"""The in-process event bus: publishing never blocks, slow readers lag and resync.
+
+`publish` is synchronous and cheap.  Every subscriber owns a bounded queue;
+one that falls behind loses its backlog and receives a single `Lagged`
+event instead, after which it rebuilds its state from a snapshot (see
+`Console.attach`).  The publisher never waits for anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from collections.abc import Callable
+
+from core.events import Event, Lagged
+
+
+class Subscription:
+    """One reader's bounded view of the stream."""
+
+    def __init__(self, bus: EventBus, maxsize: int) -> None:
+        self._bus = bus
+        self._maxsize = maxsize
+        self._queue: deque[Event] = deque()
+        self._waiter: asyncio.Event = asyncio.Event()
+        self._missed = 0
+        self.closed = False
+
+    def _offer(self, event: Event) -> None:
+        if self.closed:
+            return
+        if self._missed or len(self._queue) >= self._maxsize:
+            self._missed += len(self._queue) + 1
+            self._queue.clear()
+        else:
+            self._queue.append(event)
+        self._waiter.set()
+
+    def drain(self, limit: int = 1000) -> list[Event]:
+        """Take up to `limit` waiting events without waiting."""
+        if self._missed:
+            lagged = Lagged(missed=self._missed, seq=self._bus.last_seq)
+            self._missed = 0
+            return [lagged]
+        batch = [self._queue.popleft() for _ in range(min(limit, len(self._queue)))]
+        if not self._queue:
+            self._waiter.clear()
+        return batch
+
+    async def next_batch(self, limit: int = 1000) -> list[Event]:
+        """Wait until something is there, then take up to `limit` events."""
+        while not self.closed:
+            batch = self.drain(limit)
+            if batch:
+                return batch
+            await self._waiter.wait()
+        return []
+
+    def close(self) -> None:
+        self.closed = True
+        self._bus._remove(self)
+        self._waiter.set()
+
+    def __repr__(self) -> str:
+        return f"<Subscription queued={len(self._queue)} missed={self._missed} closed={self.closed}>"
+
+
+class EventBus:
+    """Fan-out of events to subscribers and synchronous listeners."""
+
+    def __init__(self) -> None:
+        self._subs: list[Subscription] = []
+        self._listeners: list[Callable[[Event], None]] = []
+        self._counter = itertools.count(1)
+        self.last_seq = 0
+
+    def subscribe(self, maxsize: int = 10_000) -> Subscription:
+        sub = Subscription(self, maxsize)
+        self._subs.append(sub)
+        return sub
+
+    def listen(self, callback: Callable[[Event], None]) -> None:
+        """Call `callback` synchronously for every event (core-internal read models only)."""
+        self._listeners.append(callback)
+
+    def publish(self, event: Event) -> Event:
+        self.last_seq = next(self._counter)
+        stamped = event.model_copy(update={"seq": self.last_seq})
+        for listener in self._listeners:
+            listener(stamped)
+        for sub in list(self._subs):
+            sub._offer(stamped)
+        return stamped
+
+    def _remove(self, sub: Subscription) -> None:
+        if sub in self._subs:
+            self._subs.remove(sub)
+
+    def __repr__(self) -> str:
+        return f"<EventBus seq={self.last_seq} subscribers={len(self._subs)}>"

@@ -1,0 +1,296 @@
+"""The Console: the one object front ends act on.
+
+Front ends (the window, the terminal, tests) send commands through its
+small methods (approve, deny, always allow, cancel, undo) and learn what
+happened from events (`attach`).  Agents, built-in or external, submit
+calls through `call`.  It owns every task it starts and the journal's
+thread, and `close` ends them all, answering waiting approvals first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from core import undo as undo_mod
+from core.approvals import Answer, ApprovalBroker
+from core.blobs import BlobStore
+from core.bus import EventBus, Subscription
+from core.diffs import FileDiff, compute_diff
+from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
+from core.events import (AgentFinished, AgentStarted, ApprovalRequested, RollbackFinished, RollbackRefused,
+                         SessionStarted)
+from core.ids import CallId, new_agent_id, new_call_id, new_rollback_id, new_session_id
+from core.journal import Journal
+from core.models import AgentStatus, CallRecord, Decision, RunStatus
+from core.paths import Workspace
+from core.pipeline import AgentHandle, CallOutcome, Pipeline
+from core.policy import Policy
+from core.settings import workspace_state_dir
+from core.timeline import Timeline
+from core.tools.base import SpawnAgent, Tool
+from core.tools.catalog import default_tools
+from core.tools.registry import ToolRegistry
+from core.undo_report import UndoReport
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CLOSE_GRACE_S = 5.0
+"""How long closing waits for calls to record how they ended before cancelling them."""
+
+AgentBody = Callable[[AgentHandle], Awaitable[str]]
+"""What an agent does once started; returns its final summary."""
+
+
+class Console:
+    """The supervising core for one workspace."""
+
+    def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
+                 tools: Sequence[Tool] | None = None) -> None:
+        self.workspace = Workspace(workspace)
+        self.state_dir = workspace_state_dir(self.workspace.root, state_dir)
+        self.bus = EventBus()
+        self.timeline = Timeline()
+        self.bus.listen(self.timeline.apply)
+        self.policy = Policy()
+        self.approvals = ApprovalBroker()
+        self.registry = ToolRegistry(tools if tools is not None else default_tools())
+        self.session_id = new_session_id()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
+        self._journal: Journal | None = None
+        self._blobs: BlobStore | None = None
+        self._pipeline: Pipeline | None = None
+        self._call_tasks: dict[str, asyncio.Task[CallOutcome]] = {}
+        self._agent_tasks: set[asyncio.Task[Any]] = set()
+        self._session_open = False
+
+    # -- lifecycle ----------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the journal, reload earlier sessions into the timeline."""
+        self._journal = await self._io(Journal, self.state_dir / "journal.sqlite3")
+        self._blobs = await self._io(BlobStore, self.state_dir / "blobs")
+        await self._io(self._journal.mark_interrupted)
+        agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
+        self.timeline.load(agents, calls)
+        self._pipeline = Pipeline(workspace=self.workspace, registry=self.registry, policy=self.policy,
+                                  approvals=self.approvals, bus=self.bus, journal=self._journal,
+                                  blobs=self._blobs, io=self._io, session_id=self.session_id)
+
+    async def close(self) -> None:
+        """Deny what waits, cancel what runs, close the journal."""
+        self.approvals.deny_all("the console was closed")
+        for task in list(self._agent_tasks):
+            task.cancel()
+        pending = [*self._agent_tasks, *self._call_tasks.values()]
+        if pending:
+            _, still = await asyncio.wait(pending, timeout=CLOSE_GRACE_S)
+            for task in still:
+                task.cancel()
+            if still:
+                await asyncio.wait(still)
+        if self._journal is not None:
+            if self._session_open:
+                await self._io(self._journal.end_session, self.session_id)
+            await self._io(self._journal.close)
+        self._executor.shutdown(wait=True)
+
+    async def __aenter__(self) -> Console:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking journal work on the journal's own thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args))
+
+    async def _ensure_session(self) -> None:
+        if not self._session_open:
+            self._session_open = True
+            await self._io(self.journal.start_session, self.session_id, str(self.workspace.root))
+            self.bus.publish(SessionStarted(session_id=self.session_id, workspace=str(self.workspace.root)))
+
+    @property
+    def journal(self) -> Journal:
+        if self._journal is None:
+            raise RuntimeError("the console is not open")
+        return self._journal
+
+    # -- what front ends read ------------------------------------------------
+
+    def attach(self, maxsize: int = 10_000) -> tuple[Timeline, Subscription]:
+        """A snapshot of the timeline and a subscription to everything after it."""
+        return self.timeline.snapshot(), self.bus.subscribe(maxsize)
+
+    def subscribe(self, maxsize: int = 10_000) -> Subscription:
+        """Live events only, for front ends that keep no timeline (reviewers, loggers)."""
+        return self.bus.subscribe(maxsize)
+
+    def pending_approvals(self) -> list[ApprovalRequested]:
+        return self.approvals.pending()
+
+    async def history(self) -> list[CallRecord]:
+        """Every journaled call of this workspace, oldest first."""
+        return await self._io(self.journal.calls)
+
+    async def diffs_for(self, call_id: str) -> list[FileDiff]:
+        """The diff of every file a call changed, computed off the loop."""
+        run = self.timeline.runs.get(call_id)
+        changes = run.changes if run else ()
+        blobs = self._blobs
+        assert blobs is not None
+
+        def work() -> list[FileDiff]:
+            def content(h: str | None) -> bytes | None:
+                return blobs.get(h) if h else None
+            return [compute_diff(c.path, content(c.before_hash), content(c.after_hash)) for c in changes]
+
+        return await asyncio.to_thread(work)
+
+    # -- commands ------------------------------------------------------------
+
+    def approve(self, call_id: str, *, edited: dict[str, str] | None = None) -> bool:
+        """Let a waiting call run, optionally with the person's content per file."""
+        decision = Decision.APPROVED_EDITED if edited else Decision.APPROVED
+        return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited))
+
+    def deny(self, call_id: str, reason: str = "") -> bool:
+        """Refuse a waiting call; the agent is told `reason`."""
+        return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip()))
+
+    def always_allow(self, call_id: str) -> bool:
+        """Approve a waiting call and allow its tool for the rest of the session."""
+        return self.approvals.resolve(call_id, Answer(decision=Decision.ALWAYS_ALLOWED))
+
+    def cancel(self, call_id: str) -> bool:
+        """Stop a queued, waiting or running call; the agent is told it was cancelled."""
+        task = self._call_tasks.get(call_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def undo(self, call_id: str, *, force: bool = False) -> UndoReport:
+        """Restore what a call changed.  Refuses (and says why) rather than overwrite later work."""
+        try:
+            report = await self._undo(call_id, force)
+        except UndoConflict as e:
+            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message, conflicts=tuple(e.paths)))
+            return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
+        except BelayError as e:
+            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message))
+            return UndoReport(call_id=call_id, ok=False, message=e.info.message)
+        self.bus.publish(RollbackFinished(rollback_id=report.rollback_id or "", call_id=call_id,
+                                          paths=report.paths, forced=force))
+        return report
+
+    async def _undo(self, call_id: str, force: bool) -> UndoReport:
+        records = await self._io(self.journal.calls, call_id)
+        if not records:
+            raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
+        record = records[0]
+        if record.undone_by:
+            raise ToolError(ErrorKind.CONFLICT, f"call {call_id} was already undone ({record.undone_by})")
+        if not record.changes:
+            raise ToolError(ErrorKind.NOT_FOUND, f"call {call_id} ({record.tool}) changed no files")
+        await self._ensure_session()
+        rollback_id = new_rollback_id()
+        blobs = self._blobs
+        assert blobs is not None
+
+        def work() -> tuple[str, ...]:
+            steps = undo_mod.plan_undo(self.workspace, record.changes, force)
+            undone = undo_mod.apply_undo(
+                self.workspace, blobs, steps,
+                lambda changes: self.journal.add_rollback(rollback_id, call_id, force, changes))
+            if not undone:
+                self.journal.add_rollback(rollback_id, call_id, force, [])
+            return tuple(c.path for c in record.changes)
+
+        paths = await asyncio.to_thread(work)
+        return UndoReport(call_id=call_id, ok=True, rollback_id=rollback_id, paths=paths,
+                          message=f"Restored {len(paths)} file(s): {', '.join(paths)}")
+
+    # -- agents ----------------------------------------------------------------
+
+    async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
+                          spawned_by: str | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
+        """Register an agent (journal, event) and return its handle."""
+        await self._ensure_session()
+        allowed = frozenset(tools) if tools is not None else None
+        if parent is not None and parent.tools is not None and allowed is not None:
+            allowed &= parent.tools
+        handle = AgentHandle(new_agent_id(), name, self.session_id, allowed)
+        await self._io(self.journal.add_agent, handle.agent_id, self.session_id, name, kind,
+                       parent.agent_id if parent else None, spawned_by, sorted(allowed) if allowed else None)
+        self.bus.publish(AgentStarted(agent_id=handle.agent_id, session_id=self.session_id, name=name,
+                                      agent_kind=kind, parent_id=parent.agent_id if parent else None,
+                                      spawned_by=spawned_by, tools=tuple(sorted(allowed)) if allowed else None))
+        return handle
+
+    async def run_agent(self, handle: AgentHandle, body: AgentBody) -> str:
+        """Run an agent's body to the end, recording how it finished."""
+        status, message = AgentStatus.DONE, ""
+        try:
+            message = await body(handle)
+            return message
+        except asyncio.CancelledError:
+            status, message = AgentStatus.CANCELLED, "cancelled"
+            raise
+        except Exception as e:
+            log.exception("agent %s failed", handle.name)
+            status, message = AgentStatus.FAILED, f"{type(e).__name__}: {e}"
+            raise
+        finally:
+            await asyncio.shield(self._finish_agent(handle, status, message))
+
+    async def _finish_agent(self, handle: AgentHandle, status: AgentStatus, message: str) -> None:
+        await self._io(self.journal.finish_agent, handle.agent_id, status)
+        self.bus.publish(AgentFinished(agent_id=handle.agent_id, status=status, message=message))
+
+    def launch(self, coro: Awaitable[T], name: str) -> asyncio.Task[T]:
+        """Start a top-level agent task that the console owns and ends on close."""
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._agent_tasks.add(task)
+        task.add_done_callback(self._agent_tasks.discard)
+        return task
+
+    async def call(self, agent: AgentHandle, tool: str, args: object,
+                   spawn: SpawnAgent | None = None) -> CallOutcome:
+        """Submit one call for `agent` and wait for its outcome."""
+        if self._pipeline is None:
+            raise RuntimeError("the console is not open")
+        call_id = new_call_id()
+        task = asyncio.ensure_future(self._pipeline.execute(call_id, agent, tool, args, spawn))
+        self._call_tasks[call_id] = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled() and not _being_cancelled():
+                # Cancelled from the window: the agent hears about it and goes on.
+                return CallOutcome(CallId(call_id), RunStatus.CANCELLED, "The user cancelled this call.")
+            task.cancel()
+            await asyncio.wait([task])
+            raise
+        finally:
+            self._call_tasks.pop(call_id, None)
+
+    def __repr__(self) -> str:
+        return (f"<Console {self.workspace.root} session={self.session_id} "
+                f"pending={len(self.approvals.pending())} agents={len(self._agent_tasks)}>")
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+

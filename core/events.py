@@ -1,0 +1,171 @@
+"""Events: frozen facts the core publishes, one discriminated union.
+
+Data flows from the core to front ends only as these events.  Each has a
+`kind` tag, a sequence number stamped by the bus, and an aware timestamp;
+one `TypeAdapter` decodes any of them (the journal and the tests use it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from core.diffs import FileDiff
+from core.errors import ErrorInfo
+from core.models import AgentStatus, Decision, FileChange, RunStatus
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    seq: int = 0
+    """Position in the bus's stream; stamped when published."""
+    at: datetime = Field(default_factory=_now)
+    """When the fact happened (UTC)."""
+
+
+class SessionStarted(_Event):
+    kind: Literal["session_started"] = "session_started"
+    session_id: str
+    workspace: str
+    """Absolute path of the workspace the session supervises."""
+
+
+class AgentStarted(_Event):
+    kind: Literal["agent_started"] = "agent_started"
+    agent_id: str
+    session_id: str
+    name: str
+    agent_kind: str
+    """scripted, subagent, or the name of an external client."""
+    parent_id: str | None = None
+    """The agent that spawned this one, if any."""
+    spawned_by: str | None = None
+    """The call (a Task call) that spawned this agent."""
+    tools: tuple[str, ...] | None = None
+    """The tools it may call; None means every registered tool."""
+
+
+class AgentFinished(_Event):
+    kind: Literal["agent_finished"] = "agent_finished"
+    agent_id: str
+    status: AgentStatus
+    message: str = ""
+
+
+class CallQueued(_Event):
+    kind: Literal["call_queued"] = "call_queued"
+    call_id: str
+    agent_id: str
+    tool: str
+    args: dict[str, Any]
+    """The arguments as the agent sent them (or the raw text, under `_raw`)."""
+    summary: str
+
+
+class ProposedFile(BaseModel):
+    """The content a pending write would leave in one file (text files only)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    """Relative to the workspace."""
+    content: str | None
+    """The whole new content; None when the file would be deleted or is binary."""
+
+
+class ApprovalRequested(_Event):
+    kind: Literal["approval_requested"] = "approval_requested"
+    call_id: str
+    agent_id: str
+    tool: str
+    summary: str
+    reason: str
+    """Why the policy asks (which rule, which effect)."""
+    args: dict[str, Any]
+    diffs: tuple[FileDiff, ...] = ()
+    """What the call would change, one diff per file."""
+    proposed: tuple[ProposedFile, ...] = ()
+    """The content after the call, for approving with edits."""
+
+
+class ApprovalResolved(_Event):
+    kind: Literal["approval_resolved"] = "approval_resolved"
+    call_id: str
+    decision: Decision
+    reason: str = ""
+    by: str = "user"
+
+
+class CallStarted(_Event):
+    kind: Literal["call_started"] = "call_started"
+    call_id: str
+
+
+class CallFinished(_Event):
+    kind: Literal["call_finished"] = "call_finished"
+    call_id: str
+    status: RunStatus
+    output: str = ""
+    """What the agent was told (capped)."""
+    error: ErrorInfo | None = None
+    changes: tuple[FileChange, ...] = ()
+    duration_s: float = 0.0
+
+
+class RollbackFinished(_Event):
+    kind: Literal["rollback_finished"] = "rollback_finished"
+    rollback_id: str
+    call_id: str
+    """The call whose changes were undone."""
+    paths: tuple[str, ...]
+    forced: bool = False
+
+
+class RollbackRefused(_Event):
+    kind: Literal["rollback_refused"] = "rollback_refused"
+    call_id: str
+    message: str
+    conflicts: tuple[str, ...] = ()
+    """Paths that changed after the call; undoing would overwrite them."""
+
+
+class SessionRuleAdded(_Event):
+    kind: Literal["session_rule_added"] = "session_rule_added"
+    rule: str
+    """The rule in Claude Code syntax, e.g. `Edit`."""
+    action: Literal["allow", "deny"] = "allow"
+
+
+class Lagged(_Event):
+    """Sent to a subscriber that fell behind: it must resynchronise from a snapshot."""
+
+    kind: Literal["lagged"] = "lagged"
+    missed: int
+
+
+Event = Annotated[
+    Union[
+        SessionStarted,
+        AgentStarted,
+        AgentFinished,
+        CallQueued,
+        ApprovalRequested,
+        ApprovalResolved,
+        CallStarted,
+        CallFinished,
+        RollbackFinished,
+        RollbackRefused,
+        SessionRuleAdded,
+        Lagged,
+    ],
+    Field(discriminator="kind"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

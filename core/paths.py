@@ -1,0 +1,103 @@
+"""The workspace boundary: turning an agent's path into a real path inside it, or a clear refusal.
+
+`Workspace.resolve` is the first of two checks.  It follows symlinks
+(`realpath`) and compares with `os.path.commonpath`, never a string prefix, so
+`/work/app2` is not inside `/work/app`.  It cannot stop a directory being
+swapped for a symlink after the check; `core.fsio` closes that gap by opening
+the resolved path one component at a time without following symlinks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from core.errors import ErrorKind, ToolError
+
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
+
+class Workspace:
+    """The directory an agent works in; every path a tool touches must lie inside it."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        real = os.path.realpath(root)
+        if not os.path.isdir(real):
+            raise ValueError(f"workspace root {os.fspath(root)!r} is not an existing directory")
+        self.root = Path(real)
+        self._root_str = real
+
+    def resolve(self, raw: object, field: str = "file_path") -> Path:
+        """The real path `raw` names, checked to lie inside the workspace.
+
+        Relative paths are refused rather than guessed at: an agent that
+        thinks it is in another directory would otherwise edit the wrong file.
+        """
+        text = self._checked_text(raw, field)
+        real = os.path.realpath(text)
+        if not self._inside(real):
+            raise ToolError(
+                ErrorKind.OUTSIDE_WORKSPACE,
+                f"{field} {raw!r} is outside the workspace {self._root_str}"
+                + (f" (it resolves to {real})" if real != text else ""),
+                f"Only paths under {self._root_str} can be used.",
+            )
+        return Path(real)
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """How to show `path` to a person: relative to the root, "." for the root itself."""
+        text = os.path.abspath(path)
+        if not self._inside(text):
+            return text
+        return os.path.relpath(text, self._root_str)
+
+    def describe(self, raw: object) -> str:
+        """A path argument for the timeline: relative when it resolves inside, else as given."""
+        try:
+            return self.relative(self.resolve(raw))
+        except ToolError:
+            return str(raw)
+
+    def contains(self, path: str | os.PathLike[str]) -> bool:
+        """Whether `path`, with symlinks followed, lies inside the workspace."""
+        return self._inside(os.path.realpath(path))
+
+    def _inside(self, real: str) -> bool:
+        return os.path.isabs(real) and os.path.commonpath([self._root_str, real]) == self._root_str
+
+    def _checked_text(self, raw: object, field: str) -> str:
+        if not isinstance(raw, str):
+            raise ToolError(ErrorKind.INVALID_ARGS, f"{field} must be a string, got {type(raw).__name__}",
+                            f"Pass an absolute path under {self._root_str}.")
+        if not raw or "\0" in raw:
+            what = "empty" if not raw else "contains a NUL character"
+            raise ToolError(ErrorKind.INVALID_ARGS, f"{field} is {what}",
+                            f"Pass an absolute path under {self._root_str}.")
+        text = os.path.expanduser(raw) if raw.startswith("~") else raw
+        if not os.path.isabs(text):
+            raise ToolError(ErrorKind.INVALID_ARGS, f"{field} must be an absolute path, got {raw!r}",
+                            f"Use {os.path.join(self._root_str, text)} for a path in the workspace"
+                            f" {self._root_str}.")
+        _check_lengths(text, field)
+        return text
+
+    def __repr__(self) -> str:
+        return f"<Workspace {self._root_str}>"
+
+
+def _check_lengths(text: str, field: str) -> None:
+    try:
+        encoded = os.fsencode(text)
+    except UnicodeEncodeError:
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{field} contains characters that cannot be a file name",
+                        "Pass a path of valid Unicode characters.") from None
+    if len(encoded) > MAX_PATH_BYTES:
+        raise ToolError(ErrorKind.INVALID_ARGS,
+                        f"{field} is {len(encoded):,} bytes long; paths are limited to {MAX_PATH_BYTES:,}",
+                        "Use a shorter path.")
+    longest = max(encoded.split(b"/"), key=len)
+    if len(longest) > MAX_NAME_BYTES:
+        raise ToolError(ErrorKind.INVALID_ARGS,
+                        f"{field} has a component of {len(longest)} bytes; names are limited to"
+                        f" {MAX_NAME_BYTES}", "Use shorter file and directory names.")

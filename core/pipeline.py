@@ -1,0 +1,247 @@
+"""One call's way through the core: validate, policy, approve, capture, run, record.
+
+`Pipeline.execute` never raises for anything a tool or an agent did wrong:
+every problem ends as a run with a final status and an `ErrorInfo`, and
+every step is journaled before it is announced.  Cancellation (from the
+window, or the agent going away) is recorded, then re-raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from core import arguments, fsio
+from core.approvals import Answer, ApprovalBroker
+from core.blobs import BlobStore
+from core.bus import EventBus
+from core.changes import apply_plan, replace_contents
+from core.diffs import FileDiff, compute_diff
+from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
+from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallQueued, CallStarted,
+                         ProposedFile, SessionRuleAdded)
+from core.ids import AgentId, CallId
+from core.journal import Journal
+from core.models import Decision, FileChange, RunStatus
+from core.paths import Workspace
+from core.policy import Policy
+from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+MAX_OUTPUT_CHARS = 30_000
+MAX_PROPOSED_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What the agent learns about its call."""
+
+    call_id: CallId
+    status: RunStatus
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    error: ErrorInfo | None = None
+
+
+@dataclass
+class AgentHandle:
+    """A live agent: who it is, what it may call, what it has read."""
+
+    agent_id: AgentId
+    name: str
+    session_id: str
+    tools: frozenset[str] | None = None
+    read_state: ReadState = field(default_factory=ReadState)
+
+    def may_call(self, tool: str) -> bool:
+        return self.tools is None or tool in self.tools
+
+
+class _Finished(Exception):
+    """Internal: the run reached a final state before its tool ran."""
+
+    def __init__(self, status: RunStatus, text: str, error: ErrorInfo | None = None) -> None:
+        self.status, self.text, self.error = status, text, error
+
+
+class Pipeline:
+    """Carries calls through validation, policy, approval, capture, run and record."""
+
+    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, policy: Policy,
+                 approvals: ApprovalBroker, bus: EventBus, journal: Journal, blobs: BlobStore,
+                 io: Callable[..., Awaitable[Any]], session_id: str) -> None:
+        self.workspace, self.registry, self.policy = workspace, registry, policy
+        self.approvals, self.bus, self.journal, self.blobs = approvals, bus, journal, blobs
+        self._io = io
+        self.session_id = session_id
+
+    async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
+                      spawn: SpawnAgent | None = None) -> CallOutcome:
+        started = time.monotonic()
+        tool, args, problem = self._prepare(agent, tool_name, raw_args)
+        summary = tool.summary(args, self.workspace) if tool and args else _raw_summary(raw_args)
+        shown_args = args.model_dump(by_alias=True) if args else _shown_raw(raw_args)
+        await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, tool_name,
+                       shown_args, summary)
+        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=tool_name,
+                                    args=shown_args, summary=summary))
+        try:
+            if problem is not None:
+                raise problem
+            assert tool is not None and args is not None
+            ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn)
+            text, data, changes = await self._decide_and_run(call_id, agent, tool, args, summary, ctx)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
+                                              ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
+            raise
+        except _Finished as f:
+            return await self._finish(call_id, started, f.status, f.text, f.error)
+        except BelayError as e:
+            return await self._finish(call_id, started, RunStatus.FAILED, _error_text(e.info), e.info)
+        except Exception as e:  # a bug in a tool must not take the console down
+            log.exception("tool %s crashed on call %s", tool_name, call_id)
+            info = ErrorInfo(kind=ErrorKind.SYSTEM, message=f"{tool_name} failed unexpectedly: {e!r}")
+            return await self._finish(call_id, started, RunStatus.FAILED, _error_text(info), info)
+        return await self._finish(call_id, started, RunStatus.DONE, text, None, data, changes)
+
+    def _prepare(self, agent: AgentHandle, tool_name: str,
+                 raw_args: object) -> tuple[Tool | None, ToolArgs | None, BelayError | None]:
+        tool = self.registry.get(tool_name)
+        if tool is None or not agent.may_call(tool_name):
+            allowed = sorted(n for n in self.registry.names() if agent.may_call(n))
+            return tool, None, ToolError(ErrorKind.UNKNOWN_TOOL, f"{agent.name} has no tool named {tool_name!r}",
+                                         f"Available tools: {', '.join(allowed)}.")
+        try:
+            return tool, arguments.validate(tool, arguments.decode(raw_args)), None
+        except BelayError as e:
+            return tool, None, e
+
+    async def _decide_and_run(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs,
+                              summary: str, ctx: ToolContext) -> tuple[str, dict[str, Any], tuple[FileChange, ...]]:
+        verdict = self.policy.evaluate(tool)
+        if verdict.action == "deny":
+            raise _Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
+                            ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
+        plan = await asyncio.to_thread(tool.plan, args, ctx) if isinstance(tool, WriteTool) else None
+        edited_note = ""
+        if verdict.action == "ask":
+            answer = await self._ask(call_id, agent, tool, args, summary, verdict.reason, plan)
+            if answer.edited and plan is not None:
+                plan = replace_contents(plan, {p: c.encode() for p, c in answer.edited.items()}, self.workspace)
+                edited_note = " The user edited the content before it was written; read the file to see it."
+        await self._io(self.journal.set_status, call_id, RunStatus.RUNNING)
+        self.bus.publish(CallStarted(call_id=call_id))
+        if plan is not None:
+            changes = await self._apply(call_id, plan, agent.read_state)
+            return plan.message + edited_note, {"paths": [c.path for c in changes]}, changes
+        assert isinstance(tool, RunTool)
+        try:
+            async with asyncio.timeout(tool.timeout_s):
+                output = await tool.run(args, ctx)
+        except TimeoutError:
+            raise _Finished(RunStatus.TIMED_OUT, f"{tool.name} timed out after {tool.timeout_s:g} s.",
+                            ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"timed out after {tool.timeout_s:g} s",
+                                      suggestion="Narrow the request or raise the timeout.")) from None
+        return output.text, output.data, ()
+
+    async def _ask(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs, summary: str,
+                   reason: str, plan: WritePlan | None) -> Answer:
+        diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
+        request = ApprovalRequested(call_id=call_id, agent_id=agent.agent_id, tool=tool.name, summary=summary,
+                                    reason=reason, args=args.model_dump(by_alias=True), diffs=diffs,
+                                    proposed=proposed)
+        await self._io(self.journal.set_status, call_id, RunStatus.BLOCKED_ON_USER)
+        self.bus.publish(request)
+        answer = await self.approvals.wait(request)
+        await self._io(self.journal.add_decision, call_id, answer.decision.value, answer.reason, answer.by)
+        self.bus.publish(ApprovalResolved(call_id=call_id, decision=answer.decision, reason=answer.reason,
+                                          by=answer.by))
+        if answer.decision == Decision.ALWAYS_ALLOWED:
+            rule = self.policy.allow_for_session(tool.name)
+            self.bus.publish(SessionRuleAdded(rule=rule))
+        if answer.decision in (Decision.DENIED, Decision.TIMED_OUT):
+            status = RunStatus.DENIED if answer.decision == Decision.DENIED else RunStatus.TIMED_OUT
+            said = f" Reason: {answer.reason}" if answer.reason else ""
+            raise _Finished(status, f"The user denied this {tool.name} call.{said}",
+                            ErrorInfo(kind=ErrorKind.DENIED, message=answer.reason or "denied by the user"))
+        return answer
+
+    def _preview(self, plan: WritePlan) -> tuple[tuple[FileDiff, ...], tuple[ProposedFile, ...]]:
+        diffs, proposed = [], []
+        for w in plan.writes:
+            rel = self.workspace.relative(w.path)
+            diffs.append(compute_diff(rel, w.before, w.after))
+            proposed.append(ProposedFile(path=rel, content=_text_or_none(w.after)))
+        return tuple(diffs), tuple(proposed)
+
+    async def _apply(self, call_id: CallId, plan: WritePlan, read_state: ReadState) -> tuple[FileChange, ...]:
+        def record(changes: Any) -> None:
+            self.journal.add_changes(call_id, changes)
+
+        def work() -> tuple[FileChange, ...]:
+            applied = apply_plan(self.workspace, self.blobs, plan, record)
+            for w in plan.writes:
+                st = fsio.stat_path(self.workspace, w.path)
+                if st is not None:
+                    read_state.seen[w.path] = (st.st_mtime_ns, st.st_size)
+            return applied.changes
+
+        # Once files are being written, finish writing and recording even if cancelled.
+        return await _finish_even_if_cancelled(asyncio.ensure_future(asyncio.to_thread(work)))
+
+    async def _finish(self, call_id: CallId, started: float, status: RunStatus, text: str,
+                      error: ErrorInfo | None, data: dict[str, Any] | None = None,
+                      changes: tuple[FileChange, ...] = ()) -> CallOutcome:
+        text = _cap(text)
+        duration = time.monotonic() - started
+        await self._io(self.journal.finish_run, call_id, status, text, error, duration)
+        self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error,
+                                      changes=changes, duration_s=duration))
+        return CallOutcome(call_id, status, text, data or {}, error)
+
+
+async def _finish_even_if_cancelled(future: asyncio.Future[T]) -> T:
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    half = MAX_OUTPUT_CHARS // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n[... {cut:,} characters cut ...]\n{text[-half:]}"
+
+
+def _error_text(info: ErrorInfo) -> str:
+    return f"Error ({info.kind.value}): {info.message}" + (f" {info.suggestion}" if info.suggestion else "")
+
+
+def _text_or_none(data: bytes | None) -> str | None:
+    if data is None or len(data) > MAX_PROPOSED_BYTES or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _raw_summary(raw: object) -> str:
+    return "invalid arguments" if not isinstance(raw, dict) else ""
+
+
+def _shown_raw(raw: object) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return {str(k): v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)[:200]
+                for k, v in raw.items()}
+    return {"_raw": repr(raw)[:2000]}

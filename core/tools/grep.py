@@ -1,0 +1,323 @@
+"""The Grep tool: ripgrep over the workspace, with a time-limited pure-Python fallback.
+
+ripgrep's regex engine is linear-time, so a pathological pattern cannot hang
+the console; it runs with `--no-config`, stdin closed, in its own process
+group, under a time limit and an output cap, and does not follow symlinks.
+Without rg, the same search runs as a small ripgrep-compatible Python
+process (see `fallback_main`) under the same limits, because Python's `re`
+can backtrack for ever.  The fallback ignores .gitignore and knows only a
+few `type` names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field
+
+from core import fsio
+from core.errors import ErrorKind, ToolError
+from core.paths import Workspace
+from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.listing import glob_regex
+
+TIME_LIMIT_S = 20.0
+MAX_OUTPUT_BYTES = 2 * 1024 * 1024
+MAX_RESULT_LINES = 500
+MAX_RESULT_CHARS = 25_000
+_STDERR_KEEP = 16 * 1024
+_FALLBACK = "import sys; sys.path.insert(0, sys.argv[1]); from core.tools.grep import fallback_main; fallback_main()"
+
+Mode = Literal["content", "files_with_matches", "count"]
+
+
+class GrepArgs(ToolArgs):
+    model_config = ConfigDict(populate_by_name=True, use_attribute_docstrings=True)
+
+    pattern: str = Field(min_length=1)
+    """The regular expression to search for (ripgrep syntax)."""
+    path: str | None = None
+    """The absolute path of the file or directory to search; the workspace root when omitted."""
+    glob: str | None = None
+    """Only search files matching this glob, e.g. "*.py" or "src/**/*.ts"."""
+    type: str | None = None
+    """Only search files of this ripgrep type, e.g. "py", "js", "rust"."""
+    output_mode: Mode = "files_with_matches"
+    """"content" shows matching lines, "files_with_matches" the files, "count" matches per file."""
+    before: int | None = Field(default=None, alias="-B", ge=0)
+    """Lines to show before each match (content mode)."""
+    after: int | None = Field(default=None, alias="-A", ge=0)
+    """Lines to show after each match (content mode)."""
+    context: int | None = Field(default=None, alias="-C", ge=0)
+    """Lines to show before and after each match (content mode)."""
+    line_numbers: bool | None = Field(default=None, alias="-n")
+    """Show line numbers (content mode); on by default."""
+    case_insensitive: bool | None = Field(default=None, alias="-i")
+    """Match without regard to case."""
+    head_limit: int | None = Field(default=None, ge=1)
+    """Return only the first N lines or entries of the result."""
+    multiline: bool | None = None
+    """Let patterns span lines, with "." matching newlines."""
+
+
+class Grep(RunTool):
+    name = "Grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep syntax), e.g. \"def \\w+\" or "
+        "\"TODO|FIXME\". Filter files with glob (\"*.py\") or type (\"py\"). output_mode: "
+        "\"files_with_matches\" (default, absolute paths, newest first), \"content\" (path:line:text, "
+        "with -A/-B/-C context), or \"count\". Use -i for case-insensitive search and multiline for "
+        "patterns spanning lines. Skips .git and files ignored by .gitignore."
+    )
+    Args: ClassVar[type[ToolArgs]] = GrepArgs
+    annotations = Annotations(read_only=True, destructive=False, idempotent=True)
+    timeout_s = 30.0
+
+    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+        assert isinstance(args, GrepArgs)
+        where = f" in {workspace.describe(args.path)}" if args.path else ""
+        return f"{args.pattern!r}{where}" + (f" ({args.glob})" if args.glob else "")
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, GrepArgs)
+        ws = ctx.workspace
+        target = ws.resolve(args.path, "path") if args.path is not None else ws.root
+        if await asyncio.to_thread(fsio.stat_path, ws, target) is None:
+            raise ToolError(ErrorKind.NOT_FOUND, f"{ws.relative(target)} does not exist",
+                            "Check the path with LS or Glob.")
+        rg = find_rg()
+        argv = rg_argv(rg, args, target) if rg else _fallback_argv(args, ws, target)
+        rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
+        if rc not in (0, 1) and not out:
+            raise _search_error(err, args)
+        lines = [ln for ln in out.decode("utf-8", errors="replace").split("\n") if ln]
+        if args.output_mode == "files_with_matches":
+            lines = await asyncio.to_thread(_newest_first, ws, lines)
+        return _result(lines, args)
+
+
+def find_rg() -> str | None:
+    """The rg binary the ripgrep wheel put beside the interpreter, else one on PATH."""
+    beside = Path(sys.executable).parent / "rg"
+    return str(beside) if os.access(beside, os.X_OK) else shutil.which("rg")
+
+
+def rg_argv(rg: str, args: GrepArgs, target: Path) -> list[str]:
+    """The ripgrep command line for `args`; the pattern goes through --regexp so "-x" is a pattern."""
+    argv = [rg, "--no-config", "--color=never", "--no-messages", "--hidden", "--sort=path",
+            "--max-columns=1000", "--max-columns-preview"]
+    if args.case_insensitive:
+        argv.append("--ignore-case")
+    if args.multiline:
+        argv += ["--multiline", "--multiline-dotall"]
+    if args.glob:
+        argv += ["--glob", args.glob]
+    argv.append("--glob=!.git")
+    if args.type:
+        argv += ["--type", args.type]
+    argv += _mode_flags(args)
+    return [*argv, "--regexp", args.pattern, "--", str(target)]
+
+
+def _mode_flags(args: GrepArgs) -> list[str]:
+    if args.output_mode == "files_with_matches":
+        return ["--files-with-matches"]
+    if args.output_mode == "count":
+        return ["--count", "--with-filename"]
+    flags = ["--with-filename", "--no-heading"]
+    flags.append("--no-line-number" if args.line_numbers is False else "--line-number")
+    for flag, value in (("-B", args.before), ("-A", args.after), ("-C", args.context)):
+        if value is not None:
+            flags.append(f"{flag}{value}")
+    return flags
+
+
+def _fallback_argv(args: GrepArgs, ws: Workspace, target: Path) -> list[str]:
+    spec = {"root": str(ws.root), "target": str(target), **args.model_dump()}
+    package_root = str(Path(__file__).resolve().parents[2])
+    return [sys.executable, "-I", "-c", _FALLBACK, package_root, json.dumps(spec)]
+
+
+async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int, bytes, bytes]:
+    """Run `argv` with stdin closed; kill its process group on timeout, cancel or a full output cap."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True, cwd="/",
+        env={"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C.UTF-8"})
+    try:
+        async with asyncio.timeout(time_limit):
+            out, err = await asyncio.gather(_read(proc.stdout, cap, proc), _read(proc.stderr, _STDERR_KEEP, None))
+            return await proc.wait(), out, err
+    except TimeoutError:
+        raise ToolError(ErrorKind.TIMEOUT, f"the search took longer than {time_limit:g} s and was stopped",
+                        "Use a simpler pattern, or narrow it with path, glob or type.") from None
+    finally:
+        if proc.returncode is None:
+            _kill(proc)
+            await asyncio.shield(proc.communicate())
+
+
+async def _read(stream: asyncio.StreamReader | None, cap: int, stop: asyncio.subprocess.Process | None) -> bytes:
+    """Up to `cap` bytes; past it, kill the producer (`stop`) or drain and drop the rest."""
+    assert stream is not None
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        kept += chunk[: max(cap - len(kept), 0)]
+        if len(kept) >= cap and stop is not None:
+            _kill(stop)
+            kept = kept[: kept.rfind(b"\n") + 1]  # drop the cut line
+            break
+    return bytes(kept)
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return  # it has already exited
+
+
+def _search_error(err: bytes, args: GrepArgs) -> ToolError:
+    text = err.decode("utf-8", errors="replace").strip()
+    if "regex" in text or "parse error" in text:
+        return ToolError(ErrorKind.INVALID_ARGS, f"pattern {args.pattern!r} is not a valid regular expression: "
+                         f"{text.splitlines()[-1] if text else ''}", "Escape special characters such as ( [ { with \\.")
+    if "unrecognized file type" in text or "glob" in text:
+        return ToolError(ErrorKind.INVALID_ARGS, text.splitlines()[0], "Check the glob and type arguments.")
+    return ToolError(ErrorKind.SYSTEM, f"the search failed: {text[:500] or 'no error message'}",
+                     "Retry, or narrow the search.")
+
+
+def _newest_first(ws: Workspace, paths: list[str]) -> list[str]:
+    def mtime(p: str) -> int:
+        st = fsio.stat_path(ws, Path(p)) if ws.contains(p) else None
+        return st.st_mtime_ns if st else 0
+    return sorted(paths, key=lambda p: (-mtime(p), p))
+
+
+def _result(lines: list[str], args: GrepArgs) -> ToolOutput:
+    if not lines:
+        return ToolOutput("No matches found", {"files": [], "matches": 0})
+    if args.output_mode == "count":
+        counts = {p: int(n) for p, _, n in (ln.rpartition(":") for ln in lines) if n.isdigit()}
+        summary = f"Found {sum(counts.values()):,} matching lines in {len(counts):,} files."
+        shown, note = _limited(lines, args.head_limit)
+        return ToolOutput("\n".join([*shown, summary, *note]), {"matches": sum(counts.values()), "files": list(counts)})
+    shown, note = _limited(lines, args.head_limit)
+    if args.output_mode == "files_with_matches":
+        return ToolOutput("\n".join([f"Found {len(lines):,} files", *shown, *note]), {"files": shown})
+    return ToolOutput("\n".join(shown + note), {"matches": sum(1 for ln in lines if ln != "--")})
+
+
+def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[str]]:
+    wanted = lines[: head_limit or MAX_RESULT_LINES]
+    shown, size = [], 0
+    for line in wanted:
+        if shown and size + len(line) > MAX_RESULT_CHARS:
+            break
+        shown.append(line)
+        size += len(line) + 1
+    if len(shown) == len(lines) or (head_limit and len(shown) == head_limit):
+        return shown, []
+    return shown, [f"(Showing {len(shown):,} of {len(lines):,} result lines; narrow the search or use head_limit.)"]
+
+
+def fallback_main() -> None:
+    """Entry point of the fallback search process (argv: package root, JSON spec): a small ripgrep."""
+    spec = json.loads(sys.argv[2])
+    flags = (re.IGNORECASE if spec["case_insensitive"] else 0) | (re.MULTILINE | re.DOTALL if spec["multiline"] else 0)
+    try:
+        regex = re.compile(spec["pattern"], flags)
+    except re.error as e:
+        _fail(f"regex parse error: {e}")
+    if spec["type"] and spec["type"] not in _TYPES:
+        _fail(f"unrecognized file type: {spec['type']}")
+    ws, found = Workspace(spec["root"]), False
+    for path in _candidates(ws, Path(spec["target"]), spec):
+        try:
+            data = fsio.read_file(ws, path)
+        except ToolError:
+            continue  # vanished, swapped or too large: rg skips such files too
+        if b"\0" not in data[:8192]:
+            found |= _emit(str(path), data.decode("utf-8", errors="replace"), regex, spec)
+    sys.exit(0 if found else 1)
+
+
+def _fail(message: str) -> None:
+    print(message, file=sys.stderr)
+    sys.exit(2)  # ripgrep's exit status for an error, as opposed to 1 for "no match"
+
+
+_TYPES = {"py": ("*.py", "*.pyi"), "js": ("*.js", "*.mjs", "*.cjs", "*.jsx"), "ts": ("*.ts", "*.tsx", "*.cts", "*.mts"),
+          "rust": ("*.rs",), "go": ("*.go",), "c": ("*.c", "*.h"), "cpp": ("*.cpp", "*.cc", "*.hpp", "*.h"),
+          "java": ("*.java",), "md": ("*.md", "*.markdown"), "json": ("*.json",), "yaml": ("*.yaml", "*.yml"),
+          "toml": ("*.toml",), "sh": ("*.sh", "*.bash"), "html": ("*.html", "*.htm"), "css": ("*.css",),
+          "txt": ("*.txt",)}
+
+
+def _candidates(ws: Workspace, target: Path, spec: dict[str, Any]) -> Iterator[Path]:
+    st = fsio.stat_path(ws, target)
+    if st is not None and stat.S_ISREG(st.st_mode):
+        yield target
+        return
+    with fsio.open_dir(ws, target) as fd:
+        for dirpath, dirs, files, dfd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            for name in sorted(files):
+                rel = os.path.normpath(os.path.join(dirpath, name))
+                if _selected(rel, spec) and stat.S_ISREG(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                    yield target / rel
+
+
+def _selected(rel: str, spec: dict[str, Any]) -> bool:
+    base = os.path.basename(rel)
+    if spec["type"] and not any(glob_regex(g).fullmatch(base) for g in _TYPES[spec["type"]]):
+        return False
+    pattern = spec["glob"] or ""
+    negated = pattern.startswith("!")
+    pattern = pattern.removeprefix("!")
+    if not pattern:
+        return True
+    return bool(glob_regex(pattern).fullmatch(rel if "/" in pattern else base)) != negated
+
+
+def _emit(path: str, text: str, regex: re.Pattern[str], spec: dict[str, Any]) -> bool:
+    lines = text.split("\n")
+    hits = _hit_lines(text, lines, regex, bool(spec["multiline"]))
+    if not hits:
+        return False
+    if spec["output_mode"] == "files_with_matches":
+        print(path)
+    elif spec["output_mode"] == "count":
+        print(f"{path}:{len(hits)}")
+    else:
+        context = spec["context"] or 0
+        before, after = spec["before"] or context, spec["after"] or context
+        shown = sorted({j for i in hits for j in range(max(i - before, 0), min(i + after + 1, len(lines)))})
+        numbered = spec["line_numbers"] is not False
+        for k, i in enumerate(shown):
+            if k and i != shown[k - 1] + 1:
+                print("--")
+            sep = ":" if i in hits else "-"
+            print(f"{path}{sep}{i + 1}{sep}{lines[i]}" if numbered else f"{path}{sep}{lines[i]}")
+    return True
+
+
+def _hit_lines(text: str, lines: list[str], regex: re.Pattern[str], multiline: bool) -> set[int]:
+    if not multiline:
+        return {i for i, line in enumerate(lines) if regex.search(line)}
+    hits: set[int] = set()
+    for m in regex.finditer(text):
+        first = text.count("\n", 0, m.start())
+        hits.update(range(first, first + m.group().count("\n") + 1))
+    return hits

@@ -1,0 +1,202 @@
+"""The LS and Glob tools: what is in a directory, and which files match a pattern.
+
+LS lists one level, `.git` included as an entry (it is there), and never
+descends.  Glob walks the tree with `os.fwalk` from a descriptor opened by
+`core.fsio`, never following a symlinked directory, and skips `.git`.  A
+symlinked file is reported only when it resolves to a regular file inside
+the workspace, so a link cannot lure the agent outside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+import stat
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field
+
+from core import fsio
+from core.errors import ErrorKind, ToolError
+from core.paths import Workspace
+from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+
+MAX_LS_ENTRIES = 1000
+MAX_GLOB_RESULTS = 100
+MAX_GLOB_SCANNED = 200_000
+"""Entries Glob looks at before it stops, so a huge tree cannot pin a worker thread."""
+SKIP_DIRS = frozenset({".git"})
+_READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True)
+
+
+class LSArgs(ToolArgs):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    path: str
+    """The absolute path of the directory to list."""
+    ignore: list[str] | None = None
+    """Glob patterns of names to leave out, e.g. ["*.pyc", "node_modules"]."""
+
+
+class GlobArgs(ToolArgs):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    pattern: str = Field(min_length=1)
+    """The glob to match against paths relative to `path`, e.g. "**/*.py" or "src/*.{ts,tsx}"."""
+    path: str | None = None
+    """The absolute path of the directory to search; the workspace root when omitted."""
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a glob: `**` crosses directories, `*` and `?` do not, plus `[...]` and `{a,b}`."""
+    out: list[str] = []
+    i, braces = 0, 0
+    while i < len(pattern):
+        c, step = pattern[i], 1
+        closing = pattern.find("]", i + 2) if c == "[" else -1
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            step = 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            step = 2
+        elif closing != -1:
+            body = pattern[i + 1 : closing].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            step = closing + 1 - i
+        elif c == "{":
+            braces += 1
+            out.append("(?:")
+        elif c == "}" and braces:
+            braces -= 1
+            out.append(")")
+        else:
+            out.append(_simple_token(c, braces))
+        i += step
+    if braces:
+        raise re.error("unbalanced '{'")
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _simple_token(c: str, braces: int) -> str:
+    if c == "," and braces:
+        return "|"
+    return {"*": "[^/]*", "?": "[^/]"}.get(c) or re.escape(c)
+
+
+class LS(RunTool):
+    name = "LS"
+    description = (
+        "List the files and directories directly inside a directory (one level; directories end with "
+        "'/'). path must be an absolute path. ignore takes glob patterns of names to leave out. Prefer "
+        "Glob or Grep when you know what you are looking for."
+    )
+    Args: ClassVar[type[ToolArgs]] = LSArgs
+    annotations = _READ_ONLY
+    timeout_s = 30.0
+
+    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+        assert isinstance(args, LSArgs)
+        return workspace.describe(args.path)
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, LSArgs)
+        path = ctx.workspace.resolve(args.path, "path")
+        entries = await asyncio.to_thread(fsio.list_dir, ctx.workspace, path)
+        shown = sorted((not is_dir, name + "/" if is_dir else name) for name, is_dir in entries
+                       if not _ignored(name, is_dir, args.ignore or []))
+        names = [name for _, name in shown]
+        lines = [f"- {path}/"] + [f"  - {name}" for name in names[:MAX_LS_ENTRIES]]
+        if len(names) > MAX_LS_ENTRIES:
+            lines.append(f"  ... {len(names) - MAX_LS_ENTRIES:,} more (use Glob to narrow it down)")
+        if not names:
+            lines.append("  (empty directory)" if not entries else f"  (all {len(entries)} entries ignored)")
+        return ToolOutput("\n".join(lines), {"entries": names[:MAX_LS_ENTRIES]})
+
+
+def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
+    candidates = (name, name + "/") if is_dir else (name,)
+    return any(fnmatch.fnmatchcase(c, p) for p in patterns for c in candidates)
+
+
+class Glob(RunTool):
+    name = "Glob"
+    description = (
+        "Find files by name pattern, e.g. \"**/*.py\" or \"src/**/*.{ts,tsx}\". Patterns match paths "
+        "relative to path (default: the workspace root); \"*\" stays within a directory, \"**\" crosses "
+        "them. Returns absolute paths, most recently modified first, at most 100. Skips .git."
+    )
+    Args: ClassVar[type[ToolArgs]] = GlobArgs
+    annotations = _READ_ONLY
+    timeout_s = 30.0
+
+    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+        assert isinstance(args, GlobArgs)
+        where = workspace.describe(args.path) if args.path else "."
+        return f"{args.pattern} in {where}" if where != "." else args.pattern
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, GlobArgs)
+        root = ctx.workspace.resolve(args.path, "path") if args.path is not None else ctx.workspace.root
+        regex = _compiled(_relative_pattern(args.pattern, root))
+        found, complete = await asyncio.to_thread(_find, ctx.workspace, root, regex)
+        found.sort(key=lambda hit: (-hit[0], hit[1]))
+        files = [p for _, p in found[:MAX_GLOB_RESULTS]]
+        lines = files or ["No files found"]
+        if len(found) > MAX_GLOB_RESULTS:
+            lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified of {len(found):,} matching "
+                         "files; use a narrower pattern or path.)")
+        if not complete:
+            lines.append(f"(The search stopped after {MAX_GLOB_SCANNED:,} entries; narrow the path.)")
+        return ToolOutput("\n".join(lines), {"files": files, "truncated": len(found) > len(files) or not complete})
+
+
+def _relative_pattern(pattern: str, root: Path) -> str:
+    prefix = f"{root}/"
+    if pattern.startswith(prefix):
+        return pattern[len(prefix):]
+    if pattern.startswith("/"):
+        raise ToolError(ErrorKind.INVALID_ARGS, f"pattern {pattern!r} is absolute but not under {root}",
+                        "Give a pattern relative to path, e.g. \"**/*.py\", and the directory as path.")
+    return pattern.removeprefix("./")
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    try:
+        return glob_regex(pattern)
+    except re.error as e:
+        raise ToolError(ErrorKind.INVALID_ARGS, f"pattern {pattern!r} is not a valid glob: {e}",
+                        "Check brackets and braces, e.g. \"**/*.{py,pyi}\".") from None
+
+
+def _find(ws: Workspace, root: Path, regex: re.Pattern[str]) -> tuple[list[tuple[int, str]], bool]:
+    found: list[tuple[int, str]] = []
+    scanned = 0
+    with fsio.open_dir(ws, root) as fd:
+        for dirpath, dirs, files, dfd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            scanned += len(dirs) + len(files)
+            if scanned > MAX_GLOB_SCANNED:
+                return found, False
+            for name in files:
+                rel = os.path.normpath(os.path.join(dirpath, name))
+                hit = _match(ws, root, dfd, name, rel) if regex.fullmatch(rel) else None
+                if hit is not None:
+                    found.append(hit)
+    return found, True
+
+
+def _match(ws: Workspace, root: Path, dfd: int, name: str, rel: str) -> tuple[int, str] | None:
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None  # deleted while we walked
+    full = os.path.join(root, rel)
+    if stat.S_ISREG(st.st_mode):
+        return st.st_mtime_ns, full
+    if stat.S_ISLNK(st.st_mode) and ws.contains(full) and os.path.isfile(os.path.realpath(full)):
+        return st.st_mtime_ns, full
+    return None

@@ -1,0 +1,139 @@
+"""Running the window: Qt and asyncio on one thread (qasync), and the demo.
+
+`run_demo` copies the demo workspace, opens a console on it, shows the
+window and starts the scripted agent.  Unattended (`--auto-approve
+--quit-when-done --screenshot FILE`), an `AutoReviewer` answers approvals,
+the steps the script names in `undo_after` are undone at the end, and the
+window is saved as a PNG before the program exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from core import AutoReviewer, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
+from gui.main_window import MainWindow
+from gui.resources import demo_script, demo_workspace_template, style_sheet
+
+log = logging.getLogger(__name__)
+DEMO_MARKER = ".belay-demo"
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    workspace: str | None = None
+    state_dir: str | None = None
+    script: str | None = None
+    auto_approve: bool = False
+    quit_when_done: bool = False
+    screenshot: str | None = None
+    pace: float = 0.4
+
+
+class DemoError(Exception):
+    """The demo cannot start (a bad --workspace, a missing script)."""
+
+
+def prepare_workspace(target: str | None) -> Path:
+    """Copy the demo workspace into `target` (or a new temp dir) and return it."""
+    if target is None:
+        path = Path(tempfile.mkdtemp(prefix="belay-demo-"))
+    else:
+        path = Path(target).expanduser().resolve()
+        if path.exists() and any(path.iterdir()):
+            if (path / DEMO_MARKER).exists():
+                return path  # an earlier demo: show its journal again
+            raise DemoError(f"{path} is not empty; give a new or empty directory for the demo workspace")
+    shutil.copytree(demo_workspace_template(), path, dirs_exist_ok=True)
+    (path / DEMO_MARKER).write_text("This directory was created by `belay demo`.\n", encoding="utf-8")
+    return path
+
+
+def run_demo(options: DemoOptions) -> int:
+    try:
+        script = load_script(options.script or demo_script())
+        workspace = prepare_workspace(options.workspace)
+    except (DemoError, OSError, ValueError) as e:
+        print(f"belay demo: {e}", file=sys.stderr)
+        return 2
+    print(f"Demo workspace: {workspace}", flush=True)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Belay")
+    app.setQuitOnLastWindowClosed(False)  # the demo coroutine ends the loop, after closing the console
+    app.setStyleSheet(style_sheet("light"))
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        return runner.run(_demo(options, script, workspace))
+
+
+async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
+    console = Console(workspace, state_dir=options.state_dir)
+    await console.open()
+    window = MainWindow(console)
+    window.start()
+    window.show()
+    reviewer = AutoReviewer(console, script.review, delay=0.0 if options.quit_when_done else 1.0) \
+        if options.auto_approve else None
+    if reviewer:
+        reviewer.start()
+    closed = asyncio.Event()
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.lastWindowClosed.connect(closed.set)
+    agent_task = console.launch(run_script(console, script, options.pace), f"agent {script.name}")
+    try:
+        if not options.quit_when_done:
+            await closed.wait()
+            return 0
+        summary, agent = await agent_task
+        await _undo_after(console, script, agent)
+        print(f"Agent finished: {summary}", flush=True)
+        if options.screenshot:
+            await _screenshot(window, agent, Path(options.screenshot))
+        return 0
+    finally:
+        if reviewer:
+            await reviewer.stop()
+        await window.tasks.aclose()
+        await console.close()
+        window.close()
+
+
+async def _undo_after(console: Console, script: Script, agent: ScriptedAgent) -> None:
+    for step_id in script.undo_after:
+        outcome = agent.outcomes.get(step_id)
+        if outcome is not None and outcome.status == RunStatus.DONE:
+            report = await console.undo(outcome.call_id)
+            print(f"Undo of step {step_id}: {report.message}", flush=True)
+
+
+async def _wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def _screenshot(window: MainWindow, agent: ScriptedAgent, path: Path) -> None:
+    """Select the most interesting call (the first edit) and save the window."""
+    await asyncio.sleep(0.2)  # let the bridge drain the last events
+    edited = next((o for o in agent.outcomes.values() if o.status == RunStatus.DONE and o.data.get("paths")), None)
+    if edited is not None:
+        window.select_call(edited.call_id)
+        await _wait_for(lambda: window.details.shows_diff_of(edited.call_id), 5.0)
+    await asyncio.sleep(0.1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(path)):
+        raise OSError(f"could not write the screenshot {path}")
+    print(f"Screenshot: {path}", flush=True)

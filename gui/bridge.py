@@ -1,0 +1,91 @@
+"""The bridge: the GUI's only subscriber to the core's events.
+
+It drains the console's event stream in batches on the shared loop, feeds
+the timeline model, and re-emits the few facts panels care about as typed
+Qt signals.  When the bus says it lagged, the model is rebuilt from a fresh
+snapshot instead of replaying what was lost.
+
+Signals:
+    approval_requested(ApprovalRequested): a call now waits for a person.
+    approval_resolved(str): the call with this id no longer waits.
+    run_changed(str): the run with this call id changed (status, result, undo).
+    rollback_refused(RollbackRefused): an undo was refused (conflicts).
+    batch_applied(): a batch of events was applied (refresh summaries).
+    resynced(): the model was rebuilt from a snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from PySide6.QtCore import QObject, Signal
+
+from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallStarted, Console, Event, Lagged,
+                  RollbackFinished, RollbackRefused)
+from gui.tasks import TaskSet
+from gui.timeline_model import TimelineModel
+
+log = logging.getLogger(__name__)
+
+
+class Bridge(QObject):
+    """Moves events from the console's bus into Qt, in batches."""
+
+    approval_requested = Signal(object)
+    approval_resolved = Signal(str)
+    run_changed = Signal(str)
+    rollback_refused = Signal(object)
+    batch_applied = Signal()
+    resynced = Signal()
+
+    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet) -> None:
+        super().__init__()
+        self._console = console
+        self._model = model
+        self._tasks = tasks
+        self._subscription = None
+        self._pump: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        snapshot, self._subscription = self._console.attach()
+        self._model.reset(snapshot)
+        self._pump = self._tasks.spawn(self._run(), "event bridge")
+
+    def stop(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+        if self._pump is not None:
+            self._pump.cancel()
+
+    async def _run(self) -> None:
+        assert self._subscription is not None
+        while True:
+            batch = await self._subscription.next_batch()
+            if not batch:
+                return
+            self.apply(batch)
+
+    def apply(self, batch: list[Event]) -> None:
+        for event in batch:
+            if isinstance(event, Lagged):
+                log.warning("the window fell %d events behind; resynchronising", event.missed)
+                self._model.reset(self._console.timeline.snapshot())
+                self.resynced.emit()
+                continue
+            self._model.apply(event)
+            self._announce(event)
+        self.batch_applied.emit()
+
+    def _announce(self, event: Event) -> None:
+        if isinstance(event, ApprovalRequested):
+            self.approval_requested.emit(event)
+        elif isinstance(event, ApprovalResolved):
+            self.approval_resolved.emit(event.call_id)
+        elif isinstance(event, (CallStarted, CallFinished, RollbackFinished)):
+            self.run_changed.emit(event.call_id)
+        elif isinstance(event, RollbackRefused):
+            self.rollback_refused.emit(event)
+
+    def __repr__(self) -> str:
+        return f"<Bridge subscription={self._subscription!r}>"

@@ -1,0 +1,56 @@
+"""The `belay` command line: the front door to the window and the journal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="belay", description="Supervise AI coding agents: approve, record, undo.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="open the window with a scripted agent working on a demo workspace")
+    demo.add_argument("--workspace", help="directory to copy the demo workspace into (default: a new temp dir)")
+    demo.add_argument("--state-dir", help="where journals and blobs live (default: the user data dir)")
+    demo.add_argument("--script", help="a scripted-agent file to run instead of the demo's")
+    demo.add_argument("--auto-approve", action="store_true",
+                      help="answer approvals automatically (approve, or deny where the script's review says)")
+    demo.add_argument("--quit-when-done", action="store_true", help="exit when the agent has finished")
+    demo.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window at the end")
+    demo.add_argument("--pace", type=float, default=None,
+                      help="seconds between steps (default 0.4 when watched, 0 with --quit-when-done)")
+
+    calls = sub.add_parser("calls", help="list the journaled calls of a workspace")
+    calls.add_argument("--workspace", required=True)
+    calls.add_argument("--state-dir")
+    calls.add_argument("--json", action="store_true")
+
+    undo = sub.add_parser("undo", help="undo one journaled call")
+    undo.add_argument("call_id")
+    undo.add_argument("--workspace", required=True)
+    undo.add_argument("--state-dir")
+    undo.add_argument("--force", action="store_true", help="overwrite files changed after the call")
+    undo.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "calls":
+        from gui.terminal import list_calls
+        return list_calls(args.workspace, args.state_dir, args.json)
+    if args.command == "undo":
+        from gui.terminal import undo_call
+        return undo_call(args.workspace, args.call_id, args.state_dir, args.force, args.json)
+    from gui.app import DemoOptions, run_demo
+    return run_demo(DemoOptions(
+        workspace=args.workspace, state_dir=args.state_dir, script=args.script,
+        auto_approve=args.auto_approve, quit_when_done=args.quit_when_done, screenshot=args.screenshot,
+        pace=args.pace if args.pace is not None else (0.0 if args.quit_when_done else 0.4),
+    ))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

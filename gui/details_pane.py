@@ -1,0 +1,157 @@
+"""The details pane: everything about the selected call or agent, and its undo.
+
+For a run: tool, status, who ran it, the approval decision, the arguments,
+the result or error, and a diff of every file it changed, with an Undo
+button.  An undo that would overwrite later changes is refused by the core;
+the pane then shows the conflicting files and offers to undo anyway.
+
+Signals:
+    undo_requested(str, bool): call id, force.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+
+from core import FileDiff, NodeKey, RunNode, RunStatus, Timeline, UndoReport
+from gui.approval_panel import agent_path
+from gui.diff_view import DiffView
+
+MAX_SHOWN_CHARS = 20_000
+
+
+def _pre(text: str) -> str:
+    if len(text) > MAX_SHOWN_CHARS:
+        text = text[:MAX_SHOWN_CHARS] + f"\n… ({len(text) - MAX_SHOWN_CHARS:,} more characters)"
+    return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+
+
+def describe_run(run: RunNode, timeline: Timeline) -> str:
+    """The pane's rich text for one run (pure: easy to test, cheap to call)."""
+    status = "undone" if run.undone_by else run.status.value.replace("_", " ")
+    took = f" in {run.duration_s:.2f} s" if run.duration_s is not None else ""
+    parts = [f"<h3>{html.escape(run.tool)} · {html.escape(run.summary)}</h3>",
+             f"<p><b>{status}</b>{took} · by {html.escape(agent_path(timeline, run.agent_id))}"
+             f" · <span style='color:#6e7781'>{run.call_id}</span></p>"]
+    if run.decision is not None:
+        reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
+        parts.append(f"<p>Decision: {run.decision.value.replace('_', ' ')}{reason}</p>")
+    parts.append("<h4>Arguments</h4>" + _pre(json.dumps(run.args, indent=2, ensure_ascii=False)))
+    if run.error is not None:
+        parts.append(f"<h4 style='color:#cf222e'>Error ({run.error.kind.value})</h4>" + _pre(run.error.message))
+        if run.error.suggestion:
+            parts.append(f"<p>{html.escape(run.error.suggestion)}</p>")
+    elif run.output:
+        parts.append("<h4>Result</h4>" + _pre(run.output))
+    if run.changes:
+        files = ", ".join(f"{c.kind.value} {html.escape(c.path)}" for c in run.changes)
+        parts.append(f"<h4>Files changed</h4><p>{files}</p>")
+    return "".join(parts)
+
+
+def describe_agent(key: NodeKey, timeline: Timeline) -> str:
+    agent = timeline.agents[key[2:]]
+    runs = [k for k in agent.children if k.startswith("r:")]
+    spawned = f"<p>Spawned by call {agent.spawned_by}</p>" if agent.spawned_by else ""
+    message = f"<p>{html.escape(agent.message)}</p>" if agent.message else ""
+    return (f"<h3>{html.escape(agent_path(timeline, agent.agent_id))}</h3>"
+            f"<p>{agent.agent_kind} agent · {agent.status.value} · {len(runs)} calls</p>{spawned}{message}")
+
+
+class DetailsPane(QWidget):
+    """What the selected timeline row did, with its diffs and undo."""
+
+    undo_requested = Signal(str, bool)
+
+    def __init__(self, timeline: Timeline, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._timeline = timeline
+        self._key: NodeKey | None = None
+        self._diff_of: str | None = None
+        self.info = QTextBrowser()
+        self.info.setOpenLinks(False)
+        self.diff = DiffView()
+        self.undo_button = QPushButton("Undo this call")
+        self.undo_button.setObjectName("undoButton")
+        self.undo_button.clicked.connect(lambda: self._request_undo(False))
+        self.force_button = QPushButton("Undo anyway (overwrite)")
+        self.force_button.clicked.connect(lambda: self._request_undo(True))
+        self.force_button.hide()
+        self.notice = QLabel()
+        self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.RichText)
+        row = QHBoxLayout()
+        row.addWidget(self.notice, 1)
+        row.addWidget(self.force_button)
+        row.addWidget(self.undo_button)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.info)
+        split.addWidget(self.diff)
+        split.setSizes([220, 320])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split, 1)
+        layout.addLayout(row)
+        self.show_key(None)
+
+    @property
+    def key(self) -> NodeKey | None:
+        return self._key
+
+    def set_timeline(self, timeline: Timeline) -> None:
+        self._timeline = timeline
+        self.show_key(self._key if self._key and self._known(self._key) else None)
+
+    def _known(self, key: NodeKey) -> bool:
+        return key[2:] in (self._timeline.runs if key.startswith("r:") else self._timeline.agents)
+
+    def show_key(self, key: NodeKey | None) -> None:
+        changed = key != self._key
+        self._key = key
+        if changed:
+            self.notice.clear()
+            self.force_button.hide()
+        run = self._timeline.runs.get(key[2:]) if key and key.startswith("r:") else None
+        if key is None:
+            self.info.setHtml("<p style='color:#6e7781'>Select a call in the timeline to see its arguments,"
+                              " result and the files it changed.</p>")
+        elif run is None:
+            self.info.setHtml(describe_agent(key, self._timeline))
+        else:
+            self.info.setHtml(describe_run(run, self._timeline))
+        self.undo_button.setEnabled(_undoable(run))
+        if changed:
+            self._diff_of = None
+            self.diff.set_diffs([])
+
+    def show_diffs(self, call_id: str, diffs: list[FileDiff]) -> None:
+        if self._key == f"r:{call_id}":
+            self._diff_of = call_id
+            self.diff.set_diffs(diffs)
+
+    def shows_diff_of(self, call_id: str) -> bool:
+        """Whether the diff of `call_id` is fully on screen."""
+        return self._diff_of == call_id and self.diff.is_rendered()
+
+    def show_undo_report(self, report: UndoReport) -> None:
+        if self._key != f"r:{report.call_id}":
+            return
+        if report.ok:
+            self.notice.setText(f"<span style='color:#1a7f37'>{html.escape(report.message)}</span>")
+            self.force_button.hide()
+        else:
+            self.notice.setText(f"<span style='color:#cf222e'>Not undone: {html.escape(report.message)}</span>")
+            self.force_button.setVisible(bool(report.conflicts))
+
+    def _request_undo(self, force: bool) -> None:
+        if self._key and self._key.startswith("r:"):
+            self.undo_requested.emit(self._key[2:], force)
+
+
+def _undoable(run: RunNode | None) -> bool:
+    return bool(run and run.changes and not run.undone_by and run.status.final
+                and run.status != RunStatus.DENIED)

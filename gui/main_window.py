@@ -1,0 +1,211 @@
+"""The main window: timeline on the left, approval and details on the right.
+
+It wires the bridge's signals to the panels and the panels' requests to the
+console.  Anything asynchronous (undo, loading diffs) runs as a task the
+window owns; nothing here blocks the shared Qt/asyncio thread.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QSplitter, QTreeView, QWidget
+
+from core import ApprovalRequested, Console, RollbackRefused, RunStatus, run_key
+from gui.approval_panel import ApprovalPanel
+from gui.bridge import Bridge
+from gui.details_pane import DetailsPane, _undoable
+from gui.edit_dialog import EditDialog
+from gui.tasks import TaskSet
+from gui.timeline_model import KEY_ROLE, TimelineModel
+
+
+class MainWindow(QMainWindow):
+    """One console's window."""
+
+    def __init__(self, console: Console, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.console = console
+        self.setWindowTitle(f"Belay — {console.workspace.root}")
+        self.resize(1400, 860)
+        self.tasks = TaskSet(on_error=self._show_error)
+        self.model = TimelineModel()
+        self.bridge = Bridge(console, self.model, self.tasks)
+        self.tree = QTreeView()
+        self.tree.setObjectName("timeline")
+        self.tree.setModel(self.model)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)
+        self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
+        self.model.rowsInserted.connect(self._on_model_rows_inserted)
+        self.approvals = ApprovalPanel(console, self.model.timeline)
+        self.details = DetailsPane(self.model.timeline)
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.approvals)
+        right.addWidget(self.details)
+        right.setSizes([430, 430])
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.tree)
+        split.addWidget(right)
+        split.setSizes([620, 780])
+        self.setCentralWidget(split)
+        self._status = QLabel()
+        self.statusBar().addPermanentWidget(self._status, 1)
+        self._connect()
+        self._menus()
+
+    def _connect(self) -> None:
+        self.bridge.approval_requested.connect(self._on_bridge_approval_requested)
+        self.bridge.approval_resolved.connect(self.approvals.remove)
+        self.bridge.run_changed.connect(self._on_bridge_run_changed)
+        self.bridge.rollback_refused.connect(self._on_bridge_rollback_refused)
+        self.bridge.batch_applied.connect(self._update_status)
+        self.bridge.resynced.connect(self._on_bridge_resynced)
+        self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
+        self.details.undo_requested.connect(self.undo)
+
+    def _menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        view = self.menuBar().addMenu("&View")
+        expand = QAction("&Expand all", self)
+        expand.setShortcut("Ctrl+Shift+X")
+        expand.triggered.connect(self.tree.expandAll)
+        view.addAction(expand)
+        call = self.menuBar().addMenu("&Call")
+        undo = QAction("&Undo selected call", self)
+        undo.setShortcut("Ctrl+Z")
+        undo.triggered.connect(lambda: self._undo_selected(False))
+        call.addAction(undo)
+
+    def start(self) -> None:
+        """Attach to the console: snapshot, then live events."""
+        self.bridge.start()
+        self.approvals.set_timeline(self.model.timeline)
+        self.details.set_timeline(self.model.timeline)
+        for request in self.console.pending_approvals():
+            self.approvals.add(request)
+        self.tree.expandAll()
+        self._resize_columns()
+        self._update_status()
+
+    def _resize_columns(self) -> None:
+        self.tree.setColumnWidth(0, 200)
+        self.tree.setColumnWidth(1, 230)
+        self.tree.setColumnWidth(2, 160)
+
+    # -- slots ---------------------------------------------------------------------
+
+    def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            index = self.model.index(row, 0, parent)
+            if str(index.data(KEY_ROLE)).startswith("a:"):
+                self.tree.expand(index)
+        if parent.isValid():
+            self.tree.expand(parent)
+
+    def _on_bridge_approval_requested(self, request: ApprovalRequested) -> None:
+        self.approvals.add(request)
+        if not self.isActiveWindow():
+            QGuiApplication.alert(self)
+
+    def _on_bridge_run_changed(self, call_id: str) -> None:
+        if self.details.key == f"r:{call_id}":
+            self._show_selected()
+
+    def _on_bridge_resynced(self) -> None:
+        self.approvals.set_timeline(self.model.timeline)
+        self.details.set_timeline(self.model.timeline)
+        for request in self.console.pending_approvals():
+            self.approvals.add(request)
+
+    def _on_bridge_rollback_refused(self, event: RollbackRefused) -> None:
+        self.statusBar().showMessage(f"Undo refused: {event.message}", 10_000)
+
+    def _on_approvals_edit_requested(self, request: ApprovalRequested) -> None:
+        dialog = EditDialog(request, self)
+        dialog.approved_with_edits.connect(lambda call_id, edits: self.console.approve(call_id, edited=edits))
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def _on_tree_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        key = self.tree.currentIndex().data(KEY_ROLE)
+        self.details.show_key(key)
+        if key and key.startswith("r:"):
+            run = self.model.timeline.runs[key[2:]]
+            if run.status == RunStatus.BLOCKED_ON_USER:
+                self.approvals.focus_request(run.call_id)
+            if run.changes:
+                self.tasks.spawn(self._load_diffs(run.call_id), f"diffs of {run.call_id}")
+
+    async def _load_diffs(self, call_id: str) -> None:
+        diffs = await self.console.diffs_for(call_id)
+        self.details.show_diffs(call_id, diffs)
+
+    def _on_tree_context_menu(self, point: QPoint) -> None:
+        index = self.tree.indexAt(point)
+        key = index.data(KEY_ROLE)
+        if not key or not key.startswith("r:"):
+            return
+        run = self.model.timeline.runs[key[2:]]
+        menu = QMenu(self)
+        undo = menu.addAction("Undo this call")
+        undo.setEnabled(_undoable(run))
+        undo.triggered.connect(lambda: self.undo(run.call_id, False))
+        if run.status == RunStatus.RUNNING or run.status == RunStatus.BLOCKED_ON_USER:
+            menu.addAction("Cancel this call").triggered.connect(lambda: self.console.cancel(run.call_id))
+        menu.addAction("Copy call id").triggered.connect(
+            lambda: QGuiApplication.clipboard().setText(run.call_id))
+        menu.popup(self.tree.viewport().mapToGlobal(point))
+
+    def select_call(self, call_id: str) -> None:
+        """Make a call the current row (and show its details)."""
+        index = self.model.index_of(run_key(call_id))
+        self.tree.scrollTo(index)
+        self.tree.setCurrentIndex(index)
+
+    def _undo_selected(self, force: bool) -> None:
+        key = self.tree.currentIndex().data(KEY_ROLE)
+        if key and key.startswith("r:") and _undoable(self.model.timeline.runs[key[2:]]):
+            self.undo(key[2:], force)
+
+    def undo(self, call_id: str, force: bool = False) -> None:
+        self.tasks.spawn(self._undo(call_id, force), f"undo {call_id}")
+
+    async def _undo(self, call_id: str, force: bool) -> None:
+        report = await self.console.undo(call_id, force=force)
+        self.details.show_undo_report(report)
+        self.statusBar().showMessage(report.message if report.ok else f"Undo refused: {report.message}", 10_000)
+        if report.ok and self.details.key == f"r:{call_id}":
+            self._show_selected()
+
+    def _update_status(self) -> None:
+        counts = self.model.timeline.counts()
+        parts = [
+            ("#1f6feb", f"● {counts[RunStatus.RUNNING]} running"),
+            ("#b36b00", f"⏸ {counts[RunStatus.BLOCKED_ON_USER]} waiting for approval"),
+            ("#1a7f37", f"✓ {counts[RunStatus.DONE]} done"),
+            ("#cf222e", f"✗ {counts[RunStatus.FAILED] + counts[RunStatus.TIMED_OUT]} failed"),
+            ("#8250df", f"⊘ {counts[RunStatus.DENIED]} denied"),
+        ]
+        self._status.setText(" &nbsp; ".join(f"<span style='color:{c}'>{html.escape(t)}</span>" for c, t in parts))
+
+    def _show_error(self, message: str) -> None:
+        self.statusBar().showMessage(message, 15_000)
+
+    def status_text(self) -> str:
+        return self._status.text()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self.bridge.stop()
+        super().closeEvent(event)

@@ -1,0 +1,28 @@
+"""Where the shipped resources (demo workspace, scripts, style sheets) live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+RESOURCES_ENV = "BELAY_RESOURCES"
+
+
+def resources_dir() -> Path:
+    override = os.environ.get(RESOURCES_ENV)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parent.parent / "resources"
+
+
+def demo_workspace_template() -> Path:
+    return resources_dir() / "demo" / "workspace"
+
+
+def demo_script() -> Path:
+    return resources_dir() / "demo" / "script.yaml"
+
+
+def style_sheet(name: str = "light") -> str:
+    path = resources_dir() / "styles" / f"{name}.qss"
+    return path.read_text(encoding="utf-8") if path.exists() else ""

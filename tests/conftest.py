@@ -1,0 +1,73 @@
+"""Shared test set-up: offscreen Qt, a private state dir, and a qasync loop.
+
+Qt warnings fail tests (pytest-qt's qt_log_level_fail in pyproject.toml) and
+so do Python warnings (filterwarnings = error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+@pytest.fixture(autouse=True)
+def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Never touch the real user's data directory."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("BELAY_STATE_DIR", str(state))
+    return state
+
+
+@pytest.fixture
+def state_dir(_private_state: Path) -> Path:
+    return _private_state
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A copy of the demo workspace."""
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "resources" / "demo" / "workspace", ws)
+    return ws
+
+
+@pytest.fixture
+def loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync loop: asyncio and Qt on one thread, as in the app."""
+    import qasync
+
+    qapp.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
+    event_loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(event_loop)
+    yield event_loop
+    event_loop.close()
+    asyncio.set_event_loop(None)
+
+
+async def wait_until(predicate: Callable[[], object], timeout: float = 5.0, what: str = "condition") -> None:
+    """Poll `predicate` while the loop (and Qt) keep running."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run a coroutine on a plain asyncio loop (core tests need no Qt)."""
+    async def main() -> T:
+        return await coro
+    return asyncio.run(main())
+
+

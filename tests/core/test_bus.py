@@ -1,0 +1,52 @@
+"""The event bus: sequence numbers, batches, and lagging instead of blocking."""
+
+from __future__ import annotations
+
+from core.bus import EventBus
+from core.events import EVENT_ADAPTER, CallStarted, Lagged
+from tests.conftest import run
+
+
+def test_publish_stamps_increasing_sequence_numbers() -> None:
+    bus = EventBus()
+    sub = bus.subscribe()
+    first = bus.publish(CallStarted(call_id="c1"))
+    second = bus.publish(CallStarted(call_id="c2"))
+    assert (first.seq, second.seq) == (1, 2)
+    assert [e.seq for e in sub.drain()] == [1, 2]
+
+
+def test_a_slow_subscriber_gets_one_lagged_event_and_the_publisher_never_waits() -> None:
+    bus = EventBus()
+    slow = bus.subscribe(maxsize=10)
+    fast = bus.subscribe(maxsize=1000)
+    for i in range(500):
+        bus.publish(CallStarted(call_id=f"c{i}"))
+    batch = slow.drain()
+    assert len(batch) == 1 and isinstance(batch[0], Lagged)
+    assert batch[0].missed == 500
+    assert len(fast.drain(limit=1000)) == 500
+    bus.publish(CallStarted(call_id="after"))
+    assert [e.call_id for e in slow.drain()] == ["after"]  # type: ignore[union-attr]
+
+
+def test_next_batch_wakes_on_publish_and_ends_when_closed() -> None:
+    async def scenario() -> list[str]:
+        import asyncio
+        bus = EventBus()
+        sub = bus.subscribe()
+        waiter = asyncio.ensure_future(sub.next_batch())
+        await asyncio.sleep(0)
+        bus.publish(CallStarted(call_id="x"))
+        got = await waiter
+        sub.close()
+        assert await sub.next_batch() == []
+        return [e.call_id for e in got]  # type: ignore[union-attr]
+
+    assert run(scenario()) == ["x"]
+
+
+def test_events_round_trip_through_the_union_adapter() -> None:
+    event = CallStarted(call_id="c9", seq=4)
+    again = EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(event))
+    assert again == event and again.kind == "call_started"

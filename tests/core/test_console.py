@@ -1,0 +1,239 @@
+"""The console end to end without a window: approvals, journal, undo, restart.
+
+These drive the real pipeline and real tools on a real temporary workspace;
+the "person" is the test, answering through the console's commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from core import Console, Decision, ErrorKind, RunStatus
+from core.events import ApprovalRequested
+from core.pipeline import AgentHandle, CallOutcome
+from tests.conftest import run
+
+
+async def _next_request(console: Console, timeout: float = 5.0) -> ApprovalRequested:
+    async def poll() -> ApprovalRequested:
+        while not console.pending_approvals():
+            await asyncio.sleep(0.005)
+        return console.pending_approvals()[0]
+    return await asyncio.wait_for(poll(), timeout)
+
+
+async def _edit(console: Console, agent: AgentHandle, path: Path, old: str, new: str) -> asyncio.Task[CallOutcome]:
+    return asyncio.ensure_future(console.call(agent, "Edit", {"file_path": str(path), "old_string": old,
+                                                              "new_string": new}))
+
+
+def test_an_approved_edit_is_written_journaled_and_undoable(workspace: Path) -> None:
+    target = workspace / "src" / "shop" / "pricing.py"
+    original = target.read_text()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            task = await _edit(console, agent, target, "amount * (1", "round(amount * (1")
+            request = await _next_request(console)
+            assert request.tool == "Edit" and request.diffs[0].path == "src/shop/pricing.py"
+            assert request.diffs[0].added == 1 and request.diffs[0].removed == 1
+            assert target.read_text() == original  # nothing written before approval
+            assert console.approve(request.call_id)
+            outcome = await task
+            assert outcome.status == RunStatus.DONE
+            assert "round(amount" in target.read_text()
+            [record] = await console.history()
+            assert record.status == RunStatus.DONE and [c.path for c in record.changes] == ["src/shop/pricing.py"]
+            report = await console.undo(outcome.call_id)
+            assert report.ok and report.paths == ("src/shop/pricing.py",)
+            assert target.read_text() == original
+            assert (await console.history())[0].undone_by == report.rollback_id
+            again = await console.undo(outcome.call_id)
+            assert not again.ok and "already undone" in again.message
+
+    run(scenario())
+
+
+def test_a_denied_write_leaves_the_file_alone_and_the_agent_hears_the_reason(workspace: Path) -> None:
+    target = workspace / "tests" / "test_cart.py"
+    original = target.read_text()
+
+    async def scenario() -> CallOutcome:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target), "content": "x"}))
+            request = await _next_request(console)
+            console.deny(request.call_id, "keep the tests")
+            return await task
+
+    outcome = run(scenario())
+    assert outcome.status == RunStatus.DENIED
+    assert "keep the tests" in outcome.text
+    assert target.read_text() == original
+
+
+def test_approving_with_edits_writes_the_persons_content(workspace: Path) -> None:
+    target = workspace / "notes.txt"
+
+    async def scenario() -> CallOutcome:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target), "content": "agent\n"}))
+            request = await _next_request(console)
+            assert request.proposed[0].content == "agent\n"
+            console.approve(request.call_id, edited={"notes.txt": "person\n"})
+            return await task
+
+    outcome = run(scenario())
+    assert target.read_text() == "person\n"
+    assert "edited" in outcome.text
+
+
+def test_always_allow_stops_asking_for_that_tool_in_this_session(workspace: Path) -> None:
+    async def scenario() -> list[RunStatus]:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            first = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "a"), "content": "1"}))
+            request = await _next_request(console)
+            console.always_allow(request.call_id)
+            statuses = [(await first).status]
+            second = await console.call(agent, "Write", {"file_path": str(workspace / "b"), "content": "2"})
+            statuses.append(second.status)
+            assert console.pending_approvals() == []
+            decisions = [r.decision for r in console.timeline.runs.values() if r.decision]
+            assert decisions == [Decision.ALWAYS_ALLOWED]
+            return statuses
+
+    assert run(scenario()) == [RunStatus.DONE, RunStatus.DONE]
+    assert (workspace / "b").read_text() == "2"
+
+
+def test_bad_input_becomes_a_failed_run_with_a_clear_error(workspace: Path) -> None:
+    async def scenario() -> list[CallOutcome]:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            dup = '{"file_path": "%s", "file_path": "/etc/passwd"}' % (workspace / "README.md")
+            return [
+                await console.call(agent, "Read", dup),
+                await console.call(agent, "Read", '{"file_path": "unterminated'),
+                await console.call(agent, "Edit", {"file_path": str(workspace / "README.md"), "old_string": "a",
+                                                   "new_string": "b", "replace_all": "yes"}),
+                await console.call(agent, "Frobnicate", {}),
+                await console.call(agent, "Read", {"file_path": "/etc/passwd"}),
+            ]
+
+    dup, broken, wrong_type, unknown, outside = run(scenario())
+    assert dup.error is not None and dup.error.kind == ErrorKind.INVALID_ARGS and "twice" in dup.error.message
+    assert broken.error is not None and broken.error.kind == ErrorKind.INVALID_ARGS
+    assert wrong_type.error is not None and "replace_all" in wrong_type.error.message
+    assert unknown.error is not None and unknown.error.kind == ErrorKind.UNKNOWN_TOOL
+    assert "Read" in unknown.error.suggestion
+    assert outside.error is not None and outside.error.kind == ErrorKind.OUTSIDE_WORKSPACE
+    assert all(o.status == RunStatus.FAILED for o in (dup, broken, wrong_type, unknown, outside))
+
+
+def test_undo_refuses_to_overwrite_later_changes_unless_forced(workspace: Path) -> None:
+    target = workspace / "README.md"
+    original = target.read_text()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.policy.allow_for_session("Edit")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Edit", {"file_path": str(target), "old_string": "# shop",
+                                                         "new_string": "# Shop"})
+            target.write_text(target.read_text() + "a line the person added\n")
+            refused = await console.undo(outcome.call_id)
+            assert not refused.ok and refused.conflicts == ("README.md",)
+            assert "a line the person added" in target.read_text()
+            forced = await console.undo(outcome.call_id, force=True)
+            assert forced.ok
+
+    run(scenario())
+    assert target.read_text() == original
+
+
+def test_undo_of_a_created_file_removes_it(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.policy.allow_for_session("Write")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Write", {"file_path": str(workspace / "new" / "f.py"), "content": "x"})
+            assert (workspace / "new" / "f.py").exists()
+            assert (await console.undo(outcome.call_id)).ok
+
+    run(scenario())
+    assert not (workspace / "new" / "f.py").exists()
+
+
+def test_a_restarted_console_lists_and_undoes_an_earlier_call(workspace: Path) -> None:
+    target = workspace / "README.md"
+    original = target.read_text()
+
+    async def first_session() -> str:
+        async with Console(workspace) as console:
+            console.policy.allow_for_session("Write")
+            agent = await console.start_agent("agent", "scripted")
+            return (await console.call(agent, "Write", {"file_path": str(target), "content": "new\n"})).call_id
+
+    async def second_session(call_id: str) -> None:
+        async with Console(workspace) as console:
+            assert call_id in console.timeline.runs
+            assert console.timeline.runs[call_id].status == RunStatus.DONE
+            assert (await console.undo(call_id)).ok
+
+    call_id = run(first_session())
+    assert target.read_text() == "new\n"
+    run(second_session(call_id))
+    assert target.read_text() == original
+
+
+def test_closing_the_console_answers_a_waiting_call(workspace: Path) -> None:
+    async def scenario() -> CallOutcome:
+        console = Console(workspace)
+        await console.open()
+        agent = await console.start_agent("agent", "scripted")
+        task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
+        await _next_request(console)
+        await console.close()
+        return await task
+
+    outcome = run(scenario())
+    assert outcome.status == RunStatus.DENIED and "closed" in outcome.text
+    assert not (workspace / "x").exists()
+
+
+def test_cancelling_a_waiting_call_tells_the_agent_and_records_it(workspace: Path) -> None:
+    async def scenario() -> tuple[CallOutcome, RunStatus]:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
+            request = await _next_request(console)
+            assert console.cancel(request.call_id)
+            outcome = await task
+            [record] = await console.history()
+            return outcome, record.status
+
+    outcome, recorded = run(scenario())
+    assert outcome.status == RunStatus.CANCELLED and recorded == RunStatus.CANCELLED
+    assert not (workspace / "x").exists()
+
+
+def test_a_file_changed_while_waiting_for_approval_is_not_overwritten(workspace: Path) -> None:
+    target = workspace / "README.md"
+
+    async def scenario() -> CallOutcome:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            task = await _edit(console, agent, target, "# shop", "# Shop")
+            request = await _next_request(console)
+            target.write_text("the person rewrote it\n")
+            console.approve(request.call_id)
+            return await task
+
+    outcome = run(scenario())
+    assert outcome.status == RunStatus.FAILED and outcome.error is not None
+    assert outcome.error.kind == ErrorKind.CONFLICT
+    assert target.read_text() == "the person rewrote it\n"

@@ -1,0 +1,159 @@
+"""End to end in the window: a scripted agent's edit is approved, denied, edited, undone.
+
+The real console, pipeline, tools, journal and window run on one qasync
+loop, offscreen; the test clicks what a person would click.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from core import Console, RunStatus, Script, Step, run_script
+from gui.edit_dialog import EditDialog
+from gui.main_window import MainWindow
+from tests.conftest import wait_until
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _edit_step(workspace: Path) -> Step:
+    return Step(id="fix", tool="Edit", args={
+        "file_path": str(workspace / "src" / "shop" / "cart.py"),
+        "old_string": "item.unit_price for item", "new_string": "item.unit_price * item.quantity for item"})
+
+
+async def _with_window(workspace: Path, qtbot: Any,
+                       body: Callable[[Console, MainWindow], Awaitable[None]]) -> None:
+    console = Console(workspace)
+    await console.open()
+    window = MainWindow(console)
+    qtbot.addWidget(window)
+    window.start()
+    window.show()
+    try:
+        await body(console, window)
+    finally:
+        await window.tasks.aclose()
+        await console.close()
+        window.close()
+
+
+def _start(console: Console, steps: list[Step]) -> asyncio.Task[Any]:
+    return console.launch(run_script(console, Script(name="agent", steps=steps)), "agent")
+
+
+def test_approve_in_the_panel_then_undo_from_the_details_pane(qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+    original = cart.read_text()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        task = _start(console, [_edit_step(workspace)])
+        await wait_until(lambda: window.approvals.current is not None, what="an approval request")
+        assert "Edit" in window.approvals.title.text() and "agent" in window.approvals.detail.text()
+        await wait_until(lambda: "item.quantity" in window.approvals.diff.plain_text(), what="the diff")
+        assert "⏸" in window.status_text() or "1 waiting" in window.status_text()
+        assert cart.read_text() == original
+        qtbot.mouseClick(window.approvals.approve_button, LEFT)
+        _, agent = await task
+        call_id = agent.outcomes["fix"].call_id
+        assert "item.quantity" in cart.read_text()
+        [record] = await console.history()
+        assert record.call_id == call_id and record.status == RunStatus.DONE
+        await wait_until(lambda: window.approvals.current is None, what="the panel to clear")
+        window.select_call(call_id)
+        await wait_until(lambda: "item.quantity" in window.details.diff.plain_text(), what="the call's diff")
+        assert window.details.undo_button.isEnabled()
+        qtbot.mouseClick(window.details.undo_button, LEFT)
+        await wait_until(lambda: cart.read_text() == original, what="the undo")
+        await wait_until(lambda: "undone" in window.model.index_of(f"r:{call_id}", 2).data(), what="undone row")
+        assert not window.details.undo_button.isEnabled()
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))
+
+
+def test_deny_with_a_reason_leaves_the_file_and_tells_the_agent(qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+    original = cart.read_text()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        task = _start(console, [_edit_step(workspace)])
+        await wait_until(lambda: window.approvals.current is not None, what="an approval request")
+        qtbot.keyClicks(window.approvals.reason, "not this way")
+        qtbot.mouseClick(window.approvals.deny_button, LEFT)
+        _, agent = await task
+        outcome = agent.outcomes["fix"]
+        assert outcome.status == RunStatus.DENIED and "not this way" in outcome.text
+        await wait_until(lambda: "denied" in window.model.index_of(f"r:{outcome.call_id}", 2).data(),
+                         what="the denied row")
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))
+    assert cart.read_text() == original
+
+
+def test_edit_then_approve_writes_what_the_person_typed(qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+
+    async def body(console: Console, window: MainWindow) -> None:
+        task = _start(console, [_edit_step(workspace)])
+        await wait_until(lambda: window.approvals.current is not None, what="an approval request")
+        qtbot.mouseClick(window.approvals.edit_button, LEFT)
+        await wait_until(lambda: window.findChild(EditDialog) is not None, what="the edit dialog")
+        dialog = window.findChild(EditDialog)
+        assert "item.quantity" in dialog.editor.toPlainText()
+        dialog.editor.setPlainText("# rewritten by the person\n")
+        qtbot.mouseClick(dialog.ok_button, LEFT)
+        _, agent = await task
+        assert agent.outcomes["fix"].status == RunStatus.DONE and "edited" in agent.outcomes["fix"].text
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))
+    assert cart.read_text() == "# rewritten by the person\n"
+
+
+def test_undo_conflict_is_shown_and_can_be_forced(qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+    original = cart.read_text()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        console.policy.allow_for_session("Edit")
+        _, agent = await _start(console, [_edit_step(workspace)])
+        call_id = agent.outcomes["fix"].call_id
+        cart.write_text(cart.read_text() + "# the person's own line\n")
+        window.select_call(call_id)
+        await wait_until(lambda: window.details.undo_button.isEnabled(), what="undo to be offered")
+        qtbot.mouseClick(window.details.undo_button, LEFT)
+        await wait_until(lambda: "Not undone" in window.details.notice.text(), what="the conflict notice")
+        assert "src/shop/cart.py" in window.details.notice.text()
+        assert "# the person's own line" in cart.read_text()
+        assert window.details.force_button.isVisibleTo(window)
+        qtbot.mouseClick(window.details.force_button, LEFT)
+        await wait_until(lambda: cart.read_text() == original, what="the forced undo")
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))
+
+
+def test_a_restarted_window_shows_and_undoes_an_earlier_call(qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+    original = cart.read_text()
+    call_ids: list[str] = []
+
+    async def first(console: Console, window: MainWindow) -> None:
+        console.policy.allow_for_session("Edit")
+        _, agent = await _start(console, [_edit_step(workspace)])
+        call_ids.append(agent.outcomes["fix"].call_id)
+
+    async def second(console: Console, window: MainWindow) -> None:
+        [call_id] = call_ids
+        assert window.model.index_of(f"r:{call_id}", 0).data() == "Edit"
+        window.select_call(call_id)
+        await wait_until(lambda: window.details.undo_button.isEnabled(), what="undo to be offered")
+        qtbot.mouseClick(window.details.undo_button, LEFT)
+        await wait_until(lambda: cart.read_text() == original, what="the undo")
+
+    loop.run_until_complete(_with_window(workspace, qtbot, first))
+    assert cart.read_text() != original
+    loop.run_until_complete(_with_window(workspace, qtbot, second))

@@ -1,0 +1,54 @@
+"""The dependency rule (DESIGN.md section 2), checked on the source itself."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FORBIDDEN_IN_CORE = ("PySide6", "shiboken6", "qasync", "pygments", "gui")
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_core_imports_no_qt_qasync_pygments_or_gui() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "core").rglob("*.py"))
+        for name in _imports(path)
+        if name.split(".")[0] in FORBIDDEN_IN_CORE
+    ]
+    assert offenders == []
+
+
+def test_gui_uses_only_the_public_core_surface() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "gui").rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith("core.")
+    ]
+    assert offenders == []
+
+
+def test_core_and_gui_resolve_inside_the_checkout() -> None:
+    for package in ("core", "gui"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.origin is not None
+        assert Path(spec.origin).resolve().is_relative_to(ROOT), f"{package} resolves to {spec.origin}"
+
+
+def test_the_architecture_check_catches_a_violation(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from PySide6.QtCore import QObject\nimport pygments.lexers\n")
+    assert [n.split(".")[0] for n in _imports(bad)] == ["PySide6", "pygments"]
