@@ -276,8 +276,8 @@ def _missing(ws: Workspace, path: Path, dfd: int, name: str, shown: str) -> Tool
 
 def _not_a_directory(ws: Workspace, path: Path, fd: int, name: str, shown: str) -> ToolError:
     found = _lstat_or_none(fd, name)
-    if found is not None and stat.S_ISLNK(found.st_mode):
-        return _changed(ws, path)
+    if found is None or stat.S_ISLNK(found.st_mode) or stat.S_ISDIR(found.st_mode):
+        return _changed(ws, path)  # it was a symlink when opened, or it is changing under us
     return ToolError(ErrorKind.INVALID_ARGS, f"{shown} is a file, not a directory",
                      f"{ws.relative(path)} cannot exist under a file; check the path.")
 

@@ -35,7 +35,11 @@ class Workspace:
         thinks it is in another directory would otherwise edit the wrong file.
         """
         text = self._checked_text(raw, field)
-        real = os.path.realpath(text)
+        try:
+            real = os.path.realpath(text)
+        except OSError:  # a symlink vanished between realpath's lstat and readlink
+            raise ToolError(ErrorKind.OUTSIDE_WORKSPACE, f"{field} {raw!r} changed while it was being resolved",
+                            "Check the path and retry.") from None
         if not self._inside(real):
             raise ToolError(
                 ErrorKind.OUTSIDE_WORKSPACE,

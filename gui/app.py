@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import qasync
+from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from core import AutoReviewer, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
@@ -59,6 +60,19 @@ def prepare_workspace(target: str | None) -> Path:
     return path
 
 
+NOISE = ("This plugin does not support propagateSizeHints",)
+"""Qt messages that say nothing about Belay (the offscreen platform's limits)."""
+
+
+def _route_qt_messages(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Send Qt's messages to Python logging, minus known platform noise."""
+    if message.startswith(NOISE):
+        return
+    level = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
+             QtMsgType.QtWarningMsg: logging.WARNING}.get(mode, logging.ERROR)
+    logging.getLogger("qt").log(level, "%s", message)
+
+
 def run_demo(options: DemoOptions) -> int:
     try:
         script = load_script(options.script or demo_script())
@@ -67,6 +81,8 @@ def run_demo(options: DemoOptions) -> int:
         print(f"belay demo: {e}", file=sys.stderr)
         return 2
     print(f"Demo workspace: {workspace}", flush=True)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    qInstallMessageHandler(_route_qt_messages)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Belay")
     app.setQuitOnLastWindowClosed(False)  # the demo coroutine ends the loop, after closing the console

@@ -10,6 +10,7 @@ always allow this tool for the session, Ctrl+D deny (with the typed reason).
 
 Signals:
     edit_requested(ApprovalRequested): the person wants to edit the content first.
+    waiting_changed(int): how many calls wait now (0: the panel shows its empty state).
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ class ApprovalPanel(QWidget):
     """Shows one pending approval at a time and sends the person's answer."""
 
     edit_requested = Signal(object)
+    waiting_changed = Signal(int)
 
     def __init__(self, console: Console, timeline: Timeline, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalPanel")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self._console = console
         self._timeline = timeline
         self._queue: list[ApprovalRequested] = []
@@ -86,11 +89,14 @@ class ApprovalPanel(QWidget):
         buttons.addStretch(1)
         buttons.addWidget(self.reason, 2)
         buttons.addWidget(self.deny_button)
+        self._buttons = QWidget()
+        self._buttons.setLayout(buttons)
+        buttons.setContentsMargins(0, 0, 0, 0)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(self.detail)
         layout.addWidget(self.diff, 1)
-        layout.addLayout(buttons)
+        layout.addWidget(self._buttons)
 
     # -- queue -----------------------------------------------------------------
 
@@ -109,6 +115,7 @@ class ApprovalPanel(QWidget):
             self._show_current()
         else:
             self._update_title()
+            self.waiting_changed.emit(len(self._queue))
 
     def remove(self, call_id: str) -> None:
         was_current = self.current is not None and self.current.call_id == call_id
@@ -118,6 +125,7 @@ class ApprovalPanel(QWidget):
             self._show_current()
         else:
             self._update_title()
+            self.waiting_changed.emit(len(self._queue))
 
     def focus_request(self, call_id: str) -> None:
         """Bring a particular waiting call to the front (selected in the timeline)."""
@@ -141,6 +149,12 @@ class ApprovalPanel(QWidget):
         for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
+        self.diff.setVisible(request is not None)
+        self._buttons.setVisible(request is not None)
+        self.setProperty("waiting", request is not None)
+        self.style().unpolish(self)
+        self.style().polish(self)
+        self.waiting_changed.emit(len(self._queue))
         self.edit_button.setEnabled(request is not None and any(p.content is not None for p in request.proposed))
         if request is None:
             self.detail.setText("Calls that change files wait here until you approve or deny them.")

@@ -11,7 +11,7 @@ import html
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QSplitter, QTreeView, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QSplitter, QTreeView, QVBoxLayout, QWidget
 
 from core import ApprovalRequested, Console, RollbackRefused, RunStatus, run_key
 from gui.approval_panel import ApprovalPanel
@@ -44,10 +44,12 @@ class MainWindow(QMainWindow):
         self.model.rowsInserted.connect(self._on_model_rows_inserted)
         self.approvals = ApprovalPanel(console, self.model.timeline)
         self.details = DetailsPane(self.model.timeline)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.approvals)
-        right.addWidget(self.details)
-        right.setSizes([430, 430])
+        right = QWidget()
+        self._right = QVBoxLayout(right)
+        self._right.setContentsMargins(4, 4, 4, 0)
+        self._right.addWidget(self.approvals, 0)
+        self._right.addWidget(self.details, 1)
+        self.approvals.waiting_changed.connect(self._on_approvals_waiting_changed)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.tree)
         split.addWidget(right)
@@ -97,9 +99,13 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     def _resize_columns(self) -> None:
-        self.tree.setColumnWidth(0, 200)
-        self.tree.setColumnWidth(1, 230)
-        self.tree.setColumnWidth(2, 160)
+        for column, width in enumerate((190, 220, 150)):
+            self.tree.setColumnWidth(column, width)
+
+    def _on_approvals_waiting_changed(self, waiting: int) -> None:
+        """A waiting call takes the larger share of the right side; otherwise the details do."""
+        self._right.setStretch(0, 3 if waiting else 0)
+        self._right.setStretch(1, 2 if waiting else 1)
 
     # -- slots ---------------------------------------------------------------------
 
@@ -193,7 +199,7 @@ class MainWindow(QMainWindow):
         counts = self.model.timeline.counts()
         parts = [
             ("#1f6feb", f"● {counts[RunStatus.RUNNING]} running"),
-            ("#b36b00", f"⏸ {counts[RunStatus.BLOCKED_ON_USER]} waiting for approval"),
+            ("#b36b00", f"◐ {counts[RunStatus.BLOCKED_ON_USER]} waiting for approval"),
             ("#1a7f37", f"✓ {counts[RunStatus.DONE]} done"),
             ("#cf222e", f"✗ {counts[RunStatus.FAILED] + counts[RunStatus.TIMED_OUT]} failed"),
             ("#8250df", f"⊘ {counts[RunStatus.DENIED]} denied"),

@@ -21,13 +21,13 @@ COLUMNS = ("Call", "Summary", "Status", "Duration")
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
-    RunStatus.BLOCKED_ON_USER: "⏸ waiting for approval",
+    RunStatus.BLOCKED_ON_USER: "◐ waiting for approval",
     RunStatus.RUNNING: "● running",
     RunStatus.DONE: "✓ done",
     RunStatus.FAILED: "✗ failed",
     RunStatus.DENIED: "⊘ denied",
     RunStatus.CANCELLED: "■ cancelled",
-    RunStatus.TIMED_OUT: "⏱ timed out",
+    RunStatus.TIMED_OUT: "✗ timed out",
     RunStatus.INTERRUPTED: "⚠ interrupted",
 }
 STATUS_COLOR = {
