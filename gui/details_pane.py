@@ -56,10 +56,11 @@ def describe_run(run: RunNode, timeline: Timeline) -> str:
 def describe_agent(key: NodeKey, timeline: Timeline) -> str:
     agent = timeline.agents[key[2:]]
     runs = [k for k in agent.children if k.startswith("r:")]
-    spawned = f"<p>Spawned by call {agent.spawned_by}</p>" if agent.spawned_by else ""
+    spawned = f"<p>Spawned by the Task call {agent.spawned_by}</p>" if agent.spawned_by else ""
+    kind = "sub-agent" if agent.parent_id else f"{agent.agent_kind} agent"
     message = f"<p>{html.escape(agent.message)}</p>" if agent.message else ""
     return (f"<h3>{html.escape(agent_path(timeline, agent.agent_id))}</h3>"
-            f"<p>{agent.agent_kind} agent · {agent.status.value} · {len(runs)} calls</p>{spawned}{message}")
+            f"<p>{kind} · {agent.status.value} · {len(runs)} calls</p>{spawned}{message}")
 
 
 class DetailsPane(QWidget):

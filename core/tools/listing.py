@@ -145,7 +145,7 @@ class Glob(RunTool):
         found, complete = await asyncio.to_thread(_find, ctx.workspace, root, regex)
         found.sort(key=lambda hit: (-hit[0], hit[1]))
         files = [p for _, p in found[:MAX_GLOB_RESULTS]]
-        lines = files or ["No files found"]
+        lines = [*files] or ["No files found"]
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified of {len(found):,} matching "
                          "files; use a narrower pattern or path.)")
