@@ -27,6 +27,7 @@ from core.events import (AgentFinished, AgentStarted, ApprovalRequested, Rollbac
                          SessionStarted)
 from core.ids import CallId, new_agent_id, new_call_id, new_rollback_id, new_session_id
 from core.journal import Journal
+from core.lock import OwnerLock
 from core.models import AgentStatus, CallRecord, Decision, RunStatus
 from core.paths import Workspace
 from core.pipeline import AgentHandle, CallOutcome, Pipeline
@@ -69,6 +70,7 @@ class Console:
         self._call_tasks: dict[str, asyncio.Task[CallOutcome]] = {}
         self._agent_tasks: set[asyncio.Task[Any]] = set()
         self._session_open = False
+        self._lock: OwnerLock | None = None
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -76,7 +78,11 @@ class Console:
         """Open the journal, reload earlier sessions into the timeline."""
         self._journal = await self._io(Journal, self.state_dir / "journal.sqlite3")
         self._blobs = await self._io(BlobStore, self.state_dir / "blobs")
-        await self._io(self._journal.mark_interrupted)
+        self._lock = await self._io(OwnerLock.try_acquire, self.state_dir / "console.lock")
+        if self._lock is not None:
+            # Only the console that owns the workspace may call unfinished runs dead;
+            # `belay calls` next to a running window must not.
+            await self._io(self._journal.mark_interrupted)
         agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
         self.timeline.load(agents, calls)
         self._pipeline = Pipeline(workspace=self.workspace, registry=self.registry, policy=self.policy,
@@ -99,6 +105,8 @@ class Console:
             if self._session_open:
                 await self._io(self._journal.end_session, self.session_id)
             await self._io(self._journal.close)
+        if self._lock is not None:
+            self._lock.release()
         self._executor.shutdown(wait=True)
 
     async def __aenter__(self) -> Console:

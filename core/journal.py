@@ -194,7 +194,9 @@ class Journal:
         with self._lock:
             rows = self._db.execute(query + " ORDER BY c.created_at, c.rowid", params).fetchall()
             changes: dict[str, list[FileChange]] = {}
-            for r in self._db.execute("SELECT * FROM changes ORDER BY op_id, seq"):
+            scope = ("SELECT * FROM changes WHERE op_id=? ORDER BY seq", params) if call_id is not None \
+                else ("SELECT * FROM changes ORDER BY op_id, seq", ())
+            for r in self._db.execute(*scope):
                 changes.setdefault(r["op_id"], []).append(_change(r))
         return [_call(r, changes.get(r["id"], [])) for r in rows]
 

@@ -237,3 +237,38 @@ def test_a_file_changed_while_waiting_for_approval_is_not_overwritten(workspace:
     assert outcome.status == RunStatus.FAILED and outcome.error is not None
     assert outcome.error.kind == ErrorKind.CONFLICT
     assert target.read_text() == "the person rewrote it\n"
+
+
+def test_a_second_console_does_not_call_the_owners_running_calls_dead(workspace: Path) -> None:
+    async def scenario() -> RunStatus:
+        async with Console(workspace) as owner:
+            agent = await owner.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(owner.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
+            request = await _next_request(owner)
+            async with Console(workspace) as reader:  # what `belay calls` does
+                [record] = await reader.history()
+            owner.approve(request.call_id)
+            assert (await task).status == RunStatus.DONE
+            return record.status
+
+    assert run(scenario()) == RunStatus.BLOCKED_ON_USER
+
+
+def test_cancelling_a_task_call_cancels_its_sub_agents_waiting_call(workspace: Path) -> None:
+    from core import Script, run_script
+
+    script = Script.model_validate({"name": "lead", "steps": [{"tool": "Task", "args": {
+        "description": "write", "subagent_type": "writer", "tools": ["Write"],
+        "steps": [{"id": "w", "tool": "Write", "args": {"file_path": "{workspace}/x", "content": "1"}}]}}]})
+
+    async def scenario() -> dict[str, RunStatus]:
+        async with Console(workspace) as console:
+            task = console.launch(run_script(console, script), "lead")
+            await _next_request(console)
+            task_call = next(r for r in console.timeline.runs.values() if r.tool == "Task")
+            assert console.cancel(task_call.call_id)
+            await task
+            return {r.tool: r.status for r in await console.history()}
+
+    assert run(scenario()) == {"Task": RunStatus.CANCELLED, "Write": RunStatus.CANCELLED}
+    assert not (workspace / "x").exists()
