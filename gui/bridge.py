@@ -39,8 +39,9 @@ class Bridge(QObject):
     batch_applied = Signal()
     resynced = Signal()
 
-    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet) -> None:
+    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet, *, backlog: int = 10_000) -> None:
         super().__init__()
+        self._backlog = backlog
         self._console = console
         self._model = model
         self._tasks = tasks
@@ -48,7 +49,7 @@ class Bridge(QObject):
         self._pump: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        snapshot, self._subscription = self._console.attach()
+        snapshot, self._subscription = self._console.attach(self._backlog)
         self._model.reset(snapshot)
         self._pump = self._tasks.spawn(self._run(), "event bridge")
 

@@ -7,6 +7,7 @@ so do Python warnings (filterwarnings = error).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
@@ -19,6 +20,17 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_warning_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """A warning or error logged during a test fails it, unless the test expects one."""
+    yield
+    if request.node.get_closest_marker("allow_warning_logs"):
+        return
+    bad = [f"{r.name}: {r.getMessage()}" for r in caplog.get_records("call") if r.levelno >= logging.WARNING]
+    if bad:
+        pytest.fail("unexpected warning logs:\n" + "\n".join(bad))
 
 
 @pytest.fixture(autouse=True)

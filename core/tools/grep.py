@@ -92,9 +92,7 @@ class Grep(RunTool):
         assert isinstance(args, GrepArgs)
         ws = ctx.workspace
         target = ws.resolve(args.path, "path") if args.path is not None else ws.root
-        if await asyncio.to_thread(fsio.stat_path, ws, target) is None:
-            raise ToolError(ErrorKind.NOT_FOUND, f"{ws.relative(target)} does not exist",
-                            "Check the path with LS or Glob.")
+        _check_target(ws, target, await asyncio.to_thread(fsio.stat_path, ws, target))
         rg = find_rg()
         argv = rg_argv(rg, args, target) if rg else _fallback_argv(args, ws, target)
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
@@ -104,6 +102,19 @@ class Grep(RunTool):
         if args.output_mode == "files_with_matches":
             lines = await asyncio.to_thread(_newest_first, ws, lines)
         return _result(lines, args)
+
+
+def _check_target(ws: Workspace, target: Path, st: os.stat_result | None) -> None:
+    """A directory or a regular file; rg would block for ever reading a FIFO named explicitly."""
+    rel = ws.relative(target)
+    if st is None:
+        raise ToolError(ErrorKind.NOT_FOUND, f"{rel} does not exist", "Check the path with LS or Glob.")
+    if stat.S_ISLNK(st.st_mode):
+        raise ToolError(ErrorKind.OUTSIDE_WORKSPACE, f"{rel} changed while it was being checked (it is now a symlink)",
+                        "Check the path and retry.")
+    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+        raise ToolError(ErrorKind.NOT_REGULAR_FILE, f"{rel} is not a regular file or a directory",
+                        "Search a directory or a regular file.")
 
 
 def find_rg() -> str | None:
@@ -150,10 +161,14 @@ def _fallback_argv(args: GrepArgs, ws: Workspace, target: Path) -> list[str]:
 
 async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int, bytes, bytes]:
     """Run `argv` with stdin closed; kill its process group on timeout, cancel or a full output cap."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True, cwd="/",
-        env={"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C.UTF-8"})
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, cwd="/",
+            env={"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C.UTF-8"})
+    except OSError as e:
+        raise ToolError(ErrorKind.SYSTEM, f"could not start the search program {argv[0]}: {e.strerror}",
+                        "Reinstall Belay so that its ripgrep is present.") from None
     try:
         async with asyncio.timeout(time_limit):
             out, err = await asyncio.gather(_read(proc.stdout, cap, proc), _read(proc.stderr, _STDERR_KEEP, None))

@@ -201,6 +201,7 @@ def test_without_git_in_place_edits_of_a_huge_file_are_still_diffed(monkeypatch:
     assert diff.hunks[1].lines[3] == DiffLine(kind="-", old_no=2_601, new_no=None, text="}")
 
 
+@pytest.mark.allow_warning_logs  # the failure is logged on purpose
 @pytest.mark.parametrize("script", ["echo broken >&2; exit 2", "exit 1", "sleep 5"], ids=["fails", "lies", "hangs"])
 def test_a_failing_git_falls_back_without_a_quadratic_diff(
     script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

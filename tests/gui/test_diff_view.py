@@ -163,6 +163,7 @@ def test_empty_state_and_custom_placeholder(qtbot: QtBot, loop: asyncio.Abstract
     assert other.plain_text() == "Select a call to see its changes"
 
 
+@pytest.mark.allow_warning_logs  # the failure is logged on purpose
 def test_a_failing_render_is_logged_and_shown(
     qtbot: QtBot, loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,

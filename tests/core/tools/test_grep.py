@@ -136,3 +136,34 @@ def test_alias_arguments_validate() -> None:
 def test_summary(root: Path) -> None:
     args = GrepArgs.model_validate({"pattern": "TODO", "path": f"{root}/src", "glob": "*.py"})
     assert Grep().summary(args, Workspace(root)) == "'TODO' in src (*.py)"
+
+
+def test_output_beyond_the_cap_stops_the_search() -> None:
+    started = time.monotonic()
+    rc, out, _ = asyncio.run(grep.run_capped(["yes", "match"], 10, 1000))
+    assert time.monotonic() - started < 5
+    assert 0 < len(out) <= 1000 and out.endswith(b"match\n")
+
+
+def test_a_cancelled_search_kills_its_process(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+
+    async def cancel_soon() -> None:
+        task = asyncio.ensure_future(grep.run_capped(["sh", "-c", f"echo $$ > {pid_file}; exec sleep 30"], 60, 1000))
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_soon())
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+
+
+def test_a_fifo_named_explicitly_is_refused_not_waited_on(root: Path, engine: str) -> None:
+    os.mkfifo(root / "pipe")
+    started = time.monotonic()
+    assert search_error(root, pattern="x", path=f"{root}/pipe").kind is ErrorKind.NOT_REGULAR_FILE
+    assert search(root, pattern="TODO", path=str(root)).data["files"]  # and a walk skips it
+    assert time.monotonic() - started < 5
