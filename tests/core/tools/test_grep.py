@@ -67,7 +67,8 @@ def test_files_with_matches_lists_absolute_paths_newest_first(root: Path, engine
 
 def test_content_mode_shows_path_line_and_text(root: Path, engine: str) -> None:
     out = search(root, pattern="todo", output_mode="content", **{"-i": True}, glob="*.py")
-    assert out.text.split("\n") == [f"{root}/src/app.py:2:# TODO: split", f"{root}/src/util.py:2:    pass  # todo later"]
+    assert out.text.split("\n") == [f"{root}/src/app.py:2:# TODO: split",
+                                    f"{root}/src/util.py:2:    pass  # todo later"]
 
 
 def test_context_lines_and_head_limit(root: Path, engine: str) -> None:

@@ -66,7 +66,8 @@ def test_ls_caps_long_listings(root: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_ls_refuses_files_outside_and_missing(root: Path) -> None:
     ctx = make_ctx(root)
-    for path, kind in ((f"{root}/setup.py", ErrorKind.INVALID_ARGS), (f"{root}/linked_out", ErrorKind.OUTSIDE_WORKSPACE),
+    for path, kind in ((f"{root}/setup.py", ErrorKind.INVALID_ARGS),
+                       (f"{root}/linked_out", ErrorKind.OUTSIDE_WORKSPACE),
                        (f"{root}/nope", ErrorKind.NOT_FOUND), ("src", ErrorKind.INVALID_ARGS)):
         with pytest.raises(ToolError) as info:
             ls(ctx, path=path)
