@@ -23,6 +23,7 @@ class ErrorKind(str, Enum):
     NOT_UNIQUE = "not-unique"
     STALE_READ = "stale-read"
     TOO_LARGE = "too-large"
+    RESOURCE_LIMIT = "resource-limit"
     CONFLICT = "conflict"
     PERMISSION = "permission"
     DENIED = "denied"

@@ -108,6 +108,37 @@ class CallStarted(_Event):
     call_id: str
 
 
+class CallOutput(_Event):
+    """A chunk of a running call's live output (sanitised; coalesced at the source)."""
+
+    kind: Literal["call_output"] = "call_output"
+    call_id: str
+    text: str
+
+
+class ShellStarted(_Event):
+    """A background shell started by a Bash call with run_in_background."""
+
+    kind: Literal["shell_started"] = "shell_started"
+    shell_id: str
+    call_id: str
+    command: str
+
+
+class ShellOutput(_Event):
+    kind: Literal["shell_output"] = "shell_output"
+    shell_id: str
+    text: str
+
+
+class ShellFinished(_Event):
+    kind: Literal["shell_finished"] = "shell_finished"
+    shell_id: str
+    exit_code: int | None
+    """None when it was killed."""
+    killed: bool = False
+
+
 class CallFinished(_Event):
     kind: Literal["call_finished"] = "call_finished"
     call_id: str
@@ -159,7 +190,11 @@ Event = Annotated[
         ApprovalRequested,
         ApprovalResolved,
         CallStarted,
+        CallOutput,
         CallFinished,
+        ShellStarted,
+        ShellOutput,
+        ShellFinished,
         RollbackFinished,
         RollbackRefused,
         SessionRuleAdded,

@@ -108,6 +108,8 @@ class ToolContext:
     call_id: CallId
     read_state: ReadState
     spawn_agent: SpawnAgent | None = None
+    emit_output: Callable[[str], None] | None = None
+    """Live output for the window (already sanitised, coalesced by the tool: not one call per byte)."""
 
 
 class Tool(ABC):
