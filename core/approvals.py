@@ -2,12 +2,17 @@
 
 A call that needs a person parks here.  Front ends answer through
 `Console.approve` / `Console.deny`, which land in `resolve`; closing the
-console answers every waiting call with a denial so no agent hangs.
+console answers every waiting call with a denial so no agent hangs.  Front
+ends that can answer register as approvers: with none registered (a
+headless run) nobody could answer, so asking means denying.  A request may
+carry a deadline; running out of time is a normal outcome (a `TIMED_OUT`
+answer), not an error.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,6 +29,10 @@ class Answer(BaseModel):
     reason: str = ""
     edited: dict[str, str] | None = None
     """Replacement content per relative path, when approved with edits."""
+    scope: str = "session"
+    """For always-allow: session, workspace or user."""
+    rule: str | None = None
+    """For always-allow: the rule to add (None: the policy's suggestion)."""
     by: str = "user"
 
 
@@ -32,13 +41,32 @@ class ApprovalBroker:
 
     def __init__(self) -> None:
         self._pending: dict[str, tuple[ApprovalRequested, asyncio.Future[Answer]]] = {}
+        self._approvers: dict[int, str] = {}
+        self._next_approver = 0
 
-    async def wait(self, request: ApprovalRequested) -> Answer:
-        """Park the call until someone answers; cancellation removes it."""
+    def register_approver(self, name: str) -> Callable[[], None]:
+        """Say that `name` (a window, a terminal, a reviewer) can answer; returns the way to unsay it."""
+        self._next_approver += 1
+        token = self._next_approver
+        self._approvers[token] = name
+        return lambda: self._approvers.pop(token, None) and None
+
+    @property
+    def approvers(self) -> list[str]:
+        return list(self._approvers.values())
+
+    async def wait(self, request: ApprovalRequested, timeout_s: float | None = None) -> Answer:
+        """Park the call until someone answers or the deadline passes; cancellation removes it."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._pending[request.call_id] = (request, future)
         try:
-            return await future
+            if not timeout_s:
+                return await future
+            done, _ = await asyncio.wait([future], timeout=timeout_s)
+            if done:
+                return future.result()
+            return Answer(decision=Decision.TIMED_OUT, reason=f"nobody answered within {timeout_s:g} s",
+                          by="timeout")
         finally:
             self._pending.pop(request.call_id, None)
 

@@ -142,6 +142,10 @@ class Console:
         """Live events only, for front ends that keep no timeline (reviewers, loggers)."""
         return self.bus.subscribe(maxsize)
 
+    def register_approver(self, name: str) -> Callable[[], None]:
+        """A front end that can answer approvals says so; without one, asking means denying."""
+        return self.approvals.register_approver(name)
+
     def pending_approvals(self) -> list[ApprovalRequested]:
         return self.approvals.pending()
 

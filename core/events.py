@@ -93,6 +93,8 @@ class ApprovalRequested(_Event):
     """What the call would change, one diff per file."""
     proposed: tuple[ProposedFile, ...] = ()
     """The content after the call, for approving with edits."""
+    timeout_s: float | None = None
+    """Seconds the request waits before its rule's default applies (None: for ever)."""
 
 
 class ApprovalResolved(_Event):

@@ -22,13 +22,13 @@ from core.bus import EventBus
 from core.changes import apply_plan, replace_contents
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
-from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallQueued, CallStarted,
+from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallQueued, CallStarted,
                          ProposedFile, SessionRuleAdded)
 from core.ids import AgentId, CallId
 from core.journal import Journal
 from core.models import Decision, FileChange, RunStatus
 from core.paths import Workspace
-from core.policy import Policy
+from core.policy import Policy, Verdict
 from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
 
@@ -95,7 +95,8 @@ class Pipeline:
             if problem is not None:
                 raise problem
             assert tool is not None and args is not None
-            ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn)
+            ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn,
+                              emit_output=lambda text: self.bus.publish(CallOutput(call_id=call_id, text=text)))
             text, data, changes = await self._decide_and_run(call_id, agent, tool, args, summary, ctx)
         except asyncio.CancelledError:
             await asyncio.shield(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
@@ -132,7 +133,7 @@ class Pipeline:
         plan = await asyncio.to_thread(tool.plan, args, ctx) if isinstance(tool, WriteTool) else None
         edited_note = ""
         if verdict.action == "ask":
-            answer = await self._ask(call_id, agent, tool, args, summary, verdict.reason, plan)
+            answer = await self._ask(call_id, agent, tool, args, summary, verdict, plan)
             if answer.edited and plan is not None:
                 plan = replace_contents(plan, {p: c.encode() for p, c in answer.edited.items()}, self.workspace)
                 edited_note = " The user edited the content before it was written; read the file to see it."
@@ -152,24 +153,36 @@ class Pipeline:
         return output.text, output.data, ()
 
     async def _ask(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs, summary: str,
-                   reason: str, plan: WritePlan | None) -> Answer:
+                   verdict: Verdict, plan: WritePlan | None) -> Answer:
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
         request = ApprovalRequested(call_id=call_id, agent_id=agent.agent_id, tool=tool.name, summary=summary,
-                                    reason=reason, args=args.model_dump(by_alias=True), diffs=diffs,
-                                    proposed=proposed)
-        await self._io(self.journal.set_status, call_id, RunStatus.BLOCKED_ON_USER)
-        self.bus.publish(request)
-        answer = await self.approvals.wait(request)
+                                    reason=verdict.reason, args=args.model_dump(by_alias=True), diffs=diffs,
+                                    proposed=proposed, timeout_s=verdict.timeout_s)
+        if not self.approvals.approvers:
+            answer = Answer(decision=Decision.DENIED, by="headless",
+                            reason="it needs approval and no window is attached to give it")
+        else:
+            await self._io(self.journal.set_status, call_id, RunStatus.BLOCKED_ON_USER)
+            self.bus.publish(request)
+            answer = await self.approvals.wait(request, verdict.timeout_s)
+            if answer.decision == Decision.TIMED_OUT and verdict.on_timeout == "allow":
+                answer = answer.model_copy(update={"decision": Decision.APPROVED,
+                                                   "reason": f"{answer.reason}; the rule allows it then"})
         await self._io(self.journal.add_decision, call_id, answer.decision.value, answer.reason, answer.by)
         self.bus.publish(ApprovalResolved(call_id=call_id, decision=answer.decision, reason=answer.reason,
                                           by=answer.by))
         if answer.decision == Decision.ALWAYS_ALLOWED:
             rule = self.policy.allow_for_session(tool.name)
             self.bus.publish(SessionRuleAdded(rule=rule))
-        if answer.decision in (Decision.DENIED, Decision.TIMED_OUT):
-            status = RunStatus.DENIED if answer.decision == Decision.DENIED else RunStatus.TIMED_OUT
+        if answer.decision == Decision.TIMED_OUT:
+            raise _Finished(RunStatus.TIMED_OUT,
+                            f"Nobody approved this {tool.name} call in time ({answer.reason}); it was not run.",
+                            ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"approval timed out: {answer.reason}",
+                                      suggestion="Try again later, or ask the person to raise the timeout."))
+        if answer.decision == Decision.DENIED:
             said = f" Reason: {answer.reason}" if answer.reason else ""
-            raise _Finished(status, f"The user denied this {tool.name} call.{said}",
+            who = "The user denied" if answer.by == "user" else "Belay denied"
+            raise _Finished(RunStatus.DENIED, f"{who} this {tool.name} call.{said}",
                             ErrorInfo(kind=ErrorKind.DENIED, message=answer.reason or "denied by the user"))
         return answer
 

@@ -28,6 +28,10 @@ class Verdict(BaseModel):
     """Why, in words shown to the person and journaled."""
     rule: str | None = None
     """The rule that matched, in Claude Code syntax, if a rule decided."""
+    timeout_s: float | None = None
+    """How long an ask waits for a person (None: for ever)."""
+    on_timeout: Literal["deny", "allow"] = "deny"
+    """What happens to an ask nobody answered in time."""
 
 
 class Policy:

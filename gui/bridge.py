@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
@@ -47,13 +48,16 @@ class Bridge(QObject):
         self._tasks = tasks
         self._subscription = None
         self._pump: asyncio.Task[None] | None = None
+        self._unregister: Callable[[], None] = lambda: None
 
     def start(self) -> None:
         snapshot, self._subscription = self._console.attach(self._backlog)
+        self._unregister = self._console.register_approver("window")
         self._model.reset(snapshot)
         self._pump = self._tasks.spawn(self._run(), "event bridge")
 
     def stop(self) -> None:
+        self._unregister()
         if self._subscription is not None:
             self._subscription.close()
         if self._pump is not None:

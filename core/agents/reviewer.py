@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from core.agents.script import ReviewRule
 from core.bus import Subscription
@@ -31,6 +31,7 @@ class AutoReviewer:
         self.answered: list[tuple[str, str]] = []
         self._sub: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
+        self._unregister: Callable[[], None] = lambda: None
 
     def rule_for(self, request: ApprovalRequested) -> ReviewRule | None:
         paths = [d.path for d in request.diffs] or [request.summary]
@@ -48,6 +49,7 @@ class AutoReviewer:
             self.answered.append((request.call_id, "approve"))
 
     def start(self) -> None:
+        self._unregister = self.console.register_approver("auto reviewer")
         self._sub = self.console.subscribe()
         self._task = asyncio.get_running_loop().create_task(self._run(), name="auto reviewer")
         for request in self.console.pending_approvals():
@@ -67,6 +69,7 @@ class AutoReviewer:
                     self._schedule(event)
 
     async def stop(self) -> None:
+        self._unregister()
         if self._sub is not None:
             self._sub.close()
         if self._task is not None:

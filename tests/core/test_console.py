@@ -7,12 +7,22 @@ the "person" is the test, answering through the console's commands.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from core import Console, Decision, ErrorKind, RunStatus
 from core.events import ApprovalRequested
 from core.pipeline import AgentHandle, CallOutcome
 from tests.conftest import run
+
+
+@asynccontextmanager
+async def attended(workspace: Path) -> AsyncIterator[Console]:
+    """A console with someone (the test) able to answer approvals."""
+    async with Console(workspace) as console:
+        console.register_approver("test")
+        yield console
 
 
 async def _next_request(console: Console, timeout: float = 5.0) -> ApprovalRequested:
@@ -33,7 +43,7 @@ def test_an_approved_edit_is_written_journaled_and_undoable(workspace: Path) -> 
     original = target.read_text()
 
     async def scenario() -> None:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             task = await _edit(console, agent, target, "amount * (1", "round(amount * (1")
             request = await _next_request(console)
@@ -61,7 +71,7 @@ def test_a_denied_write_leaves_the_file_alone_and_the_agent_hears_the_reason(wor
     original = target.read_text()
 
     async def scenario() -> CallOutcome:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target), "content": "x"}))
             request = await _next_request(console)
@@ -78,7 +88,7 @@ def test_approving_with_edits_writes_the_persons_content(workspace: Path) -> Non
     target = workspace / "notes.txt"
 
     async def scenario() -> CallOutcome:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target), "content": "agent\n"}))
             request = await _next_request(console)
@@ -93,7 +103,7 @@ def test_approving_with_edits_writes_the_persons_content(workspace: Path) -> Non
 
 def test_always_allow_stops_asking_for_that_tool_in_this_session(workspace: Path) -> None:
     async def scenario() -> list[RunStatus]:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             first = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "a"), "content": "1"}))
             request = await _next_request(console)
@@ -112,7 +122,7 @@ def test_always_allow_stops_asking_for_that_tool_in_this_session(workspace: Path
 
 def test_bad_input_becomes_a_failed_run_with_a_clear_error(workspace: Path) -> None:
     async def scenario() -> list[CallOutcome]:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             dup = '{"file_path": "%s", "file_path": "/etc/passwd"}' % (workspace / "README.md")
             return [
@@ -139,7 +149,7 @@ def test_undo_refuses_to_overwrite_later_changes_unless_forced(workspace: Path) 
     original = target.read_text()
 
     async def scenario() -> None:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             console.policy.allow_for_session("Edit")
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Edit", {"file_path": str(target), "old_string": "# shop",
@@ -157,7 +167,7 @@ def test_undo_refuses_to_overwrite_later_changes_unless_forced(workspace: Path) 
 
 def test_undo_of_a_created_file_removes_it(workspace: Path) -> None:
     async def scenario() -> None:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             console.policy.allow_for_session("Write")
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Write", {"file_path": str(workspace / "new" / "f.py"), "content": "x"})
@@ -173,13 +183,13 @@ def test_a_restarted_console_lists_and_undoes_an_earlier_call(workspace: Path) -
     original = target.read_text()
 
     async def first_session() -> str:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             console.policy.allow_for_session("Write")
             agent = await console.start_agent("agent", "scripted")
             return (await console.call(agent, "Write", {"file_path": str(target), "content": "new\n"})).call_id
 
     async def second_session(call_id: str) -> None:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             assert call_id in console.timeline.runs
             assert console.timeline.runs[call_id].status == RunStatus.DONE
             assert (await console.undo(call_id)).ok
@@ -194,6 +204,7 @@ def test_closing_the_console_answers_a_waiting_call(workspace: Path) -> None:
     async def scenario() -> CallOutcome:
         console = Console(workspace)
         await console.open()
+        console.register_approver("test")
         agent = await console.start_agent("agent", "scripted")
         task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
         await _next_request(console)
@@ -207,7 +218,7 @@ def test_closing_the_console_answers_a_waiting_call(workspace: Path) -> None:
 
 def test_cancelling_a_waiting_call_tells_the_agent_and_records_it(workspace: Path) -> None:
     async def scenario() -> tuple[CallOutcome, RunStatus]:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
             request = await _next_request(console)
@@ -225,7 +236,7 @@ def test_a_file_changed_while_waiting_for_approval_is_not_overwritten(workspace:
     target = workspace / "README.md"
 
     async def scenario() -> CallOutcome:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
             task = await _edit(console, agent, target, "# shop", "# Shop")
             request = await _next_request(console)
@@ -241,7 +252,7 @@ def test_a_file_changed_while_waiting_for_approval_is_not_overwritten(workspace:
 
 def test_a_second_console_does_not_call_the_owners_running_calls_dead(workspace: Path) -> None:
     async def scenario() -> RunStatus:
-        async with Console(workspace) as owner:
+        async with attended(workspace) as owner:
             agent = await owner.start_agent("agent", "scripted")
             task = asyncio.ensure_future(owner.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
             request = await _next_request(owner)
@@ -262,7 +273,7 @@ def test_cancelling_a_task_call_cancels_its_sub_agents_waiting_call(workspace: P
         "steps": [{"id": "w", "tool": "Write", "args": {"file_path": "{workspace}/x", "content": "1"}}]}}]})
 
     async def scenario() -> dict[str, RunStatus]:
-        async with Console(workspace) as console:
+        async with attended(workspace) as console:
             task = console.launch(run_script(console, script), "lead")
             await _next_request(console)
             task_call = next(r for r in console.timeline.runs.values() if r.tool == "Task")
@@ -271,4 +282,30 @@ def test_cancelling_a_task_call_cancels_its_sub_agents_waiting_call(workspace: P
             return {r.tool: r.status for r in await console.history()}
 
     assert run(scenario()) == {"Task": RunStatus.CANCELLED, "Write": RunStatus.CANCELLED}
+    assert not (workspace / "x").exists()
+
+
+def test_with_nobody_attached_asking_means_denying(workspace: Path) -> None:
+    async def scenario() -> CallOutcome:
+        async with Console(workspace) as console:  # no approver registered: headless
+            agent = await console.start_agent("agent", "scripted")
+            return await console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"})
+
+    outcome = run(scenario())
+    assert outcome.status == RunStatus.DENIED and "no window is attached" in outcome.text
+    assert not (workspace / "x").exists()
+
+
+def test_an_unanswered_approval_times_out_and_the_agent_is_told_so(workspace: Path) -> None:
+    from core.policy import Verdict
+
+    async def scenario() -> CallOutcome:
+        async with attended(workspace) as console:
+            console.policy.evaluate = lambda tool: Verdict(action="ask", reason="test", timeout_s=0.2)  # type: ignore[method-assign]
+            agent = await console.start_agent("agent", "scripted")
+            return await console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"})
+
+    outcome = run(scenario())
+    assert outcome.status == RunStatus.TIMED_OUT
+    assert "in time" in outcome.text and "denied" not in outcome.text.lower()
     assert not (workspace / "x").exists()
