@@ -13,8 +13,9 @@ from core.console import Console
 from core.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
-                         CallFinished, CallQueued, CallStarted, Event, Lagged, ProposedFile, RollbackFinished,
-                         RollbackRefused, SessionRuleAdded, SessionStarted)
+                         CallFinished, CallOutput, CallQueued, CallStarted, Event, Lagged, ProposedFile, RollbackFinished,
+                         RollbackRefused, SessionRuleAdded, SessionStarted, ShellFinished, ShellOutput,
+                         ShellStarted)
 from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, RunStatus
 from core.pipeline import AgentHandle, CallOutcome
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
@@ -24,9 +25,9 @@ from core.undo_report import UndoReport
 __all__ = [
     "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",
     "AgentStatus", "AutoReviewer", "ApprovalRequested", "ApprovalResolved", "BelayError", "CallFinished", "CallOutcome",
-    "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",
+    "CallOutput", "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",
     "ErrorKind", "Event", "FileChange", "FileDiff", "Hunk", "Inserted", "Lagged", "NodeKey", "ProposedFile",
     "ReviewRule", "RollbackFinished", "RollbackRefused", "RunNode", "RunStatus", "Script", "ScriptedAgent",
-    "SessionRuleAdded", "SessionStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
+    "SessionRuleAdded", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

@@ -19,7 +19,8 @@ from typing import Any
 
 from core.errors import ErrorInfo
 from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved, CallFinished,
-                         CallQueued, CallStarted, Event, RollbackFinished)
+                         CallOutput, CallQueued, CallStarted, Event, RollbackFinished, ShellFinished, ShellOutput,
+                         ShellStarted)
 from core.models import AgentRecord, AgentStatus, CallRecord, Decision, FileChange, RunStatus
 
 NodeKey = str
@@ -68,6 +69,20 @@ class RunNode:
     approval: ApprovalRequested | None = None
     decision: Decision | None = None
     decision_reason: str = ""
+    live_output: str = ""
+    """The tail of the output streamed while it ran (bounded)."""
+
+
+@dataclass
+class ShellNode:
+    """A background shell and the tail of its output."""
+
+    shell_id: str
+    call_id: str
+    command: str
+    output: str = ""
+    running: bool = True
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +107,7 @@ class Timeline:
         self.roots: list[NodeKey] = []
         self.agents: dict[str, AgentNode] = {}
         self.runs: dict[str, RunNode] = {}
+        self.shells: dict[str, ShellNode] = {}
         self._row: dict[NodeKey, int] = {}
         self._parent: dict[NodeKey, NodeKey | None] = {}
         self.last_seq = 0
@@ -212,6 +228,36 @@ class Timeline:
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
         return self._update_run(e.call_id, undone_by=e.rollback_id)
 
+    def _on_call_output(self, e: CallOutput) -> list[Change]:
+        node = self.runs.get(e.call_id)
+        if node is None:
+            return []
+        node.live_output = _tail(node.live_output + e.text)
+        return [Updated(run_key(e.call_id))]
+
+    def _on_shell_started(self, e: ShellStarted) -> list[Change]:
+        self.shells[e.shell_id] = ShellNode(e.shell_id, e.call_id, e.command)
+        return []
+
+    def _on_shell_output(self, e: ShellOutput) -> list[Change]:
+        shell = self.shells.get(e.shell_id)
+        if shell is not None:
+            shell.output = _tail(shell.output + e.text)
+        return []
+
+    def _on_shell_finished(self, e: ShellFinished) -> list[Change]:
+        shell = self.shells.get(e.shell_id)
+        if shell is not None:
+            shell.running, shell.exit_code = False, e.exit_code
+        return []
+
+
+LIVE_OUTPUT_CHARS = 64_000
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= LIVE_OUTPUT_CHARS else text[-LIVE_OUTPUT_CHARS:]
+
 
 _HANDLERS = {
     AgentStarted: Timeline._on_agent_started,
@@ -222,4 +268,8 @@ _HANDLERS = {
     CallStarted: Timeline._on_call_started,
     CallFinished: Timeline._on_call_finished,
     RollbackFinished: Timeline._on_rollback_finished,
+    CallOutput: Timeline._on_call_output,
+    ShellStarted: Timeline._on_shell_started,
+    ShellOutput: Timeline._on_shell_output,
+    ShellFinished: Timeline._on_shell_finished,
 }

@@ -10,6 +10,7 @@ Signals:
     approval_resolved(str): the call with this id no longer waits.
     run_changed(str): the run with this call id changed (status, result, undo).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
+    shells_changed(str): the background shell with this id started, printed or ended.
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): the model was rebuilt from a snapshot.
 """
@@ -22,8 +23,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallStarted, Console, Event, Lagged,
-                  RollbackFinished, RollbackRefused)
+from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event, Lagged,
+                  RollbackFinished, RollbackRefused, ShellFinished, ShellOutput, ShellStarted)
 from gui.tasks import TaskSet
 from gui.timeline_model import TimelineModel
 
@@ -37,6 +38,7 @@ class Bridge(QObject):
     approval_resolved = Signal(str)
     run_changed = Signal(str)
     rollback_refused = Signal(object)
+    shells_changed = Signal(str)
     batch_applied = Signal()
     resynced = Signal()
 
@@ -87,8 +89,10 @@ class Bridge(QObject):
             self.approval_requested.emit(event)
         elif isinstance(event, ApprovalResolved):
             self.approval_resolved.emit(event.call_id)
-        elif isinstance(event, (CallStarted, CallFinished, RollbackFinished)):
+        elif isinstance(event, (CallStarted, CallOutput, CallFinished, RollbackFinished)):
             self.run_changed.emit(event.call_id)
+        elif isinstance(event, (ShellStarted, ShellOutput, ShellFinished)):
+            self.shells_changed.emit(event.shell_id)
         elif isinstance(event, RollbackRefused):
             self.rollback_refused.emit(event)
 

@@ -47,6 +47,8 @@ def describe_run(run: RunNode, timeline: Timeline) -> str:
             parts.append(f"<p>{html.escape(run.error.suggestion)}</p>")
     elif run.output:
         parts.append("<h4>Result</h4>" + _pre(run.output))
+    elif run.live_output:
+        parts.append("<h4>Output so far</h4>" + _pre(run.live_output))
     if run.changes:
         files = ", ".join(f"{c.kind.value} {html.escape(c.path)}" for c in run.changes)
         parts.append(f"<h4>Files changed</h4><p>{files}</p>")
