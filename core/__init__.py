@@ -14,7 +14,7 @@ from core.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
                          CallFinished, CallOutput, CallQueued, CallStarted, Event, Lagged, ProposedFile, RollbackFinished,
-                         RollbackRefused, SessionRuleAdded, SessionStarted, ShellFinished, ShellOutput,
+                         RollbackRefused, PolicyChanged, SessionStarted, ShellFinished, ShellOutput,
                          ShellStarted)
 from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, RunStatus
 from core.pipeline import AgentHandle, CallOutcome
@@ -28,6 +28,6 @@ __all__ = [
     "CallOutput", "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",
     "ErrorKind", "Event", "FileChange", "FileDiff", "Hunk", "Inserted", "Lagged", "NodeKey", "ProposedFile",
     "ReviewRule", "RollbackFinished", "RollbackRefused", "RunNode", "RunStatus", "Script", "ScriptedAgent",
-    "SessionRuleAdded", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
+    "PolicyChanged", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

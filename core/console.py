@@ -23,19 +23,24 @@ from core.blobs import BlobStore
 from core.bus import EventBus, Subscription
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
-from core.events import (AgentFinished, AgentStarted, ApprovalRequested, RollbackFinished, RollbackRefused,
-                         SessionStarted)
+from core.environment import make_non_dumpable
+from core.events import (AgentFinished, AgentStarted, ApprovalRequested, PolicyChanged, RollbackFinished,
+                         RollbackRefused, SessionStarted)
 from core.ids import CallId, new_agent_id, new_call_id, new_rollback_id, new_session_id
 from core.journal import Journal
 from core.lock import OwnerLock
 from core.models import AgentStatus, CallRecord, Decision, RunStatus
 from core.paths import Workspace
 from core.pipeline import AgentHandle, CallOutcome, Pipeline
-from core.policy import Policy
+from core.policy_engine import PolicyEngine, PolicyRequest, RuleEntry
+from core.rules import RuleAction
+from core.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline import Timeline
-from core.tools.base import SpawnAgent, Tool
-from core.tools.catalog import default_tools
+from core.shells import ShellManager
+from core.tools.base import Annotations, SpawnAgent, Tool
+from core.tools.bash import BashSettings, BashTool
+from core.tools.catalog import default_tools, shell_tools
 from core.tools.registry import ToolRegistry
 from core.undo_report import UndoReport
 
@@ -53,15 +58,23 @@ class Console:
     """The supervising core for one workspace."""
 
     def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
-                 tools: Sequence[Tool] | None = None) -> None:
+                 tools: Sequence[Tool] | None = None, bash: BashSettings | None = None) -> None:
+        """`tools` replaces the default set (file tools, Task, Bash and its background shells)."""
         self.workspace = Workspace(workspace)
         self.state_dir = workspace_state_dir(self.workspace.root, state_dir)
         self.bus = EventBus()
         self.timeline = Timeline()
         self.bus.listen(self.timeline.apply)
-        self.policy = Policy()
+        self.policy = PolicyEngine()
         self.approvals = ApprovalBroker()
-        self.registry = ToolRegistry(tools if tools is not None else default_tools())
+        self.shells = ShellManager(self.bus.publish)
+        self.bash_settings = bash or BashSettings()
+        if tools is None:
+            tools = [*default_tools(), *shell_tools(self.bash_settings, self.shells)]
+        self.registry = ToolRegistry(tools)
+        self.sandbox = SandboxInfo(available=False, kind="none", detail="not checked yet")
+        """What Bash commands run in; checked when the console opens."""
+        self.settings_problems: tuple[str, ...] = ()
         self.session_id = new_session_id()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
         self._journal: Journal | None = None
@@ -75,7 +88,9 @@ class Console:
     # -- lifecycle ----------------------------------------------------------
 
     async def open(self) -> None:
-        """Open the journal, reload earlier sessions into the timeline."""
+        """Open the journal, reload earlier sessions into the timeline, read the policy, probe the sandbox."""
+        # A command's scrubbed environment is no use if it can read ours from /proc/<console>/environ.
+        make_non_dumpable()
         self._journal = await self._io(Journal, self.state_dir / "journal.sqlite3")
         self._blobs = await self._io(BlobStore, self.state_dir / "blobs")
         self._lock = await self._io(OwnerLock.try_acquire, self.state_dir / "console.lock")
@@ -85,13 +100,23 @@ class Console:
             await self._io(self._journal.mark_interrupted)
         agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
         self.timeline.load(agents, calls)
+        self.settings_problems = tuple(await asyncio.to_thread(self.policy.load, self.workspace.root))
+        for problem in self.settings_problems:
+            log.warning("settings: %s", problem)
+        bash = self.registry.get("Bash")
+        if isinstance(bash, BashTool):
+            self.sandbox = await bash.sandbox_info()
         self._pipeline = Pipeline(workspace=self.workspace, registry=self.registry, policy=self.policy,
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
-                                  blobs=self._blobs, io=self._io, session_id=self.session_id)
+                                  blobs=self._blobs, io=self._io, session_id=self.session_id,
+                                  always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
+                                  sandbox=self._sandbox_text)
+        self._policy_changed("settings loaded")
 
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
         self.approvals.deny_all("the console was closed")
+        await self.shells.aclose()
         for task in list(self._agent_tasks):
             task.cancel()
         pending = [*self._agent_tasks, *self._call_tasks.values()]
@@ -178,9 +203,66 @@ class Console:
         """Refuse a waiting call; the agent is told `reason`."""
         return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip()))
 
-    def always_allow(self, call_id: str) -> bool:
-        """Approve a waiting call and allow its tool for the rest of the session."""
-        return self.approvals.resolve(call_id, Answer(decision=Decision.ALWAYS_ALLOWED))
+    def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None) -> bool:
+        """Approve a waiting call and add an allow rule so calls like it stop asking.
+
+        `scope` is once (just this call), session, workspace or user; `rule`
+        defaults to the one the request suggested.
+        """
+        if scope not in ("once", "session", "workspace", "user"):
+            raise ValueError(f"unknown scope {scope!r}: use once, session, workspace or user")
+        return self.approvals.resolve(call_id, Answer(decision=Decision.ALWAYS_ALLOWED, scope=scope, rule=rule))
+
+    # -- policy ----------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return self.policy.mode
+
+    def set_mode(self, mode: str) -> None:
+        """Switch the mode for this session: default, accept_edits, plan or bypass."""
+        self.policy.set_mode(mode)
+        self._policy_changed(f"mode set to {self.policy.mode}")
+
+    def rules(self) -> list[RuleEntry]:
+        """Every rule in force, user layer first."""
+        return self.policy.rules()
+
+    async def add_rule(self, rule: str, action: RuleAction, scope: str) -> str:
+        """Add a rule to a layer (a workspace or user rule is written to its settings file); returns it normalised."""
+        stored = await asyncio.to_thread(self.policy.add_rule, rule, action, scope)  # type: ignore[arg-type]
+        self._policy_changed(f"added {action} rule {stored} to {scope}")
+        return stored
+
+    async def remove_rule(self, rule: str, action: RuleAction, scope: str) -> bool:
+        """Remove a rule from a layer; False when it was not there."""
+        removed = await asyncio.to_thread(self.policy.remove_rule, rule, action, scope)  # type: ignore[arg-type]
+        if removed:
+            self._policy_changed(f"removed {action} rule {rule} from {scope}")
+        return removed
+
+    async def dry_run(self, rule: str, action: RuleAction = "allow") -> list[CallRecord]:
+        """The journaled calls of this workspace whose verdict the rule would change to `action`."""
+        records = await self.history()
+        root = self.workspace.root
+
+        def work() -> list[CallRecord]:
+            requests = [PolicyRequest(tool=r.tool, args=r.args, workspace=root,
+                                      annotations=t.annotations if (t := self.registry.get(r.tool)) else Annotations())
+                        for r in records]
+            return [records[i] for i in self.policy.dry_run(rule, action, requests)]
+
+        return await asyncio.to_thread(work)
+
+    def _policy_changed(self, what: str) -> None:
+        self.bus.publish(PolicyChanged(what=what, mode=self.policy.mode, rules=tuple(self.policy.rules()),
+                                       problems=self.settings_problems))
+
+    def _sandbox_text(self) -> str:
+        if not self.sandbox.available:
+            return f"sandbox off: {self.sandbox.detail}"
+        network = "network on" if self.bash_settings.network else "network off"
+        return f"bubblewrap sandbox ({network}): {self.sandbox.detail}"
 
     def cancel(self, call_id: str) -> bool:
         """Stop a queued, waiting or running call; the agent is told it was cancelled."""

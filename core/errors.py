@@ -20,6 +20,7 @@ class ErrorKind(str, Enum):
     NOT_FOUND = "not-found"
     NOT_REGULAR_FILE = "not-regular-file"
     IS_DIRECTORY = "is-directory"
+    INVALID_NOTEBOOK = "invalid-notebook"
     NOT_UNIQUE = "not-unique"
     STALE_READ = "stale-read"
     TOO_LARGE = "too-large"

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from core.diffs import FileDiff
 from core.errors import ErrorInfo
 from core.models import AgentStatus, Decision, FileChange, RunStatus
+from core.policy_settings import RuleEntry
+from core.shell.models import BashAnalysis, Impact
 
 
 def _now() -> datetime:
@@ -95,6 +97,20 @@ class ApprovalRequested(_Event):
     """The content after the call, for approving with edits."""
     timeout_s: float | None = None
     """Seconds the request waits before its rule's default applies (None: for ever)."""
+    on_timeout: Literal["deny", "allow"] = "deny"
+    """What happens when `timeout_s` runs out."""
+    rule: str | None = None
+    """The rule that asked, with its layer, when a rule (not the defaults) decided."""
+    impact: Impact = Impact()
+    """How much the call could hurt, with the reasons."""
+    analysis: BashAnalysis | None = None
+    """For Bash: the parsed command, the parts that caused the question flagged."""
+    suggested_rule: str | None = None
+    """The rule "Always allow" would add; None when no rule can allow calls like this one."""
+    cwd: str = ""
+    """Where the command would run (Bash)."""
+    sandbox: str = ""
+    """What a Bash command would run in, in words ("bubblewrap: ..." or why there is no sandbox)."""
 
 
 class ApprovalResolved(_Event):
@@ -169,11 +185,18 @@ class RollbackRefused(_Event):
     """Paths that changed after the call; undoing would overwrite them."""
 
 
-class SessionRuleAdded(_Event):
-    kind: Literal["session_rule_added"] = "session_rule_added"
-    rule: str
-    """The rule in Claude Code syntax, e.g. `Edit`."""
-    action: Literal["allow", "deny"] = "allow"
+class PolicyChanged(_Event):
+    """The rules or the mode changed (from the window, "Always allow", or settings reloaded)."""
+
+    kind: Literal["policy_changed"] = "policy_changed"
+    what: str
+    """What changed, in words, e.g. "added allow rule Bash(ls:*) to session"."""
+    mode: str
+    """The mode now in force: default, accept_edits, plan or bypass."""
+    rules: tuple[RuleEntry, ...] = ()
+    """Every rule in force now, user layer first."""
+    problems: tuple[str, ...] = ()
+    """Settings that could not be used (file, line, why)."""
 
 
 class Lagged(_Event):
@@ -199,7 +222,7 @@ Event = Annotated[
         ShellFinished,
         RollbackFinished,
         RollbackRefused,
-        SessionRuleAdded,
+        PolicyChanged,
         Lagged,
     ],
     Field(discriminator="kind"),

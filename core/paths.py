@@ -10,6 +10,7 @@ the resolved path one component at a time without following symlinks.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from core.errors import ErrorKind, ToolError
@@ -41,6 +42,10 @@ class Workspace:
             raise ToolError(ErrorKind.OUTSIDE_WORKSPACE, f"{field} {raw!r} changed while it was being resolved",
                             "Check the path and retry.") from None
         if not self._inside(real):
+            special = _special_kind(real)
+            if special is not None:  # a link to a device or a pipe: no tool can use it, wherever it points
+                raise ToolError(ErrorKind.NOT_REGULAR_FILE, f"{field} {raw!r} leads to {real}, {special}, "
+                                "not a regular file", "Only regular files can be read or written.")
             raise ToolError(
                 ErrorKind.OUTSIDE_WORKSPACE,
                 f"{field} {raw!r} is outside the workspace {self._root_str}"
@@ -105,3 +110,19 @@ def _check_lengths(text: str, field: str) -> None:
         raise ToolError(ErrorKind.INVALID_ARGS,
                         f"{field} has a component of {len(longest)} bytes; names are limited to"
                         f" {MAX_NAME_BYTES}", "Use shorter file and directory names.")
+
+
+def _special_kind(path: str) -> str | None:
+    """What a device, pipe or socket is, in words; None for files, directories and missing paths.
+
+    `stat` never opens the path, so a FIFO or a terminal cannot block it.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, words in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return None

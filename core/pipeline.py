@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from core import arguments, fsio
@@ -23,12 +25,13 @@ from core.changes import apply_plan, replace_contents
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallQueued, CallStarted,
-                         ProposedFile, SessionRuleAdded)
+                         ProposedFile)
 from core.ids import AgentId, CallId
 from core.journal import Journal
 from core.models import Decision, FileChange, RunStatus
 from core.paths import Workspace
-from core.policy import Policy, Verdict
+from core.policy_engine import PolicyEngine
+from core.policy_types import PolicyRequest, Verdict
 from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
 
@@ -73,13 +76,19 @@ class _Finished(Exception):
 class Pipeline:
     """Carries calls through validation, policy, approval, capture, run and record."""
 
-    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, policy: Policy,
+    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, policy: PolicyEngine,
                  approvals: ApprovalBroker, bus: EventBus, journal: Journal, blobs: BlobStore,
-                 io: Callable[..., Awaitable[Any]], session_id: str) -> None:
+                 io: Callable[..., Awaitable[Any]], session_id: str,
+                 always_allow: Callable[[str, str], Awaitable[None]],
+                 sandbox: Callable[[], str] = lambda: "") -> None:
         self.workspace, self.registry, self.policy = workspace, registry, policy
         self.approvals, self.bus, self.journal, self.blobs = approvals, bus, journal, blobs
         self._io = io
         self.session_id = session_id
+        self._always_allow = always_allow
+        """Adds an allow rule at a scope (the console's, so that it is announced)."""
+        self._sandbox = sandbox
+        """Describes what Bash commands run in, for the approval card."""
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None) -> CallOutcome:
@@ -105,7 +114,8 @@ class Pipeline:
         except _Finished as f:
             return await self._finish(call_id, started, f.status, f.text, f.error)
         except BelayError as e:
-            return await self._finish(call_id, started, RunStatus.FAILED, _error_text(e.info), e.info)
+            status = RunStatus.TIMED_OUT if e.info.kind == ErrorKind.TIMEOUT else RunStatus.FAILED
+            return await self._finish(call_id, started, status, _error_text(e.info), e.info)
         except Exception as e:  # a bug in a tool must not take the console down
             log.exception("tool %s crashed on call %s", tool_name, call_id)
             info = ErrorInfo(kind=ErrorKind.SYSTEM, message=f"{tool_name} failed unexpectedly: {e!r}")
@@ -126,7 +136,8 @@ class Pipeline:
 
     async def _decide_and_run(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs,
                               summary: str, ctx: ToolContext) -> tuple[str, dict[str, Any], tuple[FileChange, ...]]:
-        verdict = self.policy.evaluate(tool)
+        # Off the loop: paths are resolved on disk, and a long command line takes a while to analyse.
+        verdict = await asyncio.to_thread(lambda: self.policy.evaluate(self._request(tool, args)))
         if verdict.action == "deny":
             raise _Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
                             ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
@@ -147,17 +158,28 @@ class Pipeline:
             async with asyncio.timeout(tool.timeout_s):
                 output = await tool.run(args, ctx)
         except TimeoutError:
+            assert tool.timeout_s is not None
             raise _Finished(RunStatus.TIMED_OUT, f"{tool.name} timed out after {tool.timeout_s:g} s.",
                             ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"timed out after {tool.timeout_s:g} s",
                                       suggestion="Narrow the request or raise the timeout.")) from None
         return output.text, output.data, ()
 
+    def _request(self, tool: Tool, args: ToolArgs) -> PolicyRequest:
+        """The call as the policy sees it (blocking: resolves paths on disk)."""
+        return PolicyRequest(tool=tool.name, args=args.model_dump(by_alias=True), workspace=self.workspace.root,
+                             annotations=tool.annotations, paths=_resolved_paths(args))
+
     async def _ask(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs, summary: str,
                    verdict: Verdict, plan: WritePlan | None) -> Answer:
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
+        bash = tool.name == "Bash"
         request = ApprovalRequested(call_id=call_id, agent_id=agent.agent_id, tool=tool.name, summary=summary,
                                     reason=verdict.reason, args=args.model_dump(by_alias=True), diffs=diffs,
-                                    proposed=proposed, timeout_s=verdict.timeout_s)
+                                    proposed=proposed, timeout_s=verdict.timeout_s, on_timeout=verdict.on_timeout,
+                                    rule=verdict.rule, impact=verdict.impact, analysis=verdict.analysis,
+                                    suggested_rule=verdict.suggested_rule,
+                                    cwd=str(self.workspace.root) if bash else "",
+                                    sandbox=self._sandbox() if bash else "")
         if not self.approvals.approvers:
             answer = Answer(decision=Decision.DENIED, by="headless",
                             reason="it needs approval and no window is attached to give it")
@@ -171,9 +193,13 @@ class Pipeline:
         await self._io(self.journal.add_decision, call_id, answer.decision.value, answer.reason, answer.by)
         self.bus.publish(ApprovalResolved(call_id=call_id, decision=answer.decision, reason=answer.reason,
                                           by=answer.by))
-        if answer.decision == Decision.ALWAYS_ALLOWED:
-            rule = self.policy.allow_for_session(tool.name)
-            self.bus.publish(SessionRuleAdded(rule=rule))
+        if answer.decision == Decision.ALWAYS_ALLOWED and answer.scope != "once":
+            rule = answer.rule or verdict.suggested_rule
+            if rule is not None:
+                try:
+                    await self._always_allow(rule, answer.scope)
+                except (ValueError, OSError) as e:  # the call is approved; only the rule could not be kept
+                    log.warning("could not add the rule %s to %s: %s", rule, answer.scope, e)
         if answer.decision == Decision.TIMED_OUT:
             raise _Finished(RunStatus.TIMED_OUT,
                             f"Nobody approved this {tool.name} call in time ({answer.reason}); it was not run.",
@@ -247,6 +273,19 @@ def _text_or_none(data: bytes | None) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def _resolved_paths(args: ToolArgs) -> tuple[Path, ...]:
+    """The absolute paths a file tool names, symlinks followed, so a rule on the target cannot be dodged."""
+    found = []
+    for key in ("file_path", "path", "notebook_path"):
+        value = getattr(args, key, None)
+        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
+            try:
+                found.append(Path(os.path.realpath(value)))
+            except (OSError, ValueError):
+                continue
+    return tuple(found)
 
 
 def _raw_summary(raw: object) -> str:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from core.shells import ShellManager
 from core.tools.base import Tool
+from core.tools.bash import BashOutputTool, BashSettings, BashTool, KillShellTool
 from core.tools.registry import file_tools
 from core.tools.task import TaskTool
 
 
 def default_tools() -> list[Tool]:
+    """The file tools and Task: everything that needs nothing from the console."""
     return [*file_tools(), TaskTool()]
+
+
+def shell_tools(settings: BashSettings, shells: ShellManager) -> list[Tool]:
+    """Bash and its background-shell companions, sharing the console's shells."""
+    return [BashTool(settings, shells), BashOutputTool(shells), KillShellTool(shells)]

@@ -9,6 +9,7 @@ from core.tools.base import Tool
 from core.tools.edit import Edit, MultiEdit
 from core.tools.grep import Grep
 from core.tools.listing import LS, Glob
+from core.tools.notebook import NotebookEdit
 from core.tools.read import Read
 from core.tools.write import Write
 
@@ -56,5 +57,5 @@ class ToolRegistry:
 
 
 def file_tools() -> list[Tool]:
-    """Fresh instances of the seven workspace file tools."""
-    return [Read(), Write(), Edit(), MultiEdit(), LS(), Glob(), Grep()]
+    """Fresh instances of the workspace file tools."""
+    return [Read(), Write(), Edit(), MultiEdit(), NotebookEdit(), LS(), Glob(), Grep()]

@@ -101,23 +101,48 @@ def test_approving_with_edits_writes_the_persons_content(workspace: Path) -> Non
     assert "edited" in outcome.text
 
 
-def test_always_allow_stops_asking_for_that_tool_in_this_session(workspace: Path) -> None:
-    async def scenario() -> list[RunStatus]:
+def test_always_allow_adds_the_suggested_rule_so_similar_calls_stop_asking(workspace: Path) -> None:
+    async def scenario() -> tuple[list[RunStatus], str | None]:
         async with attended(workspace) as console:
             agent = await console.start_agent("agent", "scripted")
-            first = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / "a"), "content": "1"}))
+            first = asyncio.ensure_future(
+                console.call(agent, "Write", {"file_path": str(workspace / "src" / "a"), "content": "1"}))
             request = await _next_request(console)
             console.always_allow(request.call_id)
             statuses = [(await first).status]
-            second = await console.call(agent, "Write", {"file_path": str(workspace / "b"), "content": "2"})
+            second = await console.call(agent, "Write", {"file_path": str(workspace / "src" / "b"), "content": "2"})
             statuses.append(second.status)
             assert console.pending_approvals() == []
             decisions = [r.decision for r in console.timeline.runs.values() if r.decision]
             assert decisions == [Decision.ALWAYS_ALLOWED]
-            return statuses
+            assert [(e.rule, e.scope) for e in console.rules()] == [("Edit(./src/**)", "session")]
+            return statuses, request.suggested_rule
 
-    assert run(scenario()) == [RunStatus.DONE, RunStatus.DONE]
-    assert (workspace / "b").read_text() == "2"
+    statuses, suggested = run(scenario())
+    assert statuses == [RunStatus.DONE, RunStatus.DONE]
+    assert suggested == "Edit(./src/**)"
+    assert (workspace / "src" / "b").read_text() == "2"
+
+
+def test_always_allow_for_the_workspace_is_kept_in_its_settings_file(workspace: Path) -> None:
+    async def first_session() -> None:
+        async with attended(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            call = asyncio.ensure_future(console.call(agent, "Bash", {"command": "touch made-by-bash"}))
+            request = await _next_request(console)
+            assert request.suggested_rule == "Bash(touch:*)"
+            console.always_allow(request.call_id, scope="workspace")
+            assert (await call).status == RunStatus.DONE
+
+    async def second_session() -> RunStatus:
+        async with Console(workspace) as console:  # nobody attached: an ask would be a denial
+            agent = await console.start_agent("agent", "scripted")
+            return (await console.call(agent, "Bash", {"command": "touch second"})).status
+
+    run(first_session())
+    assert "Bash(touch:*)" in (workspace / ".belay" / "settings.toml").read_text()
+    assert run(second_session()) == RunStatus.DONE
+    assert (workspace / "second").exists()
 
 
 def test_bad_input_becomes_a_failed_run_with_a_clear_error(workspace: Path) -> None:
@@ -150,7 +175,7 @@ def test_undo_refuses_to_overwrite_later_changes_unless_forced(workspace: Path) 
 
     async def scenario() -> None:
         async with attended(workspace) as console:
-            console.policy.allow_for_session("Edit")
+            console.policy.add_rule("Edit", "allow", "session")
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Edit", {"file_path": str(target), "old_string": "# shop",
                                                          "new_string": "# Shop"})
@@ -168,7 +193,7 @@ def test_undo_refuses_to_overwrite_later_changes_unless_forced(workspace: Path) 
 def test_undo_of_a_created_file_removes_it(workspace: Path) -> None:
     async def scenario() -> None:
         async with attended(workspace) as console:
-            console.policy.allow_for_session("Write")
+            console.policy.add_rule("Write", "allow", "session")
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Write", {"file_path": str(workspace / "new" / "f.py"), "content": "x"})
             assert (workspace / "new" / "f.py").exists()
@@ -184,7 +209,7 @@ def test_a_restarted_console_lists_and_undoes_an_earlier_call(workspace: Path) -
 
     async def first_session() -> str:
         async with attended(workspace) as console:
-            console.policy.allow_for_session("Write")
+            console.policy.add_rule("Write", "allow", "session")
             agent = await console.start_agent("agent", "scripted")
             return (await console.call(agent, "Write", {"file_path": str(target), "content": "new\n"})).call_id
 
@@ -297,11 +322,11 @@ def test_with_nobody_attached_asking_means_denying(workspace: Path) -> None:
 
 
 def test_an_unanswered_approval_times_out_and_the_agent_is_told_so(workspace: Path) -> None:
-    from core.policy import Verdict
+    (workspace / ".belay").mkdir()
+    (workspace / ".belay" / "settings.toml").write_text('[permissions]\nask = [{ rule = "Write", timeout_s = 0.2 }]\n')
 
     async def scenario() -> CallOutcome:
         async with attended(workspace) as console:
-            console.policy.evaluate = lambda tool: Verdict(action="ask", reason="test", timeout_s=0.2)  # type: ignore[method-assign]
             agent = await console.start_agent("agent", "scripted")
             return await console.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"})
 

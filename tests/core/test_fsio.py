@@ -67,12 +67,13 @@ def test_a_fifo_is_refused_without_blocking(root: Path) -> None:
     assert "FIFO" in error.info.message
 
 
-def test_dev_zero_behind_a_link_is_outside_at_both_checks(root: Path) -> None:
+def test_dev_zero_behind_a_link_is_refused_as_a_device_and_never_opened(root: Path) -> None:
     (root / "zero").symlink_to("/dev/zero")
     ws = Workspace(root)
     with pytest.raises(ToolError) as info:
         ws.resolve(f"{root}/zero")
-    assert info.value.kind is ErrorKind.OUTSIDE_WORKSPACE
+    assert info.value.kind is ErrorKind.NOT_REGULAR_FILE
+    assert "/dev/zero" in info.value.info.message and "character device" in info.value.info.message
     # Even handed the unresolved link, fsio refuses to follow it.
     fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.read_file, ws, root / "zero")
 

@@ -119,7 +119,7 @@ def test_undo_conflict_is_shown_and_can_be_forced(qtbot: Any, loop: Any, workspa
     original = cart.read_text()
 
     async def body(console: Console, window: MainWindow) -> None:
-        console.policy.allow_for_session("Edit")
+        console.policy.add_rule("Edit", "allow", "session")
         _, agent = await _start(console, [_edit_step(workspace)])
         call_id = agent.outcomes["fix"].call_id
         cart.write_text(cart.read_text() + "# the person's own line\n")
@@ -142,7 +142,7 @@ def test_a_restarted_window_shows_and_undoes_an_earlier_call(qtbot: Any, loop: A
     call_ids: list[str] = []
 
     async def first(console: Console, window: MainWindow) -> None:
-        console.policy.allow_for_session("Edit")
+        console.policy.add_rule("Edit", "allow", "session")
         _, agent = await _start(console, [_edit_step(workspace)])
         call_ids.append(agent.outcomes["fix"].call_id)
 

@@ -1,0 +1,224 @@
+"""The decision for one call, as pure functions of the call and a snapshot of the rules.
+
+Order (the first step that decides wins):
+  1. deny rules, on any part (every simple command of a Bash line, every path of a file tool);
+     writes or deletes outside the workspace by Bash; secrets read
+  2. plan mode: anything that is not read-only is denied
+  3. protected paths written (.git, .belay, .claude, shell start-up files...): ask, in every mode
+  4. ask rules
+  5. bypass mode: allow
+  6. forms no rule may allow (code in strings, wrappers, unparseable or run-time words): ask
+  7. read-only, allow rules, accept-edits mode: allow; anything else asks
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.protected import home_secret, proc_secret, protected_reason
+from core.rules import EDIT_TOOLS, READ_TOOLS, Rule, RuleAction
+from core.policy_settings import Mode, RuleEntry
+from core.policy_types import PolicyRequest, Verdict
+from core.shell import BashAnalysis, Impact, SimpleCommand
+
+SPAWNING_TOOLS = frozenset({"Task", "Agent"})
+_PATH_ARGS = ("file_path", "path", "notebook_path")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The rules and settings in force, flattened from the layers."""
+
+    entries: tuple[tuple[RuleEntry, Rule], ...]
+    mode: Mode
+    home: str
+    timeout_s: float | None = None
+    on_timeout: str = "deny"
+
+    def of(self, action: RuleAction) -> list[tuple[RuleEntry, Rule]]:
+        return [(e, r) for e, r in self.entries if e.action == action]
+
+    def verdict(self, action: str, reason: str, entry: RuleEntry | None = None, **kw: object) -> Verdict:
+        rule = f"{entry.rule} [{entry.scope}]" if entry is not None else kw.pop("rule", None)
+        timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
+        on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
+        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
+                       on_timeout=on_timeout, **kw)  # type: ignore[arg-type]
+
+
+def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
+    """The verdict for a Bash command line, given its analysis."""
+    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    if analysis.hidden_character is not None:
+        return rules.verdict("deny", f"The command {analysis.hidden_character}", **kw)
+    everything = next((e for e, r in rules.of("deny") if r.tool == "Bash" and r.kind == "tool"), None)
+    if everything is not None:
+        return rules.verdict("deny", f"every Bash command matches the deny rule {everything.rule}", everything, **kw)
+    workspace = analysis.workspace
+    for command in analysis.commands:
+        hit = _bash_match(rules.of("deny"), command, workspace, rules.home)
+        if hit is not None:
+            flagged = _reflag(analysis, {command.node: ("deny", f"matches the deny rule {hit.rule}")})
+            return rules.verdict("deny", f"`{command.text}` matches the deny rule {hit.rule}", hit,
+                                 impact=analysis.impact, analysis=flagged)
+    denied = next((c for c in analysis.commands if c.effect == "deny"), None)
+    if denied is not None:
+        return rules.verdict("deny", denied.why, **kw)
+    if rules.mode == "plan" and analysis.verdict_hint != "allow":
+        return rules.verdict("deny", f"plan mode: read-only; {analysis.reason}", **kw)
+    protected = next((c for c in analysis.commands if c.protected), None)
+    if protected is not None:
+        return rules.verdict("ask", f"`{protected.text}`: {protected.protected}", **kw)
+    for command in analysis.commands:
+        hit = _bash_match(rules.of("ask"), command, workspace, rules.home)
+        if hit is not None:
+            return rules.verdict("ask", f"`{command.text}` matches the ask rule {hit.rule}", hit, **kw)
+    if rules.mode == "bypass":
+        return rules.verdict("allow", "bypass mode", **kw)
+    return _bash_allow(analysis, rules, suggestion)
+
+
+def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
+    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    if analysis.syntax_error is not None:
+        return rules.verdict("ask", analysis.syntax_error, **kw)
+    hard = next((c for c in analysis.commands if c.effect == "ask"), None)
+    if hard is not None:
+        return rules.verdict("ask", hard.why, **kw)
+    used: list[RuleEntry] = []
+    allowed: dict[int, tuple[str, str]] = {}
+    for command in analysis.commands:
+        if command.effect == "read":
+            continue
+        hit = _bash_match(rules.of("allow"), command, analysis.workspace, rules.home) \
+            if command.static else None
+        if hit is not None:
+            used.append(hit)
+            allowed[command.node] = ("ok", f"allowed by {hit.rule} [{hit.scope}]")
+        elif rules.mode == "accept_edits" and command.effect == "edit":
+            allowed[command.node] = ("ok", "accept-edits mode: a write inside the workspace")
+        else:
+            return rules.verdict("ask", command.why, suggested_rule=suggestion, **kw)
+    if not used:
+        reason = "accept-edits mode: only reads and writes inside the workspace" if allowed else analysis.reason
+        return rules.verdict("allow", reason, impact=analysis.impact, analysis=_reflag(analysis, allowed))
+    names = ", ".join(dict.fromkeys(f"{e.rule} [{e.scope}]" for e in used))
+    return rules.verdict("allow", f"allowed by {names}", rule=names, impact=analysis.impact,
+                         analysis=_reflag(analysis, allowed))
+
+
+def _bash_match(entries: Iterable[tuple[RuleEntry, Rule]], command: SimpleCommand, workspace: str,
+                home: str) -> RuleEntry | None:
+    """The first rule covering the command's words (with or without its wrappers) or its paths."""
+    for entry, rule in entries:
+        if rule.tool == "Bash" and (rule.matches_command(command.argv) or
+                                    (command.wrappers and rule.matches_command(command.wrappers + command.argv))):
+            return entry
+        if rule.kind == "path" and rule.tool in ("Read", "Edit"):
+            paths = command.reads if rule.tool == "Read" else command.writes
+            if any(rule.matches_path(p, workspace, home) for p in paths):
+                return entry
+    return None
+
+
+def _reflag(analysis: BashAnalysis, flags: dict[int, tuple[str, str]]) -> BashAnalysis:
+    if not flags:
+        return analysis
+    nodes = list(analysis.nodes)
+    for index, (flag, why) in flags.items():
+        nodes[index] = nodes[index].model_copy(update={"flag": flag, "why": why})
+    return analysis.model_copy(update={"nodes": tuple(nodes)})
+
+
+def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
+    """The verdict for any tool but Bash."""
+    tool, workspace = request.tool, os.path.realpath(request.workspace)
+    paths = candidate_paths(request)
+    writes = tool in EDIT_TOOLS
+    reads = tool in READ_TOOLS or request.annotations.read_only or tool in SPAWNING_TOOLS
+    impact = _impact(tool, paths, workspace, writes, reads)
+    hit = _tool_match(rules.of("deny"), request, paths, workspace, rules.home)
+    if hit is not None:
+        return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
+    secret = next((p for p in paths if proc_secret(p) or (home_secret(p, rules.home) and _inside(p, workspace))),
+                  None)
+    if secret is not None and not writes:
+        return rules.verdict("deny", f"{secret} holds secrets (a process environment or credentials)",
+                             impact=impact)
+    if rules.mode == "plan" and not reads:
+        return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", impact=impact)
+    guarded = next((r for r in (protected_reason(p) for p in paths) if r), None) if writes else None
+    if guarded is not None:
+        return rules.verdict("ask", guarded, impact=impact)
+    hit = _tool_match(rules.of("ask"), request, paths, workspace, rules.home)
+    if hit is not None:
+        return rules.verdict("ask", f"{tool} matches the ask rule {hit.rule}", hit, impact=impact)
+    return _tool_allow(request, rules, paths, workspace, writes, reads, impact)
+
+
+def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], workspace: str, writes: bool,
+                reads: bool, impact: Impact) -> Verdict:
+    tool = request.tool
+    if rules.mode == "bypass":
+        return rules.verdict("allow", "bypass mode", impact=impact)
+    if tool in SPAWNING_TOOLS:
+        return rules.verdict("allow", "a sub-agent's own calls are checked one by one", impact=impact)
+    outside = [p for p in paths if not _inside(p, workspace)]
+    if reads and not writes:
+        why = f"{tool} only reads" + (f"; {tool} itself refuses {outside[0]}, outside the workspace"
+                                      if outside else "")
+        return rules.verdict("allow", why, impact=impact)
+    if writes and outside:
+        return rules.verdict("ask", f"{tool} would write {outside[0]}, outside the workspace", impact=impact)
+    if writes and rules.mode == "accept_edits" and paths:
+        return rules.verdict("allow", "accept-edits mode: a write inside the workspace", impact=impact)
+    hit = _tool_match(rules.of("allow"), request, paths, workspace, rules.home)
+    if hit is not None:
+        return rules.verdict("allow", f"allowed by {hit.rule} [{hit.scope}]", hit, impact=impact)
+    what = "changes files in the workspace" if writes else "is not known to be read-only"
+    return rules.verdict("ask", f"{tool} {what}", impact=impact)
+
+
+def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyRequest, paths: list[str],
+                workspace: str, home: str) -> RuleEntry | None:
+    for entry, rule in entries:
+        if not rule.covers_tool(request.tool):
+            continue
+        if rule.kind in ("tool", "server"):
+            return entry
+        if rule.kind == "path" and any(rule.matches_path(p, workspace, home) for p in paths):
+            return entry
+        url = request.args.get("url")
+        if rule.kind == "domain" and isinstance(url, str) and rule.matches_url(url):
+            return entry
+    return None
+
+
+def candidate_paths(request: PolicyRequest) -> list[str]:
+    """The resolved paths, and the paths as the agent wrote them (a symlink must not dodge a deny rule)."""
+    found = [os.path.normpath(p) for p in request.paths]
+    for key in _PATH_ARGS:
+        value = request.args.get(key)
+        if isinstance(value, str) and value and "\0" not in value:
+            text = os.path.expanduser(value)
+            if os.path.isabs(text):
+                found.append(os.path.normpath(text))
+    return list(dict.fromkeys(found))
+
+
+def _inside(path: str, workspace: str) -> bool:
+    return os.path.isabs(path) and os.path.commonpath([workspace, path]) == workspace
+
+
+def _impact(tool: str, paths: list[str], workspace: str, writes: bool, reads: bool) -> Impact:
+    if writes and any(protected_reason(p) for p in paths):
+        return Impact(level="high", reasons=(f"writes a protected path: {paths[0]}",))
+    if writes and any(not _inside(p, workspace) for p in paths):
+        return Impact(level="high", reasons=(f"writes outside the workspace: {paths[0]}",))
+    if writes:
+        return Impact(level="medium", reasons=tuple(f"writes {p}" for p in paths) or (f"{tool} writes files",))
+    if reads:
+        return Impact(level="low", reasons=("only reads",))
+    return Impact(level="medium", reasons=(f"{tool} may change things outside Belay's view",))

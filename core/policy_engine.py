@@ -1,0 +1,194 @@
+"""The policy engine: layered settings, Claude Code rules, modes, and the verdict for each call.
+
+Layers, later ones adding rules and the most specific one that sets a value winning:
+  user       <config dir>/settings.toml  ($BELAY_CONFIG_DIR, else platformdirs' user config dir for "belay")
+  workspace  <workspace>/.belay/settings.toml
+  session    in memory ("Always allow" for this session)
+
+Settings file format (TOML):
+
+    mode = "default"            # default | accept_edits | plan | bypass
+    [permissions]
+    allow = ["Bash(npm run test:*)", "Read(./src/**)"]
+    ask = ["Bash(git push:*)", { rule = "Bash(npm publish:*)", timeout_s = 60, on_timeout = "deny" }]
+    deny = ["Bash(curl:*)", "Read(./.env)"]
+    [tools]
+    disable = ["mcp:*"]         # "*", tool names, "mcp:*", "mcp:<server>"
+    [approval]
+    timeout_s = 0               # 0 = wait forever
+    on_timeout = "deny"         # deny | allow
+
+Rule syntax: see `core.rules`.  Deny beats ask beats allow; the order of
+the decision is in `core.policy_decide`.  A file that cannot be read is
+ignored and reported by `load`; adding or removing a rule rewrites the file
+keeping its other settings (but not its comments).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from core.policy_decide import RuleSet, decide_bash, decide_tool
+from core.policy_settings import (ACTIONS, MODES, Layer, Mode, RuleEntry, Scope, edit_rules, entry_from, load_layer,
+                                  settings_path)
+from core.policy_types import PolicyRequest, Verdict
+from core.rules import RuleAction, parse_rule
+from core.shell import BashAnalysis, analyse
+from core.suggest import suggest_for_bash, suggest_for_tool
+
+__all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
+SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
+
+
+@lru_cache(maxsize=128)
+def _analysed(command: str, workspace: str, home: str) -> BashAnalysis:
+    """Parsing is the costly part of a Bash verdict; dry runs and re-evaluations reuse it."""
+    return analyse(command, workspace, home)
+
+
+class PolicyEngine:
+    """Decides allow / ask / deny for each call from the layered rules and the mode."""
+
+    def __init__(self) -> None:
+        self._layers: dict[Scope, Layer] = {scope: Layer(scope) for scope in SCOPES}
+        self._workspace: Path | None = None
+        self._session_mode: Mode | None = None
+
+    def load(self, workspace: str | os.PathLike[str]) -> list[str]:
+        """(Re)reads the user and workspace files; returns the problems found, for the console to show."""
+        self._workspace = Path(os.path.realpath(workspace))
+        problems: list[str] = []
+        for scope in ("user", "workspace"):
+            layer, found = load_layer(scope, settings_path(scope, self._workspace))
+            self._layers[scope] = layer
+            problems += found
+        return problems
+
+    @property
+    def mode(self) -> Mode:
+        if self._session_mode is not None:
+            return self._session_mode
+        return next((self._layers[s].mode for s in ("workspace", "user") if self._layers[s].mode), "default")
+
+    def set_mode(self, mode: str) -> None:
+        """Sets the mode for this session (not written to any file)."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}: use default, accept_edits, plan or bypass")
+        self._session_mode = MODES[mode]
+
+    def evaluate(self, request: PolicyRequest) -> Verdict:
+        """The verdict for one call."""
+        disabled = self.disabled_reason(request.tool)
+        rules = self._ruleset()
+        if disabled is not None:
+            return rules.verdict("deny", disabled)
+        if request.tool != "Bash":
+            verdict = decide_tool(request, rules)
+            if verdict.action == "ask":
+                return verdict.model_copy(update={"suggested_rule": suggest_for_tool(request)})
+            return verdict
+        command = request.args.get("command")
+        if not isinstance(command, str):
+            return rules.verdict("ask", "the Bash call has no command string")
+        analysis = _analysed(command, os.path.realpath(request.workspace), rules.home)
+        return decide_bash(analysis, rules, suggest_for_bash(analysis))
+
+    def suggest_rule(self, request: PolicyRequest) -> str | None:
+        """The rule "Always allow" would add for this call; None when no rule could allow it."""
+        if request.tool == "Bash":
+            command = request.args.get("command")
+            if not isinstance(command, str):
+                return None
+            return suggest_for_bash(_analysed(command, os.path.realpath(request.workspace), self._home()))
+        return suggest_for_tool(request)
+
+    def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
+        """Adds a rule (validated, normalised) to a layer; returns it as stored."""
+        if action not in ACTIONS or scope not in SCOPES:
+            raise ValueError(f"action must be one of {ACTIONS} and scope one of {SCOPES}")
+        entry, parsed = entry_from(rule, action, scope, None)
+        if scope == "session":
+            layer = self._layers["session"]
+            if all((e.rule, e.action) != (entry.rule, action) for e, _ in layer.entries):
+                layer.entries.append((entry, parsed))
+            return entry.rule
+        path = self._path(scope)
+        edit_rules(path, action, entry.rule, add=True)
+        self._reload(scope)
+        return entry.rule
+
+    def remove_rule(self, rule: str, action: RuleAction, scope: Scope) -> bool:
+        """Removes a rule from a layer; False when it was not there."""
+        try:
+            text = parse_rule(rule).text
+        except ValueError:
+            text = rule.strip()
+        if scope == "session":
+            layer = self._layers["session"]
+            before = len(layer.entries)
+            layer.entries = [(e, r) for e, r in layer.entries if (e.rule, e.action) != (text, action)]
+            return len(layer.entries) != before
+        changed = edit_rules(self._path(scope), action, text, add=False)
+        self._reload(scope)
+        return changed
+
+    def rules(self) -> list[RuleEntry]:
+        """Every rule in force, user layer first."""
+        return [entry for scope in SCOPES for entry, _ in self._layers[scope].entries]
+
+    def disabled_reason(self, tool_name: str) -> str | None:
+        """Why a tool is switched off by `[tools] disable`, or None when it is enabled."""
+        for scope in SCOPES:
+            for pattern in self._layers[scope].disable:
+                if _disables(pattern, tool_name):
+                    where = self._layers[scope].path or "the session"
+                    return f"{tool_name} is disabled (tools.disable = {pattern!r} in {where})"
+        return None
+
+    def dry_run(self, rule: str, action: RuleAction, requests: Sequence[PolicyRequest]) -> list[int]:
+        """Indices of `requests` whose verdict would become `action` with the rule added (nothing is saved)."""
+        before = [self.evaluate(r).action for r in requests]
+        entry, parsed = entry_from(rule, action, "session", None)
+        session = self._layers["session"]
+        session.entries.append((entry, parsed))
+        try:
+            after = [self.evaluate(r).action for r in requests]
+        finally:
+            session.entries.remove((entry, parsed))
+        return [i for i, (old, new) in enumerate(zip(before, after)) if old != new and new == action]
+
+    def _ruleset(self) -> RuleSet:
+        entries = tuple(pair for scope in SCOPES for pair in self._layers[scope].entries)
+        timeout = next((self._layers[s].timeout_s for s in ("workspace", "user")
+                        if self._layers[s].timeout_s is not None), None)
+        on_timeout = next((self._layers[s].on_timeout for s in ("workspace", "user")
+                           if self._layers[s].on_timeout), "deny")
+        return RuleSet(entries, self.mode, self._home(), timeout, on_timeout)
+
+    def _home(self) -> str:
+        return os.path.realpath(os.path.expanduser("~"))
+
+    def _path(self, scope: Scope) -> Path:
+        path = settings_path(scope, self._workspace)
+        if path is None:
+            raise ValueError("load a workspace before changing its rules")
+        return path
+
+    def _reload(self, scope: Scope) -> None:
+        self._layers[scope], _ = load_layer(scope, self._path(scope))
+
+    def __repr__(self) -> str:
+        counts = {s: len(self._layers[s].entries) for s in SCOPES}
+        return f"<PolicyEngine workspace={self._workspace} mode={self.mode} rules={counts}>"
+
+
+def _disables(pattern: str, tool: str) -> bool:
+    if pattern in ("*", tool):
+        return True
+    if pattern == "mcp:*":
+        return tool.startswith("mcp__")
+    return pattern.startswith("mcp:") and tool.startswith(f"mcp__{pattern[4:]}__")
+

@@ -1,0 +1,69 @@
+"""Paths that are never written without a person, and secrets that are never read.
+
+Protected paths hold things that run later, outside any check: git hooks
+and config (`core.fsmonitor` runs on `git status`), agent and editor
+settings (an agent that can edit them widens its own permissions), shell
+start-up files.  They are matched by path component anywhere in the path,
+inside the workspace or not, because a nested repository's `.git` is as
+dangerous as the top one's.
+
+Secrets are what a process can read about the console itself
+(`/proc/self/environ` holds its API keys) and the user's credential stores.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PurePath
+
+PROTECTED_DIRS = frozenset({".git", ".belay", ".claude", ".vscode", ".idea", ".husky", ".ssh"})
+"""Directories whose contents configure or run tools: a write anywhere below one is protected."""
+PROTECTED_FILES = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+    ".zshenv", ".zlogin", ".zlogout", ".envrc", ".gitconfig", ".mcp.json", ".inputrc",
+})
+"""Files that run or configure something the next time a shell, git or an agent starts."""
+_PROTECTED_PAIRS = ((".config", "fish"), (".config", "git"), (".config", "belay"))
+
+_PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem)")
+_HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
+                 ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
+                 ".local/share/keyrings")
+
+
+def protected_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why writing `path` needs a person even in bypass mode, or None."""
+    parts = PurePath(path).parts
+    for index, part in enumerate(parts):
+        if part in PROTECTED_DIRS:
+            return f"{path} is inside {part}, a protected directory: what is written there runs later"
+        if part in PROTECTED_FILES and index == len(parts) - 1:
+            return f"{path} is {part}, a protected file that runs or configures a tool at start-up"
+        if index and (parts[index - 1], part) in _PROTECTED_PAIRS:
+            return f"{path} is inside {parts[index - 1]}/{part}, a protected configuration directory"
+    return None
+
+
+def proc_secret(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` reads a process's environment, memory, or the console's own /proc entry."""
+    return _PROC_SECRET.fullmatch(os.path.normpath(os.fspath(path))) is not None
+
+
+def home_secret(path: str | os.PathLike[str], home: str) -> bool:
+    """Whether `path` lies in one of the user's credential stores (~/.ssh, ~/.aws, ...)."""
+    text = os.path.normpath(os.fspath(path))
+    home = os.path.normpath(home)
+    if not os.path.isabs(text) or os.path.commonpath([home, text]) != home:
+        return False
+    rest = os.path.relpath(text, home)
+    return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
+
+
+def secret_reason(path: str | os.PathLike[str], home: str) -> str | None:
+    """Why reading `path` is refused outright, or None."""
+    if proc_secret(path):
+        return f"{path} exposes a process's environment or memory (API keys live there)"
+    if home_secret(path, home):
+        return f"{path} is in a credential store"
+    return None

@@ -1,0 +1,140 @@
+"""Containing a command: bubblewrap when it works here, otherwise its process group swept via /proc.
+
+Under bubblewrap a command sees the host read-only, the workspace and a
+private /tmp writable, its own PID namespace (it cannot see or signal the
+console, and when the sandbox's first process dies the kernel kills every
+process inside, `setsid` daemons included), no capabilities, and optionally
+no network.  Without bubblewrap a command runs in its own session and
+process group; `tree_pids` finds what it left behind by session, group and
+ancestry, remembering what it saw so a child whose parent dies first is still
+found.  What escapes that sweep: a process that called `setsid` and whose
+parent exited before any scan saw it (a classic double-fork daemon, or
+`(setsid cmd &)`), because nothing on the host links it back to the command.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+_PROBE_TIMEOUT_S = 10.0
+
+
+class SandboxInfo(BaseModel):
+    """Whether commands can be sandboxed here, found once per process."""
+
+    model_config = ConfigDict(frozen=True)
+
+    available: bool
+    """bubblewrap is installed and a probe run with every option Belay uses succeeded."""
+    kind: Literal["bubblewrap", "none"]
+    """What `wrap` will use."""
+    detail: str
+    """One sentence for the window and the logs."""
+    executable: str = ""
+    """Absolute path of bwrap when available."""
+
+
+def _base_options(network: bool) -> list[str]:
+    options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+               "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    return options if network else [*options, "--unshare-net"]
+
+
+@functools.cache
+def detect_sandbox() -> SandboxInfo:
+    """Find bubblewrap and prove it works in this environment (containers often forbid namespaces)."""
+    path = shutil.which("bwrap")
+    fallback = "commands run unsandboxed in their own process group"
+    if path is None:
+        return SandboxInfo(available=False, kind="none", detail=f"bubblewrap not found: {fallback}")
+    version = _run([path, "--version"]).stdout.strip() or "bubblewrap"
+    probe = _run([path, *_base_options(network=False), "--", "true"])
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or [f"exit code {probe.returncode}"])[-1]
+        return SandboxInfo(available=False, kind="none", detail=f"{version} does not work here ({why}): {fallback}")
+    return SandboxInfo(available=True, kind="bubblewrap", executable=path,
+                       detail=f"{version}: PID namespace, read-only root, private /tmp, no capabilities")
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, env={"PATH": os.defpath})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return subprocess.CompletedProcess(argv, 127, "", str(e))
+
+
+def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path, network: bool, info: SandboxInfo,
+         hide: Sequence[Path] = ()) -> list[str]:
+    """`argv` run inside bubblewrap (unchanged when `info` says there is none).
+
+    The private `tmp` is mounted before the workspace, so a workspace under
+    /tmp stays visible.  Each existing directory in `hide` (the console's
+    state) is covered by an empty tmpfs, unless it holds the workspace.
+    """
+    if not info.available:
+        return list(argv)
+    ws = os.path.realpath(workspace)
+    options = [info.executable, *_base_options(network), "--bind", str(tmp), "/tmp", "--bind", ws, ws]
+    for path in hide:
+        real = os.path.realpath(path)
+        if os.path.isdir(real) and not _overlaps(real, ws) and not _overlaps(real, "/tmp"):
+            options += ["--tmpfs", real]
+    return [*options, "--chdir", ws, "--", *argv]
+
+
+def _overlaps(a: str, b: str) -> bool:
+    common = os.path.commonpath([a, b])
+    return common in (a, b)
+
+
+def _proc_stat(pid: int) -> tuple[int, int, int, str, int] | None:
+    """(ppid, pgid, session, state, start time) of `pid`, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()  # the command name may contain spaces and parentheses
+    return int(fields[1]), int(fields[2]), int(fields[3]), fields[0], int(fields[19])
+
+
+def tree_pids(root: int, known: Mapping[int, int] | None = None) -> dict[int, int]:
+    """Live processes of the command started as `root` (a session leader), as pid -> start time.
+
+    Members of its session or group, processes in `known` (from an earlier
+    scan, matched by start time so a reused pid is not mistaken for one),
+    and every descendant of those.  Blocking (reads /proc): call it off the
+    loop thread.
+    """
+    table: dict[int, tuple[int, int, int, str, int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (entry := _proc_stat(int(name))) is not None and entry[3] != "Z":
+            table[int(name)] = entry
+    known = known or {}
+    found = {pid for pid, (_, pgid, sid, _, start) in table.items()
+             if root in (pgid, sid) or known.get(pid) == start}
+    found.discard(os.getpid())
+    frontier = set(found) | {root}
+    while frontier:
+        children = {pid for pid, entry in table.items() if entry[0] in frontier} - found
+        found |= children
+        frontier = children
+    return {pid: table[pid][4] for pid in found}
+
+
+def signal_pids(pids: Iterable[int], signum: int) -> None:
+    """Send `signum` to each of `pids` that still exists."""
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            continue  # already gone, or not ours to signal

@@ -1,0 +1,218 @@
+"""Commands that only read, and the options that would make them do more.
+
+A command in `PLAIN` or `FILES` reads whatever its arguments say and nothing
+else, so a variable or a substitution among them changes nothing (`echo $X`
+is still only output).  The others are read-only only with some options
+left out (`sort -o`, `find -delete`, `rg --pre`, `sed` with `w` or `e`);
+with a word only known at run time, that cannot be checked, so they ask.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from core.shell.judgement import Env, Judgement, read_target, write_target
+from core.shell.options import parse
+from core.shell.variables import dangerous_variable
+from core.shell.words import SAFE_DYNAMIC, WordValue
+
+PLAIN = frozenset({
+    "echo", "true", "false", ":", "pwd", "printenv", "id", "whoami", "uname", "sleep", "seq", "basename",
+    "dirname", "realpath", "readlink", "which", "type", "wait", "test", "[", "tty", "nproc", "arch", "locale",
+    "getconf", "groups", "logname", "users", "exit", "return", "break", "continue", "shift", "times", "umask",
+    "jobs", "history", "unset", "ulimit", "cal", "expr", "yes", "ps", "lsblk", "free", "uptime",
+})
+"""Read nothing from files named by their arguments."""
+FILES = frozenset({
+    "cat", "head", "tail", "wc", "ls", "stat", "du", "df", "cut", "tr", "diff", "cmp", "comm", "md5sum",
+    "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "od", "hexdump",
+    "nl", "tac", "rev", "column", "base64", "base32", "strings", "fold", "fmt", "expand", "unexpand", "paste",
+    "join", "look", "numfmt", "pr", "tsort",
+})
+"""Read only the files their operands name."""
+PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "jq"})
+"""Their first operand is a pattern or filter, not a path (unless -e/-f give it)."""
+
+
+def judge_reader(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> bool:
+    """Judges `name` if it is a read-only program; False when it is not one."""
+    special = _SPECIAL.get(name)
+    if special is not None:
+        special(args, env, j, shown)
+        return True
+    if name not in PLAIN and name not in FILES and name not in PATTERN_FIRST:
+        return False
+    for word in args:
+        if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
+            j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
+    if name in PLAIN:
+        return True
+    skip_first = name in PATTERN_FIRST and not any(a.text.startswith(("-e", "-f", "--regexp", "--file"))
+                                                   for a in args)
+    operands = parse(args, "ABCDdefmt" if name in PATTERN_FIRST else "").operands
+    for index in operands[1:] if skip_first else operands:
+        read_target(args[index], env, j, shown)
+    for word in args:
+        if word.text.startswith("--") and "=" in word.text:
+            read_target(word, env, j, shown)
+    return True
+
+
+def _sensitive(args: list[WordValue], j: Judgement, shown: str) -> bool:
+    """Asks when any word is dynamic: a computed word could be the option that writes or runs."""
+    dynamic = [w for w in args if w.dynamic]
+    for word in dynamic:
+        j.raise_to("ask", f"{shown}: {word.source} is only known at run time and could be an option", word)
+    return not dynamic
+
+
+def _flag(j: Judgement, word: WordValue, effect: str, why: str) -> None:
+    j.raise_to(effect, why, word)  # type: ignore[arg-type]
+
+
+def _options_ask(bad: tuple[str, ...], reason: str, files_from: int = 0) -> Callable[..., None]:
+    """A reader that asks when one of `bad` options is present (exact, `--x=...` or `-x...`)."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if not _sensitive(args, j, shown):
+            return
+        for word in args:
+            if any(word.text == b or word.text.startswith(b + "=") or (len(b) == 2 and word.text.startswith(b)
+                                                                       and not word.text.startswith("--"))
+                   for b in bad):
+                _flag(j, word, "ask", f"{shown}: {word.text.split('=')[0]} {reason}")
+        for index in parse(args).operands[files_from:]:
+            read_target(args[index], env, j, shown)
+    return judge
+
+
+def _sort(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "kotST", ("--key", "--output", "--field-separator", "--buffer-size",
+                              "--temporary-directory", "--compress-program", "--files0-from"))
+    for name, value, index in p.options:
+        if name == "--compress-program":
+            _flag(j, args[index], "ask", f"{shown}: --compress-program runs a program")
+        elif name in ("-o", "--output") and value is not None:
+            write_target(WordValue(value, args[index].source, args[index].start, args[index].end), env, j,
+                         "writes", shown)
+    for index in p.operands:
+        read_target(args[index], env, j, shown)
+
+
+def _second_operand_written(value_short: str) -> Callable[..., None]:
+    """uniq IN OUT, xxd IN OUT: the second operand is a file written."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if not _sensitive(args, j, shown):
+            return
+        operands = parse(args, value_short).operands
+        for index in operands[:1]:
+            read_target(args[index], env, j, shown)
+        for index in operands[1:2]:
+            write_target(args[index], env, j, "writes", shown)
+    return judge
+
+
+def _sed(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "efl", ("--expression", "--file", "--line-length"))
+    in_place = p.has("-i", "--in-place") or any(n.startswith("--in-place") for n, _, _ in p.options)
+    if p.has("-f", "--file"):
+        j.raise_to("ask", f"{shown} reads its script from a file Belay does not check for w or e commands")
+    scripts = p.values("-e", "--expression") or ([args[p.operands[0]].text] if p.operands else [])
+    files = p.operands if p.has("-e", "--expression", "-f", "--file") else p.operands[1:]
+    for script in scripts:
+        if not _plain_sed(script):
+            j.raise_to("ask", f"{shown}: the sed script may write files or run commands (w, e, r)")
+    for index in files:
+        if in_place:
+            write_target(args[index], env, j, "writes", shown)
+        else:
+            read_target(args[index], env, j, shown)
+    if in_place:
+        j.hurt("medium", f"edits files in place: {shown}")
+
+
+_SED_S = re.compile(r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpiImM0-9]*")
+_SED_Y = re.compile(r"y(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1")
+_SED_ADDRESS = re.compile(r"/(?:\\.|[^/])*/[IM]*|\\(.)(?:\\.|(?!\1).)*\1[IM]*")
+_SED_PLAIN = re.compile(r"[\d\s,;$!{}+~pPdDnNqQ=lhHgGxz]*")
+
+
+def _plain_sed(script: str) -> bool:
+    """Whether a sed script only prints and transforms (no w/W/e/r/R and no s///e or s///w)."""
+    rest = _SED_ADDRESS.sub(" ", _SED_Y.sub(" ", _SED_S.sub(" ", script)))
+    return _SED_PLAIN.fullmatch(rest) is not None
+
+
+def _awk(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "FvfEil", ("--field-separator", "--assign", "--file", "--exec", "--include", "--load"),
+              permute=False)
+    if p.has("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"):
+        j.raise_to("ask", f"{shown} runs an awk program from a file or extension Belay does not check")
+        return
+    program = args[p.operands[0]].text if p.operands else ""
+    if "system" in program or "|" in program or ("print" in program and ">" in program):
+        j.raise_to("ask", f"{shown}: the awk program can run commands or write files (system, |, print >)")
+    for index in p.operands[1:]:
+        if "=" not in args[index].text:
+            read_target(args[index], env, j, shown)
+
+
+def _printf(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """printf -v NAME assigns a variable; the builtin takes options only before the format."""
+    if args and args[0].dynamic:
+        j.raise_to("ask", f"{shown}: {args[0].source} is only known at run time and could be -v", args[0])
+    for word in args:
+        if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
+            j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
+    _dangerous_names(parse(args, "v", permute=False).values("-v"), j, shown)
+
+
+def _assigner(value_short: str) -> Callable[..., None]:
+    """read NAME..., mapfile NAME: each operand names a variable to set."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if not _sensitive(args, j, shown):
+            return
+        p = parse(args, value_short, permute=False)
+        if p.has("-C"):
+            j.raise_to("ask", f"{shown} runs a callback (-C)")
+        _dangerous_names(p.values("-a") + [args[i].text for i in p.operands], j, shown)
+    return judge
+
+
+def _dangerous_names(names: list[str], j: Judgement, shown: str) -> None:
+    for name in names:
+        if dangerous_variable(name) or ("[" in name and ("$(" in name or "`" in name)):
+            j.raise_to("ask", f"{shown} sets {name}, which changes what later commands run")
+
+
+def _plain_without_args(reason: str) -> Callable[..., None]:
+    """date -s, hostname NAME: read-only with no operand, a system change with one."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if any(a.text in ("-s", "--set", "-F", "--file") or a.text.startswith("--set=") for a in args) or \
+                (reason.startswith("sets the host") and parse(args).operands):
+            j.raise_to("run", f"{shown} {reason}")
+    return judge
+
+
+_SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
+    "rg": _options_ask(("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"), "runs other programs",
+                       files_from=1),
+    "tree": _options_ask(("-o", "--fromfile"), "writes or reads a file list"),
+    "file": _options_ask(("-C", "--compile", "-m", "--magic-file"), "compiles or loads magic files"),
+    "sort": _sort,
+    "uniq": _second_operand_written("fsw"),
+    "xxd": _second_operand_written("cglos"),
+    "sed": _sed,
+    "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
+    "printf": _printf, "read": _assigner("adinNptu"), "mapfile": _assigner("dnOsuCc"),
+    "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
+    "hash": _options_ask(("-p",), "maps a command name to another program"),
+    "date": _plain_without_args("sets the system clock"),
+    "hostname": _plain_without_args("sets the host name"),
+}

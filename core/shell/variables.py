@@ -1,0 +1,28 @@
+"""Variables whose value decides what later commands run, or how.
+
+`PATH=/tmp/evil:$PATH ls` runs another `ls`; `BASH_ENV` is sourced by every
+non-interactive bash; `LD_PRELOAD` injects a library; `PS4` is expanded
+(substitutions included) under `set -x`; `GIT_*` points git at other
+configs, hooks and programs.  Setting one of them, as a prefix, on its own,
+with `export`, `declare`, `read`, `printf -v` or as a `for` variable, asks.
+"""
+
+from __future__ import annotations
+
+DANGEROUS = frozenset({
+    "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "IFS", "SHELLOPTS",
+    "BASHOPTS", "CDPATH", "HOME", "GLOBIGNORE", "FUNCNEST", "BASH_XTRACEFD", "HISTFILE", "PAGER",
+    "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE", "PERL5LIB", "PERL5OPT",
+    "PERLLIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS", "CLASSPATH", "TMPDIR", "XDG_CONFIG_HOME", "ZDOTDIR", "INPUTRC", "MAKEFLAGS",
+    "CC", "CXX", "LD", "RUSTC_WRAPPER", "CARGO_HOME", "GOFLAGS", "EXINIT", "VIMINIT", "TERMINAL",
+})
+_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_", "UV_", "DOCKER_", "SSH_")
+
+
+def dangerous_variable(name: str) -> bool:
+    """Whether assigning `name` (as written, maybe `a[1]`) can change what runs."""
+    base = name.split("[", 1)[0]
+    upper = base.upper()
+    return base in DANGEROUS or upper.startswith(_PREFIXES)

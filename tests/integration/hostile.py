@@ -1,0 +1,264 @@
+"""Support for the hostile-input harness: loading cases, expanding them, checking them.
+
+The contract is ../shared/hostile/README.md.  A case names a tool, its input
+(with `{WS}`, `{OUTSIDE}` and `{"$repeat": s, "count": n}` to expand), an
+optional shell `setup`, rules assumed allowed, host environment variables,
+the expected outcome and post-conditions.  Everything here is pure or
+plain file/process inspection; running the call is the test module's job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED_CORPUS = ROOT.parent / "shared" / "hostile"
+CORPUS_ENV = "BELAY_HOSTILE_DIR"
+
+RUN_EXPECTATIONS = frozenset({"kill-process-group", "truncate", "sanitize", "redact", "error:resource-limit"})
+"""Outcomes about what happens when the call runs: the harness approves if the policy asks."""
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def corpus_files() -> list[Path]:
+    dirs = [SHARED_CORPUS]
+    if os.environ.get(CORPUS_ENV):
+        dirs.append(Path(os.environ[CORPUS_ENV]))
+    return [f for d in dirs if d.is_dir() for f in sorted(d.glob("*.json"))]
+
+
+def load_cases() -> Iterator[tuple[str, dict[str, Any]]]:
+    for path in corpus_files():
+        for case in json.loads(path.read_text(encoding="utf-8")):
+            yield f"{path.stem}:{case['id']}", case
+
+
+def expand(value: Any, ws: Path, outside: Path) -> Any:
+    """Replace the placeholders; a string input stays raw JSON text for the pipeline."""
+    if isinstance(value, str):
+        return value.replace("{WS}", str(ws)).replace("{OUTSIDE}", str(outside))
+    if isinstance(value, list):
+        return [expand(v, ws, outside) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"$repeat", "count"}:
+            return expand(value["$repeat"], ws, outside) * int(value["count"])
+        return {k: expand(v, ws, outside) for k, v in value.items()}
+    return value
+
+
+_ASSUMED = re.compile(r"\b(allow|ask|deny) rules? ((?:[A-Za-z_][\w.-]*(?:\([^)]*\))?(?:,\s*|\s+and\s+)?)+?) "
+                      r"(?:is |are )?assumed", re.IGNORECASE)
+_RULE = re.compile(r"[A-Za-z_][\w.-]*(?:\([^)]*\))?")
+
+
+def assumed_rules(case: dict[str, Any]) -> dict[str, list[str]]:
+    """The rules a case assumes in effect, by action.
+
+    `assume_allow` (and `assume_ask` / `assume_deny` where a corpus has them) are fields; a case may also
+    state its assumption in its notes ("Deny rule Bash(curl:*) assumed."), which the harness honours too.
+    """
+    found: dict[str, list[str]] = {a: list(case.get(f"assume_{a}") or []) for a in ("allow", "ask", "deny")}
+    for action, rules in _ASSUMED.findall(str(case.get("notes", ""))):
+        found[action.lower()] += [r for r in _RULE.findall(rules) if r.lower() != "and"]
+    return found
+
+
+_REPEAT = re.compile(r"run\s*(?:>=|at least)\s*([0-9]+)\s*times", re.IGNORECASE)
+MAX_REPEATS = 1000
+REPEAT_BUDGET_S = 10.0
+
+
+def repeats(case: dict[str, Any]) -> int:
+    """How many times to make the call: races ("Race: run >=1000 times") are tried many times, within a budget."""
+    found = _REPEAT.search(str(case.get("notes", "")))
+    return min(int(found.group(1)), MAX_REPEATS) if found else 1
+
+
+def race_outcome_ok(expected: str, seen: Observed) -> list[str]:
+    """For a race, one try may also win cleanly: it succeeds or finds the path missing, never anything else."""
+    if seen.status == "done" or (seen.status == "failed" and seen.error_kind == "not-found"):
+        return []
+    return check_expected(expected, seen, {})
+
+
+def expected_parts(expected: str) -> set[str]:
+    """'truncate+kill-process-group' -> {'truncate', 'kill-process-group'}."""
+    return set(expected.split("+"))
+
+
+def needs_a_person(expected: str) -> bool:
+    return bool(expected_parts(expected) & RUN_EXPECTATIONS)
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def processes_matching(text: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(f"{entry.name}: {cmdline.strip()}")
+    return found
+
+
+def processes_in(directory: Path) -> list[str]:
+    """Live processes (not zombies) whose working directory lies in `directory`: what a command left behind."""
+    root = os.path.realpath(directory)
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and (cwd == root or cwd.startswith(root + "/")):
+            found.append(f"{entry.name}: {cmdline.strip()}")
+    return found
+
+
+@dataclass
+class Observed:
+    """What the harness saw of one call."""
+
+    status: str
+    text: str
+    error_kind: str | None
+    asked: bool
+    """The policy asked a person (answered by the harness or by the headless rule)."""
+    wall_s: float
+    rss_growth_mb: float
+    window_text: str = ""
+    """The output as the window's read model holds it."""
+    snapshots: dict[str, bytes | None] = field(default_factory=dict)
+
+
+def check_expected(expected: str, seen: Observed, host_env: dict[str, str]) -> list[str]:
+    problems: list[str] = []
+    for part in expected_parts(expected):
+        problems += _check_part(part, seen, host_env)
+    return problems
+
+
+def _check_part(part: str, seen: Observed, host_env: dict[str, str]) -> list[str]:
+    if part == "allowed":
+        return [] if seen.status == "done" and not seen.asked else [f"expected allowed, got {seen.status} (asked={seen.asked})"]
+    if part == "ask":
+        return [] if seen.asked and seen.status in ("denied", "timed_out") else [f"expected ask, got {seen.status} (asked={seen.asked})"]
+    if part == "deny":
+        return [] if seen.status == "denied" and not seen.asked else [f"expected deny, got {seen.status} (asked={seen.asked})"]
+    if part.startswith("error:"):
+        kind = part.split(":", 1)[1]
+        ok = seen.status == "failed" and seen.error_kind == kind and len(seen.text) > 10
+        return [] if ok else [f"expected {part}, got {seen.status}/{seen.error_kind}: {seen.text[:200]!r}"]
+    if part == "kill-process-group":
+        return [] if seen.status in ("done", "timed_out", "failed", "cancelled") else [f"did not run: {seen.status}"]
+    if part == "truncate":
+        cut = "cut" in seen.text or "inary" in seen.text
+        return [] if seen.status != "denied" and cut and len(seen.text) <= 30_000 else [f"not truncated: {len(seen.text)} chars"]
+    if part == "sanitize":
+        bad = [t for t in (seen.text, seen.window_text) if CONTROL.search(t)]
+        return [f"control characters reached the agent or window: {bad[0][:120]!r}"] if bad else []
+    if part == "redact":
+        leaked = [k for k, v in host_env.items() if len(v) >= 6 and (v in seen.text or v in seen.window_text)]
+        return [f"secrets leaked: {leaked}"] if leaked else []
+    return [f"unknown expectation {part!r}"]
+
+
+def check_asserts(asserts: dict[str, Any], seen: Observed, ws: Path) -> list[str]:
+    problems: list[str] = []
+    for key, value in asserts.items():
+        checker = _ASSERTS.get(key)
+        if checker is None:
+            problems.append(f"unknown assert {key!r}")
+        else:
+            problems += checker(value, seen, ws)
+    return problems
+
+
+def _file_absent(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"{value} exists"] if os.path.lexists(value) else []
+
+
+def _file_unchanged(value: Any, seen: Observed, ws: Path) -> list[str]:
+    before = seen.snapshots.get(value)
+    now = Path(value).read_bytes() if Path(value).is_file() else None
+    return [] if before == now else [f"{value} changed"]
+
+
+def _file_size(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"{p} is {os.path.getsize(p) if os.path.exists(p) else 'absent'}, expected {n}"
+            for p, n in value.items() if not os.path.exists(p) or os.path.getsize(p) != n]
+
+
+def _max_file_bytes(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"{p} is {os.path.getsize(p)} bytes > {n}" for p, n in value.items()
+            if os.path.exists(p) and os.path.getsize(p) > n]
+
+
+def _no_partial_file(value: Any, seen: Observed, ws: Path) -> list[str]:
+    partial = [str(p) for p in ws.rglob("*.tmp") if ".belay-" in p.name]
+    return [f"partial files left: {partial}"] if partial else []
+
+
+def _not_contains(value: Any, seen: Observed, ws: Path) -> list[str]:
+    needles = [value] if isinstance(value, str) else list(value)
+    return [f"output contains {n!r}" for n in needles if n in seen.text or n in seen.window_text]
+
+
+def _max_chars(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"{len(seen.text)} chars reached the agent (max {value})"] if len(seen.text) > value else []
+
+
+def _max_line(value: Any, seen: Observed, ws: Path) -> list[str]:
+    longest = max((len(line) for line in seen.text.splitlines()), default=0)
+    return [f"a line of {longest} chars (max {value})"] if longest > value else []
+
+
+def _max_wall(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"took {seen.wall_s:.1f} s (max {value})"] if seen.wall_s > value else []
+
+
+def _max_rss(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"the console grew by {seen.rss_growth_mb:.0f} MB (max {value})"] if seen.rss_growth_mb > value else []
+
+
+def _no_process(value: Any, seen: Observed, ws: Path) -> list[str]:
+    left = processes_matching(value)
+    return [f"processes left: {left}"] if left else []
+
+
+def _env_absent(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return [f"{value} reached the child"] if f"{value}=" in seen.text else []
+
+
+def _trivially_alive(value: Any, seen: Observed, ws: Path) -> list[str]:
+    return []  # the harness runs in the console's process: reaching this line is the proof
+
+
+_ASSERTS = {
+    "file_absent": _file_absent, "file_unchanged": _file_unchanged, "file_size": _file_size,
+    "max_file_bytes": _max_file_bytes, "no_partial_file": _no_partial_file,
+    "output_not_contains": _not_contains, "output_not_contains_any": _not_contains,
+    "max_output_chars_to_model": _max_chars, "max_line_chars": _max_line, "max_wall_s": _max_wall,
+    "max_rss_mb": _max_rss, "no_process_matching": _no_process, "env_var_absent_in_child": _env_absent,
+    "host_alive": _trivially_alive, "no_exception": _trivially_alive,
+}
