@@ -18,6 +18,10 @@ from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalReq
                          ShellStarted)
 from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, RunStatus
 from core.pipeline import AgentHandle, CallOutcome
+from core.policy_settings import RuleEntry
+from core.sandbox import SandboxInfo
+from core.shell import BashAnalysis, DisplayNode, Impact
+from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
 from core.timeline import AgentNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
 from core.undo_report import UndoReport
@@ -29,5 +33,6 @@ __all__ = [
     "ErrorKind", "Event", "FileChange", "FileDiff", "Hunk", "Inserted", "Lagged", "NodeKey", "ProposedFile",
     "ReviewRule", "RollbackFinished", "RollbackRefused", "RunNode", "RunStatus", "Script", "ScriptedAgent",
     "PolicyChanged", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
+    "BashAnalysis", "BashSettings", "DisplayNode", "Impact", "RuleEntry", "SandboxInfo",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

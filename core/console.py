@@ -272,6 +272,13 @@ class Console:
         task.cancel()
         return True
 
+    async def kill_shell(self, shell_id: str) -> bool:
+        """Stop a background shell and everything it started; False when it had already ended or is unknown."""
+        try:
+            return await self.shells.kill(shell_id) == "running"
+        except BelayError:
+            return False
+
     async def undo(self, call_id: str, *, force: bool = False) -> UndoReport:
         """Restore what a call changed.  Refuses (and says why) rather than overwrite later work."""
         try:
