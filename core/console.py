@@ -178,6 +178,10 @@ class Console:
         """Every journaled call of this workspace, oldest first."""
         return await self._io(self.journal.calls)
 
+    async def full_output(self, call_id: str) -> str | None:
+        """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
+        return await self._io(self.journal.full_output, call_id)
+
     async def diffs_for(self, call_id: str) -> list[FileDiff]:
         """The diff of every file a call changed, computed off the loop."""
         run = self.timeline.runs.get(call_id)

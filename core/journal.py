@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS rollbacks (
     id TEXT PRIMARY KEY, call_id TEXT NOT NULL REFERENCES calls(id), forced INTEGER NOT NULL,
     created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollbacks_call ON rollbacks(call_id);
+CREATE TABLE IF NOT EXISTS outputs (
+    call_id TEXT PRIMARY KEY REFERENCES calls(id), text TEXT NOT NULL);
 """
 
 
@@ -145,6 +147,16 @@ class Journal:
                 (status.value, _now(), duration_s, output,
                  error.model_dump_json() if error else None, call_id),
             )
+
+    def add_full_output(self, call_id: str, text: str) -> None:
+        """A command's whole output (up to the tool's journal limit), beyond what the agent was shown."""
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?)", (call_id, text))
+
+    def full_output(self, call_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT text FROM outputs WHERE call_id=?", (call_id,)).fetchone()
+        return row["text"] if row else None
 
     def add_rollback(self, rollback_id: str, call_id: str, forced: bool,
                      changes: Sequence[FileChange]) -> None:

@@ -240,6 +240,10 @@ class Pipeline:
                       changes: tuple[FileChange, ...] = ()) -> CallOutcome:
         text = _cap(text)
         duration = time.monotonic() - started
+        data = dict(data or {})
+        full = data.pop("journal_output", None)
+        if isinstance(full, str) and full and full != text:
+            await self._io(self.journal.add_full_output, call_id, full)
         await self._io(self.journal.finish_run, call_id, status, text, error, duration)
         self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error,
                                       changes=changes, duration_s=duration))
