@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 
 from core.policy_decide import RuleSet, decide_bash, decide_tool
@@ -43,10 +42,7 @@ __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
 SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
 
 
-@lru_cache(maxsize=128)
-def _analysed(command: str, workspace: str, home: str) -> BashAnalysis:
-    """Parsing is the costly part of a Bash verdict; dry runs and re-evaluations reuse it."""
-    return analyse(command, workspace, home)
+_Analyses = dict[tuple[str, str, str], BashAnalysis]
 
 
 class PolicyEngine:
@@ -80,7 +76,15 @@ class PolicyEngine:
         self._session_mode = MODES[mode]
 
     def evaluate(self, request: PolicyRequest) -> Verdict:
-        """The verdict for one call."""
+        """The verdict for one call.
+
+        A Bash line is analysed afresh each time: what it reads and writes
+        depends on the disk (a `cd` target, a symlink a pattern matches),
+        which may have changed since the same line was last seen.
+        """
+        return self._evaluate(request, {})
+
+    def _evaluate(self, request: PolicyRequest, analyses: _Analyses) -> Verdict:
         disabled = self.disabled_reason(request.tool)
         rules = self._ruleset()
         if disabled is not None:
@@ -90,19 +94,16 @@ class PolicyEngine:
             if verdict.action == "ask":
                 return verdict.model_copy(update={"suggested_rule": suggest_for_tool(request)})
             return verdict
-        command = request.args.get("command")
-        if not isinstance(command, str):
-            return rules.verdict("ask", "the Bash call has no command string")
-        analysis = _analysed(command, os.path.realpath(request.workspace), rules.home)
+        analysis = _analysis(request, rules.home, analyses)
+        if analysis is None:
+            return rules.verdict("ask", "the Bash call has no command string", strict=True)
         return decide_bash(analysis, rules, suggest_for_bash(analysis))
 
     def suggest_rule(self, request: PolicyRequest) -> str | None:
         """The rule "Always allow" would add for this call; None when no rule could allow it."""
         if request.tool == "Bash":
-            command = request.args.get("command")
-            if not isinstance(command, str):
-                return None
-            return suggest_for_bash(_analysed(command, os.path.realpath(request.workspace), self._home()))
+            analysis = _analysis(request, self._home(), {})
+            return suggest_for_bash(analysis) if analysis is not None else None
         return suggest_for_tool(request)
 
     def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
@@ -150,14 +151,15 @@ class PolicyEngine:
 
     def dry_run(self, rule: str, action: RuleAction, requests: Sequence[PolicyRequest]) -> list[int]:
         """Indices of `requests` whose verdict would become `action` with the rule added (nothing is saved)."""
-        before = [self.evaluate(r).action for r in requests]
         entry, parsed = entry_from(rule, action, "session", None)
+        analyses: _Analyses = {}
+        before = [self._evaluate(r, analyses).action for r in requests]
         session = self._layers["session"]
         session.entries.append((entry, parsed))
         try:
-            after = [self.evaluate(r).action for r in requests]
+            after = [self._evaluate(r, analyses).action for r in requests]
         finally:
-            session.entries.remove((entry, parsed))
+            session.entries.pop()
         return [i for i, (old, new) in enumerate(zip(before, after)) if old != new and new == action]
 
     def _ruleset(self) -> RuleSet:
@@ -183,6 +185,17 @@ class PolicyEngine:
     def __repr__(self) -> str:
         counts = {s: len(self._layers[s].entries) for s in SCOPES}
         return f"<PolicyEngine workspace={self._workspace} mode={self.mode} rules={counts}>"
+
+
+def _analysis(request: PolicyRequest, home: str, analyses: _Analyses) -> BashAnalysis | None:
+    """The analysis of a Bash request's command, computed once per `analyses` memo (one dry run)."""
+    command = request.args.get("command")
+    if not isinstance(command, str):
+        return None
+    key = (command, os.path.realpath(request.workspace), home)
+    if key not in analyses:
+        analyses[key] = analyse(*key)
+    return analyses[key]
 
 
 def _disables(pattern: str, tool: str) -> bool:

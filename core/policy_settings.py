@@ -185,9 +185,12 @@ def edit_rules(path: Path, action: RuleAction, rule: str, add: bool) -> bool:
     if path.exists():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as e:
-            raise ValueError(f"{path} is not valid TOML ({e}); fix it before changing rules") from None
-    items = data.setdefault("permissions", {}).setdefault(action, [])
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise ValueError(f"{path} cannot be read as TOML ({e}); fix it before changing rules") from None
+    permissions = data.setdefault("permissions", {})
+    items = permissions.setdefault(action, []) if isinstance(permissions, dict) else None
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: permissions.{action} is not a list of rules; fix it before changing rules")
     present = [i for i in items if _same(i, rule)]
     if add == bool(present):
         return False

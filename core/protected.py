@@ -26,7 +26,9 @@ PROTECTED_FILES = frozenset({
 """Files that run or configure something the next time a shell, git or an agent starts."""
 _PROTECTED_PAIRS = ((".config", "fish"), (".config", "git"), (".config", "belay"))
 
-_PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem)")
+_PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|"
+                          r"/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem|fd|fdinfo|map_files|root|cwd)(?:/.*)?")
+"""A process's environment and memory, and its open files, root and cwd (doors into the console's own files)."""
 _HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
                  ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
                  ".local/share/keyrings")
@@ -58,6 +60,21 @@ def home_secret(path: str | os.PathLike[str], home: str) -> bool:
         return False
     rest = os.path.relpath(text, home)
     return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
+
+
+_MENTIONED = re.compile(
+    r"(?:^|[\s/'\"=:;|&(<>`])(" + "|".join(re.escape(n) for n in sorted(PROTECTED_DIRS | PROTECTED_FILES)) +
+    r")(?=$|[\s/'\";|&)<>`])")
+
+
+def mentioned_protected(text: str) -> str | None:
+    """The first protected name a command line spells out (`.git/hooks`, `.bashrc`...), or None.
+
+    Bypass mode cannot see where `python -c '...'` or `echo x > "$f"` writes;
+    a line that names a protected place is asked about rather than allowed.
+    """
+    match = _MENTIONED.search(text)
+    return match.group(1) if match else None
 
 
 def secret_reason(path: str | os.PathLike[str], home: str) -> str | None:

@@ -88,6 +88,30 @@ class Rule:
         return self.kind == "domain" and (host == self.words[0] or host.endswith("." + self.words[0]))
 
 
+_GIT_GLOBAL_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
+                               "--super-prefix"})
+
+
+def loose_forms(argv: Sequence[str]) -> list[tuple[str, ...]]:
+    """Other spellings of the same command a deny or ask rule must also see.
+
+    `/usr/bin/curl x` is `curl x`; `git -C . --no-pager push` is `git push`.
+    """
+    if not argv:
+        return []
+    forms: list[tuple[str, ...]] = []
+    name = os.path.basename(argv[0]) if "/" in argv[0] else argv[0]
+    if name != argv[0]:
+        forms.append((name, *argv[1:]))
+    if name == "git":
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in _GIT_GLOBAL_VALUE else 1
+        if i > 1:
+            forms.append(("git", *argv[i:]))
+    return forms
+
+
 def parse_rule(text: str) -> Rule:
     """Parses a rule string; raises ValueError saying which rule and what is wrong."""
     if not isinstance(text, str):
@@ -112,7 +136,8 @@ def parse_rule(text: str) -> Rule:
     if tool in PATH_TOOLS:
         return _path_rule(text, tool, spec)
     if tool == "WebFetch" and spec.startswith("domain:") and spec[7:].strip():
-        return Rule(f"WebFetch({spec})", tool, spec, "domain", (spec[7:].strip().lower(),))
+        host = spec[7:].strip().lower()
+        return Rule(f"WebFetch(domain:{host})", tool, spec, "domain", (host,))
     raise ValueError(f"invalid rule {text!r}: {tool} takes no specifier (only Bash, file tools and "
                      "WebFetch(domain:...) do)")
 
@@ -175,12 +200,17 @@ def _path_rule(text: str, tool: str, spec: str) -> Rule:
         raise ValueError(f"invalid rule {text!r}: ~user paths are not supported; use //home/user/...")
     else:
         base, pattern = "workspace", spec[2:] if spec.startswith("./") else spec.lstrip("/")
+    if ".." in pattern.split("/"):
+        raise ValueError(f"invalid rule {text!r}: '..' cannot be matched (paths are compared resolved); "
+                         "write the place as //absolute/path or ~/path")
     anchored = spec.startswith(("/", "./", "~")) or "/" in pattern.rstrip("/")
-    body = glob_regex(pattern.rstrip("/")) if pattern.strip("/") else ""
-    regex = body if anchored or not body else f"(?:.*/)?{body}"
-    regex = f"{regex}(?:/.*)?" if regex else ".*"
-    return Rule(f"{tool}({spec})", tool, spec, "path", regex=re.compile(regex, re.DOTALL),
-                base=base)  # type: ignore[arg-type]
+    try:
+        body = glob_regex(pattern.rstrip("/")) if pattern.strip("/") else ""
+        regex = body if anchored or not body else f"(?:.*/)?{body}"
+        compiled = re.compile(f"{regex}(?:/.*)?" if regex else ".*", re.DOTALL)
+    except (ValueError, re.error) as e:
+        raise ValueError(f"invalid rule {text!r}: {e}") from None
+    return Rule(f"{tool}({spec})", tool, spec, "path", regex=compiled, base=base)  # type: ignore[arg-type]
 
 
 def glob_regex(pattern: str) -> str:
@@ -201,11 +231,18 @@ def glob_regex(pattern: str) -> str:
             i += 1
         elif pattern[i] == "[" and "]" in pattern[i + 2:]:
             end = pattern.index("]", i + 2)
-            inner = pattern[i + 1:end]
-            inner = inner.replace("\\", "\\\\")
-            out.append("[" + ("^" + inner[1:] if inner.startswith("!") else inner) + "]")
+            out.append(_char_class(pattern[i + 1:end]))
             i = end + 1
         else:
             out.append(re.escape(pattern[i]))
             i += 1
     return "".join(out)
+
+
+def _char_class(inner: str) -> str:
+    """`[abc]`, `[a-z]`, `[!x]` as a regex class; anything but a range dash is literal."""
+    negated = inner.startswith("!") and len(inner) > 1
+    body = inner[1:] if negated else inner
+    if "--" in body:
+        raise ValueError(f"'[{inner}]' is not a character class Belay reads (a range of dashes)")
+    return "[" + ("^" if negated else "") + "".join(c if c == "-" else re.escape(c) for c in body) + "]"

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from urllib.parse import urlsplit
 
 from core.policy_types import PolicyRequest
+from core.protected import protected_reason
 from core.rules import EDIT_TOOLS
 from core.shell import BashAnalysis, SimpleCommand
 
@@ -28,9 +30,10 @@ def suggest_for_bash(analysis: BashAnalysis) -> str | None:
     if analysis.hidden_character or analysis.syntax_error:
         return None
     needing = [c for c in analysis.commands if c.effect != "read"]
-    if not needing or any(c.effect in ("ask", "deny") or c.protected or not c.static for c in needing):
+    if any(c.effect in ("ask", "deny") or c.protected or not c.static for c in needing):
         return None
-    return f"Bash({shlex.join(_prefix(needing[0]))}:*)"
+    named = [c for c in needing if c.argv and c.argv[0]]
+    return f"Bash({shlex.join(_prefix(named[0]))}:*)" if named else None
 
 
 def _prefix(command: SimpleCommand) -> list[str]:
@@ -46,14 +49,34 @@ def _prefix(command: SimpleCommand) -> list[str]:
 
 
 def suggest_for_tool(request: PolicyRequest) -> str | None:
-    """`Edit(./<top directory>/**)` for a write in the workspace, else the tool's name."""
+    """`Edit(./<top directory>/**)` for a write in the workspace, `WebFetch(domain:<host>)`, else the tool's name.
+
+    None for a write that no rule may allow (a protected path, a place outside the workspace).
+    """
+    if request.tool == "WebFetch":
+        url = request.args.get("url")
+        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+        return f"WebFetch(domain:{host.lower()})" if host else "WebFetch"
     if request.tool not in EDIT_TOOLS:
         return request.tool
     workspace = os.path.realpath(request.workspace)
-    for path in request.paths:
-        text = os.path.normpath(path)
-        if os.path.commonpath([workspace, text]) != workspace or text == workspace:
+    paths = _written(request)
+    if not paths:
+        return None
+    tops: list[str] = []
+    for text in paths:
+        if os.path.commonpath([workspace, text]) != workspace or text == workspace or protected_reason(text):
             return None
         parts = os.path.relpath(text, workspace).split(os.sep)
-        return f"Edit(./{parts[0]}/**)" if len(parts) > 1 else f"Edit(./{parts[0]})"
-    return "Edit"
+        tops.append(f"Edit(./{parts[0]}/**)" if len(parts) > 1 else f"Edit(./{parts[0]})")
+    return tops[0] if len(set(tops)) == 1 else None
+
+
+def _written(request: PolicyRequest) -> list[str]:
+    """The absolute paths a file tool writes: the resolved ones, else the ones the agent named."""
+    found = [os.path.normpath(p) for p in request.paths]
+    for key in () if found else ("file_path", "notebook_path", "path"):
+        value = request.args.get(key)
+        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
+            found.append(os.path.normpath(value))
+    return list(dict.fromkeys(found))

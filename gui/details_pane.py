@@ -7,6 +7,7 @@ the pane then shows the conflicting files and offers to undo anyway.
 
 Signals:
     undo_requested(str, bool): call id, force.
+    full_output_requested(str): call id whose whole journaled output the person wants to read.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import html
 import json
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextBrowser,
+                               QVBoxLayout, QWidget)
 
 from core import FileDiff, NodeKey, RunNode, RunStatus, Timeline, UndoReport
 from gui.approval_panel import agent_path
@@ -47,12 +50,19 @@ def describe_run(run: RunNode, timeline: Timeline) -> str:
             parts.append(f"<p>{html.escape(run.error.suggestion)}</p>")
     elif run.output:
         parts.append("<h4>Result</h4>" + _pre(run.output))
+    if run.tool == "Bash" and run.status.final and _was_cut(run):
+        parts.append(f"<p><a href='full-output:{run.call_id}'>Read the whole output kept in the journal</a></p>")
     elif run.live_output:
         parts.append("<h4>Output so far</h4>" + _pre(run.live_output))
     if run.changes:
         files = ", ".join(f"{c.kind.value} {html.escape(c.path)}" for c in run.changes)
         parts.append(f"<h4>Files changed</h4><p>{files}</p>")
     return "".join(parts)
+
+
+def _was_cut(run: RunNode) -> bool:
+    text = run.error.message if run.error is not None else run.output
+    return " cut ...]" in text  # the marker the tool and the pipeline put where they cut
 
 
 def describe_agent(key: NodeKey, timeline: Timeline) -> str:
@@ -69,14 +79,17 @@ class DetailsPane(QWidget):
     """What the selected timeline row did, with its diffs and undo."""
 
     undo_requested = Signal(str, bool)
+    full_output_requested = Signal(str)
 
     def __init__(self, timeline: Timeline, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._timeline = timeline
         self._key: NodeKey | None = None
         self._diff_of: str | None = None
+        self.full_output_dialog: QDialog | None = None
         self.info = QTextBrowser()
         self.info.setOpenLinks(False)
+        self.info.anchorClicked.connect(self._on_link)
         self.diff = DiffView()
         self.undo_button = QPushButton("Undo this call")
         self.undo_button.setObjectName("undoButton")
@@ -149,6 +162,26 @@ class DetailsPane(QWidget):
         else:
             self.notice.setText(f"<span style='color:#cf222e'>Not undone: {html.escape(report.message)}</span>")
             self.force_button.setVisible(bool(report.conflicts))
+
+    def _on_link(self, url: QUrl) -> None:
+        text = url.toString()
+        if text.startswith("full-output:"):
+            self.full_output_requested.emit(text.split(":", 1)[1])
+
+    def show_full_output(self, call_id: str, text: str | None) -> None:
+        """The whole journaled output in its own window: a plain-text view copes with megabytes."""
+        dialog = QDialog(self)
+        dialog.setWindowTitle(f"Full output of {call_id}")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        view = QPlainTextEdit(text if text is not None else "The journal holds no more than the result shown.")
+        view.setReadOnly(True)
+        view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(view)
+        dialog.resize(900, 600)
+        dialog.show()
+        self.full_output_dialog = dialog
 
     def _request_undo(self, force: bool) -> None:
         if self._key and self._key.startswith("r:"):

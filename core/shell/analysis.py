@@ -23,6 +23,8 @@ from core.shell.walk import Walker
 from core.shell.words import WordValue
 
 MAX_IMPACT_REASONS = 12
+MAX_TEXT = 2000
+"""Longest command text or computed word kept in a `SimpleCommand` (see `_cut`)."""
 
 
 def analyse(command: str, workspace: str | os.PathLike[str], home: str | None = None) -> BashAnalysis:
@@ -70,13 +72,23 @@ def _inner(walker: Walker, raw: RawCommand, j: Judgement) -> list[RawCommand]:
 def _simple(raw: RawCommand, j: Judgement) -> dict[str, object]:
     """`SimpleCommand` fields; the whole analysis is validated at once at the end."""
     argv_words = raw.words[len(j.wrappers):]
-    return dict(argv=tuple(w.text for w in argv_words),
+    return dict(argv=tuple(_cut(w.text) if w.dynamic else w.text for w in argv_words),
                 dynamic=tuple(i for i, w in enumerate(argv_words) if w.dynamic or (i == 0 and w.glob)),
                 wrappers=tuple(w.text for w in j.wrappers),
                 assignments=tuple(f"{name}={value.source}" for name, value in raw.assignments),
                 redirects=tuple(_redirect(r) for r in raw.redirects),
-                text=raw.text, start=raw.start, end=raw.end, context=raw.context, effect=j.effect, why=j.why,
-                writes=tuple(j.writes), reads=tuple(j.reads), protected=j.protected, node=raw.node)
+                text=_cut(raw.text), start=raw.start, end=raw.end, context=raw.context, effect=j.effect, why=j.why,
+                writes=tuple(j.writes), reads=tuple(j.reads), protected=j.protected, node=raw.node,
+                beyond_files=j.beyond_files)
+
+
+def _cut(text: str) -> str:
+    """Text kept in the result; the offsets still say where the whole of it is.
+
+    A command nested ten thousand `$(` deep holds all its inner commands in
+    its text: kept whole, the result would grow with the square of the line.
+    """
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
 
 
 def _redirect(r: RawRedirect) -> dict[str, object]:

@@ -9,7 +9,7 @@ rules say.  A plain `git status` is read-only without any rule.
 
 from __future__ import annotations
 
-from core.shell.judgement import Env, Judgement, resolve
+from core.shell.judgement import Env, Judgement, read_target, resolve, write_target
 from core.shell.options import parse
 from core.shell.words import WordValue
 
@@ -78,16 +78,20 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
         return
     texts = [w.text for w in rest]
     names = {t.partition("=")[0] for t in texts if t.startswith("-")}
+    _history_and_network(sub, texts, names, j, shown)
     if _runs_commands(sub, rest, names, j, shown):
         return
     if sub in _OUTPUT and ({"--output", "--output-directory"} & names or (sub == "format-patch" and "-o" in names)):
         j.raise_to("ask", f"{shown}: --output writes a file")
         return
-    _history_and_network(sub, texts, names, j, shown)
-    if sub in READ or _reads_only(sub, rest, texts, names):
+    if sub in _OUTPUT and "--ext-diff" in names:
+        j.raise_to("ask", f"{shown}: --ext-diff runs the external diff program git's configuration names")
         return
     if sub == "config":
-        _config(texts, names, env, j, shown)
+        _config(rest, names, env, j, shown)
+        return
+    if sub in READ or _reads_only(sub, rest, texts, names):
+        _outside_reads(sub, rest, names, env, j, shown)
         return
     j.raise_to("run", f"{shown} changes the repository" if sub in _KNOWN_WRITERS else
                f"{shown} runs git {sub}, which Belay does not know to be read-only")
@@ -151,16 +155,46 @@ def _reads_only(sub: str, rest: list[WordValue], texts: list[str], names: set[st
     return sub == "clean" and bool({"-n", "--dry-run"} & names)
 
 
-def _config(texts: list[str], names: set[str], env: Env, j: Judgement, shown: str) -> None:
-    reads = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
-             "--get-colorbool"}
-    operands = [t for t in texts if not t.startswith("-")]
-    if reads & names or (operands[:1] in (["get"], ["list"])) or (not names - {"--local"} and len(operands) == 1):
+def _outside_reads(sub: str, rest: list[WordValue], names: set[str], env: Env, j: Judgement, shown: str) -> None:
+    """Files a reading subcommand takes from anywhere: `diff --no-index A B`, `blame --contents F`."""
+    if "--no-index" in names and sub in ("diff", "grep"):
+        operands = parse(rest, "ABCefmO", ("--regexp", "--file", "--max-depth", "--threads")).operands
+        for index in operands[1:] if sub == "grep" else operands:
+            read_target(rest[index], env, j, shown)
+    for i, word in enumerate(rest):
+        if word.text == "--contents" and i + 1 < len(rest):
+            read_target(rest[i + 1], env, j, shown)
+        elif word.text.startswith("--contents="):
+            read_target(word, env, j, shown)
+
+
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
+                           "--get-colorbool"})
+_CONFIG_WRITES = frozenset({"--add", "--replace-all", "--unset", "--unset-all", "--rename-section",
+                            "--remove-section", "--edit", "-e"})
+
+
+def _config(rest: list[WordValue], names: set[str], env: Env, j: Judgement, shown: str) -> None:
+    """`git config`: a read with at most a name, a write otherwise; where it writes decides the verdict."""
+    p = parse(rest, "ft", ("--file", "--blob", "--type", "--default", "--comment", "--value"))
+    operands = [rest[i].text for i in p.operands]
+    first = operands[0] if operands else ""
+    writes = bool(_CONFIG_WRITES & names) or first in ("set", "unset", "rename-section", "remove-section", "edit")
+    reads = bool(_CONFIG_READS & names) or first in ("get", "list") or (not writes and len(operands) <= 1)
+    files = [WordValue(v, shown, 0, 0) for v in p.values("-f", "--file")]
+    if reads and not writes:
+        for word in files:
+            read_target(word, env, j, shown)
         return
-    if {"--global", "--system"} & names:
+    if files:
+        for word in files:
+            write_target(word, env, j, "writes", shown)
+        j.hurt("medium", f"changes git configuration: {shown}")
+    elif {"--global", "--system"} & names:
         j.raise_to("deny", f"{shown} writes git configuration outside the workspace")
         j.hurt("high", f"writes outside the workspace: {shown}")
         return
-    j.protected = j.protected or ".git/config is protected: git runs programs named in its configuration"
+    else:
+        j.protected = j.protected or ".git/config is protected: git runs programs named in its configuration"
+        j.hurt("medium", f"changes git configuration: {shown}")
     j.raise_to("run", f"{shown} changes git configuration")
-    j.hurt("medium", f"changes git configuration: {shown}")

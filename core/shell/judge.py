@@ -10,9 +10,9 @@ Anything unknown is "run": it needs a rule or a person.
 
 from __future__ import annotations
 
-import os
 import re
 
+from core.shell.archives import judge_tar
 from core.shell.git import judge_git
 from core.shell.judgement import Env, Judgement, read_target, resolve, write_target
 from core.shell.nodes import RawCommand
@@ -20,8 +20,8 @@ from core.shell.options import parse
 from core.shell.readers import judge_reader
 from core.shell.redirects import classify
 from core.shell.runners import is_runner, judge_runner
-from core.shell.variables import dangerous_variable
-from core.shell.words import WordValue
+from core.shell.variables import dangerous_variable, risky_subscript
+from core.shell.words import CODE_KINDS, WordValue
 from core.shell.writers import SPECS, judge_writer
 
 _TRANSPARENT = {"nohup": ("", ()), "time": ("", ()), "nice": ("n", ("--adjustment",)),
@@ -39,8 +39,6 @@ _INSTALLERS = {"pip": ("install", "download", "wheel"), "pip3": ("install", "dow
                "docker": ("pull", "push", "run", "build")}
 _SYSTEM = frozenset({"reboot", "shutdown", "halt", "poweroff", "mount", "umount", "systemctl", "mkfs", "fdisk",
                      "parted", "kill", "pkill", "killall", "service", "iptables", "useradd", "passwd"})
-_TAR_RUNS = ("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",
-             "--new-volume-script", "--rsh-command", "--rmt-command", "-I", "-F")
 _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
@@ -75,13 +73,20 @@ def _assignments(raw: RawCommand, j: Judgement, shown: str) -> None:
             j.raise_to("ask", f"{shown}: sets {name.split('[')[0]}, which changes what later commands run", value)
         elif "[" in value.text and ("$(" in value.text or "`" in value.text):
             j.raise_to("ask", f"{shown}: {name} holds code that arithmetic on it would run", value)
+        elif risky_subscript(name):
+            j.raise_to("ask", f"{shown}: the subscript of {name} is arithmetic on a run-time value, which can "
+                              "run commands hidden in it", value)
+        elif value.kinds & CODE_KINDS and raw.keyword != "for":
+            j.raise_to("ask", f"{shown}: {value.source} is evaluated at run time ({value.why()}) and can run "
+                              "commands hidden in a variable", value)
 
 
 def _redirects(raw: RawCommand, env: Env, j: Judgement, shown: str) -> None:
     for redirect in raw.redirects:
         target = redirect.target
-        if target is not None and "unparsed" in target.kinds:
-            j.raise_to("ask", f"{shown}: {target.source[:60]!r} holds backticks Belay cannot analyse", target)
+        if target is not None and target.kinds & CODE_KINDS:
+            j.raise_to("ask", f"{shown}: {target.source[:60]!r} is expanded at run time in a way Belay cannot "
+                              f"follow ({target.why()})", target)
         kind = classify(redirect)
         if kind == "write" and target is not None:
             write_target(target, env, j, "writes", shown)
@@ -96,13 +101,17 @@ def _keyword(raw: RawCommand, j: Judgement, shown: str) -> None:
     flags = "".join(w.text[1:] for w in raw.words[1:] if w.text.startswith("-") and not w.text.startswith("--"))
     if keyword == "export" or (keyword in ("declare", "typeset", "local") and ("x" in flags or "n" in flags)):
         j.raise_to("ask", f"{shown}: {keyword} changes the environment every later command sees")
+    if keyword in ("declare", "typeset", "local", "readonly") and "i" in flags:
+        j.raise_to("ask", f"{shown}: -i makes every later assignment arithmetic, which can run commands "
+                          "hidden in a value")
     declares = keyword in ("declare", "typeset", "local", "readonly")
     for word in raw.words[1:]:
-        if word.dynamic and ("arithmetic" in word.kinds or (declares and not _ASSIGNMENT.match(word.source))):
+        if word.dynamic and (word.kinds & CODE_KINDS or (declares and not _ASSIGNMENT.match(word.source))):
             j.raise_to("ask", f"{shown}: {word.source} is evaluated at run time ({word.why()}); arithmetic can "
                               "run commands hidden in array subscripts", word)
-        elif "[" in word.text and ("$(" in word.text or "`" in word.text):
-            j.raise_to("ask", f"{shown}: {word.text} hides a command in an array subscript", word)
+        elif "[" in word.text and ("$(" in word.text or "`" in word.text or
+                                   risky_subscript(word.text.split("=", 1)[0])):
+            j.raise_to("ask", f"{shown}: {word.text} evaluates an array subscript at run time", word)
 
 
 def _peel(words: list[WordValue], j: Judgement) -> list[WordValue]:
@@ -120,7 +129,7 @@ def _peel(words: list[WordValue], j: Judgement) -> list[WordValue]:
 
 
 def _program(head: WordValue, args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
-    name = os.path.basename(head.text)
+    name = head.text.rsplit("/", 1)[-1] if "/" in head.text else head.text
     if "/" in head.text and not head.text.startswith(_SYSTEM_DIRS):
         path = resolve(head.text, env)
         where = "in the workspace" if path is not None and env.inside(path) else "outside the system directories"
@@ -139,7 +148,7 @@ def _program(head: WordValue, args: list[WordValue], env: Env, j: Judgement, sho
     elif judge_reader(name, args, env, j, shown):
         return
     elif name in ("tar", "gtar", "bsdtar"):
-        _tar(args, j, shown)
+        judge_tar(args, env, j, shown)
     elif name in NETWORK:
         _network(name, args, env, j, shown)
     else:
@@ -154,20 +163,6 @@ def _cd(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) ->
     path = resolve(operands[0].text if operands else env.home, env)
     if path is None or not env.inside(path):
         j.raise_to("run", f"{shown} changes to {path or operands[0].text}, outside the workspace")
-
-
-def _tar(args: list[WordValue], j: Judgement, shown: str) -> None:
-    for word in args:
-        if word.dynamic or any(word.text == b or word.text.startswith(b + "=") or
-                               (len(b) == 2 and word.text.startswith(b)) for b in _TAR_RUNS):
-            j.raise_to("ask", f"{shown}: {word.source.split('=')[0]} can make tar run a command", word)
-            return
-    bundled = args[0].text if args and not args[0].text.startswith("-") else ""
-    if any(a.text in ("-t", "--list") or (a.text.startswith("-") and not a.text.startswith("--") and "t" in a.text)
-           for a in args) or "t" in bundled:
-        return
-    j.raise_to("run", f"{shown} creates or extracts an archive")
-    j.hurt("medium", f"writes files: {shown}")
 
 
 def _network(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:

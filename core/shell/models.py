@@ -49,7 +49,8 @@ class SimpleCommand(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     argv: tuple[str, ...]
-    """Words after quote removal, wrappers (nohup, nice...) removed; a dynamic word as written."""
+    """Words after quote removal, wrappers (nohup, nice...) removed; a dynamic word as written (cut past
+    2,000 characters)."""
     dynamic: tuple[int, ...] = ()
     """Indices into `argv` of words only known at run time; such a command never matches an allow rule."""
     wrappers: tuple[str, ...] = ()
@@ -58,7 +59,8 @@ class SimpleCommand(BaseModel):
     """Variable assignments before the command or on their own, as written."""
     redirects: tuple[Redirect, ...] = ()
     text: str
-    """The command as written (for nested strings such as `bash -c '...'`, the inner text)."""
+    """The command as written (for nested strings such as `bash -c '...'`, the inner text); past 2,000
+    characters it is cut and ends with "…" (`start`/`end` still span all of it)."""
     start: int
     end: int
     """Byte offsets into the analysed command line."""
@@ -71,7 +73,10 @@ class SimpleCommand(BaseModel):
     writes: tuple[str, ...] = ()
     """Absolute paths it writes or deletes, when they are known."""
     reads: tuple[str, ...] = ()
-    """Absolute paths it reads, as far as they can be told from its arguments."""
+    """Absolute paths it reads (inside the workspace or not), as far as they can be told from its arguments."""
+    beyond_files: bool = False
+    """For "run": it needs more than reading known paths outside the workspace (it runs a program, reaches
+    the network...), so only a Bash rule may allow it, never a `Read(...)` rule."""
     protected: str | None = None
     """Why a path it writes is protected (asked even in bypass mode), if one is."""
     node: int = 0

@@ -6,6 +6,7 @@ frozen records it produces.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +49,32 @@ class Context:
 
 @dataclass
 class Cwd:
-    """The working directory as far as it is known (None after `cd $X` or `popd`)."""
+    """The working directory as far as it is known (None after `cd $X`, `popd`, or a `cd` that may fail)."""
 
     path: Path | None
 
     def copy(self) -> Cwd:
         return Cwd(self.path)
+
+    def follow(self, raw: RawCommand, home: str) -> None:
+        """Moves after a static `cd`, `pushd` or `popd`.
+
+        A `cd` into a directory that does not exist (yet) fails at run time
+        and leaves the shell where it was, so the directory becomes unknown:
+        `cd nowhere; rm -rf ../x` must not be judged as if it ran in `nowhere`.
+        """
+        words = raw.words
+        if not words or words[0].dynamic or words[0].text not in ("cd", "pushd", "popd"):
+            return
+        args = [w for w in words[1:] if w.dynamic or not (w.text.startswith("-") and len(w.text) > 1)]
+        if words[0].text == "popd" or (args and (args[0].dynamic or args[0].text == "-")):
+            self.path = None
+            return
+        target = args[0].text if args else home
+        if self.path is None and not target.startswith("/"):
+            return
+        path = Path(os.path.realpath((self.path or Path("/")) / target))
+        self.path = path if path.is_dir() else None
 
 
 @dataclass(frozen=True)
@@ -64,7 +85,11 @@ class Source:
     span: tuple[int, int] | None = None
 
     def span_of(self, node: Node) -> tuple[int, int]:
-        return self.span if self.span is not None else (node.start_byte, node.end_byte)
+        return self.place(node.start_byte, node.end_byte)
+
+    def place(self, start: int, end: int) -> tuple[int, int]:
+        """Where bytes `start:end` of this text sit in the analysed line (the whole string, when nested)."""
+        return self.span if self.span is not None else (start, end)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -109,15 +134,24 @@ class Display:
 
     def add(self, kind: str, src: Source, node: Node | None, parent: int | None, start: int = 0, end: int = 0,
             text: str | None = None) -> int:
+        """A node for a syntax node of `src`, or for the span `start:end` of the line labelled `text`."""
         if node is not None:
-            start, end = src.span_of(node)
-            text = src.data[node.start_byte:node.start_byte + LABEL_BYTES].decode("utf-8", "ignore")
-            if node.end_byte - node.start_byte > LABEL_BYTES:
-                text += "…"
-        elif src.span is not None:
+            return self.add_range(kind, src, node.start_byte, node.end_byte, parent)
+        if src.span is not None:
             start, end = src.span
+        return self._append(kind, text or "", start, end, parent)
+
+    def add_range(self, kind: str, src: Source, first: int, last: int, parent: int | None) -> int:
+        """A node for bytes `first:last` of `src`, labelled with (the start of) their text."""
+        text = src.data[first:min(last, first + LABEL_BYTES)].decode("utf-8", "ignore")
+        if last - first > LABEL_BYTES:
+            text += "…"
+        start, end = src.place(first, last)
+        return self._append(kind, text, start, end, parent)
+
+    def _append(self, kind: str, text: str, start: int, end: int, parent: int | None) -> int:
         index = len(self._rows)
-        self._rows.append({"kind": kind, "text": text or "", "start": start, "end": end, "flag": "ok", "why": ""})
+        self._rows.append({"kind": kind, "text": text, "start": start, "end": end, "flag": "ok", "why": ""})
         self._children.append([])
         if parent is not None:
             self._children[parent].append(index)

@@ -1,27 +1,29 @@
 """Commands that only read, and the options that would make them do more.
 
-A command in `PLAIN` or `FILES` reads whatever its arguments say and nothing
-else, so a variable or a substitution among them changes nothing (`echo $X`
-is still only output).  The others are read-only only with some options
-left out (`sort -o`, `find -delete`, `rg --pre`, `sed` with `w` or `e`);
-with a word only known at run time, that cannot be checked, so they ask.
+A command in `PLAIN` reads nothing named by its arguments, so a variable or
+a substitution among them changes nothing (`echo $X` is still only output).
+A command in `FILES` reads the files its operands name; a computed operand
+could name any file, so it needs a person.  The others are read-only only
+with some options left out (`sort -o`, `history -w`, `tree -o`; the filters
+are in `core.shell.filters`); with a word only known at run time, that
+cannot be checked, so they ask.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from core.shell.filters import judge_awk, judge_grep, judge_jq, judge_sed
 from core.shell.judgement import Env, Judgement, read_target, write_target
 from core.shell.options import parse
-from core.shell.variables import dangerous_variable
+from core.shell.variables import dangerous_variable, risky_subscript
 from core.shell.words import SAFE_DYNAMIC, WordValue
 
 PLAIN = frozenset({
     "echo", "true", "false", ":", "pwd", "printenv", "id", "whoami", "uname", "sleep", "seq", "basename",
     "dirname", "realpath", "readlink", "which", "type", "wait", "test", "[", "tty", "nproc", "arch", "locale",
     "getconf", "groups", "logname", "users", "exit", "return", "break", "continue", "shift", "times", "umask",
-    "jobs", "history", "unset", "ulimit", "cal", "expr", "yes", "ps", "lsblk", "free", "uptime",
+    "jobs", "unset", "ulimit", "cal", "expr", "yes", "ps", "lsblk", "free", "uptime",
 })
 """Read nothing from files named by their arguments."""
 FILES = frozenset({
@@ -31,8 +33,6 @@ FILES = frozenset({
     "join", "look", "numfmt", "pr", "tsort",
 })
 """Read only the files their operands name."""
-PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "jq"})
-"""Their first operand is a pattern or filter, not a path (unless -e/-f give it)."""
 
 
 def judge_reader(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> bool:
@@ -41,17 +41,17 @@ def judge_reader(name: str, args: list[WordValue], env: Env, j: Judgement, shown
     if special is not None:
         special(args, env, j, shown)
         return True
-    if name not in PLAIN and name not in FILES and name not in PATTERN_FIRST:
+    if name in ("grep", "egrep", "fgrep", "rg"):
+        judge_grep(name, args, env, j, shown)
+        return True
+    if name not in PLAIN and name not in FILES:
         return False
     for word in args:
         if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
             j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
     if name in PLAIN:
         return True
-    skip_first = name in PATTERN_FIRST and not any(a.text.startswith(("-e", "-f", "--regexp", "--file"))
-                                                   for a in args)
-    operands = parse(args, "ABCDdefmt" if name in PATTERN_FIRST else "").operands
-    for index in operands[1:] if skip_first else operands:
+    for index in parse(args).operands:
         read_target(args[index], env, j, shown)
     for word in args:
         if word.text.startswith("--") and "=" in word.text:
@@ -69,6 +69,22 @@ def _sensitive(args: list[WordValue], j: Judgement, shown: str) -> bool:
 
 def _flag(j: Judgement, word: WordValue, effect: str, why: str) -> None:
     j.raise_to(effect, why, word)  # type: ignore[arg-type]
+
+
+def _history(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """history -w/-a FILE writes the history to FILE (or to $HISTFILE, outside the workspace)."""
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "d", permute=False)
+    files = [args[i] for i in p.operands]
+    if p.has("-w", "-a"):
+        for word in files[:1]:
+            write_target(word, env, j, "writes", shown)
+        if not files:
+            j.raise_to("run", f"{shown} writes the history file, outside the workspace")
+    elif p.has("-r", "-n"):
+        for word in files[:1]:
+            read_target(word, env, j, shown)
 
 
 def _options_ask(bad: tuple[str, ...], reason: str, files_from: int = 0) -> Callable[..., None]:
@@ -114,55 +130,6 @@ def _second_operand_written(value_short: str) -> Callable[..., None]:
     return judge
 
 
-def _sed(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
-    if not _sensitive(args, j, shown):
-        return
-    p = parse(args, "efl", ("--expression", "--file", "--line-length"))
-    in_place = p.has("-i", "--in-place") or any(n.startswith("--in-place") for n, _, _ in p.options)
-    if p.has("-f", "--file"):
-        j.raise_to("ask", f"{shown} reads its script from a file Belay does not check for w or e commands")
-    scripts = p.values("-e", "--expression") or ([args[p.operands[0]].text] if p.operands else [])
-    files = p.operands if p.has("-e", "--expression", "-f", "--file") else p.operands[1:]
-    for script in scripts:
-        if not _plain_sed(script):
-            j.raise_to("ask", f"{shown}: the sed script may write files or run commands (w, e, r)")
-    for index in files:
-        if in_place:
-            write_target(args[index], env, j, "writes", shown)
-        else:
-            read_target(args[index], env, j, shown)
-    if in_place:
-        j.hurt("medium", f"edits files in place: {shown}")
-
-
-_SED_S = re.compile(r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpiImM0-9]*")
-_SED_Y = re.compile(r"y(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1")
-_SED_ADDRESS = re.compile(r"/(?:\\.|[^/])*/[IM]*|\\(.)(?:\\.|(?!\1).)*\1[IM]*")
-_SED_PLAIN = re.compile(r"[\d\s,;$!{}+~pPdDnNqQ=lhHgGxz]*")
-
-
-def _plain_sed(script: str) -> bool:
-    """Whether a sed script only prints and transforms (no w/W/e/r/R and no s///e or s///w)."""
-    rest = _SED_ADDRESS.sub(" ", _SED_Y.sub(" ", _SED_S.sub(" ", script)))
-    return _SED_PLAIN.fullmatch(rest) is not None
-
-
-def _awk(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
-    if not _sensitive(args, j, shown):
-        return
-    p = parse(args, "FvfEil", ("--field-separator", "--assign", "--file", "--exec", "--include", "--load"),
-              permute=False)
-    if p.has("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"):
-        j.raise_to("ask", f"{shown} runs an awk program from a file or extension Belay does not check")
-        return
-    program = args[p.operands[0]].text if p.operands else ""
-    if "system" in program or "|" in program or ("print" in program and ">" in program):
-        j.raise_to("ask", f"{shown}: the awk program can run commands or write files (system, |, print >)")
-    for index in p.operands[1:]:
-        if "=" not in args[index].text:
-            read_target(args[index], env, j, shown)
-
-
 def _printf(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
     """printf -v NAME assigns a variable; the builtin takes options only before the format."""
     if args and args[0].dynamic:
@@ -187,7 +154,7 @@ def _assigner(value_short: str) -> Callable[..., None]:
 
 def _dangerous_names(names: list[str], j: Judgement, shown: str) -> None:
     for name in names:
-        if dangerous_variable(name) or ("[" in name and ("$(" in name or "`" in name)):
+        if dangerous_variable(name) or risky_subscript(name):
             j.raise_to("ask", f"{shown} sets {name}, which changes what later commands run")
 
 
@@ -201,15 +168,13 @@ def _plain_without_args(reason: str) -> Callable[..., None]:
 
 
 _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
-    "rg": _options_ask(("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"), "runs other programs",
-                       files_from=1),
     "tree": _options_ask(("-o", "--fromfile"), "writes or reads a file list"),
     "file": _options_ask(("-C", "--compile", "-m", "--magic-file"), "compiles or loads magic files"),
     "sort": _sort,
     "uniq": _second_operand_written("fsw"),
     "xxd": _second_operand_written("cglos"),
-    "sed": _sed,
-    "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
+    "sed": judge_sed, "jq": judge_jq, "history": _history,
+    "awk": judge_awk, "gawk": judge_awk, "mawk": judge_awk, "nawk": judge_awk,
     "printf": _printf, "read": _assigner("adinNptu"), "mapfile": _assigner("dnOsuCc"),
     "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
     "hash": _options_ask(("-p",), "maps a command name to another program"),

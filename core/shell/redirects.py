@@ -11,7 +11,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from core.shell.nodes import RawRedirect
-from core.shell.words import WordValue, evaluate, find_substitutions, is_device
+from core.shell.words import CODE_KINDS, WordValue, evaluate, find_substitutions, is_device
 
 WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"})
@@ -29,7 +29,7 @@ def collect(nodes: list[Node], data: bytes, home: str,
         if node.type == "file_redirect":
             redirects.append(_file(node, data, home, backticks, words))
         elif node.type == "heredoc_redirect":
-            redirects.append(_heredoc(node, data))
+            redirects.append(_heredoc(node, data, home))
             todo.extend(reversed([c for c in node.named_children if c.type == "file_redirect"]))
             statements += [c for c in node.named_children if c.type not in _HEREDOC_PARTS]
         elif node.type == "herestring_redirect":
@@ -51,7 +51,7 @@ def _file(node: Node, data: bytes, home: str, backticks: bool, words: list[WordV
     return RawRedirect(fd + op, target, node.start_byte, node.end_byte)
 
 
-def _heredoc(node: Node, data: bytes) -> RawRedirect:
+def _heredoc(node: Node, data: bytes, home: str) -> RawRedirect:
     """A heredoc as a pseudo-target whose substitutions are the ones its (unquoted) body expands."""
     op = next((c.type for c in node.children if not c.is_named), "<<")
     start = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -62,10 +62,26 @@ def _heredoc(node: Node, data: bytes) -> RawRedirect:
     value = WordValue("<heredoc>", text, begin, end)
     if body is not None and not any(q in delimiter for q in "'\"\\"):
         value.substitutions = tuple(find_substitutions(body))
-        contents = [c for c in body.children if c.type == "heredoc_content"]
-        if any("`" in data[c.start_byte:c.end_byte].decode("utf-8", "replace") for c in contents):
-            value.kinds = frozenset({"unparsed"})
+        value.kinds = _body_kinds(body, data, home)
     return RawRedirect(op, value, node.start_byte, node.end_byte)
+
+
+def _body_kinds(body: Node, data: bytes, home: str) -> frozenset[str]:
+    """What makes an unquoted heredoc body run code when Bash expands it.
+
+    tree-sitter leaves a `<<-` body as plain text: any `$` or backtick in it
+    is then unanalysed.  Otherwise backticks, arithmetic and `${x@P}` are.
+    """
+    text = data[body.start_byte:body.end_byte].decode("utf-8", "replace")
+    if not body.named_children:
+        return frozenset({"unparsed"}) if "$" in text or "`" in text else frozenset()
+    kinds: set[str] = set()
+    for child in body.named_children:
+        if child.type == "heredoc_content" and "`" in data[child.start_byte:child.end_byte].decode("utf-8", "replace"):
+            kinds.add("unparsed")
+        elif child.type in ("expansion", "arithmetic_expansion"):
+            kinds |= evaluate(child, data, home).kinds & CODE_KINDS
+    return frozenset(kinds)
 
 
 def classify(redirect: RawRedirect) -> str:

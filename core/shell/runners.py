@@ -30,6 +30,7 @@ _WRAPPERS = {
     "xargs": ("adEILnPs", ("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines",
                             "--max-chars", "--process-slot-var"), 0),
     "runuser": ("ugc", ("--user", "--group", "--command"), 0), "pkexec": ("", ("--user",), 0),
+    "exec": ("a", (), 0), "coproc": ("", (), 0), "busybox": ("", (), 0),
 }
 """program: (short options with a value, long ones, operands to skip before the inner command)."""
 _WHY = {
@@ -86,6 +87,9 @@ def _wrapper(name: str, args: list[WordValue], j: Judgement, shown: str) -> None
         short, long, skip = _WRAPPERS[name]
         p = parse(args, short, long, permute=False)
         inner = [args[i] for i in p.operands[skip:]]
+        if name == "coproc":  # `coproc [NAME] { cmd; }`, which tree-sitter reads as words
+            brace = next((k for k, w in enumerate(inner[:2]) if w.text == "{"), None)
+            inner = inner[brace + 1:] if brace is not None else inner
         if name == "flock":
             j.code += [("flock -c", _value_word(args, i, v)) for n, v, i in p.options if n in ("-c", "--command")
                        and v]

@@ -9,6 +9,8 @@ with `export`, `declare`, `read`, `printf -v` or as a `for` variable, asks.
 
 from __future__ import annotations
 
+import re
+
 DANGEROUS = frozenset({
     "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "IFS", "SHELLOPTS",
     "BASHOPTS", "CDPATH", "HOME", "GLOBIGNORE", "FUNCNEST", "BASH_XTRACEFD", "HISTFILE", "PAGER",
@@ -26,3 +28,18 @@ def dangerous_variable(name: str) -> bool:
     base = name.split("[", 1)[0]
     upper = base.upper()
     return base in DANGEROUS or upper.startswith(_PREFIXES)
+
+
+_LITERAL_SUBSCRIPT = re.compile(r"[^\[]*\[\s*(?:[0-9]+|@|\*|['\"]?[A-Za-z0-9_.-]*['\"]?)\s*\]")
+
+
+def risky_subscript(name: str) -> bool:
+    """Whether assigning `name` evaluates a run-time subscript: `a[i]=1` runs the code hidden in `i`.
+
+    An indexed array's subscript is an arithmetic expression; a bare name in
+    it is expanded and evaluated again, so a value like `a[$(cmd)]` runs `cmd`.
+    Literal numbers (and, for associative arrays, plain literal keys) are safe.
+    """
+    if "[" not in name:
+        return False
+    return _LITERAL_SUBSCRIPT.fullmatch(name) is None or re.search(r"\[\s*[A-Za-z_]", name) is not None

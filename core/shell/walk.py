@@ -4,27 +4,29 @@ Commands are found wherever Bash would run them: lists, pipelines, subshells,
 if/while/for/case bodies, functions, command and process substitutions
 (also inside strings and heredoc bodies).  The walk keeps an explicit stack,
 so a ten-thousand-command chain or a deeply nested substitution costs memory,
-never Python stack.  It also tracks the working directory through static
-`cd`s, scoped the way Bash scopes it (a subshell's `cd` stays inside it).
+never Python stack.  Lists, pipelines and their redirections are regrouped
+the way Bash groups them (`core.shell.regroup`: tree-sitter hangs `> f` in
+`cd .. && echo x > f` on the whole list).  It also tracks the working
+directory through static `cd`s, scoped the way Bash scopes it (a subshell's
+or pipeline stage's `cd` stays inside it; a `cd` that may fail makes it unknown).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from core.shell.nodes import Context, Cwd, Display, RawCommand, Source
 from core.shell.redirects import collect
+from core.shell.regroup import GROUPED, Stage, regroup
 from core.shell.synthetic import assignment, build
 from core.shell.words import WordValue, evaluate
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _CONTAINERS = {"subshell": "subshell", "if_statement": "if", "elif_clause": "elif", "else_clause": "else",
-               "case_statement": "case", "case_item": "case item", "do_group": "", "negated_command": "",
+               "case_statement": "case", "case_item": "case item", "do_group": "",
                "command_substitution": "command substitution", "process_substitution": "process substitution",
                "program": "", "ERROR": "unparsed"}
 _SCOPED = {"subshell", "command_substitution", "process_substitution"}
@@ -40,8 +42,9 @@ class _Item:
     piped: bool = False
     backticks: bool = False
     redirects: list[Node] = field(default_factory=list)
-    outer: Node | None = None
-    """A redirected statement around a command: its span is the command's span."""
+    """Redirections that belong to this node although tree-sitter hung them on an enclosing one."""
+    stages: list[Stage] | None = None
+    """Set on a pipeline rebuilt by `regroup`: its stages, walked (and given their cwd) when it is reached."""
 
 
 class Walker:
@@ -90,14 +93,16 @@ class Walker:
 
     def _visit(self, item: _Item) -> None:
         t = item.node.type
-        if t == "command":
+        if item.stages is not None:
+            self._pipeline(item, item.stages)
+        elif t == "redirected_statement" and item.node.child_by_field_name("body") is None:
+            self._redirected(item, None, item.node.children_by_field_name("redirect") + item.redirects)
+        elif item.redirects and t != "command":
+            self._redirected(item, item.node, item.redirects)
+        elif t in GROUPED:
+            self._statement(item)
+        elif t == "command":
             self._command(item)
-        elif t == "list":
-            self._list(item)
-        elif t == "pipeline":
-            self._pipeline(item)
-        elif t == "redirected_statement":
-            self._redirected(item)
         elif t in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command",
                    "test_command", "for_statement", "c_style_for_statement"):
             self._synthetic(item)
@@ -107,7 +112,8 @@ class Walker:
             self._labelled(item, _label(item.node, item.src))
         elif t in _CONTAINERS:
             self._container(item, _CONTAINERS[t])
-        elif t in ("word", "string", "concatenation", "simple_expansion", "expansion", "raw_string"):
+        elif t in ("word", "string", "concatenation", "simple_expansion", "expansion", "raw_string",
+                   "extglob_pattern", "number"):
             self._push_substitutions(item, [evaluate(item.node, item.src.data, self.home, item.backticks)],
                                      item.parent)
         else:
@@ -131,23 +137,27 @@ class Walker:
         index = self.display.add(label, item.src, item.node, item.parent)
         self._push_children(item.node, item, index, Context.push(item.ctx, label.split(" ")[0]))
 
-    def _list(self, item: _Item) -> None:
-        operands, stack = [], [item.node]
-        while stack:
-            n = stack.pop()
-            if n.type == "list":
-                stack.extend(reversed([c for c in n.named_children if c.type != "comment"]))
-            else:
-                operands.append(n)
+    def _statement(self, item: _Item) -> None:
+        """A list, pipeline or redirected statement, grouped as Bash groups it (see `core.shell.regroup`)."""
+        operands = regroup(item.node)
+        if len(operands) == 1:
+            self._push([self._operand(item, operands[0], item.parent, piped=item.piped)])
+            return
         index = self.display.add("list", item.src, item.node, item.parent)
-        self._push([self._child(item, n, index, item.ctx, backticks=item.backticks) for n in operands])
+        self._push([self._operand(item, stages, index) for stages in operands])
 
-    def _pipeline(self, item: _Item) -> None:
-        index = self.display.add("pipeline", item.src, item.node, item.parent)
+    def _operand(self, item: _Item, stages: list[Stage], parent: int, piped: bool = False) -> _Item:
+        """One operand of a list; its working directory is the list's, shared (a pipeline copies it later)."""
+        if len(stages) > 1:
+            return self._child(item, stages[0].node, parent, item.ctx, backticks=item.backticks, stages=stages)
+        return self._child(item, stages[0].node, parent, item.ctx, piped=piped, backticks=item.backticks,
+                           redirects=stages[0].redirects)
+
+    def _pipeline(self, item: _Item, stages: list[Stage]) -> None:
+        index = self.display.add_range("pipeline", item.src, stages[0].node.start_byte, stages[-1].end, item.parent)
         ctx = Context.push(item.ctx, "pipeline")
-        kids = [c for c in item.node.named_children if c.type != "comment"]
-        self._push([self._child(item, n, index, ctx, cwd=item.cwd.copy(), piped=i > 0, backticks=item.backticks)
-                    for i, n in enumerate(kids)])
+        self._push([self._child(item, s.node, index, ctx, cwd=item.cwd.copy(), piped=i > 0, backticks=item.backticks,
+                                redirects=s.redirects) for i, s in enumerate(stages)])
 
     def _compound(self, item: _Item) -> None:
         if item.node.children and item.node.children[0].type == "((":
@@ -155,15 +165,9 @@ class Walker:
         else:
             self._labelled(item, "group")
 
-    def _redirected(self, item: _Item) -> None:
-        node = item.node
-        body = node.child_by_field_name("body")
-        redirects = node.children_by_field_name("redirect")
-        if body is not None and body.type == "command":
-            self._command(self._child(item, body, item.parent, item.ctx, piped=item.piped,
-                                      backticks=item.backticks, redirects=redirects, outer=node))
-            return
-        self._emit(item, RawCommand(keyword="redirect"), redirects)
+    def _redirected(self, item: _Item, body: Node | None, redirects: list[Node]) -> None:
+        """Redirections of a compound (or of nothing): opened before its body runs, in the current directory."""
+        self._emit(item, RawCommand(keyword="redirect", piped=item.piped), redirects)
         if body is not None:
             self._push([self._child(item, body, item.parent, item.ctx, piped=item.piped, backticks=item.backticks)])
 
@@ -198,16 +202,17 @@ class Walker:
             redirects, extra_words, statements = collect(redirect_nodes, item.src.data, self.home, item.backticks)
             raw.words.extend(extra_words)
             raw.redirects.extend(redirects)
-        whole = item.outer if item.outer is not None else item.node
-        raw.start, raw.end = item.src.span_of(whole)
-        raw.text = item.src.text(whole)
+        first = item.node.start_byte
+        last = max([item.node.end_byte] + [r.end_byte for r in item.redirects])
+        raw.start, raw.end = item.src.place(first, last)
+        raw.text = item.src.data[first:last].decode("utf-8", "replace")
         raw.context = Context.render(item.ctx)
         raw.cwd_before = item.cwd.path
         raw.src = item.src
-        raw.node = self.display.add("command", item.src, whole, item.parent)
+        raw.node = self.display.add_range("command", item.src, first, last, item.parent)
         self.commands.append(raw)
         self._queue_inside(item, raw)
-        _track_cd(raw, item.cwd, self.home)
+        item.cwd.follow(raw, self.home)
         if statements:
             self._push([self._child(item, s, item.parent, item.ctx, backticks=item.backticks) for s in statements])
         return raw.node
@@ -240,20 +245,6 @@ def _label(node: Node, src: Source) -> str:
         return "until" if node.children and node.children[0].type == "until" else "while"
     name = node.child_by_field_name("name")
     return f"function {src.text(name)}" if name is not None else "function"
-
-
-def _track_cd(raw: RawCommand, cwd: Cwd, home: str) -> None:
-    """Moves the tracked working directory after a static `cd`, `pushd` or `popd`."""
-    if not raw.words or raw.words[0].dynamic or raw.words[0].text not in ("cd", "pushd", "popd"):
-        return
-    args = [w for w in raw.words[1:] if w.dynamic or not (w.text.startswith("-") and len(w.text) > 1)]
-    if raw.words[0].text == "popd" or (args and (args[0].dynamic or args[0].text == "-")):
-        cwd.path = None
-        return
-    target = args[0].text if args else home
-    if cwd.path is None and not target.startswith("/"):
-        return
-    cwd.path = Path(os.path.realpath((cwd.path or Path("/")) / target))
 
 
 def _syntax_error(root: Node, data: bytes, ctx: Context | None) -> str:

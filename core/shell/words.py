@@ -16,8 +16,10 @@ from pathlib import Path
 from tree_sitter import Node
 
 SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
-SAFE_DYNAMIC = frozenset({"variable", "substitution", "ansi-c", "brace", "literal-arithmetic"})
+SAFE_DYNAMIC = frozenset({"variable", "substitution", "process", "ansi-c", "brace", "literal-arithmetic"})
 """Kinds that cannot turn a harmless read-only command into another one."""
+CODE_KINDS = frozenset({"arithmetic", "prompt", "unparsed"})
+"""Kinds whose expansion can itself run a command (`$((x))` with x = `a[$(cmd)]`, `${x@P}`), even in data."""
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _GLOB = re.compile(r"[*?\[]")
 _LITERAL_ARITHMETIC = re.compile(r"[0-9\s+\-*/%()<>=!&|^~]*")
@@ -48,10 +50,12 @@ class WordValue:
         return ", ".join(sorted(_KIND_WORDS.get(k, k) for k in self.kinds))
 
 
-_KIND_WORDS = {"variable": "a variable", "substitution": "a command substitution", "ansi-c": "ANSI-C quoting",
+_KIND_WORDS = {"variable": "a variable", "substitution": "a command substitution",
+               "process": "a process substitution", "ansi-c": "ANSI-C quoting",
                "brace": "brace expansion", "arithmetic": "arithmetic", "expansion": "a parameter expansion",
                "tilde": "a ~user path", "unparsed": "text Bash reads differently than shown",
-               "translated": "a locale-translated string", "literal-arithmetic": "arithmetic"}
+               "translated": "a locale-translated string", "literal-arithmetic": "arithmetic",
+               "prompt": "a prompt expansion (@P), which runs substitutions in the value"}
 
 
 @dataclass
@@ -105,7 +109,7 @@ def _piece(n: Node, source: bytes, b: _Builder, at_start: bool) -> list[Node] | 
     elif t in ("simple_expansion", "expansion"):
         _expansion(n, raw, b)
     elif t in SUBSTITUTIONS:
-        b.kinds.add("substitution")
+        b.kinds.add("process" if t == "process_substitution" else "substitution")
         b.subs.append(n)
         b.shape.append("q")
     elif t == "arithmetic_expansion":
@@ -198,8 +202,31 @@ def _expansion(n: Node, raw: str, b: _Builder) -> None:
         return
     simple = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]", name) is not None
     b.kinds.add("variable" if simple else "expansion")
+    if name.endswith("@P"):
+        b.kinds.add("prompt")
+    elif _arithmetic_inside(name):
+        b.kinds.add("arithmetic")
     b.subs.extend(find_substitutions(n))
     b.shape.append("q")
+
+
+_PARAMETER = re.compile(r"[!#]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[([^\]]*)\])?(.*)", re.DOTALL)
+
+
+def _arithmetic_inside(name: str) -> bool:
+    """Whether `${name}` evaluates arithmetic on a run-time value: `${a[i]}`, `${x:off:len}`.
+
+    Bash evaluates a variable's value as an expression there, and an
+    expression may hold `a[$(cmd)]`: the value of `i` then runs `cmd`.
+    """
+    match = _PARAMETER.fullmatch(name)
+    if match is None:
+        return True
+    subscript, rest = match.group(2), match.group(3)
+    if subscript is not None and not re.fullmatch(r"\s*(?:[0-9]+|@|\*)\s*", subscript):
+        return True
+    return rest.startswith(":") and rest[1:2] not in ("-", "=", "?", "+") and \
+        not re.fullmatch(r"[0-9\s:+-]*", rest)
 
 
 def find_substitutions(node: Node) -> list[Node]:
@@ -226,3 +253,44 @@ def resolve(text: str, cwd: Path | None) -> Path | None:
     if text.startswith("/"):
         return Path(text)
     return None if cwd is None else cwd / text
+
+
+_BRACE_GROUP = re.compile(r"\{([^{}]*)\}")
+_SEQUENCE = re.compile(r"(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-9]+))?")
+MAX_BRACE_WORDS = 256
+
+
+def brace_words(word: WordValue) -> list[str] | None:
+    """The words a static brace expansion makes (`src/{a,b}.py`, `f{1..3}`), or None when it is not one.
+
+    Only plain text is expanded (no quotes, escapes or expansions) and at most
+    `MAX_BRACE_WORDS` words; anything else stays a run-time word.
+    """
+    if word.kinds != {"brace"} or any(c in word.source for c in "'\"\\$`"):
+        return None
+    done: list[str] = []
+    todo = [word.source]
+    while todo and len(done) + len(todo) <= MAX_BRACE_WORDS:
+        text = todo.pop()
+        match = next((m for m in _BRACE_GROUP.finditer(text) if _alternatives(m.group(1)) is not None), None)
+        if match is None:
+            done.append(text)
+            continue
+        alternatives = _alternatives(match.group(1)) or []
+        todo += [text[:match.start()] + a + text[match.end():] for a in alternatives]
+    return done if not todo else None
+
+
+def _alternatives(inner: str) -> list[str] | None:
+    sequence = _SEQUENCE.fullmatch(inner)
+    if sequence is not None:
+        first, last, step = sequence.group(1), sequence.group(2), int(sequence.group(3) or 1) or 1
+        if first.lstrip("-").isdigit() != last.lstrip("-").isdigit():
+            return None
+        numeric = first.lstrip("-").isdigit()
+        a, b = (int(first), int(last)) if numeric else (ord(first), ord(last))
+        if abs(b - a) // abs(step) > MAX_BRACE_WORDS:
+            return [""] * (MAX_BRACE_WORDS + 1)
+        values = range(a, b + (1 if b >= a else -1), abs(step) if b >= a else -abs(step))
+        return [str(v) if numeric else chr(v) for v in values]
+    return inner.split(",") if "," in inner else None

@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from core.shell.judgement import Env, Judgement, read_target, write_target
+from core.shell.judgement import Env, Judgement, read_target, resolve, write_target
 from core.shell.options import Parsed, parse
 from core.shell.words import WordValue
-
 
 
 def _all(args: list[WordValue], p: Parsed) -> list[WordValue]:
@@ -66,7 +65,7 @@ def judge_writer(name: str, args: list[WordValue], env: Env, j: Judgement, shown
         directory = p.index("-t", "--target-directory")
         if directory is not None:
             targets.append(_directory_word(args, directory))
-    if name == "ln" and len(p.operands) == 1 and env.cwd is not None:
+    if name == "ln" and len(p.operands) == 1 and env.cwd is not None and not p.has("-t", "--target-directory"):
         source = args[p.operands[0]]
         targets = [WordValue(source.text.rstrip("/").rsplit("/", 1)[-1], source.source, source.start, source.end,
                              source.kinds)]
@@ -76,7 +75,33 @@ def judge_writer(name: str, args: list[WordValue], env: Env, j: Judgement, shown
         for i in p.operands:
             if all(args[i] is not t for t in targets):
                 read_target(args[i], env, j, shown)
+    if name == "ln":
+        _link_sources(args, p, targets, env, j, shown)
     _impact(name, args, p, j, shown)
+
+
+def _link_sources(args: list[WordValue], p: Parsed, targets: list[WordValue], env: Env, j: Judgement,
+                  shown: str) -> None:
+    """A link that leads out of the workspace is a door: later writes through it land outside.
+
+    `ln -s ~ h && rm -rf h/` deletes the home directory although every path
+    written looks inside the workspace, so a link to a place outside asks,
+    whatever the mode and the rules.
+    """
+    symbolic = p.has("-s", "--symbolic")
+    links = [t for t in targets if not t.dynamic]
+    place = resolve(links[-1].text, env) if links else env.cwd
+    if place is not None and links and not (p.has("-t", "--target-directory") or place.is_dir()):
+        place = place.parent
+    for index in p.operands:
+        source = args[index]
+        if source.dynamic or any(source is t for t in targets):
+            continue
+        base = Env(env.workspace, env.home, place if symbolic else env.cwd)
+        path = resolve(source.text, base, follow=True)
+        if path is not None and not env.inside(path):
+            j.raise_to("ask", f"{shown} links to {path}, outside the workspace: writes through the link "
+                              "would land there", source)
 
 
 def _directory_word(args: list[WordValue], index: int) -> WordValue:

@@ -12,6 +12,7 @@ import pytest
 
 from core.errors import ErrorKind, ToolError
 from core.events import Event, ShellFinished, ShellOutput, ShellStarted
+from core.sandbox import detect_sandbox, wrap
 from core.shells import Launch, ShellManager, ShellProcess
 from tests.conftest import wait_until
 
@@ -165,3 +166,22 @@ def test_process_close_removes_the_private_tmp_and_abandons_a_held_pipe(tmp_path
     finally:
         for pid in sleeps(98785):  # the escaped daemon the fallback cannot link back to the command
             os.kill(pid, 9)
+
+
+@pytest.mark.skipif(not detect_sandbox().available, reason="bubblewrap cannot run on this machine")
+def test_a_sandbox_stopped_while_it_is_still_starting_leaves_nothing(tmp_path: Path) -> None:
+    # Killing bubblewrap in its first milliseconds, before its inner process asks to die with it, used to leave
+    # the whole sandbox running (the console closing just after an agent started a background shell).
+    async def go() -> None:
+        info = detect_sandbox()
+        for attempt in range(20):
+            tmp = Path(tempfile.mkdtemp(prefix="belay-test-"))
+            argv = wrap(["bash", "-c", sleep(98789)], workspace=tmp_path, tmp=tmp, network=True, info=info)
+            process = ShellProcess(Launch(tuple(argv), {"PATH": "/usr/bin:/bin"}, tmp_path, tmp, True, 0.5, 0.5),
+                                   lambda chunk: None)
+            await process.start()
+            await asyncio.sleep((attempt % 5) / 1000)
+            await process.close()
+            assert sleeps(98789) == [], f"the sandbox outlived its stop (attempt {attempt})"
+
+    asyncio.run(go())

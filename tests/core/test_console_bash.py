@@ -1,0 +1,129 @@
+"""Bash through the whole console: policy, approval, sandbox, journal, cancellation, background shells.
+
+The tool's own behaviour (limits, output, environment) is tested in
+tests/core/tools/test_bash.py; these check what the console adds around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from core import BashSettings, Console, Decision, RunStatus
+from tests.conftest import run
+from tests.integration.hostile import processes_matching
+
+
+async def _allowing(console: Console, *rules: str) -> None:
+    for rule in rules:
+        await console.add_rule(rule, "allow", "session")
+
+
+def test_a_read_only_pipeline_runs_without_asking_and_the_agent_gets_its_output(workspace: Path) -> None:
+    async def scenario() -> tuple[RunStatus, str, list[Decision]]:
+        async with Console(workspace) as console:  # headless: an ask would be a denial
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Bash", {"command": "grep -rn 'def ' src | sort | head -3"})
+            return outcome.status, outcome.text, [r.decision for r in console.timeline.runs.values() if r.decision]
+
+    status, text, decisions = run(scenario())
+    assert status == RunStatus.DONE and "def " in text
+    assert decisions == []
+
+
+def test_a_command_riding_an_allow_rule_is_asked_and_shows_what_caused_it(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            await _allowing(console, "Bash(ls:*)")
+            agent = await console.start_agent("agent", "scripted")
+            call = asyncio.ensure_future(console.call(agent, "Bash", {"command": "ls; touch PWNED"}))
+            while not console.pending_approvals():
+                await asyncio.sleep(0.005)
+            [request] = console.pending_approvals()
+            assert request.analysis is not None and request.cwd == str(workspace.resolve())
+            flagged = [n.text for n in request.analysis.nodes if n.flag != "ok"]
+            assert any("touch PWNED" in text for text in flagged) and not any(t == "ls" for t in flagged)
+            assert request.impact.level in ("medium", "high") and request.sandbox
+            console.deny(request.call_id, "no")
+            assert (await call).status == RunStatus.DENIED
+
+    run(scenario())
+    assert not (workspace / "PWNED").exists()
+
+
+def test_a_timed_out_command_is_reported_timed_out_with_its_output(workspace: Path) -> None:
+    async def scenario() -> tuple[RunStatus, str]:
+        async with Console(workspace) as console:
+            await _allowing(console, "Bash(sleep:*)")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Bash", {"command": "echo started; sleep 30", "timeout": 500})
+            return outcome.status, outcome.text
+
+    status, text = run(scenario())
+    assert status == RunStatus.TIMED_OUT
+    assert "timed out after 0.5 s" in text and "started" in text
+
+
+def test_cancel_from_the_window_stops_the_whole_tree(workspace: Path) -> None:
+    marker = "98761"
+
+    async def scenario() -> tuple[RunStatus, float]:
+        async with Console(workspace, bash=BashSettings(kill_grace_s=0.5)) as console:
+            await _allowing(console, "Bash(sleep:*)")
+            agent = await console.start_agent("agent", "scripted")
+            call = asyncio.ensure_future(console.call(agent, "Bash", {"command": f"sleep {marker} & sleep {marker}"}))
+            deadline = time.monotonic() + 5
+            while len(processes_matching(f"sleep {marker}")) < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            [call_id] = list(console.timeline.runs)
+            started = time.monotonic()
+            assert console.cancel(call_id)
+            outcome = await call
+            return outcome.status, time.monotonic() - started
+
+    status, took = run(scenario())
+    assert status == RunStatus.CANCELLED and took < 3
+    assert processes_matching(f"sleep {marker}") == []
+
+
+def test_the_journal_keeps_more_output_than_the_agent_is_shown(workspace: Path) -> None:
+    async def scenario() -> tuple[str, str | None]:
+        async with Console(workspace) as console:
+            await _allowing(console, "Bash(seq:*)")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Bash", {"command": "seq 1 200000"})
+            return outcome.text, await console.full_output(outcome.call_id)
+
+    text, full = run(scenario())
+    assert "cut" in text and "\n100000\n" not in text
+    assert full is not None and "\n100000\n" in full and len(full) > len(text)
+
+
+def test_background_shells_are_read_killed_and_ended_with_the_console(workspace: Path) -> None:
+    marker = "98762"
+
+    async def scenario() -> list[tuple[bool, int | None]]:
+        async with Console(workspace) as console:
+            await _allowing(console, "Bash(sleep:*)")
+            agent = await console.start_agent("agent", "scripted")
+            started = await console.call(agent, "Bash", {"command": f"echo ready; sleep {marker}",
+                                                         "run_in_background": True})
+            shell_id = started.data["shell_id"]
+            for _ in range(100):
+                read = await console.call(agent, "BashOutput", {"bash_id": shell_id})
+                if "ready" in read.text:
+                    break
+                await asyncio.sleep(0.05)
+            assert "ready" in read.text and "running" in read.text
+            assert console.timeline.shells[shell_id].running
+            await console.call(agent, "Bash", {"command": f"sleep {marker}", "run_in_background": True})
+            killed = await console.call(agent, "KillShell", {"shell_id": shell_id})
+            assert killed.status == RunStatus.DONE and "Killed" in killed.text
+            await asyncio.sleep(0.1)  # the shell's end reaches the timeline
+            return [(s.running, s.exit_code) for s in console.timeline.shells.values()]
+
+    shells = run(scenario())
+    assert shells[0] == (False, None)  # killed: no exit code
+    assert processes_matching(f"sleep {marker}") == []  # the second one ended with the console
