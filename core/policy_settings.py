@@ -96,6 +96,10 @@ def _read_mode(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
         return []
     if data["mode"] not in MODES:
         return [f"{path}: mode {data['mode']!r} is not one of default, accept_edits, plan, bypass"]
+    if layer.scope == "workspace" and MODES[data["mode"]] == "bypass":
+        # The workspace's file comes with the code: a cloned repository must not switch its own checks off.
+        return [f"{path}: mode \"bypass\" is ignored in a workspace's settings; set it in your user settings "
+                "or from the window"]
     layer.mode = MODES[data["mode"]]
     return []
 

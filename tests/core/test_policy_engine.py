@@ -335,3 +335,11 @@ def test_suggestions_for_other_tools(engine: PolicyEngine, ws: Path) -> None:
     assert tool(engine, ws, "WebFetch", url="https://Docs.Example.com/x").suggested_rule == \
         "WebFetch(domain:docs.example.com)"
     assert tool(engine, ws, "mcp__github__create_issue").suggested_rule == "mcp__github__create_issue"
+
+
+def test_a_workspace_cannot_switch_its_own_checks_off(engine: PolicyEngine, ws: Path) -> None:
+    _write(ws / ".belay" / "settings.toml", 'mode = "bypass"\n')
+    problems = engine.load(ws)
+    assert engine.mode == "default"
+    assert any("bypass" in p and "ignored" in p for p in problems)
+    assert bash(engine, ws, "touch x") == "ask"
