@@ -1,12 +1,15 @@
 """The approval panel: the call waiting for a person, its diff, and the answers.
 
 It shows the oldest waiting request (with a count of the others), who asked
-(the agent and its parents), why the policy asks, and a highlighted diff of
-the pending write.  Answers go straight to the console; the panel moves on
-when the bridge says the request was resolved.
+(the agent and its parents), why the policy asks, the impact, and either a
+highlighted diff of the pending write or, for Bash, the parsed command with
+the parts that caused the question marked (`gui.command_card`).  Answers go
+straight to the console; the panel moves on when the bridge says the
+request was resolved.  A request with a deadline shows it counting down.
 
 Shortcuts: Ctrl+Return approve, Ctrl+E edit then approve, Ctrl+Shift+Return
-always allow this tool for the session, Ctrl+D deny (with the typed reason).
+always allow (a menu of scopes: once, session, workspace, all workspaces,
+with the exact rule it writes), Ctrl+D deny (with the typed reason).
 
 Signals:
     edit_requested(ApprovalRequested): the person wants to edit the content first.
@@ -17,14 +20,22 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+import time
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from core import ApprovalRequested, Console, Timeline
+from gui.command_card import CommandCard, impact_html
 from gui.diff_view import DiffView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
+SCOPES = (("once", "Just this once"), ("session", "For this session"),
+          ("workspace", "For this workspace (.belay/settings.toml)"),
+          ("user", "For all my workspaces (user settings)"))
+NO_RULE = "No rule can allow calls like this one (code run from strings, computed commands, protected paths): " \
+          "it is asked every time."
 
 
 def agent_path(timeline: Timeline, agent_id: str) -> str:
@@ -60,13 +71,29 @@ class ApprovalPanel(QWidget):
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.RichText)
         self.diff = DiffView()
+        self.command_card = CommandCard()
+        self.countdown = QLabel()
+        self.countdown.setStyleSheet("color:#9a6700; font-weight:bold")
+        self._deadline: float | None = None
+        self._tick = QTimer(self)
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._update_countdown)
+        self.scope_menu = QMenu(self)
+        self.rule_action = self.scope_menu.addAction("")
+        self.rule_action.setEnabled(False)
+        self.scope_menu.addSeparator()
+        self.scope_actions: dict[str, QAction] = {}
+        for scope, label in SCOPES:
+            action = self.scope_menu.addAction(label)
+            action.triggered.connect(lambda _=False, s=scope: self.always_allow_at(s))
+            self.scope_actions[scope] = action
         self.reason = QLineEdit()
         self.reason.setPlaceholderText("Reason for denying (the agent is told)")
         self.reason.returnPressed.connect(self.deny)
         self.approve_button = QPushButton("Approve  (Ctrl+Enter)")
         self.approve_button.setObjectName("approveButton")
         self.edit_button = QPushButton("Edit && approve…  (Ctrl+E)")
-        self.always_button = QPushButton("Always allow for this session")
+        self.always_button = QPushButton("Always allow…  (Ctrl+Shift+Enter)")
         self.deny_button = QPushButton("Deny  (Ctrl+D)")
         self.deny_button.setObjectName("denyButton")
         self.approve_button.clicked.connect(self.approve)
@@ -99,7 +126,9 @@ class ApprovalPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(self.detail)
+        layout.addWidget(self.countdown)
         layout.addWidget(self.diff, 1)
+        layout.addWidget(self.command_card, 1)
         layout.addWidget(self._buttons)
 
     # -- queue -----------------------------------------------------------------
@@ -153,22 +182,50 @@ class ApprovalPanel(QWidget):
         for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
-        self.diff.setVisible(request is not None)
+        bash = request is not None and request.tool == "Bash"
+        self.diff.setVisible(request is not None and not bash)
+        self.command_card.setVisible(bash)
         self._buttons.setVisible(request is not None)
         self.setProperty("waiting", request is not None)
         self.style().unpolish(self)
         self.style().polish(self)
         self.waiting_changed.emit(len(self._queue))
         self.edit_button.setEnabled(request is not None and any(p.content is not None for p in request.proposed))
+        self._start_countdown(request)
         if request is None:
-            self.detail.setText("Calls that change files wait here until you approve or deny them.")
-            self.always_button.setText("Always allow for this session")
+            self.detail.setText("Calls that change files or run commands wait here until you approve or deny them.")
             self.diff.set_diffs([])
             return
         who = html.escape(agent_path(self._timeline, request.agent_id))
-        self.detail.setText(f"Asked by <b>{who}</b> — {html.escape(request.reason)}.")
-        self.always_button.setText(f"Always allow {request.tool} this session  (Ctrl+Shift+Enter)")
-        self.diff.set_diffs(list(request.diffs))
+        rule = f" <span style='color:#6e7781'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
+        impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact)}"
+        self.detail.setText(f"Asked by <b>{who}</b> — {html.escape(request.reason)}{rule}{impact}")
+        suggestion = request.suggested_rule
+        self.always_button.setEnabled(suggestion is not None)
+        self.always_button.setToolTip(f"Adds the allow rule {suggestion}" if suggestion else NO_RULE)
+        self.rule_action.setText(f"Rule: {suggestion}" if suggestion else "")
+        if request.tool == "Bash":
+            self.command_card.show_request(request)
+        else:
+            self.diff.set_diffs(list(request.diffs))
+
+    def _start_countdown(self, request: ApprovalRequested | None) -> None:
+        self._deadline = time.monotonic() + request.timeout_s if request is not None and request.timeout_s else None
+        self.countdown.setVisible(self._deadline is not None)
+        if self._deadline is None:
+            self._tick.stop()
+            return
+        self._update_countdown()
+        self._tick.start()
+
+    def _update_countdown(self) -> None:
+        request = self.current
+        if request is None or self._deadline is None:
+            self._tick.stop()
+            return
+        left = max(0, round(self._deadline - time.monotonic()))
+        then = "allowed" if request.on_timeout == "allow" else "denied"
+        self.countdown.setText(f"⏱ Unanswered, this call is {then} in {left} s")
 
     # -- answers -----------------------------------------------------------------
 
@@ -177,8 +234,13 @@ class ApprovalPanel(QWidget):
             self._console.approve(self.current.call_id)
 
     def always_allow(self) -> None:
-        if self.current is not None:
-            self._console.always_allow(self.current.call_id)
+        """Offer the scopes for the suggested rule (the menu says which rule)."""
+        if self.current is not None and self.always_button.isEnabled():
+            self.scope_menu.popup(self.always_button.mapToGlobal(QPoint(0, self.always_button.height())))
+
+    def always_allow_at(self, scope: str) -> None:
+        if self.current is not None and self.current.suggested_rule is not None:
+            self._console.always_allow(self.current.call_id, scope=scope)
 
     def deny(self) -> None:
         if self.current is not None:
