@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 
 from core import AutoReviewer, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
 from gui.main_window import MainWindow
+from gui.collector import MainThreadCollector
 from gui.resources import demo_script, demo_workspace_template, style_sheet
 
 log = logging.getLogger(__name__)
@@ -87,8 +88,13 @@ def run_demo(options: DemoOptions) -> int:
     app.setApplicationName("Belay")
     app.setQuitOnLastWindowClosed(False)  # the demo coroutine ends the loop, after closing the console
     app.setStyleSheet(style_sheet("light"))
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        return runner.run(_demo(options, script, workspace))
+    collector = MainThreadCollector(app)
+    collector.start()
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            return runner.run(_demo(options, script, workspace))
+    finally:
+        collector.stop()
 
 
 async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:

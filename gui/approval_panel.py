@@ -85,8 +85,11 @@ class ApprovalPanel(QWidget):
         self.scope_actions: dict[str, QAction] = {}
         for scope, label in SCOPES:
             action = self.scope_menu.addAction(label)
-            action.triggered.connect(lambda _=False, s=scope: self.always_allow_at(s))
+            action.setData(scope)
             self.scope_actions[scope] = action
+        # A bound method, not a lambda: a lambda holding `self` makes a cycle that Python's collector may
+        # break on a worker thread, destroying Qt objects there.
+        self.scope_menu.triggered.connect(self._on_scope_chosen)
         self.reason = QLineEdit()
         self.reason.setPlaceholderText("Reason for denying (the agent is told)")
         self.reason.returnPressed.connect(self.deny)
@@ -237,6 +240,10 @@ class ApprovalPanel(QWidget):
         """Offer the scopes for the suggested rule (the menu says which rule)."""
         if self.current is not None and self.always_button.isEnabled():
             self.scope_menu.popup(self.always_button.mapToGlobal(QPoint(0, self.always_button.height())))
+
+    def _on_scope_chosen(self, action: QAction) -> None:
+        if action.data():
+            self.always_allow_at(str(action.data()))
 
     def always_allow_at(self, scope: str) -> None:
         if self.current is not None and self.current.suggested_rule is not None:

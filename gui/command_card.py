@@ -86,7 +86,7 @@ class CommandCard(QWidget):
         self.tree.header().setStretchLastSection(True)
         self.tree.setColumnWidth(0, 320)
         self.tree.setUniformRowHeights(True)
-        self.tree.currentItemChanged.connect(lambda current, _: self._select(current))
+        self.tree.currentItemChanged.connect(self._select)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.command)
         split.addWidget(self.tree)
@@ -194,7 +194,7 @@ class CommandCard(QWidget):
             item.setToolTip(1, node.why)
         return item
 
-    def _select(self, item: QTreeWidgetItem | None) -> None:
+    def _select(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None = None) -> None:
         span = item.data(0, _SPAN) if item is not None else None
         if not span:
             return

@@ -93,9 +93,9 @@ class DetailsPane(QWidget):
         self.diff = DiffView()
         self.undo_button = QPushButton("Undo this call")
         self.undo_button.setObjectName("undoButton")
-        self.undo_button.clicked.connect(lambda: self._request_undo(False))
+        self.undo_button.clicked.connect(self._request_plain_undo)
         self.force_button = QPushButton("Undo anyway (overwrite)")
-        self.force_button.clicked.connect(lambda: self._request_undo(True))
+        self.force_button.clicked.connect(self._request_forced_undo)
         self.force_button.hide()
         self.notice = QLabel()
         self.notice.setWordWrap(True)
@@ -170,18 +170,24 @@ class DetailsPane(QWidget):
 
     def show_full_output(self, call_id: str, text: str | None) -> None:
         """The whole journaled output in its own window: a plain-text view copes with megabytes."""
-        dialog = QDialog(self)
-        dialog.setWindowTitle(f"Full output of {call_id}")
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        view = QPlainTextEdit(text if text is not None else "The journal holds no more than the result shown.")
-        view.setReadOnly(True)
-        view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        layout = QVBoxLayout(dialog)
-        layout.addWidget(view)
-        dialog.resize(900, 600)
-        dialog.show()
-        self.full_output_dialog = dialog
+        if self.full_output_dialog is None:
+            self.full_output_dialog = QDialog(self)
+            self.full_output_dialog.resize(900, 600)
+            self._full_output_view = QPlainTextEdit()
+            self._full_output_view.setReadOnly(True)
+            self._full_output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            self._full_output_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            QVBoxLayout(self.full_output_dialog).addWidget(self._full_output_view)
+        self.full_output_dialog.setWindowTitle(f"Full output of {call_id}")
+        self._full_output_view.setPlainText(text if text is not None else
+                                            "The journal holds no more than the result shown.")
+        self.full_output_dialog.show()
+
+    def _request_plain_undo(self) -> None:
+        self._request_undo(False)
+
+    def _request_forced_undo(self) -> None:
+        self._request_undo(True)
 
     def _request_undo(self, force: bool) -> None:
         if self._key and self._key.startswith("r:"):

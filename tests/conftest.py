@@ -7,6 +7,7 @@ so do Python warnings (filterwarnings = error).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import shutil
@@ -35,10 +36,25 @@ def _fail_on_warning_logs(request: pytest.FixtureRequest, caplog: pytest.LogCapt
 
 @pytest.fixture(autouse=True)
 def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Never touch the real user's data directory."""
+    """Never touch the real user's data or settings directories."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("BELAY_STATE_DIR", str(state))
+    monkeypatch.setenv("BELAY_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     return state
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Widgets in reference cycles must die on the GUI thread, as in the app (see gui/collector.py)."""
+    if not {"qtbot", "qapp", "loop"} & set(request.fixturenames):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
 
 
 @pytest.fixture
