@@ -11,6 +11,7 @@ Signals:
     run_changed(str): the run with this call id changed (status, result, undo).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
     shells_changed(str): the background shell with this id started, printed or ended.
+    policy_changed(PolicyChanged): the rules or the mode changed.
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): the model was rebuilt from a snapshot.
 """
@@ -23,7 +24,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event, Lagged,
+from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event, Lagged, PolicyChanged,
                   RollbackFinished, RollbackRefused, ShellFinished, ShellOutput, ShellStarted)
 from gui.tasks import TaskSet
 from gui.timeline_model import TimelineModel
@@ -39,6 +40,7 @@ class Bridge(QObject):
     run_changed = Signal(str)
     rollback_refused = Signal(object)
     shells_changed = Signal(str)
+    policy_changed = Signal(object)
     batch_applied = Signal()
     resynced = Signal()
 
@@ -95,6 +97,8 @@ class Bridge(QObject):
             self.shells_changed.emit(event.shell_id)
         elif isinstance(event, RollbackRefused):
             self.rollback_refused.emit(event)
+        elif isinstance(event, PolicyChanged):
+            self.policy_changed.emit(event)
 
     def __repr__(self) -> str:
         return f"<Bridge subscription={self._subscription!r}>"

@@ -44,7 +44,7 @@ def sandbox_html(text: str) -> str:
     if not text or text.startswith("sandbox off"):
         return (f"<span style='color:#cf222e'><b>⚠ No sandbox</b></span> — "
                 f"{html.escape(text.removeprefix('sandbox off: ') or 'commands run unsandboxed')}")
-    return f"<span style='color:#1a7f37'>🛡 {html.escape(text.split(':', 1)[0])}</span>"
+    return f"<span style='color:#1a7f37'>✓ {html.escape(text.split(':', 1)[0])}</span>"
 
 
 class _Offsets:

@@ -1,8 +1,12 @@
-"""The main window: timeline on the left, approval and details on the right.
+"""The main window: timeline on the left; approval and tabs (details, shells, rules) on the right.
 
 It wires the bridge's signals to the panels and the panels' requests to the
-console.  Anything asynchronous (undo, loading diffs) runs as a task the
-window owns; nothing here blocks the shared Qt/asyncio thread.
+console.  Anything asynchronous (undo, loading diffs, rule changes) runs as
+a task the window owns; nothing here blocks the shared Qt/asyncio thread.
+The toolbar holds the policy mode; bypass mode keeps a red banner on top;
+the status bar always says whether Bash commands run in a sandbox.
+
+Keys: Ctrl+1 details, Ctrl+2 background shells, Ctrl+3 rules, Ctrl+M mode.
 """
 
 from __future__ import annotations
@@ -11,13 +15,17 @@ import html
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QSplitter, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QLabel, QMainWindow, QMenu, QSplitter, QTabWidget, QToolBar, QTreeView, QVBoxLayout,
+                               QWidget)
 
-from core import ApprovalRequested, Console, RollbackRefused, RunStatus, run_key
+from core import ApprovalRequested, Console, PolicyChanged, RollbackRefused, RunStatus, run_key
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
 from gui.details_pane import DetailsPane, _undoable
 from gui.edit_dialog import EditDialog
+from gui.mode_bar import BypassBanner, ModeSelector
+from gui.rules_view import RulesView
+from gui.shells_panel import ShellsPanel
 from gui.tasks import TaskSet
 from gui.timeline_model import KEY_ROLE, TimelineModel
 
@@ -44,19 +52,42 @@ class MainWindow(QMainWindow):
         self.model.rowsInserted.connect(self._on_model_rows_inserted)
         self.approvals = ApprovalPanel(console, self.model.timeline)
         self.details = DetailsPane(self.model.timeline)
+        self.shells = ShellsPanel(self.model.timeline)
+        self.rules = RulesView(console, self.tasks)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.details, "Details")
+        self.tabs.addTab(self.shells, "Background shells")
+        self.tabs.addTab(self.rules, "Rules")
         right = QWidget()
         self._right = QVBoxLayout(right)
         self._right.setContentsMargins(4, 4, 4, 0)
         self._right.addWidget(self.approvals, 0)
-        self._right.addWidget(self.details, 1)
+        self._right.addWidget(self.tabs, 1)
         self.approvals.waiting_changed.connect(self._on_approvals_waiting_changed)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.tree)
         split.addWidget(right)
         split.setSizes([620, 780])
-        self.setCentralWidget(split)
+        self.banner = BypassBanner()
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.banner)
+        column.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self.mode = ModeSelector(console.mode)
+        toolbar = QToolBar("Policy")
+        toolbar.setMovable(False)
+        toolbar.addWidget(QLabel(" Approvals: "))
+        toolbar.addWidget(self.mode)
+        self.addToolBar(toolbar)
+        self.sandbox = QLabel()
         self._status = QLabel()
         self.statusBar().addPermanentWidget(self._status, 1)
+        self.statusBar().addPermanentWidget(self.sandbox)
+        self._show_sandbox()
+        self._show_mode(console.mode)
         self._connect()
         self._menus()
 
@@ -67,8 +98,14 @@ class MainWindow(QMainWindow):
         self.bridge.rollback_refused.connect(self._on_bridge_rollback_refused)
         self.bridge.batch_applied.connect(self._update_status)
         self.bridge.resynced.connect(self._on_bridge_resynced)
+        self.bridge.shells_changed.connect(self._on_bridge_shells_changed)
+        self.bridge.policy_changed.connect(self._on_bridge_policy_changed)
         self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
         self.details.undo_requested.connect(self.undo)
+        self.details.full_output_requested.connect(self._on_details_full_output_requested)
+        self.shells.stop_requested.connect(self._on_shells_stop_requested)
+        self.mode.mode_chosen.connect(self.console.set_mode)
+        self.banner.leave_requested.connect(self._on_banner_leave_requested)
 
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -81,10 +118,21 @@ class MainWindow(QMainWindow):
         expand.setShortcut("Ctrl+Shift+X")
         expand.triggered.connect(self.tree.expandAll)
         view.addAction(expand)
+        for number, (tab, name) in enumerate(((self.details, "&Details"), (self.shells, "Background &shells"),
+                                              (self.rules, "&Rules")), 1):
+            action = QAction(name, self)
+            action.setShortcut(f"Ctrl+{number}")
+            action.setData(tab)
+            action.triggered.connect(self._on_tab_action_triggered)
+            view.addAction(action)
+        mode = QAction("Approval &mode", self)
+        mode.setShortcut("Ctrl+M")
+        mode.triggered.connect(self._on_mode_action_triggered)
+        view.addAction(mode)
         call = self.menuBar().addMenu("&Call")
         undo = QAction("&Undo selected call", self)
         undo.setShortcut("Ctrl+Z")
-        undo.triggered.connect(lambda: self._undo_selected(False))
+        undo.triggered.connect(self._undo_selected)
         call.addAction(undo)
 
     def start(self) -> None:
@@ -92,6 +140,9 @@ class MainWindow(QMainWindow):
         self.bridge.start()
         self.approvals.set_timeline(self.model.timeline)
         self.details.set_timeline(self.model.timeline)
+        self.shells.set_timeline(self.model.timeline)
+        self.rules.set_rules(self.console.rules(), self.console.settings_problems)
+        self._show_mode(self.console.mode)
         for request in self.console.pending_approvals():
             self.approvals.add(request)
         self.tree.expandAll()
@@ -129,8 +180,53 @@ class MainWindow(QMainWindow):
     def _on_bridge_resynced(self) -> None:
         self.approvals.set_timeline(self.model.timeline)
         self.details.set_timeline(self.model.timeline)
+        self.shells.set_timeline(self.model.timeline)
         for request in self.console.pending_approvals():
             self.approvals.add(request)
+
+    def _on_bridge_shells_changed(self, shell_id: str) -> None:
+        self.shells.refresh(shell_id)
+        running = self.shells.running_count()
+        self.tabs.setTabText(self.tabs.indexOf(self.shells),
+                             f"Background shells ({running} running)" if running else "Background shells")
+
+    def _on_bridge_policy_changed(self, event: PolicyChanged) -> None:
+        self.rules.set_rules(event.rules, event.problems)
+        self._show_mode(event.mode)
+
+    def _show_mode(self, mode: str) -> None:
+        self.mode.show_mode(mode)
+        self.banner.show_mode(mode)
+
+    def _on_banner_leave_requested(self) -> None:
+        self.console.set_mode("default")
+
+    def _on_tab_action_triggered(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction):
+            self.tabs.setCurrentWidget(action.data())
+
+    def _on_mode_action_triggered(self) -> None:
+        self.mode.setFocus()
+        self.mode.showPopup()
+
+    def _on_shells_stop_requested(self, shell_id: str) -> None:
+        self.tasks.spawn(self.console.kill_shell(shell_id), f"stop {shell_id}")
+
+    def _on_details_full_output_requested(self, call_id: str) -> None:
+        self.tasks.spawn(self._show_full_output(call_id), f"full output of {call_id}")
+
+    async def _show_full_output(self, call_id: str) -> None:
+        self.details.show_full_output(call_id, await self.console.full_output(call_id))
+
+    def _show_sandbox(self) -> None:
+        info = self.console.sandbox
+        if info.available:
+            network = "network on" if self.console.bash_settings.network else "network off"
+            self.sandbox.setText(f"<span style='color:#1a7f37'>✓ Sandbox: bubblewrap ({network})</span>")
+        else:
+            self.sandbox.setText("<span style='color:#cf222e'><b>⚠ Sandbox OFF</b></span>")
+        self.sandbox.setToolTip(info.detail)
 
     def _on_bridge_rollback_refused(self, event: RollbackRefused) -> None:
         self.statusBar().showMessage(f"Undo refused: {event.message}", 10_000)
@@ -180,7 +276,7 @@ class MainWindow(QMainWindow):
         self.tree.scrollTo(index)
         self.tree.setCurrentIndex(index)
 
-    def _undo_selected(self, force: bool) -> None:
+    def _undo_selected(self, force: bool = False) -> None:
         key = self.tree.currentIndex().data(KEY_ROLE)
         if key and key.startswith("r:") and _undoable(self.model.timeline.runs[key[2:]]):
             self.undo(key[2:], force)

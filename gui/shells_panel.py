@@ -30,7 +30,7 @@ class ShellsPanel(QWidget):
         super().__init__(parent)
         self._timeline = timeline
         self.list = QListWidget()
-        self.list.currentItemChanged.connect(lambda *_: self._show_output())
+        self.list.currentItemChanged.connect(self._on_current_item_changed)
         self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -87,6 +87,9 @@ class ShellsPanel(QWidget):
         if self.output.toPlainText() != text:
             self.output.setPlainText(text)
             self.output.verticalScrollBar().setValue(self.output.verticalScrollBar().maximum())
+
+    def _on_current_item_changed(self, *_: object) -> None:
+        self._show_output()
 
     def _on_stop_clicked(self) -> None:
         shell_id = self.current_shell()
