@@ -50,6 +50,8 @@ class RulesView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         self.table.currentCellChanged.connect(self._on_current_cell_changed)
         self.rule = QLineEdit()
         self.rule.setPlaceholderText("A rule, e.g. Bash(npm run test:*)")
