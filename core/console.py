@@ -17,6 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from core import undo as undo_mod
 from core.approvals import Answer, ApprovalBroker
 from core.blobs import BlobStore
@@ -100,18 +102,33 @@ class Console:
             await self._io(self._journal.mark_interrupted)
         agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
         self.timeline.load(agents, calls)
-        self.settings_problems = tuple(await asyncio.to_thread(self.policy.load, self.workspace.root))
-        for problem in self.settings_problems:
-            log.warning("settings: %s", problem)
+        problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
         bash = self.registry.get("Bash")
         if isinstance(bash, BashTool):
+            problems += self._apply_bash_settings(bash)
             self.sandbox = await bash.sandbox_info()
+        self.settings_problems = tuple(problems)
+        for problem in self.settings_problems:
+            log.warning("settings: %s", problem)
         self._pipeline = Pipeline(workspace=self.workspace, registry=self.registry, policy=self.policy,
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
                                   blobs=self._blobs, io=self._io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
                                   sandbox=self._sandbox_text)
         self._policy_changed("settings loaded")
+
+    def _apply_bash_settings(self, bash: BashTool) -> list[str]:
+        """The user's `[bash]` table over the console's own settings; a bad value is reported, not used."""
+        overrides = self.policy.bash_overrides()
+        if not overrides:
+            return []
+        try:
+            self.bash_settings = BashSettings.model_validate({**self.bash_settings.model_dump(), **overrides})
+        except ValidationError as e:
+            why = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'bash'}: {err['msg']}" for err in e.errors())
+            return [f"user settings [bash]: {why}; the defaults are used"]
+        bash.settings = self.bash_settings
+        return []
 
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""

@@ -63,6 +63,10 @@ class PolicyEngine:
             problems += found
         return problems
 
+    def bash_overrides(self) -> dict[str, object]:
+        """The user's `[bash]` settings (network, sandbox, env_passthrough, limits), unvalidated."""
+        return dict(self._layers["user"].bash)
+
     @property
     def mode(self) -> Mode:
         if self._session_mode is not None:

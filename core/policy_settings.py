@@ -28,7 +28,7 @@ MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", 
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash"}
 
 
 class RuleEntry(BaseModel):
@@ -58,6 +58,8 @@ class Layer:
     disable: list[str] = field(default_factory=list)
     timeout_s: float | None = None
     on_timeout: Literal["deny", "allow"] | None = None
+    bash: dict[str, Any] = field(default_factory=dict)
+    """`[bash]`: how commands run (network, sandbox, limits); read from the user layer only."""
 
 
 def config_dir() -> Path:
@@ -87,8 +89,20 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
     problems = [f"{path}: unknown key {key!r} (expected {', '.join(sorted(_KEYS))})" for key in data
                 if key not in _KEYS]
     problems += _read_mode(data, layer, path) + _read_permissions(data, text, layer, path)
-    problems += _read_tools(data, layer, path) + _read_approval(data, layer, path)
+    problems += _read_tools(data, layer, path) + _read_approval(data, layer, path) + _read_bash(data, layer, path)
     return layer, problems
+
+
+def _read_bash(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+    if "bash" not in data:
+        return []
+    if not isinstance(data["bash"], dict):
+        return [f"{path}: [bash] must be a table"]
+    if layer.scope != "user":
+        # A workspace's file comes with its code: it must not turn the sandbox off or let secrets through.
+        return [f"{path}: [bash] is ignored here; how commands are contained is set in your user settings only"]
+    layer.bash = dict(data["bash"])
+    return []
 
 
 def _read_mode(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:

@@ -7,8 +7,11 @@ tests/core/tools/test_bash.py; these check what the console adds around it.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
+
+import pytest
 
 from core import BashSettings, Console, Decision, RunStatus
 from tests.conftest import run
@@ -127,3 +130,42 @@ def test_background_shells_are_read_killed_and_ended_with_the_console(workspace:
     shells = run(scenario())
     assert shells[0] == (False, None)  # killed: no exit code
     assert processes_matching(f"sleep {marker}") == []  # the second one ended with the console
+
+
+def _user_settings(text: str) -> None:
+    config = Path(os.environ["BELAY_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(text)
+
+
+@pytest.mark.allow_warning_logs  # the console logs the settings it could not use
+def test_the_user_can_turn_the_network_off_and_a_workspace_cannot_touch_bash_settings(workspace: Path) -> None:
+    _user_settings("[bash]\nnetwork = false\n")
+    (workspace / ".belay").mkdir()
+    (workspace / ".belay" / "settings.toml").write_text('[bash]\nsandbox = "off"\n')
+
+    async def scenario() -> tuple[bool, str, tuple[str, ...], str]:
+        async with Console(workspace) as console:
+            await _allowing(console, "Bash(cat:*)")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Bash", {"command": "cat /proc/net/dev"})
+            return console.bash_settings.network, outcome.text, console.settings_problems, console.sandbox.kind
+
+    network, devices, problems, sandbox = run(scenario())
+    assert network is False
+    assert any("[bash] is ignored" in p for p in problems)
+    if sandbox == "bubblewrap":  # the workspace did not switch it off; without the network only lo is there
+        interfaces = [line.split(":")[0].strip() for line in devices.splitlines() if ":" in line]
+        assert interfaces == ["lo"]
+
+
+@pytest.mark.allow_warning_logs
+def test_a_bad_bash_setting_is_reported_and_the_defaults_kept(workspace: Path) -> None:
+    _user_settings("[bash]\nnetwork = \"sometimes\"\n")
+
+    async def scenario() -> tuple[bool, tuple[str, ...]]:
+        async with Console(workspace) as console:
+            return console.bash_settings.network, console.settings_problems
+
+    network, problems = run(scenario())
+    assert network is True and any("[bash]" in p and "network" in p for p in problems)
