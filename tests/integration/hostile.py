@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_CORPUS = Path(__file__).resolve().parent / "corpus"
+"""A copy of the shared corpus kept with the tests, so a checkout on its own still runs every case."""
 SHARED_CORPUS = ROOT.parent / "shared" / "hostile"
 CORPUS_ENV = "BELAY_HOSTILE_DIR"
 
@@ -29,16 +31,22 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2
 
 
 def corpus_files() -> list[Path]:
-    dirs = [SHARED_CORPUS]
+    """The bundled copy, the shared folder beside the checkout when there is one, and $BELAY_HOSTILE_DIR."""
+    dirs = [BUNDLED_CORPUS, SHARED_CORPUS]
     if os.environ.get(CORPUS_ENV):
         dirs.append(Path(os.environ[CORPUS_ENV]))
     return [f for d in dirs if d.is_dir() for f in sorted(d.glob("*.json"))]
 
 
 def load_cases() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every case once: a case found in several places (the bundled copy and its source) runs once."""
+    seen: set[str] = set()
     for path in corpus_files():
         for case in json.loads(path.read_text(encoding="utf-8")):
-            yield f"{path.stem}:{case['id']}", case
+            fingerprint = json.dumps(case, sort_keys=True)
+            if fingerprint not in seen:
+                seen.add(fingerprint)
+                yield f"{path.stem}:{case['id']}", case
 
 
 def expand(value: Any, ws: Path, outside: Path) -> Any:

@@ -6,34 +6,24 @@ ask or deny, with the rules it assumes.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.integration import hostile
+
 from .harness import Bash
 
-CORPUS_DIRS = [Path(__file__).resolve().parents[4] / "shared" / "hostile"] + \
-    ([Path(os.environ["BELAY_HOSTILE_DIR"])] if os.environ.get("BELAY_HOSTILE_DIR") else [])
 _VERDICTS = {"allowed": "allow", "ask": "ask", "deny": "deny"}
-_ASSUMED = re.compile(r"\b(allow|ask|deny) rules? ([A-Za-z]+\([^)]*\)) (?:is |are )?assumed", re.IGNORECASE)
-"""Rules a case states in its notes ("Deny rule Bash(curl:*) assumed.") rather than in a field."""
 
 
 def _corpus_cases() -> list[Any]:
-    files = [f for d in CORPUS_DIRS if d.is_dir() for f in sorted(d.glob("*.json"))]
-    cases = [c for f in files for c in json.loads(f.read_text(encoding="utf-8"))]
-    return [pytest.param(c, id=c["id"]) for c in cases if c["tool"] == "Bash" and c["expected"] in _VERDICTS]
+    return [pytest.param(c, id=name) for name, c in hostile.load_cases()
+            if c["tool"] == "Bash" and c["expected"] in _VERDICTS]
 
 
 def _assumed(case: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-    found = {a: tuple(case.get(f"assume_{a}") or ()) for a in ("allow", "ask", "deny")}
-    for action, rule in _ASSUMED.findall(str(case.get("notes", ""))):
-        found[action.lower()] += (rule,)
-    return found
+    return {action: tuple(rules) for action, rules in hostile.assumed_rules(case).items()}
 
 
 def _expand(value: Any) -> str:
@@ -51,7 +41,7 @@ def test_hostile_corpus_bash_cases_get_their_expected_verdict(bash: Bash, case: 
 
 
 def test_the_hostile_corpus_is_found() -> None:
-    assert _corpus_cases(), f"no corpus in {CORPUS_DIRS}"
+    assert _corpus_cases(), f"no corpus in {hostile.corpus_files()}"
 
 
 RIDING_ALLOW_RULES = [
