@@ -40,6 +40,7 @@ from core.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline import Timeline
 from core.shells import ShellManager
+from core.snapshot import WorkspaceIndex
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
@@ -114,7 +115,7 @@ class Console:
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
                                   blobs=self._blobs, io=self._io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
-                                  sandbox=self._sandbox_text)
+                                  sandbox=self._sandbox_text, index=WorkspaceIndex(self.workspace, self._blobs))
         self._policy_changed("settings loaded")
 
     def _apply_bash_settings(self, bash: BashTool) -> list[str]:

@@ -32,6 +32,7 @@ from core.models import Decision, FileChange, RunStatus
 from core.paths import Workspace
 from core.policy_engine import PolicyEngine
 from core.policy_types import PolicyRequest, Verdict
+from core.snapshot import WorkspaceIndex
 from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
 
@@ -80,7 +81,7 @@ class Pipeline:
                  approvals: ApprovalBroker, bus: EventBus, journal: Journal, blobs: BlobStore,
                  io: Callable[..., Awaitable[Any]], session_id: str,
                  always_allow: Callable[[str, str], Awaitable[None]],
-                 sandbox: Callable[[], str] = lambda: "") -> None:
+                 sandbox: Callable[[], str] = lambda: "", index: WorkspaceIndex | None = None) -> None:
         self.workspace, self.registry, self.policy = workspace, registry, policy
         self.approvals, self.bus, self.journal, self.blobs = approvals, bus, journal, blobs
         self._io = io
@@ -89,6 +90,10 @@ class Pipeline:
         """Adds an allow rule at a scope (the console's, so that it is announced)."""
         self._sandbox = sandbox
         """Describes what Bash commands run in, for the approval card."""
+        self.index = index
+        self._one_author = asyncio.Lock()
+        """Held by a call whose changes are found by comparing the workspace (Bash): one at a time."""
+        self._captured: dict[str, tuple[FileChange, ...]] = {}
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None) -> CallOutcome:
@@ -154,6 +159,8 @@ class Pipeline:
             changes = await self._apply(call_id, plan, agent.read_state)
             return plan.message + edited_note, {"paths": [c.path for c in changes]}, changes
         assert isinstance(tool, RunTool)
+        if tool.captures_workspace and self.index is not None:
+            return await self._run_capturing(call_id, tool, args, ctx)
         try:
             async with asyncio.timeout(tool.timeout_s):
                 output = await tool.run(args, ctx)
@@ -163,6 +170,28 @@ class Pipeline:
                             ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"timed out after {tool.timeout_s:g} s",
                                       suggestion="Narrow the request or raise the timeout.")) from None
         return output.text, output.data, ()
+
+    async def _run_capturing(self, call_id: CallId, tool: RunTool, args: ToolArgs,
+                             ctx: ToolContext) -> tuple[str, dict[str, Any], tuple[FileChange, ...]]:
+        """Run a tool whose file changes are found by comparing the workspace before and after it.
+
+        Whatever way the run ends (done, failed, timed out, cancelled), what it changed is recorded.
+        """
+        index = self.index
+        assert index is not None
+        async with self._one_author:
+            external = await asyncio.to_thread(index.changes_since)
+            if external:
+                log.info("%d file(s) changed outside Belay before call %s", len(external), call_id)
+            try:
+                output = await tool.run(args, ctx)
+            finally:
+                changes = tuple(await _finish_even_if_cancelled(
+                    asyncio.ensure_future(asyncio.to_thread(index.changes_since))))
+                if changes:
+                    self._captured[call_id] = changes
+                    await asyncio.shield(self._io(self.journal.add_changes, call_id, changes))
+        return output.text, output.data, changes
 
     def _request(self, tool: Tool, args: ToolArgs) -> PolicyRequest:
         """The call as the policy sees it (blocking: resolves paths on disk)."""
@@ -239,6 +268,8 @@ class Pipeline:
                       error: ErrorInfo | None, data: dict[str, Any] | None = None,
                       changes: tuple[FileChange, ...] = ()) -> CallOutcome:
         text = _cap(text)
+        changes = changes or self._captured.pop(call_id, ())
+        self._captured.pop(call_id, None)
         duration = time.monotonic() - started
         data = dict(data or {})
         full = data.pop("journal_output", None)

@@ -120,6 +120,9 @@ class Tool(ABC):
     Args: ClassVar[type[ToolArgs]]
     annotations: ClassVar[Annotations]
     timeout_s: ClassVar[float | None] = 30.0
+    captures_workspace: ClassVar[bool] = False
+    """Its changes to files cannot be known in advance (a shell): the pipeline compares the workspace
+    before and after it runs, and such calls run one at a time so each change has one author."""
 
     def summary(self, args: ToolArgs, workspace: Workspace) -> str:
         """A short line for the timeline, e.g. the path relative to the workspace."""

@@ -169,3 +169,45 @@ def test_a_bad_bash_setting_is_reported_and_the_defaults_kept(workspace: Path) -
 
     network, problems = run(scenario())
     assert network is True and any("[bash]" in p and "network" in p for p in problems)
+
+
+def test_what_a_command_changes_is_recorded_against_it_and_undone(workspace: Path) -> None:
+    readme, cart = workspace / "README.md", workspace / "src" / "shop" / "cart.py"
+    before_readme, before_cart = readme.read_bytes(), cart.read_bytes()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            await console.add_rule("Bash(echo:*)", "allow", "session")
+            await console.add_rule("Bash(rm:*)", "allow", "session")
+            await console.add_rule("Bash(sed:*)", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            (workspace / "notes.txt").write_text("the person's own file\n")  # not the agent's doing
+            outcome = await console.call(agent, "Bash", {
+                "command": "echo made > made.txt && rm README.md && sed -i 's/Cart/Basket/' src/shop/cart.py"})
+            assert outcome.status == RunStatus.DONE
+            run_ = console.timeline.runs[outcome.call_id]
+            assert {(c.path, c.kind.value) for c in run_.changes} == {
+                ("made.txt", "create"), ("README.md", "delete"), ("src/shop/cart.py", "modify")}
+            [record] = [r for r in await console.history() if r.call_id == outcome.call_id]
+            assert len(record.changes) == 3
+            report = await console.undo(outcome.call_id)
+            assert report.ok, report.message
+
+    run(scenario())
+    assert readme.read_bytes() == before_readme and cart.read_bytes() == before_cart
+    assert not (workspace / "made.txt").exists()
+    assert (workspace / "notes.txt").read_text() == "the person's own file\n"
+
+
+def test_a_command_that_times_out_still_has_its_changes_recorded(workspace: Path) -> None:
+    async def scenario() -> tuple[RunStatus, list[str]]:
+        async with Console(workspace) as console:
+            await console.add_rule("Bash(echo:*)", "allow", "session")
+            await console.add_rule("Bash(sleep:*)", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Bash", {"command": "echo partial > half.txt; sleep 30",
+                                                         "timeout": 500})
+            return outcome.status, [c.path for c in console.timeline.runs[outcome.call_id].changes]
+
+    status, paths = run(scenario())
+    assert status == RunStatus.TIMED_OUT and paths == ["half.txt"]
