@@ -25,7 +25,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.blobs import BlobStore
+from core.blobs import BlobBatch, BlobStore
 from core.changes import MAX_CAPTURE_BYTES
 from core.models import ChangeKind, FileChange
 from core.paths import Workspace
@@ -61,20 +61,11 @@ class WorkspaceIndex:
         """What changed on disk since the last call (everything, the first time, is taken as it is)."""
         seen: dict[str, os.stat_result] = dict(self._walk())
         changes: list[FileChange] = []
-        for rel, st in seen.items():
-            old = self.entries.get(rel)
-            if old is not None and old.same_stat(st):
-                continue
-            new = self._capture(rel, st)
-            if new is None:
-                continue
-            self.entries[rel] = new
-            if old is None:
-                changes.append(FileChange(path=rel, kind=ChangeKind.CREATE, before_hash=None, after_hash=new.digest,
-                                          after_mode=new.mode))
-            elif old.digest != new.digest or old.mode != new.mode:
-                changes.append(FileChange(path=rel, kind=ChangeKind.MODIFY, before_hash=old.digest,
-                                          after_hash=new.digest, before_mode=old.mode, after_mode=new.mode))
+        with self.blobs.batch() as batch:  # durable, all at once, before any journal row refers to them
+            for rel, st in seen.items():
+                old = self.entries.get(rel)
+                if old is None or not old.same_stat(st):
+                    self._compare(rel, st, old, batch, changes)
         for rel in [r for r in self.entries if r not in seen]:
             old = self.entries.pop(rel)
             changes.append(FileChange(path=rel, kind=ChangeKind.DELETE, before_hash=old.digest, after_hash=None,
@@ -82,7 +73,20 @@ class WorkspaceIndex:
         first, self.built = not self.built, True
         return [] if first else sorted(changes, key=lambda c: c.path)
 
-    def _capture(self, rel: str, st: os.stat_result) -> Entry | None:
+    def _compare(self, rel: str, st: os.stat_result, old: Entry | None, batch: BlobBatch,
+                 changes: list[FileChange]) -> None:
+        new = self._capture(rel, st, batch)
+        if new is None:
+            return
+        self.entries[rel] = new
+        if old is None:
+            changes.append(FileChange(path=rel, kind=ChangeKind.CREATE, before_hash=None, after_hash=new.digest,
+                                      after_mode=new.mode))
+        elif old.digest != new.digest or old.mode != new.mode:
+            changes.append(FileChange(path=rel, kind=ChangeKind.MODIFY, before_hash=old.digest,
+                                      after_hash=new.digest, before_mode=old.mode, after_mode=new.mode))
+
+    def _capture(self, rel: str, st: os.stat_result, batch: BlobBatch) -> Entry | None:
         """Reads one file into the blob store; None when it is too large or vanished meanwhile."""
         if st.st_size > MAX_CAPTURE_BYTES:
             self.too_large.add(rel)
@@ -101,11 +105,12 @@ class WorkspaceIndex:
         finally:
             os.close(fd)
         self.too_large.discard(rel)
-        return Entry(now.st_size, now.st_mtime_ns, now.st_ino, stat.S_IMODE(now.st_mode), self.blobs.put(data))
+        return Entry(now.st_size, now.st_mtime_ns, now.st_ino, stat.S_IMODE(now.st_mode), batch.put(data))
 
     def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """(relative path, stat) of every regular file, without following links, with an explicit stack."""
         root = str(self.workspace.root)
+        cut = len(root) + 1  # the paths scandir builds start with the root and a separator
         stack = [root]
         while stack:
             directory = stack.pop()
@@ -123,7 +128,7 @@ class WorkspaceIndex:
                     if item.name not in SKIPPED_DIRS:
                         stack.append(item.path)
                 elif stat.S_ISREG(st.st_mode):
-                    yield os.path.relpath(item.path, root), st
+                    yield item.path[cut:], st
 
     def __repr__(self) -> str:
         return f"<WorkspaceIndex {self.workspace.root} files={len(self.entries)} built={self.built}>"
