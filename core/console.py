@@ -315,6 +315,28 @@ class Console:
                                           paths=report.paths, forced=force))
         return report
 
+    async def rewind_plan(self, call_id: str) -> list[CallRecord]:
+        """What "rewind to here" would undo: every later call that changed files and stands, newest first."""
+        records = await self.history()
+        position = next((i for i, r in enumerate(records) if r.call_id == call_id), None)
+        if position is None:
+            raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
+        return [r for r in reversed(records[position + 1:]) if r.changes and not r.undone_by]
+
+    async def rewind(self, call_id: str) -> list[UndoReport]:
+        """Undo every later call, newest first, leaving the workspace as this call left it.
+
+        Stops at the first refusal (a file someone changed since), which is the last report: nothing is
+        overwritten, and what was undone before it stays undone (each undo can itself be undone).
+        """
+        reports: list[UndoReport] = []
+        for record in await self.rewind_plan(call_id):
+            report = await self.undo(record.call_id)
+            reports.append(report)
+            if not report.ok:
+                break
+        return reports
+
     async def _undo(self, call_id: str, force: bool) -> UndoReport:
         records = await self._io(self.journal.calls, call_id)
         if not records:

@@ -15,10 +15,10 @@ import html
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QLabel, QMainWindow, QMenu, QSplitter, QTabWidget, QToolBar, QTreeView, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QTabWidget, QToolBar, QTreeView,
+                               QVBoxLayout, QWidget)
 
-from core import ApprovalRequested, Console, PolicyChanged, RollbackRefused, RunStatus, run_key
+from core import ApprovalRequested, CallRecord, Console, PolicyChanged, RollbackRefused, RunStatus, run_key
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
 from gui.details_pane import DetailsPane, _undoable
@@ -264,6 +264,10 @@ class MainWindow(QMainWindow):
         undo = menu.addAction("Undo this call")
         undo.setEnabled(_undoable(run))
         undo.triggered.connect(lambda: self.undo(run.call_id, False))
+        rewind = menu.addAction("Rewind to here…")
+        rewind.setToolTip("Undo every later call that changed files, newest first")
+        rewind.setData(run.call_id)
+        rewind.triggered.connect(self._on_rewind_action_triggered)
         if run.status == RunStatus.RUNNING or run.status == RunStatus.BLOCKED_ON_USER:
             menu.addAction("Cancel this call").triggered.connect(lambda: self.console.cancel(run.call_id))
         menu.addAction("Copy call id").triggered.connect(
@@ -275,6 +279,43 @@ class MainWindow(QMainWindow):
         index = self.model.index_of(run_key(call_id))
         self.tree.scrollTo(index)
         self.tree.setCurrentIndex(index)
+
+    def _on_rewind_action_triggered(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction):
+            self.rewind(str(action.data()))
+
+    def rewind(self, call_id: str) -> None:
+        """Preview, confirm, then undo every later call that changed files."""
+        self.tasks.spawn(self._rewind(call_id), f"rewind to {call_id}")
+
+    async def _rewind(self, call_id: str) -> None:
+        plan = await self.console.rewind_plan(call_id)
+        if not plan:
+            self.statusBar().showMessage("Nothing after this call changed files: there is nothing to rewind.", 10_000)
+            return
+        if not self.confirm_rewind(plan):
+            return
+        reports = await self.console.rewind(call_id)
+        undone = sum(r.ok for r in reports)
+        refused = next((r for r in reports if not r.ok), None)
+        message = f"Rewound: undid {undone} of {len(plan)} calls."
+        if refused is not None:
+            message += f" Stopped at {refused.call_id}: {refused.message}"
+        self.statusBar().showMessage(message, 15_000)
+        self._show_selected()
+
+    def confirm_rewind(self, plan: list[CallRecord]) -> bool:
+        """Shows what a rewind would undo and asks; tests replace it."""
+        files = sorted({c.path for r in plan for c in r.changes})
+        lines = [f"{r.tool} · {r.summary} ({len(r.changes)} file{'s' if len(r.changes) != 1 else ''})" for r in plan]
+        box = QMessageBox(QMessageBox.Icon.Question, "Rewind to here?",
+                          f"Undo {len(plan)} later call{'s' if len(plan) != 1 else ''}, newest first, restoring "
+                          f"{len(files)} file{'s' if len(files) != 1 else ''}? A file changed since is not "
+                          "overwritten: the rewind stops there.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.setDetailedText("\n".join(lines) + "\n\nFiles:\n" + "\n".join(files))
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _undo_selected(self, force: bool = False) -> None:
         key = self.tree.currentIndex().data(KEY_ROLE)

@@ -334,3 +334,41 @@ def test_an_unanswered_approval_times_out_and_the_agent_is_told_so(workspace: Pa
     assert outcome.status == RunStatus.TIMED_OUT
     assert "in time" in outcome.text and "denied" not in outcome.text.lower()
     assert not (workspace / "x").exists()
+
+
+def test_rewind_to_a_call_undoes_every_later_one_newest_first(workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        async with Console(workspace) as console:
+            await console.add_rule("Write", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            ids = []
+            for content in ("one\n", "two\n", "three\n"):
+                outcome = await console.call(agent, "Write", {"file_path": str(notes), "content": content})
+                ids.append(outcome.call_id)
+            extra = await console.call(agent, "Write", {"file_path": str(workspace / "extra.txt"), "content": "x"})
+            plan = [r.call_id for r in await console.rewind_plan(ids[0])]
+            reports = await console.rewind(ids[0])
+            assert all(r.ok for r in reports)
+            return plan, [ids[2], ids[1], extra.call_id]
+
+    plan, expected = run(scenario())
+    assert sorted(plan) == sorted(expected) and plan[0] == expected[2]  # the newest first
+    assert notes.read_text() == "one\n" and not (workspace / "extra.txt").exists()
+
+
+def test_rewind_stops_at_a_file_someone_changed_since(workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def scenario() -> list[bool]:
+        async with Console(workspace) as console:
+            await console.add_rule("Write", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            first = await console.call(agent, "Write", {"file_path": str(notes), "content": "one\n"})
+            await console.call(agent, "Write", {"file_path": str(notes), "content": "two\n"})
+            notes.write_text("the person's edit\n")
+            return [r.ok for r in await console.rewind(first.call_id)]
+
+    assert run(scenario()) == [False]
+    assert notes.read_text() == "the person's edit\n"

@@ -148,3 +148,27 @@ def test_the_status_bar_says_whether_commands_are_sandboxed(qtbot: Any, loop: An
         assert window.sandbox.toolTip() == console.sandbox.detail
 
     _in_window(qtbot, loop, workspace, body)
+
+
+def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: Any, workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def body(console: Console, window: MainWindow) -> None:
+        await console.add_rule("Write", "allow", "session")
+        agent = await console.start_agent("agent", "scripted")
+        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
+               for text in ("one\n", "two\n", "three\n")]
+        previewed: list[list[str]] = []
+
+        def confirm(plan: list[Any]) -> bool:
+            previewed.append([r.call_id for r in plan])
+            return True
+
+        window.confirm_rewind = confirm  # type: ignore[method-assign]
+        window.rewind(ids[0])
+        await wait_until(lambda: "Rewound" in window.statusBar().currentMessage(), what="the rewind")
+        assert previewed == [[ids[2], ids[1]]]
+        assert notes.read_text() == "one\n"
+        assert "undid 2 of 2" in window.statusBar().currentMessage()
+
+    _in_window(qtbot, loop, workspace, body)
