@@ -6,7 +6,7 @@ a task the window owns; nothing here blocks the shared Qt/asyncio thread.
 The toolbar holds the policy mode; bypass mode keeps a red banner on top;
 the status bar always says whether Bash commands run in a sandbox.
 
-Keys: Ctrl+1 details, Ctrl+2 background shells, Ctrl+3 rules, Ctrl+M mode.
+Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+M mode.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QLabel, QMainWindow, QMenu, QMessageBox, QSplitte
 from core import ApprovalRequested, CallRecord, Console, PolicyChanged, RollbackRefused, RunStatus, run_key
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
+from gui.changes_view import ChangesView
 from gui.details_pane import DetailsPane, _undoable
 from gui.edit_dialog import EditDialog
 from gui.mode_bar import BypassBanner, ModeSelector
@@ -54,8 +55,10 @@ class MainWindow(QMainWindow):
         self.details = DetailsPane(self.model.timeline)
         self.shells = ShellsPanel(self.model.timeline)
         self.rules = RulesView(console, self.tasks)
+        self.changes = ChangesView(self.model.timeline)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.details, "Details")
+        self.tabs.addTab(self.changes, "Changes")
         self.tabs.addTab(self.shells, "Background shells")
         self.tabs.addTab(self.rules, "Rules")
         right = QWidget()
@@ -104,6 +107,7 @@ class MainWindow(QMainWindow):
         self.details.undo_requested.connect(self.undo)
         self.details.full_output_requested.connect(self._on_details_full_output_requested)
         self.shells.stop_requested.connect(self._on_shells_stop_requested)
+        self.changes.call_chosen.connect(self._on_changes_call_chosen)
         self.mode.mode_chosen.connect(self.console.set_mode)
         self.banner.leave_requested.connect(self._on_banner_leave_requested)
 
@@ -118,8 +122,8 @@ class MainWindow(QMainWindow):
         expand.setShortcut("Ctrl+Shift+X")
         expand.triggered.connect(self.tree.expandAll)
         view.addAction(expand)
-        for number, (tab, name) in enumerate(((self.details, "&Details"), (self.shells, "Background &shells"),
-                                              (self.rules, "&Rules")), 1):
+        for number, (tab, name) in enumerate(((self.details, "&Details"), (self.changes, "&Changes"),
+                                              (self.shells, "Background &shells"), (self.rules, "&Rules")), 1):
             action = QAction(name, self)
             action.setShortcut(f"Ctrl+{number}")
             action.setData(tab)
@@ -141,6 +145,7 @@ class MainWindow(QMainWindow):
         self.approvals.set_timeline(self.model.timeline)
         self.details.set_timeline(self.model.timeline)
         self.shells.set_timeline(self.model.timeline)
+        self.changes.set_timeline(self.model.timeline)
         self.rules.set_rules(self.console.rules(), self.console.settings_problems)
         self._show_mode(self.console.mode)
         for request in self.console.pending_approvals():
@@ -173,7 +178,14 @@ class MainWindow(QMainWindow):
         if not self.isActiveWindow():
             QGuiApplication.alert(self)
 
+    def _on_changes_call_chosen(self, call_id: str) -> None:
+        self.select_call(call_id)
+        self.tabs.setCurrentWidget(self.details)
+
     def _on_bridge_run_changed(self, call_id: str) -> None:
+        run = self.model.timeline.runs.get(call_id)
+        if run is not None and (run.changes or run.undone_by) and run.status.final:
+            self.changes.refresh()
         if self.details.key == f"r:{call_id}":
             self._show_selected()
 
@@ -181,6 +193,7 @@ class MainWindow(QMainWindow):
         self.approvals.set_timeline(self.model.timeline)
         self.details.set_timeline(self.model.timeline)
         self.shells.set_timeline(self.model.timeline)
+        self.changes.set_timeline(self.model.timeline)
         for request in self.console.pending_approvals():
             self.approvals.add(request)
 

@@ -172,3 +172,24 @@ def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: 
         assert "undid 2 of 2" in window.statusBar().currentMessage()
 
     _in_window(qtbot, loop, workspace, body)
+
+
+def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        view = window.changes
+        assert "No file has changed yet" in view.summary.text()
+        await console.add_rule("Bash(touch:*)", "allow", "session")
+        await console.add_rule("Bash(rm:*)", "allow", "session")
+        agent = await console.start_agent("agent", "scripted")
+        made = await console.call(agent, "Bash", {"command": "touch a.txt b.txt"})
+        await console.call(agent, "Bash", {"command": "rm a.txt"})
+        await wait_until(lambda: len(view.file_rows()) == 2, what="two files in the changes tab")
+        rows = dict(view.file_rows())
+        assert len(rows["a.txt"]) == 2 and rows["b.txt"] == ["Bash · touch a.txt b.txt"]
+        assert "2 files changed by 2 calls" in view.summary.text()
+        b_row = next(view.tree.topLevelItem(i) for i in range(2) if view.tree.topLevelItem(i).text(0) == "b.txt")
+        view.tree.itemClicked.emit(b_row.child(0), 0)
+        await wait_until(lambda: window.details.key == f"r:{made.call_id}", what="the call to be selected")
+        assert window.tabs.currentWidget() is window.details
+
+    _in_window(qtbot, loop, workspace, body)
