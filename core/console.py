@@ -82,6 +82,7 @@ class Console:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
         self._journal: Journal | None = None
         self._blobs: BlobStore | None = None
+        self._index: WorkspaceIndex | None = None
         self._pipeline: Pipeline | None = None
         self._call_tasks: dict[str, asyncio.Task[CallOutcome]] = {}
         self._agent_tasks: set[asyncio.Task[Any]] = set()
@@ -96,11 +97,13 @@ class Console:
         make_non_dumpable()
         self._journal = await self._io(Journal, self.state_dir / "journal.sqlite3")
         self._blobs = await self._io(BlobStore, self.state_dir / "blobs")
+        self._index = WorkspaceIndex(self.workspace, self._blobs)
         self._lock = await self._io(OwnerLock.try_acquire, self.state_dir / "console.lock")
         if self._lock is not None:
             # Only the console that owns the workspace may call unfinished runs dead;
             # `belay calls` next to a running window must not.
-            await self._io(self._journal.mark_interrupted)
+            interrupted = await self._io(self._journal.mark_interrupted)
+            await self._recover(interrupted)
         agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
         self.timeline.load(agents, calls)
         problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
@@ -115,7 +118,7 @@ class Console:
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
                                   blobs=self._blobs, io=self._io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
-                                  sandbox=self._sandbox_text, index=WorkspaceIndex(self.workspace, self._blobs))
+                                  sandbox=self._sandbox_text, index=self._index)
         self._policy_changed("settings loaded")
 
     def _apply_bash_settings(self, bash: BashTool) -> list[str]:
@@ -130,6 +133,27 @@ class Console:
             return [f"user settings [bash]: {why}; the defaults are used"]
         bash.settings = self.bash_settings
         return []
+
+    async def _recover(self, interrupted: list[str]) -> None:
+        """Give a command killed with the console the file changes it made but could not record.
+
+        Without this, the files it changed would differ from what the journal says they hold, and undoing
+        any earlier call on them would be refused as a conflict.  What differs from the journal's last
+        record is attributed to the last interrupted command (it may include edits made while Belay was not
+        running: nobody else can be named).  Earlier calls are undone through it, so nothing is lost.
+        """
+        assert self._journal is not None and self._index is not None
+        journal, index = self._journal, self._index
+        capturing = [c for c in interrupted if (t := self.registry.get(journal.call_tool(c) or "")) is not None
+                     and t.captures_workspace]
+        if not capturing:
+            return
+        await asyncio.to_thread(index.changes_since)  # the first look: what is on disk now
+        changes = index.differences_from(await self._io(journal.latest_contents))
+        if changes:
+            log.warning("call %s was interrupted; %d file change(s) it made are recovered", capturing[-1],
+                        len(changes))
+            await self._io(journal.add_changes, capturing[-1], changes)
 
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
@@ -353,11 +377,9 @@ class Console:
 
         def work() -> tuple[str, ...]:
             steps = undo_mod.plan_undo(self.workspace, record.changes, force)
-            undone = undo_mod.apply_undo(
-                self.workspace, blobs, steps,
-                lambda changes: self.journal.add_rollback(rollback_id, call_id, force, changes))
-            if not undone:
-                self.journal.add_rollback(rollback_id, call_id, force, [])
+            # apply_undo records the rollback (even an empty one: every file already restored) before writing.
+            undo_mod.apply_undo(self.workspace, blobs, steps,
+                                lambda changes: self.journal.add_rollback(rollback_id, call_id, force, changes))
             return tuple(c.path for c in record.changes)
 
         paths = await asyncio.to_thread(work)

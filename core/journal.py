@@ -158,6 +158,18 @@ class Journal:
             row = self._db.execute("SELECT text FROM outputs WHERE call_id=?", (call_id,)).fetchone()
         return row["text"] if row else None
 
+    def latest_contents(self) -> dict[str, str | None]:
+        """Each path the journal knows, with the content hash its latest recorded change left (None: deleted)."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, after_hash FROM changes WHERE id IN "
+                                    "(SELECT MAX(id) FROM changes GROUP BY path)").fetchall()
+        return {r["path"]: r["after_hash"] for r in rows}
+
+    def call_tool(self, call_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT tool FROM calls WHERE id=?", (call_id,)).fetchone()
+        return row["tool"] if row else None
+
     def add_rollback(self, rollback_id: str, call_id: str, forced: bool,
                      changes: Sequence[FileChange]) -> None:
         with self._tx(durable=True) as db:

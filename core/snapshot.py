@@ -73,6 +73,25 @@ class WorkspaceIndex:
         first, self.built = not self.built, True
         return [] if first else sorted(changes, key=lambda c: c.path)
 
+    def differences_from(self, known: dict[str, str | None]) -> list[FileChange]:
+        """How the indexed workspace differs from `known` (path -> content hash, None for absent).
+
+        Used after a crash: `known` is what the journal last recorded, the index what is on disk now.
+        Paths the journal never knew are not reported: nothing says who made them.
+        """
+        changes = []
+        for rel, digest in sorted(known.items()):
+            now = self.entries.get(rel)
+            if now is not None and digest is None:
+                changes.append(FileChange(path=rel, kind=ChangeKind.CREATE, before_hash=None, after_hash=now.digest,
+                                          after_mode=now.mode))
+            elif now is None and digest is not None and rel not in self.too_large:
+                changes.append(FileChange(path=rel, kind=ChangeKind.DELETE, before_hash=digest, after_hash=None))
+            elif now is not None and digest is not None and now.digest != digest:
+                changes.append(FileChange(path=rel, kind=ChangeKind.MODIFY, before_hash=digest, after_hash=now.digest,
+                                          after_mode=now.mode))
+        return changes
+
     def _compare(self, rel: str, st: os.stat_result, old: Entry | None, batch: BlobBatch,
                  changes: list[FileChange]) -> None:
         new = self._capture(rel, st, batch)
