@@ -11,7 +11,7 @@ Signals:
     run_changed(str): the run with this call id changed (status, result, undo).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
     shells_changed(str): the background shell with this id started, printed or ended.
-    policy_changed(PolicyChanged): the rules or the mode changed.
+    policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): the model was rebuilt from a snapshot.
 """
@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event, Lagged, PolicyChanged,
-                  RollbackFinished, RollbackRefused, ShellFinished, ShellOutput, ShellStarted)
+from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event, Lagged,
+                  PolicyChanged, RollbackFinished, RollbackRefused, ShellFinished, ShellOutput, ShellStarted)
 from gui.tasks import TaskSet
 from gui.timeline_model import TimelineModel
 

@@ -1,17 +1,16 @@
-"""The main window: timeline on the left; approval and tabs (details, shells, rules) on the right.
+"""The main window: timeline on the left; approval and tabs (details, changes, shells, rules) on the right.
 
 It wires the bridge's signals to the panels and the panels' requests to the
-console.  Anything asynchronous (undo, loading diffs, rule changes) runs as
-a task the window owns; nothing here blocks the shared Qt/asyncio thread.
-The toolbar holds the policy mode; bypass mode keeps a red banner on top;
-the status bar always says whether Bash commands run in a sandbox.
+console.  Anything asynchronous (undo, loading diffs, rule changes, stopping
+a shell) runs as a task the window owns, and questions are asked with
+`open()`, never a nested `exec()`: nothing here blocks the shared Qt/asyncio
+thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
+on top; the status bar always says whether Bash commands run in a sandbox.
 
 Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+M mode.
 """
 
 from __future__ import annotations
-
-import html
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
@@ -22,11 +21,13 @@ from core import ApprovalRequested, CallRecord, Console, PolicyChanged, Rollback
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
 from gui.changes_view import ChangesView
+from gui.confirm import answer
 from gui.details_pane import DetailsPane, _undoable
 from gui.edit_dialog import EditDialog
 from gui.mode_bar import BypassBanner, ModeSelector
 from gui.rules_view import RulesView
 from gui.shells_panel import ShellsPanel
+from gui.status_line import RunCounts, SandboxIndicator
 from gui.tasks import TaskSet
 from gui.timeline_model import KEY_ROLE, TimelineModel
 
@@ -37,7 +38,8 @@ class MainWindow(QMainWindow):
     def __init__(self, console: Console, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.console = console
-        self.setWindowTitle(f"Belay — {console.workspace.root}")
+        self._title = f"Belay — {console.workspace.root}"
+        self.setWindowTitle(self._title)
         self.resize(1400, 860)
         self.tasks = TaskSet(on_error=self._show_error)
         self.model = TimelineModel()
@@ -57,10 +59,9 @@ class MainWindow(QMainWindow):
         self.rules = RulesView(console, self.tasks)
         self.changes = ChangesView(self.model.timeline)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.details, "Details")
-        self.tabs.addTab(self.changes, "Changes")
-        self.tabs.addTab(self.shells, "Background shells")
-        self.tabs.addTab(self.rules, "Rules")
+        for number, (tab, name, tip) in enumerate(self._tab_list(), 1):
+            self.tabs.addTab(tab, name)
+            self.tabs.setTabToolTip(number - 1, f"{tip} (Ctrl+{number})")
         right = QWidget()
         self._right = QVBoxLayout(right)
         self._right.setContentsMargins(4, 4, 4, 0)
@@ -81,18 +82,26 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.mode = ModeSelector(console.mode)
         toolbar = QToolBar("Policy")
+        toolbar.setObjectName("policyToolbar")
         toolbar.setMovable(False)
-        toolbar.addWidget(QLabel(" Approvals: "))
+        toolbar.addWidget(QLabel(" Approval mode: "))
         toolbar.addWidget(self.mode)
         self.addToolBar(toolbar)
-        self.sandbox = QLabel()
-        self._status = QLabel()
+        self.sandbox = SandboxIndicator()
+        self._status = RunCounts()
         self.statusBar().addPermanentWidget(self._status, 1)
         self.statusBar().addPermanentWidget(self.sandbox)
-        self._show_sandbox()
+        self.sandbox.show_sandbox(console.sandbox, console.bash_settings.network)
         self._show_mode(console.mode)
         self._connect()
         self._menus()
+
+    def _tab_list(self) -> tuple[tuple[QWidget, str, str], ...]:
+        """The right-hand tabs, in the order of their Ctrl+number keys."""
+        return ((self.details, "Details", "The selected call: arguments, output, changes and undo"),
+                (self.changes, "Changes", "Every file changed in this workspace, and by which calls"),
+                (self.shells, "Background shells", "Shells started by Bash calls that keep running; stop them here"),
+                (self.rules, "Rules", "The rules in force: add, remove, edit, dry-run"))
 
     def _connect(self) -> None:
         self.bridge.approval_requested.connect(self._on_bridge_approval_requested)
@@ -107,6 +116,7 @@ class MainWindow(QMainWindow):
         self.details.undo_requested.connect(self.undo)
         self.details.full_output_requested.connect(self._on_details_full_output_requested)
         self.shells.stop_requested.connect(self._on_shells_stop_requested)
+        self.shells.call_chosen.connect(self._on_shells_call_chosen)
         self.changes.call_chosen.connect(self._on_changes_call_chosen)
         self.mode.mode_chosen.connect(self.console.set_mode)
         self.banner.leave_requested.connect(self._on_banner_leave_requested)
@@ -122,10 +132,10 @@ class MainWindow(QMainWindow):
         expand.setShortcut("Ctrl+Shift+X")
         expand.triggered.connect(self.tree.expandAll)
         view.addAction(expand)
-        for number, (tab, name) in enumerate(((self.details, "&Details"), (self.changes, "&Changes"),
-                                              (self.shells, "Background &shells"), (self.rules, "&Rules")), 1):
+        for number, (tab, name, tip) in enumerate(self._tab_list(), 1):
             action = QAction(name, self)
             action.setShortcut(f"Ctrl+{number}")
+            action.setToolTip(tip)
             action.setData(tab)
             action.triggered.connect(self._on_tab_action_triggered)
             view.addAction(action)
@@ -148,6 +158,8 @@ class MainWindow(QMainWindow):
         self.changes.set_timeline(self.model.timeline)
         self.rules.set_rules(self.console.rules(), self.console.settings_problems)
         self._show_mode(self.console.mode)
+        self.sandbox.show_sandbox(self.console.sandbox, self.console.bash_settings.network)
+        self._show_shell_count()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
         self.tree.expandAll()
@@ -182,6 +194,9 @@ class MainWindow(QMainWindow):
         self.select_call(call_id)
         self.tabs.setCurrentWidget(self.details)
 
+    def _on_shells_call_chosen(self, call_id: str) -> None:
+        self._on_changes_call_chosen(call_id)
+
     def _on_bridge_run_changed(self, call_id: str) -> None:
         run = self.model.timeline.runs.get(call_id)
         if run is not None and (run.changes or run.undone_by) and run.status.final:
@@ -194,11 +209,17 @@ class MainWindow(QMainWindow):
         self.details.set_timeline(self.model.timeline)
         self.shells.set_timeline(self.model.timeline)
         self.changes.set_timeline(self.model.timeline)
+        self.rules.set_rules(self.console.rules(), self.console.settings_problems)  # announcements may be lost
+        self._show_mode(self.console.mode)
+        self._show_shell_count()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
 
     def _on_bridge_shells_changed(self, shell_id: str) -> None:
         self.shells.refresh(shell_id)
+        self._show_shell_count()
+
+    def _show_shell_count(self) -> None:
         running = self.shells.running_count()
         self.tabs.setTabText(self.tabs.indexOf(self.shells),
                              f"Background shells ({running} running)" if running else "Background shells")
@@ -210,6 +231,7 @@ class MainWindow(QMainWindow):
     def _show_mode(self, mode: str) -> None:
         self.mode.show_mode(mode)
         self.banner.show_mode(mode)
+        self.setWindowTitle(f"{self._title} — BYPASS MODE" if mode == "bypass" else self._title)
 
     def _on_banner_leave_requested(self) -> None:
         self.console.set_mode("default")
@@ -224,22 +246,18 @@ class MainWindow(QMainWindow):
         self.mode.showPopup()
 
     def _on_shells_stop_requested(self, shell_id: str) -> None:
-        self.tasks.spawn(self.console.kill_shell(shell_id), f"stop {shell_id}")
+        self.tasks.spawn(self._stop_shell(shell_id), f"stop {shell_id}")
+
+    async def _stop_shell(self, shell_id: str) -> None:
+        if not await self.console.kill_shell(shell_id):
+            self.shells.stop_failed(shell_id)
+            self.statusBar().showMessage(f"{shell_id} had already ended.", 10_000)
 
     def _on_details_full_output_requested(self, call_id: str) -> None:
         self.tasks.spawn(self._show_full_output(call_id), f"full output of {call_id}")
 
     async def _show_full_output(self, call_id: str) -> None:
         self.details.show_full_output(call_id, await self.console.full_output(call_id))
-
-    def _show_sandbox(self) -> None:
-        info = self.console.sandbox
-        if info.available:
-            network = "network on" if self.console.bash_settings.network else "network off"
-            self.sandbox.setText(f"<span style='color:#1a7f37'>✓ Sandbox: bubblewrap ({network})</span>")
-        else:
-            self.sandbox.setText("<span style='color:#cf222e'><b>⚠ Sandbox OFF</b></span>")
-        self.sandbox.setToolTip(info.detail)
 
     def _on_bridge_rollback_refused(self, event: RollbackRefused) -> None:
         self.statusBar().showMessage(f"Undo refused: {event.message}", 10_000)
@@ -307,7 +325,7 @@ class MainWindow(QMainWindow):
         if not plan:
             self.statusBar().showMessage("Nothing after this call changed files: there is nothing to rewind.", 10_000)
             return
-        if not self.confirm_rewind(plan):
+        if not await self.confirm_rewind(plan):
             return
         reports = await self.console.rewind(call_id)
         undone = sum(r.ok for r in reports)
@@ -318,7 +336,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, 15_000)
         self._show_selected()
 
-    def confirm_rewind(self, plan: list[CallRecord]) -> bool:
+    async def confirm_rewind(self, plan: list[CallRecord]) -> bool:
         """Shows what a rewind would undo and asks; tests replace it."""
         files = sorted({c.path for r in plan for c in r.changes})
         lines = [f"{r.tool} · {r.summary} ({len(r.changes)} file{'s' if len(r.changes) != 1 else ''})" for r in plan]
@@ -328,7 +346,7 @@ class MainWindow(QMainWindow):
                           "overwritten: the rewind stops there.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setDetailedText("\n".join(lines) + "\n\nFiles:\n" + "\n".join(files))
-        return box.exec() == QMessageBox.StandardButton.Yes
+        return await answer(box) == QMessageBox.StandardButton.Yes
 
     def _undo_selected(self, force: bool = False) -> None:
         key = self.tree.currentIndex().data(KEY_ROLE)
@@ -346,15 +364,7 @@ class MainWindow(QMainWindow):
             self._show_selected()
 
     def _update_status(self) -> None:
-        counts = self.model.timeline.counts()
-        parts = [
-            ("#1f6feb", f"● {counts[RunStatus.RUNNING]} running"),
-            ("#b36b00", f"◐ {counts[RunStatus.BLOCKED_ON_USER]} waiting for approval"),
-            ("#1a7f37", f"✓ {counts[RunStatus.DONE]} done"),
-            ("#cf222e", f"✗ {counts[RunStatus.FAILED] + counts[RunStatus.TIMED_OUT]} failed"),
-            ("#8250df", f"⊘ {counts[RunStatus.DENIED]} denied"),
-        ]
-        self._status.setText(" &nbsp; ".join(f"<span style='color:{c}'>{html.escape(t)}</span>" for c, t in parts))
+        self._status.show_counts(self.model.timeline)
 
     def _show_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 15_000)

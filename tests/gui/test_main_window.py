@@ -1,22 +1,30 @@
-"""The window around the policy: the rules tab, the mode and its banner, background shells, the sandbox."""
+"""The main window: the mode and its bypass banner, the sandbox indicator, tab keys, rewind, the changes tab.
+
+The rules tab and the background shells tab have their own test modules;
+`in_window` (a real console on a temp workspace, the real window, offscreen)
+is shared with them.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
-from core import Console, RunStatus
+from core import Console, SandboxInfo
 from gui.main_window import MainWindow
+from gui.status_line import SandboxIndicator
 from tests.conftest import wait_until
-from tests.integration.hostile import processes_matching
 
 LEFT = Qt.MouseButton.LeftButton
 
 
-def _in_window(qtbot: Any, loop: Any, workspace: Path, body: Callable[[Console, MainWindow], Awaitable[None]]) -> None:
+def in_window(qtbot: Any, loop: Any, workspace: Path, body: Callable[[Console, MainWindow], Awaitable[None]]) -> None:
+    """Open a console on `workspace`, show its window, run `body`, then close both."""
     async def scenario() -> None:
         console = Console(workspace)
         await console.open()
@@ -34,120 +42,102 @@ def _in_window(qtbot: Any, loop: Any, workspace: Path, body: Callable[[Console, 
     loop.run_until_complete(scenario())
 
 
-def _rule_rows(window: MainWindow) -> list[tuple[str, str, str]]:
-    table = window.rules.table
-    return [(table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 2).text())
-            for r in range(table.rowCount())]
-
-
-def test_rules_are_added_removed_and_a_bad_one_loses_nothing(qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def body(console: Console, window: MainWindow) -> None:
-        view = window.rules
-        window.tabs.setCurrentWidget(view)
-        assert view.empty.isVisible() and "No rules yet" in view.empty.text()
-        view.rule.setText("Bash(npm run test:*)")
-        view.scope.setCurrentIndex(view.scope.findData("workspace"))
-        qtbot.mouseClick(view.add_button, LEFT)
-        await wait_until(lambda: _rule_rows(window) == [("Bash(npm run test:*)", "allow", "workspace")],
-                         what="the rule in the table")
-        assert "Bash(npm run test:*)" in (workspace / ".belay" / "settings.toml").read_text()
-        view.rule.setText("Bash(npm:* x)")
-        qtbot.mouseClick(view.add_button, LEFT)
-        await wait_until(lambda: "invalid rule" in view.message.text(), what="the error")
-        assert [(e.rule, e.scope) for e in console.rules()] == [("Bash(npm run test:*)", "workspace")]
-        view.table.selectRow(0)
-        view.rule.setText("Bash(npm:* x)")  # an edit that fails keeps the old rule
-        qtbot.mouseClick(view.replace_button, LEFT)
-        await wait_until(lambda: "invalid rule" in view.message.text() and "Added" not in view.message.text(),
-                         what="the refused edit")
-        assert [e.rule for e in console.rules()] == ["Bash(npm run test:*)"]
-        view.table.selectRow(0)
-        view.rule.setText("Bash(npm run lint:*)")
-        qtbot.mouseClick(view.replace_button, LEFT)
-        await wait_until(lambda: [r[0] for r in _rule_rows(window)] == ["Bash(npm run lint:*)"], what="the edit")
-        view.table.selectRow(0)
-        qtbot.mouseClick(view.remove_button, LEFT)
-        await wait_until(lambda: _rule_rows(window) == [], what="the removal")
-        assert console.rules() == [] and view.empty.isVisible()
-
-    _in_window(qtbot, loop, workspace, body)
-
-
-def test_a_dry_run_lists_the_earlier_calls_a_rule_would_have_allowed(qtbot: Any, loop: Any,
-                                                                     workspace: Path) -> None:
-    async def first_session() -> None:
-        async with Console(workspace) as console:  # nobody to ask: both are denied
-            agent = await console.start_agent("agent", "scripted")
-            for name in ("a", "b"):
-                outcome = await console.call(agent, "Bash", {"command": f"touch {name}.txt"})
-                assert outcome.status == RunStatus.DENIED
-            await console.call(agent, "Bash", {"command": "git push"})
-
-    loop.run_until_complete(first_session())
-
-    async def body(console: Console, window: MainWindow) -> None:
-        view = window.rules
-        view.rule.setText("Bash(touch:*)")
-        qtbot.mouseClick(view.dry_run_button, LEFT)
-        await wait_until(lambda: "would have auto-approved 2 earlier calls" in view.message.text(),
-                         what="the dry run")
-        listed = [view.matches.item(i).text() for i in range(view.matches.count())]
-        assert len(listed) == 2 and all("touch" in line for line in listed)
-        assert console.rules() == []  # nothing was saved
-
-    _in_window(qtbot, loop, workspace, body)
-
-
 def test_bypass_mode_is_confirmed_and_keeps_a_banner_until_it_is_left(qtbot: Any, loop: Any,
                                                                       workspace: Path) -> None:
     async def body(console: Console, window: MainWindow) -> None:
-        assert not window.banner.isVisible()
-        window.mode.confirm_bypass = lambda: False  # type: ignore[method-assign]
-        window.mode.activated.emit(window.mode.findData("bypass"))
-        assert console.mode == "default" and window.mode.currentData() == "default"
-        window.mode.confirm_bypass = lambda: True  # type: ignore[method-assign]
-        window.mode.setCurrentIndex(window.mode.findData("bypass"))
-        window.mode.activated.emit(window.mode.findData("bypass"))
+        mode = window.mode
+        assert not window.banner.isVisible() and mode.currentText() == "Ask every time"
+        mode.setFocus()
+        qtbot.keyClick(mode, Qt.Key.Key_End)  # the last mode: bypass
+        box = mode.confirmation
+        assert box is not None and box.isVisible() and "bypass" in box.text()
+        assert mode.currentData() == "default"  # not until confirmed
+        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Cancel), LEFT)
+        assert console.mode == "default" and mode.currentData() == "default" and mode.confirmation is None
+        qtbot.keyClick(mode, Qt.Key.Key_End)
+        qtbot.mouseClick(mode.confirmation.button(QMessageBox.StandardButton.Yes), LEFT)
         await wait_until(lambda: window.banner.isVisible(), what="the banner")
-        assert console.mode == "bypass" and "Bypass mode" in window.banner.text.text()
+        assert console.mode == "bypass" and mode.currentData() == "bypass"
+        assert "Bypass mode: calls run without asking, except" in window.banner.text.text()
+        assert window.windowTitle().endswith("BYPASS MODE")
+        window.tabs.setCurrentWidget(window.rules)
+        assert window.banner.isVisible()  # on every tab
         qtbot.mouseClick(window.banner.leave, LEFT)
         await wait_until(lambda: not window.banner.isVisible(), what="the banner to go")
-        assert console.mode == "default" and window.mode.currentData() == "default"
+        assert console.mode == "default" and mode.currentData() == "default"
+        assert "BYPASS" not in window.windowTitle()
 
-    _in_window(qtbot, loop, workspace, body)
+    in_window(qtbot, loop, workspace, body)
 
 
-def test_a_background_shell_is_listed_with_its_output_and_stopped(qtbot: Any, loop: Any, workspace: Path) -> None:
-    marker = "98763"
+def test_the_mode_selector_follows_modes_set_elsewhere(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        console.set_mode("plan")
+        await wait_until(lambda: window.mode.currentData() == "plan", what="plan mode shown")
+        assert not window.banner.isVisible()
+        qtbot.keyClick(window.mode, Qt.Key.Key_Home)  # ask every time: no confirmation needed
+        assert window.mode.confirmation is None
+        await wait_until(lambda: console.mode == "default", what="the mode to change")
+        console.set_mode("bypass")
+        await wait_until(lambda: window.banner.isVisible(), what="the banner")
+        assert window.mode.currentData() == "bypass"
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_bypass_mode_from_the_user_settings_shows_the_banner_from_the_start(qtbot: Any, loop: Any,
+                                                                          workspace: Path) -> None:
+    (Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml").write_text('mode = "bypass"\n')
 
     async def body(console: Console, window: MainWindow) -> None:
-        await console.add_rule("Bash(sleep:*)", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        await console.call(agent, "Bash", {"command": f"echo serving; sleep {marker}", "run_in_background": True})
-        shells = window.shells
-        await wait_until(lambda: shells.list.count() == 1, what="the shell in the list")
-        assert "running" in window.tabs.tabText(window.tabs.indexOf(shells))
-        shells.list.setCurrentRow(0)
-        await wait_until(lambda: "serving" in shells.output.toPlainText(), what="its output")
-        assert shells.stop_button.isEnabled()
-        qtbot.mouseClick(shells.stop_button, LEFT)
-        await wait_until(lambda: "stopped" in shells.list.item(0).text(), what="the shell to stop")
-        assert processes_matching(f"sleep {marker}") == []
-        assert window.tabs.tabText(window.tabs.indexOf(shells)) == "Background shells"
+        assert console.mode == "bypass"
+        assert window.banner.isVisible() and window.mode.currentData() == "bypass"
 
-    _in_window(qtbot, loop, workspace, body)
+    in_window(qtbot, loop, workspace, body)
 
 
 def test_the_status_bar_says_whether_commands_are_sandboxed(qtbot: Any, loop: Any, workspace: Path) -> None:
     async def body(console: Console, window: MainWindow) -> None:
-        text = window.sandbox.text()
+        text, tip = window.sandbox.text(), window.sandbox.toolTip()
         if console.sandbox.available:
-            assert "bubblewrap" in text and "OFF" not in text
+            network = "network on" if console.bash_settings.network else "network off"
+            assert f"Sandbox: bubblewrap ({network})" in text and "OFF" not in text
+            assert "read-only" in tip
         else:
-            assert "Sandbox OFF" in text
-        assert window.sandbox.toolTip() == console.sandbox.detail
+            assert "Sandbox OFF" in text and "NOT sandboxed" in tip
+        assert console.sandbox.detail in tip
+        assert window.sandbox.isVisible()
+        window.tabs.setCurrentWidget(window.rules)
+        assert window.sandbox.isVisible()
 
-    _in_window(qtbot, loop, workspace, body)
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_sandbox_indicator_says_why_the_sandbox_is_off(qtbot: Any) -> None:
+    indicator = SandboxIndicator()
+    qtbot.addWidget(indicator)
+    off = SandboxInfo(available=False, kind="none",
+                      detail="bubblewrap not found: commands run unsandboxed in their own process group")
+    indicator.show_sandbox(off, network=True)
+    assert "Sandbox OFF</b>: bubblewrap not found" in indicator.text() and "unsandboxed" not in indicator.text()
+    assert "NOT sandboxed" in indicator.toolTip() and off.detail in indicator.toolTip()
+    on = SandboxInfo(available=True, kind="bubblewrap", detail="bubblewrap 0.8.0: PID namespace")
+    indicator.show_sandbox(on, network=False)
+    assert "Sandbox: bubblewrap (network off)" in indicator.text()
+    assert "cannot reach the network" in indicator.toolTip()
+
+
+def test_ctrl_number_keys_switch_the_tabs_and_the_tooltips_say_so(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.activateWindow()
+        await wait_until(window.isActiveWindow, what="the window to be active")
+        for number, tab in ((4, window.rules), (3, window.shells), (2, window.changes), (1, window.details)):
+            qtbot.keyClick(window.tree, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
+            assert window.tabs.currentWidget() is tab
+            assert window.tabs.tabToolTip(number - 1).endswith(f"(Ctrl+{number})")
+        assert "Ctrl+M" in window.mode.toolTip()
+
+    in_window(qtbot, loop, workspace, body)
 
 
 def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: Any, workspace: Path) -> None:
@@ -160,7 +150,7 @@ def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: 
                for text in ("one\n", "two\n", "three\n")]
         previewed: list[list[str]] = []
 
-        def confirm(plan: list[Any]) -> bool:
+        async def confirm(plan: list[Any]) -> bool:
             previewed.append([r.call_id for r in plan])
             return True
 
@@ -171,7 +161,7 @@ def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: 
         assert notes.read_text() == "one\n"
         assert "undid 2 of 2" in window.statusBar().currentMessage()
 
-    _in_window(qtbot, loop, workspace, body)
+    in_window(qtbot, loop, workspace, body)
 
 
 def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any, workspace: Path) -> None:
@@ -192,4 +182,28 @@ def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any,
         await wait_until(lambda: window.details.key == f"r:{made.call_id}", what="the call to be selected")
         assert window.tabs.currentWidget() is window.details
 
-    _in_window(qtbot, loop, workspace, body)
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(qtbot: Any, loop: Any,
+                                                                                workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def body(console: Console, window: MainWindow) -> None:
+        await console.add_rule("Write", "allow", "session")
+        agent = await console.start_agent("agent", "scripted")
+        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
+               for text in ("one\n", "two\n")]
+        buttons = QMessageBox.StandardButton
+        for answer, expected in ((buttons.Cancel, "two\n"), (buttons.Yes, "one\n")):
+            window.rewind(ids[0])
+            await wait_until(lambda: window.findChild(QMessageBox) is not None, what="the question")
+            box = window.findChild(QMessageBox)
+            assert "Undo 1 later call" in box.text()
+            await console.call(agent, "Read", {"file_path": str(notes)})  # the loop keeps serving calls meanwhile
+            qtbot.mouseClick(box.button(answer), LEFT)
+            await wait_until(lambda: window.findChild(QMessageBox) is None, what="the question to go")
+            await wait_until(lambda: notes.read_text() == expected, what="the answer's effect")
+        assert "undid 1 of 1" in window.statusBar().currentMessage()
+
+    in_window(qtbot, loop, workspace, body)

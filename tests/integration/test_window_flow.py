@@ -157,3 +157,27 @@ def test_a_restarted_window_shows_and_undoes_an_earlier_call(qtbot: Any, loop: A
     loop.run_until_complete(_with_window(workspace, qtbot, first))
     assert cart.read_text() != original
     loop.run_until_complete(_with_window(workspace, qtbot, second))
+
+
+def test_a_rule_added_in_the_rules_tab_and_the_mode_decide_the_agents_next_calls(qtbot: Any, loop: Any,
+                                                                                 workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+
+    async def body(console: Console, window: MainWindow) -> None:
+        window.tabs.setCurrentWidget(window.rules)
+        qtbot.keyClicks(window.rules.rule, "Edit(./src/**)")
+        qtbot.mouseClick(window.rules.add_button, LEFT)
+        await wait_until(lambda: window.rules.model.rowCount() == 1, what="the rule in the table")
+        _, agent = await _start(console, [_edit_step(workspace)])
+        assert agent.outcomes["fix"].status == RunStatus.DONE and "item.quantity" in cart.read_text()
+        assert window.approvals.current is None  # nobody was asked
+        window.mode.setFocus()
+        qtbot.keyClick(window.mode, Qt.Key.Key_Down)  # accept edits
+        qtbot.keyClick(window.mode, Qt.Key.Key_Down)  # read-only (plan)
+        await wait_until(lambda: console.mode == "plan", what="plan mode")
+        notes = workspace / "notes.txt"
+        step = Step(id="write", tool="Write", args={"file_path": str(notes), "content": "x\n"})
+        _, agent = await _start(console, [step])
+        assert agent.outcomes["write"].status == RunStatus.DENIED and not notes.exists()
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))

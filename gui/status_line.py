@@ -1,0 +1,70 @@
+"""The status bar's permanent parts: how many calls are in each state, and whether Bash is sandboxed.
+
+The sandbox indicator is always visible because it changes what approving
+a command means: inside bubblewrap a command can write only the workspace
+(and, with the network off, reach nothing); without it a command runs with
+all of the user's rights.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from core import RunStatus, SandboxInfo, Timeline
+
+ON_TIP = ("Bash commands run inside bubblewrap: the filesystem is read-only except the workspace, /tmp is "
+          "private, processes cannot see yours, and {network}.\n\n{detail}")
+OFF_TIP = ("Bash commands are NOT sandboxed: an approved command runs with all your rights and can read or change "
+           "any file you can, not only the workspace.\n\nWhy: {detail}\n\n"
+           "Install bubblewrap (e.g. apt install bubblewrap) and allow unprivileged user namespaces to turn it on.")
+SHORT_DETAIL = 60
+
+
+def _elide(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+class SandboxIndicator(QLabel):
+    """Green when commands run in bubblewrap, red with the reason when they do not."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sandboxIndicator")
+        self.info: SandboxInfo | None = None
+
+    def show_sandbox(self, info: SandboxInfo, network: bool) -> None:
+        self.info = info
+        if info.available:
+            state = "network on" if network else "network off"
+            self.setText(f"<span style='color:#1a7f37'>✓ Sandbox: {info.kind} ({state})</span>")
+            reach = "commands can reach the network" if network else "commands cannot reach the network"
+            self.setToolTip(ON_TIP.format(network=reach, detail=info.detail))
+        else:
+            why, _, _ = info.detail.rpartition(": ")  # "<why>: commands run unsandboxed ..."
+            reason = html.escape(_elide(why or info.detail, SHORT_DETAIL))
+            self.setText(f"<span style='background:#cf222e; color:white'>&nbsp;<b>⚠ Sandbox OFF</b>: "
+                         f"{reason}&nbsp;</span>")
+            self.setToolTip(OFF_TIP.format(detail=info.detail))
+
+    def __repr__(self) -> str:
+        return f"<SandboxIndicator {self.info!r}>"
+
+
+class RunCounts(QLabel):
+    """Running, waiting, done, failed, denied: a line of coloured counts."""
+
+    PARTS = (
+        ("#1f6feb", "● {} running", (RunStatus.RUNNING,)),
+        ("#9a6700", "◐ {} waiting for approval", (RunStatus.BLOCKED_ON_USER,)),
+        ("#1a7f37", "✓ {} done", (RunStatus.DONE,)),
+        ("#cf222e", "✗ {} failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)),
+        ("#8250df", "⊘ {} denied", (RunStatus.DENIED,)),
+    )
+
+    def show_counts(self, timeline: Timeline) -> None:
+        counts = timeline.counts()
+        parts = (f"<span style='color:{colour}'>{html.escape(text.format(sum(counts[s] for s in states)))}</span>"
+                 for colour, text, states in self.PARTS)
+        self.setText(" &nbsp; ".join(parts))
