@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -51,9 +51,13 @@ class Decision(str, Enum):
 
 
 class ChangeKind(str, Enum):
+    """How one path changed.  A rename may also change the content; a mode change keeps it."""
+
     CREATE = "create"
     MODIFY = "modify"
     DELETE = "delete"
+    RENAME = "rename"
+    MODE = "mode"
 
 
 class FileChange(BaseModel):
@@ -69,7 +73,41 @@ class FileChange(BaseModel):
     after_hash: str | None
     """Blob hash of the content the call left; None when the call deleted the file."""
     before_mode: int | None = None
+    """Permission bits before (None: unknown or absent)."""
     after_mode: int | None = None
+    """Permission bits after (None: unknown or absent)."""
+    old_path: str | None = None
+    """For a rename: where the file was before, relative to the workspace root."""
+    before_link: bool = False
+    """The path held a symbolic link before; `before_hash` is then the blob of its target text."""
+    after_link: bool = False
+    """The path holds a symbolic link after; `after_hash` is then the blob of its target text."""
+    stored: bool = True
+    """False for a path the ignore rules exclude: reported, but its contents were not kept and cannot be restored."""
+
+    @property
+    def restorable(self) -> bool:
+        """Whether an undo can put back what was there before."""
+        return self.stored and (self.before_hash is not None or self.kind is ChangeKind.CREATE)
+        # An ignored path is never touched by an undo, not even to delete it: its content was not
+        # kept, so a later edit to it could not be told apart and would be lost.
+
+
+class GitChange(BaseModel):
+    """A move of a git reference (a commit, a reset, a checkout, a branch made or removed) made by a call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: str
+    """The reference that moved: "HEAD" or a full name such as "refs/heads/main"."""
+    kind: Literal["commit", "reset", "checkout", "created", "deleted", "moved"]
+    """What the move looks like: new commits on top, a jump back, HEAD switched, a ref made or removed, other."""
+    before: str | None
+    """The commit id (or, for HEAD, "ref: <name>") before the call; None when the ref did not exist."""
+    after: str | None
+    """The same after the call; None when the ref was removed."""
+    what: str
+    """One line for a person, e.g. "commit 1a2b3c4 on main: Fix rounding" or "reset main back 2 commits"."""
 
 
 class CallRecord(BaseModel):
