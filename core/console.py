@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from core import recovery
 from core import undo as undo_mod
 from core.approvals import Answer, ApprovalBroker
 from core.blobs import BlobStore
@@ -26,12 +28,12 @@ from core.bus import EventBus, Subscription
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
 from core.environment import make_non_dumpable
-from core.events import (AgentFinished, AgentStarted, ApprovalRequested, PolicyChanged, RollbackFinished,
-                         RollbackRefused, SessionStarted)
-from core.ids import CallId, new_agent_id, new_call_id, new_rollback_id, new_session_id
+from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ExternalChangesRecorded, PolicyChanged,
+                         RollbackFinished, RollbackRefused, SessionStarted)
+from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_rollback_id, new_session_id
 from core.journal import Journal
 from core.lock import OwnerLock
-from core.models import AgentStatus, CallRecord, Decision, RunStatus
+from core.models import AgentStatus, CallRecord, Decision, FileChange, RunStatus
 from core.paths import Workspace
 from core.pipeline import AgentHandle, CallOutcome, Pipeline
 from core.policy_engine import PolicyEngine, PolicyRequest, RuleEntry
@@ -40,12 +42,13 @@ from core.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline import Timeline
 from core.shells import ShellManager
-from core.snapshot import WorkspaceIndex
+from core.tracker import ChangeTracker
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
 from core.tools.registry import ToolRegistry
-from core.undo_report import UndoReport
+from core.undo import preview_of
+from core.undo_report import Resolution, UndoPreview, UndoReport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -55,6 +58,16 @@ CLOSE_GRACE_S = 5.0
 
 AgentBody = Callable[[AgentHandle], Awaitable[str]]
 """What an agent does once started; returns its final summary."""
+
+
+@dataclass(frozen=True)
+class UndoTarget:
+    """An operation about to be undone, and which of its changes."""
+
+    op_id: str
+    call_id: str
+    redo: bool
+    changes: tuple[tuple[int, FileChange], ...]
 
 
 class Console:
@@ -82,7 +95,9 @@ class Console:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
         self._journal: Journal | None = None
         self._blobs: BlobStore | None = None
-        self._index: WorkspaceIndex | None = None
+        self._tracker_: ChangeTracker | None = None
+        self.recovery_notes: tuple[str, ...] = ()
+        """What opening found and repaired after a crash (an interrupted undo finished...), for the window."""
         self._pipeline: Pipeline | None = None
         self._call_tasks: dict[str, asyncio.Task[CallOutcome]] = {}
         self._agent_tasks: set[asyncio.Task[Any]] = set()
@@ -97,16 +112,22 @@ class Console:
         make_non_dumpable()
         self._journal = await self._io(Journal, self.state_dir / "journal.sqlite3")
         self._blobs = await self._io(BlobStore, self.state_dir / "blobs")
-        self._index = WorkspaceIndex(self.workspace, self._blobs)
         self._lock = await self._io(OwnerLock.try_acquire, self.state_dir / "console.lock")
-        if self._lock is not None:
+        owner = self._lock is not None
+        problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
+        # Only the owner watches the workspace: a second console (`belay calls` beside a window) looks, no more.
+        self._tracker_ = ChangeTracker(self.workspace, self._blobs, self._record_external,
+                                       ignore_extra=self.policy.ignore_patterns(), watch=owner)
+        if owner:
             # Only the console that owns the workspace may call unfinished runs dead;
             # `belay calls` next to a running window must not.
             interrupted = await self._io(self._journal.mark_interrupted)
-            await self._recover(interrupted)
+            await self._tracker_.start()
+            opening = recovery.Opening(self.workspace, self._journal, self._blobs, self._tracker_, self._io,
+                                       self._captures, self._record_external)
+            self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
         agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
-        self.timeline.load(agents, calls)
-        problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
+        self.timeline.load(agents, calls, await self._io(self._journal.externals))
         bash = self.registry.get("Bash")
         if isinstance(bash, BashTool):
             problems += self._apply_bash_settings(bash)
@@ -118,7 +139,7 @@ class Console:
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
                                   blobs=self._blobs, io=self._io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
-                                  sandbox=self._sandbox_text, index=self._index)
+                                  sandbox=self._sandbox_text, tracker=self._tracker_ if self._lock else None)
         self._policy_changed("settings loaded")
 
     def _apply_bash_settings(self, bash: BashTool) -> list[str]:
@@ -134,31 +155,32 @@ class Console:
         bash.settings = self.bash_settings
         return []
 
-    async def _recover(self, interrupted: list[str]) -> None:
-        """Give a command killed with the console the file changes it made but could not record.
+    @property
+    def _tracker(self) -> ChangeTracker:
+        if self._tracker_ is None:
+            raise RuntimeError("the console is not open")
+        if self._lock is None:
+            raise ToolError(ErrorKind.CONFLICT, "another Belay console has this workspace open; undo from there",
+                            "Close the other window (or wait for its agent to finish), then try again.")
+        return self._tracker_
 
-        Without this, the files it changed would differ from what the journal says they hold, and undoing
-        any earlier call on them would be refused as a conflict.  What differs from the journal's last
-        record is attributed to the last interrupted command (it may include edits made while Belay was not
-        running: nobody else can be named).  Earlier calls are undone through it, so nothing is lost.
-        """
-        assert self._journal is not None and self._index is not None
-        journal, index = self._journal, self._index
-        capturing = [c for c in interrupted if (t := self.registry.get(journal.call_tool(c) or "")) is not None
-                     and t.captures_workspace]
-        if not capturing:
-            return
-        await asyncio.to_thread(index.changes_since)  # the first look: what is on disk now
-        changes = index.differences_from(await self._io(journal.latest_contents))
-        if changes:
-            log.warning("call %s was interrupted; %d file change(s) it made are recovered", capturing[-1],
-                        len(changes))
-            await self._io(journal.add_changes, capturing[-1], changes)
+    def _captures(self, call_id: str) -> bool:
+        """Blocking (journal): whether the call's tool finds its changes by comparing the workspace."""
+        tool = self.registry.get(self.journal.call_tool(call_id) or "")
+        return tool is not None and tool.captures_workspace
+
+    async def _record_external(self, changes: list[FileChange], note: str) -> None:
+        """Journal changes nobody in Belay made; they are shown, never attributed to an agent."""
+        op_id = new_external_id()
+        await self._io(self.journal.add_external, op_id, self.session_id, changes, note)
+        self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
 
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
         self.approvals.deny_all("the console was closed")
         await self.shells.aclose()
+        if self._tracker_ is not None:
+            await self._tracker_.stop()
         for task in list(self._agent_tasks):
             task.cancel()
         pending = [*self._agent_tasks, *self._call_tasks.values()]
@@ -325,19 +347,58 @@ class Console:
         except BelayError:
             return False
 
-    async def undo(self, call_id: str, *, force: bool = False) -> UndoReport:
-        """Restore what a call changed.  Refuses (and says why) rather than overwrite later work."""
+    async def undo(self, op_id: str, *, paths: Sequence[str] | None = None, force: bool = False,
+                   resolutions: Mapping[str, Resolution] | None = None) -> UndoReport:
+        """Restore what an operation changed: a call, or an earlier undo (which redoes what it undid).
+
+        `paths` limits it to some files.  A file changed since is merged when the later edits do not
+        overlap; otherwise it needs a resolution (or `force`, which overwrites), else the undo is refused
+        and nothing is written.
+        """
         try:
-            report = await self._undo(call_id, force)
+            report = await self._undo(op_id, paths, force, dict(resolutions or {}))
         except UndoConflict as e:
+            call_id = await self._io(self.journal.root_call, op_id) or op_id
             self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message, conflicts=tuple(e.paths)))
             return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
         except BelayError as e:
+            call_id = await self._io(self.journal.root_call, op_id) or op_id
             self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message))
             return UndoReport(call_id=call_id, ok=False, message=e.info.message)
-        self.bus.publish(RollbackFinished(rollback_id=report.rollback_id or "", call_id=call_id,
-                                          paths=report.paths, forced=force))
         return report
+
+    async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
+        """Put back what undoing `call_id` took away (all of it, or `paths`): each undo in force is undone."""
+        undone = await self._io(self.journal.undo_state)
+        changes = await self._io(self.journal.changes_of, call_id)
+        wanted = [i for i, c in enumerate(changes) if paths is None or c.path in paths or c.old_path in paths]
+        by_rollback: dict[str, list[int]] = {}
+        for seq in wanted:
+            if (call_id, seq) in undone:
+                rollback_id, own = undone[(call_id, seq)]
+                by_rollback.setdefault(rollback_id, []).append(own)
+        if not by_rollback:
+            return UndoReport(call_id=call_id, ok=False, message=f"call {call_id} has nothing undone to redo")
+        report: UndoReport | None = None
+        for rollback_id, seqs in reversed(list(by_rollback.items())):
+            report = await self.undo_positions(rollback_id, seqs)
+            if not report.ok:
+                break
+        assert report is not None
+        return report
+
+    async def undo_positions(self, op_id: str, seqs: Sequence[int], force: bool = False) -> UndoReport:
+        """Undo the changes of an operation at these positions (what redo uses)."""
+        changes = await self._io(self.journal.changes_of, op_id)
+        return await self.undo(op_id, paths=[changes[i].path for i in seqs if i < len(changes)], force=force)
+
+    async def undo_preview(self, op_id: str, *, paths: Sequence[str] | None = None) -> UndoPreview:
+        """What undoing would do to each file (restore, merge, conflict...), for the person to decide."""
+        target = await self._undo_target(op_id, paths)
+        blobs = self._blobs
+        assert blobs is not None
+        plan = await asyncio.to_thread(undo_mod.plan_undo, self.workspace, blobs, op_id, target.changes)
+        return await asyncio.to_thread(preview_of, plan, blobs, target.call_id, target.redo)
 
     async def rewind_plan(self, call_id: str) -> list[CallRecord]:
         """What "rewind to here" would undo: every later call that changed files and stands, newest first."""
@@ -361,30 +422,72 @@ class Console:
                 break
         return reports
 
-    async def _undo(self, call_id: str, force: bool) -> UndoReport:
-        records = await self._io(self.journal.calls, call_id)
-        if not records:
-            raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
-        record = records[0]
-        if record.undone_by:
-            raise ToolError(ErrorKind.CONFLICT, f"call {call_id} was already undone ({record.undone_by})")
-        if not record.changes:
-            raise ToolError(ErrorKind.NOT_FOUND, f"call {call_id} ({record.tool}) changed no files")
+    async def _undo_target(self, op_id: str, paths: Sequence[str] | None) -> UndoTarget:
+        """The changes of `op_id` that are in force (not undone already), limited to `paths`."""
+        kind = await self._io(self.journal.operation_kind, op_id)
+        if kind is None:
+            raise ToolError(ErrorKind.NOT_FOUND, f"no call or undo {op_id} in this workspace's journal")
+        if kind == "external":
+            raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
+                            "program); Belay records them but does not undo them")
+        changes = await self._io(self.journal.changes_of, op_id)
+        undone = await self._io(self.journal.undo_state)
+        call_id = await self._io(self.journal.root_call, op_id) or op_id
+        if not changes:
+            raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files")
+        chosen = [(i, c) for i, c in enumerate(changes)
+                  if (op_id, i) not in undone and (paths is None or c.path in paths or c.old_path in paths)]
+        if not chosen:
+            what = f"those files of {op_id} were" if paths is not None else f"{op_id} was"
+            raise ToolError(ErrorKind.CONFLICT, f"{what} already undone")
+        return UndoTarget(op_id, call_id, kind == "rollback", tuple(chosen))
+
+    async def _undo(self, op_id: str, paths: Sequence[str] | None, force: bool,
+                    resolutions: dict[str, Resolution]) -> UndoReport:
+        target = await self._undo_target(op_id, paths)
         await self._ensure_session()
         rollback_id = new_rollback_id()
-        blobs = self._blobs
+        blobs, journal = self._blobs, self.journal
         assert blobs is not None
 
-        def work() -> tuple[str, ...]:
-            steps = undo_mod.plan_undo(self.workspace, record.changes, force)
-            # apply_undo records the rollback (even an empty one: every file already restored) before writing.
-            undo_mod.apply_undo(self.workspace, blobs, steps,
-                                lambda changes: self.journal.add_rollback(rollback_id, call_id, force, changes))
-            return tuple(c.path for c in record.changes)
+        def record(own: list[tuple[int, FileChange]]) -> None:
+            if not own:
+                raise ToolError(ErrorKind.CONFLICT, "nothing was undone: every file was skipped or cannot be restored")
+            journal.add_rollback(rollback_id, target.call_id, op_id, force, own)
 
-        paths = await asyncio.to_thread(work)
-        return UndoReport(call_id=call_id, ok=True, rollback_id=rollback_id, paths=paths,
-                          message=f"Restored {len(paths)} file(s): {', '.join(paths)}")
+        def work() -> undo_mod.Applied:
+            plan = undo_mod.plan_undo(self.workspace, blobs, op_id, target.changes)
+            try:
+                return undo_mod.apply_undo(self.workspace, blobs, plan, resolutions, force, record)
+            except BelayError as e:
+                if journal.rollback_state(rollback_id) == "pending":  # recorded, then writing failed: none of it stands
+                    journal.finish_rollback(rollback_id, "failed", e.info.message)
+                raise
+
+        async with self._tracker.mutation(f"undo of {op_id}"):
+            applied = await asyncio.to_thread(work)
+            await self._io(journal.finish_rollback, rollback_id, "done")
+            await self._tracker.absorb(await self._io(journal.changes_of, rollback_id))
+        return await self._undo_finished(target, rollback_id, applied, force)
+
+    async def _undo_finished(self, target: UndoTarget, rollback_id: str, applied: undo_mod.Applied,
+                             force: bool) -> UndoReport:
+        [record] = await self._io(self.journal.calls, target.call_id)
+        self.bus.publish(RollbackFinished(rollback_id=rollback_id, call_id=target.call_id, target=target.op_id,
+                                          redo=target.redo, paths=applied.written, forced=force,
+                                          undone_paths=record.undone_paths, undone_by=record.undone_by))
+        verb = "Redid" if target.redo else "Restored"
+        done = applied.written + applied.already
+        message = f"{verb} {len(done)} file(s): {', '.join(done)}" if done else f"{verb} nothing"
+        if applied.merged:
+            message += f". Merged with later edits (kept): {', '.join(applied.merged)}"
+        if applied.skipped:
+            message += f". Skipped, left as they are: {', '.join(applied.skipped)}"
+        if applied.unrestorable:
+            message += f". Cannot be restored (ignored paths, contents not kept): {', '.join(applied.unrestorable)}"
+        return UndoReport(call_id=target.call_id, ok=True, rollback_id=rollback_id, redo=target.redo, paths=done,
+                          merged=applied.merged, skipped=applied.skipped, unrestorable=applied.unrestorable,
+                          message=message)
 
     # -- agents ----------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from core.diffs import FileDiff
 from core.errors import ErrorInfo
-from core.models import AgentStatus, Decision, FileChange, RunStatus
+from core.models import AgentStatus, Decision, FileChange, GitChange, RunStatus
 from core.policy_settings import RuleEntry
 from core.shell.models import BashAnalysis, Impact
 
@@ -165,16 +165,38 @@ class CallFinished(_Event):
     """What the agent was told (capped)."""
     error: ErrorInfo | None = None
     changes: tuple[FileChange, ...] = ()
+    git_changes: tuple[GitChange, ...] = ()
+    """Git references the call moved (commits, resets, checkouts)."""
     duration_s: float = 0.0
 
 
 class RollbackFinished(_Event):
+    """An undo (or the undo of an undo: a redo) was written and recorded."""
+
     kind: Literal["rollback_finished"] = "rollback_finished"
     rollback_id: str
     call_id: str
-    """The call whose changes were undone."""
+    """The call concerned: the one undone, or whose undo was undone."""
     paths: tuple[str, ...]
+    """Files the rollback wrote."""
     forced: bool = False
+    target: str = ""
+    """The operation undone: `call_id`, or a rollback id for a redo."""
+    redo: bool = False
+    undone_paths: tuple[str, ...] = ()
+    """The call's changed paths that are undone now, after this rollback."""
+    undone_by: str | None = None
+    """A rollback undoing the whole call now, or None when some of it stands."""
+
+
+class ExternalChangesRecorded(_Event):
+    """Files changed by someone other than Belay's calls (an editor, a build), found and journaled."""
+
+    kind: Literal["external_changes_recorded"] = "external_changes_recorded"
+    op_id: str
+    note: str
+    """When they were found, e.g. "before call call_1a2b" or "while Belay was not running"."""
+    changes: tuple[FileChange, ...]
 
 
 class RollbackRefused(_Event):
@@ -222,6 +244,7 @@ Event = Annotated[
         ShellFinished,
         RollbackFinished,
         RollbackRefused,
+        ExternalChangesRecorded,
         PolicyChanged,
         Lagged,
     ],

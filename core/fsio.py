@@ -120,6 +120,27 @@ def open_dir(ws: Workspace, path: Path) -> Iterator[int]:
         yield fd
 
 
+@contextlib.contextmanager
+def parent_dir(ws: Workspace, path: Path, create: bool = False) -> Iterator[tuple[int, str]]:
+    """A descriptor of the directory holding `path` and the name within it (missing parents made if `create`).
+
+    For work on the entry itself (replacing it, unlinking it, reading a link): nothing is followed.
+    """
+    dir_parts, name = _split(ws, path)
+    with _opened_dirs(ws, dir_parts, path, create=create) as dfd:
+        yield dfd, name
+
+
+def temp_name(name: str) -> str:
+    """A fresh hidden name beside `name` for a file that will be renamed over it."""
+    return _temp_name(name)
+
+
+def os_error(ws: Workspace, path: Path, e: OSError, action: str) -> ToolError:
+    """An OSError on `path` as a ToolError a person can act on ("no space left on the device"...)."""
+    return _os_error(ws, path, e, action)
+
+
 def list_dir(ws: Workspace, path: Path) -> list[tuple[str, bool]]:
     """(name, is_dir) of each entry; a symlink counts as a file, whatever it points to."""
     with open_dir(ws, path) as fd:
@@ -293,6 +314,8 @@ _ERRNO_TEXT = {
     errno.EROFS: (ErrorKind.PERMISSION, "the file system is read-only", "Choose a writable location."),
     errno.ENOSPC: (ErrorKind.SYSTEM, "no space left on the device", "Free some disk space and retry."),
     errno.EDQUOT: (ErrorKind.SYSTEM, "the disk quota is exceeded", "Free some disk space and retry."),
+    errno.EFBIG: (ErrorKind.SYSTEM, "the file is larger than the file size limit allows",
+                  "Raise the limit (ulimit -f) or free space, and retry."),
     errno.EISDIR: (ErrorKind.IS_DIRECTORY, "it is a directory", "Name a file, not a directory."),
     errno.ENOENT: (ErrorKind.NOT_FOUND, "it does not exist", "Check the path with LS or Glob."),
     errno.ENAMETOOLONG: (ErrorKind.INVALID_ARGS, "the name is too long", "Use a shorter name."),

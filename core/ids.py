@@ -32,3 +32,7 @@ def new_call_id() -> CallId:
 
 def new_rollback_id() -> RollbackId:
     return RollbackId(_new("undo"))
+
+
+def new_external_id() -> str:
+    return _new("ext")

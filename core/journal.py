@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ErrorInfo
-from core.models import AgentRecord, AgentStatus, CallRecord, ChangeKind, FileChange, RunStatus
+from core.models import (AgentRecord, AgentStatus, CallRecord, ChangeKind, ExternalRecord, FileChange, GitChange,
+                         RollbackRecord, RunStatus)
+from core.undo_state import Ref, RollbackLink, undoing, undone_positions
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -49,7 +51,22 @@ CREATE TABLE IF NOT EXISTS rollbacks (
 CREATE INDEX IF NOT EXISTS rollbacks_call ON rollbacks(call_id);
 CREATE TABLE IF NOT EXISTS outputs (
     call_id TEXT PRIMARY KEY REFERENCES calls(id), text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS externals (
+    id TEXT PRIMARY KEY, session_id TEXT, detected_at TEXT NOT NULL, note TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS git_changes (
+    id INTEGER PRIMARY KEY, op_id TEXT NOT NULL, seq INTEGER NOT NULL, ref TEXT NOT NULL, kind TEXT NOT NULL,
+    before TEXT, after TEXT, what TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS git_changes_op ON git_changes(op_id, seq);
 """
+
+# Columns added after the first release; a journal written before them gets them on open.
+ADDED_COLUMNS = {
+    "changes": (("old_path", "TEXT"), ("before_link", "INTEGER NOT NULL DEFAULT 0"),
+                ("after_link", "INTEGER NOT NULL DEFAULT 0"), ("stored", "INTEGER NOT NULL DEFAULT 1"),
+                ("reverts", "INTEGER")),
+    "rollbacks": (("target", "TEXT"), ("state", "TEXT NOT NULL DEFAULT 'done'"),
+                  ("message", "TEXT NOT NULL DEFAULT ''")),
+}
 
 
 def _now() -> str:
@@ -69,6 +86,14 @@ class Journal:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        for table, columns in ADDED_COLUMNS.items():
+            have = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            for name, decl in columns:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         with self._lock:
@@ -159,22 +184,53 @@ class Journal:
         return row["text"] if row else None
 
     def latest_contents(self) -> dict[str, str | None]:
-        """Each path the journal knows, with the content hash its latest recorded change left (None: deleted)."""
+        """Each stored path the journal knows, with the content hash its latest recorded change left
+        (None: deleted, or moved away by a rename).  Failed undos wrote nothing and do not count."""
+        latest: dict[str, str | None] = {}
         with self._lock:
-            rows = self._db.execute("SELECT path, after_hash FROM changes WHERE id IN "
-                                    "(SELECT MAX(id) FROM changes GROUP BY path)").fetchall()
-        return {r["path"]: r["after_hash"] for r in rows}
+            rows = self._db.execute(
+                "SELECT path, old_path, after_hash FROM changes WHERE stored=1 AND op_id NOT IN "
+                "(SELECT id FROM rollbacks WHERE state='failed') ORDER BY id").fetchall()
+        for r in rows:
+            if r["old_path"] is not None:
+                latest[r["old_path"]] = None
+            latest[r["path"]] = r["after_hash"]
+        return latest
 
     def call_tool(self, call_id: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT tool FROM calls WHERE id=?", (call_id,)).fetchone()
         return row["tool"] if row else None
 
-    def add_rollback(self, rollback_id: str, call_id: str, forced: bool,
-                     changes: Sequence[FileChange]) -> None:
+    def add_rollback(self, rollback_id: str, call_id: str, target: str, forced: bool,
+                     changes: Sequence[tuple[int, FileChange]]) -> None:
+        """Record an undo before it writes anything: `changes` pairs the position of each target change it
+        reverts with the undo's own change.  It stays pending until `finish_rollback`."""
         with self._tx(durable=True) as db:
-            db.execute("INSERT INTO rollbacks VALUES (?, ?, ?, ?)", (rollback_id, call_id, int(forced), _now()))
-            _insert_changes(db, rollback_id, changes)
+            db.execute("INSERT INTO rollbacks (id, call_id, forced, created_at, target, state)"
+                       " VALUES (?, ?, ?, ?, ?, 'pending')", (rollback_id, call_id, int(forced), _now(), target))
+            _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
+
+    def finish_rollback(self, rollback_id: str, state: str, message: str = "",
+                        changes: Sequence[tuple[int, FileChange]] | None = None) -> None:
+        """Mark an undo done (its files are written) or failed (nothing of it stands); `changes` replaces
+        what it recorded when a recovery finished only part of it."""
+        with self._tx(durable=True) as db:
+            db.execute("UPDATE rollbacks SET state=?, message=? WHERE id=?", (state, message, rollback_id))
+            if changes is not None:
+                _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
+
+    def add_external(self, op_id: str, session_id: str | None, changes: Sequence[FileChange], note: str) -> None:
+        """Changes nobody in Belay made (an editor, a build running beside it), found on disk."""
+        with self._tx(durable=True) as db:
+            db.execute("INSERT INTO externals VALUES (?, ?, ?, ?)", (op_id, session_id, _now(), note))
+            _insert_changes(db, op_id, changes)
+
+    def add_git_changes(self, op_id: str, changes: Sequence[GitChange]) -> None:
+        with self._tx(durable=True) as db:
+            db.executemany("INSERT INTO git_changes (op_id, seq, ref, kind, before, after, what)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           [(op_id, i, g.ref, g.kind, g.before, g.after, g.what) for i, g in enumerate(changes)])
 
     def mark_interrupted(self) -> list[str]:
         """Runs left unfinished by a console that died: mark them, return their ids."""
@@ -192,11 +248,47 @@ class Journal:
             rows = self._db.execute("SELECT * FROM changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
         return [_change(r) for r in rows]
 
-    def rollback_of(self, call_id: str) -> str | None:
+    def operation_kind(self, op_id: str) -> str | None:
+        """"call", "rollback" or "external"; None when the journal has no such operation."""
         with self._lock:
-            row = self._db.execute("SELECT id FROM rollbacks WHERE call_id=? ORDER BY created_at DESC",
-                                   (call_id,)).fetchone()
-        return row["id"] if row else None
+            for kind, table in (("call", "calls"), ("rollback", "rollbacks"), ("external", "externals")):
+                if self._db.execute(f"SELECT 1 FROM {table} WHERE id=?", (op_id,)).fetchone():
+                    return kind
+        return None
+
+    def root_call(self, op_id: str) -> str | None:
+        """The call an operation belongs to: itself for a call, the undone call for an undo (or a redo)."""
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM calls WHERE id=?", (op_id,)).fetchone():
+                return op_id
+            row = self._db.execute("SELECT call_id FROM rollbacks WHERE id=?", (op_id,)).fetchone()
+        return row["call_id"] if row else None
+
+    def rollback_state(self, rollback_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT state FROM rollbacks WHERE id=?", (rollback_id,)).fetchone()
+        return row["state"] if row else None
+
+    def rollbacks(self, state: str | None = "done") -> list[RollbackRecord]:
+        """Undos oldest first (only those in `state`; None for all), each with its own changes."""
+        where, params = ("WHERE state=?", (state,)) if state else ("", ())
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM rollbacks {where} ORDER BY created_at, rowid", params).fetchall()
+            changes: dict[str, list[sqlite3.Row]] = {}
+            for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM rollbacks) "
+                                      "ORDER BY op_id, seq"):
+                changes.setdefault(r["op_id"], []).append(r)
+        return [_rollback(r, changes.get(r["id"], [])) for r in rows]
+
+    def externals(self) -> list[ExternalRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM externals ORDER BY detected_at, rowid").fetchall()
+            changes: dict[str, list[FileChange]] = {}
+            for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM externals) "
+                                      "ORDER BY op_id, seq"):
+                changes.setdefault(r["op_id"], []).append(_change(r))
+        return [ExternalRecord(op_id=r["id"], detected_at=r["detected_at"], note=r["note"],
+                               changes=tuple(changes.get(r["id"], []))) for r in rows]
 
     def agents(self) -> list[AgentRecord]:
         with self._lock:
@@ -206,48 +298,79 @@ class Journal:
                             status=AgentStatus(r["status"]), started_at=r["started_at"]) for r in rows]
 
     def calls(self, call_id: str | None = None) -> list[CallRecord]:
-        query = (
-            "SELECT c.*, r.status, r.duration_s, r.output, r.error, a.name AS agent_name,"
-            " (SELECT id FROM rollbacks b WHERE b.call_id=c.id ORDER BY created_at DESC LIMIT 1) AS undone_by"
-            " FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id"
-        )
+        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, a.name AS agent_name"
+                 " FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
         params: tuple[str, ...] = ()
         if call_id is not None:
             query += " WHERE c.id=?"
             params = (call_id,)
         with self._lock:
             rows = self._db.execute(query + " ORDER BY c.created_at, c.rowid", params).fetchall()
+            scope = " WHERE op_id=?" if call_id is not None else ""
             changes: dict[str, list[FileChange]] = {}
-            scope = ("SELECT * FROM changes WHERE op_id=? ORDER BY seq", params) if call_id is not None \
-                else ("SELECT * FROM changes ORDER BY op_id, seq", ())
-            for r in self._db.execute(*scope):
+            for r in self._db.execute(f"SELECT * FROM changes{scope} ORDER BY op_id, seq", params):
                 changes.setdefault(r["op_id"], []).append(_change(r))
-        return [_call(r, changes.get(r["id"], [])) for r in rows]
+            git: dict[str, list[GitChange]] = {}
+            for r in self._db.execute(f"SELECT * FROM git_changes{scope} ORDER BY op_id, seq", params):
+                git.setdefault(r["op_id"], []).append(_git_change(r))
+        undone = self.undo_state()
+        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone) for r in rows]
+
+    def undo_state(self) -> dict[Ref, Ref]:
+        """Every change undone now, mapped to the rollback change undoing it (see core.undo_state)."""
+        rollbacks = self.rollbacks()
+        with self._lock:
+            sizes = {r["op_id"]: r["n"] for r in self._db.execute(
+                "SELECT op_id, COUNT(*) AS n FROM changes GROUP BY op_id")}
+        return undoing([RollbackLink(r.rollback_id, r.target, r.reverts) for r in rollbacks], sizes)
 
     def __repr__(self) -> str:
         return f"<Journal {self.path}>"
 
 
-def _insert_changes(db: sqlite3.Connection, op_id: str, changes: Sequence[FileChange]) -> None:
+def _insert_changes(db: sqlite3.Connection, op_id: str, changes: Sequence[FileChange],
+                    reverts: Sequence[int | None] | None = None) -> None:
     db.execute("DELETE FROM changes WHERE op_id=?", (op_id,))
     db.executemany(
-        "INSERT INTO changes (op_id, seq, path, kind, before_hash, after_hash, before_mode, after_mode)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(op_id, i, c.path, c.kind.value, c.before_hash, c.after_hash, c.before_mode, c.after_mode)
+        "INSERT INTO changes (op_id, seq, path, kind, before_hash, after_hash, before_mode, after_mode,"
+        " old_path, before_link, after_link, stored, reverts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(op_id, i, c.path, c.kind.value, c.before_hash, c.after_hash, c.before_mode, c.after_mode, c.old_path,
+          int(c.before_link), int(c.after_link), int(c.stored), reverts[i] if reverts is not None else None)
          for i, c in enumerate(changes)],
     )
 
 
 def _change(r: sqlite3.Row) -> FileChange:
     return FileChange(path=r["path"], kind=ChangeKind(r["kind"]), before_hash=r["before_hash"],
-                      after_hash=r["after_hash"], before_mode=r["before_mode"], after_mode=r["after_mode"])
+                      after_hash=r["after_hash"], before_mode=r["before_mode"], after_mode=r["after_mode"],
+                      old_path=r["old_path"], before_link=bool(r["before_link"]), after_link=bool(r["after_link"]),
+                      stored=bool(r["stored"]))
 
 
-def _call(r: sqlite3.Row, changes: list[FileChange]) -> CallRecord:
+def _git_change(r: sqlite3.Row) -> GitChange:
+    return GitChange(ref=r["ref"], kind=r["kind"], before=r["before"], after=r["after"], what=r["what"])
+
+
+def _rollback(r: sqlite3.Row, changes: list[sqlite3.Row]) -> RollbackRecord:
+    legacy = r["target"] is None  # written before undos could be undone: it reverted the whole call
+    return RollbackRecord(
+        rollback_id=r["id"], call_id=r["call_id"], target=r["target"] or r["call_id"], forced=bool(r["forced"]),
+        state=r["state"], message=r["message"], created_at=r["created_at"],
+        changes=tuple(_change(c) for c in changes),
+        reverts=(None,) if legacy else tuple(c["reverts"] for c in changes))
+
+
+def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
+          undone: dict[Ref, Ref]) -> CallRecord:
+    positions = undone_positions(undone, r["id"])
+    restorable = [i for i, c in enumerate(changes) if c.restorable]
+    whole = bool(restorable) and all(i in positions for i in restorable)
     return CallRecord(
         call_id=r["id"], session_id=r["session_id"], agent_id=r["agent_id"], agent_name=r["agent_name"],
         tool=r["tool"], summary=r["summary"], args=json.loads(r["args"]), status=RunStatus(r["status"]),
         created_at=r["created_at"], duration_s=r["duration_s"], output=r["output"] or "",
         error=ErrorInfo.model_validate_json(r["error"]) if r["error"] else None,
-        changes=tuple(changes), undone_by=r["undone_by"],
+        changes=tuple(changes), git_changes=tuple(git),
+        undone_paths=tuple(changes[i].path for i in sorted(positions)),
+        undone_by=positions[restorable[-1]] if whole else None,
     )

@@ -128,8 +128,12 @@ class CallRecord(BaseModel):
     output: str = ""
     error: ErrorInfo | None = None
     changes: tuple[FileChange, ...] = ()
+    git_changes: tuple[GitChange, ...] = ()
+    """References the call moved (commits, resets, checkouts)."""
     undone_by: str | None = None
-    """Id of the rollback that undid this call, if any."""
+    """Id of a rollback undoing this call, when every change it can undo is undone now."""
+    undone_paths: tuple[str, ...] = ()
+    """The changed paths that are undone now (all of them, or some after undoing single files)."""
 
 
 class AgentRecord(BaseModel):
@@ -145,3 +149,36 @@ class AgentRecord(BaseModel):
     spawned_by: str | None
     status: AgentStatus
     started_at: datetime
+
+
+class RollbackRecord(BaseModel):
+    """A journaled undo: what it targeted and what it wrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rollback_id: str
+    call_id: str
+    """The call at the root: the one undone, or whose undo is undone (a redo)."""
+    target: str
+    """The operation undone: `call_id` for an undo, a rollback id for a redo."""
+    forced: bool
+    state: Literal["pending", "done", "failed"]
+    """pending: recorded, files not all written yet (a crash leaves it so); done; failed: nothing of it stands."""
+    message: str = ""
+    created_at: datetime
+    changes: tuple[FileChange, ...] = ()
+    """What the undo itself changed, so that it can be undone in turn."""
+    reverts: tuple[int | None, ...] = ()
+    """Per own change, the position of the target's change it reverts (None: every change of the target)."""
+
+
+class ExternalRecord(BaseModel):
+    """Changes found on disk that no call made (the person's editor, a tool running beside Belay)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op_id: str
+    detected_at: datetime
+    note: str
+    """When and how they were found, e.g. "before call c-12" or "while Belay was not running"."""
+    changes: tuple[FileChange, ...] = ()

@@ -32,7 +32,7 @@ from core.models import Decision, FileChange, RunStatus
 from core.paths import Workspace
 from core.policy_engine import PolicyEngine
 from core.policy_types import PolicyRequest, Verdict
-from core.snapshot import WorkspaceIndex
+from core.tracker import Captured, ChangeTracker
 from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
 
@@ -81,7 +81,7 @@ class Pipeline:
                  approvals: ApprovalBroker, bus: EventBus, journal: Journal, blobs: BlobStore,
                  io: Callable[..., Awaitable[Any]], session_id: str,
                  always_allow: Callable[[str, str], Awaitable[None]],
-                 sandbox: Callable[[], str] = lambda: "", index: WorkspaceIndex | None = None) -> None:
+                 sandbox: Callable[[], str] = lambda: "", tracker: ChangeTracker | None = None) -> None:
         self.workspace, self.registry, self.policy = workspace, registry, policy
         self.approvals, self.bus, self.journal, self.blobs = approvals, bus, journal, blobs
         self._io = io
@@ -90,10 +90,9 @@ class Pipeline:
         """Adds an allow rule at a scope (the console's, so that it is announced)."""
         self._sandbox = sandbox
         """Describes what Bash commands run in, for the approval card."""
-        self.index = index
-        self._one_author = asyncio.Lock()
-        """Held by a call whose changes are found by comparing the workspace (Bash): one at a time."""
-        self._captured: dict[str, tuple[FileChange, ...]] = {}
+        self.tracker = tracker
+        """Attributes file changes to calls, one changing call at a time (None: nothing is tracked)."""
+        self._captured: dict[str, Captured] = {}
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None) -> CallOutcome:
@@ -159,7 +158,8 @@ class Pipeline:
             changes = await self._apply(call_id, plan, agent.read_state)
             return plan.message + edited_note, {"paths": [c.path for c in changes]}, changes
         assert isinstance(tool, RunTool)
-        if tool.captures_workspace and self.index is not None:
+        read_only = verdict.analysis is not None and verdict.analysis.read_only
+        if tool.captures_workspace and self.tracker is not None and not read_only:
             return await self._run_capturing(call_id, tool, args, ctx)
         try:
             async with asyncio.timeout(tool.timeout_s):
@@ -177,21 +177,23 @@ class Pipeline:
 
         Whatever way the run ends (done, failed, timed out, cancelled), what it changed is recorded.
         """
-        index = self.index
-        assert index is not None
-        async with self._one_author:
-            external = await asyncio.to_thread(index.changes_since)
-            if external:
-                log.info("%d file(s) changed outside Belay before call %s", len(external), call_id)
+        tracker = self.tracker
+        assert tracker is not None
+        async with tracker.mutation(f"call {call_id}"):
             try:
                 output = await tool.run(args, ctx)
             finally:
-                changes = tuple(await _finish_even_if_cancelled(
-                    asyncio.ensure_future(asyncio.to_thread(index.changes_since))))
-                if changes:
-                    self._captured[call_id] = changes
-                    await asyncio.shield(self._io(self.journal.add_changes, call_id, changes))
-        return output.text, output.data, changes
+                captured = await _finish_even_if_cancelled(asyncio.ensure_future(tracker.capture()))
+                if captured.changes or captured.git:
+                    self._captured[call_id] = captured
+                    await asyncio.shield(self._record_captured(call_id, captured))
+        return output.text, output.data, captured.changes
+
+    async def _record_captured(self, call_id: CallId, captured: Captured) -> None:
+        if captured.changes:
+            await self._io(self.journal.add_changes, call_id, captured.changes)
+        if captured.git:
+            await self._io(self.journal.add_git_changes, call_id, captured.git)
 
     def _request(self, tool: Tool, args: ToolArgs) -> PolicyRequest:
         """The call as the policy sees it (blocking: resolves paths on disk)."""
@@ -261,15 +263,21 @@ class Pipeline:
                     read_state.seen[w.path] = (st.st_mtime_ns, st.st_size)
             return applied.changes
 
-        # Once files are being written, finish writing and recording even if cancelled.
-        return await _finish_even_if_cancelled(asyncio.ensure_future(asyncio.to_thread(work)))
+        if self.tracker is None:
+            return await _finish_even_if_cancelled(asyncio.ensure_future(asyncio.to_thread(work)))
+        async with self.tracker.mutation(f"call {call_id}"):
+            # Once files are being written, finish writing and recording even if cancelled.
+            changes = await _finish_even_if_cancelled(asyncio.ensure_future(asyncio.to_thread(work)))
+            await asyncio.shield(self.tracker.absorb(changes))
+        return changes
 
     async def _finish(self, call_id: CallId, started: float, status: RunStatus, text: str,
                       error: ErrorInfo | None, data: dict[str, Any] | None = None,
                       changes: tuple[FileChange, ...] = ()) -> CallOutcome:
         text = _cap(text)
-        changes = changes or self._captured.pop(call_id, ())
-        self._captured.pop(call_id, None)
+        captured = self._captured.pop(call_id, None)
+        changes = changes or (captured.changes if captured else ())
+        git = captured.git if captured else ()
         duration = time.monotonic() - started
         data = dict(data or {})
         full = data.pop("journal_output", None)
@@ -277,7 +285,7 @@ class Pipeline:
             await self._io(self.journal.add_full_output, call_id, full)
         await self._io(self.journal.finish_run, call_id, status, text, error, duration)
         self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error,
-                                      changes=changes, duration_s=duration))
+                                      changes=changes, git_changes=git, duration_s=duration))
         return CallOutcome(call_id, status, text, data or {}, error)
 
 

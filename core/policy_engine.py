@@ -67,6 +67,10 @@ class PolicyEngine:
         """The user's `[bash]` settings (network, sandbox, env_passthrough, limits), unvalidated."""
         return dict(self._layers["user"].bash)
 
+    def ignore_patterns(self) -> list[str]:
+        """`[changes] ignore` of the user and workspace settings: paths reported as changed but not stored."""
+        return [*self._layers["user"].ignore, *self._layers["workspace"].ignore]
+
     @property
     def mode(self) -> Mode:
         if self._session_mode is not None:

@@ -28,7 +28,7 @@ MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", 
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval", "bash"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes"}
 
 
 class RuleEntry(BaseModel):
@@ -60,6 +60,8 @@ class Layer:
     on_timeout: Literal["deny", "allow"] | None = None
     bash: dict[str, Any] = field(default_factory=dict)
     """`[bash]`: how commands run (network, sandbox, limits); read from the user layer only."""
+    ignore: list[str] = field(default_factory=list)
+    """`[changes] ignore`: gitignore-style patterns of paths whose changes are reported but not stored."""
 
 
 def config_dir() -> Path:
@@ -90,7 +92,22 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
                 if key not in _KEYS]
     problems += _read_mode(data, layer, path) + _read_permissions(data, text, layer, path)
     problems += _read_tools(data, layer, path) + _read_approval(data, layer, path) + _read_bash(data, layer, path)
+    problems += _read_changes(data, layer, path)
     return layer, problems
+
+
+def _read_changes(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+    table = data.get("changes")
+    if table is None:
+        return []
+    if not isinstance(table, dict):
+        return [f"{path}: [changes] must be a table"]
+    unknown = [f"{path}: unknown key {key!r} in [changes] (expected ignore)" for key in table if key != "ignore"]
+    patterns = table.get("ignore", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        return [*unknown, f"{path}: [changes] ignore must be a list of gitignore-style patterns"]
+    layer.ignore = list(patterns)
+    return unknown
 
 
 def _read_bash(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from core.errors import ErrorInfo
 from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved, CallFinished,
-                         CallOutput, CallQueued, CallStarted, Event, RollbackFinished, ShellFinished, ShellOutput,
-                         ShellStarted)
-from core.models import AgentRecord, AgentStatus, CallRecord, Decision, FileChange, RunStatus
+                         CallOutput, CallQueued, CallStarted, Event, ExternalChangesRecorded, RollbackFinished,
+                         ShellFinished, ShellOutput, ShellStarted)
+from core.models import (AgentRecord, AgentStatus, CallRecord, Decision, ExternalRecord, FileChange, GitChange,
+                         RunStatus)
 
 NodeKey = str
 """'a:<agent id>' for an agent node, 'r:<call id>' for a run."""
@@ -65,7 +66,11 @@ class RunNode:
     output: str = ""
     error: ErrorInfo | None = None
     changes: tuple[FileChange, ...] = ()
+    git_changes: tuple[GitChange, ...] = ()
     undone_by: str | None = None
+    """A rollback undoing the whole call now (None when some or none of it is undone)."""
+    undone_paths: tuple[str, ...] = ()
+    """The changed paths undone now."""
     approval: ApprovalRequested | None = None
     decision: Decision | None = None
     decision_reason: str = ""
@@ -83,6 +88,16 @@ class ShellNode:
     output: str = ""
     running: bool = True
     exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class ExternalNode:
+    """Changes made outside Belay (an editor, a build), as found."""
+
+    op_id: str
+    at: datetime
+    note: str
+    changes: tuple[FileChange, ...]
 
 
 @dataclass(frozen=True)
@@ -108,6 +123,8 @@ class Timeline:
         self.agents: dict[str, AgentNode] = {}
         self.runs: dict[str, RunNode] = {}
         self.shells: dict[str, ShellNode] = {}
+        self.externals: list[ExternalNode] = []
+        """Changes nobody in Belay made, oldest first; never part of the agent tree."""
         self._row: dict[NodeKey, int] = {}
         self._parent: dict[NodeKey, NodeKey | None] = {}
         self.last_seq = 0
@@ -173,15 +190,17 @@ class Timeline:
         changes.append(self._append(agent_key(node.agent_id), run_key(node.call_id)))
         return changes
 
-    def load(self, agents: list[AgentRecord], calls: list[CallRecord]) -> None:
+    def load(self, agents: list[AgentRecord], calls: list[CallRecord],
+             externals: Sequence[ExternalRecord] = ()) -> None:
         """Fill from the journal (earlier sessions), before any live event."""
+        self.externals += [ExternalNode(x.op_id, x.detected_at, x.note, x.changes) for x in externals]
         for a in agents:
             self._add_agent(AgentNode(a.agent_id, a.name, a.kind, a.session_id, a.parent_id, a.spawned_by,
                                       a.status, a.started_at))
         for c in calls:
             self._add_run(RunNode(c.call_id, c.agent_id, c.tool, c.summary, c.args, c.status, c.created_at,
                                   duration_s=c.duration_s, output=c.output, error=c.error, changes=c.changes,
-                                  undone_by=c.undone_by))
+                                  git_changes=c.git_changes, undone_by=c.undone_by, undone_paths=c.undone_paths))
 
     # -- events -----------------------------------------------------------
 
@@ -223,10 +242,14 @@ class Timeline:
 
     def _on_call_finished(self, e: CallFinished) -> list[Change]:
         return self._update_run(e.call_id, status=e.status, ended_at=e.at, duration_s=e.duration_s,
-                                output=e.output, error=e.error, changes=e.changes)
+                                output=e.output, error=e.error, changes=e.changes, git_changes=e.git_changes)
 
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
-        return self._update_run(e.call_id, undone_by=e.rollback_id)
+        return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths)
+
+    def _on_external_changes(self, e: ExternalChangesRecorded) -> list[Change]:
+        self.externals.append(ExternalNode(e.op_id, e.at, e.note, e.changes))
+        return []
 
     def _on_call_output(self, e: CallOutput) -> list[Change]:
         node = self.runs.get(e.call_id)
@@ -268,6 +291,7 @@ _HANDLERS = {
     CallStarted: Timeline._on_call_started,
     CallFinished: Timeline._on_call_finished,
     RollbackFinished: Timeline._on_rollback_finished,
+    ExternalChangesRecorded: Timeline._on_external_changes,
     CallOutput: Timeline._on_call_output,
     ShellStarted: Timeline._on_shell_started,
     ShellOutput: Timeline._on_shell_output,

@@ -129,3 +129,9 @@ class BashAnalysis(BaseModel):
     """The verdict in the default mode with no rules."""
     reason: str
     impact: Impact = Impact()
+
+    @property
+    def read_only(self) -> bool:
+        """Every part of the command only reads: it runs beside changing calls, and nothing is captured."""
+        return (self.hidden_character is None and self.syntax_error is None and bool(self.commands)
+                and all(c.effect == "read" for c in self.commands))

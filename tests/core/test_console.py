@@ -179,10 +179,10 @@ def test_undo_refuses_to_overwrite_later_changes_unless_forced(workspace: Path) 
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Edit", {"file_path": str(target), "old_string": "# shop",
                                                          "new_string": "# Shop"})
-            target.write_text(target.read_text() + "a line the person added\n")
+            target.write_text(target.read_text().replace("# Shop", "# Shop, as the person retitled it"))
             refused = await console.undo(outcome.call_id)
             assert not refused.ok and refused.conflicts == ("README.md",)
-            assert "a line the person added" in target.read_text()
+            assert "as the person retitled it" in target.read_text()
             forced = await console.undo(outcome.call_id, force=True)
             assert forced.ok
 
