@@ -336,14 +336,14 @@ def _write_loose(root: Path, blobs: list[tuple[str, bytes]]) -> None:
             moves.append((target.parent / f".{digest[:8]}.{secrets.token_hex(4)}.tmp", target))
             with open(moves[-1][0], "xb") as f:
                 f.write(data)
-        _sync_filesystem(root)
+        sync_filesystem(root)
         for tmp, target in moves:
             os.replace(tmp, target)
     except BaseException:
         for tmp, _ in moves:
             tmp.unlink(missing_ok=True)
         raise
-    _sync_filesystem(root)
+    sync_filesystem(root)
 
 
 def _write_durably(path: Path, data: bytes) -> None:
@@ -373,7 +373,7 @@ def _make_dir(folder: Path) -> None:
     _fsync_dir(folder.parent)
 
 
-def _sync_filesystem(path: Path) -> None:
+def sync_filesystem(path: Path) -> None:
     """syncfs(2) on the store's filesystem (Linux); a global sync elsewhere."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:

@@ -49,9 +49,11 @@ class Opening:
 
 async def recover(opening: Opening, interrupted: list[str]) -> list[str]:
     notes = []
+    index = opening.tracker.index
     for rollback in await opening.io(opening.journal.rollbacks, "pending"):
         notes.append(await asyncio.to_thread(_finish_rollback, opening, rollback))
-    index = opening.tracker.index
+        touched = [p for c in rollback.changes for p in (c.path, c.old_path) if p is not None]
+        await asyncio.to_thread(index.changes_since, touched)  # what it wrote is Belay's doing, not news
     changes = index.differences_from(await opening.io(opening.journal.latest_contents))
     if not changes:
         return notes

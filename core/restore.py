@@ -27,10 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import fsio
+from core.blobs import sync_filesystem
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+ONE_SYNC_FROM = 8
+"""From this many staged files on, one syncfs makes them all durable instead of an fsync each."""
 
 
 @dataclass(frozen=True)
@@ -76,16 +79,23 @@ def apply_all(ws: Workspace, ops: Sequence[FileOp], inverse: Sequence[FileOp | N
     Raises ToolError, saying nothing was changed, when a file cannot be staged.
     """
     staged = _Staged(list(ops))
+    each = sum(isinstance(op, Put) for op in ops) < ONE_SYNC_FROM
     try:
-        _stage(ws, staged)
+        _stage(ws, staged, each)
+        if not each and staged.temps:
+            sync_filesystem(ws.root)  # every staged file on disk before any of them is renamed in
     except BaseException:
         _discard(ws, staged)
         raise
     done = 0
+    touched: set[str] = set()
     try:
         for position, op in enumerate(staged.ops):
             _commit(ws, op, staged.temps.get(position))
+            touched.add(os.path.dirname(op.path))
             done += 1
+        for rel in sorted(touched):  # the renames and removals themselves made durable, once per directory
+            _fsync_dir(ws, rel)
     except BaseException as e:
         _discard(ws, staged)
         _put_back(ws, [inverse[i] for i in range(done - 1, -1, -1)])
@@ -94,14 +104,14 @@ def apply_all(ws: Workspace, ops: Sequence[FileOp], inverse: Sequence[FileOp | N
         raise
 
 
-def _stage(ws: Workspace, staged: _Staged) -> None:
+def _stage(ws: Workspace, staged: _Staged, fsync: bool) -> None:
     probed: set[str] = set()
     for position, op in enumerate(staged.ops):
         target = _abs(ws, op.path)
         try:
             if isinstance(op, Put):
                 staged.made_dirs += _missing_dirs(ws, target)
-                staged.temps[position] = _write_temp(ws, target, op)
+                staged.temps[position] = _write_temp(ws, target, op, fsync)
             elif os.path.dirname(op.path) not in probed:
                 _probe(ws, target)
                 probed.add(os.path.dirname(op.path))
@@ -109,7 +119,7 @@ def _stage(ws: Workspace, staged: _Staged) -> None:
             raise _failed(ws, op.path, e, "write", "") from None
 
 
-def _write_temp(ws: Workspace, target: Path, op: Put) -> str:
+def _write_temp(ws: Workspace, target: Path, op: Put, fsync: bool = True) -> str:
     with fsio.parent_dir(ws, target, create=True) as (dfd, name):
         tmp = fsio.temp_name(name)
         if op.link:
@@ -123,7 +133,8 @@ def _write_temp(ws: Workspace, target: Path, op: Put) -> str:
                 view = view[os.write(fd, view):]
             if op.mode is not None:
                 os.fchmod(fd, op.mode)
-            os.fsync(fd)
+            if fsync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         return tmp
@@ -149,8 +160,13 @@ def _commit(ws: Workspace, op: FileOp, temp: str | None) -> None:
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
             try:
                 os.fchmod(fd, op.mode)
+                os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+def _fsync_dir(ws: Workspace, rel_dir: str) -> None:
+    with fsio.parent_dir(ws, _abs(ws, os.path.join(rel_dir, "x"))) as (dfd, _):
         os.fsync(dfd)
 
 
@@ -173,6 +189,7 @@ def _put_back(ws: Workspace, inverse: Sequence[FileOp | None]) -> None:
         with contextlib.suppress(OSError, ToolError):
             temp = _write_temp(ws, _abs(ws, op.path), op) if isinstance(op, Put) else None
             _commit(ws, op, temp)
+            _fsync_dir(ws, os.path.dirname(op.path))
 
 
 def _missing_dirs(ws: Workspace, target: Path) -> list[str]:

@@ -71,3 +71,68 @@ def test_killed_consoles_leave_whole_files_and_an_undoable_journal(workspace: Pa
     assert undone > KILLS and failures == []
     for name in ("a.txt", "b.txt", "c.txt", "shell.txt"):
         assert not (workspace / name).exists(), f"{name} is back to before the first call only if every undo worked"
+
+
+def _kill_while_undoing(workspace: Path, delay: float) -> str:
+    """Starts the undo/redo loop, kills it after `delay` s; returns anything it printed besides "ready"."""
+    child = subprocess.Popen([sys.executable, str(ROOT / "tests" / "integration" / "crash_undoer.py"),
+                              str(workspace)], stdout=subprocess.PIPE, env=dict(os.environ))
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == b"ready"
+        time.sleep(delay)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        said = child.stdout.read().decode() if child.stdout is not None else ""
+        if child.stdout is not None:
+            child.stdout.close()
+    return said
+
+
+def _versions(workspace: Path) -> set[str]:
+    """Which whole version each file holds: "old", "new", or "torn" for anything else."""
+    found = set()
+    for path in sorted(workspace.glob("f*.txt")):
+        text = path.read_text()
+        found.add(next((v for v in ("old", "new") if text == f"{v}\n" * 300), "torn"))
+    return found
+
+
+@pytest.mark.allow_warning_logs  # each restart that finishes an interrupted undo says so
+def test_an_undo_killed_half_way_is_finished_on_restart_and_stays_undoable(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for i in range(200):
+        (workspace / f"f{i:03}.txt").write_text("old\n" * 300)
+    rng = random.Random(20261123)
+    finished = 0
+    deadline = time.monotonic() + 60
+    kills = 0
+    while kills < 6 or (finished == 0 and kills < 30 and time.monotonic() < deadline):
+        said = _kill_while_undoing(workspace, rng.uniform(0.05, 0.6))
+        kills += 1
+        assert "refused" not in said, said
+
+        async def reopen() -> tuple[tuple[str, ...], list[str]]:
+            async with Console(workspace) as console:
+                [record] = [r for r in await console.history() if r.tool == "Bash"]
+                return console.recovery_notes, list(record.undone_paths)
+
+        notes, undone = run(reopen())
+        finished += sum("interrupted by a crash and has been finished" in n for n in notes)
+        versions = _versions(workspace)
+        assert "torn" not in versions and len(versions) == 1, f"after kill {kills}: {versions}, notes {notes}"
+        # The journal agrees with the disk: an undone call has every file back, a standing one none.
+        assert versions == ({"old"} if len(undone) == 200 else {"new"}), (versions, len(undone), notes)
+        assert not any("outside Belay" in n or "not running" in n for n in notes), notes
+    assert finished >= 1, f"no kill in {kills} landed inside an undo's writes"
+
+    async def back_to_the_start() -> None:
+        async with Console(workspace) as console:
+            [record] = [r for r in await console.history() if r.tool == "Bash"]
+            if not record.undone_paths:
+                report = await console.undo(record.call_id)
+                assert report.ok, report.message
+
+    run(back_to_the_start())
+    assert _versions(workspace) == {"old"}
