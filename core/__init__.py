@@ -13,18 +13,19 @@ from core.console import Console
 from core.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
-                         CallFinished, CallOutput, CallQueued, CallStarted, Event, Lagged, ProposedFile, RollbackFinished,
+                         CallFinished, CallOutput, CallQueued, CallStarted, Event, ExternalChangesRecorded, Lagged,
+                         ProposedFile, RollbackFinished,
                          RollbackRefused, PolicyChanged, SessionStarted, ShellFinished, ShellOutput,
                          ShellStarted)
-from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, RunStatus
+from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
 from core.pipeline import AgentHandle, CallOutcome
 from core.policy_settings import RuleEntry
 from core.sandbox import SandboxInfo
 from core.shell import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
-from core.timeline import AgentNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
-from core.undo_report import UndoReport
+from core.timeline import AgentNode, ExternalNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
+from core.undo_report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
     "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",
@@ -34,5 +35,6 @@ __all__ = [
     "ReviewRule", "RollbackFinished", "RollbackRefused", "RunNode", "RunStatus", "Script", "ScriptedAgent",
     "PolicyChanged", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
     "BashAnalysis", "BashSettings", "DisplayNode", "Impact", "RuleEntry", "SandboxInfo",
+    "ExternalChangesRecorded", "ExternalNode", "FilePreview", "GitChange", "Resolution", "UndoPreview",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

@@ -74,8 +74,12 @@ class Console:
     """The supervising core for one workspace."""
 
     def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
-                 tools: Sequence[Tool] | None = None, bash: BashSettings | None = None) -> None:
-        """`tools` replaces the default set (file tools, Task, Bash and its background shells)."""
+                 tools: Sequence[Tool] | None = None, bash: BashSettings | None = None, track: bool = True) -> None:
+        """`tools` replaces the default set (file tools, Task, Bash and its background shells).
+
+        `track=False` opens the journal only to read it (`belay calls`): the workspace is not indexed or
+        watched, nothing is recovered, and undo is refused.
+        """
         self.workspace = Workspace(workspace)
         self.state_dir = workspace_state_dir(self.workspace.root, state_dir)
         self.bus = EventBus()
@@ -103,6 +107,8 @@ class Console:
         self._agent_tasks: set[asyncio.Task[Any]] = set()
         self._session_open = False
         self._lock: OwnerLock | None = None
+        self._track = track
+        self._tracking = False
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -118,11 +124,12 @@ class Console:
         # Only the owner watches the workspace: a second console (`belay calls` beside a window) looks, no more.
         self._tracker_ = ChangeTracker(self.workspace, self._blobs, self._record_external,
                                        ignore_extra=self.policy.ignore_patterns(), watch=owner)
-        if owner:
+        if owner and self._track:
             # Only the console that owns the workspace may call unfinished runs dead;
             # `belay calls` next to a running window must not.
             interrupted = await self._io(self._journal.mark_interrupted)
             await self._tracker_.start()
+            self._tracking = True
             opening = recovery.Opening(self.workspace, self._journal, self._blobs, self._tracker_, self._io,
                                        self._captures, self._record_external)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
@@ -139,7 +146,7 @@ class Console:
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
                                   blobs=self._blobs, io=self._io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
-                                  sandbox=self._sandbox_text, tracker=self._tracker_ if self._lock else None)
+                                  sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None)
         self._policy_changed("settings loaded")
 
     def _apply_bash_settings(self, bash: BashTool) -> list[str]:
@@ -162,6 +169,8 @@ class Console:
         if self._lock is None:
             raise ToolError(ErrorKind.CONFLICT, "another Belay console has this workspace open; undo from there",
                             "Close the other window (or wait for its agent to finish), then try again.")
+        if not self._tracking:
+            raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only")
         return self._tracker_
 
     def _captures(self, call_id: str) -> bool:
@@ -179,7 +188,7 @@ class Console:
         """Deny what waits, cancel what runs, close the journal."""
         self.approvals.deny_all("the console was closed")
         await self.shells.aclose()
-        if self._tracker_ is not None:
+        if self._tracker_ is not None and self._tracking:
             await self._tracker_.stop()
         for task in list(self._agent_tasks):
             task.cancel()
@@ -252,13 +261,7 @@ class Console:
         changes = run.changes if run else ()
         blobs = self._blobs
         assert blobs is not None
-
-        def work() -> list[FileDiff]:
-            def content(h: str | None) -> bytes | None:
-                return blobs.get(h) if h else None
-            return [compute_diff(c.path, content(c.before_hash), content(c.after_hash)) for c in changes]
-
-        return await asyncio.to_thread(work)
+        return await asyncio.to_thread(lambda: [diff_of_change(c, blobs) for c in changes])
 
     # -- commands ------------------------------------------------------------
 
@@ -406,7 +409,8 @@ class Console:
         position = next((i for i, r in enumerate(records) if r.call_id == call_id), None)
         if position is None:
             raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
-        return [r for r in reversed(records[position + 1:]) if r.changes and not r.undone_by]
+        return [r for r in reversed(records[position + 1:])
+                if any(c.restorable and c.path not in r.undone_paths for c in r.changes)]
 
     async def rewind(self, call_id: str) -> list[UndoReport]:
         """Undo every later call, newest first, leaving the workspace as this call left it.
@@ -557,6 +561,28 @@ class Console:
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "
                 f"pending={len(self.approvals.pending())} agents={len(self._agent_tasks)}>")
+
+
+def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:
+    """One recorded change as a diff, with what a line diff cannot show said in its note."""
+    notes = []
+    if change.old_path:
+        notes.append(f"renamed from {change.old_path}")
+    if change.before_link or change.after_link:
+        notes.append("symbolic link: its target is shown")
+    if change.before_mode is not None and change.after_mode is not None and change.before_mode != change.after_mode:
+        notes.append(f"mode {change.before_mode:o} -> {change.after_mode:o}")
+    if not change.stored:
+        status = {"create": "create", "delete": "delete"}.get(change.kind.value, "modify")
+        notes.append("not stored (an ignored or very large file): its contents were not kept and cannot be restored")
+        return FileDiff(path=change.path, status=status, old_size=None, new_size=None,  # type: ignore[arg-type]
+                        note="; ".join(notes))
+    before = blobs.get(change.before_hash) if change.before_hash else None
+    after = blobs.get(change.after_hash) if change.after_hash else None
+    diff = compute_diff(change.path, before, after)
+    if notes:
+        diff = diff.model_copy(update={"note": "; ".join([*notes, diff.note] if diff.note else notes)})
+    return diff
 
 
 def _being_cancelled() -> bool:

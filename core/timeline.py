@@ -194,13 +194,21 @@ class Timeline:
              externals: Sequence[ExternalRecord] = ()) -> None:
         """Fill from the journal (earlier sessions), before any live event."""
         self.externals += [ExternalNode(x.op_id, x.detected_at, x.note, x.changes) for x in externals]
-        for a in agents:
-            self._add_agent(AgentNode(a.agent_id, a.name, a.kind, a.session_id, a.parent_id, a.spawned_by,
-                                      a.status, a.started_at))
-        for c in calls:
-            self._add_run(RunNode(c.call_id, c.agent_id, c.tool, c.summary, c.args, c.status, c.created_at,
-                                  duration_s=c.duration_s, output=c.output, error=c.error, changes=c.changes,
-                                  git_changes=c.git_changes, undone_by=c.undone_by, undone_paths=c.undone_paths))
+        # In the order they happened, so that a sub-agent lands right after the call that spawned it,
+        # as it did live (an agent before its own first call when the clock ties).
+        ordered: list[tuple[datetime, int, AgentRecord | CallRecord]] = [(a.started_at, 0, a) for a in agents]
+        ordered += [(c.created_at, 1, c) for c in calls]
+        ordered.sort(key=lambda item: (item[0], item[1]))
+        for _, _, record in ordered:
+            if isinstance(record, AgentRecord):
+                self._add_agent(AgentNode(record.agent_id, record.name, record.kind, record.session_id,
+                                          record.parent_id, record.spawned_by, record.status, record.started_at))
+            else:
+                c = record
+                self._add_run(RunNode(c.call_id, c.agent_id, c.tool, c.summary, c.args, c.status, c.created_at,
+                                      duration_s=c.duration_s, output=c.output, error=c.error, changes=c.changes,
+                                      git_changes=c.git_changes, undone_by=c.undone_by,
+                                      undone_paths=c.undone_paths))
 
     # -- events -----------------------------------------------------------
 

@@ -12,6 +12,7 @@ Signals:
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
     shells_changed(str): the background shell with this id started, printed or ended.
     policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
+    external_changes(ExternalChangesRecorded): files changed outside Belay were found and journaled.
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): the model was rebuilt from a snapshot.
 """
@@ -24,8 +25,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event, Lagged,
-                  PolicyChanged, RollbackFinished, RollbackRefused, ShellFinished, ShellOutput, ShellStarted)
+from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event,
+                  ExternalChangesRecorded, Lagged, PolicyChanged, RollbackFinished, RollbackRefused, ShellFinished,
+                  ShellOutput, ShellStarted)
 from gui.tasks import TaskSet
 from gui.timeline_model import TimelineModel
 
@@ -41,6 +43,7 @@ class Bridge(QObject):
     rollback_refused = Signal(object)
     shells_changed = Signal(str)
     policy_changed = Signal(object)
+    external_changes = Signal(object)
     batch_applied = Signal()
     resynced = Signal()
 
@@ -99,6 +102,8 @@ class Bridge(QObject):
             self.rollback_refused.emit(event)
         elif isinstance(event, PolicyChanged):
             self.policy_changed.emit(event)
+        elif isinstance(event, ExternalChangesRecorded):
+            self.external_changes.emit(event)
 
     def __repr__(self) -> str:
         return f"<Bridge subscription={self._subscription!r}>"

@@ -27,12 +27,22 @@ def _parser() -> argparse.ArgumentParser:
     calls.add_argument("--state-dir")
     calls.add_argument("--json", action="store_true")
 
-    undo = sub.add_parser("undo", help="undo one journaled call")
-    undo.add_argument("call_id")
+    undo = sub.add_parser("undo", help="undo one journaled call (or an undo: that redoes it)")
+    undo.add_argument("call_id", help="a call id, as `belay calls` lists them")
     undo.add_argument("--workspace", required=True)
     undo.add_argument("--state-dir")
-    undo.add_argument("--force", action="store_true", help="overwrite files changed after the call")
+    undo.add_argument("--file", action="append", dest="files", metavar="PATH",
+                      help="undo only this file's change (repeatable; relative to the workspace)")
+    undo.add_argument("--force", action="store_true",
+                      help="overwrite files changed after the call where a merge is not possible")
     undo.add_argument("--json", action="store_true")
+
+    redo = sub.add_parser("redo", help="put back what undoing a call took away")
+    redo.add_argument("call_id")
+    redo.add_argument("--workspace", required=True)
+    redo.add_argument("--state-dir")
+    redo.add_argument("--file", action="append", dest="files", metavar="PATH")
+    redo.add_argument("--json", action="store_true")
     return parser
 
 
@@ -41,9 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "calls":
         from gui.terminal import list_calls
         return list_calls(args.workspace, args.state_dir, args.json)
-    if args.command == "undo":
+    if args.command in ("undo", "redo"):
         from gui.terminal import undo_call
-        return undo_call(args.workspace, args.call_id, args.state_dir, args.force, args.json)
+        return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,
+                         args.files, redo=args.command == "redo")
     from gui.app import DemoOptions, run_demo
     return run_demo(DemoOptions(
         workspace=args.workspace, state_dir=args.state_dir, script=args.script,

@@ -1,12 +1,14 @@
 """The details pane: everything about the selected call or agent, and its undo.
 
-For a run: tool, status, who ran it, the approval decision, the arguments,
-the result or error, and a diff of every file it changed, with an Undo
-button.  An undo that would overwrite later changes is refused by the core;
-the pane then shows the conflicting files and offers to undo anyway.
+For a run: tool, status, who ran it, the approval decision, what it
+changed (every file, shell side effects included, each with its own undo or
+redo link, and the git references it moved), the arguments, the result or
+error, and a diff of every file it changed, with Undo and Redo buttons.
+The window decides what an undo needs (a merge, the person's choices).
 
 Signals:
-    undo_requested(str, bool): call id, force.
+    undo_requested(str, list): call id and the paths to undo ([]: every file).
+    redo_requested(str, list): call id and the paths to put back ([]: everything undone).
     full_output_requested(str): call id whose whole journaled output the person wants to read.
 """
 
@@ -14,13 +16,14 @@ from __future__ import annotations
 
 import html
 import json
+import urllib.parse
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from core import FileDiff, NodeKey, RunNode, RunStatus, Timeline, UndoReport
+from core import FileChange, FileDiff, NodeKey, RunNode, RunStatus, Timeline, UndoReport
 from gui.approval_panel import agent_path
 from gui.diff_view import DiffView
 
@@ -33,9 +36,53 @@ def _pre(text: str) -> str:
     return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
 
 
+MAX_LISTED_FILES = 400
+
+
+def describe_changes(run: RunNode) -> str:
+    """What a run changed: a line of totals ("Bash · npm install changed 312 files"), then each file with
+    how it changed and its own undo or redo link, then the git references it moved."""
+    parts = []
+    if run.changes:
+        unstored = sum(not c.stored for c in run.changes)
+        total = f"{len(run.changes)} file{'s' if len(run.changes) != 1 else ''}"
+        note = f"; {unstored} not stored (ignored or too large): they cannot be restored" if unstored else ""
+        parts.append(f"<h4>Changed {total}{note}</h4>")
+        rows = [_change_row(run, c) for c in run.changes[:MAX_LISTED_FILES]]
+        if len(run.changes) > MAX_LISTED_FILES:
+            rows.append(f"<tr><td colspan='2'>… and {len(run.changes) - MAX_LISTED_FILES:,} more (see the "
+                        "Changes tab)</td></tr>")
+        parts.append("<table cellspacing='0' cellpadding='1'>" + "".join(rows) + "</table>")
+    if run.git_changes:
+        parts.append("<h4>Git</h4><p>" + "<br>".join(html.escape(g.what) for g in run.git_changes) +
+                     "<br><span style='color:#6e7781'>Commits and branch moves are recorded, not undone: "
+                     "use git to move them back.</span></p>")
+    return "".join(parts)
+
+
+def _change_row(run: RunNode, change: FileChange) -> str:
+    path = html.escape(change.path)
+    what = f"renamed from {html.escape(change.old_path)}" if change.old_path else change.kind.value
+    link = "link " if change.after_link or change.before_link else ""
+    if not change.stored:
+        action = "<span style='color:#9a6700'>not stored: cannot be restored</span>"
+    elif change.path in run.undone_paths:
+        action = f"undone · <a href='redo-file:{urllib.parse.quote(change.path)}'>redo</a>"
+    elif run.status.final and run.status != RunStatus.DENIED:
+        action = f"<a href='undo-file:{urllib.parse.quote(change.path)}'>undo this file</a>"
+    else:
+        action = ""
+    return f"<tr><td>{link}{what}&nbsp;</td><td><code>{path}</code>&nbsp; {action}</td></tr>"
+
+
 def describe_run(run: RunNode, timeline: Timeline) -> str:
     """The pane's rich text for one run (pure: easy to test, cheap to call)."""
-    status = "undone" if run.undone_by else run.status.value.replace("_", " ")
+    if run.undone_by:
+        status = "undone"
+    elif run.undone_paths:
+        status = f"{run.status.value.replace('_', ' ')}, {len(run.undone_paths)} file(s) undone"
+    else:
+        status = run.status.value.replace("_", " ")
     took = f" in {run.duration_s:.2f} s" if run.duration_s is not None else ""
     parts = [f"<h3>{html.escape(run.tool)} · {html.escape(run.summary)}</h3>",
              f"<p><b>{status}</b>{took} · by {html.escape(agent_path(timeline, run.agent_id))}"
@@ -43,6 +90,7 @@ def describe_run(run: RunNode, timeline: Timeline) -> str:
     if run.decision is not None:
         reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
         parts.append(f"<p>Decision: {run.decision.value.replace('_', ' ')}{reason}</p>")
+    parts.append(describe_changes(run))
     parts.append("<h4>Arguments</h4>" + _pre(json.dumps(run.args, indent=2, ensure_ascii=False)))
     if run.error is not None:
         parts.append(f"<h4 style='color:#cf222e'>Error ({run.error.kind.value})</h4>" + _pre(run.error.message))
@@ -54,9 +102,6 @@ def describe_run(run: RunNode, timeline: Timeline) -> str:
         parts.append(f"<p><a href='full-output:{run.call_id}'>Read the whole output kept in the journal</a></p>")
     elif run.live_output:
         parts.append("<h4>Output so far</h4>" + _pre(run.live_output))
-    if run.changes:
-        files = ", ".join(f"{c.kind.value} {html.escape(c.path)}" for c in run.changes)
-        parts.append(f"<h4>Files changed</h4><p>{files}</p>")
     return "".join(parts)
 
 
@@ -76,9 +121,10 @@ def describe_agent(key: NodeKey, timeline: Timeline) -> str:
 
 
 class DetailsPane(QWidget):
-    """What the selected timeline row did, with its diffs and undo."""
+    """What the selected timeline row did, with its diffs, undo and redo."""
 
-    undo_requested = Signal(str, bool)
+    undo_requested = Signal(str, list)
+    redo_requested = Signal(str, list)
     full_output_requested = Signal(str)
 
     def __init__(self, timeline: Timeline, parent: QWidget | None = None) -> None:
@@ -93,16 +139,18 @@ class DetailsPane(QWidget):
         self.diff = DiffView()
         self.undo_button = QPushButton("Undo this call")
         self.undo_button.setObjectName("undoButton")
-        self.undo_button.clicked.connect(self._request_plain_undo)
-        self.force_button = QPushButton("Undo anyway (overwrite)")
-        self.force_button.clicked.connect(self._request_forced_undo)
-        self.force_button.hide()
+        self.undo_button.setToolTip("Restore every file this call changed (Ctrl+Z); later edits are merged or "
+                                    "shown to you first")
+        self.undo_button.clicked.connect(self._on_undo_button_clicked)
+        self.redo_button = QPushButton("Redo")
+        self.redo_button.setToolTip("Put back what undoing this call took away (Ctrl+Shift+Z)")
+        self.redo_button.clicked.connect(self._on_redo_button_clicked)
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         self.notice.setTextFormat(Qt.TextFormat.RichText)
         row = QHBoxLayout()
         row.addWidget(self.notice, 1)
-        row.addWidget(self.force_button)
+        row.addWidget(self.redo_button)
         row.addWidget(self.undo_button)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.info)
@@ -130,7 +178,6 @@ class DetailsPane(QWidget):
         self._key = key
         if changed:
             self.notice.clear()
-            self.force_button.hide()
         run = self._timeline.runs.get(key[2:]) if key and key.startswith("r:") else None
         if key is None:
             self.info.setHtml("<p style='color:#6e7781'>Select a call in the timeline to see its arguments,"
@@ -139,7 +186,8 @@ class DetailsPane(QWidget):
             self.info.setHtml(describe_agent(key, self._timeline))
         else:
             self.info.setHtml(describe_run(run, self._timeline))
-        self.undo_button.setEnabled(_undoable(run))
+        self.undo_button.setEnabled(undoable(run))
+        self.redo_button.setVisible(bool(run and run.undone_paths))
         if changed:
             self._diff_of = None
             self.diff.set_diffs([])
@@ -158,15 +206,20 @@ class DetailsPane(QWidget):
             return
         if report.ok:
             self.notice.setText(f"<span style='color:#1a7f37'>{html.escape(report.message)}</span>")
-            self.force_button.hide()
         else:
-            self.notice.setText(f"<span style='color:#cf222e'>Not undone: {html.escape(report.message)}</span>")
-            self.force_button.setVisible(bool(report.conflicts))
+            verb = "redone" if report.redo else "undone"
+            self.notice.setText(f"<span style='color:#cf222e'>Not {verb}: {html.escape(report.message)}</span>")
 
     def _on_link(self, url: QUrl) -> None:
-        text = url.toString()
-        if text.startswith("full-output:"):
-            self.full_output_requested.emit(text.split(":", 1)[1])
+        kind, _, value = url.toString().partition(":")
+        value = urllib.parse.unquote(value)
+        call_id = self._key[2:] if self._key and self._key.startswith("r:") else ""
+        if kind == "full-output":
+            self.full_output_requested.emit(value)
+        elif kind == "undo-file" and call_id:
+            self.undo_requested.emit(call_id, [value])
+        elif kind == "redo-file" and call_id:
+            self.redo_requested.emit(call_id, [value])
 
     def show_full_output(self, call_id: str, text: str | None) -> None:
         """The whole journaled output in its own window: a plain-text view copes with megabytes."""
@@ -183,17 +236,17 @@ class DetailsPane(QWidget):
                                             "The journal holds no more than the result shown.")
         self.full_output_dialog.show()
 
-    def _request_plain_undo(self) -> None:
-        self._request_undo(False)
-
-    def _request_forced_undo(self) -> None:
-        self._request_undo(True)
-
-    def _request_undo(self, force: bool) -> None:
+    def _on_undo_button_clicked(self) -> None:
         if self._key and self._key.startswith("r:"):
-            self.undo_requested.emit(self._key[2:], force)
+            self.undo_requested.emit(self._key[2:], [])
+
+    def _on_redo_button_clicked(self) -> None:
+        if self._key and self._key.startswith("r:"):
+            self.redo_requested.emit(self._key[2:], [])
 
 
-def _undoable(run: RunNode | None) -> bool:
-    return bool(run and run.changes and not run.undone_by and run.status.final
-                and run.status != RunStatus.DENIED)
+def undoable(run: RunNode | None) -> bool:
+    """Whether the run has a stored change still in force (so "Undo" has something to do)."""
+    if not run or not run.changes or not run.status.final or run.status == RunStatus.DENIED:
+        return False
+    return any(c.stored and c.path not in run.undone_paths for c in run.changes)

@@ -7,28 +7,33 @@ a shell) runs as a task the window owns, and questions are asked with
 thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
 on top; the status bar always says whether Bash commands run in a sandbox.
 
-Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+M mode.
+Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+M mode,
+Ctrl+Z undo and Ctrl+Shift+Z redo the selected call.
 """
 
 from __future__ import annotations
+
+import functools
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QTabWidget, QToolBar, QTreeView,
                                QVBoxLayout, QWidget)
 
-from core import ApprovalRequested, CallRecord, Console, PolicyChanged, RollbackRefused, RunStatus, run_key
+from core import (ApprovalRequested, BelayError, CallRecord, Console, ExternalChangesRecorded, PolicyChanged,
+                  Resolution, RollbackRefused, RunStatus, UndoPreview, UndoReport, run_key)
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
 from gui.changes_view import ChangesView
 from gui.confirm import answer
-from gui.details_pane import DetailsPane, _undoable
+from gui.details_pane import DetailsPane, undoable
 from gui.edit_dialog import EditDialog
 from gui.mode_bar import BypassBanner, ModeSelector
 from gui.rules_view import RulesView
 from gui.shells_panel import ShellsPanel
 from gui.status_line import RunCounts, SandboxIndicator
 from gui.tasks import TaskSet
+from gui.undo_dialog import UndoDialog
 from gui.timeline_model import KEY_ROLE, TimelineModel
 
 
@@ -58,6 +63,8 @@ class MainWindow(QMainWindow):
         self.shells = ShellsPanel(self.model.timeline)
         self.rules = RulesView(console, self.tasks)
         self.changes = ChangesView(self.model.timeline)
+        self.undo_dialog: UndoDialog | None = None
+        """The last undo dialog opened (the person resolving conflicting files), for tests."""
         self.tabs = QTabWidget()
         for number, (tab, name, tip) in enumerate(self._tab_list(), 1):
             self.tabs.addTab(tab, name)
@@ -112,8 +119,12 @@ class MainWindow(QMainWindow):
         self.bridge.resynced.connect(self._on_bridge_resynced)
         self.bridge.shells_changed.connect(self._on_bridge_shells_changed)
         self.bridge.policy_changed.connect(self._on_bridge_policy_changed)
+        self.bridge.external_changes.connect(self._on_bridge_external_changes)
         self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
-        self.details.undo_requested.connect(self.undo)
+        self.details.undo_requested.connect(self._on_details_undo_requested)
+        self.details.redo_requested.connect(self._on_details_redo_requested)
+        self.changes.undo_requested.connect(self._on_details_undo_requested)
+        self.changes.redo_requested.connect(self._on_details_redo_requested)
         self.details.full_output_requested.connect(self._on_details_full_output_requested)
         self.shells.stop_requested.connect(self._on_shells_stop_requested)
         self.shells.call_chosen.connect(self._on_shells_call_chosen)
@@ -148,6 +159,10 @@ class MainWindow(QMainWindow):
         undo.setShortcut("Ctrl+Z")
         undo.triggered.connect(self._undo_selected)
         call.addAction(undo)
+        redo = QAction("&Redo selected call", self)
+        redo.setShortcut("Ctrl+Shift+Z")
+        redo.triggered.connect(self._redo_selected)
+        call.addAction(redo)
 
     def start(self) -> None:
         """Attach to the console: snapshot, then live events."""
@@ -165,9 +180,12 @@ class MainWindow(QMainWindow):
         self.tree.expandAll()
         self._resize_columns()
         self._update_status()
+        if self.console.recovery_notes:
+            self.statusBar().showMessage(" ".join(self.console.recovery_notes), 60_000)
+            self.details.notice.setText("<br>".join(self.console.recovery_notes))
 
     def _resize_columns(self) -> None:
-        for column, width in enumerate((190, 220, 150)):
+        for column, width in enumerate((130, 210, 130, 70)):
             self.tree.setColumnWidth(column, width)
 
     def _on_approvals_waiting_changed(self, waiting: int) -> None:
@@ -199,7 +217,7 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_run_changed(self, call_id: str) -> None:
         run = self.model.timeline.runs.get(call_id)
-        if run is not None and (run.changes or run.undone_by) and run.status.final:
+        if run is not None and (run.changes or run.git_changes) and run.status.final:
             self.changes.refresh()
         if self.details.key == f"r:{call_id}":
             self._show_selected()
@@ -214,6 +232,12 @@ class MainWindow(QMainWindow):
         self._show_shell_count()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
+
+    def _on_bridge_external_changes(self, event: ExternalChangesRecorded) -> None:
+        self.changes.refresh()
+        n = len(event.changes)
+        self.statusBar().showMessage(f"{n} file{'s' if n != 1 else ''} changed outside Belay ({event.note}); "
+                                     "recorded as yours, never undone by Belay.", 10_000)
 
     def _on_bridge_shells_changed(self, shell_id: str) -> None:
         self.shells.refresh(shell_id)
@@ -293,8 +317,10 @@ class MainWindow(QMainWindow):
         run = self.model.timeline.runs[key[2:]]
         menu = QMenu(self)
         undo = menu.addAction("Undo this call")
-        undo.setEnabled(_undoable(run))
-        undo.triggered.connect(lambda: self.undo(run.call_id, False))
+        undo.setEnabled(undoable(run))
+        undo.triggered.connect(lambda: self.undo(run.call_id))
+        if run.undone_paths:
+            menu.addAction("Redo this call").triggered.connect(lambda: self.redo(run.call_id))
         rewind = menu.addAction("Rewind to here…")
         rewind.setToolTip("Undo every later call that changed files, newest first")
         rewind.setData(run.call_id)
@@ -348,19 +374,66 @@ class MainWindow(QMainWindow):
         box.setDetailedText("\n".join(lines) + "\n\nFiles:\n" + "\n".join(files))
         return await answer(box) == QMessageBox.StandardButton.Yes
 
-    def _undo_selected(self, force: bool = False) -> None:
+    def _undo_selected(self) -> None:
         key = self.tree.currentIndex().data(KEY_ROLE)
-        if key and key.startswith("r:") and _undoable(self.model.timeline.runs[key[2:]]):
-            self.undo(key[2:], force)
+        if key and key.startswith("r:") and undoable(self.model.timeline.runs[key[2:]]):
+            self.undo(key[2:])
 
-    def undo(self, call_id: str, force: bool = False) -> None:
-        self.tasks.spawn(self._undo(call_id, force), f"undo {call_id}")
+    def _redo_selected(self) -> None:
+        key = self.tree.currentIndex().data(KEY_ROLE)
+        if key and key.startswith("r:") and self.model.timeline.runs[key[2:]].undone_paths:
+            self.redo(key[2:])
 
-    async def _undo(self, call_id: str, force: bool) -> None:
-        report = await self.console.undo(call_id, force=force)
+    def _on_details_undo_requested(self, call_id: str, paths: list[str]) -> None:
+        self.undo(call_id, paths or None)
+
+    def _on_details_redo_requested(self, call_id: str, paths: list[str]) -> None:
+        self.redo(call_id, paths or None)
+
+    def undo(self, call_id: str, paths: list[str] | None = None) -> None:
+        """Undo a call (or some of its files): merged where later edits allow, else the person decides."""
+        self.tasks.spawn(self._undo(call_id, paths), f"undo {call_id}")
+
+    def redo(self, call_id: str, paths: list[str] | None = None) -> None:
+        self.tasks.spawn(self._redo(call_id, paths), f"redo {call_id}")
+
+    async def _undo(self, call_id: str, paths: list[str] | None) -> None:
+        try:
+            preview = await self.console.undo_preview(call_id, paths=paths)
+        except BelayError as e:
+            self.statusBar().showMessage(f"Nothing to undo: {e.info.message}", 10_000)
+            return
+        if preview.conflicts:
+            self.open_undo_dialog(preview, paths)
+            return
+        await self._finish_undo(call_id, paths, {})
+
+    def open_undo_dialog(self, preview: UndoPreview, paths: list[str] | None) -> UndoDialog:
+        """The person decides each conflicting file; the undo runs when they press Undo."""
+        dialog = UndoDialog(preview, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.resolved.connect(functools.partial(self._on_undo_dialog_resolved, preview.op_id, paths))
+        self.undo_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _on_undo_dialog_resolved(self, op_id: str, paths: list[str] | None,
+                                 resolutions: dict[str, Resolution]) -> None:
+        self.tasks.spawn(self._finish_undo(op_id, paths, resolutions), f"undo {op_id}")
+
+    async def _finish_undo(self, call_id: str, paths: list[str] | None,
+                           resolutions: dict[str, Resolution]) -> None:
+        report = await self.console.undo(call_id, paths=paths, resolutions=resolutions)
+        self._show_undo_report(report)
+
+    async def _redo(self, call_id: str, paths: list[str] | None) -> None:
+        self._show_undo_report(await self.console.redo(call_id, paths=paths))
+
+    def _show_undo_report(self, report: UndoReport) -> None:
         self.details.show_undo_report(report)
-        self.statusBar().showMessage(report.message if report.ok else f"Undo refused: {report.message}", 10_000)
-        if report.ok and self.details.key == f"r:{call_id}":
+        verb = "Redo" if report.redo else "Undo"
+        self.statusBar().showMessage(report.message if report.ok else f"{verb} refused: {report.message}", 10_000)
+        if report.ok and self.details.key == f"r:{report.call_id}":
             self._show_selected()
 
     def _update_status(self) -> None:

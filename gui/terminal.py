@@ -10,22 +10,30 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Sequence
 from typing import TextIO
 
 from core import CallRecord, Console, UndoReport
 
 
+def _status(call: CallRecord) -> str:
+    if call.undone_by:
+        return "undone"
+    return f"partly undone ({len(call.undone_paths)})" if call.undone_paths else call.status.value
+
+
 def _row(call: CallRecord) -> dict[str, object]:
     return {
         "id": call.call_id, "agent": call.agent_name, "tool": call.tool, "summary": call.summary,
-        "status": "undone" if call.undone_by else call.status.value,
-        "files_changed": [c.path for c in call.changes], "created_at": call.created_at.isoformat(),
+        "status": _status(call), "files_changed": [c.path for c in call.changes],
+        "undone_files": list(call.undone_paths), "git": [g.what for g in call.git_changes],
+        "created_at": call.created_at.isoformat(),
     }
 
 
 def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO = sys.stdout) -> int:
     async def load() -> list[CallRecord]:
-        async with Console(workspace, state_dir=state_dir) as console:
+        async with Console(workspace, state_dir=state_dir, track=False) as console:
             return await console.history()
 
     calls = asyncio.run(load())
@@ -44,19 +52,25 @@ def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO
     return 0
 
 
-def undo_call(workspace: str, call_id: str, state_dir: str | None, force: bool, as_json: bool,
-              out: TextIO = sys.stdout) -> int:
+def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as_json: bool,
+              files: Sequence[str] | None = None, redo: bool = False, out: TextIO = sys.stdout) -> int:
+    """Undo (or, with `redo`, put back) a call or some of its files; conflicts need --force."""
     async def run() -> UndoReport:
         async with Console(workspace, state_dir=state_dir) as console:
-            return await console.undo(call_id, force=force)
+            if not as_json:
+                for note in console.recovery_notes:
+                    out.write(f"Note: {note}\n")
+            if redo:
+                return await console.redo(op_id, paths=files or None)
+            return await console.undo(op_id, paths=files or None, force=force)
 
     report = asyncio.run(run())
     if as_json:
         out.write(report.model_dump_json(indent=2) + "\n")
     elif report.ok:
-        out.write(f"Undone {call_id}: {report.message}\n")
+        out.write(f"{'Redone' if report.redo else 'Undone'} {op_id}: {report.message}\n")
     else:
-        out.write(f"Not undone: {report.message}\n")
+        out.write(f"Not {'redone' if redo else 'undone'}: {report.message}\n")
         if report.conflicts:
-            out.write("Use --force to overwrite the later changes.\n")
+            out.write("They can be merged by hand in the window (Undo on the call); --force overwrites them.\n")
     return 0 if report.ok else 1

@@ -17,7 +17,7 @@ from core import AgentNode, Event, NodeKey, RunNode, RunStatus, Timeline, Update
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Call", "Summary", "Status", "Duration")
+COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed")
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
@@ -47,17 +47,37 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
-def _run_columns(run: RunNode) -> tuple[str, str, str, str]:
-    status = "↶ undone" if run.undone_by else STATUS_TEXT[run.status]
-    return run.tool, run.summary, status, _duration(run.duration_s)
+def changed_text(run: RunNode) -> str:
+    """What a run changed, in a few words: "312 files · 1 commit", with how much of it is undone."""
+    parts = []
+    if run.changes:
+        n = len(run.changes)
+        parts.append(f"{n} file{'s' if n != 1 else ''}")
+    if run.git_changes:
+        n = len(run.git_changes)
+        parts.append(f"{n} git ref{'s' if n != 1 else ''}")
+    text = " · ".join(parts)
+    if run.undone_paths and not run.undone_by:
+        text += f" ({len(run.undone_paths)} undone)"
+    return text
 
 
-def _agent_columns(agent: AgentNode, parent: AgentNode | None) -> tuple[str, str, str, str]:
+def _run_columns(run: RunNode) -> tuple[str, ...]:
+    if run.undone_by:
+        status = "↶ undone"
+    elif run.undone_paths:
+        status = "↶ partly undone"
+    else:
+        status = STATUS_TEXT[run.status]
+    return run.tool, run.summary, status, _duration(run.duration_s), changed_text(run)
+
+
+def _agent_columns(agent: AgentNode, parent: AgentNode | None) -> tuple[str, ...]:
     if parent is not None:
         role = f"sub-agent of {parent.name}"
     else:
         role = f"{agent.agent_kind} agent"
-    return agent.name, role, agent.status.value, ""
+    return agent.name, role, agent.status.value, "", ""
 
 
 class TimelineModel(QAbstractItemModel):
@@ -68,7 +88,7 @@ class TimelineModel(QAbstractItemModel):
         self._timeline = Timeline()
         self._ids: dict[NodeKey, int] = {}
         self._keys: list[NodeKey] = [""]  # id 0 is never used: it reads as "no pointer"
-        self._cells: dict[NodeKey, tuple[str, str, str, str]] = {}
+        self._cells: dict[NodeKey, tuple[str, ...]] = {}
         self.reset(timeline or Timeline())
 
     @property
@@ -170,7 +190,7 @@ class TimelineModel(QAbstractItemModel):
             return font
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 2 and key.startswith("r:"):
             run = self._timeline.runs[key[2:]]
-            color = "#6e7781" if run.undone_by else STATUS_COLOR.get(run.status)
+            color = "#6e7781" if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status)
             return QBrush(QColor(color)) if color else None
         if role == Qt.ItemDataRole.ToolTipRole and key.startswith("r:"):
             run = self._timeline.runs[key[2:]]

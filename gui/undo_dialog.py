@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QLabel, QListWidget, Q
                                QPlainTextDocumentLayout, QPlainTextEdit, QRadioButton, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from core.undo_report import FilePreview, Resolution, UndoPreview
+from core import FilePreview, Resolution, UndoPreview
 
 Choice = Literal["merge", "overwrite", "skip"]
 CHOICES: tuple[Choice, ...] = ("merge", "overwrite", "skip")
@@ -34,18 +34,12 @@ _CHOICE_TEXT = {
     "skip": "Skip: leave this file as it is now  (Alt+S)",
 }
 _CHOSEN = {"merge": "✓ merge", "overwrite": "✓ overwrite later edits", "skip": "✓ skip: left as it is"}
-_STATUS = {  # action: (order, glyph, label)
-    "conflict": (0, "⚠", "conflict: needs a decision"),
-    "merged": (1, "⇄", "merged: later edits kept"),
-    "restore": (2, "↶", "restore"),
-    "already": (3, "=", "already as before"),
-    "unrestorable": (4, "✕", "cannot be restored"),
-}
-_EXPLAIN = {
-    "restore": "Unchanged since the call: the undo puts back what was there before it.",
-    "already": "Already as it was before the call: nothing to do.",
-    "merged": "Edited again since the call: the later edits were merged cleanly and are kept.",
-    "unrestorable": "What was there before the call was never stored: the file is left as it is.",
+_STATUS = {  # action: (order, glyph, label, what it means when the core gives no reason)
+    "conflict": (0, "⚠", "conflict: needs a decision", "Changed since the call."),
+    "merged": (1, "⇄", "merged: later edits kept", "Edited again since the call: the later edits are kept."),
+    "restore": (2, "↶", "restore", "Unchanged since the call: the undo puts back what was there before it."),
+    "already": (3, "=", "already as before", "Already as it was before the call: nothing to do."),
+    "unrestorable": (4, "✕", "cannot be restored", "What was there before was never stored: the file is left."),
 }
 _MARKER = re.compile(r"^(?:<{7}|>{7})(?:\s|$)", re.MULTILINE)
 _PATH = Qt.ItemDataRole.UserRole
@@ -172,12 +166,12 @@ class UndoDialog(QDialog):
         self.undo_button = buttons.addButton(verb, QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = buttons.button(QDialogButtonBox.StandardButton.Cancel)
         self.undo_button.setToolTip(f"{verb} (Ctrl+Enter)")
-        self.undo_button.setDefault(True)  # drawn as the primary button; plain Enter is swallowed below
         buttons.accepted.connect(self._undo)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(buttons)
+        self.undo_button.setDefault(True)  # drawn as the primary button (in the dialog by now); Enter is swallowed
         self._shortcuts(verb)
 
     def _shortcuts(self, verb: str) -> None:
@@ -210,7 +204,7 @@ class UndoDialog(QDialog):
 
     def _label_item(self, item: QListWidgetItem) -> None:
         f = self._files[item.data(_PATH)]
-        _, glyph, status = _STATUS[f.action]
+        _, glyph, status, _ = _STATUS[f.action]
         chosen = self._choices.get(f.path)
         item.setText(f"{glyph}  {f.path}\n      {_CHOSEN[chosen] if chosen else status}")
         item.setToolTip(f.reason or status)
@@ -226,10 +220,10 @@ class UndoDialog(QDialog):
             return
         moved = f" (moved back to {f.old_path})" if f.old_path else ""
         self.heading.setText(f"{f.path}{moved}")
-        self.detail.setText(f.reason if f.action == "conflict" else f.reason or _EXPLAIN[f.action])
+        self.detail.setText(f.reason or _STATUS[f.action][3])
         for view, side, text in ((self.now_view, "now", f.now), (self.after_view, "after", f.after_call),
                                  (self.before_view, "before", f.before_call)):
-            self._put(view, f, side, text, _absent_text(f))
+            self._put(view, f, side, text, "(not shown: absent, or not text)" if f.binary else "(no such file)")
         self._show_merged(f)
         self.choice_box.setVisible(f.action == "conflict")
         self._sync_choice_buttons(f)
@@ -276,7 +270,8 @@ class UndoDialog(QDialog):
     def _undo(self) -> None:
         if not self.undo_button.isEnabled():
             return
-        unresolved = [p for p, a in self._choices.items() if a == "merge" and has_conflict_markers(self._merged_text(p))]
+        merges = [path for path, action in self._choices.items() if action == "merge"]
+        unresolved = [path for path in merges if has_conflict_markers(self._merged_text(path))]
         if unresolved:
             self.files.setCurrentItem(self._item(unresolved[0]))
             self.merged_edit.setFocus()
@@ -304,10 +299,6 @@ class UndoDialog(QDialog):
 
 def _mergeable(f: FilePreview) -> bool:
     return f.action == "conflict" and f.merged is not None and not f.binary
-
-
-def _absent_text(f: FilePreview) -> str:
-    return "(not shown: absent, or not text)" if f.binary else "(no such file)"
 
 
 def _column(*widgets: QWidget) -> QWidget:

@@ -62,3 +62,24 @@ def test_a_snapshot_is_independent_and_has_no_hooks() -> None:
     snap = t.snapshot()
     t.apply(_call("c1", "main"))
     assert snap.children("a:main") == [] and snap.before_insert is None
+
+
+def test_a_reloaded_sub_agent_sits_right_after_the_call_that_spawned_it() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from core.models import AgentRecord, AgentStatus, CallRecord, RunStatus
+
+    t0 = datetime(2026, 11, 22, tzinfo=timezone.utc)
+
+    def call(call_id: str, agent_id: str, seconds: int) -> CallRecord:
+        return CallRecord(call_id=call_id, session_id="s", agent_id=agent_id, agent_name="", tool="Read",
+                          summary="", args={}, status=RunStatus.DONE, created_at=t0 + timedelta(seconds=seconds),
+                          duration_s=0.1)
+
+    agents = [AgentRecord(agent_id="a", session_id="s", name="main", kind="scripted", parent_id=None,
+                          spawned_by=None, status=AgentStatus.DONE, started_at=t0),
+              AgentRecord(agent_id="b", session_id="s", name="helper", kind="subagent", parent_id="a",
+                          spawned_by="c2", status=AgentStatus.DONE, started_at=t0 + timedelta(seconds=3))]
+    timeline = Timeline()
+    timeline.load(agents, [call("c1", "a", 1), call("c2", "a", 2), call("c3", "b", 4), call("c4", "a", 5)])
+    assert timeline.children("a:a") == ["r:c1", "r:c2", "a:b", "r:c4"]

@@ -261,3 +261,33 @@ def test_a_read_only_command_is_not_held_behind_the_one_author_lock(tmp_path: Pa
                 assert outcome.status == RunStatus.DONE and "a" in outcome.text
 
     run(scenario())
+
+
+def test_settings_can_keep_more_paths_out_of_the_store(tmp_path: Path) -> None:
+    (tmp_path / ".belay").mkdir()
+    (tmp_path / ".belay" / "settings.toml").write_text('[changes]\nignore = ["*.tmp", "cache/"]\n')
+
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Bash(sh:*)") as console:
+            await _bash(console, "sh -c 'echo a > x.tmp; mkdir cache; echo b > cache/y; echo c > kept.txt'")
+            [record] = await console.history()
+            assert {c.path: c.stored for c in record.changes} == {"x.tmp": False, "cache/y": False,
+                                                                   "kept.txt": True}
+
+    run(scenario())
+
+
+def test_rewind_passes_over_calls_whose_changes_cannot_be_restored(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    (tmp_path / "f.txt").write_text("0\n")
+
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Write", "Bash(sh:*)") as console:
+            first = await _write(console, tmp_path / "f.txt", "1\n")
+            await _bash(console, "sh -c 'echo log > run.log'")
+            await _write(console, tmp_path / "f.txt", "2\n")
+            reports = await console.rewind(first)
+            assert [r.ok for r in reports] == [True], [r.message for r in reports]
+
+    run(scenario())
+    assert (tmp_path / "f.txt").read_text() == "1\n" and (tmp_path / "run.log").exists()

@@ -8,6 +8,7 @@ is shared with them.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from core import Console, SandboxInfo
+from gui.changes_view import GIT_ROW
 from gui.main_window import MainWindow
 from gui.status_line import SandboxIndicator
 from tests.conftest import wait_until
@@ -181,6 +183,32 @@ def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any,
         view.tree.itemClicked.emit(b_row.child(0), 0)
         await wait_until(lambda: window.details.key == f"r:{made.call_id}", what="the call to be selected")
         assert window.tabs.currentWidget() is window.details
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_changes_tab_shows_outside_edits_ignored_files_and_git_moves(qtbot: Any, loop: Any,
+                                                                        workspace: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace)}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(workspace)], check=True, env=env)
+    (workspace / ".gitignore").write_text("*.log\n")
+
+    async def body(console: Console, window: MainWindow) -> None:
+        view = window.changes
+        console.set_mode("bypass")
+        (workspace / "README.md").write_text("# mine\n")  # the person's editor
+        agent = await console.start_agent("agent", "scripted")
+        await console.call(agent, "Bash", {"command": "echo x > build.log && echo y >> README.md && git add -A && "
+                                                      "git -c user.name=A -c user.email=a@b commit -qm 'Agent commit'"})
+        await wait_until(lambda: "README.md" in dict(view.file_rows()), what="the files in the changes tab")
+        rows = dict(view.file_rows())
+        assert rows["README.md"][-1].startswith("outside Belay") and rows["README.md"][0].startswith("Bash")
+        assert "also changed outside Belay" in view.summary.text()
+        log_row = next(view.tree.topLevelItem(i) for i in range(view.tree.topLevelItemCount())
+                       if view.tree.topLevelItem(i).text(0) == "build.log")
+        assert log_row.child(0).text(2) == "not stored: cannot be restored"
+        [moves] = [labels for path, labels in view.file_rows() if path == GIT_ROW]
+        assert any("Agent commit" in label for label in moves)
 
     in_window(qtbot, loop, workspace, body)
 

@@ -50,7 +50,7 @@ def test_it_opens_without_blocking_and_lists_conflicts_first_with_the_first_sele
     rows = [dialog.files.item(r).text() for r in range(dialog.files.count())]
     assert [row.split("\n")[0].split()[-1] for row in rows] == [TEXT.path, BINARY.path, CLEAN.path, IGNORED.path]
     assert "needs a decision" in rows[0] and "later edits kept" in rows[2] and "cannot be restored" in rows[3]
-    assert dialog.current_path() == TEXT.path
+    assert dialog.current_path() == TEXT.path and dialog.undo_button.isDefault()  # drawn as the primary button
     assert dialog.merged_edit.toPlainText() == MERGED and not dialog.merged_edit.isReadOnly()
     assert dialog.now_view.toPlainText() == TEXT.now and dialog.now_view.isReadOnly()
     assert dialog.before_view.toPlainText() == TEXT.before_call

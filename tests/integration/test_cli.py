@@ -49,6 +49,9 @@ def test_unattended_demo_then_list_and_undo_from_the_terminal(tmp_path: Path, st
     assert not (ws / "src" / "shop" / "receipt.py").exists()
     again = _belay("undo", str(receipt["id"]), "--workspace", str(ws), "--state-dir", str(state_dir), "--json")
     assert again.returncode == 1 and json.loads(again.stdout)["ok"] is False
+    redone = _belay("redo", str(receipt["id"]), "--workspace", str(ws), "--state-dir", str(state_dir))
+    assert redone.returncode == 0 and "Redone" in redone.stdout, redone.stdout + redone.stderr
+    assert (ws / "src" / "shop" / "receipt.py").exists()
 
     table = _belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir))
     assert "docs-writer" in table.stdout and "src/shop/receipt.py" in table.stdout
@@ -59,3 +62,20 @@ def test_demo_refuses_a_non_empty_directory_it_did_not_create(tmp_path: Path) ->
     result = _belay("demo", "--workspace", str(tmp_path), "--quit-when-done")
     assert result.returncode == 2 and "not empty" in result.stderr
     assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+def test_one_file_of_a_shell_command_is_undone_from_the_terminal(tmp_path: Path, state_dir: Path) -> None:
+    ws = tmp_path / "ws"  # the demo copies its workspace here
+    script = tmp_path / "agent.yaml"
+    script.write_text("name: shell\nsteps:\n  - tool: Bash\n    args: {command: 'echo A > a.txt && echo B > b.txt'}\n")
+    run = _belay("demo", "--workspace", str(ws), "--state-dir", str(state_dir), "--script", str(script),
+                 "--auto-approve", "--quit-when-done")
+    assert run.returncode == 0, run.stderr
+    [call] = [c for c in json.loads(_belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir),
+                                           "--json").stdout) if c["tool"] == "Bash"]
+    assert sorted(call["files_changed"]) == ["a.txt", "b.txt"]
+    one = _belay("undo", str(call["id"]), "--workspace", str(ws), "--state-dir", str(state_dir), "--file", "b.txt")
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert (ws / "a.txt").read_text() == "A\n" and not (ws / "b.txt").exists()
+    listed = json.loads(_belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir), "--json").stdout)
+    assert [c["status"] for c in listed if c["tool"] == "Bash"] == ["partly undone (1)"]

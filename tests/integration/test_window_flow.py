@@ -114,24 +114,74 @@ def test_edit_then_approve_writes_what_the_person_typed(qtbot: Any, loop: Any, w
     assert cart.read_text() == "# rewritten by the person\n"
 
 
-def test_undo_conflict_is_shown_and_can_be_forced(qtbot: Any, loop: Any, workspace: Path) -> None:
+async def _fix_edit_again_and_undo(console: Console, window: MainWindow, qtbot: Any,
+                                   later_edit: Callable[[str], str]) -> str:
+    """The agent fixes cart.py, the person edits it again, then presses Undo on the agent's call."""
+    cart = console.workspace.root / "src" / "shop" / "cart.py"
+    console.policy.add_rule("Edit", "allow", "session")
+    _, agent = await _start(console, [_edit_step(console.workspace.root)])
+    call_id = agent.outcomes["fix"].call_id
+    cart.write_text(later_edit(cart.read_text()))
+    window.select_call(call_id)
+    await wait_until(lambda: window.details.undo_button.isEnabled(), what="undo to be offered")
+    qtbot.mouseClick(window.details.undo_button, LEFT)
+    return call_id
+
+
+def test_an_undo_merges_a_later_edit_and_redo_puts_the_call_back(qtbot: Any, loop: Any, workspace: Path) -> None:
     cart = workspace / "src" / "shop" / "cart.py"
     original = cart.read_text()
 
     async def body(console: Console, window: MainWindow) -> None:
-        console.policy.add_rule("Edit", "allow", "session")
-        _, agent = await _start(console, [_edit_step(workspace)])
-        call_id = agent.outcomes["fix"].call_id
-        cart.write_text(cart.read_text() + "# the person's own line\n")
-        window.select_call(call_id)
-        await wait_until(lambda: window.details.undo_button.isEnabled(), what="undo to be offered")
-        qtbot.mouseClick(window.details.undo_button, LEFT)
-        await wait_until(lambda: "Not undone" in window.details.notice.text(), what="the conflict notice")
-        assert "src/shop/cart.py" in window.details.notice.text()
+        call_id = await _fix_edit_again_and_undo(console, window, qtbot, lambda text: text + "# the person's own line\n")
+        await wait_until(lambda: cart.read_text() == original + "# the person's own line\n", what="the merged undo")
+        await wait_until(lambda: "Merged with later edits" in window.details.notice.text(), what="the report")
+        await wait_until(lambda: window.details.redo_button.isVisibleTo(window), what="redo to be offered")
+        assert "↶ undone" in window.model.index_of(f"r:{call_id}", 2).data()
+        qtbot.mouseClick(window.details.redo_button, LEFT)
+        await wait_until(lambda: "item.quantity" in cart.read_text(), what="the redo")
         assert "# the person's own line" in cart.read_text()
-        assert window.details.force_button.isVisibleTo(window)
-        qtbot.mouseClick(window.details.force_button, LEFT)
-        await wait_until(lambda: cart.read_text() == original, what="the forced undo")
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))
+
+
+def test_overlapping_later_edits_open_the_undo_dialog_and_the_persons_choice_is_written(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / "src" / "shop" / "cart.py"
+    original = cart.read_text()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        await _fix_edit_again_and_undo(console, window, qtbot,
+                                       lambda text: text.replace("item.unit_price * item.quantity", "item.total()"))
+        await wait_until(lambda: window.undo_dialog is not None and window.undo_dialog.isVisible(),
+                         what="the undo dialog")
+        dialog = window.undo_dialog
+        assert dialog is not None and dialog.current_path() == "src/shop/cart.py"
+        assert "item.total()" in cart.read_text()  # nothing written while the person decides
+        dialog.choose("src/shop/cart.py", "overwrite")
+        qtbot.mouseClick(dialog.undo_button, LEFT)
+        await wait_until(lambda: cart.read_text() == original, what="the overwrite")
+
+    loop.run_until_complete(_with_window(workspace, qtbot, body))
+
+
+def test_one_file_of_a_shell_command_is_undone_from_its_link(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        console.set_mode("bypass")
+        step = Step(id="sh", tool="Bash", args={"command": "echo one > one.txt && echo two > two.txt"})
+        _, agent = await _start(console, [step])
+        call_id = agent.outcomes["sh"].call_id
+        window.select_call(call_id)
+        await wait_until(lambda: "undo this file" in window.details.info.toHtml(), what="the file links")
+        assert "Changed 2 files" in window.details.info.toPlainText()
+        window.details.undo_requested.emit(call_id, ["two.txt"])  # what the link in the pane emits
+        await wait_until(lambda: not (workspace / "two.txt").exists(), what="the one-file undo")
+        assert (workspace / "one.txt").exists()
+        await wait_until(lambda: "1 undone" in window.model.index_of(f"r:{call_id}", 4).data(),
+                         what="the partly undone state in the timeline")
+        window.tabs.setCurrentWidget(window.changes)
+        rows = dict(window.changes.file_rows())
+        assert set(rows) >= {"one.txt", "two.txt"}
 
     loop.run_until_complete(_with_window(workspace, qtbot, body))
 
