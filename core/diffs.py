@@ -26,10 +26,10 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from core.gitproc import GIT, git_env
+
 log = logging.getLogger(__name__)
 
-GIT = "/usr/bin/git"
-"""The git used for large diffs; when it is missing the cheap fallback runs."""
 GIT_TIMEOUT = 10.0
 """Seconds git may take before the fallback is used instead."""
 SMALL_LINES = 2000
@@ -328,7 +328,7 @@ def _git_ops(old: list[str], new: list[str]) -> list[_Op] | None:
             proc = subprocess.run(
                 [GIT, "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv",
                  "--text", "--patience", "-U0", "--", "a", "b"],
-                cwd=tmp, env=_git_env(), capture_output=True, timeout=GIT_TIMEOUT, check=False,
+                cwd=tmp, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT, check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             log.warning("git diff failed, using the fallback: %s", exc)
@@ -341,11 +341,6 @@ def _git_ops(old: list[str], new: list[str]) -> list[_Op] | None:
     return ops
 
 
-def _git_env() -> dict[str, str]:
-    """The caller's environment without any git configuration that could alter output."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C")
-    return env
 
 
 def _ops_from_headers(output: bytes) -> list[_Op]:

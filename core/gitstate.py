@@ -30,12 +30,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from core.gitproc import GIT, git_env
 from core.models import GitChange
 
 log = logging.getLogger(__name__)
 
-GIT = "/usr/bin/git"
-"""The git that describes moves: a fixed path, never one an agent put on PATH; when missing, ids only."""
 GIT_TIMEOUT = 5.0
 """Seconds all the git runs of one `describe_changes` may take together before it falls back to ids."""
 UNREADABLE = ""
@@ -259,7 +258,7 @@ class _Git:
         argv = [GIT, "--no-pager", "--no-replace-objects", "-c", "protocol.allow=never",
                 f"--git-dir={self.git_dir}", *args]
         try:
-            proc = subprocess.run(argv, cwd=self.git_dir, env=_git_env(), stdin=subprocess.DEVNULL,
+            proc = subprocess.run(argv, cwd=self.git_dir, env=git_env(), stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout, check=False)
             if proc.returncode == 0:
                 return proc.stdout.decode("utf-8", "replace")
@@ -270,9 +269,3 @@ class _Git:
         return None
 
 
-def _git_env() -> dict[str, str]:
-    """The caller's environment without git settings; no lazy fetch of missing objects, no lock taken."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_NO_LAZY_FETCH="1",
-               GIT_OPTIONAL_LOCKS="0", GIT_PAGER="cat", LC_ALL="C")
-    return env

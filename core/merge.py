@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from core import diffs
+from core.gitproc import GIT, git_env
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +98,8 @@ def _is_text(data: bytes) -> bool:
 
 
 def _git_executable() -> str | None:
-    """The house git when it is there, else any git on PATH; None when there is none."""
-    return diffs.GIT if os.access(diffs.GIT, os.X_OK) else shutil.which("git")
+    """The git Belay runs (see core.gitproc); None when it is missing and the built-in merge must do."""
+    return GIT if os.access(GIT, os.X_OK) else None
 
 
 def _git_merge(base: bytes, ours: bytes, theirs: bytes, labels: Sequence[str]) -> MergeResult | None:
@@ -116,7 +115,7 @@ def _git_merge(base: bytes, ours: bytes, theirs: bytes, labels: Sequence[str]) -
             proc = subprocess.run(
                 [git, "merge-file", "-p", "--diff3", "-L", labels[0], "-L", labels[1], "-L", labels[2],
                  "ours", "base", "theirs"],
-                cwd=tmp, env=diffs._git_env(), capture_output=True, timeout=GIT_TIMEOUT, check=False,
+                cwd=tmp, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT, check=False,
             )
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("git merge-file failed, using the built-in diff3: %s", exc)

@@ -291,3 +291,22 @@ def test_rewind_passes_over_calls_whose_changes_cannot_be_restored(tmp_path: Pat
 
     run(scenario())
     assert (tmp_path / "f.txt").read_text() == "1\n" and (tmp_path / "run.log").exists()
+
+
+def test_an_edit_made_while_nothing_runs_is_recorded_once_things_are_quiet(tmp_path: Path) -> None:
+    import asyncio
+
+    from core import tracker
+
+    (tmp_path / "mine.txt").write_text("v1\n")
+
+    async def scenario() -> None:
+        async with allowing(tmp_path) as console:
+            (tmp_path / "mine.txt").write_text("v2\n")
+            deadline = asyncio.get_running_loop().time() + tracker.QUIET_S + 5
+            while not console.timeline.externals and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
+            [external] = console.timeline.externals
+            assert [c.path for c in external.changes] == ["mine.txt"] and "no call was running" in external.note
+
+    run(scenario())

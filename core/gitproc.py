@@ -1,0 +1,22 @@
+"""How Belay runs git for itself (diffs, merges, describing commits): a fixed binary and a neutral environment.
+
+Belay runs git on content an agent may control (a repository's config could name programs to run, a
+pager, a fetch).  So it runs only `/usr/bin/git`, never whatever `git` is first on PATH, with every
+GIT_* variable removed, no system or global config, no lazy fetch of missing objects, no optional locks
+and the C locale, so its output is the same everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+GIT = "/usr/bin/git"
+"""The git Belay runs; when it is missing, callers fall back to what they can do without it."""
+
+
+def git_env() -> dict[str, str]:
+    """The caller's environment without git settings that could change what git does or prints."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_NO_LAZY_FETCH="1",
+               GIT_OPTIONAL_LOCKS="0", GIT_PAGER="cat", LC_ALL="C")
+    return env
