@@ -232,6 +232,6 @@ def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(
             qtbot.mouseClick(box.button(answer), LEFT)
             await wait_until(lambda: window.findChild(QMessageBox) is None, what="the question to go")
             await wait_until(lambda: notes.read_text() == expected, what="the answer's effect")
-        assert "undid 1 of 1" in window.statusBar().currentMessage()
+        await wait_until(lambda: "undid 1 of 1" in window.statusBar().currentMessage(), what="the rewind's report")
 
     in_window(qtbot, loop, workspace, body)
