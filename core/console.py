@@ -456,7 +456,7 @@ class Console:
 
         def record(own: list[tuple[int, FileChange]]) -> None:
             if not own:
-                raise ToolError(ErrorKind.CONFLICT, "nothing was undone: every file was skipped or cannot be restored")
+                raise ToolError(ErrorKind.CONFLICT, "every file was skipped or cannot be restored")
             journal.add_rollback(rollback_id, target.call_id, op_id, force, own)
 
         def work() -> undo_mod.Applied:

@@ -220,7 +220,7 @@ class UndoDialog(QDialog):
             return
         moved = f" (moved back to {f.old_path})" if f.old_path else ""
         self.heading.setText(f"{f.path}{moved}")
-        self.detail.setText(f.reason or _STATUS[f.action][3])
+        self.detail.setText(_sentence(f.reason or _STATUS[f.action][3]))
         for view, side, text in ((self.now_view, "now", f.now), (self.after_view, "after", f.after_call),
                                  (self.before_view, "before", f.before_call)):
             self._put(view, f, side, text, "(not shown: absent, or not text)" if f.binary else "(no such file)")
@@ -308,3 +308,8 @@ def _column(*widgets: QWidget) -> QWidget:
     for widget in widgets:
         layout.addWidget(widget, 1 if isinstance(widget, (QSplitter, QPlainTextEdit)) else 0)
     return box
+
+
+def _sentence(text: str) -> str:
+    """The core's reasons are clauses ("it changed after this call"); shown alone they start a sentence."""
+    return text[:1].upper() + text[1:]
