@@ -13,7 +13,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,16 +20,15 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from core import recovery
-from core import undo as undo_mod
 from core.approvals import Answer, ApprovalBroker
 from core.blobs import BlobStore
 from core.bus import EventBus, Subscription
 from core.diffs import FileDiff, compute_diff
-from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
+from core.errors import BelayError, ErrorKind, ToolError
 from core.environment import make_non_dumpable
 from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ExternalChangesRecorded, PolicyChanged,
-                         RollbackFinished, RollbackRefused, SessionStarted)
-from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_rollback_id, new_session_id
+                         SessionStarted)
+from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
 from core.journal import Journal
 from core.lock import OwnerLock
 from core.models import AgentStatus, CallRecord, Decision, FileChange, RunStatus
@@ -42,13 +40,14 @@ from core.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline import Timeline
 from core.shells import ShellManager
+from core.orchestration.models import BatchCall, BatchReport
 from core.tracker import ChangeTracker
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
 from core.tools.registry import ToolRegistry
-from core.undo import preview_of
 from core.undo_report import Resolution, UndoPreview, UndoReport
+from core.undo_service import Undoer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,16 +57,6 @@ CLOSE_GRACE_S = 5.0
 
 AgentBody = Callable[[AgentHandle], Awaitable[str]]
 """What an agent does once started; returns its final summary."""
-
-
-@dataclass(frozen=True)
-class UndoTarget:
-    """An operation about to be undone, and which of its changes."""
-
-    op_id: str
-    call_id: str
-    redo: bool
-    changes: tuple[tuple[int, FileChange], ...]
 
 
 class Console:
@@ -100,6 +89,8 @@ class Console:
         self._journal: Journal | None = None
         self._blobs: BlobStore | None = None
         self._tracker_: ChangeTracker | None = None
+        self.cache: Any = None
+        """Answers repeated read-only calls while nothing they read has changed."""
         self.recovery_notes: tuple[str, ...] = ()
         """What opening found and repaired after a crash (an interrupted undo finished...), for the window."""
         self._pipeline: Pipeline | None = None
@@ -130,6 +121,7 @@ class Console:
             interrupted = await self._io(self._journal.mark_interrupted)
             await self._tracker_.start()
             self._tracking = True
+            self.cache = self._result_cache(self._tracker_)
             opening = recovery.Opening(self.workspace, self._journal, self._blobs, self._tracker_, self._io,
                                        self._captures, self._record_external)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
@@ -146,12 +138,16 @@ class Console:
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
                                   blobs=self._blobs, io=self._io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
-                                  sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None)
+                                  sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None,
+                                  cache=self.cache, timeouts=self.policy.timeouts)
         self._policy_changed("settings loaded")
 
     def _apply_bash_settings(self, bash: BashTool) -> list[str]:
         """The user's `[bash]` table over the console's own settings; a bad value is reported, not used."""
         overrides = self.policy.bash_overrides()
+        configured = self.policy.timeouts().get("Bash")
+        if configured is not None:  # [timeouts] Bash = N: the default when a call names none (0: the maximum)
+            overrides.setdefault("default_timeout_s", configured or self.bash_settings.max_timeout_s)
         if not overrides:
             return []
         try:
@@ -172,6 +168,17 @@ class Console:
         if not self._tracking:
             raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only")
         return self._tracker_
+
+    def _result_cache(self, tracker: ChangeTracker) -> Any:
+        """Results are cached only where a watcher can tell the moment what they read changes."""
+        watcher = tracker.watcher
+        if watcher is None or not watcher.watching or not hasattr(watcher, "add_listener"):  # TEMP guard
+            return None
+        from core.cache import ResultCache  # TEMP lazy while modules land
+        from core.call_cache import CallCache
+        cache = CallCache(ResultCache(), self.workspace, watcher.sync)
+        watcher.add_listener(cache.changed)
+        return cache
 
     def _captures(self, call_id: str) -> bool:
         """Blocking (journal): whether the call's tool finds its changes by comparing the workspace."""
@@ -356,61 +363,21 @@ class Console:
 
         `paths` limits it to some files.  A file changed since is merged when the later edits do not
         overlap; otherwise it needs a resolution (or `force`, which overwrites), else the undo is refused
-        and nothing is written.
+        and nothing is written.  Git references the call moved are moved back (whole-call undos only).
         """
-        try:
-            report = await self._undo(op_id, paths, force, dict(resolutions or {}))
-        except UndoConflict as e:
-            call_id = await self._io(self.journal.root_call, op_id) or op_id
-            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message, conflicts=tuple(e.paths)))
-            return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
-        except BelayError as e:
-            call_id = await self._io(self.journal.root_call, op_id) or op_id
-            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message))
-            return UndoReport(call_id=call_id, ok=False, message=e.info.message)
-        return report
+        return await self._undoer().undo(op_id, paths=paths, force=force, resolutions=resolutions)
 
     async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
         """Put back what undoing `call_id` took away (all of it, or `paths`): each undo in force is undone."""
-        undone = await self._io(self.journal.undo_state)
-        changes = await self._io(self.journal.changes_of, call_id)
-        wanted = [i for i, c in enumerate(changes) if paths is None or c.path in paths or c.old_path in paths]
-        by_rollback: dict[str, list[int]] = {}
-        for seq in wanted:
-            if (call_id, seq) in undone:
-                rollback_id, own = undone[(call_id, seq)]
-                by_rollback.setdefault(rollback_id, []).append(own)
-        if not by_rollback:
-            return UndoReport(call_id=call_id, ok=False, message=f"call {call_id} has nothing undone to redo")
-        report: UndoReport | None = None
-        for rollback_id, seqs in reversed(list(by_rollback.items())):
-            report = await self.undo_positions(rollback_id, seqs)
-            if not report.ok:
-                break
-        assert report is not None
-        return report
-
-    async def undo_positions(self, op_id: str, seqs: Sequence[int], force: bool = False) -> UndoReport:
-        """Undo the changes of an operation at these positions (what redo uses)."""
-        changes = await self._io(self.journal.changes_of, op_id)
-        return await self.undo(op_id, paths=[changes[i].path for i in seqs if i < len(changes)], force=force)
+        return await self._undoer().redo(call_id, paths=paths)
 
     async def undo_preview(self, op_id: str, *, paths: Sequence[str] | None = None) -> UndoPreview:
         """What undoing would do to each file (restore, merge, conflict...), for the person to decide."""
-        target = await self._undo_target(op_id, paths)
-        blobs = self._blobs
-        assert blobs is not None
-        plan = await asyncio.to_thread(undo_mod.plan_undo, self.workspace, blobs, op_id, target.changes)
-        return await asyncio.to_thread(preview_of, plan, blobs, target.call_id, target.redo)
+        return await self._undoer().preview(op_id, paths=paths)
 
     async def rewind_plan(self, call_id: str) -> list[CallRecord]:
         """What "rewind to here" would undo: every later call that changed files and stands, newest first."""
-        records = await self.history()
-        position = next((i for i, r in enumerate(records) if r.call_id == call_id), None)
-        if position is None:
-            raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
-        return [r for r in reversed(records[position + 1:])
-                if any(c.restorable and c.path not in r.undone_paths for c in r.changes)]
+        return await self._undoer().rewind_plan(call_id)
 
     async def rewind(self, call_id: str) -> list[UndoReport]:
         """Undo every later call, newest first, leaving the workspace as this call left it.
@@ -418,80 +385,13 @@ class Console:
         Stops at the first refusal (a file someone changed since), which is the last report: nothing is
         overwritten, and what was undone before it stays undone (each undo can itself be undone).
         """
-        reports: list[UndoReport] = []
-        for record in await self.rewind_plan(call_id):
-            report = await self.undo(record.call_id)
-            reports.append(report)
-            if not report.ok:
-                break
-        return reports
+        return await self._undoer().rewind(call_id)
 
-    async def _undo_target(self, op_id: str, paths: Sequence[str] | None) -> UndoTarget:
-        """The changes of `op_id` that are in force (not undone already), limited to `paths`."""
-        kind = await self._io(self.journal.operation_kind, op_id)
-        if kind is None:
-            raise ToolError(ErrorKind.NOT_FOUND, f"no call or undo {op_id} in this workspace's journal")
-        if kind == "external":
-            raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
-                            "program); Belay records them but does not undo them")
-        changes = await self._io(self.journal.changes_of, op_id)
-        undone = await self._io(self.journal.undo_state)
-        call_id = await self._io(self.journal.root_call, op_id) or op_id
-        if not changes:
-            raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files")
-        chosen = [(i, c) for i, c in enumerate(changes)
-                  if (op_id, i) not in undone and (paths is None or c.path in paths or c.old_path in paths)]
-        if not chosen:
-            what = f"those files of {op_id} were" if paths is not None else f"{op_id} was"
-            raise ToolError(ErrorKind.CONFLICT, f"{what} already undone")
-        return UndoTarget(op_id, call_id, kind == "rollback", tuple(chosen))
-
-    async def _undo(self, op_id: str, paths: Sequence[str] | None, force: bool,
-                    resolutions: dict[str, Resolution]) -> UndoReport:
-        target = await self._undo_target(op_id, paths)
-        await self._ensure_session()
-        rollback_id = new_rollback_id()
-        blobs, journal = self._blobs, self.journal
-        assert blobs is not None
-
-        def record(own: list[tuple[int, FileChange]]) -> None:
-            if not own:
-                raise ToolError(ErrorKind.CONFLICT, "every file was skipped or cannot be restored")
-            journal.add_rollback(rollback_id, target.call_id, op_id, force, own)
-
-        def work() -> undo_mod.Applied:
-            plan = undo_mod.plan_undo(self.workspace, blobs, op_id, target.changes)
-            try:
-                return undo_mod.apply_undo(self.workspace, blobs, plan, resolutions, force, record)
-            except BelayError as e:
-                if journal.rollback_state(rollback_id) == "pending":  # recorded, then writing failed: none of it stands
-                    journal.finish_rollback(rollback_id, "failed", e.info.message)
-                raise
-
-        async with self._tracker.mutation(f"undo of {op_id}"):
-            applied = await asyncio.to_thread(work)
-            await self._io(journal.finish_rollback, rollback_id, "done")
-            await self._tracker.absorb(await self._io(journal.changes_of, rollback_id))
-        return await self._undo_finished(target, rollback_id, applied, force)
-
-    async def _undo_finished(self, target: UndoTarget, rollback_id: str, applied: undo_mod.Applied,
-                             force: bool) -> UndoReport:
-        [record] = await self._io(self.journal.calls, target.call_id)
-        self.bus.publish(RollbackFinished(rollback_id=rollback_id, call_id=target.call_id, target=target.op_id,
-                                          redo=target.redo, paths=applied.written, forced=force,
-                                          undone_paths=record.undone_paths, undone_by=record.undone_by))
-        verb = "Redid" if target.redo else "Restored"
-        done = applied.written + applied.already
-        message = f"{verb} {len(done)} file(s): {', '.join(done)}" if done else f"{verb} nothing"
-        if applied.merged:
-            message += f". Merged with later edits (kept): {', '.join(applied.merged)}"
-        if applied.skipped:
-            message += f". Skipped, left as they are: {', '.join(applied.skipped)}"
-        if applied.unrestorable:
-            message += f". Cannot be restored (ignored paths, contents not kept): {', '.join(applied.unrestorable)}"
-        return UndoReport(call_id=target.call_id, ok=True, rollback_id=rollback_id, redo=target.redo, paths=done,
-                          merged=applied.merged, skipped=applied.skipped, unrestorable=applied.unrestorable,
-                          message=message)
+    def _undoer(self) -> Undoer:
+        if self._journal is None or self._blobs is None:
+            raise RuntimeError("the console is not open")
+        return Undoer(workspace=self.workspace, journal=self._journal, blobs=self._blobs, bus=self.bus,
+                      io=self._io, tracker=lambda: self._tracker, ensure_session=self._ensure_session)
 
     # -- agents ----------------------------------------------------------------
 
@@ -538,13 +438,17 @@ class Console:
         task.add_done_callback(self._agent_tasks.discard)
         return task
 
-    async def call(self, agent: AgentHandle, tool: str, args: object,
-                   spawn: SpawnAgent | None = None) -> CallOutcome:
-        """Submit one call for `agent` and wait for its outcome."""
+    async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
+                   timeout_s: float | None = None, batch: tuple[str, str] | None = None) -> CallOutcome:
+        """Submit one call for `agent` and wait for its outcome.
+
+        `timeout_s` overrides the tool's limit for this call; `batch` is (batch id, the call's id in it).
+        """
         if self._pipeline is None:
             raise RuntimeError("the console is not open")
         call_id = new_call_id()
-        task = asyncio.ensure_future(self._pipeline.execute(call_id, agent, tool, args, spawn))
+        task = asyncio.ensure_future(self._pipeline.execute(call_id, agent, tool, args, spawn, timeout_s=timeout_s,
+                                                            batch=batch))
         self._call_tasks[call_id] = task
         try:
             return await asyncio.shield(task)
@@ -557,6 +461,21 @@ class Console:
             raise
         finally:
             self._call_tasks.pop(call_id, None)
+
+    async def run_batch(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
+                        concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
+        """Run calls as a dependency graph (see core.orchestration); raises BatchError when it cannot start."""
+        if self._pipeline is None or self._journal is None:
+            raise RuntimeError("the console is not open")
+        await self._ensure_session()
+        from core.orchestration.runner import BatchRunner  # TEMP lazy while modules land
+        runner = BatchRunner(workspace=self.workspace, registry=self.registry, journal=self._journal, bus=self.bus,
+                             io=self._io, session_id=self.session_id, call=self.call)
+        return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
+
+    def cache_stats(self) -> Any:
+        """Hits and misses of the result cache; None when results are not cached (no workspace watcher)."""
+        return self.cache.stats if self.cache is not None else None
 
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from core.diffs import FileDiff
 from core.errors import ErrorInfo
 from core.models import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.orchestration.models import PlanInfo
 from core.policy_settings import RuleEntry
 from core.shell.models import BashAnalysis, Impact
 
@@ -69,6 +70,10 @@ class CallQueued(_Event):
     args: dict[str, Any]
     """The arguments as the agent sent them (or the raw text, under `_raw`)."""
     summary: str
+    batch_id: str | None = None
+    """The batch the call belongs to, when it was submitted as part of one."""
+    batch_key: str | None = None
+    """Its id within the batch (what `depends_on` and references name)."""
 
 
 class ProposedFile(BaseModel):
@@ -126,6 +131,26 @@ class CallStarted(_Event):
     call_id: str
 
 
+class CallProgress(_Event):
+    """A long call is still working (a heartbeat), or says how far it got."""
+
+    kind: Literal["call_progress"] = "call_progress"
+    call_id: str
+    elapsed_s: float
+    note: str = ""
+
+
+class CallRetrying(_Event):
+    """A read-only call failed in a way that may pass and will be tried again."""
+
+    kind: Literal["call_retrying"] = "call_retrying"
+    call_id: str
+    attempt: int
+    """The try that failed (1 for the first)."""
+    delay_s: float
+    error: ErrorInfo
+
+
 class CallOutput(_Event):
     """A chunk of a running call's live output (sanitised; coalesced at the source)."""
 
@@ -168,6 +193,9 @@ class CallFinished(_Event):
     git_changes: tuple[GitChange, ...] = ()
     """Git references the call moved (commits, resets, checkouts)."""
     duration_s: float = 0.0
+    cached: bool = False
+    """The result was served from the cache (the tool did not run again)."""
+    attempts: int = 1
 
 
 class RollbackFinished(_Event):
@@ -187,6 +215,8 @@ class RollbackFinished(_Event):
     """The call's changed paths that are undone now, after this rollback."""
     undone_by: str | None = None
     """A rollback undoing the whole call now, or None when some of it stands."""
+    git_undone: bool = False
+    """The call's git reference moves are undone now."""
 
 
 class ExternalChangesRecorded(_Event):
@@ -221,6 +251,28 @@ class PolicyChanged(_Event):
     """Settings that could not be used (file, line, why)."""
 
 
+class BatchStarted(_Event):
+    """A batch of calls was accepted: its plan is known, its calls are about to be queued."""
+
+    kind: Literal["batch_started"] = "batch_started"
+    batch_id: str
+    agent_id: str
+    name: str
+    plan: PlanInfo
+    size: int
+
+
+class BatchFinished(_Event):
+    kind: Literal["batch_finished"] = "batch_finished"
+    batch_id: str
+    succeeded: int
+    failed: int
+    skipped: int
+    cache_hits: int
+    duration_s: float
+    max_running: int
+
+
 class Lagged(_Event):
     """Sent to a subscriber that fell behind: it must resynchronise from a snapshot."""
 
@@ -237,6 +289,8 @@ Event = Annotated[
         ApprovalRequested,
         ApprovalResolved,
         CallStarted,
+        CallProgress,
+        CallRetrying,
         CallOutput,
         CallFinished,
         ShellStarted,
@@ -246,6 +300,8 @@ Event = Annotated[
         RollbackRefused,
         ExternalChangesRecorded,
         PolicyChanged,
+        BatchStarted,
+        BatchFinished,
         Lagged,
     ],
     Field(discriminator="kind"),

@@ -322,9 +322,16 @@ _ERRNO_TEXT = {
 }
 
 
+_BUSY = frozenset({errno.EAGAIN, errno.EBUSY, errno.EMFILE, errno.ENFILE, errno.EINTR, errno.ETXTBSY})
+
+
 def _os_error(ws: Workspace, path: Path, e: OSError, action: str) -> ToolError:
     if e.errno == errno.ELOOP:
         return _changed(ws, path)
+    if e.errno in _BUSY:
+        return ToolError(ErrorKind.BUSY, f"could not {action} {ws.relative(path)}: {e.strerror or e}",
+                         "Try again in a moment.", code=errno.errorcode.get(e.errno or 0, "EBUSY"))
     fallback = (ErrorKind.SYSTEM, e.strerror or str(e), "Retry; if it persists, check the disk and the path.")
     kind, reason, suggestion = _ERRNO_TEXT.get(e.errno or 0, fallback)
-    return ToolError(kind, f"could not {action} {ws.relative(path)}: {reason}", suggestion)
+    code = errno.errorcode.get(e.errno or 0)
+    return ToolError(kind, f"could not {action} {ws.relative(path)}: {reason}", suggestion, code=code)

@@ -36,3 +36,7 @@ def new_rollback_id() -> RollbackId:
 
 def new_external_id() -> str:
     return _new("ext")
+
+
+def new_batch_id() -> str:
+    return _new("batch")

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ErrorInfo
-from core.models import (AgentRecord, AgentStatus, CallRecord, ChangeKind, ExternalRecord, FileChange, GitChange,
-                         RollbackRecord, RunStatus)
+from core.models import (AgentRecord, AgentStatus, BatchRecord, CallRecord, ChangeKind, ExternalRecord, FileChange,
+                         GitChange, RollbackRecord, RunStatus)
+from core.orchestration.models import PlanInfo
 from core.undo_state import Ref, RollbackLink, undoing, undone_positions
 
 SCHEMA = """
@@ -57,6 +58,9 @@ CREATE TABLE IF NOT EXISTS git_changes (
     id INTEGER PRIMARY KEY, op_id TEXT NOT NULL, seq INTEGER NOT NULL, ref TEXT NOT NULL, kind TEXT NOT NULL,
     before TEXT, after TEXT, what TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS git_changes_op ON git_changes(op_id, seq);
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent_id TEXT NOT NULL, name TEXT NOT NULL,
+    plan TEXT NOT NULL, created_at TEXT NOT NULL, finished_at TEXT, summary TEXT);
 """
 
 # Columns added after the first release; a journal written before them gets them on open.
@@ -66,6 +70,9 @@ ADDED_COLUMNS = {
                 ("reverts", "INTEGER")),
     "rollbacks": (("target", "TEXT"), ("state", "TEXT NOT NULL DEFAULT 'done'"),
                   ("message", "TEXT NOT NULL DEFAULT ''")),
+    "runs": (("cached", "INTEGER NOT NULL DEFAULT 0"), ("attempts", "INTEGER NOT NULL DEFAULT 1")),
+    "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT")),
+    "git_changes": (("reverts", "INTEGER"),),
 }
 
 
@@ -142,10 +149,12 @@ class Journal:
             db.execute("UPDATE agents SET status=?, ended_at=? WHERE id=?", (status.value, _now(), agent_id))
 
     def add_call(self, call_id: str, session_id: str, agent_id: str, tool: str,
-                 args: dict[str, Any], summary: str) -> None:
+                 args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None) -> None:
         with self._tx() as db:
-            db.execute("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (call_id, session_id, agent_id, tool, json.dumps(args, default=str), summary, _now()))
+            db.execute("INSERT INTO calls (id, session_id, agent_id, tool, args, summary, created_at, batch_id,"
+                       " batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (call_id, session_id, agent_id, tool, json.dumps(args, default=str), summary, _now(),
+                        batch[0] if batch else None, batch[1] if batch else None))
             db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
 
     def set_status(self, call_id: str, status: RunStatus) -> None:
@@ -165,13 +174,32 @@ class Journal:
             _insert_changes(db, op_id, changes)
 
     def finish_run(self, call_id: str, status: RunStatus, output: str,
-                   error: ErrorInfo | None, duration_s: float) -> None:
+                   error: ErrorInfo | None, duration_s: float, cached: bool = False, attempts: int = 1) -> None:
         with self._tx(durable=True) as db:
             db.execute(
-                "UPDATE runs SET status=?, ended_at=?, duration_s=?, output=?, error=? WHERE call_id=?",
+                "UPDATE runs SET status=?, ended_at=?, duration_s=?, output=?, error=?, cached=?, attempts=?"
+                " WHERE call_id=?",
                 (status.value, _now(), duration_s, output,
-                 error.model_dump_json() if error else None, call_id),
+                 error.model_dump_json() if error else None, int(cached), attempts, call_id),
             )
+
+    def add_batch(self, batch_id: str, session_id: str, agent_id: str, name: str, plan: PlanInfo) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO batches (id, session_id, agent_id, name, plan, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       (batch_id, session_id, agent_id, name, plan.model_dump_json(), _now()))
+
+    def finish_batch(self, batch_id: str, summary: dict[str, Any]) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE batches SET finished_at=?, summary=? WHERE id=?",
+                       (_now(), json.dumps(summary), batch_id))
+
+    def batches(self) -> list[BatchRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM batches ORDER BY created_at, rowid").fetchall()
+        return [BatchRecord(batch_id=r["id"], agent_id=r["agent_id"], name=r["name"],
+                            plan=PlanInfo.model_validate_json(r["plan"]), created_at=r["created_at"],
+                            finished_at=r["finished_at"], summary=json.loads(r["summary"]) if r["summary"] else None)
+                for r in rows]
 
     def add_full_output(self, call_id: str, text: str) -> None:
         """A command's whole output (up to the tool's journal limit), beyond what the agent was shown."""
@@ -203,13 +231,15 @@ class Journal:
         return row["tool"] if row else None
 
     def add_rollback(self, rollback_id: str, call_id: str, target: str, forced: bool,
-                     changes: Sequence[tuple[int, FileChange]]) -> None:
+                     changes: Sequence[tuple[int, FileChange]], git: Sequence[tuple[int, GitChange]] = ()) -> None:
         """Record an undo before it writes anything: `changes` pairs the position of each target change it
-        reverts with the undo's own change.  It stays pending until `finish_rollback`."""
+        reverts with the undo's own change (`git`: the same for reference moves, at negative positions).
+        It stays pending until `finish_rollback`."""
         with self._tx(durable=True) as db:
             db.execute("INSERT INTO rollbacks (id, call_id, forced, created_at, target, state)"
                        " VALUES (?, ?, ?, ?, ?, 'pending')", (rollback_id, call_id, int(forced), _now(), target))
             _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
+            _insert_git(db, rollback_id, git)
 
     def finish_rollback(self, rollback_id: str, state: str, message: str = "",
                         changes: Sequence[tuple[int, FileChange]] | None = None) -> None:
@@ -228,9 +258,12 @@ class Journal:
 
     def add_git_changes(self, op_id: str, changes: Sequence[GitChange]) -> None:
         with self._tx(durable=True) as db:
-            db.executemany("INSERT INTO git_changes (op_id, seq, ref, kind, before, after, what)"
-                           " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           [(op_id, i, g.ref, g.kind, g.before, g.after, g.what) for i, g in enumerate(changes)])
+            _insert_git(db, op_id, [(None, g) for g in changes])
+
+    def git_changes_of(self, op_id: str) -> list[GitChange]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM git_changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
+        return [_git_change(r) for r in rows]
 
     def mark_interrupted(self) -> list[str]:
         """Runs left unfinished by a console that died: mark them, return their ids."""
@@ -278,7 +311,11 @@ class Journal:
             for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM rollbacks) "
                                       "ORDER BY op_id, seq"):
                 changes.setdefault(r["op_id"], []).append(r)
-        return [_rollback(r, changes.get(r["id"], [])) for r in rows]
+            git: dict[str, list[sqlite3.Row]] = {}
+            for r in self._db.execute("SELECT * FROM git_changes WHERE op_id IN (SELECT id FROM rollbacks) "
+                                      "ORDER BY op_id, seq"):
+                git.setdefault(r["op_id"], []).append(r)
+        return [_rollback(r, changes.get(r["id"], []), git.get(r["id"], [])) for r in rows]
 
     def externals(self) -> list[ExternalRecord]:
         with self._lock:
@@ -298,7 +335,7 @@ class Journal:
                             status=AgentStatus(r["status"]), started_at=r["started_at"]) for r in rows]
 
     def calls(self, call_id: str | None = None) -> list[CallRecord]:
-        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, a.name AS agent_name"
+        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, a.name AS agent_name"
                  " FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
         params: tuple[str, ...] = ()
         if call_id is not None:
@@ -322,7 +359,7 @@ class Journal:
         with self._lock:
             sizes = {r["op_id"]: r["n"] for r in self._db.execute(
                 "SELECT op_id, COUNT(*) AS n FROM changes GROUP BY op_id")}
-        return undoing([RollbackLink(r.rollback_id, r.target, r.reverts) for r in rollbacks], sizes)
+        return undoing([RollbackLink(r.rollback_id, r.target, r.reverts, r.git_reverts) for r in rollbacks], sizes)
 
     def __repr__(self) -> str:
         return f"<Journal {self.path}>"
@@ -351,19 +388,27 @@ def _git_change(r: sqlite3.Row) -> GitChange:
     return GitChange(ref=r["ref"], kind=r["kind"], before=r["before"], after=r["after"], what=r["what"])
 
 
-def _rollback(r: sqlite3.Row, changes: list[sqlite3.Row]) -> RollbackRecord:
+def _insert_git(db: sqlite3.Connection, op_id: str, changes: Sequence[tuple[int | None, GitChange]]) -> None:
+    db.executemany("INSERT INTO git_changes (op_id, seq, ref, kind, before, after, what, reverts)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(op_id, i, g.ref, g.kind, g.before, g.after, g.what, reverts)
+                    for i, (reverts, g) in enumerate(changes)])
+
+
+def _rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackRecord:
     legacy = r["target"] is None  # written before undos could be undone: it reverted the whole call
     return RollbackRecord(
         rollback_id=r["id"], call_id=r["call_id"], target=r["target"] or r["call_id"], forced=bool(r["forced"]),
         state=r["state"], message=r["message"], created_at=r["created_at"],
         changes=tuple(_change(c) for c in changes),
-        reverts=(None,) if legacy else tuple(c["reverts"] for c in changes))
+        reverts=(None,) if legacy else tuple(c["reverts"] for c in changes),
+        git_changes=tuple(_git_change(g) for g in git), git_reverts=tuple(g["reverts"] for g in git))
 
 
 def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
           undone: dict[Ref, Ref]) -> CallRecord:
     positions = undone_positions(undone, r["id"])
-    restorable = [i for i, c in enumerate(changes) if c.restorable]
+    restorable = [i for i, c in enumerate(changes) if c.restorable] + [-1 - i for i in range(len(git))]
     whole = bool(restorable) and all(i in positions for i in restorable)
     return CallRecord(
         call_id=r["id"], session_id=r["session_id"], agent_id=r["agent_id"], agent_name=r["agent_name"],
@@ -371,6 +416,8 @@ def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
         created_at=r["created_at"], duration_s=r["duration_s"], output=r["output"] or "",
         error=ErrorInfo.model_validate_json(r["error"]) if r["error"] else None,
         changes=tuple(changes), git_changes=tuple(git),
-        undone_paths=tuple(changes[i].path for i in sorted(positions)),
+        undone_paths=tuple(changes[i].path for i in sorted(positions) if i >= 0),
+        git_undone=any(i < 0 for i in positions),
         undone_by=positions[restorable[-1]] if whole else None,
+        cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
     )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.errors import ErrorInfo
+from core.orchestration.models import PlanInfo
 
 
 class RunStatus(str, Enum):
@@ -27,6 +28,8 @@ class RunStatus(str, Enum):
     CANCELLED = "cancelled"
     TIMED_OUT = "timed_out"
     INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+    """Never run: a call of its batch it depends on failed, or its arguments' references could not be resolved."""
 
     @property
     def final(self) -> bool:
@@ -134,6 +137,14 @@ class CallRecord(BaseModel):
     """Id of a rollback undoing this call, when every change it can undo is undone now."""
     undone_paths: tuple[str, ...] = ()
     """The changed paths that are undone now (all of them, or some after undoing single files)."""
+    git_undone: bool = False
+    """Its git reference moves are undone now."""
+    cached: bool = False
+    """Answered from the result cache: the tool did not run."""
+    attempts: int = 1
+    batch_id: str | None = None
+    batch_key: str | None = None
+    """The call's id within its batch."""
 
 
 class AgentRecord(BaseModel):
@@ -170,6 +181,10 @@ class RollbackRecord(BaseModel):
     """What the undo itself changed, so that it can be undone in turn."""
     reverts: tuple[int | None, ...] = ()
     """Per own change, the position of the target's change it reverts (None: every change of the target)."""
+    git_changes: tuple[GitChange, ...] = ()
+    """The reference moves the undo made."""
+    git_reverts: tuple[int, ...] = ()
+    """Per own reference move, the (negative) position of the target's move it reverts."""
 
 
 class ExternalRecord(BaseModel):
@@ -182,3 +197,17 @@ class ExternalRecord(BaseModel):
     note: str
     """When and how they were found, e.g. "before call c-12" or "while Belay was not running"."""
     changes: tuple[FileChange, ...] = ()
+
+
+class BatchRecord(BaseModel):
+    """A journaled batch: the calls submitted together, as one group in the timeline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    batch_id: str
+    agent_id: str
+    name: str
+    plan: PlanInfo
+    created_at: datetime
+    finished_at: datetime | None = None
+    summary: dict[str, Any] | None = None

@@ -9,6 +9,7 @@ window, or the agent going away) is recorded, then re-raised.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -24,8 +25,9 @@ from core.bus import EventBus
 from core.changes import apply_plan, replace_contents
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
-from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallQueued, CallStarted,
-                         ProposedFile)
+from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallProgress, CallQueued,
+                         CallRetrying, CallStarted, ProposedFile)
+from core.running import heartbeat, run_limited
 from core.ids import AgentId, CallId
 from core.journal import Journal
 from core.models import Decision, FileChange, RunStatus
@@ -51,6 +53,19 @@ class CallOutcome:
     text: str
     data: dict[str, Any] = field(default_factory=dict)
     error: ErrorInfo | None = None
+    cached: bool = False
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A call that ran (or was answered from the cache), before it is recorded."""
+
+    text: str
+    data: dict[str, Any]
+    changes: tuple[FileChange, ...] = ()
+    cached: bool = False
+    attempts: int = 1
 
 
 @dataclass
@@ -81,7 +96,9 @@ class Pipeline:
                  approvals: ApprovalBroker, bus: EventBus, journal: Journal, blobs: BlobStore,
                  io: Callable[..., Awaitable[Any]], session_id: str,
                  always_allow: Callable[[str, str], Awaitable[None]],
-                 sandbox: Callable[[], str] = lambda: "", tracker: ChangeTracker | None = None) -> None:
+                 sandbox: Callable[[], str] = lambda: "", tracker: ChangeTracker | None = None,
+                 cache: Any = None,
+                 timeouts: Callable[[], dict[str, float]] = dict) -> None:
         self.workspace, self.registry, self.policy = workspace, registry, policy
         self.approvals, self.bus, self.journal, self.blobs = approvals, bus, journal, blobs
         self._io = io
@@ -92,25 +109,32 @@ class Pipeline:
         """Describes what Bash commands run in, for the approval card."""
         self.tracker = tracker
         """Attributes file changes to calls, one changing call at a time (None: nothing is tracked)."""
+        self.cache = cache
+        """Answers read-only calls whose files have not changed (None: every call runs)."""
+        self.timeouts = timeouts
+        """Per-tool limits from settings (`[timeouts]`), seconds; 0 means none."""
         self._captured: dict[str, Captured] = {}
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
-                      spawn: SpawnAgent | None = None) -> CallOutcome:
+                      spawn: SpawnAgent | None = None, *, timeout_s: float | None = None,
+                      batch: tuple[str, str] | None = None) -> CallOutcome:
+        """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it)."""
         started = time.monotonic()
         tool, args, problem = self._prepare(agent, tool_name, raw_args)
         summary = tool.summary(args, self.workspace) if tool and args else _raw_summary(raw_args)
         shown_args = args.model_dump(by_alias=True) if args else _shown_raw(raw_args)
         await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, tool_name,
-                       shown_args, summary)
+                       shown_args, summary, batch)
         self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=tool_name,
-                                    args=shown_args, summary=summary))
+                                    args=shown_args, summary=summary, batch_id=batch[0] if batch else None,
+                                    batch_key=batch[1] if batch else None))
         try:
             if problem is not None:
                 raise problem
             assert tool is not None and args is not None
             ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn,
                               emit_output=lambda text: self.bus.publish(CallOutput(call_id=call_id, text=text)))
-            text, data, changes = await self._decide_and_run(call_id, agent, tool, args, summary, ctx)
+            ran = await self._decide_and_run(call_id, agent, tool, args, summary, ctx, timeout_s)
         except asyncio.CancelledError:
             await asyncio.shield(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
                                               ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
@@ -124,7 +148,8 @@ class Pipeline:
             log.exception("tool %s crashed on call %s", tool_name, call_id)
             info = ErrorInfo(kind=ErrorKind.SYSTEM, message=f"{tool_name} failed unexpectedly: {e!r}")
             return await self._finish(call_id, started, RunStatus.FAILED, _error_text(info), info)
-        return await self._finish(call_id, started, RunStatus.DONE, text, None, data, changes)
+        return await self._finish(call_id, started, RunStatus.DONE, ran.text, None, ran.data, ran.changes,
+                                  cached=ran.cached, attempts=ran.attempts)
 
     def _prepare(self, agent: AgentHandle, tool_name: str,
                  raw_args: object) -> tuple[Tool | None, ToolArgs | None, BelayError | None]:
@@ -139,13 +164,19 @@ class Pipeline:
             return tool, None, e
 
     async def _decide_and_run(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs,
-                              summary: str, ctx: ToolContext) -> tuple[str, dict[str, Any], tuple[FileChange, ...]]:
+                              summary: str, ctx: ToolContext, timeout_s: float | None) -> Ran:
         # Off the loop: paths are resolved on disk, and a long command line takes a while to analyse.
         verdict = await asyncio.to_thread(lambda: self.policy.evaluate(self._request(tool, args)))
         if verdict.action == "deny":
             raise _Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
                             ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
-        plan = await asyncio.to_thread(tool.plan, args, ctx) if isinstance(tool, WriteTool) else None
+        limit = self._timeout(tool, timeout_s)
+        if verdict.action == "allow" and self.cache is not None and tool.cacheable:
+            hit = await self.cache.lookup(tool, args, ctx)
+            if hit is not None:
+                self.bus.publish(CallStarted(call_id=call_id))
+                return Ran(hit.text, dict(hit.data), cached=True)
+        plan = await self._plan(tool, args, ctx, limit) if isinstance(tool, WriteTool) else None
         edited_note = ""
         if verdict.action == "ask":
             answer = await self._ask(call_id, agent, tool, args, summary, verdict, plan)
@@ -156,23 +187,43 @@ class Pipeline:
         self.bus.publish(CallStarted(call_id=call_id))
         if plan is not None:
             changes = await self._apply(call_id, plan, agent.read_state)
-            return plan.message + edited_note, {"paths": [c.path for c in changes]}, changes
+            return Ran(plan.message + edited_note, {"paths": [c.path for c in changes]}, changes)
         assert isinstance(tool, RunTool)
         read_only = verdict.analysis is not None and verdict.analysis.read_only
-        if tool.captures_workspace and self.tracker is not None and not read_only:
-            return await self._run_capturing(call_id, tool, args, ctx)
-        try:
-            async with asyncio.timeout(tool.timeout_s):
-                output = await tool.run(args, ctx)
-        except TimeoutError:
-            assert tool.timeout_s is not None
-            raise _Finished(RunStatus.TIMED_OUT, f"{tool.name} timed out after {tool.timeout_s:g} s.",
-                            ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"timed out after {tool.timeout_s:g} s",
-                                      suggestion="Narrow the request or raise the timeout.")) from None
-        return output.text, output.data, ()
+        async with heartbeat(lambda elapsed: self.bus.publish(CallProgress(call_id=call_id, elapsed_s=elapsed))):
+            if tool.captures_workspace and self.tracker is not None and not read_only:
+                return await self._run_capturing(call_id, tool, args, ctx, limit)
+            stored = self.cache.begin() if self.cache is not None and tool.cacheable else None
+            done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call_id))
+        if stored is not None and self.cache is not None:
+            await self.cache.store(stored, tool, args, done.output)
+        return Ran(done.output.text, done.output.data, attempts=done.attempts)
 
-    async def _run_capturing(self, call_id: CallId, tool: RunTool, args: ToolArgs,
-                             ctx: ToolContext) -> tuple[str, dict[str, Any], tuple[FileChange, ...]]:
+    def _timeout(self, tool: Tool, asked: float | None) -> float | None:
+        """The call's own limit, else the settings' for the tool, else the tool's default (None: no limit)."""
+        if asked is not None:
+            return asked
+        if tool.own_timeout:
+            return None
+        configured = self.timeouts().get(tool.name)
+        if configured is not None:
+            return configured or None  # 0 in settings means no limit
+        return tool.timeout_s
+
+    async def _plan(self, tool: WriteTool, args: ToolArgs, ctx: ToolContext, limit: float | None) -> WritePlan:
+        try:
+            async with asyncio.timeout(limit):
+                return await asyncio.to_thread(tool.plan, args, ctx)
+        except TimeoutError:
+            raise ToolError(ErrorKind.TIMEOUT, f"{tool.name} timed out after {limit:g} s preparing its changes",
+                            "Raise the timeout for this call or in settings ([timeouts]).") from None
+
+    def _retrying(self, call_id: CallId, attempt: int, delay: float, error: BelayError) -> None:
+        log.info("call %s failed (%s), trying again in %.2f s", call_id, error.info.message, delay)
+        self.bus.publish(CallRetrying(call_id=call_id, attempt=attempt, delay_s=delay, error=error.info))
+
+    async def _run_capturing(self, call_id: CallId, tool: RunTool, args: ToolArgs, ctx: ToolContext,
+                             limit: float | None) -> Ran:
         """Run a tool whose file changes are found by comparing the workspace before and after it.
 
         Whatever way the run ends (done, failed, timed out, cancelled), what it changed is recorded.
@@ -181,13 +232,13 @@ class Pipeline:
         assert tracker is not None
         async with tracker.mutation(f"call {call_id}"):
             try:
-                output = await tool.run(args, ctx)
+                done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call_id))
             finally:
                 captured = await _finish_even_if_cancelled(asyncio.ensure_future(tracker.capture()))
                 if captured.changes or captured.git:
                     self._captured[call_id] = captured
                     await asyncio.shield(self._record_captured(call_id, captured))
-        return output.text, output.data, captured.changes
+        return Ran(done.output.text, done.output.data, captured.changes)
 
     async def _record_captured(self, call_id: CallId, captured: Captured) -> None:
         if captured.changes:
@@ -247,7 +298,8 @@ class Pipeline:
         diffs, proposed = [], []
         for w in plan.writes:
             rel = self.workspace.relative(w.path)
-            diffs.append(compute_diff(rel, w.before, w.after))
+            before, after = w.shown if w.shown is not None else (w.before, w.after)
+            diffs.append(compute_diff(rel, before, after))
             proposed.append(ProposedFile(path=rel, content=_text_or_none(w.after)))
         return tuple(diffs), tuple(proposed)
 
@@ -273,7 +325,7 @@ class Pipeline:
 
     async def _finish(self, call_id: CallId, started: float, status: RunStatus, text: str,
                       error: ErrorInfo | None, data: dict[str, Any] | None = None,
-                      changes: tuple[FileChange, ...] = ()) -> CallOutcome:
+                      changes: tuple[FileChange, ...] = (), *, cached: bool = False, attempts: int = 1) -> CallOutcome:
         text = _cap(text)
         captured = self._captured.pop(call_id, None)
         changes = changes or (captured.changes if captured else ())
@@ -283,10 +335,11 @@ class Pipeline:
         full = data.pop("journal_output", None)
         if isinstance(full, str) and full and full != text:
             await self._io(self.journal.add_full_output, call_id, full)
-        await self._io(self.journal.finish_run, call_id, status, text, error, duration)
+        await self._io(self.journal.finish_run, call_id, status, text, error, duration, cached, attempts)
         self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error,
-                                      changes=changes, git_changes=git, duration_s=duration))
-        return CallOutcome(call_id, status, text, data or {}, error)
+                                      changes=changes, git_changes=git, duration_s=duration, cached=cached,
+                                      attempts=attempts))
+        return CallOutcome(call_id, status, text, data or {}, error, cached=cached, attempts=attempts)
 
 
 async def _finish_even_if_cancelled(future: asyncio.Future[T]) -> T:

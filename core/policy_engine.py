@@ -67,6 +67,10 @@ class PolicyEngine:
         """The user's `[bash]` settings (network, sandbox, env_passthrough, limits), unvalidated."""
         return dict(self._layers["user"].bash)
 
+    def timeouts(self) -> dict[str, float]:
+        """`[timeouts]` of the user settings, then the workspace's over them: tool -> seconds (0: none)."""
+        return {**self._layers["user"].timeouts, **self._layers["workspace"].timeouts}
+
     def ignore_patterns(self) -> list[str]:
         """`[changes] ignore` of the user and workspace settings: paths reported as changed but not stored."""
         return [*self._layers["user"].ignore, *self._layers["workspace"].ignore]

@@ -28,7 +28,7 @@ MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", 
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts"}
 
 
 class RuleEntry(BaseModel):
@@ -62,6 +62,8 @@ class Layer:
     """`[bash]`: how commands run (network, sandbox, limits); read from the user layer only."""
     ignore: list[str] = field(default_factory=list)
     """`[changes] ignore`: gitignore-style patterns of paths whose changes are reported but not stored."""
+    timeouts: dict[str, float] = field(default_factory=dict)
+    """`[timeouts]`: tool name -> seconds it may work (0: no limit)."""
 
 
 def config_dir() -> Path:
@@ -92,8 +94,23 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
                 if key not in _KEYS]
     problems += _read_mode(data, layer, path) + _read_permissions(data, text, layer, path)
     problems += _read_tools(data, layer, path) + _read_approval(data, layer, path) + _read_bash(data, layer, path)
-    problems += _read_changes(data, layer, path)
+    problems += _read_changes(data, layer, path) + _read_timeouts(data, layer, path)
     return layer, problems
+
+
+def _read_timeouts(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+    table = data.get("timeouts")
+    if table is None:
+        return []
+    if not isinstance(table, dict):
+        return [f"{path}: [timeouts] must be a table of tool = seconds"]
+    problems = []
+    for tool, seconds in table.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            problems.append(f"{path}: [timeouts] {tool} must be a number of seconds (0 for no limit)")
+        else:
+            layer.timeouts[str(tool)] = float(seconds)
+    return problems
 
 
 def _read_changes(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:

@@ -71,6 +71,8 @@ class RunNode:
     """A rollback undoing the whole call now (None when some or none of it is undone)."""
     undone_paths: tuple[str, ...] = ()
     """The changed paths undone now."""
+    git_undone: bool = False
+    """Its git reference moves are undone now."""
     approval: ApprovalRequested | None = None
     decision: Decision | None = None
     decision_reason: str = ""
@@ -208,7 +210,7 @@ class Timeline:
                 self._add_run(RunNode(c.call_id, c.agent_id, c.tool, c.summary, c.args, c.status, c.created_at,
                                       duration_s=c.duration_s, output=c.output, error=c.error, changes=c.changes,
                                       git_changes=c.git_changes, undone_by=c.undone_by,
-                                      undone_paths=c.undone_paths))
+                                      undone_paths=c.undone_paths, git_undone=c.git_undone))
 
     # -- events -----------------------------------------------------------
 
@@ -253,7 +255,8 @@ class Timeline:
                                 output=e.output, error=e.error, changes=e.changes, git_changes=e.git_changes)
 
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
-        return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths)
+        return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths,
+                                git_undone=e.git_undone)
 
     def _on_external_changes(self, e: ExternalChangesRecorded) -> list[Change]:
         self.externals.append(ExternalNode(e.op_id, e.at, e.note, e.changes))

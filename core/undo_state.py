@@ -31,6 +31,9 @@ class RollbackLink:
     reverts: Sequence[int | None]
     """Per own change, in order: the position of the target's change it reverts.  None (journals from
     before redo existed) means the rollback reverted every change of its target."""
+    git_reverts: Sequence[int] = ()
+    """Per own git reference move: the (negative) position of the target's move it reverts.  Git moves
+    are numbered -1, -2, ... so that they never collide with file changes."""
 
 
 def undoing(links: Iterable[RollbackLink], sizes: dict[str, int]) -> dict[Ref, Ref]:
@@ -41,6 +44,9 @@ def undoing(links: Iterable[RollbackLink], sizes: dict[str, int]) -> dict[Ref, R
     """
     undone: dict[Ref, Ref] = {}
     for link in reversed(list(links)):
+        for own, git_seq in enumerate(link.git_reverts):
+            if (link.rollback_id, -1 - own) not in undone:
+                undone.setdefault((link.target, git_seq), (link.rollback_id, -1 - own))
         for own, target_seq in enumerate(link.reverts):
             if (link.rollback_id, own) in undone:
                 continue  # a later rollback reverted this one: it is not in force

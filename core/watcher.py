@@ -12,6 +12,13 @@ Concurrent takes are serialized, one echo in flight at a time.  watchdog
 holds an unpaired IN_MOVED_FROM back 0.5 s to pair it with an IN_MOVED_TO
 and its queue is FIFO: a take() after a move out of the tree waits that long.
 
+Listeners (`add_listener`) see the same stream as it arrives, for caches
+whose entries must die the moment a file they read changes
+(`core.cache.ResultCache.invalidate`): each batch of paths as the handler
+records it, and "everything" whenever the stream may have a gap (events
+lost, watching restarted).  `sync()` is take()'s barrier without the drain:
+once it returns True every change made before the call has reached them.
+
 Not seen, as with any inotify user: writes through a hard link from outside
 the tree or a shared mmap, changes made by another host.  A chmod/touch of
 the root itself by someone else, still undispatched when the echo is asked
@@ -21,6 +28,7 @@ for, looks like the echo and may end the wait early.
 from __future__ import annotations
 
 import errno
+import itertools
 import logging
 import os
 import threading
@@ -43,6 +51,9 @@ log = logging.getLogger(__name__)
 _REPORTED = [FileCreatedEvent, DirCreatedEvent, FileDeletedEvent, DirDeletedEvent, FileModifiedEvent,
              FileAttribEvent, DirAttribEvent, FileMovedEvent, DirMovedEvent, FileClosedEvent]
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.ENOMEM, errno.EMFILE})
+
+Listener = Callable[[frozenset[str], bool], None]
+"""Told (paths, False) for each batch of dirty paths, (frozenset(), True) when anything may have changed."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,8 @@ class DirtyTracker:
         self._turn = threading.Lock()  # one barrier, start or stop at a time
         self._cond = threading.Condition()  # guards the fields below; watchdog's threads notify it
         self._paths: set[str] = set()
+        self._listeners: dict[int, Listener] = {}  # replaced, never mutated: watchdog's threads iterate it
+        self._listener_ids = itertools.count()
         self._echoes = 0
         self._lost: str | None = None  # why `_paths` cannot be trusted since the last take
         self._fresh = True
@@ -132,11 +145,48 @@ class DirtyTracker:
         with self._turn:
             self._shutdown()
 
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Passes `listener` every batch of dirty paths as it is recorded; returns what removes it again.
+
+        Called on watchdog's dispatcher thread with (paths, False), in the order the changes happened, before
+        any later echo (so before a later `sync()` or `take()` returns).  Called with (frozenset(), True)
+        when events may have been lost (queue overflow, watch limit, no echo: from whichever thread noticed)
+        and after each (re)start, as nothing changed while unwatched was seen.  It must not block, nor call
+        back into the tracker; what it raises is logged.
+        """
+        listener_id = next(self._listener_ids)
+        with self._cond:
+            self._listeners = {**self._listeners, listener_id: listener}
+
+        def remove() -> None:
+            with self._cond:
+                self._listeners = {k: v for k, v in self._listeners.items() if k != listener_id}
+        return remove
+
+    def sync(self, timeout: float = 2.0) -> bool:
+        """Blocks until every event queued before this call has reached the listeners; leaves the paths to take().
+
+        False when it cannot vouch for that (not watching, events lost, no echo in time); the listeners have
+        then been told everything, and watching is restarted as by take().  Blocking: call it off the loop.
+        """
+        deadline = time.monotonic() + timeout
+        if not self._turn.acquire(timeout=timeout):
+            return False
+        try:
+            if self._observer is None:
+                return False
+            if self._barrier(max(deadline - time.monotonic(), 0.0)):
+                return True
+            self._restart()
+            return False
+        finally:
+            self._turn.release()
+
     def take(self, timeout: float = 2.0) -> Dirty:
         """Every path dirtied by what happened before this call, cleared; blocks until watchdog caught up."""
         deadline = time.monotonic() + timeout
         if not self._turn.acquire(timeout=timeout):
-            return Dirty(frozenset(), everything=True)  # another take() is collecting: leave it the paths
+            return Dirty(frozenset(), everything=True)  # another take() or sync() holds the barrier: leave the paths
         try:
             if self._observer is None or self._fresh:
                 return self._drain(everything=True)
@@ -149,23 +199,22 @@ class DirtyTracker:
 
     def _barrier(self, timeout: float) -> bool:
         """Waits for the echo of a root attribute change made now; False when events may have been lost."""
+        if not self._alive():
+            self._lose("watchdog's threads stopped")
         with self._cond:
-            if not self._alive():
-                self._lost = self._lost or "watchdog's threads stopped"
             if self._lost is not None:
                 return False
             target = self._echoes + 1
         try:
             self._ping()
         except OSError as e:
-            with self._cond:
-                self._lost = self._lost or f"cannot touch the workspace root {self._root}: {e.strerror}"
+            self._lose(f"cannot touch the workspace root {self._root}: {e.strerror}")
             return False
         with self._cond:
             echoed = self._cond.wait_for(lambda: self._echoes >= target or self._lost is not None, timeout)
-            if not echoed:
-                self._lost = f"watchdog did not report a change of {self._root} within {timeout:g} s"
-            return self._lost is None
+        if not echoed:
+            self._lose(f"watchdog did not report a change of {self._root} within {timeout:g} s")
+        return self._lost is None
 
     def _ping(self) -> None:
         """Changes only the root's ctime: inotify reports an IN_ATTRIB on the root watch."""
@@ -194,6 +243,8 @@ class DirtyTracker:
             self._observer.schedule(_Handler(self._on_event), self._root, recursive=True, event_filter=_REPORTED)
             self._observer.start()
             problem = "" if self._barrier(timeout=5.0) else self._lost
+            if not problem:
+                self._tell(frozenset(), everything=True)  # whatever changed while nobody watched
         except OSError as e:
             problem = f"cannot watch {self._root}: {e.strerror or e}"
         except BaseException:
@@ -233,10 +284,13 @@ class DirtyTracker:
             elif isinstance(event, DirDeletedEvent):
                 self._note_lost("the workspace root was deleted")
             return
-        paths = {rel for path in (src, os.fsdecode(event.dest_path)) if (rel := self._relative(path))}
+        paths = frozenset(rel for path in (src, os.fsdecode(event.dest_path)) if (rel := self._relative(path)))
+        if not paths:
+            return
         with self._cond:
-            news = not self._paths and paths
+            news = not self._paths
             self._paths |= paths
+        self._tell(paths, everything=False)
         if news:
             self._announce()
 
@@ -247,12 +301,25 @@ class DirtyTracker:
         return None if self._skip.intersection(rel.split(os.sep)) else rel
 
     def _note_lost(self, reason: str) -> None:
+        """Events were lost, as watchdog's threads found: wake a waiting barrier and tell whoever looks."""
+        if self._lose(reason) and not self._fresh:  # a fresh tracker reports everything anyway
+            self._announce()
+
+    def _lose(self, reason: str) -> bool:
+        """Notes that `_paths` cannot be trusted; whether that is news (listeners are told it then)."""
         with self._cond:
-            news = self._lost is None and not self._fresh  # a fresh tracker reports everything anyway
-            self._lost = self._lost or reason
+            news, self._lost = self._lost is None, self._lost or reason
             self._cond.notify_all()
         if news:
-            self._announce()
+            self._tell(frozenset(), everything=True)
+        return news
+
+    def _tell(self, paths: frozenset[str], everything: bool) -> None:
+        for listener in self._listeners.values():
+            try:
+                listener(paths, everything)
+            except Exception:  # the watchdog thread must survive its owner's bug
+                log.exception("dirty listener %r of %r failed", listener, self)
 
     def _announce(self) -> None:
         if self._on_dirty is not None:

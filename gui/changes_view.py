@@ -137,7 +137,7 @@ class ChangesView(QWidget):
         if not moves:
             return
         item = QTreeWidgetItem(self.tree, [GIT_ROW, f"{len(moves)} move{'s' if len(moves) != 1 else ''}",
-                                           "recorded, not undone"])
+                                           "undone with their calls"])
         for call_id, label, what in reversed(moves):
             child = QTreeWidgetItem(item, [what, "git", label])
             child.setData(0, _CALL, call_id)

@@ -54,9 +54,10 @@ def describe_changes(run: RunNode) -> str:
                         "Changes tab)</td></tr>")
         parts.append("<table cellspacing='0' cellpadding='1'>" + "".join(rows) + "</table>")
     if run.git_changes:
+        state = "undone: the references are back, files and index left as they were" if run.git_undone else (
+            "Undo moves branches back (like git reset --soft: files and index stay); a checkout is not undone")
         parts.append("<h4>Git</h4><p>" + "<br>".join(html.escape(g.what) for g in run.git_changes) +
-                     "<br><span style='color:#6e7781'>Commits and branch moves are recorded, not undone: "
-                     "use git to move them back.</span></p>")
+                     f"<br><span style='color:#6e7781'>{html.escape(state)}.</span></p>")
     return "".join(parts)
 
 
@@ -187,7 +188,7 @@ class DetailsPane(QWidget):
         else:
             self.info.setHtml(describe_run(run, self._timeline))
         self.undo_button.setEnabled(undoable(run))
-        self.redo_button.setVisible(bool(run and run.undone_paths))
+        self.redo_button.setVisible(bool(run and (run.undone_paths or run.git_undone)))
         if changed:
             self._diff_of = None
             self.diff.set_diffs([])
@@ -247,6 +248,7 @@ class DetailsPane(QWidget):
 
 def undoable(run: RunNode | None) -> bool:
     """Whether the run has a stored change still in force (so "Undo" has something to do)."""
-    if not run or not run.changes or not run.status.final or run.status == RunStatus.DENIED:
+    if not run or not (run.changes or run.git_changes) or not run.status.final or run.status == RunStatus.DENIED:
         return False
-    return any(c.stored and c.path not in run.undone_paths for c in run.changes)
+    files = any(c.stored and c.path not in run.undone_paths for c in run.changes)
+    return files or (bool(run.git_changes) and not run.git_undone)

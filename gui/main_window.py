@@ -319,7 +319,7 @@ class MainWindow(QMainWindow):
         undo = menu.addAction("Undo this call")
         undo.setEnabled(undoable(run))
         undo.triggered.connect(lambda: self.undo(run.call_id))
-        if run.undone_paths:
+        if run.undone_paths or run.git_undone:
             menu.addAction("Redo this call").triggered.connect(lambda: self.redo(run.call_id))
         rewind = menu.addAction("Rewind to here…")
         rewind.setToolTip("Undo every later call that changed files, newest first")
@@ -381,8 +381,9 @@ class MainWindow(QMainWindow):
 
     def _redo_selected(self) -> None:
         key = self.tree.currentIndex().data(KEY_ROLE)
-        if key and key.startswith("r:") and self.model.timeline.runs[key[2:]].undone_paths:
-            self.redo(key[2:])
+        run = self.model.timeline.runs.get(key[2:]) if key and key.startswith("r:") else None
+        if run is not None and (run.undone_paths or run.git_undone):
+            self.redo(run.call_id)
 
     def _on_details_undo_requested(self, call_id: str, paths: list[str]) -> None:
         self.undo(call_id, paths or None)

@@ -29,6 +29,7 @@ STATUS_TEXT = {
     RunStatus.CANCELLED: "■ cancelled",
     RunStatus.TIMED_OUT: "✗ timed out",
     RunStatus.INTERRUPTED: "⚠ interrupted",
+    RunStatus.SKIPPED: "↷ skipped",
 }
 STATUS_COLOR = {
     RunStatus.BLOCKED_ON_USER: "#b36b00",
@@ -38,6 +39,7 @@ STATUS_COLOR = {
     RunStatus.DENIED: "#8250df",
     RunStatus.TIMED_OUT: "#cf222e",
     RunStatus.INTERRUPTED: "#9a6700",
+    RunStatus.SKIPPED: "#6e7781",
 }
 
 

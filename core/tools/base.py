@@ -13,11 +13,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from core.errors import BelayError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
 
@@ -56,6 +58,9 @@ class FileWrite:
     after: bytes | None
     mode: int | None = None
     """Permission bits to give the file; None keeps the current ones (or the default)."""
+    shown: tuple[bytes | None, bytes | None] | None = None
+    """What the approval's diff shows instead of the raw bytes, before and after: a notebook's cells with
+    their outputs folded, rather than its JSON.  None: the raw bytes."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,19 @@ class ToolContext:
     """Live output for the window (already sanitised, coalesced by the tool: not one call per byte)."""
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a tool's recoverable failures are retried: exponential backoff with jitter, a bounded number of times."""
+
+    attempts: int = 3
+    """Tries in all, the first included."""
+    base_delay_s: float = 0.2
+    factor: float = 2.0
+    max_delay_s: float = 5.0
+    jitter: float = 0.5
+    """Each delay is scaled by a random factor in [1 - jitter, 1 + jitter]."""
+
+
 class Tool(ABC):
     """A named capability an agent can call."""
 
@@ -120,13 +138,35 @@ class Tool(ABC):
     Args: ClassVar[type[ToolArgs]]
     annotations: ClassVar[Annotations]
     timeout_s: ClassVar[float | None] = 30.0
+    """How long the tool may work (planning and running, not waiting for approval); None: no limit.
+    Settings (`[timeouts]`) and a call's own `timeout_s` override it."""
+    own_timeout: ClassVar[bool] = False
+    """The tool times itself (Bash kills its whole process tree and keeps the output so far); settings'
+    `[timeouts]` reach it through its own settings, not the pipeline's timer."""
     captures_workspace: ClassVar[bool] = False
     """Its changes to files cannot be known in advance (a shell): the pipeline compares the workspace
     before and after it runs, and such calls run one at a time so each change has one author."""
+    cacheable: ClassVar[bool] = False
+    """Its result (read-only) may be reused for the same arguments until a path it read changes."""
+    retry: ClassVar[RetryPolicy | None] = None
+    """Recoverable failures (timeouts, busy resources, dropped connections) are retried so; writes never are."""
 
     def summary(self, args: ToolArgs, workspace: Workspace) -> str:
         """A short line for the timeline, e.g. the path relative to the workspace."""
         return ""
+
+    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        """Workspace-relative paths the result depends on: a file, "dir/" for a whole tree, "" for the whole
+        workspace.  None when it cannot say (the result is then never cached)."""
+        return None
+
+    def writes(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        """Workspace-relative paths the call may change ("" for anything); None for a read-only tool.
+        Calls in a batch that touch the same path are run one after the other."""
+        return None if self.annotations.read_only else frozenset({""})
+
+    def on_cache_hit(self, args: ToolArgs, ctx: ToolContext) -> None:
+        """A cached result is being served for this call: note what the agent has now seen (Read does)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -144,6 +184,34 @@ class WriteTool(Tool):
 
     annotations: ClassVar[Annotations] = Annotations(read_only=False, destructive=True)
 
+    def writes(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        """The one file named by the usual argument (file_path or notebook_path), else anything."""
+        raw = getattr(args, "file_path", None) or getattr(args, "notebook_path", None)
+        if not isinstance(raw, str):
+            return frozenset({""})
+        places = read_places(workspace, raw, tree=False)
+        return places if places else frozenset({""})
+
     @abstractmethod
     def plan(self, args: ToolArgs, ctx: ToolContext) -> WritePlan:
         """Compute the writes.  Blocking I/O is fine: the pipeline calls this off the loop."""
+
+
+def read_places(workspace: Workspace, raw: str | None, tree: bool) -> frozenset[str] | None:
+    """What a read of `raw` (a file, or with `tree` a directory and all below it) depends on, as
+    workspace-relative paths for the result cache: the path as named and where its links lead.
+    None when it cannot be watched (inside .git, outside the workspace, unresolvable)."""
+    try:
+        real = workspace.resolve(raw, "path") if raw is not None else workspace.root
+    except BelayError:
+        return None
+    named = Path(os.path.normpath(raw)) if raw is not None else workspace.root
+    places = set()
+    for path in (named, real):
+        if not workspace.contains(path) and path != real:
+            continue
+        rel = "" if path == workspace.root else workspace.relative(path)
+        if rel == ".git" or rel.startswith(".git/") or "/.git/" in f"/{rel}/":
+            return None
+        places.add(rel + "/" if tree and rel else rel)
+    return frozenset(places)

@@ -135,6 +135,7 @@ class BashTool(RunTool):
     Args: ClassVar[type[ToolArgs]] = BashArgs
     annotations = Annotations(read_only=False, destructive=True, open_world=True)
     timeout_s = None
+    own_timeout = True
     captures_workspace = True
 
     def __init__(self, settings: BashSettings, shells: ShellManager) -> None:

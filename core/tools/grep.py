@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field
 from core import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
-from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 from core.tools.listing import glob_regex
 
 TIME_LIMIT_S = 20.0
@@ -82,6 +82,12 @@ class Grep(RunTool):
     Args: ClassVar[type[ToolArgs]] = GrepArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
     timeout_s = 30.0
+    cacheable = True
+    retry = RetryPolicy()
+
+    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        assert isinstance(args, GrepArgs)
+        return read_places(workspace, args.path, tree=True)  # a file named as the path reads as a tree of one
 
     def summary(self, args: ToolArgs, workspace: Workspace) -> str:
         assert isinstance(args, GrepArgs)

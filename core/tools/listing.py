@@ -22,7 +22,7 @@ from pydantic import ConfigDict, Field
 from core import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
-from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 
 MAX_LS_ENTRIES = 1000
 MAX_GLOB_RESULTS = 100
@@ -97,6 +97,12 @@ class LS(RunTool):
     Args: ClassVar[type[ToolArgs]] = LSArgs
     annotations = _READ_ONLY
     timeout_s = 30.0
+    cacheable = True
+    retry = RetryPolicy()
+
+    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        assert isinstance(args, LSArgs)
+        return read_places(workspace, args.path, tree=True)
 
     def summary(self, args: ToolArgs, workspace: Workspace) -> str:
         assert isinstance(args, LSArgs)
@@ -132,6 +138,12 @@ class Glob(RunTool):
     Args: ClassVar[type[ToolArgs]] = GlobArgs
     annotations = _READ_ONLY
     timeout_s = 30.0
+    cacheable = True
+    retry = RetryPolicy()
+
+    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        assert isinstance(args, GlobArgs)
+        return read_places(workspace, args.path, tree=True)
 
     def summary(self, args: ToolArgs, workspace: Workspace) -> str:
         assert isinstance(args, GlobArgs)

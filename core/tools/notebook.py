@@ -1,12 +1,15 @@
 """The NotebookEdit tool: replace, insert or delete one cell of a Jupyter notebook.
 
 Like every write tool it only plans.  The notebook is parsed as plain JSON
-(no nbformat dependency, no schema upgrade) and written back the way Jupyter
-writes it: indent 1, non-ASCII kept, a trailing newline, keys in the order
-the file had them.  A notebook Jupyter saved therefore comes back byte for
-byte except for the cell that changed, so the diff a person approves shows
-that cell and nothing else.  Cells are named by their nbformat 4.5 `id` or,
-as in Claude Code, by position ("cell-3" or "3") for notebooks without ids.
+(no schema upgrade), validated against nbformat's schema before and after
+the edit (an invalid notebook is never written), and written back the way
+Jupyter writes it: indent 1, non-ASCII kept, a trailing newline, keys in the
+order the file had them.  A notebook Jupyter saved therefore comes back byte
+for byte except for the cell that changed.  The person approving sees the
+cells, not the JSON (`FileWrite.shown`, rendered by `nbcells.render`), so
+the diff shows that cell and nothing else.  Cells are named by their
+nbformat 4.5 `id` or, as in Claude Code, by position ("cell-3" or "3") for
+notebooks without ids.
 """
 
 from __future__ import annotations
@@ -20,18 +23,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict
 
 from core import fsio
-from core.changes import MAX_CAPTURE_BYTES
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, check_schema, count, find, invalid, label, load, render
 from core.tools.write import check_not_stale, encode_text
-
-MAX_NOTEBOOK_BYTES = MAX_CAPTURE_BYTES
-"""Notebooks carry their outputs (plots, tables) and often exceed Read's 10 MB; undo can capture this much."""
-SHOWN_IDS = 5
-_POSITION = re.compile(r"(?:cell-)?([0-9]{1,9})")
-
-Cell = dict[str, Any]
 
 
 class NotebookEditArgs(ToolArgs):
@@ -57,7 +53,8 @@ class NotebookEdit(WriteTool):
         "absolute path. Name the cell by cell_id: its id, or \"cell-N\" (counting from 0) in notebooks "
         "whose cells have no ids. edit_mode replace (the default) sets the cell's source and clears a code "
         "cell's outputs; insert adds a new cell of cell_type after cell_id, or at the top when cell_id is "
-        "omitted; delete removes the cell. The notebook's metadata and other cells are kept as they are."
+        "omitted; delete removes the cell. The notebook's metadata and other cells are kept as they are. "
+        "Use NotebookRead first to see the cells and their ids."
     )
     Args: ClassVar[type[ToolArgs]] = NotebookEditArgs
     timeout_s = 30.0
@@ -77,21 +74,13 @@ class NotebookEdit(WriteTool):
         path = ctx.workspace.resolve(args.notebook_path, "notebook_path")
         rel = ctx.workspace.relative(path)
         before = _load(ctx, path, rel)
-        text = _decode(before, rel)
-        notebook = _parse(text, rel)
-        cells: list[Cell] = notebook["cells"]
-        if args.edit_mode == "insert":
-            message = _insert(notebook, args, rel)
-        else:
-            assert args.cell_id is not None
-            index = _find(cells, args.cell_id, rel)
-            if args.edit_mode == "delete":
-                message = f"Deleted cell {_label(cells[index], index)} from {rel} ({_count(len(cells) - 1)} left)."
-                del cells[index]
-            else:
-                message = _replace(cells, index, args, rel)
+        text, notebook = load(before, rel)
+        shown_before = render(notebook)
+        message = _edit(notebook, args, rel)
+        check_schema(notebook, rel, edited=True)
         after = _dump(notebook, text, rel)
-        return WritePlan(writes=(FileWrite(path=path, before=before, after=after),), message=message)
+        return WritePlan(writes=(FileWrite(path=path, before=before, after=after,
+                                           shown=(shown_before, render(notebook))),), message=message)
 
 
 def _check_args(args: NotebookEditArgs) -> None:
@@ -104,8 +93,22 @@ def _check_args(args: NotebookEditArgs) -> None:
                         'Pass cell_type "code" or "markdown".')
     if args.edit_mode != "insert" and args.cell_id is None:
         raise ToolError(ErrorKind.INVALID_ARGS, f"cell_id is required when edit_mode is {args.edit_mode}",
-                        "Pass the id of the cell; read the notebook to see the ids.")
+                        "Pass the id of the cell; NotebookRead shows the ids.")
     encode_text(args.new_source, "new_source")
+
+
+def _edit(notebook: dict[str, Any], args: NotebookEditArgs, rel: str) -> str:
+    """Change `notebook` in place as asked; what the agent is told."""
+    cells: list[Cell] = notebook["cells"]
+    if args.edit_mode == "insert":
+        return _insert(notebook, args, rel)
+    assert args.cell_id is not None
+    index = find(cells, args.cell_id, rel)
+    if args.edit_mode == "replace":
+        return _replace(cells, index, args, rel)
+    message = f"Deleted cell {label(cells[index], index)} from {rel} ({count(len(cells) - 1, 'cell')} left)."
+    del cells[index]
+    return message
 
 
 def _load(ctx: ToolContext, path: Path, rel: str) -> bytes:
@@ -119,55 +122,6 @@ def _load(ctx: ToolContext, path: Path, rel: str) -> bytes:
         raise
     check_not_stale(ctx, path, st)
     return data
-
-
-def _decode(data: bytes, rel: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise _invalid(f"{rel} is not UTF-8 text (byte {e.start}), so not a Jupyter notebook") from None
-
-
-def _parse(text: str, rel: str) -> dict[str, Any]:
-    """The notebook as JSON, checked to be nbformat 4 with a list of cell objects."""
-    try:
-        notebook = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise _invalid(f"{rel} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    except RecursionError:
-        raise _invalid(f"{rel} is nested too deeply to be a Jupyter notebook") from None
-    if not isinstance(notebook, dict):
-        raise _invalid(f"{rel} is not a Jupyter notebook: its JSON is a {type(notebook).__name__}, not an object")
-    major, minor = notebook.get("nbformat"), notebook.get("nbformat_minor", 0)
-    if not _is_int(major) or not _is_int(minor):
-        raise _invalid(f"{rel} is not a Jupyter notebook: it has no nbformat version")
-    if major < 4:
-        raise _invalid(f"{rel} is an nbformat {major} notebook; NotebookEdit edits nbformat 4",
-                       "Upgrade it with `jupyter nbconvert --to notebook --inplace`, or edit it with Edit.")
-    cells = notebook.get("cells")
-    if not isinstance(cells, list):
-        raise _invalid(f"{rel} is not a Jupyter notebook: it has no list of cells")
-    for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
-            raise _invalid(f"{rel} has an invalid cell at position {index}: not an object with a cell_type")
-    return notebook
-
-
-def _find(cells: list[Cell], cell_id: str, rel: str) -> int:
-    """The index of the cell with this id, or at this position ("cell-N" or "N") as Claude Code accepts."""
-    for index, cell in enumerate(cells):
-        if cell.get("id") == cell_id:
-            return index
-    position = _POSITION.fullmatch(cell_id)
-    if position and int(position.group(1)) < len(cells):
-        return int(position.group(1))
-    if not cells:
-        raise ToolError(ErrorKind.NOT_FOUND, f"cell {cell_id!r} not found: {rel} has no cells",
-                        "Use edit_mode insert to add one.")
-    labels = [_label(cell, index) for index, cell in enumerate(cells)]
-    more = f" and {len(labels) - SHOWN_IDS} more" if len(labels) > SHOWN_IDS else ""
-    raise ToolError(ErrorKind.NOT_FOUND, f"cell {cell_id!r} not found in {rel} ({_count(len(cells))})",
-                    f"Its cells are {', '.join(labels[:SHOWN_IDS])}{more}.")
 
 
 def _replace(cells: list[Cell], index: int, args: NotebookEditArgs, rel: str) -> str:
@@ -184,12 +138,12 @@ def _replace(cells: list[Cell], index: int, args: NotebookEditArgs, rel: str) ->
     notes = [f"it is now a {cell_type} cell"] if cell_type != old["cell_type"] else []
     if cell_type == "code" and old.get("outputs"):
         notes.append("its outputs were cleared")
-    return f"Replaced cell {_label(old, index)} in {rel}" + (f"; {' and '.join(notes)}." if notes else ".")
+    return f"Replaced cell {label(old, index)} in {rel}" + (f"; {' and '.join(notes)}." if notes else ".")
 
 
 def _insert(notebook: dict[str, Any], args: NotebookEditArgs, rel: str) -> str:
     cells: list[Cell] = notebook["cells"]
-    index = 0 if args.cell_id is None else _find(cells, args.cell_id, rel) + 1
+    index = 0 if args.cell_id is None else find(cells, args.cell_id, rel) + 1
     assert args.cell_type is not None
     cell: Cell = {"cell_type": args.cell_type, "metadata": {}, "source": _lines(args.new_source)}
     if args.cell_type == "code":
@@ -197,8 +151,8 @@ def _insert(notebook: dict[str, Any], args: NotebookEditArgs, rel: str) -> str:
     if (notebook["nbformat"], notebook.get("nbformat_minor", 0)) >= (4, 5):
         cell["id"] = _fresh_id(cells)
     cells.insert(index, dict(sorted(cell.items())))
-    where = f"after cell {_label(cells[index - 1], index - 1)} in" if index else "at the top of"
-    return f"Inserted {args.cell_type} cell {_label(cells[index], index)} {where} {rel}."
+    where = f"after cell {label(cells[index - 1], index - 1)} in" if index else "at the top of"
+    return f"Inserted {args.cell_type} cell {label(cells[index], index)} {where} {rel}."
 
 
 def _fresh_id(cells: list[Cell]) -> str:
@@ -220,28 +174,11 @@ def _dump(notebook: dict[str, Any], original: str, rel: str) -> bytes:
     try:
         text = json.dumps(notebook, indent=len(indent.group(1)) if indent else 1, ensure_ascii=False) + "\n"
     except RecursionError:
-        raise _invalid(f"{rel} is nested too deeply to be a Jupyter notebook") from None
+        raise invalid(f"{rel} is nested too deeply to be a Jupyter notebook") from None
     if re.match(r"[^\n]*\r\n", original):
         text = text.replace("\n", "\r\n")  # JSON strings never hold a raw newline, so only line ends change
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        raise _invalid(f"{rel} contains an unpaired surrogate escape (\\ud800-\\udfff) that cannot be"
+        raise invalid(f"{rel} contains an unpaired surrogate escape (\\ud800-\\udfff) that cannot be"
                        " written as UTF-8") from None
-
-
-def _label(cell: Cell, index: int) -> str:
-    cell_id = cell.get("id")
-    return cell_id if isinstance(cell_id, str) and cell_id else f"cell-{index}"
-
-
-def _count(n: int) -> str:
-    return f"{n} cell" if n == 1 else f"{n} cells"
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _invalid(message: str, suggestion: str = "Check that the file is a Jupyter notebook.") -> ToolError:
-    return ToolError(ErrorKind.INVALID_NOTEBOOK, message, suggestion)

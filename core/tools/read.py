@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field
 from core import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
-from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -69,6 +69,20 @@ class Read(RunTool):
     Args: ClassVar[type[ToolArgs]] = ReadArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
     timeout_s = 30.0
+    cacheable = True
+    retry = RetryPolicy()
+
+    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        assert isinstance(args, ReadArgs)
+        return read_places(workspace, args.file_path, tree=False)
+
+    def on_cache_hit(self, args: ToolArgs, ctx: ToolContext) -> None:
+        """The agent has now read the file as it is (unchanged since the cached read): Edit may follow."""
+        assert isinstance(args, ReadArgs)
+        path = ctx.workspace.resolve(args.file_path)
+        st = fsio.stat_path(ctx.workspace, path)
+        if st is not None:
+            ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)
 
     def summary(self, args: ToolArgs, workspace: Workspace) -> str:
         assert isinstance(args, ReadArgs)

@@ -310,3 +310,35 @@ def test_an_edit_made_while_nothing_runs_is_recorded_once_things_are_quiet(tmp_p
             assert [c.path for c in external.changes] == ["mine.txt"] and "no call was running" in external.note
 
     run(scenario())
+
+
+def test_an_agents_commit_is_undone_by_moving_the_branch_back_and_redone(tmp_path: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    git = ["git", "-c", "user.name=A", "-c", "user.email=a@b"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True, env=env)
+    (tmp_path / "a.txt").write_text("a\n")
+    subprocess.run([*git, "-C", str(tmp_path), "add", "a.txt"], check=True, env=env)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "first"], check=True, env=env)
+
+    def head() -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "main"], check=True, env=env,
+                              capture_output=True, text=True).stdout.strip()
+
+    first = head()
+
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Bash(git:*)") as console:
+            (tmp_path / "a.txt").write_text("a, changed by the agent\n")
+            call = await _bash(console, "git -c user.name=A -c user.email=a@b commit -qam 'Agent change'")
+            assert head() != first
+            undone = await console.undo(call)
+            assert undone.ok and "Moved back" in undone.message, undone.message
+            assert head() == first
+            assert console.timeline.runs[call].git_undone
+            redone = await console.redo(call)
+            assert redone.ok and head() != first, redone.message
+            moved_again = await console.undo(call)
+            assert moved_again.ok and head() == first
+
+    run(scenario())
+    assert (tmp_path / "a.txt").read_text() == "a, changed by the agent\n"  # like reset --soft: the work stays

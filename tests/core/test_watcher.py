@@ -256,3 +256,121 @@ def test_a_deleted_workspace_root_stops_watching(tracker: DirtyTracker, ws: Path
     assert tracker.take().everything
     assert not tracker.watching and tracker.problem
     assert tracker.take().everything
+
+
+class Heard:
+    """A listener that remembers every batch it is told, and on which thread."""
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[frozenset[str], bool, str]] = []
+
+    def __call__(self, paths: frozenset[str], everything: bool) -> None:
+        self.batches.append((paths, everything, threading.current_thread().name))
+
+    def paths(self) -> set[str]:
+        return {p for paths, _, _ in self.batches for p in paths}
+
+    def everythings(self) -> int:
+        return sum(everything for _, everything, _ in self.batches)
+
+
+def test_listeners_hear_every_change_before_sync_returns(tracker: DirtyTracker, ws: Path) -> None:
+    heard = Heard()
+    tracker.add_listener(heard)
+    for i in range(60):
+        before = len(heard.batches)
+        sh(ws, f"echo {i} >> mod.txt; mkdir d{i}; echo {i} > d{i}/f; rm -f d{i - 1}/f")
+        assert tracker.sync()
+        expected = {"mod.txt", f"d{i}", f"d{i}/f"} | ({f"d{i - 1}/f"} if i else set())
+        assert {p for paths, _, _ in heard.batches[before:] for p in paths} == expected, i
+    assert heard.everythings() == 0
+    assert {thread for _, _, thread in heard.batches} == {"watcher-dispatch"}
+
+
+def test_sync_leaves_the_paths_for_take(tracker: DirtyTracker, ws: Path) -> None:
+    heard = Heard()
+    tracker.add_listener(heard)
+    sh(ws, "echo new > new.txt; rm gone.txt; mv keep.txt kept.txt")
+    assert tracker.sync() and tracker.sync()
+    assert taken(tracker) == heard.paths() == {"new.txt", "gone.txt", "keep.txt", "kept.txt"}
+    assert taken(tracker) == set()
+
+
+def test_listeners_hear_everything_whenever_watching_starts(ws: Path) -> None:
+    heard = Heard()
+    tracker = DirtyTracker(ws)
+    tracker.add_listener(heard)
+    assert not tracker.sync()  # not watching yet: nothing to vouch for
+    try:
+        assert tracker.start()
+        assert heard.batches == [(frozenset(), True, threading.current_thread().name)]
+        assert tracker.sync()
+    finally:
+        tracker.stop()
+    assert not tracker.sync()
+
+
+def test_a_removed_listener_hears_nothing_more(tracker: DirtyTracker, ws: Path) -> None:
+    kept, removed = Heard(), Heard()
+    tracker.add_listener(kept)
+    remove = tracker.add_listener(removed)
+    sh(ws, "echo 1 > a")
+    assert tracker.sync()
+    remove()
+    remove()  # twice is harmless and removes nobody else
+    sh(ws, "echo 2 > b")
+    assert tracker.sync()
+    assert removed.paths() == {"a"} and kept.paths() == {"a", "b"}
+
+
+@pytest.mark.allow_warning_logs
+def test_a_failing_listener_is_logged_and_the_others_still_hear(tracker: DirtyTracker, ws: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    def broken(paths: frozenset[str], everything: bool) -> None:
+        raise ValueError("listener bug")
+
+    heard = Heard()
+    tracker.add_listener(broken)
+    tracker.add_listener(heard)
+    sh(ws, "echo 1 > a")
+    assert tracker.sync()
+    sh(ws, "echo 2 > b")  # the dispatcher survived the first failure
+    assert tracker.sync() and tracker.watching
+    assert heard.paths() == {"a", "b"}
+    failures = [r.exc_info[1] for r in caplog.records if r.name == "core.watcher" and r.exc_info]
+    assert len(failures) >= 2 and all(isinstance(e, ValueError) for e in failures)  # one a file event
+
+
+@pytest.mark.allow_warning_logs
+def test_lost_events_mean_everything_for_listeners_and_sync(tracker: DirtyTracker, ws: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    heard = Heard()
+    tracker.add_listener(heard)
+    limit_watches_to(monkeypatch, {os.fsencode(p) for p in (ws, ws / "src", ws / "src/pkg", ws / "lib")})
+    sh(ws, "mkdir newdir")
+    assert not tracker.sync()  # restarting hit the limit again
+    assert heard.everythings() >= 1 and heard.batches[-1][:2] == (frozenset(), True) and not tracker.watching
+    assert not tracker.sync()
+
+
+def test_syncs_and_takes_from_many_threads(tracker: DirtyTracker, ws: Path) -> None:
+    heard, results, synced = Heard(), [], []
+    tracker.add_listener(heard)
+
+    def work(n: int) -> None:
+        for i in range(30):
+            (ws / f"t{n}-{i}").write_text("x")
+            if n % 2:
+                results.append(tracker.take())
+            else:
+                synced.append(tracker.sync() and f"t{n}-{i}" in heard.paths())
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(synced) and len(synced) == 60
+    assert not any(r.everything for r in results)
+    handed = {p for r in results for p in r.paths} | taken(tracker)
+    assert handed == heard.paths() == {f"t{n}-{i}" for n in range(4) for i in range(30)}

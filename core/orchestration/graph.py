@@ -1,0 +1,181 @@
+"""A batch as a dependency graph: who waits for whom, whether it can run at all, and its shape.
+
+Edges come from three places: a call's `depends_on`, the calls its arguments reference (`${id...}`)
+and dependencies its tool declares.  Everything here is O(calls + edges) and iterative, so a chain of
+ten thousand calls costs no recursion depth.  Ties are always broken by the order of the batch, so the
+same batch gives the same cycle, levels and critical path on every run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from core.orchestration.models import BatchCall, PlanInfo
+from core.orchestration.refs import BadReference, iter_references
+
+_SHOWN = 12  # calls of a cycle named in its message; `CycleError.path` keeps them all
+
+
+class BatchError(ValueError):
+    """A batch that cannot run at all: duplicate ids, an unknown dependency, a cycle."""
+
+
+class CycleError(BatchError):
+    """Calls that wait for each other, so none of them can ever start."""
+
+    def __init__(self, path: list[str], detail: str = "") -> None:
+        shown = path if len(path) <= _SHOWN else [*path[:_SHOWN // 2], "...", *path[-_SHOWN // 2:]]
+        size = f" ({len(path) - 1} calls)" if len(shown) < len(path) else ""
+        super().__init__("dependency cycle: " + " -> ".join(shown) + size + (f" ({detail})" if detail else ""))
+        self.path = path
+        """The cycle, each call waiting for the next, first call repeated at the end: `["a", "b", "a"]`."""
+
+
+@dataclass(frozen=True, repr=False)
+class Graph:
+    """An acyclic batch: construction checks that every need is in the batch and that there is no cycle."""
+
+    order: tuple[str, ...]
+    """The batch's ids in the order given."""
+    needs: Mapping[str, frozenset[str]] = field(hash=False)
+    """id -> the ids it waits for."""
+    _needs: Mapping[str, tuple[str, ...]] = field(init=False, compare=False, hash=False)
+    _dependents: Mapping[str, tuple[str, ...]] = field(init=False, compare=False, hash=False)
+    _topological: tuple[str, ...] = field(init=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if len(set(self.order)) != len(self.order):
+            raise BatchError("a graph's order must name each id once")
+        if extra := sorted(set(self.needs) - set(self.order)):
+            raise BatchError(f'needs are given for "{extra[0]}", which is not in the batch')
+        needs = {id: frozenset(self.needs.get(id, ())) for id in self.order}
+        for id in self.order:
+            if unknown := sorted(need for need in needs[id] if need not in needs):
+                raise BatchError(f'call "{id}" waits for "{unknown[0]}", which is not in the batch')
+        # Two bucket passes sort both adjacency lists by batch order in linear time.
+        dependents: dict[str, list[str]] = {id: [] for id in self.order}
+        for id in self.order:
+            for need in needs[id]:
+                dependents[need].append(id)
+        ordered_needs: dict[str, list[str]] = {id: [] for id in self.order}
+        for id in self.order:
+            for dependent in dependents[id]:
+                ordered_needs[dependent].append(id)
+        object.__setattr__(self, "needs", MappingProxyType(needs))
+        object.__setattr__(self, "_needs", MappingProxyType({k: tuple(v) for k, v in ordered_needs.items()}))
+        object.__setattr__(self, "_dependents", MappingProxyType({k: tuple(v) for k, v in dependents.items()}))
+        object.__setattr__(self, "_topological", _topological(self.order, self._needs))
+
+    def dependents(self, id: str) -> frozenset[str]:
+        """The ids that wait for `id`."""
+        return frozenset(self._dependents[id])
+
+    def ready(self, done: Collection[str]) -> list[str]:
+        """Ids not in `done` whose needs all are, in batch order."""
+        return [id for id in self.order if id not in done and all(need in done for need in self._needs[id])]
+
+    def __repr__(self) -> str:
+        edges = sum(len(needs) for needs in self._needs.values())
+        return f"<Graph {len(self.order)} calls, {edges} edges>"
+
+
+def build_graph(calls: Sequence[BatchCall], declared: Mapping[str, Iterable[str]] | None = None) -> Graph:
+    """The batch's graph, or a BatchError saying why the batch cannot run.
+
+    `declared` maps a call's id to further ids it must wait for (dependencies its tool declares).
+    """
+    first_seen: dict[str, int] = {}
+    for index, call in enumerate(calls):
+        if call.id in first_seen:
+            raise BatchError(f'duplicate call id "{call.id}" (calls[{first_seen[call.id]}] and calls[{index}])')
+        first_seen[call.id] = index
+    declared = declared or {}
+    if unknown := [id for id in declared if id not in first_seen]:
+        raise BatchError(f'dependencies are declared for call "{unknown[0]}", which is not in the batch')
+    needs = {call.id: frozenset(_needs_of(call, list(declared.get(call.id, ())), first_seen)) for call in calls}
+    return Graph(tuple(first_seen), needs)
+
+
+def _needs_of(call: BatchCall, declared: list[str], batch: Mapping[str, int]) -> set[str]:
+    """What `call` waits for; an id outside the batch is a BatchError and the call itself a CycleError."""
+    sources = [(id, f'call "{call.id}" depends on "{id}"') for id in call.depends_on]
+    sources += [(id, f'call "{call.id}" depends on "{id}" (declared by its tool)') for id in declared]
+    try:
+        sources += [(ref.call, f'call "{call.id}": {where}: {ref.text} refers to "{ref.call}"')
+                    for where, ref in iter_references(call.args)]
+    except BadReference as e:
+        raise BatchError(f'call "{call.id}": {e}') from e
+    for id, source in sources:
+        if id == call.id:
+            raise CycleError([id, id], f"{source}: a call cannot wait for itself")
+        if id not in batch:
+            raise BatchError(f"{source}, which is not in the batch")
+    return {id for id, _ in sources}
+
+
+def _topological(order: tuple[str, ...], needs: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Needs before the ids that wait for them, by an iterative depth-first search; CycleError on a cycle."""
+    state: dict[str, int] = {}  # absent: unvisited, 1: on the current path, 2: finished
+    result: list[str] = []
+    for root in order:
+        if root in state:
+            continue
+        state[root] = 1
+        stack: list[tuple[str, Iterator[str]]] = [(root, iter(needs[root]))]
+        while stack:
+            id, pending = stack[-1]
+            for need in pending:
+                if need not in state:
+                    state[need] = 1
+                    stack.append((need, iter(needs[need])))
+                    break
+                if state[need] == 1:
+                    raise CycleError(_cycle([id for id, _ in stack], need, order))
+            else:
+                state[id] = 2
+                result.append(id)
+                stack.pop()
+    return tuple(result)
+
+
+def _cycle(path: list[str], back_to: str, order: tuple[str, ...]) -> list[str]:
+    """The cycle closed by `back_to`, rotated to start at its earliest call in batch order."""
+    loop = path[path.index(back_to):]
+    position = {id: index for index, id in enumerate(order)}
+    start = min(range(len(loop)), key=lambda i: position[loop[i]])
+    loop = loop[start:] + loop[:start]
+    return loop + [loop[0]]
+
+
+def plan_info(graph: Graph, estimates: Mapping[str, float] | None = None) -> PlanInfo:
+    """Levels, critical path and widest level; a call's estimate defaults to 1.0."""
+    estimates = estimates or {}
+    depth: dict[str, int] = {}
+    finish: dict[str, float] = {}
+    via: dict[str, str | None] = {}
+    for id in graph._topological:
+        needs = graph._needs[id]
+        depth[id] = 1 + max((depth[need] for need in needs), default=-1)
+        # max() keeps the first of equals, and needs are in batch order: ties go to the earlier call.
+        via[id] = max(needs, key=finish.__getitem__, default=None)
+        finish[id] = _estimate(estimates, id) + (finish[via[id]] if via[id] is not None else 0.0)
+    levels: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+    for id in graph.order:
+        levels[depth[id]].append(id)
+    chain: list[str] = []
+    end = max(graph.order, key=finish.__getitem__, default=None)
+    while end is not None:
+        chain.append(end)
+        end = via[end]
+    return PlanInfo(levels=tuple(tuple(level) for level in levels), critical_path=tuple(reversed(chain)),
+                    max_parallelism=max((len(level) for level in levels), default=0))
+
+
+def _estimate(estimates: Mapping[str, float], id: str) -> float:
+    value = float(estimates.get(id, 1.0))
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f'the estimate for call "{id}" must be a finite number of seconds >= 0, not {value}')
+    return value

@@ -1,0 +1,132 @@
+"""A batch from submission to report: the graph, the plan, the journal and events around the scheduler.
+
+`BatchRunner` is what `Console.run_batch` uses.  It builds the graph (a
+cycle or an unknown dependency refuses the whole batch before anything
+runs), adds the dependencies tools declare (a call that writes a path comes
+after the earlier calls in the batch that read or write it, so a Read
+meant to precede an Edit of the same file does), journals the batch, runs
+the scheduler, and announces the start and the totals.  Calls that are
+skipped are journaled too, so the timeline and the audit trail show every
+call the batch named.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from core import arguments
+from core.bus import EventBus
+from core.errors import BelayError, ErrorInfo, ErrorKind
+from core.events import BatchFinished, BatchStarted, CallFinished, CallQueued
+from core.ids import new_batch_id, new_call_id
+from core.journal import Journal
+from core.models import RunStatus
+from core.orchestration.graph import build_graph, plan_info
+from core.orchestration.models import BatchCall, BatchReport
+from core.orchestration.refs import BadReference, find_references
+from core.orchestration.scheduler import Scheduler, same_place
+from core.paths import Workspace
+from core.pipeline import AgentHandle, CallOutcome
+from core.tools.registry import ToolRegistry
+
+DECLARED_EDGES_UP_TO = 1000
+"""Past this many calls, same-path ordering is left to the scheduler alone (the pairwise check is quadratic)."""
+
+Call = Callable[..., Awaitable[CallOutcome]]
+
+
+class BatchRunner:
+    """Runs batches for one console."""
+
+    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, journal: Journal, bus: EventBus,
+                 io: Callable[..., Awaitable[Any]], session_id: str, call: Call) -> None:
+        self.workspace, self.registry, self.journal, self.bus = workspace, registry, journal, bus
+        self._io, self.session_id, self._call = io, session_id, call
+
+    async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
+                  concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
+        """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
+        graph = build_graph(calls, self._declared(calls))
+        plan = plan_info(graph)
+        batch_id = new_batch_id()
+        await self._io(self.journal.add_batch, batch_id, self.session_id, agent.agent_id, name, plan)
+        self.bus.publish(BatchStarted(batch_id=batch_id, agent_id=agent.agent_id, name=name, plan=plan,
+                                      size=len(calls)))
+        started = time.monotonic()
+
+        async def submit(call: BatchCall, args: dict[str, Any]) -> CallOutcome:
+            return await self._call(agent, call.tool, self._with_timeout(call, args), timeout_s=call.timeout_s,
+                                    batch=(batch_id, call.id))
+
+        async def skip(call: BatchCall, why: str) -> str:
+            return await self._record_skipped(agent, batch_id, call, why)
+
+        scheduler = Scheduler(submit, self._touches, skip, concurrency=concurrency, fail_fast=fail_fast)
+        results, max_running = await scheduler.run(calls, graph)
+        report = BatchReport(batch_id=batch_id, plan=plan, results=tuple(results),
+                             duration_s=time.monotonic() - started, max_running=max_running)
+        summary = {"succeeded": report.succeeded, "failed": report.failed, "skipped": report.skipped,
+                   "cache_hits": report.cache_hits, "duration_s": report.duration_s, "max_running": max_running}
+        await self._io(self.journal.finish_batch, batch_id, summary)
+        self.bus.publish(BatchFinished(batch_id=batch_id, **summary))
+        return report
+
+    def _with_timeout(self, call: BatchCall, args: dict[str, Any]) -> dict[str, Any]:
+        """Bash keeps its own timer (it kills the whole process tree): a batch call's limit goes in its args."""
+        if call.tool == "Bash" and call.timeout_s is not None and "timeout" not in args:
+            return {**args, "timeout": int(call.timeout_s * 1000)}
+        return args
+
+    def _touches(self, call: BatchCall, args: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+        """What a call reads and writes, as far as its tool can say before it runs (nothing, if it cannot)."""
+        tool = self.registry.get(call.tool)
+        if tool is None:
+            return frozenset(), frozenset()
+        try:
+            valid = arguments.validate(tool, args)
+        except BelayError:
+            return frozenset(), frozenset()
+        reads = tool.reads(valid, self.workspace) or frozenset()
+        return reads, tool.writes(valid, self.workspace) or frozenset()
+
+    def _declared(self, calls: Sequence[BatchCall]) -> dict[str, set[str]]:
+        """A call writing a path waits for the earlier calls touching it; a call touching a path written
+        earlier waits for that write.  Calls with references in their arguments cannot say yet."""
+        if len(calls) > DECLARED_EDGES_UP_TO:
+            return {}
+        touched = [self._touches(c, c.args) if not _has_references(c) else (frozenset(), frozenset()) for c in calls]
+        edges: dict[str, set[str]] = {}
+        for i, (reads, writes) in enumerate(touched):
+            for j in range(i):
+                earlier_reads, earlier_writes = touched[j]
+                if _meets(writes, earlier_reads | earlier_writes) or _meets(earlier_writes, reads):
+                    edges.setdefault(calls[i].id, set()).add(calls[j].id)
+        return edges
+
+    async def _record_skipped(self, agent: AgentHandle, batch_id: str, call: BatchCall, why: str) -> str:
+        call_id = new_call_id()
+        summary = f"{call.id} (skipped)"
+        await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, call.tool, call.args,
+                       summary, (batch_id, call.id))
+        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=call.tool, args=call.args,
+                                    summary=summary, batch_id=batch_id, batch_key=call.id))
+        error = ErrorInfo(kind=ErrorKind.SKIPPED, message=why)
+        await self._io(self.journal.finish_run, call_id, RunStatus.SKIPPED, why, error, 0.0)
+        self.bus.publish(CallFinished(call_id=call_id, status=RunStatus.SKIPPED, output=why, error=error))
+        return call_id
+
+    def __repr__(self) -> str:
+        return f"<BatchRunner {self.workspace.root}>"
+
+
+def _has_references(call: BatchCall) -> bool:
+    try:
+        return bool(find_references(call.args))
+    except BadReference:
+        return True  # malformed: the graph refuses it with the reason
+
+
+def _meets(a: frozenset[str], b: frozenset[str]) -> bool:
+    return any(same_place(x, y) for x in a for y in b)

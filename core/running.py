@@ -1,0 +1,91 @@
+"""Running one tool under its limits: a timeout, retries of recoverable failures, a heartbeat.
+
+The pipeline decides whether a call runs; this decides how long it may take
+and what happens when it fails in a way that may pass.  A retryable tool
+(`Tool.retry`, only ever read-only tools: a write is never repeated behind
+the person's back) that fails with a recoverable error (a timeout, a busy
+resource, a dropped connection) is tried again after an exponential,
+jittered delay, a bounded number of times; anything else fails at once.
+While a call runs longer than `HEARTBEAT_AFTER_S`, a progress note goes out
+every `HEARTBEAT_EVERY_S` so the window can show it is alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from core.errors import BelayError, ErrorKind, ToolError
+from core.tools.base import RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
+
+HEARTBEAT_AFTER_S = 2.0
+HEARTBEAT_EVERY_S = 2.0
+
+
+@dataclass(frozen=True)
+class Attempted:
+    """A tool's output and how many tries it took."""
+
+    output: ToolOutput
+    attempts: int
+
+
+def delays(policy: RetryPolicy, rng: random.Random | None = None) -> list[float]:
+    """The waits between the tries of `policy`: exponential, capped, each scaled by jitter."""
+    rng = rng or random.Random()
+    waits = []
+    for n in range(policy.attempts - 1):
+        base = min(policy.base_delay_s * policy.factor ** n, policy.max_delay_s)
+        waits.append(base * rng.uniform(1 - policy.jitter, 1 + policy.jitter))
+    return waits
+
+
+async def run_limited(tool: RunTool, args: ToolArgs, ctx: ToolContext, timeout_s: float | None,
+                      on_retry: Callable[[int, float, BelayError], None]) -> Attempted:
+    """Run `tool` once, or (for a retryable tool) until it succeeds, fails for good, or runs out of tries."""
+    waits = delays(tool.retry) if tool.retry is not None and tool.annotations.read_only else []
+    attempt = 1
+    while True:
+        try:
+            return Attempted(await _once(tool, args, ctx, timeout_s), attempt)
+        except BelayError as e:
+            if attempt > len(waits) or not e.info.recoverable:
+                raise
+            delay = waits[attempt - 1]
+            on_retry(attempt, delay, e)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+async def _once(tool: RunTool, args: ToolArgs, ctx: ToolContext, timeout_s: float | None) -> ToolOutput:
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await tool.run(args, ctx)
+    except TimeoutError:
+        assert timeout_s is not None
+        raise ToolError(ErrorKind.TIMEOUT, f"{tool.name} timed out after {timeout_s:g} s",
+                        "Narrow the request, or raise the timeout for this call or in settings ([timeouts])."
+                        ) from None
+
+
+@contextlib.asynccontextmanager
+async def heartbeat(note: Callable[[float], None]) -> AsyncIterator[None]:
+    """While the body runs past HEARTBEAT_AFTER_S, call `note(elapsed)` every HEARTBEAT_EVERY_S."""
+    started = time.monotonic()
+
+    async def beat() -> None:
+        await asyncio.sleep(HEARTBEAT_AFTER_S)
+        while True:
+            note(time.monotonic() - started)
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+    task = asyncio.ensure_future(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.wait([task])  # never raises for the beat's own cancellation; ours still propagates
