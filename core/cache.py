@@ -98,7 +98,7 @@ class ResultCache:
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()  # least recently used first
         self._exact: dict[str, set[str]] = {}  # a bare read ("a/b.py", "a") -> keys
         self._trees: dict[str, set[str]] = {}  # a tree read ("a/", "" for everything) -> keys
-        self._under: dict[str, set[str]] = {}  # "a/" -> keys with a read strictly below "a" ("a/", "a/b.py"...)
+        self._under: dict[str, set[str]] = {}  # "a/" -> keys with a read inside "a" or of its tree ("a/b.py", "a/")
         self._seq = 0  # bumped by each invalidate or clear
         self._floor = 0  # puts begun before this are refused: what changed then is no longer in `_log`
         self._log: deque[tuple[int, str]] = deque()  # (seq, changed path), oldest first
@@ -130,10 +130,11 @@ class ResultCache:
             return self._seq
 
     def put(self, key: str, entry: CacheEntry, *, since: int | None = None) -> None:
-        """Stores `entry` in place of any result under `key`, evicting the least recently used beyond the bounds.
+        """Stores `entry` under `key`, evicting the least recently used beyond the bounds.
 
-        Not stored: an entry larger than a quarter of `max_bytes`, and, given `since` from `begin()`, one that
-        read something invalidated since (or whose changes have been forgotten).
+        Any older result under `key` is dropped either way.  Not stored: an entry larger than a quarter of
+        `max_bytes`, and, given `since` from `begin()`, one that read something invalidated since (or whose
+        changes have been forgotten).  The check and the store are one step under the lock.
         """
         with self._lock:
             if key in self._entries:
@@ -163,7 +164,10 @@ class ResultCache:
                 if not changed:
                     return self._drop_all(counted=True)
                 self._collect(changed, victims, walked)
-                self._log.append((self._seq, changed))
+                if self._log and self._log[-1][1] == changed:  # watchdog reports a write 2 or 3 times
+                    self._log[-1] = (self._seq, changed)
+                else:
+                    self._log.append((self._seq, changed))
             while len(self._log) > _LOG_LIMIT:
                 self._floor = self._log.popleft()[0]
             for key in victims:

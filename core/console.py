@@ -40,7 +40,10 @@ from core.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline import Timeline
 from core.shells import ShellManager
+from core.cache import CacheStats, ResultCache
+from core.call_cache import CallCache
 from core.orchestration.models import BatchCall, BatchReport
+from core.orchestration.runner import BatchRunner
 from core.tracker import ChangeTracker
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
@@ -89,7 +92,7 @@ class Console:
         self._journal: Journal | None = None
         self._blobs: BlobStore | None = None
         self._tracker_: ChangeTracker | None = None
-        self.cache: Any = None
+        self.cache: CallCache | None = None
         """Answers repeated read-only calls while nothing they read has changed."""
         self.recovery_notes: tuple[str, ...] = ()
         """What opening found and repaired after a crash (an interrupted undo finished...), for the window."""
@@ -169,13 +172,11 @@ class Console:
             raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only")
         return self._tracker_
 
-    def _result_cache(self, tracker: ChangeTracker) -> Any:
+    def _result_cache(self, tracker: ChangeTracker) -> CallCache | None:
         """Results are cached only where a watcher can tell the moment what they read changes."""
         watcher = tracker.watcher
-        if watcher is None or not watcher.watching or not hasattr(watcher, "add_listener"):  # TEMP guard
+        if watcher is None or not watcher.watching:
             return None
-        from core.cache import ResultCache  # TEMP lazy while modules land
-        from core.call_cache import CallCache
         cache = CallCache(ResultCache(), self.workspace, watcher.sync)
         watcher.add_listener(cache.changed)
         return cache
@@ -468,12 +469,11 @@ class Console:
         if self._pipeline is None or self._journal is None:
             raise RuntimeError("the console is not open")
         await self._ensure_session()
-        from core.orchestration.runner import BatchRunner  # TEMP lazy while modules land
         runner = BatchRunner(workspace=self.workspace, registry=self.registry, journal=self._journal, bus=self.bus,
                              io=self._io, session_id=self.session_id, call=self.call)
         return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
 
-    def cache_stats(self) -> Any:
+    def cache_stats(self) -> CacheStats | None:
         """Hits and misses of the result cache; None when results are not cached (no workspace watcher)."""
         return self.cache.stats if self.cache is not None else None
 

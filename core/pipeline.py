@@ -25,6 +25,7 @@ from core.bus import EventBus
 from core.changes import apply_plan, replace_contents
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
+from core.call_cache import CallCache
 from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallProgress, CallQueued,
                          CallRetrying, CallStarted, ProposedFile)
 from core.running import heartbeat, run_limited
@@ -97,7 +98,7 @@ class Pipeline:
                  io: Callable[..., Awaitable[Any]], session_id: str,
                  always_allow: Callable[[str, str], Awaitable[None]],
                  sandbox: Callable[[], str] = lambda: "", tracker: ChangeTracker | None = None,
-                 cache: Any = None,
+                 cache: CallCache | None = None,
                  timeouts: Callable[[], dict[str, float]] = dict) -> None:
         self.workspace, self.registry, self.policy = workspace, registry, policy
         self.approvals, self.bus, self.journal, self.blobs = approvals, bus, journal, blobs

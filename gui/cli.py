@@ -43,7 +43,30 @@ def _parser() -> argparse.ArgumentParser:
     redo.add_argument("--state-dir")
     redo.add_argument("--file", action="append", dest="files", metavar="PATH")
     redo.add_argument("--json", action="store_true")
+
+    run = sub.add_parser("run", help="run a plan (a batch of calls or a scripted agent) without the window",
+                         description="Run a plan headless: a batch ({calls: [...]}, or a bare list of calls) or a "
+                                     "scripted agent ({steps: [...]}), JSON or YAML. Exit code 0 when every call "
+                                     "succeeded, 1 when any failed, was denied or skipped, 2 for a bad plan.")
+    run.add_argument("plan", help="the plan file (JSON or YAML)")
+    run.add_argument("--workspace", help="the directory the calls work in (default: the current directory)")
+    run.add_argument("--state-dir", help="where journals and blobs live (default: BELAY_STATE_DIR or the user data dir)")
+    run.add_argument("--auto", choices=("approve", "deny"),
+                     help="answer approvals without asking (default: ask at the terminal)")
+    run.add_argument("--json", action="store_true", help="print every event as a JSON line, then a summary (needs --auto)")
+    run.add_argument("--fail-fast", action="store_true", help="stop starting calls at the first failure")
+    run.add_argument("--concurrency", type=_positive, metavar="N", help="at most N calls at once (default 10)")
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,6 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "calls":
         from gui.terminal import list_calls
         return list_calls(args.workspace, args.state_dir, args.json)
+    if args.command == "run":
+        from gui.headless import RunOptions, run_plan
+        return run_plan(RunOptions(plan=args.plan, workspace=args.workspace, state_dir=args.state_dir,
+                                   auto=args.auto, as_json=args.json, fail_fast=args.fail_fast,
+                                   concurrency=args.concurrency))
     if args.command in ("undo", "redo"):
         from gui.terminal import undo_call
         return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,

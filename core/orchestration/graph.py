@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -74,7 +75,8 @@ class Graph:
         return frozenset(self._dependents[id])
 
     def ready(self, done: Collection[str]) -> list[str]:
-        """Ids not in `done` whose needs all are, in batch order."""
+        """Ids not in `done` whose needs all are, in batch order (O(calls + edges) per call)."""
+        done = done if isinstance(done, (AbstractSet, Mapping)) else set(done)
         return [id for id in self.order if id not in done and all(need in done for need in self._needs[id])]
 
     def __repr__(self) -> str:
@@ -95,25 +97,38 @@ def build_graph(calls: Sequence[BatchCall], declared: Mapping[str, Iterable[str]
     declared = declared or {}
     if unknown := [id for id in declared if id not in first_seen]:
         raise BatchError(f'dependencies are declared for call "{unknown[0]}", which is not in the batch')
-    needs = {call.id: frozenset(_needs_of(call, list(declared.get(call.id, ())), first_seen)) for call in calls}
-    return Graph(tuple(first_seen), needs)
-
-
-def _needs_of(call: BatchCall, declared: list[str], batch: Mapping[str, int]) -> set[str]:
-    """What `call` waits for; an id outside the batch is a BatchError and the call itself a CycleError."""
-    sources = [(id, f'call "{call.id}" depends on "{id}"') for id in call.depends_on]
-    sources += [(id, f'call "{call.id}" depends on "{id}" (declared by its tool)') for id in declared]
+    edges = {call.id: _edges_of(call, list(declared.get(call.id, ())), first_seen) for call in calls}
     try:
-        sources += [(ref.call, f'call "{call.id}": {where}: {ref.text} refers to "{ref.call}"')
+        return Graph(tuple(first_seen), {id: frozenset(needs) for id, needs in edges.items()})
+    except CycleError as e:
+        # A tool's declared edge (two calls touching one file) can close a cycle the agent never wrote.
+        by_tool = [f"{a} -> {b}" for a, b in zip(e.path, e.path[1:]) if edges[a].get(b)]
+        if not by_tool:
+            raise
+        shown = ", ".join(by_tool[:3]) + (", ..." if len(by_tool) > 3 else "")
+        raise CycleError(e.path, f"declared by a tool: {shown}") from None
+
+
+def _edges_of(call: BatchCall, declared: list[str], batch: Mapping[str, int]) -> dict[str, bool]:
+    """What `call` waits for, each marked True when only its tool declared it.
+
+    An id outside the batch is a BatchError and the call itself a CycleError, naming where it comes from.
+    """
+    sources = [(id, False, f'call "{call.id}" depends on "{id}"') for id in call.depends_on]
+    try:
+        sources += [(ref.call, False, f'call "{call.id}": {where}: {ref.text} refers to "{ref.call}"')
                     for where, ref in iter_references(call.args)]
     except BadReference as e:
         raise BatchError(f'call "{call.id}": {e}') from e
-    for id, source in sources:
+    sources += [(id, True, f'call "{call.id}" depends on "{id}" (declared by its tool)') for id in declared]
+    edges: dict[str, bool] = {}
+    for id, by_tool, source in sources:
         if id == call.id:
             raise CycleError([id, id], f"{source}: a call cannot wait for itself")
         if id not in batch:
             raise BatchError(f"{source}, which is not in the batch")
-    return {id for id, _ in sources}
+        edges.setdefault(id, by_tool)
+    return edges
 
 
 def _topological(order: tuple[str, ...], needs: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ class _SyntaxProblem(Exception):
 
 
 class _Scanner:
-    """Reads the one reference whose `${` begins at `start` (recursive descent, one method per rule)."""
+    """Reads the one reference whose `${` begins at `start`: a hand-written scanner, one method per rule."""
 
     def __init__(self, text: str, start: int) -> None:
         self.text, self.start, self.pos = text, start, start + 2

@@ -48,7 +48,8 @@ class BatchRunner:
     async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
-        graph = build_graph(calls, self._declared(calls))
+        explicit = build_graph(calls)  # refuses cycles and unknown ids in what the batch itself says
+        graph = build_graph(calls, self._declared(calls, plan_info(explicit).levels))
         plan = plan_info(graph)
         batch_id = new_batch_id()
         await self._io(self.journal.add_batch, batch_id, self.session_id, agent.agent_id, name, plan)
@@ -91,18 +92,23 @@ class BatchRunner:
         reads = tool.reads(valid, self.workspace) or frozenset()
         return reads, tool.writes(valid, self.workspace) or frozenset()
 
-    def _declared(self, calls: Sequence[BatchCall]) -> dict[str, set[str]]:
-        """A call writing a path waits for the earlier calls touching it; a call touching a path written
-        earlier waits for that write.  Calls with references in their arguments cannot say yet."""
+    def _declared(self, calls: Sequence[BatchCall], levels: Sequence[Sequence[str]]) -> dict[str, set[str]]:
+        """A call writing a path waits for the calls before it touching that path; a call touching a path
+        written before it waits for that write.  "Before" is the order the batch's own dependencies give
+        (then the batch's order), so these edges never contradict them.  Calls with references in their
+        arguments cannot say yet what they touch: the scheduler still keeps them apart at run time."""
         if len(calls) > DECLARED_EDGES_UP_TO:
             return {}
-        touched = [self._touches(c, c.args) if not _has_references(c) else (frozenset(), frozenset()) for c in calls]
+        by_id = {c.id: c for c in calls}
+        ordered = [by_id[cid] for level in levels for cid in level]
+        touched = [self._touches(c, c.args) if not _has_references(c) else (frozenset(), frozenset())
+                   for c in ordered]
         edges: dict[str, set[str]] = {}
         for i, (reads, writes) in enumerate(touched):
             for j in range(i):
                 earlier_reads, earlier_writes = touched[j]
                 if _meets(writes, earlier_reads | earlier_writes) or _meets(earlier_writes, reads):
-                    edges.setdefault(calls[i].id, set()).add(calls[j].id)
+                    edges.setdefault(ordered[i].id, set()).add(ordered[j].id)
         return edges
 
     async def _record_skipped(self, agent: AgentHandle, batch_id: str, call: BatchCall, why: str) -> str:

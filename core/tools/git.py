@@ -112,15 +112,18 @@ class _Repo:
     identity: dict[str, str] = field(default_factory=dict)
     """user.name and user.email as configured (the repository's config over the person's own)."""
 
-    async def run(self, *args: str, stdin: bytes | None = None, sink: OutputCapture | None = None) -> _Run:
+    async def run(self, *args: str, config: tuple[str, ...] = (), stdin: bytes | None = None,
+                  sink: OutputCapture | None = None) -> _Run:
+        """Run `git <args>` with `config` ("-c", "key=value" pairs) added for this run only."""
         env = {**git_env(), "GIT_CEILING_DIRECTORIES": str(self.root.parent)}
-        return await _spawn([GIT, *_OPTIONS, *self.options, *args], self.root, env, self.deadline, stdin, sink)
+        return await _spawn([GIT, *_OPTIONS, *self.options, *config, *args], self.root, env, self.deadline,
+                            args[0], stdin, sink)
 
-    async def check(self, *args: str, stdin: bytes | None = None, sink: OutputCapture | None = None) -> _Run:
+    async def check(self, *args: str, sink: OutputCapture | None = None, suggestion: str = "") -> _Run:
         """Run git; a failure becomes a ToolError carrying git's own message."""
-        result = await self.run(*args, stdin=stdin, sink=sink)
+        result = await self.run(*args, sink=sink)
         if result.code != 0:
-            raise _failure(args[0], result, self.root)
+            raise _failure(args[0], result, self.root, suggestion)
         return result
 
 
@@ -135,7 +138,8 @@ async def open_repo(workspace: Workspace) -> _Repo:
     repo = _Repo(root, time.monotonic() + GIT_TIMEOUT_S)
     env = {k: v for k, v in git_env().items() if k != "GIT_CONFIG_GLOBAL"}  # the person's identity counts
     env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
-    found = await _spawn([GIT, "config", "--null", "--get-regexp", _CONFIG_KEYS], root, env, repo.deadline)
+    found = await _spawn([GIT, "config", "--null", "--get-regexp", _CONFIG_KEYS], root, env, repo.deadline,
+                         "config")
     options: list[str] = []
     for entry in found.out.decode("utf-8", "replace").split("\0") if found.code == 0 else []:
         key, _, value = entry.partition("\n")
@@ -149,8 +153,9 @@ async def open_repo(workspace: Workspace) -> _Repo:
     return repo
 
 
-async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], deadline: float,
+async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], deadline: float, command: str,
                  stdin: bytes | None = None, sink: OutputCapture | None = None) -> _Run:
+    """Run git to its end, or kill its process group on timeout or cancellation before passing that on."""
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
@@ -159,8 +164,7 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], deadline: floa
             return await _collect(proc, stdin, sink)
     except TimeoutError:
         await finish_shielded(_kill(proc))
-        raise ToolError(ErrorKind.TIMEOUT, f"git {argv[len(_OPTIONS) + 1] if len(argv) > 2 else ''} took longer"
-                        f" than {GIT_TIMEOUT_S:g} s and was stopped",
+        raise ToolError(ErrorKind.TIMEOUT, f"git {command} took longer than {GIT_TIMEOUT_S:g} s and was stopped",
                         "The repository may be very large or locked by another git process; try again.") from None
     except BaseException:
         await finish_shielded(_kill(proc))
@@ -207,8 +211,9 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
     await proc.wait()
 
 
-def _failure(command: str, result: _Run, root: Path) -> ToolError:
-    message = result.err.removeprefix("fatal: ").removeprefix("error: ") or f"exit status {result.code}"
+def _failure(command: str, result: _Run, root: Path, suggestion: str = "") -> ToolError:
+    said = "\n".join(line for line in result.err.splitlines() if not line.startswith("hint:"))
+    message = said.removeprefix("fatal: ").removeprefix("error: ") or f"exit status {result.code}"
     if "not a git repository" in result.err:
         return ToolError(ErrorKind.NOT_FOUND, f"the workspace {root} is not a git repository ({message})",
                          _NOT_A_REPO)
@@ -218,7 +223,7 @@ def _failure(command: str, result: _Run, root: Path) -> ToolError:
     if ".lock" in result.err and "exists" in result.err:
         return ToolError(ErrorKind.BUSY, f"git {command} failed: {message}",
                          "Another git process is working in this repository; try again when it is done.")
-    return ToolError(ErrorKind.INVALID_ARGS, f"git {command} failed: {message}", "Check the arguments.")
+    return ToolError(ErrorKind.INVALID_ARGS, f"git {command} failed: {message}", suggestion or "Check the arguments.")
 
 
 def pathspecs(workspace: Workspace, raw_paths: list[str]) -> list[str]:
@@ -247,3 +252,242 @@ def _shown_paths(raw_paths: list[str], workspace: Workspace) -> list[str]:
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
+
+
+_READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True)
+_XY = {"M": "modified", "T": "type changed", "A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
+
+
+@dataclass
+class _Status:
+    """`git status --porcelain=v2 --branch -z`, parsed."""
+
+    branch: str | None = None
+    """None when HEAD is detached."""
+    upstream: str | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    unborn: bool = False
+    staged: list[tuple[str, str]] = field(default_factory=list)
+    """(path, line) pairs, e.g. ("b.py", "renamed: a.py -> b.py")."""
+    unstaged: list[tuple[str, str]] = field(default_factory=list)
+    untracked: list[str] = field(default_factory=list)
+    conflicted: list[str] = field(default_factory=list)
+
+
+def parse_status(out: bytes) -> _Status:
+    status = _Status()
+    records = out.decode("utf-8", "replace").split("\0")
+    records.reverse()
+    while records:
+        record = records.pop()
+        kind = record[:2]
+        if kind == "# ":
+            _branch_line(status, record[2:])
+        elif kind in ("1 ", "2 "):
+            fields = record.split(" ", 9 if kind == "2 " else 8)
+            old = records.pop() if kind == "2 " and records else None
+            _changed(status, fields[1], fields[-1], old)
+        elif kind == "u ":
+            status.conflicted.append(record.split(" ", 10)[-1])
+        elif kind == "? ":
+            status.untracked.append(record[2:])
+    return status
+
+
+def _branch_line(status: _Status, line: str) -> None:
+    key, _, value = line.partition(" ")
+    if key == "branch.head":
+        status.branch = None if value == "(detached)" else value
+    elif key == "branch.oid":
+        status.unborn = value == "(initial)"
+    elif key == "branch.upstream":
+        status.upstream = value
+    elif key == "branch.ab":
+        ahead, _, behind = value.partition(" ")
+        status.ahead, status.behind = int(ahead.lstrip("+")), int(behind.lstrip("-"))
+
+
+def _changed(status: _Status, xy: str, path: str, old: str | None) -> None:
+    for code, entries in ((xy[0], status.staged), (xy[1], status.unstaged)):
+        if code != ".":
+            what = _XY.get(code, code)
+            entries.append((path, f"{what}: {old} -> {path}" if old is not None and code in "RC" else f"{what}: {path}"))
+
+
+def status_text(status: _Status) -> str:
+    lines = [_where(status)]
+    sections = (("Staged", [line for _, line in status.staged]), ("Not staged", [line for _, line in status.unstaged]),
+                ("Conflicted (unmerged)", status.conflicted), ("Untracked", status.untracked))
+    for title, entries in sections:
+        if entries:
+            lines.append(f"{title} ({len(entries)}):")
+            lines += [f"  {sanitize(entry)}" for entry in entries[:MAX_LISTED]]
+            if len(entries) > MAX_LISTED:
+                lines.append(f"  ... and {len(entries) - MAX_LISTED:,} more")
+    if len(lines) == 1:
+        lines.append("Nothing to commit, working tree clean.")
+    return "\n".join(lines)
+
+
+def _where(status: _Status) -> str:
+    where = f"On branch {sanitize(status.branch)}" if status.branch is not None else "HEAD detached"
+    if status.unborn:
+        return where + ", no commits yet"
+    if status.upstream is None:
+        return where
+    moved = [f"{label} {n}" for label, n in (("ahead", status.ahead), ("behind", status.behind)) if n]
+    return where + (f", {' and '.join(moved)} of" if moved else ", up to date with") + f" {status.upstream}"
+
+
+class GitStatus(RunTool):
+    name = "git_status"
+    description = (
+        "Show the git status of the workspace: the branch, how far it is ahead of or behind its upstream, "
+        "and which files are staged, changed but not staged, and untracked. Takes no arguments."
+    )
+    Args: ClassVar[type[ToolArgs]] = GitStatusArgs
+    annotations = _READ_ONLY
+    timeout_s = None  # the tool keeps its own deadline (GIT_TIMEOUT_S)
+
+    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+        return "status"
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        repo = await open_repo(ctx.workspace)
+        result = await repo.check("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
+                                  "--ignore-submodules=dirty")
+        status = parse_status(result.out)
+        text = status_text(status) + ("\n(git's output was too long and was cut.)" if result.cut else "")
+        data = {"branch": status.branch, "upstream": status.upstream, "ahead": status.ahead,
+                "behind": status.behind, "staged": [p for p, _ in status.staged],
+                "unstaged": [p for p, _ in status.unstaged], "untracked": status.untracked,
+                "conflicted": status.conflicted}
+        return ToolOutput(text, data)
+
+
+def parse_numstat(out: bytes) -> tuple[list[str], int, int]:
+    """Files, lines added and lines removed from `git diff --numstat -z` (binary files count no lines)."""
+    records = out.decode("utf-8", "replace").split("\0")
+    records.reverse()
+    files, added, removed = [], 0, 0
+    while records:
+        fields = records.pop().split("\t", 2)
+        if len(fields) != 3:
+            continue
+        path = fields[2]
+        if not path and len(records) >= 2:  # a rename: the old and the new path follow
+            records.pop()
+            path = records.pop()
+        files.append(path)
+        added += int(fields[0]) if fields[0].isdigit() else 0
+        removed += int(fields[1]) if fields[1].isdigit() else 0
+    return files, added, removed
+
+
+class GitDiff(RunTool):
+    name = "git_diff"
+    description = (
+        "Show changes in the workspace as a unified diff: by default what is changed but not staged; with "
+        "staged=true what is staged for the next commit; with ref, the changes since that commit, branch or "
+        "tag. paths limits it to files or directories (absolute or relative to the workspace). Untracked "
+        "files are not shown (git_status lists them). Long diffs are cut in the middle."
+    )
+    Args: ClassVar[type[ToolArgs]] = GitDiffArgs
+    annotations = _READ_ONLY
+    timeout_s = None  # the tool keeps its own deadline (GIT_TIMEOUT_S)
+
+    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+        assert isinstance(args, GitDiffArgs)
+        words = ["diff", *(["--staged"] if args.staged else []), *([args.ref] if args.ref else [])]
+        return " ".join(words + _shown_paths(args.paths, workspace))
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, GitDiffArgs)
+        specs = pathspecs(ctx.workspace, args.paths)
+        repo = await open_repo(ctx.workspace)
+        which = [*(["--cached"] if args.staged else []), "--end-of-options", *([args.ref] if args.ref else []),
+                 "--", *specs]
+        options = ["--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=dirty"]
+        stat = await repo.check("diff", *options, "--numstat", "-z", *which,
+                                suggestion="Check that ref names an existing commit, branch or tag.")
+        files, added, removed = parse_numstat(stat.out)
+        capture = OutputCapture()
+        await repo.check("diff", *options, *which, sink=capture)
+        data = {"files": files, "added": added, "removed": removed, "truncated": capture.truncated}
+        if not files:
+            return ToolOutput(_no_changes(args), data)
+        head = f"{count(len(files), 'file')} changed, {count(added, 'insertion')}(+), {count(removed, 'deletion')}(-)"
+        return ToolOutput(f"{head}\n\n{capture.text_for_agent().rstrip()}", data)
+
+
+def _no_changes(args: GitDiffArgs) -> str:
+    what = "No staged changes" if args.staged else "No unstaged changes"
+    if args.ref:
+        what += f" against {args.ref}"
+    if args.paths:
+        what += " in " + ", ".join(args.paths)
+    return what + ("." if args.staged else " (untracked files are not shown; git_status lists them).")
+
+
+_NOTHING = {
+    "no changes added to commit": ("changes to tracked files are not staged",
+                                   "Pass all=true to commit every change to tracked files, or name the files in paths."),
+    "nothing added to commit": ("only untracked files changed", "Name the new files in paths to add them."),
+    "nothing to commit": ("the working tree is clean", "Make a change first; git_status shows what changed."),
+}
+
+
+class GitCommit(RunTool):
+    name = "git_commit"
+    description = (
+        "Commit to the workspace's git repository. message is the commit message. paths are staged first "
+        "(new, changed or deleted files and directories, absolute or relative to the workspace); all=true "
+        "also stages every change to tracked files (git commit -a); otherwise what is already staged is "
+        "committed. Hooks do not run. Fails when there is nothing to commit."
+    )
+    Args: ClassVar[type[ToolArgs]] = GitCommitArgs
+    annotations = Annotations(read_only=False, destructive=False, idempotent=False)
+    timeout_s = None  # the tool keeps its own deadline: the pipeline runs capturing tools without one
+    captures_workspace = True
+
+    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+        assert isinstance(args, GitCommitArgs)
+        subject = " ".join(args.message.strip().splitlines()[0].split())
+        return f"commit: {subject if len(subject) <= 72 else subject[:71] + '…'}"
+
+    def writes(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+        return frozenset({""})
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, GitCommitArgs)
+        specs = pathspecs(ctx.workspace, args.paths)
+        repo = await open_repo(ctx.workspace)
+        if specs:
+            await repo.check("add", "--all", "--", *specs,
+                             suggestion="Name files that exist or that git tracks; git_status lists what changed.")
+        name = repo.identity.get("user.name") or AGENT_NAME
+        email = repo.identity.get("user.email") or AGENT_EMAIL
+        config = ("-c", f"user.name={name}", "-c", f"user.email={email}", "-c", "commit.gpgsign=false")
+        result = await repo.run("commit", "--no-verify", "--cleanup=whitespace", *(["--all"] if args.all else []),
+                                "--file=-", config=config, stdin=args.message.encode())
+        if result.code != 0:
+            raise _not_committed(result, ctx.workspace.root)
+        head = (await repo.check("rev-parse", "HEAD")).out.decode().strip()
+        files = (await repo.check("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", "HEAD")).out
+        lines = [sanitize(result.out.decode("utf-8", "replace").strip())]
+        missing = [key for key in ("user.name", "user.email") if not repo.identity.get(key)]
+        if missing:
+            lines.append(f"No git {' or '.join(missing)} is configured, so the commit is by {name} <{email}>.")
+        data = {"commit": head, "files": [f for f in files.decode("utf-8", "replace").split("\0") if f],
+                "author": f"{name} <{email}>"}
+        return ToolOutput("\n".join(lines), data)
+
+
+def _not_committed(result: _Run, root: Path) -> ToolError:
+    said = result.out.decode("utf-8", "replace").strip().splitlines()
+    last = said[-1] if said else ""
+    for start, (why, suggestion) in _NOTHING.items():
+        if result.code == 1 and last.startswith(start):
+            return ToolError(ErrorKind.INVALID_ARGS, f"nothing to commit: {why}", suggestion)
+    return _failure("commit", result, root)

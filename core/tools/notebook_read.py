@@ -100,12 +100,12 @@ def _rendered(rel: str, path_text: str, notebook: dict[str, Any], indices: list[
     size, shown = len(parts[0]), []
     for index in indices:
         block = _cell_text(cells[index], index)
-        if shown and size + len(block) + 1 > MAX_RESULT_CHARS:
+        if shown and size + len(block) + 2 > MAX_RESULT_CHARS:
             break
         if len(block) > MAX_RESULT_CHARS:
             block = block[:MAX_RESULT_CHARS] + f"\n[... cell cut at {MAX_RESULT_CHARS:,} characters ...]"
         parts.append(block)
-        size += len(block) + 1
+        size += len(block) + 2
         shown.append(index)
     if len(shown) < len(indices):
         next_cell = label(cells[indices[len(shown)]], indices[len(shown)])
@@ -113,7 +113,7 @@ def _rendered(rel: str, path_text: str, notebook: dict[str, Any], indices: list[
                      f'with cell_id, starting at cell_id="{next_cell}".)')
     data = {"path": path_text, "total_cells": len(cells),
             "cells": [_cell_data(cells[i], i) for i in shown]}
-    return ToolOutput("\n".join(parts), data)
+    return ToolOutput("\n\n".join(parts), data)
 
 
 def _title(rel: str, notebook: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from core.tools.edit import Edit, MultiEdit
 from core.tools.grep import Grep
 from core.tools.listing import LS, Glob
 from core.tools.notebook import NotebookEdit
+from core.tools.notebook_read import NotebookRead
 from core.tools.read import Read
 from core.tools.write import Write
 
@@ -58,4 +59,4 @@ class ToolRegistry:
 
 def file_tools() -> list[Tool]:
     """Fresh instances of the workspace file tools."""
-    return [Read(), Write(), Edit(), MultiEdit(), NotebookEdit(), LS(), Glob(), Grep()]
+    return [Read(), Write(), Edit(), MultiEdit(), NotebookRead(), NotebookEdit(), LS(), Glob(), Grep()]

@@ -182,6 +182,19 @@ def test_a_result_whose_reads_changed_while_it_was_made_is_not_stored() -> None:
     assert alive(cache, ["stale", "fresh", "later"]) == {"fresh", "later"}
 
 
+def test_repeated_events_for_one_path_are_remembered_once_and_as_the_latest() -> None:
+    cache = ResultCache()
+    since = cache.begin()
+    cache.invalidate(["log.txt"])
+    for _ in range(10_000):  # created, modified, closed...: one entry, not ten thousand
+        cache.invalidate(["busy.txt"])
+    cache.put("unrelated", entry("src/"), since=since)
+    since = cache.begin()
+    cache.invalidate(["busy.txt"])
+    cache.put("busy", entry("busy.txt"), since=since)
+    assert alive(cache, ["unrelated", "busy"]) == {"unrelated"}
+
+
 def test_a_result_begun_before_everything_or_a_forgotten_change_is_not_stored() -> None:
     cache = ResultCache()
     since = cache.begin()

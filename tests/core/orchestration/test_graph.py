@@ -29,6 +29,7 @@ def test_a_diamond_runs_the_middle_calls_side_by_side() -> None:
     assert graph.ready({"a", "b"}) == ["c"]
     assert graph.ready({"a", "b", "c"}) == ["d"]
     assert graph.ready({"a", "b", "c", "d"}) == []
+    assert graph.ready(["a", "b"]) == ["c"] and graph.ready({"a": "done"}) == ["b", "c"]
     plan = plan_info(graph)
     assert plan.levels == (("a",), ("b", "c"), ("d",))
     assert plan.critical_path == ("a", "b", "d") and plan.max_parallelism == 2
@@ -64,7 +65,11 @@ def test_an_escaped_reference_is_not_an_edge() -> None:
      'dependency cycle: a -> a (call "a" depends on "a" (declared by its tool): a call cannot wait for itself)'),
     ([call("a", "b"), call("b", "a")], None, ["a", "b", "a"], "dependency cycle: a -> b -> a"),
     ([call("a", p="${b.text}"), call("b", q=["${a.data}"])], None, ["a", "b", "a"], "dependency cycle: a -> b -> a"),
-    ([call("a"), call("b")], {"a": ["b"], "b": ["a"]}, ["a", "b", "a"], "dependency cycle: a -> b -> a"),
+    ([call("a"), call("b")], {"a": ["b"], "b": ["a"]}, ["a", "b", "a"],
+     "dependency cycle: a -> b -> a (declared by a tool: a -> b, b -> a)"),
+    ([call("a", "b"), call("b")], {"b": ["a"]}, ["a", "b", "a"],
+     "dependency cycle: a -> b -> a (declared by a tool: b -> a)"),
+    ([call("a", "b"), call("b", p="${a.text}")], {"b": ["a"]}, ["a", "b", "a"], "dependency cycle: a -> b -> a"),
     # Found from x, which only leads into the cycle; reported from the cycle's first call in the batch.
     ([call("x", "a"), call("b", "c"), call("c", "a"), call("a", "b")], None, ["b", "c", "a", "b"],
      "dependency cycle: b -> c -> a -> b"),

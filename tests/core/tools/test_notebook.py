@@ -13,10 +13,12 @@ import pytest
 from pydantic import ValidationError
 
 from core import arguments, fsio
+from core.diffs import compute_diff
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
 from core.tools.base import ReadState, ToolContext, WritePlan
+from core.tools import nbcells
 from core.tools.notebook import NotebookEdit, NotebookEditArgs
 from core.tools.read import Read, ReadArgs
 
@@ -200,7 +202,7 @@ INVALID = [
     (b"[1, 2]", "nb.ipynb is not a Jupyter notebook: its JSON is a list, not an object"),
     (b'{"cells": []}', "nb.ipynb is not a Jupyter notebook: it has no nbformat version"),
     (b'{"nbformat": 3, "nbformat_minor": 0, "worksheets": []}',
-     "nb.ipynb is an nbformat 3 notebook; NotebookEdit edits nbformat 4"),
+     "nb.ipynb is an nbformat 3 notebook; only nbformat 4 notebooks can be read and edited"),
     (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}}',
      "nb.ipynb is not a Jupyter notebook: it has no list of cells"),
     (b'{"nbformat": 4, "nbformat_minor": 5, "cells": [{"source": "x"}]}',
@@ -208,6 +210,11 @@ INVALID = [
     (b"\xff\xfe{}", "nb.ipynb is not UTF-8 text (byte 0), so not a Jupyter notebook"),
     (b'{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
      "nb.ipynb is nested too deeply to be a Jupyter notebook"),
+    (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"id": "a", "cell_type": "code",'
+     b' "metadata": {}, "outputs": [], "execution_count": null}]}',
+     "nb.ipynb is not a valid Jupyter notebook: cell 0 (id a): 'source' is a required property"),
+    (b'{"nbformat": 4, "nbformat_minor": 4, "cells": []}',
+     "nb.ipynb is not a valid Jupyter notebook: 'metadata' is a required property"),
 ]
 
 
@@ -217,6 +224,15 @@ def test_a_file_that_is_not_a_notebook_is_invalid(root: Path, nb_path: str, cont
     error = plan_error(make_ctx(root), notebook_path=nb_path, edit_mode="insert", cell_type="code", new_source="x")
     assert (error.kind, error.info.message) == (ErrorKind.INVALID_NOTEBOOK, message)
     assert (root / "nb.ipynb").read_bytes() == content
+
+
+def test_the_check_after_an_edit_says_the_edit_is_what_would_break_the_notebook() -> None:
+    broken = notebook([cell("a", "markdown", ["x"]), cell("b", "code", ["y"], outputs=[])])
+    with pytest.raises(ToolError) as info:
+        nbcells.check_schema(broken, "nb.ipynb", edited=True)
+    assert info.value.kind is ErrorKind.INVALID_NOTEBOOK
+    assert info.value.info.message == ("the edit would make nb.ipynb an invalid notebook: cell 1 (id b):"
+                                       " 'execution_count' is a required property")
 
 
 def test_argument_mistakes_are_invalid_args(root: Path, nb_path: str) -> None:
@@ -295,3 +311,76 @@ def test_summaries_name_the_notebook_the_mode_and_the_cell(root: Path, nb_path: 
     for extra, expected in cases:
         args = NotebookEditArgs.model_validate({"notebook_path": nb_path, "new_source": "x", **extra})
         assert tool.summary(args, ws) == expected
+
+
+def shown_diff(p: WritePlan) -> tuple[list[str], list[str]]:
+    """The lines the approval diff removes and adds, computed on what the plan shows (its cells, not JSON)."""
+    (w,) = p.writes
+    assert w.shown is not None
+    diff = compute_diff("nb.ipynb", *w.shown)
+    lines = [line for hunk in diff.hunks for line in hunk.lines]
+    return [x.text for x in lines if x.kind == "-"], [x.text for x in lines if x.kind == "+"]
+
+
+def test_the_approval_shows_cells_with_outputs_folded_not_json(root: Path, nb_path: str) -> None:
+    p = plan(make_ctx(root), notebook_path=nb_path, cell_id="c3", new_source="print(x)")
+    assert p.writes[0].shown is not None
+    assert p.writes[0].shown[0] == ("# ── cell m1 · markdown ──\n# Title\nIntro ✓\n\n"
+                                    "# ── cell c2 · code ──\nx = 1\nx\n# [1 output folded]\n\n"
+                                    "# ── cell c3 · code ──\nprint(x)\n").encode()
+    assert p.writes[0].shown[1] == p.writes[0].shown[0]
+
+
+def test_the_approval_diff_of_a_replace_touches_only_that_cell(root: Path, nb_path: str) -> None:
+    p = plan(make_ctx(root), notebook_path=nb_path, cell_id="c2", new_source="y = 2\nprint(y)\n")
+    removed, added = shown_diff(p)
+    assert removed == ["x = 1", "x", "# [1 output folded]"]
+    assert added == ["y = 2", "print(y)"]
+
+
+def test_the_approval_diff_of_an_insert_or_delete_renames_no_other_cell(root: Path, nb_path: str) -> None:
+    ctx = make_ctx(root)
+    inserted = plan(ctx, notebook_path=nb_path, edit_mode="insert", cell_type="code", new_source="import os\n")
+    new_id = json.loads(inserted.writes[0].after or b"")["cells"][0]["id"]
+    removed, added = shown_diff(inserted)
+    assert removed == [] and [line for line in added if line] == [f"# ── cell {new_id} · code ──", "import os"]
+    removed, added = shown_diff(plan(ctx, notebook_path=nb_path, cell_id="c2", edit_mode="delete", new_source=""))
+    assert added == [] and [line for line in removed if line] == ["# ── cell c2 · code ──", "x = 1", "x",
+                                                                  "# [1 output folded]"]
+
+
+def test_cells_without_ids_are_headed_by_the_name_cell_id_takes(root: Path) -> None:
+    old = notebook([cell(None, "code", "a = 1", execution_count=None, outputs=[]), cell(None, "raw", ["b"])], minor=4)
+    (root / "old.ipynb").write_bytes(jupyter_bytes(old))
+    p = plan(make_ctx(root), notebook_path=f"{root}/old.ipynb", cell_id="cell-1", new_source="B")
+    assert p.writes[0].shown == ("# ── cell-0 · code ──\na = 1\n\n# ── cell-1 · raw ──\nb\n".encode(),
+                                 "# ── cell-0 · code ──\na = 1\n\n# ── cell-1 · raw ──\nB\n".encode())
+
+
+SCHEMA_INVALID = [
+    ([cell("a", "code", ["x"], outputs=[], execution_count=None, extra=1)],
+     "cell 0 (id a): Additional properties are not allowed ('extra' was unexpected)"),
+    ([cell("a", "code", ["x"], execution_count=1, outputs=[{"output_type": "stream", "name": "stdout"}])],
+     "cell 0 (id a), outputs[0]: 'text' is a required property"),
+    ([cell("a", "python", ["x"])], "cell 0 (id a): cell_type 'python' is not one of raw, markdown, code"),
+    ([cell("a b", "markdown", ["x"])], "cell 0 (id a b), id: 'a b' does not match '^[a-zA-Z0-9-_]+$'"),
+    ([cell("a", "markdown", 5)], "cell 0 (id a), source: 5 is not valid under any of the given schemas"),
+]
+
+
+@pytest.mark.parametrize(("cells", "problem"), SCHEMA_INVALID)
+def test_a_notebook_its_schema_refuses_is_not_edited(root: Path, nb_path: str, cells: list[dict[str, Any]],
+                                                      problem: str) -> None:
+    content = jupyter_bytes(notebook(cells))
+    (root / "nb.ipynb").write_bytes(content)
+    error = plan_error(make_ctx(root), notebook_path=nb_path, edit_mode="insert", cell_type="code", new_source="x")
+    assert (error.kind, error.info.message) == (ErrorKind.INVALID_NOTEBOOK,
+                                                f"nb.ipynb is not a valid Jupyter notebook: {problem}")
+    assert "Jupyter" in error.info.suggestion and (root / "nb.ipynb").read_bytes() == content
+
+
+def test_a_cell_missing_its_id_in_a_4_5_notebook_is_tolerated_as_nbformat_does(root: Path, nb_path: str) -> None:
+    (root / "nb.ipynb").write_bytes(jupyter_bytes(notebook([cell(None, "markdown", ["old"])])))
+    ctx = make_ctx(root)
+    assert applied(ctx, plan(ctx, notebook_path=nb_path, cell_id="cell-0", new_source="new"))["cells"] == [
+        cell(None, "markdown", ["new"])]
