@@ -173,9 +173,11 @@ class Journal:
         with self._tx(durable=True) as db:
             _insert_changes(db, op_id, changes)
 
-    def finish_run(self, call_id: str, status: RunStatus, output: str,
-                   error: ErrorInfo | None, duration_s: float, cached: bool = False, attempts: int = 1) -> None:
-        with self._tx(durable=True) as db:
+    def finish_run(self, call_id: str, status: RunStatus, output: str, error: ErrorInfo | None,
+                   duration_s: float, cached: bool = False, attempts: int = 1, durable: bool = True) -> None:
+        """How a run ended.  `durable=False` for runs that changed nothing: a power cut may then lose the
+        ending (the run reads as interrupted), never a change or a decision, which have their own commits."""
+        with self._tx(durable=durable) as db:
             db.execute(
                 "UPDATE runs SET status=?, ended_at=?, duration_s=?, output=?, error=?, cached=?, attempts=?"
                 " WHERE call_id=?",

@@ -336,7 +336,8 @@ class Pipeline:
         full = data.pop("journal_output", None)
         if isinstance(full, str) and full and full != text:
             await self._io(self.journal.add_full_output, call_id, full)
-        await self._io(self.journal.finish_run, call_id, status, text, error, duration, cached, attempts)
+        await self._io(self.journal.finish_run, call_id, status, text, error, duration, cached, attempts,
+                       bool(changes or git))
         self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error,
                                       changes=changes, git_changes=git, duration_s=duration, cached=cached,
                                       attempts=attempts))

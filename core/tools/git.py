@@ -311,8 +311,8 @@ def _branch_line(status: _Status, line: str) -> None:
 def _changed(status: _Status, xy: str, path: str, old: str | None) -> None:
     for code, entries in ((xy[0], status.staged), (xy[1], status.unstaged)):
         if code != ".":
-            what = _XY.get(code, code)
-            entries.append((path, f"{what}: {old} -> {path}" if old is not None and code in "RC" else f"{what}: {path}"))
+            what, shown = _XY.get(code, code), f"{old} -> {path}" if old is not None and code in "RC" else path
+            entries.append((path, f"{what}: {shown}"))
 
 
 def status_text(status: _Status) -> str:
@@ -430,9 +430,10 @@ def _no_changes(args: GitDiffArgs) -> str:
     return what + ("." if args.staged else " (untracked files are not shown; git_status lists them).")
 
 
-_NOTHING = {
-    "no changes added to commit": ("changes to tracked files are not staged",
-                                   "Pass all=true to commit every change to tracked files, or name the files in paths."),
+_NOTHING = {  # the last line git prints, to what the agent is told
+    "no changes added to commit": (
+        "changes to tracked files are not staged",
+        "Pass all=true to commit every change to tracked files, or name the files in paths."),
     "nothing added to commit": ("only untracked files changed", "Name the new files in paths to add them."),
     "nothing to commit": ("the working tree is clean", "Make a change first; git_status shows what changed."),
 }
