@@ -13,10 +13,13 @@ from core.console import Console
 from core.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
+                         BatchFinished, BatchStarted, CallProgress, CallRetrying,
                          CallFinished, CallOutput, CallQueued, CallStarted, Event, ExternalChangesRecorded, Lagged,
                          ProposedFile, RollbackFinished,
                          RollbackRefused, PolicyChanged, SessionStarted, ShellFinished, ShellOutput,
                          ShellStarted)
+from core.orchestration.graph import BatchError, CycleError
+from core.orchestration.models import BatchCall, BatchReport, BatchResult, PlanInfo
 from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
 from core.pipeline import AgentHandle, CallOutcome
 from core.policy_settings import RuleEntry
@@ -36,5 +39,7 @@ __all__ = [
     "PolicyChanged", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
     "BashAnalysis", "BashSettings", "DisplayNode", "Impact", "RuleEntry", "SandboxInfo",
     "ExternalChangesRecorded", "ExternalNode", "FilePreview", "GitChange", "Resolution", "UndoPreview",
+    "BatchCall", "BatchError", "BatchFinished", "BatchReport", "BatchResult", "BatchStarted", "CallProgress",
+    "CallRetrying", "CycleError", "PlanInfo",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

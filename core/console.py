@@ -129,7 +129,8 @@ class Console:
                                        self._captures, self._record_external)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
         agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
-        self.timeline.load(agents, calls, await self._io(self._journal.externals))
+        self.timeline.load(agents, calls, await self._io(self._journal.externals),
+                           await self._io(self._journal.batches))
         bash = self.registry.get("Bash")
         if isinstance(bash, BashTool):
             problems += self._apply_bash_settings(bash)
@@ -440,16 +441,18 @@ class Console:
         return task
 
     async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
-                   timeout_s: float | None = None, batch: tuple[str, str] | None = None) -> CallOutcome:
+                   timeout_s: float | None = None, batch: tuple[str, str] | None = None,
+                   ask: bool = False) -> CallOutcome:
         """Submit one call for `agent` and wait for its outcome.
 
-        `timeout_s` overrides the tool's limit for this call; `batch` is (batch id, the call's id in it).
+        `timeout_s` overrides the tool's limit for this call; `batch` is (batch id, the call's id in it);
+        `ask` has a person approve it even where the policy would allow it.
         """
         if self._pipeline is None:
             raise RuntimeError("the console is not open")
         call_id = new_call_id()
         task = asyncio.ensure_future(self._pipeline.execute(call_id, agent, tool, args, spawn, timeout_s=timeout_s,
-                                                            batch=batch))
+                                                            batch=batch, ask=ask))
         self._call_tasks[call_id] = task
         try:
             return await asyncio.shield(task)

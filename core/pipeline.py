@@ -118,8 +118,9 @@ class Pipeline:
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None, *, timeout_s: float | None = None,
-                      batch: tuple[str, str] | None = None) -> CallOutcome:
-        """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it)."""
+                      batch: tuple[str, str] | None = None, ask: bool = False) -> CallOutcome:
+        """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it);
+        `ask` has a person approve it even where the policy would allow it."""
         started = time.monotonic()
         tool, args, problem = self._prepare(agent, tool_name, raw_args)
         summary = tool.summary(args, self.workspace) if tool and args else _raw_summary(raw_args)
@@ -135,7 +136,7 @@ class Pipeline:
             assert tool is not None and args is not None
             ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn,
                               emit_output=lambda text: self.bus.publish(CallOutput(call_id=call_id, text=text)))
-            ran = await self._decide_and_run(call_id, agent, tool, args, summary, ctx, timeout_s)
+            ran = await self._decide_and_run(call_id, agent, tool, args, summary, ctx, timeout_s, ask)
         except asyncio.CancelledError:
             await asyncio.shield(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
                                               ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
@@ -165,9 +166,12 @@ class Pipeline:
             return tool, None, e
 
     async def _decide_and_run(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs,
-                              summary: str, ctx: ToolContext, timeout_s: float | None) -> Ran:
+                              summary: str, ctx: ToolContext, timeout_s: float | None, ask: bool = False) -> Ran:
         # Off the loop: paths are resolved on disk, and a long command line takes a while to analyse.
         verdict = await asyncio.to_thread(lambda: self.policy.evaluate(self._request(tool, args)))
+        if ask and verdict.action == "allow":
+            verdict = verdict.model_copy(update={"action": "ask", "reason": "the plan asks for a person's approval "
+                                                 f"of this call (the policy alone would allow it: {verdict.reason})"})
         if verdict.action == "deny":
             raise _Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
                             ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))

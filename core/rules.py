@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 RuleAction = Literal["allow", "ask", "deny"]
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_TOOLS = EDIT_TOOLS | READ_TOOLS
 _FAMILIES = {"Edit": EDIT_TOOLS, "Read": READ_TOOLS}
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")

@@ -65,6 +65,8 @@ class AgentNode:
     """Its runs by status, those in its batches included: its time window grows while one is unfinished."""
     last_at: datetime | None = None
     """The latest moment one of its runs or batches reached: where its time window ends when none is live."""
+    open_batches: set[str] = field(default_factory=set)
+    """Its batches not finished yet (its time window grows while one is, even between two calls)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class BatchNode:
     statuses: Counter[RunStatus] = field(default_factory=Counter)
     """Its runs by status, kept as they change."""
     last_at: datetime | None = None
+    interrupted: bool = False
+    """Never finished: reloaded from the journal of a session that ended first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,8 +258,18 @@ class Timeline:
         return None
 
     def live(self, group: NodeKey) -> bool:
-        """Whether a run of this agent or batch is unfinished (its time window then ends "now")."""
-        return any(n > 0 and not status.final for status, n in self._group_node(group).statuses.items())
+        """Whether this agent or batch is still at work (its time window then ends "now").
+
+        It is while one of its runs is unfinished, and a batch is from its start
+        to its BatchFinished, even between two calls, unless its agent ended first.
+        """
+        node = self._group_node(group)
+        if any(n > 0 and not status.final for status, n in node.statuses.items()):
+            return True
+        if isinstance(node, AgentNode):
+            return node.status == AgentStatus.RUNNING and bool(node.open_batches)
+        return node.batch_id in self.agents[node.agent_id].open_batches and \
+            self.agents[node.agent_id].status == AgentStatus.RUNNING
 
     def window(self, group: NodeKey, now: datetime) -> float:
         """How long the agent's or batch's time window is, in seconds from its start."""
@@ -317,6 +331,8 @@ class Timeline:
             return []
         changes = self._ensure_agent(node.agent_id, node.started_at)
         self.batches[node.batch_id] = node
+        if node.totals is None and not node.interrupted:
+            self.agents[node.agent_id].open_batches.add(node.batch_id)
         self._reach(node.agent_id, None, [node.started_at, node.finished_at])
         changes.append(self._append(agent_key(node.agent_id), batch_key(node.batch_id)))
         return changes
@@ -333,6 +349,8 @@ class Timeline:
         self._count(node, 1)
         self._reach(node.agent_id, node.batch_id, [node.queued_at, _known_end(node)])
         changes.append(self._append(parent, run_key(node.call_id)))
+        if node.batch_id:
+            changes.append(Updated(parent))  # one more call seen: its "3/8 done"
         return changes
 
     def _count(self, run: RunNode, delta: int) -> None:
@@ -373,6 +391,10 @@ class Timeline:
                                       undone_paths=c.undone_paths, git_undone=c.git_undone,
                                       batch_id=c.batch_id, batch_key=c.batch_key, cached=c.cached,
                                       attempts=c.attempts))
+        for batch in self.batches.values():  # made from their calls, their batch record missing
+            if batch.totals is None:
+                batch.interrupted = True
+                self.agents[batch.agent_id].open_batches.discard(batch.batch_id)
 
     # -- events -----------------------------------------------------------
 
@@ -410,6 +432,7 @@ class Timeline:
             return []
         node.finished_at = e.at
         node.totals = BatchTotals(e.succeeded, e.failed, e.skipped, e.cache_hits, e.duration_s, e.max_running)
+        self.agents[node.agent_id].open_batches.discard(e.batch_id)
         self._reach(node.agent_id, node.batch_id, [e.at])
         return [Updated(batch_key(e.batch_id))]
 
@@ -502,7 +525,7 @@ def _batch_node(record: BatchRecord) -> BatchNode:
                              int(s.get("max_running", 0)))
     size = sum(len(level) for level in record.plan.levels)
     return BatchNode(record.batch_id, record.agent_id, record.name, size, record.plan, record.created_at,
-                     record.finished_at, totals)
+                     record.finished_at, totals, interrupted=totals is None)
 
 
 RAN = (RunStatus.DONE, RunStatus.FAILED, RunStatus.TIMED_OUT)
@@ -536,10 +559,10 @@ def _batch_span(batch: BatchNode, live: bool, start: datetime, now: datetime) ->
     if live:
         return GanttSpan(begun, None, begun, max((now - start).total_seconds(), begun), True, RunStatus.RUNNING)
     ended = batch.finished_at or batch.last_at or batch.started_at
-    if batch.totals is None:
-        status = RunStatus.QUEUED  # between two calls, or never finished (its session ended first)
-    else:
+    if batch.totals is not None:
         status = RunStatus.FAILED if batch.totals.failed else RunStatus.DONE
+    else:  # its session, or its agent, ended first
+        status = RunStatus.INTERRUPTED if batch.interrupted else RunStatus.CANCELLED
     return GanttSpan(begun, None, begun, max((ended - start).total_seconds(), begun), False, status)
 
 

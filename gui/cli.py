@@ -50,22 +50,24 @@ def _parser() -> argparse.ArgumentParser:
                                      "succeeded, 1 when any failed, was denied or skipped, 2 for a bad plan.")
     run.add_argument("plan", help="the plan file (JSON or YAML)")
     run.add_argument("--workspace", help="the directory the calls work in (default: the current directory)")
-    run.add_argument("--state-dir", help="where journals and blobs live (default: BELAY_STATE_DIR or the user data dir)")
+    run.add_argument("--state-dir",
+                     help="where journals and blobs live (default: BELAY_STATE_DIR or the user data dir)")
     run.add_argument("--auto", choices=("approve", "deny"),
                      help="answer approvals without asking (default: ask at the terminal)")
-    run.add_argument("--json", action="store_true", help="print every event as a JSON line, then a summary (needs --auto)")
+    run.add_argument("--json", action="store_true",
+                     help="print every event as a JSON line, then a summary (needs --auto)")
     run.add_argument("--fail-fast", action="store_true", help="stop starting calls at the first failure")
-    run.add_argument("--concurrency", type=_positive, metavar="N", help="at most N calls at once (default 10)")
+    run.add_argument("--concurrency", type=_concurrency, metavar="N", help="at most N calls at once (default 10)")
     return parser
 
 
-def _positive(text: str) -> int:
+def _concurrency(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 64, not {value}")
     return value
 
 

@@ -113,12 +113,29 @@ def _was_cut(run: RunNode) -> bool:
 
 def describe_agent(key: NodeKey, timeline: Timeline) -> str:
     agent = timeline.agents[key[2:]]
-    runs = [k for k in agent.children if k.startswith("r:")]
+    runs = [r for r in timeline.runs.values() if r.agent_id == agent.agent_id]  # those in its batches too
     spawned = f"<p>Spawned by the Task call {agent.spawned_by}</p>" if agent.spawned_by else ""
     kind = "sub-agent" if agent.parent_id else f"{agent.agent_kind} agent"
     message = f"<p>{html.escape(agent.message)}</p>" if agent.message else ""
     return (f"<h3>{html.escape(agent_path(timeline, agent.agent_id))}</h3>"
             f"<p>{kind} · {agent.status.value} · {len(runs)} calls</p>{spawned}{message}")
+
+
+def describe_batch(key: NodeKey, timeline: Timeline) -> str:
+    batch = timeline.batches[key[2:]]
+    calls = [timeline.runs[k[2:]] for k in batch.children if k.startswith("r:")]
+    parts = [f"<h3>Batch {html.escape(batch.name)}</h3>",
+             f"<p>{len(calls)} of {max(batch.size, len(calls))} calls seen, by "
+             f"{html.escape(agent_path(timeline, batch.agent_id))}</p>"]
+    if batch.totals is not None:
+        t = batch.totals
+        parts.append(f"<p>{t.succeeded} ok, {t.failed} failed, {t.skipped} skipped, {t.cache_hits} from the cache; "
+                     f"{t.duration_s:.2f} s, at most {t.max_running} at once</p>")
+    if batch.plan is not None:
+        levels = "<br>".join(f"{n}: {html.escape(', '.join(level))}" for n, level in enumerate(batch.plan.levels))
+        parts.append(f"<h4>Plan</h4><p>{levels}</p><p>Critical path: "
+                     f"{html.escape(' → '.join(batch.plan.critical_path))}</p>")
+    return "".join(parts)
 
 
 class DetailsPane(QWidget):
@@ -172,7 +189,8 @@ class DetailsPane(QWidget):
         self.show_key(self._key if self._key and self._known(self._key) else None)
 
     def _known(self, key: NodeKey) -> bool:
-        return key[2:] in (self._timeline.runs if key.startswith("r:") else self._timeline.agents)
+        table = {"r:": self._timeline.runs, "b:": self._timeline.batches}.get(key[:2], self._timeline.agents)
+        return key[2:] in table
 
     def show_key(self, key: NodeKey | None) -> None:
         changed = key != self._key
@@ -183,6 +201,8 @@ class DetailsPane(QWidget):
         if key is None:
             self.info.setHtml("<p style='color:#6e7781'>Select a call in the timeline to see its arguments,"
                               " result and the files it changed.</p>")
+        elif key.startswith("b:"):
+            self.info.setHtml(describe_batch(key, self._timeline))
         elif run is None:
             self.info.setHtml(describe_agent(key, self._timeline))
         else:

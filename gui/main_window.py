@@ -28,13 +28,14 @@ from gui.changes_view import ChangesView
 from gui.confirm import answer
 from gui.details_pane import DetailsPane, undoable
 from gui.edit_dialog import EditDialog
+from gui.gantt import COLUMN_WIDTH, GanttDelegate
 from gui.mode_bar import BypassBanner, ModeSelector
 from gui.rules_view import RulesView
 from gui.shells_panel import ShellsPanel
 from gui.status_line import RunCounts, SandboxIndicator
 from gui.tasks import TaskSet
 from gui.undo_dialog import UndoDialog
-from gui.timeline_model import KEY_ROLE, TimelineModel
+from gui.timeline_model import KEY_ROLE, TIMELINE_COLUMN, TimelineModel
 
 
 class MainWindow(QMainWindow):
@@ -54,6 +55,8 @@ class MainWindow(QMainWindow):
         self.tree.setModel(self.model)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        self.gantt = GanttDelegate(self.tree)
+        self.tree.setItemDelegateForColumn(TIMELINE_COLUMN, self.gantt)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
@@ -78,7 +81,7 @@ class MainWindow(QMainWindow):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.tree)
         split.addWidget(right)
-        split.setSizes([620, 780])
+        split.setSizes([790, 610])  # wide enough for the Timeline column
         self.banner = BypassBanner()
         central = QWidget()
         column = QVBoxLayout(central)
@@ -185,8 +188,9 @@ class MainWindow(QMainWindow):
             self.details.notice.setText("<br>".join(self.console.recovery_notes))
 
     def _resize_columns(self) -> None:
-        for column, width in enumerate((130, 210, 130, 70)):
+        for column, width in enumerate((120, 170, 205, 56, 64)):
             self.tree.setColumnWidth(column, width)
+        self.tree.setColumnWidth(TIMELINE_COLUMN, COLUMN_WIDTH)
 
     def _on_approvals_waiting_changed(self, waiting: int) -> None:
         """A waiting call takes the larger share of the right side; otherwise the details do."""
@@ -438,7 +442,7 @@ class MainWindow(QMainWindow):
             self._show_selected()
 
     def _update_status(self) -> None:
-        self._status.show_counts(self.model.timeline)
+        self._status.show_counts(self.model.timeline, self.console.cache_stats())
 
     def _show_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 15_000)

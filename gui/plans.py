@@ -23,6 +23,8 @@ from core import BatchCall, Script
 _WORKSPACE = re.compile(r"(?<!\$)\{workspace\}")
 """`{workspace}`, but not `${workspace}` (a reference to a call named workspace)."""
 MAX_ERRORS_SHOWN = 5
+MAX_CONCURRENCY = 64
+"""As for a script's batch steps."""
 
 
 class PlanError(ValueError):
@@ -57,9 +59,9 @@ class _BatchFile(BaseModel):
 
     name: str = "batch"
     description: str = ""
-    calls: list[BatchCall] = Field(validation_alias=AliasChoices("calls", "batch"))
+    calls: list[BatchCall] = Field(min_length=1, validation_alias=AliasChoices("calls", "batch"))
     fail_fast: bool = Field(default=False, validation_alias=AliasChoices("fail_fast", "failFast"))
-    concurrency: int | None = Field(default=None, ge=1, le=1000)
+    concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
 
 
 def load_plan(path: str | Path, workspace: Path) -> Plan:
@@ -102,7 +104,15 @@ def _parse(text: str) -> Any:
             if text.lstrip()[:1] in ("{", "["):
                 raise PlanError(f"the plan is not valid JSON: {json_error.msg} at line {json_error.lineno}, "
                                 f"column {json_error.colno}") from None
-            raise PlanError(f"the plan is not valid YAML: {_one_line(str(yaml_error))}") from None
+            raise PlanError(f"the plan is not valid YAML: {_yaml_problem(yaml_error)}") from None
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    if not isinstance(error, yaml.MarkedYAMLError) or error.problem_mark is None:
+        return " ".join(str(error).split())
+    mark = error.problem_mark
+    context = f"{error.context}, " if error.context else ""
+    return f"{context}{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
 def _validated(model: type[Any], data: dict[str, Any]) -> Any:
@@ -142,7 +152,3 @@ def _substitute(value: Any, workspace: str) -> Any:
     if isinstance(value, dict):
         return {k: _substitute(v, workspace) for k, v in value.items()}
     return value
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -1,4 +1,4 @@
-"""The status bar's permanent parts: how many calls are in each state, and whether Bash is sandboxed.
+"""The status bar's permanent parts: how many calls are in each state (and cache hits), and whether Bash is sandboxed.
 
 The sandbox indicator is always visible because it changes what approving
 a command means: inside bubblewrap a command can write only the workspace
@@ -9,6 +9,7 @@ all of the user's rights.
 from __future__ import annotations
 
 import html
+from typing import Protocol
 
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -52,8 +53,15 @@ class SandboxIndicator(QLabel):
         return f"<SandboxIndicator {self.info!r}>"
 
 
+class CacheStats(Protocol):
+    """What the line reads of the console's `cache_stats()` (core.cache.CacheStats, not exported)."""
+
+    hits: int
+    misses: int
+
+
 class RunCounts(QLabel):
-    """Running, waiting, done, failed, denied: a line of coloured counts."""
+    """Running, waiting, done, failed, denied, skipped: a line of coloured counts, then the result cache's."""
 
     PARTS = (
         ("#1f6feb", "● {} running", (RunStatus.RUNNING,)),
@@ -61,10 +69,22 @@ class RunCounts(QLabel):
         ("#1a7f37", "✓ {} done", (RunStatus.DONE,)),
         ("#cf222e", "✗ {} failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)),
         ("#8250df", "⊘ {} denied", (RunStatus.DENIED,)),
+        ("#6e7781", "↷ {} skipped", (RunStatus.SKIPPED,)),
     )
+    CACHE_TIP = ("Read-only calls (Read, Grep, Glob, LS) answered from the result cache instead of running again; "
+                 "an entry is dropped the moment a file it read changes.")
 
-    def show_counts(self, timeline: Timeline) -> None:
+    def show_counts(self, timeline: Timeline, cache: CacheStats | None = None) -> None:
+        """The counts; with `cache` (None when results are not cached) its hits and misses too."""
         counts = timeline.counts()
-        parts = (f"<span style='color:{colour}'>{html.escape(text.format(sum(counts[s] for s in states)))}</span>"
-                 for colour, text, states in self.PARTS)
+        parts = [f"<span style='color:{colour}'>{html.escape(text.format(sum(counts[s] for s in states)))}</span>"
+                 for colour, text, states in self.PARTS]
+        if cache is not None:
+            parts.append(f"<span style='color:#57606a'>cache: {_plural(cache.hits, 'hit')} / "
+                         f"{_plural(cache.misses, 'miss', 'misses')}</span>")
         self.setText(" &nbsp; ".join(parts))
+        self.setToolTip(self.CACHE_TIP if cache is not None else "")
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -1,23 +1,36 @@
 """The timeline as a Qt item model: a thin adapter over `core.Timeline`.
 
-Rows are agents (collapsible) and their tool runs; sub-agents are agent rows
-under their parent.  All the state lives in the Qt-free read model; this
-class maps node keys to indexes and values to roles, and turns the read
-model's inserts and updates into Qt's signals.  `data()` computes nothing.
+Rows are agents (collapsible), their batches (collapsible, holding the
+batch's calls) and their tool runs; sub-agents are agent rows under their
+parent.  All the state lives in the Qt-free read model; this class maps node
+keys to indexes and values to roles, and turns the read model's inserts and
+updates into Qt's signals.  `data()` computes nothing: every cell, tooltip,
+brush and Gantt bar is prepared when its row changes.
+
+The last column, "Timeline", gives each run and batch a `GanttBar`
+(`GANTT_ROLE`) for `gui.gantt.GanttDelegate` to paint.  While something is
+at work, a timer stretches the time windows that end "now" twice a second
+and repaints that column of the rows concerned, nothing else.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from typing import Any, Protocol
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core import AgentNode, Event, NodeKey, RunNode, RunStatus, Timeline, Updated, agent_key, run_key
+from gui.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed")
+COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed", "Timeline")
+STATUS_COLUMN = COLUMNS.index("Status")
+TIMELINE_COLUMN = COLUMNS.index("Timeline")
+TICK_MS = 500
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
@@ -41,6 +54,33 @@ STATUS_COLOR = {
     RunStatus.INTERRUPTED: "#9a6700",
     RunStatus.SKIPPED: "#6e7781",
 }
+UNDONE_COLOR = "#6e7781"
+_BRUSHES = {colour: QBrush(QColor(colour)) for colour in {*STATUS_COLOR.values(), UNDONE_COLOR}}
+
+
+class Plan(Protocol):
+    max_parallelism: int
+    critical_path: tuple[str, ...]
+    levels: tuple[tuple[str, ...], ...]
+
+
+class Totals(Protocol):
+    succeeded: int
+    failed: int
+    skipped: int
+    cache_hits: int
+    duration_s: float
+    max_running: int
+
+
+class Batch(Protocol):
+    """What the model reads of a batch (core.timeline.BatchNode, not exported)."""
+
+    name: str
+    size: int
+    plan: Plan | None
+    totals: Totals | None
+    statuses: dict[RunStatus, int]
 
 
 def _duration(seconds: float | None) -> str:
@@ -49,15 +89,17 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
 def changed_text(run: RunNode) -> str:
     """What a run changed, in a few words: "312 files · 1 commit", with how much of it is undone."""
     parts = []
     if run.changes:
-        n = len(run.changes)
-        parts.append(f"{n} file{'s' if n != 1 else ''}")
+        parts.append(_plural(len(run.changes), "file"))
     if run.git_changes:
-        n = len(run.git_changes)
-        parts.append(f"{n} git ref{'s' if n != 1 else ''}")
+        parts.append(_plural(len(run.git_changes), "git ref"))
     text = " · ".join(parts)
     if run.undone_paths and not run.undone_by:
         text += f" ({len(run.undone_paths)} undone)"
@@ -71,7 +113,7 @@ def _run_columns(run: RunNode) -> tuple[str, ...]:
         status = "↶ partly undone"
     else:
         status = STATUS_TEXT[run.status]
-    return run.tool, run.summary, status, _duration(run.duration_s), changed_text(run)
+    return run.tool, run.summary, status, _duration(run.duration_s), changed_text(run), ""
 
 
 def _agent_columns(agent: AgentNode, parent: AgentNode | None) -> tuple[str, ...]:
@@ -79,18 +121,70 @@ def _agent_columns(agent: AgentNode, parent: AgentNode | None) -> tuple[str, ...
         role = f"sub-agent of {parent.name}"
     else:
         role = f"{agent.agent_kind} agent"
-    return agent.name, role, agent.status.value, "", ""
+    return agent.name, role, agent.status.value, "", "", ""
+
+
+def _batch_columns(batch: Batch, live: bool) -> tuple[str, ...]:
+    """"6 calls · max parallel 3", "running (3/6 done)" or "done: 5 ok, 1 failed, 0 skipped"."""
+    seen = sum(batch.statuses.values())
+    calls = max(batch.size, seen)
+    summary = _plural(calls, "call") + (f" · max parallel {batch.plan.max_parallelism}" if batch.plan else "")
+    finished = sum(n for status, n in batch.statuses.items() if status.final)
+    totals = batch.totals
+    if totals is not None:
+        if totals.cache_hits:
+            summary += f" · {totals.cache_hits} cached"
+        status = f"done: {totals.succeeded} ok, {totals.failed} failed, {totals.skipped} skipped"
+        return f"☰ {batch.name}", summary, status, _duration(totals.duration_s), "", ""
+    state = "running" if live else "stopped"
+    return f"☰ {batch.name}", summary, f"{state} ({finished}/{calls} done)", "", "", ""
+
+
+def _batch_state(batch: Batch, live: bool) -> RunStatus:
+    """The run status whose colour the batch's status cell takes."""
+    if batch.totals is not None:
+        return RunStatus.FAILED if batch.totals.failed else RunStatus.DONE
+    return RunStatus.RUNNING if live else RunStatus.SKIPPED
+
+
+def _batch_tip(batch: Batch, cells: tuple[str, ...]) -> str:
+    """The row's cells in full (they are often cut short), then the plan's shape."""
+    lines = [f"Batch {batch.name}: {cells[1]}", cells[2]]
+    if batch.plan is None:
+        lines.append("Its plan was not recorded.")
+    else:
+        lines.append(f"{_plural(len(batch.plan.levels), 'level')} of dependencies; critical path: "
+                     f"{' → '.join(batch.plan.critical_path) or '(none)'}")
+    return "\n".join(lines)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 class TimelineModel(QAbstractItemModel):
-    """Agents and runs as a tree of rows, four columns."""
+    """Agents, batches and runs as a tree of rows, six columns (the last a Gantt bar)."""
 
-    def __init__(self, timeline: Timeline | None = None, parent: Any = None) -> None:
+    def __init__(self, timeline: Timeline | None = None, parent: Any = None, *,
+                 clock: Callable[[], datetime] = _utc_now) -> None:
         super().__init__(parent)
+        self._clock = clock
         self._timeline = Timeline()
         self._ids: dict[NodeKey, int] = {}
         self._keys: list[NodeKey] = [""]  # id 0 is never used: it reads as "no pointer"
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
+        self._tips: dict[NodeKey, str] = {}
+        self._brushes: dict[NodeKey, QBrush] = {}
+        self._bars: dict[NodeKey, GanttBar] = {}
+        self._bar_tips: dict[NodeKey, str] = {}
+        self._windows: dict[NodeKey, GanttWindow] = {}
+        """Each group's (an agent's or a batch's) time window, shared by the bars of its rows."""
+        self._live: set[NodeKey] = set()
+        """Rows whose bar ends "now": refreshed by the tick."""
+        self._bold: QFont | None = None
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(TICK_MS)
+        self._ticker.timeout.connect(self.tick)
         self.reset(timeline or Timeline())
 
     @property
@@ -107,36 +201,122 @@ class TimelineModel(QAbstractItemModel):
         timeline.after_insert = self._after_insert
         self._ids.clear()
         del self._keys[1:]
-        self._cells.clear()
-        for key in list(timeline.agents):
-            self._refresh(agent_key(key))
-        for key in list(timeline.runs):
-            self._refresh(run_key(key))
+        for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows):
+            cache.clear()
+        self._live.clear()
+        now = self._clock()
+        for key in [*map(agent_key, timeline.agents), *(f"b:{b}" for b in timeline.batches),
+                    *map(run_key, timeline.runs)]:
+            self._refresh(key, now)
         self.endResetModel()
+        self._keep_ticking()
 
     def apply(self, event: Event) -> None:
         if event.seq and event.seq <= self._timeline.last_seq:
             return  # already in the snapshot
+        groups: set[NodeKey] = set()
         for change in self._timeline.apply(event):
             if isinstance(change, Updated):
-                self._refresh(change.key)
+                self._refresh(change.key, self._clock())
                 index = self.index_of(change.key)
                 self.dataChanged.emit(index, index.siblingAtColumn(len(COLUMNS) - 1))
+            groups.update(self._groups_of(change.key))
+        self._stretch(groups, self._clock())
+        self._keep_ticking()
+
+    def tick(self) -> None:
+        """Move "now" on: refresh the bars that end now and stretch their windows (the Timeline column only)."""
+        now = self._clock()
+        groups: set[NodeKey] = set()
+        for key in list(self._live):
+            self._refresh(key, now)
+            groups.update(self._groups_of(key))
+        self._stretch(groups, now, always=True)
+        self._keep_ticking()
 
     def _before_insert(self, parent: NodeKey | None, row: int) -> None:
         self.beginInsertRows(self.index_of(parent) if parent else QModelIndex(), row, row)
 
     def _after_insert(self, key: NodeKey) -> None:
-        self._refresh(key)
+        self._refresh(key, self._clock())
         self.endInsertRows()
 
-    def _refresh(self, key: NodeKey) -> None:
+    def _refresh(self, key: NodeKey, now: datetime) -> None:
+        timeline = self._timeline
         if key.startswith("r:"):
-            self._cells[key] = _run_columns(self._timeline.runs[key[2:]])
+            run = timeline.runs[key[2:]]
+            self._cells[key] = _run_columns(run)
+            self._tips[key] = run.error.message if run.error else run.call_id
+            colour = UNDONE_COLOR if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status)
+            self._set_brush(key, colour)
+        elif key.startswith("b:"):
+            batch = timeline.batches[key[2:]]
+            live = timeline.live(key)
+            cells = self._cells[key] = _batch_columns(batch, live)
+            self._tips[key] = _batch_tip(batch, cells)
+            self._set_brush(key, STATUS_COLOR[_batch_state(batch, live)])
         else:
-            agent = self._timeline.agents[key[2:]]
-            parent = self._timeline.agents.get(agent.parent_id or "")
-            self._cells[key] = _agent_columns(agent, parent)
+            agent = timeline.agents[key[2:]]
+            self._cells[key] = _agent_columns(agent, timeline.agents.get(agent.parent_id or ""))
+        self._refresh_bar(key, now)
+
+    def _set_brush(self, key: NodeKey, colour: str | None) -> None:
+        if colour is None:
+            self._brushes.pop(key, None)
+        else:
+            self._brushes[key] = _BRUSHES[colour]
+
+    def _refresh_bar(self, key: NodeKey, now: datetime) -> None:
+        span = self._timeline.span(key, now)
+        group = self._timeline.group(key)
+        if span is None or group is None:
+            return
+        window = self._windows.get(group)
+        if window is None:
+            window = self._windows[group] = GanttWindow(self._timeline.window(group, now))
+        self._bars[key] = GanttBar(span, window)
+        if key.startswith("b:"):
+            self._bar_tips[key] = f"{'running' if span.live else 'ran'} {span.ended - span.queued:.2f} s" + \
+                (" so far" if span.live else "")
+        else:
+            self._bar_tips[key] = describe(span)
+        if span.live:
+            self._live.add(key)
+        else:
+            self._live.discard(key)
+
+    def _groups_of(self, key: NodeKey) -> Iterable[NodeKey]:
+        """The windows a change to `key` may stretch: its own (for an agent or a batch), its group's,
+        and for a batch's call its agent's too (the batch's bar is drawn there)."""
+        if not key.startswith("r:"):
+            yield key
+        group = self._timeline.group(key)
+        while group is not None:
+            yield group
+            group = self._timeline.group(group)
+
+    def _stretch(self, groups: Iterable[NodeKey], now: datetime, *, always: bool = False) -> None:
+        """Set these groups' window lengths; repaint the Timeline column of their rows when one moved."""
+        for group in groups:
+            window = self._windows.get(group)
+            if window is None:
+                continue
+            length = self._timeline.window(group, now)
+            if length == window.length and not always:
+                continue
+            window.length = length
+            rows = len(self._timeline.children(group))
+            if rows:
+                parent = self.index_of(group)
+                self.dataChanged.emit(self.index(0, TIMELINE_COLUMN, parent),
+                                      self.index(rows - 1, TIMELINE_COLUMN, parent), [GANTT_ROLE])
+
+    def _keep_ticking(self) -> None:
+        if self._live and not self._ticker.isActive():
+            if QCoreApplication.instance() is not None:  # no application, no event loop to tick in
+                self._ticker.start()
+        elif not self._live and self._ticker.isActive():
+            self._ticker.stop()
 
     # -- keys and indexes ------------------------------------------------------
 
@@ -182,22 +362,26 @@ class TimelineModel(QAbstractItemModel):
         key = self.key_of(index)
         if key is None:
             return None
+        column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._cells[key][index.column()]
+            return self._cells[key][column]
         if role == KEY_ROLE:
             return key
+        if role == GANTT_ROLE:
+            return self._bars.get(key) if column == TIMELINE_COLUMN else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (self._bar_tips if column == TIMELINE_COLUMN else self._tips).get(key)
+        if role == Qt.ItemDataRole.ForegroundRole and column == STATUS_COLUMN:
+            return self._brushes.get(key)
         if role == Qt.ItemDataRole.FontRole and key.startswith("a:"):
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 2 and key.startswith("r:"):
-            run = self._timeline.runs[key[2:]]
-            color = "#6e7781" if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status)
-            return QBrush(QColor(color)) if color else None
-        if role == Qt.ItemDataRole.ToolTipRole and key.startswith("r:"):
-            run = self._timeline.runs[key[2:]]
-            return run.error.message if run.error else run.call_id
+            return self._bold_font()
         return None
+
+    def _bold_font(self) -> QFont:
+        if self._bold is None:  # made on first use: a QFont wants the application to exist
+            self._bold = QFont()
+            self._bold.setBold(True)
+        return self._bold
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -206,4 +390,5 @@ class TimelineModel(QAbstractItemModel):
         return None
 
     def __repr__(self) -> str:
-        return f"<TimelineModel agents={len(self._timeline.agents)} runs={len(self._timeline.runs)}>"
+        return (f"<TimelineModel agents={len(self._timeline.agents)} batches={len(self._timeline.batches)} "
+                f"runs={len(self._timeline.runs)} live={len(self._live)}>")

@@ -8,6 +8,12 @@ A script is JSON or YAML::
       - id: read_app              # optional; names the step for review and undo hints
         tool: Read
         args: {file_path: "{workspace}/src/app.py"}
+      - id: survey                # a batch: its calls run as a dependency graph (core.orchestration)
+        batch:
+          name: survey the code
+          calls:
+            - {id: files, tool: Glob, args: {pattern: "src/**/*.py"}}
+            - {id: first, tool: Read, args: {file_path: "${files.data.files[0]}"}}
       - tool: Task                # spawns a sub-agent that runs its own steps
         args:
           description: Update the docs
@@ -35,19 +41,40 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.orchestration.models import BatchCall
+
+
+class BatchSpec(BaseModel):
+    """Calls run together as one batch: in parallel where their dependencies allow."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "batch"
+    calls: list[BatchCall] = Field(min_length=1)
+    fail_fast: bool = False
+    concurrency: int = Field(default=10, ge=1, le=64)
 
 
 class Step(BaseModel):
-    """One tool call of a script."""
+    """One tool call of a script, or one batch of calls."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str | None = None
-    tool: str
+    tool: str = ""
     args: dict[str, Any] | str = Field(default_factory=dict)
+    batch: BatchSpec | None = None
+    """Instead of `tool`: calls run as a dependency graph, with `${id.data...}` references between them."""
     pause: float = 0.0
     """Seconds to wait before this step (paces a demo for a watching person)."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Step:
+        if bool(self.tool) == (self.batch is not None):
+            raise ValueError("a step names either a tool (with args) or a batch of calls, not both or neither")
+        return self
 
 
 class ReviewRule(BaseModel):

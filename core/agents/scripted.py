@@ -10,16 +10,23 @@ with its own, narrower, set of tools.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 
 from core.agents.script import Script, Step, substitute
 from core.console import Console
 from core.models import RunStatus
+from core.orchestration.graph import BatchError
+from core.orchestration.models import BatchReport
+from core.orchestration.refs import BadReference
 from core.pipeline import AgentHandle, CallOutcome
 from core.tools.base import SubAgentRequest, ToolOutput
 from core.tools.task import TaskTool
 
 NO_NESTED_TASK = frozenset({TaskTool.name, "Agent"})
+_STATUS = {"done": RunStatus.DONE, "failed": RunStatus.FAILED, "denied": RunStatus.DENIED,
+           "skipped": RunStatus.SKIPPED, "cancelled": RunStatus.CANCELLED, "timed_out": RunStatus.TIMED_OUT}
+log = logging.getLogger(__name__)
 
 
 class ScriptedAgent:
@@ -32,6 +39,8 @@ class ScriptedAgent:
         """Seconds to wait before each step, so a person can follow along."""
         self.outcomes: dict[str, CallOutcome] = {}
         """Outcome per step id (steps without an id are not kept here)."""
+        self.batches: dict[str, BatchReport] = {}
+        """Report per batch step (by step id, else the batch's name)."""
 
     async def __call__(self, handle: AgentHandle) -> str:
         root = str(self.console.workspace.root)
@@ -39,13 +48,29 @@ class ScriptedAgent:
         for step in self.steps:
             if step.pause or self.pace:
                 await asyncio.sleep(step.pause or self.pace)
+            if step.batch is not None:
+                statuses.update(await self._batch(handle, step, root))
+                continue
             outcome = await self.console.call(handle, step.tool, substitute(step.args, root),
                                               spawn=lambda req: self._spawn(handle, req))
             statuses[outcome.status] += 1
             if step.id:
                 self.outcomes[step.id] = outcome
         parts = [f"{n} {status.value}" for status, n in statuses.items()]
-        return f"{len(self.steps)} steps: " + ", ".join(parts)
+        return f"{len(self.steps)} steps, {sum(statuses.values())} calls: " + ", ".join(parts)
+
+    async def _batch(self, handle: AgentHandle, step: Step, root: str) -> Counter[RunStatus]:
+        """Run a batch step; a batch that cannot start (a cycle, an unknown id) counts as one failure."""
+        assert step.batch is not None
+        calls = [c.model_copy(update={"args": substitute(c.args, root)}) for c in step.batch.calls]
+        try:
+            report = await self.console.run_batch(handle, calls, name=step.batch.name,
+                                                  concurrency=step.batch.concurrency, fail_fast=step.batch.fail_fast)
+        except (BatchError, BadReference) as e:
+            log.warning("batch %s refused: %s", step.batch.name, e)
+            return Counter({RunStatus.FAILED: 1})
+        self.batches[step.id or step.batch.name] = report
+        return Counter(_STATUS[r.status] for r in report.results)
 
     async def _spawn(self, parent: AgentHandle, request: SubAgentRequest) -> ToolOutput:
         tools = request.tools

@@ -23,6 +23,9 @@ class BatchCall(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0, validation_alias=AliasChoices("timeout_s", "timeoutS",
                                                                                          "timeout"))
     """How long this call may work, overriding the tool's default (seconds)."""
+    requires_approval: bool = Field(default=False, validation_alias=AliasChoices("requires_approval",
+                                                                                 "requiresApproval"))
+    """Ask a person even where the policy would allow the call (a deny still denies)."""
 
 
 class PlanInfo(BaseModel):

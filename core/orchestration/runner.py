@@ -59,13 +59,13 @@ class BatchRunner:
 
         async def submit(call: BatchCall, args: dict[str, Any]) -> CallOutcome:
             return await self._call(agent, call.tool, self._with_timeout(call, args), timeout_s=call.timeout_s,
-                                    batch=(batch_id, call.id))
+                                    batch=(batch_id, call.id), ask=call.requires_approval)
 
         async def skip(call: BatchCall, why: str) -> str:
             return await self._record_skipped(agent, batch_id, call, why)
 
         scheduler = Scheduler(submit, self._touches, skip, concurrency=concurrency, fail_fast=fail_fast)
-        results, max_running = await scheduler.run(calls, graph)
+        results, max_running = await scheduler.run(calls, graph, data_needs=explicit.needs)
         report = BatchReport(batch_id=batch_id, plan=plan, results=tuple(results),
                              duration_s=time.monotonic() - started, max_running=max_running)
         summary = {"succeeded": report.succeeded, "failed": report.failed, "skipped": report.skipped,

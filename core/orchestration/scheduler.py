@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ class _State:
     """Something failed or was skipped since the last look for calls it blocks."""
     unannounced: list[str] = field(default_factory=list)
     """Calls skipped but not yet recorded through `skip`."""
+    data_needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 class Scheduler:
@@ -76,10 +77,16 @@ class Scheduler:
         self.submit, self.touches, self.skip = submit, touches, skip
         self.concurrency, self.fail_fast = concurrency, fail_fast
 
-    async def run(self, calls: Sequence[BatchCall], graph: Graph) -> tuple[list[BatchResult], int]:
-        """Every call's result (in batch order) and the most calls that ran at once."""
+    async def run(self, calls: Sequence[BatchCall], graph: Graph,
+                  data_needs: Mapping[str, frozenset[str]] | None = None) -> tuple[list[BatchResult], int]:
+        """Every call's result (in batch order) and the most calls that ran at once.
+
+        `data_needs` are the dependencies the batch itself states (depends_on, references): a call whose
+        data need did not succeed is skipped.  The graph's other edges only order calls (two touching
+        the same file): the later one waits for the earlier to end, however it ended.  Default: all.
+        """
         by_id = {c.id: c for c in calls}
-        state = _State()
+        state = _State(data_needs=data_needs if data_needs is not None else graph.needs)
         started_at = time.monotonic()
         try:
             while len(state.results) < len(calls):
@@ -123,18 +130,29 @@ class Scheduler:
     def _blocked(self, graph: Graph, cid: str, state: _State) -> str:
         if state.stopped:
             return f"not started: the batch stops at the first failure ({state.stopped})"
-        for need in sorted(graph.needs[cid]):
+        for need in sorted(state.data_needs.get(cid, frozenset())):
             result = state.results.get(need)
             if result is not None and result.status != "done":
                 return f"skipped because {need} {'was skipped' if result.status == 'skipped' else 'did not succeed'}"
         return ""
 
+    @staticmethod
+    def _ready(graph: Graph, cid: str, state: _State) -> bool:
+        """Every need has ended; the data needs have succeeded (a failed one skips the call instead)."""
+        data = state.data_needs.get(cid, frozenset())
+        for need in graph.needs[cid]:
+            result = state.results.get(need)
+            if result is None or (need in data and result.status != "done"):
+                return False
+        return True
+
     def _start_ready(self, graph: Graph, by_id: dict[str, BatchCall], state: _State, t0: float) -> None:
         results = {cid: _exposed(r) for cid, r in state.results.items() if r.status == "done"}
-        for cid in graph.ready([c for c, r in state.results.items() if r.status == "done"]):
+        running = {t.call.id for t in state.running.values()}
+        for cid in graph.order:
             if len(state.running) >= self.concurrency:
                 return
-            if cid in state.results or any(t.call.id == cid for t in state.running.values()):
+            if cid in state.results or cid in running or not self._ready(graph, cid, state):
                 continue
             call = by_id[cid]
             try:

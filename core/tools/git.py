@@ -11,9 +11,10 @@ otherwise run a filter on `status`, `diff` and `add`).  Submodule work trees
 are not entered (`--ignore-submodules=dirty`), so their config never applies.
 
 Each call shares one deadline (`GIT_TIMEOUT_S`) across its git runs and
-keeps it itself, as Bash does: git_commit is a capturing tool, which the
-pipeline runs without a timeout.  A run that times out or is cancelled has
-its process group killed before the call ends.
+keeps it itself, as Bash does (`timeout_s = None`): git_commit is a
+capturing tool, which the pipeline runs without a timeout of its own.  A
+run that times out or is cancelled has its process group killed before the
+call ends.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from core.output import OutputCapture, sanitize
 from core.paths import Workspace
 from core.shells import finish_shielded
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.write import encode_text
 
 GIT_TIMEOUT_S = 30.0
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -156,9 +158,13 @@ async def open_repo(workspace: Workspace) -> _Repo:
 async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], deadline: float, command: str,
                  stdin: bytes | None = None, sink: OutputCapture | None = None) -> _Run:
     """Run git to its end, or kill its process group on timeout or cancellation before passing that on."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:
+        raise ToolError(ErrorKind.SYSTEM, f"could not run git {command}: {e.strerror or e}",
+                        "Check that git works on this machine.") from None
     try:
         async with asyncio.timeout(max(deadline - time.monotonic(), 0)):
             return await _collect(proc, stdin, sink)
@@ -175,31 +181,28 @@ async def _collect(proc: asyncio.subprocess.Process, stdin: bytes | None, sink: 
     assert proc.stdout is not None and proc.stderr is not None
     if stdin is not None:
         assert proc.stdin is not None
-        proc.stdin.write(stdin)
-        await proc.stdin.drain()
+        try:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # git exited without reading it all: its exit status and stderr say why
         proc.stdin.close()
     out, err = bytearray(), bytearray()
-    cut = False
-
-    async def read_out() -> None:
-        nonlocal cut
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(65536):
-            if sink is not None:
-                sink.feed(chunk)
-            elif len(out) + len(chunk) <= MAX_READ_BYTES:
-                out.extend(chunk)
-            else:
-                cut = True
-
-    async def read_err() -> None:
-        assert proc.stderr is not None
-        while chunk := await proc.stderr.read(65536):
-            err.extend(chunk[: max(0, 8192 - len(err))])
-
-    await asyncio.gather(read_out(), read_err())
+    total, _ = await asyncio.gather(_read(proc.stdout, out, 0 if sink is not None else MAX_READ_BYTES, sink),
+                                    _read(proc.stderr, err, 8192))
     code = await proc.wait()
-    return _Run(code, bytes(out), sanitize(err.decode("utf-8", "replace")).strip(), cut)
+    return _Run(code, bytes(out), sanitize(err.decode("utf-8", "replace")).strip(), sink is None and total > len(out))
+
+
+async def _read(stream: asyncio.StreamReader, into: bytearray, limit: int, sink: OutputCapture | None = None) -> int:
+    """Read `stream` to its end, keeping its first `limit` bytes in `into` (and all of it in `sink`); the total."""
+    total = 0
+    while chunk := await stream.read(65536):
+        total += len(chunk)
+        into.extend(chunk[: max(0, limit - len(into))])
+        if sink is not None:
+            sink.feed(chunk)
+    return total
 
 
 async def _kill(proc: asyncio.subprocess.Process) -> None:
@@ -251,7 +254,6 @@ def _shown_paths(raw_paths: list[str], workspace: Workspace) -> list[str]:
 
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
 
 
 _READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True)
@@ -317,7 +319,8 @@ def _changed(status: _Status, xy: str, path: str, old: str | None) -> None:
 
 def status_text(status: _Status) -> str:
     lines = [_where(status)]
-    sections = (("Staged", [line for _, line in status.staged]), ("Not staged", [line for _, line in status.unstaged]),
+    sections = (("Staged", [line for _, line in status.staged]),
+                ("Not staged", [line for _, line in status.unstaged]),
                 ("Conflicted (unmerged)", status.conflicted), ("Untracked", status.untracked))
     for title, entries in sections:
         if entries:
@@ -462,7 +465,7 @@ class GitCommit(RunTool):
 
     async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GitCommitArgs)
-        specs = pathspecs(ctx.workspace, args.paths)
+        specs, message = pathspecs(ctx.workspace, args.paths), encode_text(args.message, "message")
         repo = await open_repo(ctx.workspace)
         if specs:
             await repo.check("add", "--all", "--", *specs,
@@ -471,7 +474,7 @@ class GitCommit(RunTool):
         email = repo.identity.get("user.email") or AGENT_EMAIL
         config = ("-c", f"user.name={name}", "-c", f"user.email={email}", "-c", "commit.gpgsign=false")
         result = await repo.run("commit", "--no-verify", "--cleanup=whitespace", *(["--all"] if args.all else []),
-                                "--file=-", config=config, stdin=args.message.encode())
+                                "--file=-", config=config, stdin=message)
         if result.code != 0:
             raise _not_committed(result, ctx.workspace.root)
         head = (await repo.check("rev-parse", "HEAD")).out.decode().strip()

@@ -117,11 +117,13 @@ def test_tree_pids_finds_group_members_and_setsid_descendants() -> None:
     script = f"sleep 98770.{tag} & setsid sleep 98771.{tag} & wait"
     shell = subprocess.Popen(["bash", "-c", script], start_new_session=True)
     try:
+        wanted = [f"bash -c {script}".encode(), f"sleep 98770.{tag}".encode(), f"sleep 98771.{tag}".encode()]
         deadline = time.monotonic() + 5
-        while len(found := tree_pids(shell.pid)) < 3 and time.monotonic() < deadline:
+        names: list[bytes] = []
+        while names != wanted and time.monotonic() < deadline:  # a child is "setsid ..." until it execs sleep
             time.sleep(0.02)
-        names = sorted(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip() for pid in found)
-        assert names == [f"bash -c {script}".encode(), f"sleep 98770.{tag}".encode(), f"sleep 98771.{tag}".encode()]
+            names = sorted(_cmdline(pid) for pid in tree_pids(shell.pid))
+        assert names == wanted
     finally:
         signal_pids(tree_pids(shell.pid), signal.SIGKILL)
         shell.wait(5)
@@ -129,3 +131,10 @@ def test_tree_pids_finds_group_members_and_setsid_descendants() -> None:
     while tree_pids(shell.pid) and time.monotonic() < deadline:  # SIGKILL takes a moment to finish a process
         time.sleep(0.02)
     assert tree_pids(shell.pid) == {}
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+    except OSError:
+        return b""  # it ended between the listing and the read

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from core import AgentStarted, CallFinished, CallQueued, RunStatus, Timeline
-from gui.timeline_model import KEY_ROLE, TimelineModel
+from core.events import ApprovalRequested, BatchFinished, BatchStarted, CallStarted
+from core.orchestration.models import PlanInfo
+from gui.gantt import GANTT_ROLE
+from gui.timeline_model import COLUMNS, KEY_ROLE, STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 
 
 def _events() -> list[Any]:
@@ -52,11 +57,20 @@ def test_live_inserts_and_updates_emit_the_right_signals(qtbot: Any) -> None:
         model.apply(event)
     inserted: list[tuple[int, int]] = []
     model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
-    changed: list[str] = []
-    model.dataChanged.connect(lambda a, b: changed.append(a.data(KEY_ROLE)))
+    rows_changed: list[str] = []
+    bars_changed: list[tuple[int, int]] = []
+
+    def on_data_changed(first: QModelIndex, last: QModelIndex) -> None:
+        if first.column() == TIMELINE_COLUMN == last.column():
+            bars_changed.append((first.row(), last.row()))  # the agent's time window moved: its bars rescale
+        else:
+            rows_changed.append(first.data(KEY_ROLE))
+
+    model.dataChanged.connect(on_data_changed)
     model.apply(CallQueued(seq=10, call_id="c9", agent_id="main", tool="Glob", args={}, summary="*.py"))
     model.apply(CallFinished(seq=11, call_id="c9", status=RunStatus.DONE, duration_s=0.001))
-    assert inserted == [(2, 2)] and changed == ["r:c9"]
+    assert inserted == [(2, 2)] and rows_changed == ["r:c9"]
+    assert bars_changed and set(bars_changed) <= {(0, 1), (0, 2)}
 
 
 def test_a_snapshot_reset_replaces_everything_and_old_events_are_skipped() -> None:
@@ -69,3 +83,134 @@ def test_a_snapshot_reset_replaces_everything_and_old_events_are_skipped() -> No
     model.apply(_events()[1])  # seq 2 is already in the snapshot
     assert model.rowCount(model.index(0, 0)) == 3
     assert model.headerData(2, Qt.Orientation.Horizontal) == "Status"
+
+
+# -- batches and the Timeline column ------------------------------------------------------------------------
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+PLAN = PlanInfo(levels=(("find", "ls"), ("read",)), critical_path=("find", "read"), max_parallelism=2)
+
+
+def _at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = _at(0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def _in_batch(seq: int, call_id: str, key: str, seconds: float, agent_id: str = "main") -> CallQueued:
+    return CallQueued(seq=seq, call_id=call_id, agent_id=agent_id, tool="Read", args={}, summary=key,
+                      batch_id="b1", batch_key=key, at=_at(seconds))
+
+
+def _batch_events() -> list[Any]:
+    return [
+        AgentStarted(seq=1, agent_id="main", session_id="s", name="lead", agent_kind="scripted", at=_at(0)),
+        CallQueued(seq=2, call_id="c0", agent_id="main", tool="LS", args={}, summary=".", at=_at(0.5)),
+        _in_batch(3, "c1", "find", 1.2),  # before its BatchStarted
+        BatchStarted(seq=4, batch_id="b1", agent_id="main", name="scan", plan=PLAN, size=3, at=_at(1)),
+        CallStarted(seq=5, call_id="c1", at=_at(1.3)),
+        _in_batch(6, "c2", "ls", 1.3),
+        AgentStarted(seq=7, agent_id="sub", session_id="s", name="helper", agent_kind="subagent", parent_id="main",
+                     spawned_by="c2", at=_at(1.4)),
+        CallQueued(seq=8, call_id="c5", agent_id="sub", tool="Edit", args={}, summary="x", at=_at(1.5)),
+        CallFinished(seq=9, call_id="c1", status=RunStatus.DONE, duration_s=0.2, at=_at(1.5)),
+        CallFinished(seq=10, call_id="c2", status=RunStatus.DONE, cached=True, at=_at(1.6)),
+        _in_batch(11, "c3", "read", 1.6),
+        ApprovalRequested(seq=12, call_id="c3", agent_id="main", tool="Read", summary="", reason="", args={},
+                          at=_at(1.7)),
+        CallStarted(seq=13, call_id="c3", at=_at(4.0)),
+        CallFinished(seq=14, call_id="c3", status=RunStatus.FAILED, duration_s=0.1, at=_at(4.1)),
+        BatchFinished(seq=15, batch_id="b1", succeeded=2, failed=1, skipped=0, cache_hits=1, duration_s=3.1,
+                      max_running=2, at=_at(4.1)),
+        CallFinished(seq=16, call_id="c5", status=RunStatus.DONE, at=_at(4.2)),
+        CallFinished(seq=17, call_id="c0", status=RunStatus.DONE, at=_at(4.3)),
+        CallQueued(seq=18, call_id="c6", agent_id="main", tool="Glob", args={}, summary="*.py", at=_at(5)),
+    ]
+
+
+def test_the_model_with_batches_passes_qtmodeltester_while_events_arrive(qtmodeltester: Any) -> None:
+    clock = Clock()
+    model = TimelineModel(clock=clock)
+    qtmodeltester.check(model, force_py=True)  # from here on it checks every signal the events cause
+    for event in _batch_events():
+        clock.now = event.at
+        model.apply(event)
+    clock.now = _at(6)
+    model.tick()
+    qtmodeltester.check(model, force_py=True)
+
+
+def _fed(until: int | None = None) -> tuple[TimelineModel, Clock]:
+    clock = Clock()
+    model = TimelineModel(clock=clock)
+    for event in _batch_events()[:until]:
+        clock.now = event.at
+        model.apply(event)
+    return model, clock
+
+
+def _row(model: TimelineModel, index: QModelIndex) -> list[Any]:
+    return [model.index(index.row(), column, index.parent()).data() for column in range(len(COLUMNS))]
+
+
+def test_a_batch_is_a_row_under_its_agent_with_its_calls_and_their_sub_agents() -> None:
+    model, _ = _fed(8)
+    lead = model.index(0, 0)
+    batch = model.index(1, 0, lead)
+    assert batch.data(KEY_ROLE) == "b:b1" and model.rowCount(batch) == 3
+    assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2", "running (0/3 done)", "", "", ""]
+    assert [model.index(r, 0, batch).data(KEY_ROLE) for r in range(3)] == ["r:c1", "r:c2", "a:sub"]
+    model, _ = _fed()
+    lead = model.index(0, 0)
+    batch = model.index(1, 0, lead)
+    assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2 · 1 cached",
+                                  "done: 2 ok, 1 failed, 0 skipped", "3.1 s", "", ""]
+    assert model.index(1, STATUS_COLUMN, lead).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#cf222e"
+    assert "critical path: find → read" in batch.data(Qt.ItemDataRole.ToolTipRole)
+    assert model.index(2, 0, lead).data(KEY_ROLE) == "r:c6"  # after the batch, under the agent
+    assert model.headerData(TIMELINE_COLUMN, Qt.Orientation.Horizontal) == "Timeline"
+
+
+def test_the_timeline_column_gives_each_run_its_span_on_its_groups_window() -> None:
+    model, _ = _fed()
+    lead = model.index(0, 0)
+    batch = model.index(1, 0, lead)
+    asked = model.index(3, TIMELINE_COLUMN, batch)  # c3: queued with the batch, asked, ran, failed
+    bar = asked.data(GANTT_ROLE)
+    assert (bar.span.queued, bar.span.waiting_from, bar.span.running_from) == (0.0, pytest.approx(0.7), 3.0)
+    assert bar.span.ended == pytest.approx(3.1) and bar.span.status == RunStatus.FAILED and not bar.span.live
+    assert bar.window.length == pytest.approx(3.1)  # the batch's window: from its start to its end
+    assert asked.data(Qt.ItemDataRole.ToolTipRole) == \
+        "queued 0.70 s · waited for approval 2.30 s · ran 0.10 s · failed"
+    cached = model.index(1, TIMELINE_COLUMN, batch)
+    assert cached.data(Qt.ItemDataRole.ToolTipRole).endswith("(cached)")
+    assert model.index(0, TIMELINE_COLUMN, lead).data(GANTT_ROLE).window is \
+        model.index(1, TIMELINE_COLUMN, lead).data(GANTT_ROLE).window  # c0 and the batch: the agent's window
+    assert model.index(0, TIMELINE_COLUMN).data(GANTT_ROLE) is None  # an agent row has no bar
+    assert model.index(3, 0, batch).data(GANTT_ROLE) is None  # only the Timeline column has one
+
+
+def test_the_tick_moves_now_on_for_live_rows_only_and_stops_when_nothing_is_at_work(qtbot: Any) -> None:
+    model, clock = _fed()
+    lead = model.index(0, 0)
+    queued = model.index(2, TIMELINE_COLUMN, lead)  # c6, queued at 5 s
+    assert queued.data(GANTT_ROLE).span.live and model._ticker.isActive()
+    changed: list[tuple[int, int, int, int]] = []
+    model.dataChanged.connect(lambda a, b: changed.append((a.row(), a.column(), b.row(), b.column())))
+    clock.now = _at(9)
+    model.tick()
+    bar = queued.data(GANTT_ROLE)
+    assert bar.span.ended == 9.0 and bar.window.length == 9.0  # the agent's window ends now
+    assert queued.data(Qt.ItemDataRole.ToolTipRole) == "queued 4.00 s so far"
+    assert changed == [(0, TIMELINE_COLUMN, 2, TIMELINE_COLUMN)]  # the Timeline column of the agent's rows
+    batch_bar = model.index(1, TIMELINE_COLUMN, lead).data(GANTT_ROLE)
+    assert (batch_bar.span.queued, batch_bar.span.ended) == (1.0, pytest.approx(4.1))  # finished: unmoved
+    clock.now = _at(9.5)
+    model.apply(CallFinished(seq=30, call_id="c6", status=RunStatus.DONE, at=_at(9.5)))
+    assert not model._ticker.isActive() and queued.data(GANTT_ROLE).window.length == 9.5

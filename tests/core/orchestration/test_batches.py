@@ -213,3 +213,34 @@ def test_calls_get_their_own_timeout_and_settings_set_the_default(workspace: Pat
             assert report.results[0].status == "timed_out"
 
     run(scenario())
+
+
+def test_a_call_ordered_after_a_failure_on_the_same_file_still_runs(workspace: Path) -> None:
+    target = workspace / "notes.txt"
+    calls = _calls(
+        {"id": "edit_missing", "tool": "Edit", "args": {"file_path": str(target), "old_string": "x", "new_string": "y"}},
+        {"id": "write", "tool": "Write", "args": {"file_path": str(target), "content": "fresh\n"}},
+    )
+    report, _, _ = run(_batch(workspace, calls))
+    by_id = {r.id: r for r in report.results}
+    assert report.plan.levels == (("edit_missing",), ("write",))  # same file: one after the other
+    assert by_id["edit_missing"].status == "failed" and by_id["write"].status == "done"  # order, not data
+    assert target.read_text() == "fresh\n"
+
+
+def test_a_plan_can_ask_for_approval_of_a_call_the_policy_would_allow(workspace: Path) -> None:
+    calls = _calls({"id": "look", "tool": "LS", "args": {"path": str(workspace)}, "requiresApproval": True})
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("planner", "scripted")
+            batch = asyncio.ensure_future(console.run_batch(agent, calls))
+            while not console.pending_approvals():
+                await asyncio.sleep(0.01)
+            [request] = console.pending_approvals()
+            assert "asks for a person's approval" in request.reason
+            console.approve(request.call_id)
+            assert (await batch).results[0].status == "done"
+
+    run(scenario())
