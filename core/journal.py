@@ -337,7 +337,8 @@ class Journal:
                             status=AgentStatus(r["status"]), started_at=r["started_at"]) for r in rows]
 
     def calls(self, call_id: str | None = None) -> list[CallRecord]:
-        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, a.name AS agent_name"
+        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at,"
+                 " r.ended_at, a.name AS agent_name"
                  " FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
         params: tuple[str, ...] = ()
         if call_id is not None:
@@ -422,4 +423,5 @@ def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
         git_undone=any(i < 0 for i in positions),
         undone_by=positions[restorable[-1]] if whole else None,
         cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
+        started_at=r["started_at"], ended_at=r["ended_at"],
     )

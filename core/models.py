@@ -145,6 +145,9 @@ class CallRecord(BaseModel):
     batch_id: str | None = None
     batch_key: str | None = None
     """The call's id within its batch."""
+    started_at: datetime | None = None
+    """When it began running (None: it never ran)."""
+    ended_at: datetime | None = None
 
 
 class AgentRecord(BaseModel):

@@ -390,7 +390,7 @@ class Timeline:
                                       git_changes=c.git_changes, undone_by=c.undone_by,
                                       undone_paths=c.undone_paths, git_undone=c.git_undone,
                                       batch_id=c.batch_id, batch_key=c.batch_key, cached=c.cached,
-                                      attempts=c.attempts))
+                                      attempts=c.attempts, started_at=c.started_at, ended_at=c.ended_at))
         for batch in self.batches.values():  # made from their calls, their batch record missing
             if batch.totals is None:
                 batch.interrupted = True

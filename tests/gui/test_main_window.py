@@ -235,3 +235,23 @@ def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(
         await wait_until(lambda: "undid 1 of 1" in window.statusBar().currentMessage(), what="the rewind's report")
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop: Any, workspace: Path) -> None:
+    from core import BatchCall
+
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("planner", "scripted")
+        calls = [BatchCall(id="ls", tool="LS", args={"path": str(workspace)}),
+                 BatchCall(id="readme", tool="Read", args={"file_path": str(workspace / "README.md")},
+                           depends_on=("ls",))]
+        report = await console.run_batch(agent, calls, name="look around")
+        await wait_until(lambda: window.model.timeline.batches.get(report.batch_id) is not None
+                         and window.model.timeline.batches[report.batch_id].totals is not None, what="the batch")
+        index = window.model.index_of(f"b:{report.batch_id}")
+        assert "look around" in index.data() and window.model.rowCount(index) == 2
+        window.tree.setCurrentIndex(index)
+        await wait_until(lambda: "Critical path" in window.details.info.toPlainText(), what="the plan")
+        assert "ls → readme" in window.details.info.toPlainText()
+
+    in_window(qtbot, loop, workspace, body)
