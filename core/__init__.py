@@ -28,9 +28,15 @@ from core.shell import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
 from core.timeline import AgentNode, ExternalNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
+from core.hooks.install import hook_command
+from core.hooks.install import install as install_hooks
+from core.hooks.install import settings_file as claude_settings_file
+from core.hooks.install import uninstall as uninstall_hooks
+from core.policy_settings import config_dir
 from core.undo_report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
+    "claude_settings_file", "config_dir", "hook_command", "install_hooks", "uninstall_hooks",
     "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",
     "AgentStatus", "AutoReviewer", "ApprovalRequested", "ApprovalResolved", "BelayError", "CallFinished", "CallOutcome",
     "CallOutput", "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",

@@ -43,6 +43,7 @@ def decode(raw: object) -> dict[str, Any]:
 
 def validate(tool: Tool, raw: dict[str, Any]) -> ToolArgs:
     """The tool's Args model for `raw`, or an invalid-args error naming each problem."""
+    tool.check_args(raw)
     try:
         return tool.Args.model_validate(raw)
     except ValidationError as e:

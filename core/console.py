@@ -26,7 +26,8 @@ from core.bus import EventBus, Subscription
 from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorKind, ToolError
 from core.environment import make_non_dumpable
-from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ExternalChangesRecorded, PolicyChanged,
+from core.endpoint import Endpoint, install_token
+from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ExternalChangesRecorded, PolicyChanged,
                          SessionStarted)
 from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
 from core.journal import Journal
@@ -44,6 +45,9 @@ from core.cache import CacheStats, ResultCache
 from core.call_cache import CallCache
 from core.orchestration.models import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
+from core.hooks.adapter import ClaudeHooks
+from core.intercept import Interceptor
+from core.policy_settings import config_dir
 from core.tracker import ChangeTracker
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
@@ -66,11 +70,13 @@ class Console:
     """The supervising core for one workspace."""
 
     def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
-                 tools: Sequence[Tool] | None = None, bash: BashSettings | None = None, track: bool = True) -> None:
+                 tools: Sequence[Tool] | None = None, bash: BashSettings | None = None, track: bool = True,
+                 serve: bool = True) -> None:
         """`tools` replaces the default set (file tools, Task, Bash and its background shells).
 
         `track=False` opens the journal only to read it (`belay calls`): the workspace is not indexed or
-        watched, nothing is recovered, and undo is refused.
+        watched, nothing is recovered, and undo is refused.  `serve=False` keeps the endpoint closed
+        (no Claude Code hooks, no `belay mcp-serve` bridge to this console).
         """
         self.workspace = Workspace(workspace)
         self.state_dir = workspace_state_dir(self.workspace.root, state_dir)
@@ -103,6 +109,11 @@ class Console:
         self._lock: OwnerLock | None = None
         self._track = track
         self._tracking = False
+        self._serve = serve
+        self.endpoint: Endpoint | None = None
+        """The socket other processes reach this console through (Claude Code's hooks, mcp-serve)."""
+        self.hooks: ClaudeHooks | None = None
+        self.interceptor: Interceptor | None = None
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -145,6 +156,8 @@ class Console:
                                   sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None,
                                   cache=self.cache, timeouts=self.policy.timeouts)
         self._policy_changed("settings loaded")
+        if self._tracking and self._serve:
+            await self._open_endpoint()
 
     def _apply_bash_settings(self, bash: BashTool) -> list[str]:
         """The user's `[bash]` table over the console's own settings; a bad value is reported, not used."""
@@ -193,8 +206,38 @@ class Console:
         await self._io(self.journal.add_external, op_id, self.session_id, changes, note)
         self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
 
+    async def _open_endpoint(self) -> None:
+        """Serve Claude Code's hooks (and other outside agents) on the workspace's private socket."""
+        assert self._pipeline is not None and self._journal is not None and self._blobs is not None
+        self.interceptor = Interceptor(workspace=self.workspace, registry=self.registry, pipeline=self._pipeline,
+                                       journal=self._journal, blobs=self._blobs, bus=self.bus, io=self._io,
+                                       session_id=self.session_id, tracker=self._tracker_,
+                                       record_external=self._record_external)
+        self.hooks = ClaudeHooks(self.interceptor, self.start_agent, self._link_agent, self._finish_outside_agent)
+        token = await asyncio.to_thread(install_token, config_dir())
+        self.endpoint = Endpoint(self.state_dir, token, self.workspace.root)
+        self.endpoint.handle("hook", self._hook_request)
+        await self.endpoint.start()
+
+    async def _hook_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.hooks is not None
+        await self._ensure_session()
+        return await self.hooks.request(request)
+
+    async def _link_agent(self, agent_id: str, spawned_by: str) -> None:
+        await self._io(self.journal.link_agent, agent_id, spawned_by)
+        self.bus.publish(AgentLinked(agent_id=agent_id, spawned_by=spawned_by))
+
+    async def _finish_outside_agent(self, handle: AgentHandle, message: str) -> None:
+        await self._io(self.journal.finish_agent, handle.agent_id, AgentStatus.DONE)
+        self.bus.publish(AgentFinished(agent_id=handle.agent_id, status=AgentStatus.DONE, message=message))
+
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
+        if self.endpoint is not None:
+            await self.endpoint.close()
+        if self.interceptor is not None:
+            await self.interceptor.abandon_all("the Belay console closed before the agent reported back")
         self.approvals.deny_all("the console was closed")
         await self.shells.aclose()
         if self._tracker_ is not None and self._tracking:

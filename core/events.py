@@ -55,6 +55,14 @@ class AgentStarted(_Event):
     """The tools it may call; None means every registered tool."""
 
 
+class AgentLinked(_Event):
+    """A sub-agent's spawning call became known after it started (an outside agent's evidence came later)."""
+
+    kind: Literal["agent_linked"] = "agent_linked"
+    agent_id: str
+    spawned_by: str
+
+
 class AgentFinished(_Event):
     kind: Literal["agent_finished"] = "agent_finished"
     agent_id: str
@@ -285,6 +293,7 @@ Event = Annotated[
         SessionStarted,
         AgentStarted,
         AgentFinished,
+        AgentLinked,
         CallQueued,
         ApprovalRequested,
         ApprovalResolved,

@@ -144,6 +144,10 @@ class Journal:
                  AgentStatus.RUNNING.value, _now()),
             )
 
+    def link_agent(self, agent_id: str, spawned_by: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE agents SET spawned_by=? WHERE id=?", (spawned_by, agent_id))
+
     def finish_agent(self, agent_id: str, status: AgentStatus) -> None:
         with self._tx() as db:
             db.execute("UPDATE agents SET status=?, ended_at=? WHERE id=?", (status.value, _now(), agent_id))

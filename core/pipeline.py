@@ -83,7 +83,7 @@ class AgentHandle:
         return self.tools is None or tool in self.tools
 
 
-class _Finished(Exception):
+class Finished(Exception):
     """Internal: the run reached a final state before its tool ran."""
 
     def __init__(self, status: RunStatus, text: str, error: ErrorInfo | None = None) -> None:
@@ -141,7 +141,7 @@ class Pipeline:
             await asyncio.shield(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
                                               ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
             raise
-        except _Finished as f:
+        except Finished as f:
             return await self._finish(call_id, started, f.status, f.text, f.error)
         except BelayError as e:
             status = RunStatus.TIMED_OUT if e.info.kind == ErrorKind.TIMEOUT else RunStatus.FAILED
@@ -173,7 +173,7 @@ class Pipeline:
             verdict = verdict.model_copy(update={"action": "ask", "reason": "the plan asks for a person's approval "
                                                  f"of this call (the policy alone would allow it: {verdict.reason})"})
         if verdict.action == "deny":
-            raise _Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
+            raise Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
                             ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
         limit = self._timeout(tool, timeout_s)
         if verdict.action == "allow" and self.cache is not None and tool.cacheable:
@@ -184,7 +184,8 @@ class Pipeline:
         plan = await self._plan(tool, args, ctx, limit) if isinstance(tool, WriteTool) else None
         edited_note = ""
         if verdict.action == "ask":
-            answer = await self._ask(call_id, agent, tool, args, summary, verdict, plan)
+            answer = await self.ask(call_id, agent, tool.name, args.model_dump(by_alias=True), summary, verdict,
+                                    plan)
             if answer.edited and plan is not None:
                 plan = replace_contents(plan, {p: c.encode() for p, c in answer.edited.items()}, self.workspace)
                 edited_note = " The user edited the content before it was written; read the file to see it."
@@ -256,12 +257,13 @@ class Pipeline:
         return PolicyRequest(tool=tool.name, args=args.model_dump(by_alias=True), workspace=self.workspace.root,
                              annotations=tool.annotations, paths=_resolved_paths(args))
 
-    async def _ask(self, call_id: CallId, agent: AgentHandle, tool: Tool, args: ToolArgs, summary: str,
-                   verdict: Verdict, plan: WritePlan | None) -> Answer:
+    async def ask(self, call_id: CallId, agent: AgentHandle, tool_name: str, shown_args: dict[str, Any],
+                  summary: str, verdict: Verdict, plan: WritePlan | None) -> Answer:
+        """Put the call before a person (the window) and wait; raises Finished when it is not approved."""
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
-        bash = tool.name == "Bash"
-        request = ApprovalRequested(call_id=call_id, agent_id=agent.agent_id, tool=tool.name, summary=summary,
-                                    reason=verdict.reason, args=args.model_dump(by_alias=True), diffs=diffs,
+        bash = tool_name == "Bash"
+        request = ApprovalRequested(call_id=call_id, agent_id=agent.agent_id, tool=tool_name, summary=summary,
+                                    reason=verdict.reason, args=shown_args, diffs=diffs,
                                     proposed=proposed, timeout_s=verdict.timeout_s, on_timeout=verdict.on_timeout,
                                     rule=verdict.rule, impact=verdict.impact, analysis=verdict.analysis,
                                     suggested_rule=verdict.suggested_rule,
@@ -288,14 +290,14 @@ class Pipeline:
                 except (ValueError, OSError) as e:  # the call is approved; only the rule could not be kept
                     log.warning("could not add the rule %s to %s: %s", rule, answer.scope, e)
         if answer.decision == Decision.TIMED_OUT:
-            raise _Finished(RunStatus.TIMED_OUT,
-                            f"Nobody approved this {tool.name} call in time ({answer.reason}); it was not run.",
+            raise Finished(RunStatus.TIMED_OUT,
+                            f"Nobody approved this {tool_name} call in time ({answer.reason}); it was not run.",
                             ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"approval timed out: {answer.reason}",
                                       suggestion="Try again later, or ask the person to raise the timeout."))
         if answer.decision == Decision.DENIED:
             said = f" Reason: {answer.reason}" if answer.reason else ""
             who = "The user denied" if answer.by == "user" else "Belay denied"
-            raise _Finished(RunStatus.DENIED, f"{who} this {tool.name} call.{said}",
+            raise Finished(RunStatus.DENIED, f"{who} this {tool_name} call.{said}",
                             ErrorInfo(kind=ErrorKind.DENIED, message=answer.reason or "denied by the user"))
         return answer
 

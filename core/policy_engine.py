@@ -17,6 +17,9 @@ Settings file format (TOML):
     [approval]
     timeout_s = 0               # 0 = wait forever
     on_timeout = "deny"         # deny | allow
+    [mcp.servers.github]        # user settings only: see core.mcp.settings
+    command = "npx"
+    args = ["-y", "@modelcontextprotocol/server-github"]
 
 Rule syntax: see `core.rules`.  Deny beats ask beats allow; the order of
 the decision is in `core.policy_decide`.  A file that cannot be read is
@@ -30,6 +33,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from core.mcp.settings import ServerSettings
 from core.policy_decide import RuleSet, decide_bash, decide_tool
 from core.policy_settings import (ACTIONS, MODES, Layer, Mode, RuleEntry, Scope, edit_rules, entry_from, load_layer,
                                   settings_path)
@@ -66,6 +70,10 @@ class PolicyEngine:
     def bash_overrides(self) -> dict[str, object]:
         """The user's `[bash]` settings (network, sandbox, env_passthrough, limits), unvalidated."""
         return dict(self._layers["user"].bash)
+
+    def mcp_servers(self) -> dict[str, ServerSettings]:
+        """The MCP servers of the user's settings (`[mcp.servers]`); a workspace's file cannot declare any."""
+        return dict(self._layers["user"].mcp_servers)
 
     def timeouts(self) -> dict[str, float]:
         """`[timeouts]` of the user settings, then the workspace's over them: tool -> seconds (0: none)."""

@@ -20,6 +20,7 @@ import platformdirs
 import tomli_w
 from pydantic import BaseModel, ConfigDict
 
+from core.mcp.settings import ServerSettings, parse_servers
 from core.rules import Rule, RuleAction, parse_rule
 
 Scope = Literal["session", "workspace", "user"]
@@ -28,7 +29,7 @@ MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", 
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp"}
 
 
 class RuleEntry(BaseModel):
@@ -64,6 +65,8 @@ class Layer:
     """`[changes] ignore`: gitignore-style patterns of paths whose changes are reported but not stored."""
     timeouts: dict[str, float] = field(default_factory=dict)
     """`[timeouts]`: tool name -> seconds it may work (0: no limit)."""
+    mcp_servers: dict[str, ServerSettings] = field(default_factory=dict)
+    """`[mcp.servers.<name>]`: MCP servers to start (see `core.mcp.settings`); read from the user layer only."""
 
 
 def config_dir() -> Path:
@@ -94,8 +97,18 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
                 if key not in _KEYS]
     problems += _read_mode(data, layer, path) + _read_permissions(data, text, layer, path)
     problems += _read_tools(data, layer, path) + _read_approval(data, layer, path) + _read_bash(data, layer, path)
-    problems += _read_changes(data, layer, path) + _read_timeouts(data, layer, path)
+    problems += _read_changes(data, layer, path) + _read_timeouts(data, layer, path) + _read_mcp(data, layer, path)
     return layer, problems
+
+
+def _read_mcp(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+    if "mcp" not in data:
+        return []
+    if layer.scope != "user":
+        # A workspace's file comes with its code: configuring a server would start a program of its choosing.
+        return [f"{path}: [mcp] is ignored here; MCP servers are configured in your user settings only"]
+    layer.mcp_servers, problems = parse_servers(data["mcp"], str(path))
+    return problems
 
 
 def _read_timeouts(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:

@@ -25,8 +25,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.errors import ErrorInfo
-from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved, BatchFinished,
-                         BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying, CallStarted,
+from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ApprovalResolved,
+                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying, CallStarted,
                          Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput, ShellStarted)
 from core.models import (AgentRecord, AgentStatus, BatchRecord, CallRecord, Decision, ExternalRecord, FileChange,
                          GitChange, RunStatus)
@@ -407,6 +407,13 @@ class Timeline:
         return self._add_agent(AgentNode(e.agent_id, e.name, e.agent_kind, e.session_id, e.parent_id,
                                          e.spawned_by, AgentStatus.RUNNING, e.at))
 
+    def _on_agent_linked(self, e: AgentLinked) -> list[Change]:
+        node = self.agents.get(e.agent_id)
+        if node is None:
+            return []
+        node.spawned_by = e.spawned_by
+        return [Updated(agent_key(e.agent_id))]
+
     def _on_agent_finished(self, e: AgentFinished) -> list[Change]:
         node = self.agents.get(e.agent_id)
         if node is None:
@@ -569,6 +576,7 @@ def _batch_span(batch: BatchNode, live: bool, start: datetime, now: datetime) ->
 _HANDLERS = {
     AgentStarted: Timeline._on_agent_started,
     AgentFinished: Timeline._on_agent_finished,
+    AgentLinked: Timeline._on_agent_linked,
     BatchStarted: Timeline._on_batch_started,
     BatchFinished: Timeline._on_batch_finished,
     CallQueued: Timeline._on_call_queued,

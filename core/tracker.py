@@ -63,6 +63,9 @@ class ChangeTracker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stirred = asyncio.Event()
         self._settler: asyncio.Task[None] | None = None
+        self._held: dict[str, frozenset[str]] = {}
+        """Paths an outside agent's approved call is about to write (call id -> paths): their changes are
+        that call's, recorded when it reports back, never external or another call's."""
 
     @property
     def watching(self) -> bool:
@@ -115,15 +118,25 @@ class ChangeTracker:
         if surprises:
             await self._on_external(surprises, "while Belay was writing those files")
 
+    def hold(self, call_id: str, paths: frozenset[str]) -> None:
+        """An outside agent (Claude Code) will write these paths for `call_id`: leave their changes to it."""
+        self._held[call_id] = paths
+
+    def release(self, call_id: str) -> None:
+        self._held.pop(call_id, None)
+
     def _look(self) -> list[FileChange]:
         """Blocking: what changed since the last look, from the dirty set when the watcher vouches for it."""
         # take() even when not watching: it reports `everything`, and restarts a watcher that lost events.
         dirty = self.watcher.take() if self.watcher is not None else None
         if dirty is None or dirty.everything:
-            return self.index.changes_since()
-        if not dirty.paths:
+            found = self.index.changes_since()
+        elif not dirty.paths:
             return []
-        return self.index.changes_since(dirty.paths)
+        else:
+            found = self.index.changes_since(dirty.paths)
+        held = frozenset().union(*self._held.values()) if self._held else frozenset()
+        return [c for c in found if c.path not in held and c.old_path not in held] if held else found
 
     async def _settle(self, note: str) -> None:
         found = await asyncio.to_thread(self._look)

@@ -10,6 +10,7 @@ window is saved as a PNG before the program exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import shutil
 import sys
@@ -40,6 +41,14 @@ class DemoOptions:
     quit_when_done: bool = False
     screenshot: str | None = None
     pace: float = 0.4
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    workspace: str | None = None
+    state_dir: str | None = None
+    screenshot: str | None = None
+    quit_after: float | None = None
 
 
 class DemoError(Exception):
@@ -74,6 +83,65 @@ def _route_qt_messages(mode: QtMsgType, context: QMessageLogContext, message: st
     logging.getLogger("qt").log(level, "%s", message)
 
 
+def _qt_app() -> QApplication:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    qInstallMessageHandler(_route_qt_messages)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Belay")
+    app.setQuitOnLastWindowClosed(False)  # the coroutine ends the loop, after closing the console
+    app.setStyleSheet(style_sheet("light"))
+    return app
+
+
+def run_watch(options: WatchOptions) -> int:
+    """The window on a workspace with no built-in agent: it supervises outside ones (Claude Code, MCP)."""
+    workspace = Path(options.workspace or ".").expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"belay watch: {workspace} is not a directory", file=sys.stderr)
+        return 2
+    app = _qt_app()
+    collector = MainThreadCollector(app)
+    collector.start()
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            return runner.run(_watch(options, workspace))
+    finally:
+        collector.stop()
+
+
+async def _watch(options: WatchOptions, workspace: Path) -> int:
+    console = Console(workspace, state_dir=options.state_dir)
+    await console.open()
+    if console.endpoint is None:
+        print(f"belay watch: another Belay console already supervises {workspace}", file=sys.stderr)
+        await console.close()
+        return 2
+    window = MainWindow(console)
+    window.start()
+    window.show()
+    print(f"Watching {workspace}: Claude Code sessions with Belay's hooks installed (`belay hooks install`) "
+          f"and `belay mcp-serve` clients now go through this window.", flush=True)
+    closed = asyncio.Event()
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.lastWindowClosed.connect(closed.set)
+    try:
+        if options.quit_after is None:
+            await closed.wait()
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(closed.wait(), options.quit_after)
+            if options.screenshot:
+                window.grab().save(options.screenshot)
+                print(f"Screenshot: {options.screenshot}", flush=True)
+        return 0
+    finally:
+        await window.tasks.aclose()
+        await console.close()
+        window.close()
+
+
 def run_demo(options: DemoOptions) -> int:
     try:
         script = load_script(options.script or demo_script())
@@ -82,12 +150,7 @@ def run_demo(options: DemoOptions) -> int:
         print(f"belay demo: {e}", file=sys.stderr)
         return 2
     print(f"Demo workspace: {workspace}", flush=True)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    qInstallMessageHandler(_route_qt_messages)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Belay")
-    app.setQuitOnLastWindowClosed(False)  # the demo coroutine ends the loop, after closing the console
-    app.setStyleSheet(style_sheet("light"))
+    app = _qt_app()
     collector = MainThreadCollector(app)
     collector.start()
     try:

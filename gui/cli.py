@@ -58,6 +58,22 @@ def _parser() -> argparse.ArgumentParser:
                      help="print every event as a JSON line, then a summary (needs --auto)")
     run.add_argument("--fail-fast", action="store_true", help="stop starting calls at the first failure")
     run.add_argument("--concurrency", type=_concurrency, metavar="N", help="at most N calls at once (default 10)")
+
+    watch = sub.add_parser("watch", help="open the window on a workspace and supervise outside agents "
+                                         "(Claude Code through its hooks, MCP clients through `belay mcp-serve`)")
+    watch.add_argument("--workspace", help="the directory to supervise (default: the current directory)")
+    watch.add_argument("--state-dir")
+    watch.add_argument("--screenshot", metavar="FILE", help="with --quit-after: save a PNG of the window first")
+    watch.add_argument("--quit-after", type=float, metavar="SECONDS", help="close by itself (for checks)")
+
+    hooks = sub.add_parser("hooks", help="install or remove Belay's Claude Code hooks")
+    hooks.add_argument("action", choices=("install", "uninstall"))
+    where = hooks.add_mutually_exclusive_group()
+    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.json (default: the current "
+                                                        "directory's)")
+    where.add_argument("--user", action="store_true", help="your user settings (~/.claude/settings.json)")
+    hooks.add_argument("--state-dir", help="the state directory the consoles use (default: BELAY_STATE_DIR or the "
+                                           "user data dir)")
     return parser
 
 
@@ -81,6 +97,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_plan(RunOptions(plan=args.plan, workspace=args.workspace, state_dir=args.state_dir,
                                    auto=args.auto, as_json=args.json, fail_fast=args.fail_fast,
                                    concurrency=args.concurrency))
+    if args.command == "hooks":
+        from gui.terminal import hooks_command
+        return hooks_command(args.action, args.project, args.user, args.state_dir)
+    if args.command == "watch":
+        from gui.app import WatchOptions, run_watch
+        return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
+                                      screenshot=args.screenshot, quit_after=args.quit_after))
     if args.command in ("undo", "redo"):
         from gui.terminal import undo_call
         return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,

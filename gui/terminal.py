@@ -11,9 +11,11 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
-from core import CallRecord, Console, UndoReport
+from core import (CallRecord, Console, UndoReport, claude_settings_file, config_dir, hook_command, install_hooks,
+                  state_root, uninstall_hooks)
 
 
 def _status(call: CallRecord) -> str:
@@ -74,3 +76,27 @@ def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as
         if report.conflicts:
             out.write("They can be merged by hand in the window (Undo on the call); --force overwrites them.\n")
     return 0 if report.ok else 1
+
+
+def hooks_command(action: str, project: str | None, user: bool, state_dir: str | None,
+                  out: TextIO = sys.stdout) -> int:
+    """`belay hooks install|uninstall`: Belay's entries in Claude Code's settings, added or taken out."""
+    path = claude_settings_file(Path(project) if project else None, user)
+    try:
+        if action == "install":
+            changed = install_hooks(path, hook_command(state_root(state_dir), config_dir()), config_dir())
+            if changed.events:
+                out.write(f"Installed Belay's hooks ({', '.join(changed.events)}) in {path}.\n"
+                          "Claude Code now asks the Belay console for this workspace before every tool call; "
+                          "start it with `belay watch`. Without a running console, calls are refused.\n")
+            else:
+                out.write(f"Belay's hooks were already installed in {path}.\n")
+        else:
+            changed = uninstall_hooks(path, config_dir())
+            gone = " (the file, which Belay had created, is removed)" if changed.file_removed else ""
+            out.write(f"Removed Belay's hooks from {path}{gone}.\n" if changed.events else
+                      f"No Belay hooks in {path}; nothing changed.\n")
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"belay hooks: {e}\n")
+        return 2
+    return 0

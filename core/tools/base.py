@@ -155,6 +155,10 @@ class Tool(ABC):
         """A short line for the timeline, e.g. the path relative to the workspace."""
         return ""
 
+    def check_args(self, raw: dict[str, Any]) -> None:
+        """Checks beyond the `Args` model, raising ToolError(INVALID_ARGS): a tool whose arguments are only
+        known as a JSON schema (an MCP server's) validates against it here."""
+
     def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
         """Workspace-relative paths the result depends on: a file, "dir/" for a whole tree, "" for the whole
         workspace.  None when it cannot say (the result is then never cached)."""

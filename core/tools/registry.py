@@ -29,6 +29,12 @@ class ToolRegistry:
             raise ValueError(f"a tool named {tool.name!r} is already registered: {self._tools[tool.name]!r}")
         self._tools[tool.name] = tool
 
+    def unregister(self, name: str) -> Tool | None:
+        """Remove a tool (an MCP server no longer offers it); the removed tool, or None when there was none.
+
+        Calls already running keep their tool object; new calls to `name` find no such tool."""
+        return self._tools.pop(name, None)
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 

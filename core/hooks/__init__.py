@@ -1,0 +1,1 @@
+"""Claude Code supervised through its hooks: the command client, the console side, install and uninstall."""

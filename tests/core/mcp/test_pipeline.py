@@ -1,0 +1,48 @@
+"""MCP tools through the console's own pipeline: policy from annotations, validation, error results, timeouts.
+
+The manager is attached to the console's registry exactly as `Console.open`
+does it, and calls go through `Console.call`, so what is checked here is
+what an agent sees.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core import Console, ErrorKind, RunStatus
+from core.mcp.manager import McpManager
+from tests.conftest import run
+from tests.core.mcp.conftest import START_S, stdio
+
+
+def test_mcp_calls_run_through_the_console_pipeline(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace, tools=[]) as console:
+            manager = McpManager(console.registry, {"toy": stdio("toy", timeout_s=1.0)}, cwd=console.workspace.root)
+            await manager.start()
+            try:
+                await manager.wait_started(START_S)
+                agent = await console.start_agent("agent", "scripted")
+                read = await console.call(agent, "mcp__toy__echo", {"text": "read-only: allowed"})
+                assert read.status == RunStatus.DONE and read.text == "read-only: allowed"
+                asked = await console.call(agent, "mcp__toy__wipe", {"target": "everything"})
+                assert asked.status == RunStatus.DENIED  # destructive by MCP's default: asked, and nobody can answer
+
+                await console.add_rule("mcp__toy", "allow", "session")
+                done = await console.call(agent, "mcp__toy__add", {"a": 1, "b": 2})
+                assert done.status == RunStatus.DONE and done.text == "3"
+                assert done.data["structured"] == {"result": 3} and done.data["server"] == "toy"
+                bad = await console.call(agent, "mcp__toy__add", '{"a": 1, "b": "2"}')
+                assert bad.status == RunStatus.FAILED and bad.error is not None
+                assert bad.error.kind == ErrorKind.INVALID_ARGS and "b: '2' is not of type 'integer'" in bad.text
+                failed = await console.call(agent, "mcp__toy__fail", {"message": "no such repository"})
+                assert failed.status == RunStatus.FAILED and "no such repository" in failed.text
+                slow = await console.call(agent, "mcp__toy__hang", {"seconds": 30})
+                assert slow.status == RunStatus.TIMED_OUT and slow.error is not None
+                assert slow.error.kind == ErrorKind.TIMEOUT
+                records = {r.call_id: r for r in await console.history()}
+                assert records[done.call_id].args == {"a": 1, "b": 2}
+            finally:
+                await manager.close()
+
+    run(scenario())

@@ -1,0 +1,411 @@
+"""A scripted Anthropic Messages server on 127.0.0.1, so the real Claude Code CLI runs offline in tests.
+
+The CLI is pointed at it with ``ANTHROPIC_BASE_URL``; each ``POST /v1/messages`` is
+answered with the next scripted `Turn` (text and/or tool_use blocks), as SSE when the
+request asks to stream and as one JSON message otherwise.  Every request is recorded,
+so a test can assert what the model saw (a tool_result, its ``is_error``, a deny reason).
+
+A sub-agent (the ``Agent`` tool) opens its own conversation with the same server; its
+first user message is the prompt the parent gave it, so ``ScriptedModel(agents={...})``
+serves it from a separate list of turns keyed by a fragment of that prompt.
+
+Run as a script it serves a small demo script and prints the environment to use::
+
+    python tests/integration/fake_anthropic.py
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+MAIN = "main"
+"""The conversation name of requests not routed to a sub-agent's script."""
+
+# Variables the CLI reads that could send it to the real service or leak a real credential.
+_FOREIGN_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OTEL_", "AWS_BEARER_TOKEN_BEDROCK")
+
+# Found by tracing the CLI (strace -e connect,sendto): without these it resolves
+# api.anthropic.com and sends HEAD /api/hello even when ANTHROPIC_BASE_URL is set.
+OFFLINE_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool_use block the model emits."""
+
+    name: str
+    """The tool's name as the CLI lists it in ``tools`` (``Write``, ``Edit``, ``Bash``, ``Agent``)."""
+    input: Mapping[str, Any]
+    """The tool's arguments."""
+    id: str = ""
+    """The tool_use id; blank lets the server number it (``toolu_fake_001``...)."""
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One HTTP request the server received, as data."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    """The decoded JSON body (None when there was none)."""
+    conversation: str = MAIN
+    """`MAIN` or the `agents` key whose script served it."""
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
+
+    @property
+    def system_text(self) -> str:
+        system = self.body.get("system", "") if isinstance(self.body, dict) else ""
+        return system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.get("name", "") for t in self.body.get("tools", [])] if isinstance(self.body, dict) else []
+
+    @property
+    def prompt(self) -> str:
+        """The first user message's text, without the CLI's ``<system-reminder>`` blocks."""
+        first = next((m for m in self.messages if m.get("role") == "user"), None)
+        return "\n".join(_texts(first["content"])) if first else ""
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool_result block sent so far in this conversation, oldest first."""
+        return [b for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), list)
+                for b in m["content"] if b.get("type") == "tool_result"]
+
+    def tool_result(self, tool_use_id: str) -> dict[str, Any] | None:
+        return next((b for b in self.tool_results() if b.get("tool_use_id") == tool_use_id), None)
+
+    def last_tool_result(self) -> dict[str, Any] | None:
+        """The tool_result in the latest user message, if that message answers a tool call."""
+        users = [m for m in self.messages if m.get("role") == "user"]
+        content = users[-1].get("content") if users else None
+        results = [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []
+        return results[-1] if results else None
+
+
+def result_text(block: Mapping[str, Any]) -> str:
+    """A tool_result's content as one string (the CLI sends a string or a list of text blocks)."""
+    content = block.get("content", "")
+    return content if isinstance(content, str) else "\n".join(_texts(content))
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [b.get("text", "") for b in content
+            if b.get("type") == "text" and not b.get("text", "").lstrip().startswith("<system-reminder>")]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the model answers to one request: some text, then tool calls (if any)."""
+
+    text: str = ""
+    tools: Sequence[ToolCall] = ()
+    when: Callable[[ModelRequest], bool] | None = None
+    """Serve this turn only to a request it accepts; None: to the next request of its conversation."""
+
+
+@dataclass
+class _Script:
+    """One conversation's turns; a request takes the first unused turn that accepts it."""
+
+    turns: list[Turn]
+    used: set[int] = field(default_factory=set)
+
+    def take(self, request: ModelRequest) -> Turn | None:
+        for i, turn in enumerate(self.turns):
+            if i not in self.used and (turn.when is None or turn.when(request)):
+                self.used.add(i)
+                return turn
+        return None
+
+    @property
+    def remaining(self) -> int:
+        return len(self.turns) - len(self.used)
+
+
+def prompt_contains(fragment: str) -> Callable[[ModelRequest], bool]:
+    """A `Turn.when` accepting requests whose first user message contains `fragment`."""
+    return lambda request: fragment in request.prompt
+
+
+def answers(tool_use_id: str) -> Callable[[ModelRequest], bool]:
+    """A `Turn.when` accepting the request that carries the result of `tool_use_id`."""
+    return lambda request: (r := request.last_tool_result()) is not None and r.get("tool_use_id") == tool_use_id
+
+
+class ScriptedModel:
+    """A fake Anthropic Messages API serving scripted turns, in a background thread.
+
+    ``turns`` answer the main conversation; ``agents`` maps a fragment of a sub-agent's
+    prompt to the turns that answer that sub-agent.  A request no turn accepts gets
+    `fallback` and is listed in `unscripted`.
+    """
+
+    def __init__(self, turns: Sequence[Turn] = (), *, agents: Mapping[str, Sequence[Turn]] | None = None,
+                 fallback: Turn = Turn(text="(no scripted turn left)"), model_name: str = "") -> None:
+        self._scripts = {MAIN: _Script(list(turns))}
+        self._scripts.update({key: _Script(list(ts)) for key, ts in (agents or {}).items()})
+        self._fallback = fallback
+        self._model_name = model_name
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1)
+        self._requests: list[ModelRequest] = []
+        self._unscripted: list[ModelRequest] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._home: Path | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def __enter__(self) -> ScriptedModel:
+        self._home = Path(tempfile.mkdtemp(prefix="fake-anthropic-home-"))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            if self._server is not None:
+                self._server.shutdown()
+                self._server.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+        finally:
+            if self._home is not None:
+                shutil.rmtree(self._home, ignore_errors=True)
+            self._server = self._thread = self._home = None
+
+    def __repr__(self) -> str:
+        left = {k: s.remaining for k, s in self._scripts.items()}
+        return f"<ScriptedModel url={self.url if self._server else None} requests={len(self._requests)} left={left}>"
+
+    # -- what a test uses ------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "use ScriptedModel as a context manager"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def home(self) -> Path:
+        """A private HOME for the CLI, deleted on exit (the CLI writes ~/.claude.json and ~/.claude/)."""
+        assert self._home is not None, "use ScriptedModel as a context manager"
+        return self._home
+
+    def env(self, base: Mapping[str, str] | None = None, *, home: Path | None = None) -> dict[str, str]:
+        """A full environment for the CLI: `base` (default os.environ) without Anthropic/Claude
+        variables, plus this server's URL, a dummy key, a private HOME and the offline switches."""
+        home = home or self.home
+        env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith(_FOREIGN_PREFIXES)}
+        env.update(OFFLINE_ENV)
+        tmp = home / "tmp"
+        tmp.mkdir(mode=0o700, exist_ok=True)  # the CLI refuses a temp dir others can write to
+        env.update({"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key",
+                    "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+                    # task output and its messaging socket go here instead of /tmp/claude-UID, /tmp/cc-socks
+                    "CLAUDE_CODE_TMPDIR": str(tmp)})
+        return env
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        """Every request received, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def message_requests(self, conversation: str | None = None) -> list[ModelRequest]:
+        """The ``POST /v1/messages`` requests, optionally of one conversation only."""
+        return [r for r in self.requests if r.method == "POST" and r.path.split("?")[0] == "/v1/messages"
+                and (conversation is None or r.conversation == conversation)]
+
+    @property
+    def unscripted(self) -> list[ModelRequest]:
+        """Message requests that no turn accepted (they got the fallback)."""
+        with self._lock:
+            return list(self._unscripted)
+
+    @property
+    def unknown(self) -> list[ModelRequest]:
+        """Requests to paths this server does not implement (answered 404)."""
+        return [r for r in self.requests if _route(r.method, r.path) is None]
+
+    def remaining(self, conversation: str = MAIN) -> int:
+        with self._lock:
+            return self._scripts[conversation].remaining
+
+    # -- serving (called on handler threads) -------------------------------------
+
+    def _record(self, request: ModelRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _answer(self, request: ModelRequest) -> tuple[ModelRequest, dict[str, Any]]:
+        """Pick the turn for a messages request and build the assistant message."""
+        with self._lock:
+            conversation = next((k for k in self._scripts if k != MAIN and k in request.prompt), MAIN)
+            request = ModelRequest(request.method, request.path, request.headers, request.body, conversation)
+            turn = self._scripts[conversation].take(request)
+            if turn is None:
+                self._unscripted.append(request)
+                turn = self._fallback
+            self._requests.append(request)
+            content = self._content(turn)
+        model = self._model_name or (request.body or {}).get("model", "claude-fake")
+        return request, {
+            "id": f"msg_fake_{next(self._ids):04d}", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": "tool_use" if turn.tools else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": _estimate_tokens(request.body), "output_tokens": max(1, len(json.dumps(content)) // 4),
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        }
+
+    def _content(self, turn: Turn) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+        for call in turn.tools:
+            blocks.append({"type": "tool_use", "id": call.id or f"toolu_fake_{next(self._ids):03d}",
+                           "name": call.name, "input": dict(call.input)})
+        return blocks
+
+
+def _estimate_tokens(body: Any) -> int:
+    return max(1, len(json.dumps(body)) // 4)
+
+
+def _route(method: str, path: str) -> str | None:
+    bare = path.split("?")[0].rstrip("/")
+    if method == "POST" and bare == "/v1/messages":
+        return "messages"
+    if method == "POST" and bare == "/v1/messages/count_tokens":
+        return "count_tokens"
+    if bare == "/api/hello":  # the CLI's reachability probe (sent only when nonessential traffic is on)
+        return "hello"
+    return None
+
+
+def sse_events(message: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The streaming form of a complete assistant message, event by event."""
+    yield "message_start", {"type": "message_start", "message": {
+        **message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "text", "text": ""}}
+            for piece in _chunks(block["text"]):
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "text_delta", "text": piece}}
+        else:
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {**block, "input": {}}}
+            for piece in _chunks(json.dumps(block["input"])):
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "input_json_delta", "partial_json": piece}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                            "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _chunks(text: str, size: int = 40) -> Iterator[str]:
+    """Split like a real stream does, so the CLI's incremental JSON parsing is exercised."""
+    yield from (text[i:i + size] for i in range(0, len(text), size)) if text else [""]
+
+
+def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the CLI's HTTP client expects
+        timeout = 60  # an idle keep-alive connection ends its thread eventually
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        def do_GET(self) -> None:
+            self._serve()
+
+        def do_HEAD(self) -> None:
+            self._serve()
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the requests are recorded on the model instead."""
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            request = ModelRequest(self.command, self.path, dict(self.headers.items()), body)
+            route = _route(self.command, self.path)
+            if route == "messages" and isinstance(body, dict):
+                request, message = model._answer(request)
+                if body.get("stream"):
+                    payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in sse_events(message))
+                    self._send(200, payload.encode(), "text/event-stream")
+                else:
+                    self._send(200, json.dumps(message).encode())
+                return
+            model._record(request)
+            if route == "count_tokens":
+                self._send(200, json.dumps({"input_tokens": _estimate_tokens(body)}).encode())
+            elif route == "hello":
+                self._send(200, b"")
+            else:
+                error = {"type": "error", "error": {"type": "not_found_error", "message": f"fake: no {self.path}"}}
+                self._send(404, json.dumps(error).encode())
+
+        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("request-id", f"req_fake_{id(payload):x}")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+
+    return Handler
+
+
+def main() -> None:
+    """Serve a demo script (a Write, then a closing text) until interrupted."""
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "hello.txt").resolve()
+    turns = [Turn(text="Writing the file.", tools=[ToolCall("Write", {"file_path": str(target), "content": "hello\n"})]),
+             Turn(text="Done.")]
+    with ScriptedModel(turns) as model:
+        print("# export these, then run: claude -p 'go' --permission-mode bypassPermissions", flush=True)
+        for key in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", *OFFLINE_ENV):
+            print(f"export {key}={model.env()[key]}", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
