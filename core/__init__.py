@@ -9,7 +9,7 @@ from core.agents.reviewer import AutoReviewer
 from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
-from core.console import Console
+from core.console import SERVED_TOOLS, Console, describe_tool
 from core.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
@@ -28,6 +28,10 @@ from core.shell import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
 from core.timeline import AgentNode, ExternalNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
+from core.events import McpServerChanged
+from core.mcp.state import ServerState, ServerStatus
+from core.endpoint import install_token
+from core.hooks.client import find_endpoint
 from core.hooks.install import hook_command
 from core.hooks.install import install as install_hooks
 from core.hooks.install import settings_file as claude_settings_file
@@ -36,7 +40,9 @@ from core.policy_settings import config_dir
 from core.undo_report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
+    "McpServerChanged", "ServerState", "ServerStatus",
     "claude_settings_file", "config_dir", "hook_command", "install_hooks", "uninstall_hooks",
+    "SERVED_TOOLS", "describe_tool", "find_endpoint", "install_token",
     "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",
     "AgentStatus", "AutoReviewer", "ApprovalRequested", "ApprovalResolved", "BelayError", "CallFinished", "CallOutcome",
     "CallOutput", "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",

@@ -27,8 +27,8 @@ from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorKind, ToolError
 from core.environment import make_non_dumpable
 from core.endpoint import Endpoint, install_token
-from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ExternalChangesRecorded, PolicyChanged,
-                         SessionStarted)
+from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ExternalChangesRecorded,
+                         McpServerChanged, PolicyChanged, SessionStarted)
 from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
 from core.journal import Journal
 from core.lock import OwnerLock
@@ -45,7 +45,10 @@ from core.cache import CacheStats, ResultCache
 from core.call_cache import CallCache
 from core.orchestration.models import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
+from core.claude_session import ClaudeSession, SessionEnd
 from core.hooks.adapter import ClaudeHooks
+from core.mcp.manager import McpManager
+from core.mcp.state import ServerStatus
 from core.intercept import Interceptor
 from core.policy_settings import config_dir
 from core.tracker import ChangeTracker
@@ -114,6 +117,11 @@ class Console:
         """The socket other processes reach this console through (Claude Code's hooks, mcp-serve)."""
         self.hooks: ClaudeHooks | None = None
         self.interceptor: Interceptor | None = None
+        self.mcp: McpManager | None = None
+        """The user's MCP servers; their tools join `registry` as mcp__<server>__<tool>."""
+        self._outside_agents: dict[str, AgentHandle] = {}
+        self._claude_sessions: list[ClaudeSession] = []
+        """MCP clients served through `belay mcp-serve`, by their session key."""
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -156,6 +164,10 @@ class Console:
                                   sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None,
                                   cache=self.cache, timeouts=self.policy.timeouts)
         self._policy_changed("settings loaded")
+        if self._tracking:  # only the owning console starts programs; `belay calls` does not
+            self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
+                                  cwd=self.workspace.root)
+            await self.mcp.start()
         if self._tracking and self._serve:
             await self._open_endpoint()
 
@@ -217,12 +229,73 @@ class Console:
         token = await asyncio.to_thread(install_token, config_dir())
         self.endpoint = Endpoint(self.state_dir, token, self.workspace.root)
         self.endpoint.handle("hook", self._hook_request)
+        self.endpoint.handle("tools", self._tools_request)
+        self.endpoint.handle("call", self._call_request)
+        self.endpoint.handle("bye", self._bye_request)
         await self.endpoint.start()
 
     async def _hook_request(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.hooks is not None
         await self._ensure_session()
         return await self.hooks.request(request)
+
+    def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
+                      cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
+        """Start Claude Code (through the Agent SDK) on this workspace, supervised; the console owns the task."""
+        if self.hooks is None:
+            raise RuntimeError("Claude Code needs a console that serves its workspace (open it tracking and serving)")
+        session = ClaudeSession(self.hooks, self.workspace.root, prompt, model=model, env=env, cli_path=cli_path)
+        self._claude_sessions.append(session)
+        task = self.launch(session.run(), "claude session")
+        task.add_done_callback(lambda _: self._claude_sessions.remove(session))
+        return task
+
+    def controls(self, agent_id: str) -> ClaudeSession | None:
+        """The launched session an agent row stands for, which the window can interrupt or stop."""
+        for session in self._claude_sessions:
+            agent = self.hooks.session_agent(session.session_id or "") if self.hooks else None
+            if agent is not None and agent.agent_id == agent_id:
+                return session
+        return None
+
+    def _mcp_changed(self, status: ServerStatus) -> None:
+        self.bus.publish(McpServerChanged(status=status))
+
+    async def restart_mcp_server(self, name: str) -> None:
+        """The window's restart button for a crashed or hung MCP server."""
+        if self.mcp is None:
+            raise RuntimeError("the console is not open")
+        await self.mcp.restart(name)
+
+    def mcp_servers(self) -> list[ServerStatus]:
+        return self.mcp.statuses() if self.mcp is not None else []
+
+    async def _tools_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The supervised tools an MCP client may call through `belay mcp-serve`."""
+        return {"tools": [describe_tool(t) for t in self.registry if t.name in SERVED_TOOLS]}
+
+    async def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One MCP client's call, run like any agent's: policy, approval, capture, journal."""
+        tool, args = str(request.get("tool", "")), request.get("args")
+        if tool not in SERVED_TOOLS:
+            return {"status": "failed", "text": f"Belay does not offer {tool!r} to MCP clients", "call_id": None}
+        agent = await self._outside_agent(str(request.get("client") or "mcp client"),
+                                          str(request.get("client_session") or "default"))
+        outcome = await self.call(agent, tool, args if isinstance(args, dict) else {})
+        return {"status": outcome.status.value, "text": outcome.text, "data": outcome.data, "call_id": outcome.call_id,
+                "error": outcome.error.model_dump(mode="json") if outcome.error else None}
+
+    async def _bye_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        handle = self._outside_agents.pop(str(request.get("client_session") or "default"), None)
+        if handle is not None:
+            await self._finish_outside_agent(handle, "the MCP client disconnected")
+        return {}
+
+    async def _outside_agent(self, client: str, session: str) -> AgentHandle:
+        handle = self._outside_agents.get(session)
+        if handle is None:
+            handle = self._outside_agents[session] = await self.start_agent(client, "mcp")
+        return handle
 
     async def _link_agent(self, agent_id: str, spawned_by: str) -> None:
         await self._io(self.journal.link_agent, agent_id, spawned_by)
@@ -240,6 +313,8 @@ class Console:
             await self.interceptor.abandon_all("the Belay console closed before the agent reported back")
         self.approvals.deny_all("the console was closed")
         await self.shells.aclose()
+        if self.mcp is not None:
+            await self.mcp.close()
         if self._tracker_ is not None and self._tracking:
             await self._tracker_.stop()
         for task in list(self._agent_tasks):
@@ -526,6 +601,20 @@ class Console:
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "
                 f"pending={len(self.approvals.pending())} agents={len(self._agent_tasks)}>")
+
+
+SERVED_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
+                          "KillShell", "NotebookRead", "NotebookEdit"})
+"""What `belay mcp-serve` offers: the supervised file, search, shell and notebook tools."""
+
+
+def describe_tool(tool: Tool) -> dict[str, Any]:
+    """A tool as an MCP client sees it: name, description, JSON schema of its arguments, annotations."""
+    a = tool.annotations
+    return {"name": tool.name, "description": tool.description,
+            "input_schema": tool.Args.model_json_schema(by_alias=True),
+            "annotations": {"read_only": a.read_only, "destructive": a.destructive, "idempotent": a.idempotent,
+                            "open_world": a.open_world}}
 
 
 def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from core.diffs import FileDiff
 from core.errors import ErrorInfo
 from core.models import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.mcp.state import ServerStatus
 from core.orchestration.models import PlanInfo
 from core.policy_settings import RuleEntry
 from core.shell.models import BashAnalysis, Impact
@@ -259,6 +260,13 @@ class PolicyChanged(_Event):
     """Settings that could not be used (file, line, why)."""
 
 
+class McpServerChanged(_Event):
+    """An MCP server started, became ready (n tools), failed (why) or stopped."""
+
+    kind: Literal["mcp_server_changed"] = "mcp_server_changed"
+    status: ServerStatus
+
+
 class BatchStarted(_Event):
     """A batch of calls was accepted: its plan is known, its calls are about to be queued."""
 
@@ -311,6 +319,7 @@ Event = Annotated[
         PolicyChanged,
         BatchStarted,
         BatchFinished,
+        McpServerChanged,
         Lagged,
     ],
     Field(discriminator="kind"),

@@ -72,8 +72,10 @@ class PolicyEngine:
         return dict(self._layers["user"].bash)
 
     def mcp_servers(self) -> dict[str, ServerSettings]:
-        """The MCP servers of the user's settings (`[mcp.servers]`); a workspace's file cannot declare any."""
-        return dict(self._layers["user"].mcp_servers)
+        """The MCP servers to start: the user's `[mcp.servers]` (a workspace's file cannot declare any), less
+        those whose tools `[tools] disable` switches off ("*", "mcp:*", "mcp:<server>") in any layer."""
+        servers = self._layers["user"].mcp_servers
+        return {name: s for name, s in servers.items() if self.disabled_reason(f"mcp__{name}__") is None}
 
     def timeouts(self) -> dict[str, float]:
         """`[timeouts]` of the user settings, then the workspace's over them: tool -> seconds (0: none)."""

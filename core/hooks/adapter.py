@@ -50,6 +50,8 @@ class _Session:
     """tool_use_id -> call id of Agent/Task calls in flight."""
     unlinked: set[str] = field(default_factory=set)
     """Sub-agents whose spawning call is not known yet."""
+    early_links: dict[str, str] = field(default_factory=dict)
+    """Sub-agent id -> spawning call id, learnt before the sub-agent showed up."""
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     """tool_use_id -> what Belay answered at PreToolUse (a PermissionRequest for it gets the same)."""
 
@@ -101,7 +103,9 @@ class ClaudeHooks:
                                                                                  str(event.get("agent_type") or ""))
 
     async def _new_subagent(self, session: _Session, agent_id: str, agent_type: str) -> AgentHandle:
-        spawner = next(iter(session.spawning.values())) if len(session.spawning) == 1 else None
+        spawner = session.early_links.pop(agent_id, None)
+        if spawner is None and len(session.spawning) == 1:
+            spawner = next(iter(session.spawning.values()))
         child = await self._start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
                                         spawned_by=spawner)
         session.subagents[agent_id] = child
@@ -179,6 +183,22 @@ class ClaudeHooks:
         if decided is None or tool_name == "":
             return HookAnswer(output=_permission_output("deny", "Belay has not approved this call"))
         return HookAnswer(output=_permission_output("allow", decided.reason, decided.updated_input))
+
+    async def task_started(self, session_id: str, task_id: str, tool_use_id: str | None) -> None:
+        """The Agent SDK says which spawning call (by the agent's tool use id) a sub-agent task came from."""
+        session = self._sessions.get(session_id)
+        call_id = session.spawning.get(tool_use_id or "") if session is not None else None
+        if session is None or call_id is None:
+            return
+        if task_id in session.unlinked:
+            session.unlinked.discard(task_id)
+            await self._link(session.subagents[task_id].agent_id, call_id)
+        elif task_id not in session.subagents:
+            session.early_links[task_id] = call_id
+
+    def session_agent(self, session_id: str) -> AgentHandle | None:
+        session = self._sessions.get(session_id)
+        return session.agent if session is not None else None
 
     async def _link_spawned(self, session: _Session, call_id: str, response: dict[str, Any]) -> None:
         agent_id = response.get("agentId") or response.get("agent_id")

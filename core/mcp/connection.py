@@ -61,11 +61,17 @@ Report = Starting | ToolsListed | Failed | Stopped
 """What a connection tells its owner; `ToolsListed` becomes `Listed(n)` once the registry has the tools."""
 
 
+def _new_future() -> asyncio.Future[mt.CallToolResult]:
+    return asyncio.get_running_loop().create_future()
+
+
 @dataclass(eq=False)
 class _Call:
+    """One call on its way to the server; `future` is what its caller waits on."""
+
     tool: str
     arguments: dict[str, Any]
-    future: asyncio.Future[mt.CallToolResult] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    future: asyncio.Future[mt.CallToolResult] = field(default_factory=_new_future)
 
 
 class ServerConnection:
@@ -136,6 +142,7 @@ class ServerConnection:
 
     async def _own(self) -> None:
         self._tell(self, Starting())
+        reason = "its task was cancelled"
         try:
             reason = await self._session()
         finally:
@@ -144,7 +151,7 @@ class ServerConnection:
             self._end(ErrorKind.SYSTEM, f"MCP server {self.name!r} was stopped", "")  # if cancelled from outside
             for call in list(self._calls):
                 _settle(call.future, self._refusal(during=True))
-        self._tell(self, Stopped() if self._stopping else Failed(reason))
+            self._tell(self, Stopped() if self._stopping else Failed(reason))
 
     async def _session(self) -> str:
         """Run the session to its end; the reason it failed ("" when it was stopped)."""
@@ -187,7 +194,7 @@ class ServerConnection:
     async def _serve(self, client: Client) -> None:
         """Answer calls until stopped (the stream closes) or the connection ends (the scope is cancelled)."""
         changed, changes = anyio.create_memory_object_stream[None](1)
-        async with anyio.create_task_group() as group, changed, changes:
+        async with changed, changes, anyio.create_task_group() as group:  # the group ends before the streams close
             self._serving, self._changed = group.cancel_scope, changed
             group.start_soon(self._follow, client, changes)
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS and _announces_changes(client):
@@ -217,7 +224,8 @@ class ServerConnection:
             return  # closing, or still starting (the start-up's own error says what happened)
         said = await asyncio.to_thread(last_words, self._errlog)
         ended = "its process ended" if self.settings.command is not None else "it closed the connection"
-        self._end(ErrorKind.NETWORK, f"MCP server {self.name!r} stopped", ended + (f"; it said: {said}" if said else ""))
+        why = ended + (f"; it said: {said}" if said else "")
+        self._end(ErrorKind.NETWORK, f"MCP server {self.name!r} stopped", why)
         if self._serving is not None:
             self._serving.cancel()
 
@@ -271,6 +279,10 @@ class ServerConnection:
                         self._mark_changed()
         except (MCPError, SubscriptionLost, ListenNotSupportedError) as e:
             log.info("MCP server %s: not following its tool list: %s", self.name, e)
+            return
+        if waiting.cancelled_caught:
+            log.info("MCP server %s: not following its tool list: it did not acknowledge the subscription",
+                     self.name)
 
     def _listed(self, tools: list[mt.Tool]) -> None:
         listed = {tool.name: tool for tool in tools}
@@ -285,7 +297,8 @@ class ServerConnection:
     def __repr__(self) -> str:
         state = "stopping" if self._stopping else ("ended" if self._ended else "live")
         tools = "?" if self._tools is None else len(self._tools)
-        return f"<ServerConnection {self.name} ({self.settings.transport}) {state} tools={tools} calls={len(self._calls)}>"
+        return (f"<ServerConnection {self.name} ({self.settings.transport}) {state} tools={tools} "
+                f"calls={len(self._calls)}>")
 
 
 async def _all_tools(client: Client) -> list[mt.Tool]:

@@ -12,6 +12,7 @@ no such tool exists.  Each change of a server's state goes to `on_status`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -45,6 +46,9 @@ class McpManager:
         self._connections: dict[str, ServerConnection] = {}
         self._tools: dict[str, dict[str, McpTool]] = {name: {} for name in self._servers}
         self._locks = {name: asyncio.Lock() for name in self._servers}
+        self._settled = asyncio.Event()
+        """Set while no server is starting."""
+        self._settled.set()
         self._closed = False
 
     # -- commands -----------------------------------------------------------------------------------
@@ -59,10 +63,9 @@ class McpManager:
 
     async def wait_started(self, timeout_s: float) -> list[ServerStatus]:
         """Wait until no server is starting any more (or `timeout_s` passed); every server's status."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while any(s.state == ServerState.STARTING for s in self._status.values()) and loop.time() < deadline:
-            await asyncio.sleep(0.02)
+        with contextlib.suppress(TimeoutError):  # not an error: the caller sees who is still starting
+            async with asyncio.timeout(timeout_s):
+                await self._settled.wait()
         return self.statuses()
 
     async def restart(self, name: str) -> None:
@@ -157,6 +160,10 @@ class McpManager:
         after = advance(before, what)
         if after is not before:
             self._status[name] = after
+            if any(s.state == ServerState.STARTING for s in self._status.values()):
+                self._settled.clear()
+            else:
+                self._settled.set()
             log.info("MCP server %s: %s", name, after.describe())
             self._on_status(after)
 

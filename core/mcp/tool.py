@@ -65,7 +65,8 @@ class McpTool(RunTool):
     def __init__(self, name: str, server: str, spec: mt.Tool, timeout_s: float, call: ServerCall) -> None:
         # The base class declares these on the class; each MCP tool has its own.
         self.name = name  # type: ignore[misc]
-        self.description = spec.description or (spec.annotations and spec.annotations.title) or spec.name  # type: ignore[misc]
+        title = spec.annotations.title if spec.annotations else None
+        self.description = spec.description or title or spec.name  # type: ignore[misc]
         self.annotations = annotations_of(spec.annotations)  # type: ignore[misc]
         self.timeout_s = timeout_s  # type: ignore[misc]
         idempotent_reader = self.annotations.read_only and self.annotations.idempotent

@@ -97,7 +97,8 @@ def failure_reason(error: BaseException, settings: ServerSettings, said: str) ->
     leaf = _leaf(error)
     heard = f"; it said: {said}" if said else ""
     if isinstance(leaf, OSError) and settings.command is not None and not isinstance(leaf, ConnectionError):
-        return f"could not start {settings.command!r}: {leaf.strerror or leaf}"
+        where = f": {leaf.filename}" if leaf.filename is not None and str(leaf.filename) != settings.command else ""
+        return f"could not start {settings.command!r}: {leaf.strerror or leaf}{where}"  # a bad cwd names itself
     if isinstance(leaf, MCPError) and leaf.code == mt.CONNECTION_CLOSED:
         return f"the server closed the connection{heard}"
     if isinstance(leaf, MCPError):

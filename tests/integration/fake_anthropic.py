@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -44,6 +45,13 @@ OFFLINE_ENV = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_ERROR_REPORTING": "1",
 }
+
+
+def bundled_cli() -> Path:
+    """The Claude Code CLI that the ``claude-agent-sdk`` wheel ships."""
+    import claude_agent_sdk
+
+    return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 
 
 @dataclass(frozen=True)
@@ -97,12 +105,20 @@ class ModelRequest:
     def tool_result(self, tool_use_id: str) -> dict[str, Any] | None:
         return next((b for b in self.tool_results() if b.get("tool_use_id") == tool_use_id), None)
 
-    def last_tool_result(self) -> dict[str, Any] | None:
-        """The tool_result in the latest user message, if that message answers a tool call."""
+    def latest_tool_results(self) -> list[dict[str, Any]]:
+        """The tool_result blocks of the latest user message (one per tool call of the previous turn)."""
         users = [m for m in self.messages if m.get("role") == "user"]
         content = users[-1].get("content") if users else None
-        results = [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []
+        return [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []
+
+    def last_tool_result(self) -> dict[str, Any] | None:
+        results = self.latest_tool_results()
         return results[-1] if results else None
+
+    @property
+    def is_subagent(self) -> bool:
+        """True for a sub-agent's conversation: the CLI marks its system prompt with ``cc_is_subagent=true``."""
+        return "cc_is_subagent=true" in self.system_text
 
 
 def result_text(block: Mapping[str, Any]) -> str:
@@ -153,8 +169,8 @@ def prompt_contains(fragment: str) -> Callable[[ModelRequest], bool]:
 
 
 def answers(tool_use_id: str) -> Callable[[ModelRequest], bool]:
-    """A `Turn.when` accepting the request that carries the result of `tool_use_id`."""
-    return lambda request: (r := request.last_tool_result()) is not None and r.get("tool_use_id") == tool_use_id
+    """A `Turn.when` accepting the request whose latest user message carries the result of `tool_use_id`."""
+    return lambda request: any(r.get("tool_use_id") == tool_use_id for r in request.latest_tool_results())
 
 
 class ScriptedModel:
@@ -185,7 +201,8 @@ class ScriptedModel:
         self._home = Path(tempfile.mkdtemp(prefix="fake-anthropic-home-"))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-anthropic",
+                                        daemon=True)  # a short poll: shutdown() waits one interval
         self._thread.start()
         return self
 
@@ -393,18 +410,24 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 
 
 def main() -> None:
-    """Serve a demo script (a Write, then a closing text) until interrupted."""
+    """Serve a demo script (one Write, then a closing text) until interrupted, and print how to use it."""
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "hello.txt").resolve()
     turns = [Turn(text="Writing the file.", tools=[ToolCall("Write", {"file_path": str(target), "content": "hello\n"})]),
              Turn(text="Done.")]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so `kill` also removes the private HOME
     with ScriptedModel(turns) as model:
-        print("# export these, then run: claude -p 'go' --permission-mode bypassPermissions", flush=True)
-        for key in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", *OFFLINE_ENV):
-            print(f"export {key}={model.env()[key]}", flush=True)
+        overrides = {k: v for k, v in model.env().items() if os.environ.get(k) != v}
+        print("\n".join(f"export {k}={v}" for k, v in sorted(overrides.items())))
+        try:
+            cli = str(bundled_cli())
+        except ImportError:  # run with a Python that lacks the SDK: a `claude` on PATH will do
+            cli = "claude"
+        print(f"{cli} -p 'go' --output-format stream-json --verbose --allowedTools Write", flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
-            pass
+            for request in model.message_requests():
+                print(f"served {request.conversation}: {len(request.messages)} messages", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,13 @@ def test_a_workspace_settings_file_cannot_start_a_server(tmp_path: Path) -> None
     assert not marker.exists()
 
 
+def test_a_server_whose_tools_are_all_disabled_is_not_started(tmp_path: Path) -> None:
+    engine, problems = _engine(tmp_path, USER_TOML, '[tools]\ndisable = ["mcp:github"]\n')
+    assert problems == [] and list(engine.mcp_servers()) == ["docs"]
+    engine, _ = _engine(tmp_path, USER_TOML + '[tools]\ndisable = ["mcp:*"]\n')
+    assert engine.mcp_servers() == {}
+
+
 def test_bad_entries_are_reported_and_left_out_and_the_rest_still_applies(tmp_path: Path) -> None:
     toml = """
 [mcp]

@@ -29,7 +29,7 @@ def _tool(schema: dict[str, Any] = SCHEMA, hints: mt.ToolAnnotations | None = No
     (mt.ToolAnnotations(read_only_hint=True), (True, False, False, True)),
     (mt.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False), (True, False, True, False)),
     (mt.ToolAnnotations(destructive_hint=False, idempotent_hint=True), (False, False, True, True)),
-    (mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False), (False, True, False, False)),
+    (mt.ToolAnnotations(destructive_hint=True, open_world_hint=False), (False, True, False, False)),
 ])
 def test_annotations_follow_mcps_defaults(hints: mt.ToolAnnotations | None,
                                           expected: tuple[bool, bool, bool, bool]) -> None:

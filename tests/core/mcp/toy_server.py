@@ -5,6 +5,7 @@ Run it as `python toy_server.py stdio` (JSON-RPC over its stdin/stdout) or
 with `--legacy` (stdio only) it serves only the handshake era, as servers
 built before 2026-07-28 do: clients fall back from their `server/discover`
 probe to `initialize`.
+
 Its tools cover what the client must handle: annotations, a strict input
 schema, structured output, error results, non-text content, a crash, a hang,
 and tools that appear and disappear while the session runs.
@@ -26,7 +27,8 @@ from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 
 server = MCPServer("toy", log_level="WARNING")
-PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmM"
+                         "IQAAAABJRU5ErkJggg==")  # 70 bytes: a 1x1 red PNG
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False))

@@ -1,0 +1,348 @@
+"""`belay mcp-serve`: Belay's supervised tools offered to any MCP client, each call run by the running console.
+
+An MCP client starts this over stdio, or reaches it over Streamable HTTP on the loopback interface
+with the install's token as a bearer token.  Nothing runs here: every tools/list and tools/call is
+handed to the console that owns the workspace (or its nearest ancestor that has one) over its
+private socket (core/endpoint.py), so each call goes through Belay's policy, the person's approval
+in the window, change capture and the journal, under an agent named after the MCP client.
+
+One socket connection per request: closing it (the client cancelled the call or went away) cancels
+the call in the console.  On exit, every client that made a call has its agent ended ("bye").
+Without a console, tools/list still answers from Belay's own description of its tools (so a client
+that lists tools once at start-up can use them as soon as a console opens) and every tools/call
+fails with how to start one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mt
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from core import SERVED_TOOLS, Console, config_dir, describe_tool, find_endpoint, install_token, state_root
+
+log = logging.getLogger(__name__)
+
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""A Read's answer carries a whole file: as generous as the console's own request limit."""
+BYE_TIMEOUT_S = 5.0
+"""How long exiting waits for the console to end the clients' agents."""
+CALL_ID_META = "belay/call_id"
+"""The journal id of the call, in a result's `_meta`, for a client that wants to show or undo it."""
+
+
+class BridgeError(Exception):
+    """The console could not be asked, or refused the request; the message says what to do."""
+
+
+class ConsoleLink:
+    """Requests to the console that owns the workspace: found afresh each time, one connection each.
+
+    Found afresh so a console opened (or reopened) after the MCP client started is used at once.
+    """
+
+    def __init__(self, workspace: Path, state_root: Path, token: str) -> None:
+        self.workspace, self.state_root = workspace, state_root
+        self._token = token
+
+    async def ask(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """The console's answer; cancelling this closes the connection, which cancels the request there."""
+        endpoint = await asyncio.to_thread(find_endpoint, str(self.state_root), str(self.workspace))
+        if endpoint is None:
+            raise BridgeError(f"no Belay console is running for {self.workspace}. Start one with "
+                              f"`belay watch --workspace {self.workspace}`, then try again.")
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(endpoint["socket"]), limit=MAX_ANSWER_BYTES)
+        except OSError as e:
+            raise BridgeError(f"the Belay console for {self.workspace} cannot be reached ({e.strerror or e}). "
+                              f"Restart it with `belay watch --workspace {self.workspace}`.") from None
+        try:
+            writer.write(json.dumps({"token": self._token, "kind": kind, **fields}).encode() + b"\n")
+            await writer.drain()
+            line = await reader.readline()
+        except (OSError, ValueError) as e:  # ValueError: an answer over the size limit
+            raise BridgeError(f"the Belay console's answer was lost ({e})") from None
+        finally:
+            writer.close()  # not awaited: a cancelled caller must not wait here
+        return _parsed(line)
+
+    def __repr__(self) -> str:
+        return f"<ConsoleLink {self.workspace} under {self.state_root}>"
+
+
+def _parsed(line: bytes) -> dict[str, Any]:
+    if not line:
+        raise BridgeError("the Belay console closed the connection without answering (was it closed?)")
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        raise BridgeError("the Belay console's answer is not JSON") from None
+    if not isinstance(answer, dict):
+        raise BridgeError("the Belay console's answer is not a JSON object")
+    if not answer.get("ok"):
+        raise BridgeError(f"the Belay console refused the request: {answer.get('error')}")
+    return answer
+
+
+class Bridge:
+    """MCP requests as the console's "tools", "call" and "bye" requests.
+
+    `prefix` is unique to this process: the console keeps one agent per client session key, and two
+    `belay mcp-serve` processes must not share one.
+    """
+
+    def __init__(self, link: ConsoleLink, prefix: str) -> None:
+        self.link, self._prefix = link, prefix
+        self._offline = offline_tools(link.workspace)
+        self._schemas = {d["name"]: d["input_schema"] for d in self._offline}
+        self._sessions: set[str] = set()
+        """Client session keys that made a call: their agents are ended on exit."""
+
+    def server(self) -> Server[Any]:
+        return Server("belay", instructions=instructions(self.link.workspace), on_list_tools=self.list_tools,
+                      on_call_tool=self.call_tool, get_tool_input_schema=self._schemas.get)
+
+    async def list_tools(self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None,
+                         ) -> mt.ListToolsResult:
+        try:
+            described = (await self.link.ask("tools")).get("tools") or []
+        except BridgeError as e:
+            log.info("tools/list answered from Belay's own description: %s", e)
+            described = self._offline
+        return mt.ListToolsResult(tools=[as_mcp_tool(d) for d in described])
+
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        client = client_name(ctx)
+        session = f"{self._prefix}:{_session_of(ctx) or 'client:' + client}"
+        try:
+            answer = await self.link.ask("call", client=client, client_session=session, tool=params.name,
+                                         args=params.arguments or {})
+        except BridgeError as e:
+            return mt.CallToolResult(content=[mt.TextContent(text=f"Belay did not run {params.name}: {e}")],
+                                     is_error=True)
+        self._sessions.add(session)
+        return as_call_result(answer)
+
+    async def close(self) -> None:
+        """End the agents of the clients that made calls (bounded: exiting must not hang on a dead console)."""
+        sessions, self._sessions = self._sessions, set()
+        for session in sorted(sessions):
+            try:
+                async with asyncio.timeout(BYE_TIMEOUT_S):
+                    await self.link.ask("bye", client_session=session)
+            except (BridgeError, TimeoutError) as e:
+                log.info("could not end the agent of %s in the console: %s", session, e)
+
+    def __repr__(self) -> str:
+        return f"<Bridge {self._prefix} sessions={len(self._sessions)} {self.link!r}>"
+
+
+def client_name(ctx: ServerRequestContext[Any]) -> str:
+    """The client's clientInfo.name, from its initialize request (or, at 2026-07-28, its request envelope)."""
+    params = ctx.session.client_params
+    return params.client_info.name if params is not None and params.client_info.name else "mcp client"
+
+
+def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
+    """The Streamable HTTP session id, when the client has one (the handshake era); stdio has none."""
+    headers = getattr(ctx.request, "headers", None)
+    return headers.get("mcp-session-id") if headers is not None else None
+
+
+def offline_tools(workspace: Path) -> list[dict[str, Any]]:
+    """What the console would answer to "tools", from a console that is never opened (no I/O, no threads)."""
+    console = Console(workspace, serve=False, track=False)
+    return [describe_tool(t) for t in console.registry if t.name in SERVED_TOOLS]
+
+
+def instructions(workspace: Path) -> str:
+    return (f"Belay supervises these tools for the workspace {workspace}: paths must be absolute and inside it. "
+            "A call may wait while a person approves it in the Belay window; a denied call says why. Every call "
+            "is recorded and its changes can be undone from Belay.")
+
+
+def as_mcp_tool(described: Mapping[str, Any]) -> mt.Tool:
+    a = described.get("annotations") or {}
+    return mt.Tool(name=described["name"], description=described.get("description"),
+                   input_schema=described["input_schema"],
+                   annotations=mt.ToolAnnotations(read_only_hint=a.get("read_only"),
+                                                  destructive_hint=a.get("destructive"),
+                                                  idempotent_hint=a.get("idempotent"),
+                                                  open_world_hint=a.get("open_world")))
+
+
+def as_call_result(answer: Mapping[str, Any]) -> mt.CallToolResult:
+    """The console's outcome for the model: its text (with the reason, when it did not run), its data."""
+    status = str(answer.get("status") or "failed")
+    text = str(answer.get("text") or "")
+    if status != "done":
+        error = answer.get("error") or {}
+        missing = [str(error[k]) for k in ("message", "suggestion") if error.get(k) and str(error[k]) not in text]
+        text = "\n".join([text or f"The call ended {status}.", *missing])
+    data = answer.get("data")
+    meta = {CALL_ID_META: answer["call_id"]} if answer.get("call_id") else None
+    return mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=status != "done",
+                             structured_content=data if isinstance(data, dict) and data else None, meta=meta)
+
+
+async def serve_until_signalled(bridge: Bridge, serving: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run `serving` until it ends or SIGINT/SIGTERM stops it; then end the clients' agents.
+
+    `signal.signal`, not the loop's handlers: uvicorn swaps the handlers while it serves and re-raises
+    the signal after its graceful shutdown; this one then only stops what has already stopped.
+    """
+    task = asyncio.create_task(serving(), name="mcp-serve")
+    loop = asyncio.get_running_loop()
+    stop = {sig: signal.signal(sig, lambda *_: loop.call_soon_threadsafe(task.cancel))
+            for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        await asyncio.wait([task])
+    finally:
+        task.cancel()
+        await asyncio.wait([task])
+        for sig, previous in stop.items():
+            signal.signal(sig, previous)
+        await bridge.close()
+    if not task.cancelled():
+        task.result()  # a crash of the server is reported, not swallowed
+
+
+async def serve_stdio(bridge: Bridge) -> None:
+    """JSON-RPC over this process's stdin and stdout, until the client closes stdin."""
+    server = bridge.server()
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+class BearerGate:
+    """Answers 401 to every HTTP request that does not carry the install's token as its bearer token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refused = self._refusal(dict(scope["headers"]).get(b"authorization"))
+            if refused:
+                client = scope.get("client") or ("?", 0)
+                log.warning("refused an HTTP request from %s:%s to %s: %s", *client, scope.get("path"), refused)
+                body = {"error": f"{refused}: send `Authorization: Bearer <token>` with the token in "
+                                 f"{config_dir() / 'token'}"}
+                await JSONResponse(body, 401, {"WWW-Authenticate": 'Bearer realm="belay"'})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, header: bytes | None) -> str:
+        """Why the request is refused ('' when it is not); never the token itself."""
+        scheme, _, given = (header or b"").partition(b" ")
+        if header is None or scheme.lower() != b"bearer":
+            return "no bearer token"
+        return "" if hmac.compare_digest(given.strip(), self._token) else "a wrong bearer token"
+
+
+def loopback(host: str) -> str:
+    """`host` as a loopback IP address; anything else is refused, since Belay listens only on this machine."""
+    address = "127.0.0.1" if host.lower() == "localhost" else host.strip("[]")
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        raise ValueError(f"--host {host!r} is not an IP address; use 127.0.0.1 or ::1") from None
+    if not ip.is_loopback:
+        raise ValueError(f"--host {host} is not a loopback address: Belay's MCP server listens only on this "
+                         "machine (127.0.0.1 or ::1), never on a network interface")
+    return str(ip)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """Bound and listening before the URL is printed, so a client that reads it can connect at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+async def serve_http(bridge: Bridge, sock: socket.socket, token: str) -> None:
+    """Streamable HTTP at /mcp on `sock`, behind the bearer check and the SDK's DNS-rebinding guard."""
+    import uvicorn  # only this mode needs it
+
+    host = url_host(sock.getsockname()[0])
+    names = [f"{host}:*", "localhost:*"]
+    guard = TransportSecuritySettings(allowed_hosts=names, allowed_origins=[f"http://{n}" for n in names])
+    app = bridge.server().streamable_http_app(transport_security=guard)
+    config = uvicorn.Config(BearerGate(app, token), log_config=None, access_log=False, ws="none", lifespan="on")
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def run_mcp_serve(options: ServeOptions) -> int:
+    """`belay mcp-serve`: serve until the client leaves (stdio) or a signal stops it (HTTP)."""
+    configure_logging()
+    workspace = Path(options.workspace or ".").expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"belay mcp-serve: {workspace} is not a directory", file=sys.stderr)
+        return 2
+    token = install_token(config_dir())
+    link = ConsoleLink(workspace, state_root(options.state_dir), token)
+    bridge = Bridge(link, prefix=f"mcp-serve-{os.getpid()}-{secrets.token_hex(4)}")
+    if not options.http:
+        asyncio.run(serve_until_signalled(bridge, lambda: serve_stdio(bridge)))
+        return 0
+    try:
+        sock = listening_socket(loopback(options.host), options.port)
+    except (ValueError, OSError) as e:
+        print(f"belay mcp-serve: {e}", file=sys.stderr)
+        return 2
+    with sock:
+        host, port = sock.getsockname()[:2]
+        print(f"Belay's MCP server for {workspace}: http://{url_host(host)}:{port}/mcp\n"
+              f"Clients must send `Authorization: Bearer <token>` with the token in {config_dir() / 'token'}.",
+              flush=True)
+        asyncio.run(serve_until_signalled(bridge, lambda: serve_http(bridge, sock, token)))
+    return 0
+
+
+def configure_logging() -> None:
+    """Everything to stderr (stdout is the protocol over stdio); the SDK's chatter only from warnings up."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="belay mcp-serve: %(levelname)s %(name)s: %(message)s")
+    log.setLevel(logging.INFO)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What `belay mcp-serve` was asked for."""
+
+    workspace: str | None
+    state_dir: str | None
+    http: bool = False
+    host: str = "127.0.0.1"
+    port: int = 0

@@ -1,0 +1,156 @@
+"""The real Claude Code CLI supervised by a real Belay console through Belay's installed hooks.
+
+The CLI (shipped in the claude-agent-sdk wheel) talks to a scripted Anthropic-Messages server on
+127.0.0.1 (tests/integration/fake_anthropic.py), so it makes real tool calls offline.  Belay's hooks
+are installed with `belay hooks install` semantics into a settings file passed with `--settings`;
+the console runs in this test's event loop and a "person" task answers its approvals.  What is
+checked is what a user would see: the calls under the right agents, the files on disk, what the
+model was told, and undo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import Console, RunStatus
+from core.hooks import install
+from core.policy_settings import config_dir
+from core.settings import state_root
+from tests.conftest import run
+from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
+
+CLI_TIMEOUT = 60.0
+
+
+async def _claude(model: ScriptedModel, workspace: Path, settings: Path) -> tuple[int, str]:
+    """Run the CLI as a child of this loop (the console answers its hooks meanwhile); kill its group after."""
+    command = [str(bundled_cli()), "-p", "do the scripted work", "--output-format", "stream-json", "--verbose",
+               "--settings", str(settings)]
+    process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=model.env(),
+                                                   stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), CLI_TIMEOUT)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await process.wait()
+    return process.returncode or 0, err.decode() + out.decode()[-2000:]
+
+
+def _hooks_settings(tmp_path: Path) -> Path:
+    settings = tmp_path / "claude-settings.json"
+    install.install(settings, install.hook_command(state_root(), config_dir()), config_dir())
+    return settings
+
+
+async def _person(console: Console, answers_by_file: dict[str, Any], seen: list[str]) -> None:
+    """Approves what it is shown, except as `answers_by_file` says (deny with a reason, or edited content)."""
+    while True:
+        for request in console.pending_approvals():
+            if request.call_id in seen:
+                continue
+            seen.append(request.call_id)
+            target = str(request.args.get("file_path") or request.args.get("command") or "")
+            answer = next((a for key, a in answers_by_file.items() if key in target), None)
+            if isinstance(answer, tuple) and answer[0] == "deny":
+                console.deny(request.call_id, answer[1])
+            elif isinstance(answer, dict):
+                console.approve(request.call_id, edited=answer)
+            else:
+                console.approve(request.call_id)
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.timeout(180)
+def test_claude_codes_calls_and_a_sub_agents_edit_are_supervised_and_undoable(workspace: Path,
+                                                                              tmp_path: Path) -> None:
+    readme, usage = workspace / "README.md", workspace / "docs" / "usage.md"
+    originals = {readme: readme.read_text(), usage: usage.read_text()}
+    edit_readme = {"file_path": str(readme), "old_string": "# shop", "new_string": "# Shop"}
+    turns = [
+        Turn(tools=[ToolCall("Write", {"file_path": str(workspace / "notes.md"), "content": "notes\n"}, id="t_write")]),
+        Turn(tools=[ToolCall("Edit", edit_readme, id="t_edit")], when=answers("t_write")),
+        Turn(tools=[ToolCall("Bash", {"command": "echo built > build.txt", "description": "build"}, id="t_bash")],
+             when=answers("t_edit")),
+        Turn(tools=[ToolCall("Write", {"file_path": str(workspace / "secret.txt"), "content": "k\n"}, id="t_deny")],
+             when=answers("t_bash")),
+        Turn(tools=[ToolCall("Agent", {"description": "Docs", "prompt": "SUBTASK: document receipts",
+                                       "subagent_type": "general-purpose", "run_in_background": False},
+                             id="t_agent")], when=answers("t_deny")),
+        Turn(text="All done.", when=answers("t_agent")),
+    ]
+    agents = {"SUBTASK:": [
+        Turn(tools=[ToolCall("Read", {"file_path": str(usage)}, id="t_sub_read")]),
+        Turn(tools=[ToolCall("Edit", {"file_path": str(usage), "old_string": "# Using", "new_string": "# Using shop"},
+                             id="t_sub_edit")]),
+        Turn(text="Documented."),
+    ]}
+    settings = _hooks_settings(tmp_path)
+    person_says = {"secret.txt": ("deny", "no secrets in the repository"),
+                   "README.md": {"README.md": "# Shop, retitled by the person\n"}}
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            person = asyncio.ensure_future(_person(console, person_says, []))
+            try:
+                with ScriptedModel(turns, agents=agents) as model:
+                    code, output = await _claude(model, workspace, settings)
+                    assert code == 0 and model.unscripted == [], output
+                    denied = next(r.tool_result("t_deny") for r in model.message_requests() if r.tool_result("t_deny"))
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+            assert denied is not None and denied["is_error"] and "no secrets in the repository" in result_text(denied)
+            records = {r.args.get("file_path") or r.args.get("command") or r.tool: r for r in await console.history()}
+            assert records[str(workspace / "notes.md")].status == RunStatus.DONE
+            assert records[str(workspace / "secret.txt")].status == RunStatus.DENIED
+            assert readme.read_text() == "# Shop, retitled by the person\n"  # the edited approval was written
+            assert (workspace / "build.txt").read_text() == "built\n"
+            assert [c.path for c in records["echo built > build.txt"].changes] == ["build.txt"]
+            sub_edit = next(r for r in await console.history() if r.tool == "Edit" and r.args["file_path"] == str(usage))
+            spawn = records["Agent"]
+            agents_by_id = console.timeline.agents
+            sub_agent = agents_by_id[sub_edit.agent_id]
+            assert sub_agent.agent_kind == "subagent" and sub_agent.spawned_by == spawn.call_id
+            assert agents_by_id[sub_agent.parent_id or ""].agent_id == spawn.agent_id  # under the session's agent
+            assert "Using shop" in usage.read_text()
+            for record in reversed(await console.history()):
+                if any(c.restorable for c in record.changes):
+                    report = await console.undo(record.call_id)
+                    assert report.ok, report.message
+
+    run(scenario())
+    assert not (workspace / "notes.md").exists() and not (workspace / "build.txt").exists()
+    assert not (workspace / "secret.txt").exists()
+    assert readme.read_text() == originals[readme] and usage.read_text() == originals[usage]
+
+
+@pytest.mark.timeout(120)
+def test_with_the_console_stopped_the_hook_blocks_the_call(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    turns = [Turn(tools=[ToolCall("Write", {"file_path": str(workspace / "x.txt"), "content": "x\n"}, id="t_x")]),
+             Turn(text="Could not write.", when=answers("t_x"))]
+    settings = _hooks_settings(tmp_path)
+
+    async def scenario() -> dict[str, Any]:
+        with ScriptedModel(turns) as model:
+            code, output = await _claude(model, workspace, settings)
+            assert code == 0, output
+            return next(r.tool_result("t_x") for r in model.message_requests() if r.tool_result("t_x"))
+
+    result = run(scenario())
+    assert not (workspace / "x.txt").exists()
+    assert result["is_error"] and "belay watch" in result_text(result)
+    assert json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"] == "block"
