@@ -28,6 +28,7 @@ from core.shell import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
 from core.timeline import AgentNode, ExternalNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
+from core.claude_session import SessionEnd
 from core.events import McpServerChanged
 from core.mcp.state import ServerState, ServerStatus
 from core.endpoint import install_token
@@ -40,7 +41,7 @@ from core.policy_settings import config_dir
 from core.undo_report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
-    "McpServerChanged", "ServerState", "ServerStatus",
+    "McpServerChanged", "ServerState", "ServerStatus", "SessionEnd",
     "claude_settings_file", "config_dir", "hook_command", "install_hooks", "uninstall_hooks",
     "SERVED_TOOLS", "describe_tool", "find_endpoint", "install_token",
     "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",

@@ -117,6 +117,10 @@ class Interceptor:
         except Finished as f:
             await self._end(call_id, started, f.status, f.text, f.error)
             return Verdict("deny", f.text, call_id)
+        except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
+            await asyncio.shield(self._end(call_id, started, RunStatus.CANCELLED, "The agent stopped waiting.",
+                                           ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
+            raise
         await self._io(self.journal.set_status, call_id, RunStatus.RUNNING)
         self.bus.publish(CallStarted(call_id=call_id))
         await self._open_call(use_id, call_id, tool, args, tool_name, started)

@@ -51,6 +51,17 @@ class WatchOptions:
     quit_after: float | None = None
 
 
+@dataclass(frozen=True)
+class ClaudeOptions:
+    prompt: str | None = None
+    workspace: str | None = None
+    state_dir: str | None = None
+    model: str | None = None
+    auto_approve: bool = False
+    quit_when_done: bool = False
+    screenshot: str | None = None
+
+
 class DemoError(Exception):
     """The demo cannot start (a bad --workspace, a missing script)."""
 
@@ -140,6 +151,67 @@ async def _watch(options: WatchOptions, workspace: Path) -> int:
         await window.tasks.aclose()
         await console.close()
         window.close()
+
+
+def run_claude(options: ClaudeOptions) -> int:
+    """Claude Code started on the workspace through the Agent SDK, with the window supervising it."""
+    workspace = Path(options.workspace or ".").expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"belay claude: {workspace} is not a directory", file=sys.stderr)
+        return 2
+    app = _qt_app()
+    collector = MainThreadCollector(app)
+    collector.start()
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            return runner.run(_claude(options, workspace))
+    finally:
+        collector.stop()
+
+
+async def _claude(options: ClaudeOptions, workspace: Path) -> int:
+    console = Console(workspace, state_dir=options.state_dir)
+    await console.open()
+    if console.hooks is None:
+        print(f"belay claude: another Belay console already supervises {workspace}", file=sys.stderr)
+        await console.close()
+        return 2
+    window = MainWindow(console)
+    window.start()
+    window.show()
+    reviewer = AutoReviewer(console, [], delay=0.0) if options.auto_approve else None
+    if reviewer:
+        reviewer.start()
+    closed = asyncio.Event()
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.lastWindowClosed.connect(closed.set)
+    try:
+        prompt = options.prompt or await window.ask_prompt()
+        if not prompt:
+            return 0 if options.quit_when_done else await _wait_closed(closed)
+        session = console.launch_claude(prompt, model=options.model)
+        if not options.quit_when_done:
+            session.add_done_callback(lambda task: window.session_ended(task))
+            return await _wait_closed(closed)
+        end = await session
+        print(f"Claude finished: {end.summary}", flush=True)
+        if options.screenshot:
+            await asyncio.sleep(0.3)  # let the bridge drain the last events
+            window.grab().save(options.screenshot)
+            print(f"Screenshot: {options.screenshot}", flush=True)
+        return 0 if end.ok else 1
+    finally:
+        if reviewer:
+            await reviewer.stop()
+        await window.tasks.aclose()
+        await console.close()
+        window.close()
+
+
+async def _wait_closed(closed: asyncio.Event) -> int:
+    await closed.wait()
+    return 0
 
 
 def run_demo(options: DemoOptions) -> int:

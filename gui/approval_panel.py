@@ -140,6 +140,10 @@ class ApprovalPanel(QWidget):
     def current(self) -> ApprovalRequested | None:
         return self._queue[0] if self._queue else None
 
+    def queue(self) -> list[ApprovalRequested]:
+        """Every request waiting, the one shown first."""
+        return list(self._queue)
+
     def set_timeline(self, timeline: Timeline) -> None:
         self._timeline = timeline
 

@@ -13,6 +13,7 @@ Signals:
     shells_changed(str): the background shell with this id started, printed or ended.
     policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
     external_changes(ExternalChangesRecorded): files changed outside Belay were found and journaled.
+    mcp_changed(ServerStatus): an MCP server started, became ready, failed or stopped.
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): the model was rebuilt from a snapshot.
 """
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event,
-                  ExternalChangesRecorded, Lagged, PolicyChanged, RollbackFinished, RollbackRefused, ShellFinished,
+                  ExternalChangesRecorded, Lagged, McpServerChanged, PolicyChanged, RollbackFinished, RollbackRefused, ShellFinished,
                   ShellOutput, ShellStarted)
 from gui.tasks import TaskSet
 from gui.timeline_model import TimelineModel
@@ -44,6 +45,7 @@ class Bridge(QObject):
     shells_changed = Signal(str)
     policy_changed = Signal(object)
     external_changes = Signal(object)
+    mcp_changed = Signal(object)
     batch_applied = Signal()
     resynced = Signal()
 
@@ -104,6 +106,8 @@ class Bridge(QObject):
             self.policy_changed.emit(event)
         elif isinstance(event, ExternalChangesRecorded):
             self.external_changes.emit(event)
+        elif isinstance(event, McpServerChanged):
+            self.mcp_changed.emit(event.status)
 
     def __repr__(self) -> str:
         return f"<Bridge subscription={self._subscription!r}>"

@@ -6,6 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+MCP_PORT = 7391
+"""`belay mcp-serve --http`'s port unless told: fixed, so a client's configuration keeps working."""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="belay", description="Supervise AI coding agents: approve, record, undo.")
@@ -66,6 +69,32 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--screenshot", metavar="FILE", help="with --quit-after: save a PNG of the window first")
     watch.add_argument("--quit-after", type=float, metavar="SECONDS", help="close by itself (for checks)")
 
+    serve = sub.add_parser("mcp-serve", help="offer Belay's supervised tools to an MCP client; every call goes "
+                                              "through the running console (`belay watch`)",
+                           description="Serve Belay's supervised tools (Read, Write, Edit, Bash, ...) over MCP: "
+                                       "over stdio for a client that starts this command, or over Streamable HTTP "
+                                       "on the loopback interface with --http (clients send the install's token "
+                                       "as a bearer token). Each call runs in the console that watches the "
+                                       "workspace: policy, approval in its window, journal, undo.")
+    serve.add_argument("--workspace", help="the directory the client works in (default: the current directory); "
+                                           "the console watching it or its nearest ancestor runs the calls")
+    serve.add_argument("--state-dir", help="the state directory the console uses (default: BELAY_STATE_DIR or the "
+                                           "user data dir)")
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at http://HOST:PORT/mcp instead "
+                                                           "of stdio")
+    serve.add_argument("--host", help="with --http: a loopback address (default 127.0.0.1)")
+    serve.add_argument("--port", type=_port,
+                       help=f"with --http: the port (default {MCP_PORT}; 0 picks a free one, printed at start)")
+
+    claude = sub.add_parser("claude", help="start Claude Code on a workspace under Belay's supervision")
+    claude.add_argument("prompt", nargs="?", help="what to ask Claude (default: asked in the window)")
+    claude.add_argument("--workspace", help="the directory Claude works in (default: the current directory)")
+    claude.add_argument("--state-dir")
+    claude.add_argument("--model", help="the model to use (default: Claude Code's)")
+    claude.add_argument("--auto-approve", action="store_true", help="approve every request (for unattended checks)")
+    claude.add_argument("--quit-when-done", action="store_true", help="close when the session ends")
+    claude.add_argument("--screenshot", metavar="FILE", help="with --quit-when-done: save a PNG of the window")
+
     hooks = sub.add_parser("hooks", help="install or remove Belay's Claude Code hooks")
     hooks.add_argument("action", choices=("install", "uninstall"))
     where = hooks.add_mutually_exclusive_group()
@@ -75,6 +104,16 @@ def _parser() -> argparse.ArgumentParser:
     hooks.add_argument("--state-dir", help="the state directory the consoles use (default: BELAY_STATE_DIR or the "
                                            "user data dir)")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, not {value}")
+    return value
 
 
 def _concurrency(text: str) -> int:
@@ -100,6 +139,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "hooks":
         from gui.terminal import hooks_command
         return hooks_command(args.action, args.project, args.user, args.state_dir)
+    if args.command == "mcp-serve":
+        if not args.http and (args.host is not None or args.port is not None):
+            print("belay mcp-serve: --host and --port go with --http (stdio needs neither)", file=sys.stderr)
+            return 2
+        from gui.mcp_serve import ServeOptions, run_mcp_serve
+        return run_mcp_serve(ServeOptions(workspace=args.workspace, state_dir=args.state_dir, http=args.http,
+                                          host=args.host or "127.0.0.1",
+                                          port=MCP_PORT if args.port is None else args.port))
+    if args.command == "claude":
+        from gui.app import ClaudeOptions, run_claude
+        return run_claude(ClaudeOptions(prompt=args.prompt, workspace=args.workspace, state_dir=args.state_dir,
+                                        model=args.model, auto_approve=args.auto_approve,
+                                        quit_when_done=args.quit_when_done, screenshot=args.screenshot))
     if args.command == "watch":
         from gui.app import WatchOptions, run_watch
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,

@@ -7,21 +7,23 @@ a shell) runs as a task the window owns, and questions are asked with
 thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
 on top; the status bar always says whether Bash commands run in a sandbox.
 
-Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+M mode,
+Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+5 MCP servers, Ctrl+M mode,
 Ctrl+Z undo and Ctrl+Shift+Z redo the selected call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QTabWidget, QToolBar, QTreeView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QTabWidget,
+                               QToolBar, QTreeView, QVBoxLayout, QWidget)
 
 from core import (ApprovalRequested, BelayError, CallRecord, Console, ExternalChangesRecorded, PolicyChanged,
-                  Resolution, RollbackRefused, RunStatus, UndoPreview, UndoReport, run_key)
+                  Resolution, RollbackRefused, RunStatus, ServerState, ServerStatus, SessionEnd, UndoPreview,
+                  UndoReport, run_key)
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
 from gui.changes_view import ChangesView
@@ -29,6 +31,7 @@ from gui.confirm import answer
 from gui.details_pane import DetailsPane, undoable
 from gui.edit_dialog import EditDialog
 from gui.gantt import COLUMN_WIDTH, GanttDelegate
+from gui.mcp_panel import McpPanel
 from gui.mode_bar import BypassBanner, ModeSelector
 from gui.rules_view import RulesView
 from gui.shells_panel import ShellsPanel
@@ -65,6 +68,7 @@ class MainWindow(QMainWindow):
         self.details = DetailsPane(self.model.timeline)
         self.shells = ShellsPanel(self.model.timeline)
         self.rules = RulesView(console, self.tasks)
+        self.mcp = McpPanel()
         self.changes = ChangesView(self.model.timeline)
         self.undo_dialog: UndoDialog | None = None
         """The last undo dialog opened (the person resolving conflicting files), for tests."""
@@ -111,7 +115,8 @@ class MainWindow(QMainWindow):
         return ((self.details, "Details", "The selected call: arguments, output, changes and undo"),
                 (self.changes, "Changes", "Every file changed in this workspace, and by which calls"),
                 (self.shells, "Background shells", "Shells started by Bash calls that keep running; stop them here"),
-                (self.rules, "Rules", "The rules in force: add, remove, edit, dry-run"))
+                (self.rules, "Rules", "The rules in force: add, remove, edit, dry-run"),
+                (self.mcp, "MCP servers", "The MCP servers in your settings, their state, and restart"))
 
     def _connect(self) -> None:
         self.bridge.approval_requested.connect(self._on_bridge_approval_requested)
@@ -123,6 +128,8 @@ class MainWindow(QMainWindow):
         self.bridge.shells_changed.connect(self._on_bridge_shells_changed)
         self.bridge.policy_changed.connect(self._on_bridge_policy_changed)
         self.bridge.external_changes.connect(self._on_bridge_external_changes)
+        self.bridge.mcp_changed.connect(self._on_bridge_mcp_changed)
+        self.mcp.restart_requested.connect(self._on_mcp_restart_requested)
         self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
         self.details.undo_requested.connect(self._on_details_undo_requested)
         self.details.redo_requested.connect(self._on_details_redo_requested)
@@ -175,8 +182,14 @@ class MainWindow(QMainWindow):
         self.shells.set_timeline(self.model.timeline)
         self.changes.set_timeline(self.model.timeline)
         self.rules.set_rules(self.console.rules(), self.console.settings_problems)
+        self.mcp.show_servers(self.console.mcp_servers())
         self._show_mode(self.console.mode)
         self.sandbox.show_sandbox(self.console.sandbox, self.console.bash_settings.network)
+        if self.console.endpoint is not None:
+            serving = QLabel(" ⇄ Claude Code hooks, mcp-serve ")
+            serving.setToolTip(f"Outside agents reach this window through {self.console.endpoint.path} "
+                               "(Claude Code with `belay hooks install`, MCP clients with `belay mcp-serve`)")
+            self.statusBar().addPermanentWidget(serving)
         self._show_shell_count()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
@@ -221,6 +234,8 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_run_changed(self, call_id: str) -> None:
         run = self.model.timeline.runs.get(call_id)
+        if run is not None and run.status.final and any(r.call_id == call_id for r in self.approvals.queue()):
+            self.approvals.remove(call_id)  # cancelled, or its agent went away, while it waited: nothing to answer
         if run is not None and (run.changes or run.git_changes) and run.status.final:
             self.changes.refresh()
         if self.details.key == f"r:{call_id}":
@@ -242,6 +257,38 @@ class MainWindow(QMainWindow):
         n = len(event.changes)
         self.statusBar().showMessage(f"{n} file{'s' if n != 1 else ''} changed outside Belay ({event.note}); "
                                      "recorded as yours, never undone by Belay.", 10_000)
+
+    def _on_bridge_mcp_changed(self, status: ServerStatus) -> None:
+        self.mcp.show_servers(self.console.mcp_servers())
+        if status.state == ServerState.FAILED:
+            self.statusBar().showMessage(f"MCP server {status.name} {status.describe()}", 15_000)
+
+    def _on_mcp_restart_requested(self, name: str) -> None:
+        self.tasks.spawn(self.console.restart_mcp_server(name), f"restart MCP server {name}")
+
+    async def ask_prompt(self) -> str | None:
+        """What to ask Claude, from a box that does not block the shared loop (None: cancelled)."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Start Claude Code")
+        dialog.setLabelText(f"What should Claude do in {self.console.workspace.root}?")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        dialog.finished.connect(lambda result: done.done() or done.set_result(result))
+        dialog.open()
+        try:
+            if await done != QInputDialog.DialogCode.Accepted:
+                return None
+            return dialog.textValue().strip() or None
+        finally:
+            dialog.deleteLater()
+
+    def session_ended(self, task: asyncio.Task[SessionEnd]) -> None:
+        """A launched Claude session finished (or failed to run): say so."""
+        if task.cancelled():
+            return
+        error = task.exception()
+        message = f"Claude could not run: {error}" if error else f"Claude finished: {task.result().summary}"
+        self.statusBar().showMessage(message, 60_000)
 
     def _on_bridge_shells_changed(self, shell_id: str) -> None:
         self.shells.refresh(shell_id)
@@ -316,6 +363,9 @@ class MainWindow(QMainWindow):
     def _on_tree_context_menu(self, point: QPoint) -> None:
         index = self.tree.indexAt(point)
         key = index.data(KEY_ROLE)
+        if key and key.startswith("a:"):
+            self._agent_menu(key[2:], point)
+            return
         if not key or not key.startswith("r:"):
             return
         run = self.model.timeline.runs[key[2:]]
@@ -333,6 +383,16 @@ class MainWindow(QMainWindow):
             menu.addAction("Cancel this call").triggered.connect(lambda: self.console.cancel(run.call_id))
         menu.addAction("Copy call id").triggered.connect(
             lambda: QGuiApplication.clipboard().setText(run.call_id))
+        menu.popup(self.tree.viewport().mapToGlobal(point))
+
+    def _agent_menu(self, agent_id: str, point: QPoint) -> None:
+        """A Claude session Belay launched can be interrupted (it stops what it is doing) or stopped."""
+        session = self.console.controls(agent_id)
+        if session is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Interrupt Claude (stop this turn)").triggered.connect(session.interrupt)
+        menu.addAction("Stop the session").triggered.connect(session.stop)
         menu.popup(self.tree.viewport().mapToGlobal(point))
 
     def select_call(self, call_id: str) -> None:

@@ -46,8 +46,21 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """A Read's answer carries a whole file: as generous as the console's own request limit."""
 BYE_TIMEOUT_S = 5.0
 """How long exiting waits for the console to end the clients' agents."""
+SHUTDOWN_GRACE_S = 5.0
+"""How long a stopping HTTP server lets requests finish; then calls still waiting (for approval) are cancelled."""
 CALL_ID_META = "belay/call_id"
 """The journal id of the call, in a result's `_meta`, for a client that wants to show or undo it."""
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What `belay mcp-serve` was asked for."""
+
+    workspace: str | None
+    state_dir: str | None
+    http: bool = False
+    host: str = "127.0.0.1"
+    port: int = 0
 
 
 class BridgeError(Exception):
@@ -133,13 +146,13 @@ class Bridge:
     async def call_tool(self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams) -> mt.CallToolResult:
         client = client_name(ctx)
         session = f"{self._prefix}:{_session_of(ctx) or 'client:' + client}"
+        self._sessions.add(session)  # before asking: a call cancelled mid-way has started the agent too
         try:
             answer = await self.link.ask("call", client=client, client_session=session, tool=params.name,
                                          args=params.arguments or {})
         except BridgeError as e:
             return mt.CallToolResult(content=[mt.TextContent(text=f"Belay did not run {params.name}: {e}")],
                                      is_error=True)
-        self._sessions.add(session)
         return as_call_result(answer)
 
     async def close(self) -> None:
@@ -219,9 +232,11 @@ async def serve_until_signalled(bridge: Bridge, serving: Callable[[], Coroutine[
     finally:
         task.cancel()
         await asyncio.wait([task])
-        for sig, previous in stop.items():
-            signal.signal(sig, previous)
-        await bridge.close()
+        try:
+            await bridge.close()  # before the handlers go back: a second SIGTERM must not cut the byes short
+        finally:
+            for sig, previous in stop.items():
+                signal.signal(sig, previous)
     if not task.cancelled():
         task.result()  # a crash of the server is reported, not swallowed
 
@@ -245,9 +260,11 @@ class BearerGate:
             refused = self._refusal(dict(scope["headers"]).get(b"authorization"))
             if refused:
                 client = scope.get("client") or ("?", 0)
-                log.warning("refused an HTTP request from %s:%s to %s: %s", *client, scope.get("path"), refused)
-                body = {"error": f"{refused}: send `Authorization: Bearer <token>` with the token in "
-                                 f"{config_dir() / 'token'}"}
+                log.warning("refused %s %s from %s:%s: %s", scope.get("method"), scope.get("path"), *client, refused)
+                # A JSON-RPC error body: the SDK's client shows its message instead of a bare status.
+                message = (f"Unauthorized ({refused}): send `Authorization: Bearer <token>` with the token in "
+                           f"{config_dir() / 'token'}")
+                body = {"jsonrpc": "2.0", "id": None, "error": {"code": mt.INVALID_REQUEST, "message": message}}
                 await JSONResponse(body, 401, {"WWW-Authenticate": 'Bearer realm="belay"'})(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -299,28 +316,29 @@ async def serve_http(bridge: Bridge, sock: socket.socket, token: str) -> None:
     names = [f"{host}:*", "localhost:*"]
     guard = TransportSecuritySettings(allowed_hosts=names, allowed_origins=[f"http://{n}" for n in names])
     app = bridge.server().streamable_http_app(transport_security=guard)
-    config = uvicorn.Config(BearerGate(app, token), log_config=None, access_log=False, ws="none", lifespan="on")
+    config = uvicorn.Config(BearerGate(app, token), log_config=None, access_log=False, ws="none", lifespan="on",
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
 def run_mcp_serve(options: ServeOptions) -> int:
-    """`belay mcp-serve`: serve until the client leaves (stdio) or a signal stops it (HTTP)."""
+    """`belay mcp-serve`: serve until the client leaves (stdio) or a signal stops it; 2 for a bad request."""
     configure_logging()
     workspace = Path(options.workspace or ".").expanduser().resolve()
     if not workspace.is_dir():
         print(f"belay mcp-serve: {workspace} is not a directory", file=sys.stderr)
         return 2
-    token = install_token(config_dir())
-    link = ConsoleLink(workspace, state_root(options.state_dir), token)
-    bridge = Bridge(link, prefix=f"mcp-serve-{os.getpid()}-{secrets.token_hex(4)}")
-    if not options.http:
-        asyncio.run(serve_until_signalled(bridge, lambda: serve_stdio(bridge)))
-        return 0
     try:
-        sock = listening_socket(loopback(options.host), options.port)
-    except (ValueError, OSError) as e:
+        sock = _http_socket(options) if options.http else None
+    except ValueError as e:
         print(f"belay mcp-serve: {e}", file=sys.stderr)
         return 2
+    token = install_token(config_dir())
+    bridge = Bridge(ConsoleLink(workspace, state_root(options.state_dir), token),
+                    prefix=f"mcp-serve-{os.getpid()}-{secrets.token_hex(4)}")
+    if sock is None:
+        asyncio.run(serve_until_signalled(bridge, lambda: serve_stdio(bridge)))
+        return 0
     with sock:
         host, port = sock.getsockname()[:2]
         print(f"Belay's MCP server for {workspace}: http://{url_host(host)}:{port}/mcp\n"
@@ -330,19 +348,16 @@ def run_mcp_serve(options: ServeOptions) -> int:
     return 0
 
 
+def _http_socket(options: ServeOptions) -> socket.socket:
+    host = loopback(options.host)
+    try:
+        return listening_socket(host, options.port)
+    except OSError as e:
+        raise ValueError(f"cannot listen on {url_host(host)}:{options.port}: {e.strerror or e}") from None
+
+
 def configure_logging() -> None:
     """Everything to stderr (stdout is the protocol over stdio); the SDK's chatter only from warnings up."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="belay mcp-serve: %(levelname)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """What `belay mcp-serve` was asked for."""
-
-    workspace: str | None
-    state_dir: str | None
-    http: bool = False
-    host: str = "127.0.0.1"
-    port: int = 0
