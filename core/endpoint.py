@@ -10,7 +10,11 @@ network interface.
 Protocol: one request per connection, one JSON object per line each way:
 `{"token": ..., "kind": "hook" | "ping" | ..., ...}` answered by
 `{"ok": true, ...}` or `{"ok": false, "error": "..."}`.  A handler may take
-as long as a person takes to approve; the client waits.
+as long as a person takes to approve; the client waits.  The hook client,
+which must start fast, uses a framing that needs no JSON parser on its
+side: a header line with `"length": N` followed by N bytes of the hook's
+event, answered by `HOOK <exit> <stdout bytes> <stderr bytes>\n` and the
+two texts.
 
 Where to find it: `<workspace state dir>/endpoint.json` names the socket
 and the console's pid while it runs, and is removed when it closes.
@@ -37,6 +41,8 @@ Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """A hook's input carries whole file contents (Write): generous, but bounded."""
 ENDPOINT_FILE = "endpoint.json"
+SOCKET_FILE = "endpoint.sock"
+"""The socket's path alone, as plain text: the hook client reads it without loading a JSON parser."""
 TOKEN_FILE = "token"
 
 
@@ -106,10 +112,12 @@ class Endpoint:
         os.chmod(self.path, 0o600)
         info = {"socket": str(self.path), "pid": os.getpid(), "workspace": str(self.workspace)}
         _write_private(self.state_dir / ENDPOINT_FILE, json.dumps(info))
+        _write_private(self.state_dir / SOCKET_FILE, str(self.path))
 
     async def close(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            (self.state_dir / ENDPOINT_FILE).unlink()
+        for name in (ENDPOINT_FILE, SOCKET_FILE):
+            with contextlib.suppress(FileNotFoundError):
+                (self.state_dir / name).unlink()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -125,8 +133,8 @@ class Endpoint:
         assert task is not None
         self._clients.add(task)
         try:
-            answer = await self._answer(reader)
-            writer.write(json.dumps(answer).encode() + b"\n")
+            answer, framed = await self._answer(reader)
+            writer.write(_framed(answer) if framed else json.dumps(answer).encode() + b"\n")
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away (Claude Code gave up on the hook): nothing to tell it
@@ -136,22 +144,34 @@ class Endpoint:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> dict[str, Any]:
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[dict[str, Any], bool]:
         try:
             line = await reader.readline()
             request = json.loads(line)
         except (ValueError, asyncio.LimitOverrunError):
-            return {"ok": False, "error": "the request is not one line of JSON"}
+            return {"ok": False, "error": "the request is not one line of JSON"}, False
         if not isinstance(request, dict):
-            return {"ok": False, "error": "the request is not a JSON object"}
+            return {"ok": False, "error": "the request is not a JSON object"}, False
+        framed = isinstance(request.get("length"), int)
         token = request.get("token")
         if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
             log.warning("refused a request to %s with a wrong token", self.path)
-            return {"ok": False, "error": "wrong token: this is not the install's token"}
+            return {"ok": False, "error": "wrong token: this is not the install's token"}, framed
+        if framed:
+            length = int(request["length"])
+            if not 0 <= length <= MAX_REQUEST_BYTES:
+                return {"ok": False, "error": "the event is too large"}, framed
+            try:
+                request["event"] = json.loads(await reader.readexactly(length))
+            except ValueError:
+                return {"ok": False, "error": "the hook's event is not JSON"}, framed
         handler = self._handlers.get(str(request.get("kind")))
         if handler is None:
-            return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}
-        work = asyncio.ensure_future(handler(request))
+            return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
+        return await self._run(handler, request, reader), framed
+
+    async def _run(self, handler: Handler, request: dict[str, Any], reader: asyncio.StreamReader) -> dict[str, Any]:
+        work = asyncio.ensure_future(handler(request))  # owned here: awaited or cancelled below
         gone = asyncio.ensure_future(reader.read(1))  # EOF: the client stopped waiting (its process ended)
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -172,6 +192,17 @@ class Endpoint:
 
     def __repr__(self) -> str:
         return f"<Endpoint {self.path} serving={self._server is not None}>"
+
+
+def _framed(answer: dict[str, Any]) -> bytes:
+    """The hook client's answer: exit code, then stdout (JSON text) and stderr, length-prefixed."""
+    if not answer.get("ok"):
+        out, err, code = b"", f"Belay: the console refused the event: {answer.get('error')}\n".encode(), 2
+    else:
+        stdout = answer.get("stdout")
+        out = json.dumps(stdout).encode() if stdout is not None else b""
+        err, code = str(answer.get("stderr") or "").encode(), int(answer.get("exit", 0))
+    return f"HOOK {code} {len(out)} {len(err)}\n".encode() + out + err
 
 
 def _write_private(path: Path, text: str) -> None:

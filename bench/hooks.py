@@ -1,0 +1,120 @@
+"""Claude Code's hooks through Belay: what supervision adds to a tool call, against the bare transport.
+
+Figures:
+- PreToolUse round trip: an auto-allowed PreToolUse (a Read the policy allows) sent over the console's
+  Unix socket and answered (agent lookup, journal, policy, events), against the same request sent to a
+  no-op endpoint on the same transport (an asyncio Unix server that answers at once);
+- hook command: the whole command hook as Claude Code runs it (`python -I -S client.py`, which finds the
+  console, sends the event and prints the answer), against starting the same Python with `-c pass`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ROUND_TRIPS = 300
+COMMANDS = 30
+
+
+def _send(path: str, request: dict[str, object]) -> dict[str, object]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return json.loads(data)
+
+
+def _round_trips(path: str, request: dict[str, object]) -> float:
+    """Median microseconds per request, sent one after another from this thread."""
+    times = []
+    for _ in range(ROUND_TRIPS):
+        started = time.perf_counter()
+        answer = _send(path, request)
+        times.append(time.perf_counter() - started)
+        assert answer.get("ok"), answer
+    return statistics.median(times) * 1e6
+
+
+async def _noop_endpoint(path: str) -> asyncio.AbstractServer:
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()
+        writer.write(b'{"ok": true, "exit": 0, "stdout": null}\n')
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_unix_server(serve, path=path, limit=64 * 1024 * 1024)
+
+
+def _command_ms(argv: list[str], stdin: bytes) -> float:
+    times = []
+    for _ in range(COMMANDS):
+        started = time.perf_counter()
+        subprocess.run(argv, input=stdin, capture_output=True, check=False)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+async def measure(root: Path) -> dict[str, float]:
+    from core import Console
+    from core.hooks.install import hook_command
+    from core.policy_settings import config_dir
+    from core.settings import state_root
+
+    workspace = root / "ws"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "resources" / "demo" / "workspace", workspace)
+    event = {"session_id": "bench-session", "cwd": str(workspace), "hook_event_name": "PreToolUse",
+             "tool_name": "Read", "tool_use_id": "toolu_bench", "transcript_path": "/dev/null",
+             "tool_input": {"file_path": str(workspace / "README.md")}}
+    figures: dict[str, float] = {}
+    async with Console(workspace) as console:
+        assert console.endpoint is not None
+        token = (config_dir() / "token").read_text().strip()
+        request = {"token": token, "kind": "hook", "event": event}
+        figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
+        answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
+        decision = answer["stdout"]["hookSpecificOutput"]["permissionDecision"]  # type: ignore[index]
+        assert decision == "allow", answer
+        command = hook_command(state_root(), config_dir())
+        figures["command_ms"] = await asyncio.to_thread(_command_ms, ["sh", "-c", command], json.dumps(event).encode())
+    noop_path = str(root / "noop.sock")
+    server = await _noop_endpoint(noop_path)
+    try:
+        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "event": event})
+    finally:
+        server.close()
+        await server.wait_closed()
+    figures["python_ms"] = await asyncio.to_thread(_command_ms, [sys.executable, "-I", "-S", "-c", "pass"], b"")
+    return figures
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        os.environ["BELAY_STATE_DIR"] = str(root / "state")
+        os.environ["BELAY_CONFIG_DIR"] = str(root / "config")
+        f = asyncio.run(measure(root))
+    print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay, {f['noop_us']:.0f} us to a no-op "
+          f"endpoint (medians of {ROUND_TRIPS}). Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
+          f"{f['python_ms']:.1f} ms (medians of {COMMANDS})")
+    print(f"RESULT pretooluse_round_trip = {f['belay_us'] / f['noop_us']:.1f} x the time (a no-op endpoint on the "
+          f"same Unix socket transport; {f['belay_us'] / 1000:.2f} ms per call)")
+    print(f"RESULT hook_command_start = {f['command_ms'] / f['python_ms']:.2f} x the time (starting the same Python "
+          f"with -I -S -c pass; {f['command_ms']:.1f} ms per hook)")
+
+
+if __name__ == "__main__":
+    main()
