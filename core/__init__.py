@@ -9,7 +9,8 @@ from core.agents.reviewer import AutoReviewer
 from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
-from core.console import SERVED_TOOLS, Console, describe_tool
+from core.console import Console
+from core.outside import SERVED_TOOLS, describe_tool
 from core.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,

@@ -27,7 +27,7 @@ from core.diffs import FileDiff, compute_diff
 from core.errors import BelayError, ErrorKind, ToolError
 from core.environment import make_non_dumpable
 from core.endpoint import Endpoint, install_token
-from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ExternalChangesRecorded,
+from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ExternalChangesRecorded,
                          McpServerChanged, PolicyChanged, SessionStarted)
 from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
 from core.journal import Journal
@@ -47,6 +47,7 @@ from core.orchestration.models import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
 from core.claude_session import ClaudeSession, SessionEnd
 from core.hooks.adapter import ClaudeHooks
+from core.outside import OutsideAgents
 from core.mcp.manager import McpManager
 from core.mcp.state import ServerStatus
 from core.intercept import Interceptor
@@ -117,11 +118,9 @@ class Console:
         """The socket other processes reach this console through (Claude Code's hooks, mcp-serve)."""
         self.hooks: ClaudeHooks | None = None
         self.interceptor: Interceptor | None = None
+        self.outside: OutsideAgents | None = None
         self.mcp: McpManager | None = None
         """The user's MCP servers; their tools join `registry` as mcp__<server>__<tool>."""
-        self._outside_agents: dict[str, AgentHandle] = {}
-        self._claude_sessions: list[ClaudeSession] = []
-        """MCP clients served through `belay mcp-serve`, by their session key."""
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -219,44 +218,26 @@ class Console:
         self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
 
     async def _open_endpoint(self) -> None:
-        """Serve Claude Code's hooks (and other outside agents) on the workspace's private socket."""
+        """Serve outside agents (Claude Code's hooks, `belay mcp-serve`) on the workspace's private socket."""
         assert self._pipeline is not None and self._journal is not None and self._blobs is not None
         self.interceptor = Interceptor(workspace=self.workspace, registry=self.registry, pipeline=self._pipeline,
                                        journal=self._journal, blobs=self._blobs, bus=self.bus, io=self._io,
                                        session_id=self.session_id, tracker=self._tracker_,
                                        record_external=self._record_external)
-        self.hooks = ClaudeHooks(self.interceptor, self.start_agent, self._link_agent, self._finish_outside_agent)
-        token = await asyncio.to_thread(install_token, config_dir())
-        self.endpoint = Endpoint(self.state_dir, token, self.workspace.root)
-        self.endpoint.handle("hook", self._hook_request)
-        self.endpoint.handle("tools", self._tools_request)
-        self.endpoint.handle("call", self._call_request)
-        self.endpoint.handle("bye", self._bye_request)
-        await self.endpoint.start()
-
-    async def _hook_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self.hooks is not None
-        await self._ensure_session()
-        return await self.hooks.request(request)
+        self.outside = OutsideAgents(self, self.interceptor)
+        self.hooks = self.outside.hooks
+        self.endpoint = await self.outside.serve(await asyncio.to_thread(install_token, config_dir()))
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
                       cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
         """Start Claude Code (through the Agent SDK) on this workspace, supervised; the console owns the task."""
-        if self.hooks is None:
+        if self.outside is None:
             raise RuntimeError("Claude Code needs a console that serves its workspace (open it tracking and serving)")
-        session = ClaudeSession(self.hooks, self.workspace.root, prompt, model=model, env=env, cli_path=cli_path)
-        self._claude_sessions.append(session)
-        task = self.launch(session.run(), "claude session")
-        task.add_done_callback(lambda _: self._claude_sessions.remove(session))
-        return task
+        return self.outside.launch_claude(prompt, model=model, env=env, cli_path=cli_path)
 
     def controls(self, agent_id: str) -> ClaudeSession | None:
         """The launched session an agent row stands for, which the window can interrupt or stop."""
-        for session in self._claude_sessions:
-            agent = self.hooks.session_agent(session.session_id or "") if self.hooks else None
-            if agent is not None and agent.agent_id == agent_id:
-                return session
-        return None
+        return self.outside.controls(agent_id) if self.outside is not None else None
 
     def _mcp_changed(self, status: ServerStatus) -> None:
         self.bus.publish(McpServerChanged(status=status))
@@ -269,41 +250,6 @@ class Console:
 
     def mcp_servers(self) -> list[ServerStatus]:
         return self.mcp.statuses() if self.mcp is not None else []
-
-    async def _tools_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The supervised tools an MCP client may call through `belay mcp-serve`."""
-        return {"tools": [describe_tool(t) for t in self.registry if t.name in SERVED_TOOLS]}
-
-    async def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One MCP client's call, run like any agent's: policy, approval, capture, journal."""
-        tool, args = str(request.get("tool", "")), request.get("args")
-        if tool not in SERVED_TOOLS:
-            return {"status": "failed", "text": f"Belay does not offer {tool!r} to MCP clients", "call_id": None}
-        agent = await self._outside_agent(str(request.get("client") or "mcp client"),
-                                          str(request.get("client_session") or "default"))
-        outcome = await self.call(agent, tool, args if isinstance(args, dict) else {})
-        return {"status": outcome.status.value, "text": outcome.text, "data": outcome.data, "call_id": outcome.call_id,
-                "error": outcome.error.model_dump(mode="json") if outcome.error else None}
-
-    async def _bye_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        handle = self._outside_agents.pop(str(request.get("client_session") or "default"), None)
-        if handle is not None:
-            await self._finish_outside_agent(handle, "the MCP client disconnected")
-        return {}
-
-    async def _outside_agent(self, client: str, session: str) -> AgentHandle:
-        handle = self._outside_agents.get(session)
-        if handle is None:
-            handle = self._outside_agents[session] = await self.start_agent(client, "mcp")
-        return handle
-
-    async def _link_agent(self, agent_id: str, spawned_by: str) -> None:
-        await self._io(self.journal.link_agent, agent_id, spawned_by)
-        self.bus.publish(AgentLinked(agent_id=agent_id, spawned_by=spawned_by))
-
-    async def _finish_outside_agent(self, handle: AgentHandle, message: str) -> None:
-        await self._io(self.journal.finish_agent, handle.agent_id, AgentStatus.DONE)
-        self.bus.publish(AgentFinished(agent_id=handle.agent_id, status=AgentStatus.DONE, message=message))
 
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
@@ -344,6 +290,13 @@ class Console:
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking journal work on the journal's own thread."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args))
+
+    io = _io
+    """For the console's collaborators (core.outside): journal work on the journal's thread."""
+
+    async def ensure_session(self) -> None:
+        """Record this session in the journal the first time anything happens in it."""
+        await self._ensure_session()
 
     async def _ensure_session(self) -> None:
         if not self._session_open:
@@ -601,20 +554,6 @@ class Console:
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "
                 f"pending={len(self.approvals.pending())} agents={len(self._agent_tasks)}>")
-
-
-SERVED_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
-                          "KillShell", "NotebookRead", "NotebookEdit"})
-"""What `belay mcp-serve` offers: the supervised file, search, shell and notebook tools."""
-
-
-def describe_tool(tool: Tool) -> dict[str, Any]:
-    """A tool as an MCP client sees it: name, description, JSON schema of its arguments, annotations."""
-    a = tool.annotations
-    return {"name": tool.name, "description": tool.description,
-            "input_schema": tool.Args.model_json_schema(by_alias=True),
-            "annotations": {"read_only": a.read_only, "destructive": a.destructive, "idempotent": a.idempotent,
-                            "open_world": a.open_world}}
 
 
 def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:
