@@ -21,6 +21,7 @@ before-content is checked against what the agent says it found
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -106,7 +107,7 @@ class Interceptor:
         call_id = CallId(new_call_id())
         tool = self.registry.get(tool_name)
         args = self._validated(tool, tool_input)
-        summary = tool.summary(args, self.workspace) if tool and args else _short(tool_input)
+        summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
         await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, tool_name, tool_input,
                        summary)
         self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=tool_name, args=tool_input,
@@ -303,6 +304,18 @@ def _paths(tool_input: dict[str, Any]) -> tuple[Path, ...]:
         if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
             found.append(Path(os.path.realpath(value)))
     return tuple(found)
+
+
+SUMMARY_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url", "query", "prompt")
+
+
+def _summary(tool_input: dict[str, Any]) -> str:
+    """A line for the timeline from a tool Belay has no model of: its most telling argument."""
+    for key in SUMMARY_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return _short(" ".join(value.split()), 100)
+    return _short(json.dumps(tool_input, ensure_ascii=False, default=str), 100)
 
 
 def _short(value: Any, limit: int = 120) -> str:
