@@ -52,8 +52,9 @@ class _Session:
     """Sub-agents whose spawning call is not known yet."""
     early_links: dict[str, str] = field(default_factory=dict)
     """Sub-agent id -> spawning call id, learnt before the sub-agent showed up."""
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
-    """tool_use_id -> what Belay answered at PreToolUse (a PermissionRequest for it gets the same)."""
+    verdicts: dict[str, tuple[str, dict[str, Any], Verdict]] = field(default_factory=dict)
+    """tool_use_id -> (tool, input, what Belay answered at PreToolUse): a PermissionRequest, which carries
+    no tool_use_id, gets the same answer for the same tool and input."""
 
 
 class ClaudeHooks:
@@ -145,7 +146,7 @@ class ClaudeHooks:
         tool_name = str(event.get("tool_name", ""))
         tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input)
-        session.verdicts[use_id] = verdict
+        session.verdicts[use_id] = (tool_name, tool_input, verdict)
         if verdict.decision == "allow" and tool_name in SPAWNING:
             session.spawning[use_id] = verdict.call_id
         output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": verdict.decision,
@@ -178,9 +179,10 @@ class ClaudeHooks:
     async def _permission(self, event: dict[str, Any]) -> HookAnswer:
         """Claude Code wants to ask: Belay has decided already (PreToolUse), or decides now."""
         session = await self._session(event)
-        tool_name = str(event.get("tool_name", ""))
-        decided = next((v for v in reversed(session.verdicts.values()) if v.decision == "allow"), None)
-        if decided is None or tool_name == "":
+        tool_name, tool_input = str(event.get("tool_name", "")), event.get("tool_input")
+        decided = next((v for name, given, v in reversed(session.verdicts.values())
+                        if name == tool_name and tool_input in (given, v.updated_input) and v.decision == "allow"), None)
+        if decided is None:
             return HookAnswer(output=_permission_output("deny", "Belay has not approved this call"))
         return HookAnswer(output=_permission_output("allow", decided.reason, decided.updated_input))
 
