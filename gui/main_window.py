@@ -201,7 +201,7 @@ class MainWindow(QMainWindow):
             self.details.notice.setText("<br>".join(self.console.recovery_notes))
 
     def _resize_columns(self) -> None:
-        for column, width in enumerate((120, 170, 205, 56, 64)):
+        for column, width in enumerate((150, 165, 190, 56, 64)):
             self.tree.setColumnWidth(column, width)
         self.tree.setColumnWidth(TIMELINE_COLUMN, COLUMN_WIDTH)
 
