@@ -28,7 +28,8 @@ from core.sandbox import SandboxInfo
 from core.shell import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
-from core.timeline import AgentNode, ExternalNode, Inserted, NodeKey, RunNode, Timeline, Updated, agent_key, run_key
+from core.timeline import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey, RunNode,
+                           ShellNode, Timeline, Updated, agent_key, run_key)
 from core.claude_session import SessionEnd
 from core.events import McpServerChanged
 from core.mcp.state import ServerState, ServerStatus
@@ -54,6 +55,6 @@ __all__ = [
     "BashAnalysis", "BashSettings", "DisplayNode", "Impact", "RuleEntry", "SandboxInfo",
     "ExternalChangesRecorded", "ExternalNode", "FilePreview", "GitChange", "Resolution", "UndoPreview",
     "BatchCall", "BatchError", "BatchFinished", "BatchReport", "BatchResult", "BatchStarted", "CallProgress",
-    "CallRetrying", "CycleError", "PlanInfo",
+    "CallRetrying", "CycleError", "PlanInfo", "BatchNode", "BatchTotals", "GanttSpan", "ShellNode",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from core.cache import CacheEntry, CacheStats, ResultCache
 from core.paths import Workspace
 from core.tools.base import Tool, ToolArgs, ToolContext, ToolOutput
+from core.watcher import DirtyTracker
 
 
 class CallCache:
@@ -26,6 +27,15 @@ class CallCache:
     def __init__(self, cache: ResultCache, workspace: Workspace, sync: Callable[[], bool]) -> None:
         self.cache, self.workspace = cache, workspace
         self._sync = sync
+
+    @classmethod
+    def kept_by(cls, watcher: DirtyTracker | None, workspace: Workspace) -> CallCache | None:
+        """A cache the watcher keeps fresh; None where no watcher can tell the moment what a result read changes."""
+        if watcher is None or not watcher.watching:
+            return None
+        cache = cls(ResultCache(), workspace, watcher.sync)
+        watcher.add_listener(cache.changed)
+        return cache
 
     def changed(self, paths: frozenset[str], everything: bool) -> None:
         """A watcher listener (any thread): drop the entries that read these paths."""

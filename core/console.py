@@ -3,8 +3,9 @@
 Front ends (the window, the terminal, tests) send commands through its
 small methods (approve, deny, always allow, cancel, undo) and learn what
 happened from events (`attach`).  Agents, built-in or external, submit
-calls through `call`.  It owns every task it starts and the journal's
-thread, and `close` ends them all, answering waiting approvals first.
+calls through `call`.  It owns every task it starts (core.owned_tasks) and
+the journal's thread, and `close` ends them all, answering waiting approvals
+first.
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
-
 from core import recovery
 from core.approvals import Answer, ApprovalBroker
 from core.blobs import BlobStore
 from core.bus import EventBus, Subscription
-from core.diffs import FileDiff, compute_diff
+from core.diffs import FileDiff, diff_of_change
 from core.errors import BelayError, ErrorKind, ToolError
 from core.environment import make_non_dumpable
 from core.endpoint import Endpoint, install_token
@@ -41,10 +40,11 @@ from core.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline import Timeline
 from core.shells import ShellManager
-from core.cache import CacheStats, ResultCache
+from core.cache import CacheStats
 from core.call_cache import CallCache
 from core.orchestration.models import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
+from core.owned_tasks import OwnedTasks
 from core.claude_session import ClaudeSession, SessionEnd
 from core.hooks.adapter import ClaudeHooks
 from core.outside import OutsideAgents
@@ -107,8 +107,7 @@ class Console:
         self.recovery_notes: tuple[str, ...] = ()
         """What opening found and repaired after a crash (an interrupted undo finished...), for the window."""
         self._pipeline: Pipeline | None = None
-        self._call_tasks: dict[str, asyncio.Task[CallOutcome]] = {}
-        self._agent_tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks()
         self._session_open = False
         self._lock: OwnerLock | None = None
         self._track = track
@@ -128,9 +127,9 @@ class Console:
         """Open the journal, reload earlier sessions into the timeline, read the policy, probe the sandbox."""
         # A command's scrubbed environment is no use if it can read ours from /proc/<console>/environ.
         make_non_dumpable()
-        self._journal = await self._io(Journal, self.state_dir / "journal.sqlite3")
-        self._blobs = await self._io(BlobStore, self.state_dir / "blobs")
-        self._lock = await self._io(OwnerLock.try_acquire, self.state_dir / "console.lock")
+        self._journal = await self.io(Journal, self.state_dir / "journal.sqlite3")
+        self._blobs = await self.io(BlobStore, self.state_dir / "blobs")
+        self._lock = await self.io(OwnerLock.try_acquire, self.state_dir / "console.lock")
         owner = self._lock is not None
         problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
         # Only the owner watches the workspace: a second console (`belay calls` beside a window) looks, no more.
@@ -139,26 +138,29 @@ class Console:
         if owner and self._track:
             # Only the console that owns the workspace may call unfinished runs dead;
             # `belay calls` next to a running window must not.
-            interrupted = await self._io(self._journal.mark_interrupted)
+            interrupted = await self.io(self._journal.mark_interrupted)
             await self._tracker_.start()
             self._tracking = True
-            self.cache = self._result_cache(self._tracker_)
-            opening = recovery.Opening(self.workspace, self._journal, self._blobs, self._tracker_, self._io,
+            self.cache = CallCache.kept_by(self._tracker_.watcher, self.workspace)
+            opening = recovery.Opening(self.workspace, self._journal, self._blobs, self._tracker_, self.io,
                                        self._captures, self._record_external)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
-        agents, calls = await self._io(self._journal.agents), await self._io(self._journal.calls)
-        self.timeline.load(agents, calls, await self._io(self._journal.externals),
-                           await self._io(self._journal.batches))
+        agents, calls = await self.io(self._journal.agents), await self.io(self._journal.calls)
+        self.timeline.load(agents, calls, await self.io(self._journal.externals),
+                           await self.io(self._journal.batches))
         bash = self.registry.get("Bash")
         if isinstance(bash, BashTool):
-            problems += self._apply_bash_settings(bash)
+            self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
+                                                                      self.policy.timeouts().get("Bash"))
+            bash.settings = self.bash_settings
+            problems += [problem] if problem else []
             self.sandbox = await bash.sandbox_info()
         self.settings_problems = tuple(problems)
         for problem in self.settings_problems:
             log.warning("settings: %s", problem)
         self._pipeline = Pipeline(workspace=self.workspace, registry=self.registry, policy=self.policy,
                                   approvals=self.approvals, bus=self.bus, journal=self._journal,
-                                  blobs=self._blobs, io=self._io, session_id=self.session_id,
+                                  blobs=self._blobs, io=self.io, session_id=self.session_id,
                                   always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
                                   sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None,
                                   cache=self.cache, timeouts=self.policy.timeouts)
@@ -169,22 +171,6 @@ class Console:
             await self.mcp.start()
         if self._tracking and self._serve:
             await self._open_endpoint()
-
-    def _apply_bash_settings(self, bash: BashTool) -> list[str]:
-        """The user's `[bash]` table over the console's own settings; a bad value is reported, not used."""
-        overrides = self.policy.bash_overrides()
-        configured = self.policy.timeouts().get("Bash")
-        if configured is not None:  # [timeouts] Bash = N: the default when a call names none (0: the maximum)
-            overrides.setdefault("default_timeout_s", configured or self.bash_settings.max_timeout_s)
-        if not overrides:
-            return []
-        try:
-            self.bash_settings = BashSettings.model_validate({**self.bash_settings.model_dump(), **overrides})
-        except ValidationError as e:
-            why = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'bash'}: {err['msg']}" for err in e.errors())
-            return [f"user settings [bash]: {why}; the defaults are used"]
-        bash.settings = self.bash_settings
-        return []
 
     @property
     def _tracker(self) -> ChangeTracker:
@@ -197,15 +183,6 @@ class Console:
             raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only")
         return self._tracker_
 
-    def _result_cache(self, tracker: ChangeTracker) -> CallCache | None:
-        """Results are cached only where a watcher can tell the moment what they read changes."""
-        watcher = tracker.watcher
-        if watcher is None or not watcher.watching:
-            return None
-        cache = CallCache(ResultCache(), self.workspace, watcher.sync)
-        watcher.add_listener(cache.changed)
-        return cache
-
     def _captures(self, call_id: str) -> bool:
         """Blocking (journal): whether the call's tool finds its changes by comparing the workspace."""
         tool = self.registry.get(self.journal.call_tool(call_id) or "")
@@ -214,14 +191,14 @@ class Console:
     async def _record_external(self, changes: list[FileChange], note: str) -> None:
         """Journal changes nobody in Belay made; they are shown, never attributed to an agent."""
         op_id = new_external_id()
-        await self._io(self.journal.add_external, op_id, self.session_id, changes, note)
+        await self.io(self.journal.add_external, op_id, self.session_id, changes, note)
         self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
 
     async def _open_endpoint(self) -> None:
         """Serve outside agents (Claude Code's hooks, `belay mcp-serve`) on the workspace's private socket."""
         assert self._pipeline is not None and self._journal is not None and self._blobs is not None
         self.interceptor = Interceptor(workspace=self.workspace, registry=self.registry, pipeline=self._pipeline,
-                                       journal=self._journal, blobs=self._blobs, bus=self.bus, io=self._io,
+                                       journal=self._journal, blobs=self._blobs, bus=self.bus, io=self.io,
                                        session_id=self.session_id, tracker=self._tracker_,
                                        record_external=self._record_external)
         self.outside = OutsideAgents(self, self.interceptor)
@@ -263,19 +240,11 @@ class Console:
             await self.mcp.close()
         if self._tracker_ is not None and self._tracking:
             await self._tracker_.stop()
-        for task in list(self._agent_tasks):
-            task.cancel()
-        pending = [*self._agent_tasks, *self._call_tasks.values()]
-        if pending:
-            _, still = await asyncio.wait(pending, timeout=CLOSE_GRACE_S)
-            for task in still:
-                task.cancel()
-            if still:
-                await asyncio.wait(still)
+        await self._tasks.aclose(CLOSE_GRACE_S)
         if self._journal is not None:
             if self._session_open:
-                await self._io(self._journal.end_session, self.session_id)
-            await self._io(self._journal.close)
+                await self.io(self._journal.end_session, self.session_id)
+            await self.io(self._journal.close)
         if self._lock is not None:
             self._lock.release()
         self._executor.shutdown(wait=True)
@@ -287,21 +256,15 @@ class Console:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run blocking journal work on the journal's own thread."""
+    async def io(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking journal work on the journal's own thread (the console's and its collaborators')."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args))
-
-    io = _io
-    """For the console's collaborators (core.outside): journal work on the journal's thread."""
 
     async def ensure_session(self) -> None:
         """Record this session in the journal the first time anything happens in it."""
-        await self._ensure_session()
-
-    async def _ensure_session(self) -> None:
         if not self._session_open:
             self._session_open = True
-            await self._io(self.journal.start_session, self.session_id, str(self.workspace.root))
+            await self.io(self.journal.start_session, self.session_id, str(self.workspace.root))
             self.bus.publish(SessionStarted(session_id=self.session_id, workspace=str(self.workspace.root)))
 
     @property
@@ -329,11 +292,11 @@ class Console:
 
     async def history(self) -> list[CallRecord]:
         """Every journaled call of this workspace, oldest first."""
-        return await self._io(self.journal.calls)
+        return await self.io(self.journal.calls)
 
     async def full_output(self, call_id: str) -> str | None:
         """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
-        return await self._io(self.journal.full_output, call_id)
+        return await self.io(self.journal.full_output, call_id)
 
     async def diffs_for(self, call_id: str) -> list[FileDiff]:
         """The diff of every file a call changed, computed off the loop."""
@@ -417,11 +380,7 @@ class Console:
 
     def cancel(self, call_id: str) -> bool:
         """Stop a queued, waiting or running call; the agent is told it was cancelled."""
-        task = self._call_tasks.get(call_id)
-        if task is None or task.done():
-            return False
-        task.cancel()
-        return True
+        return self._tasks.cancel(call_id)
 
     async def kill_shell(self, shell_id: str) -> bool:
         """Stop a background shell and everything it started; False when it had already ended or is unknown."""
@@ -464,19 +423,19 @@ class Console:
         if self._journal is None or self._blobs is None:
             raise RuntimeError("the console is not open")
         return Undoer(workspace=self.workspace, journal=self._journal, blobs=self._blobs, bus=self.bus,
-                      io=self._io, tracker=lambda: self._tracker, ensure_session=self._ensure_session)
+                      io=self.io, tracker=lambda: self._tracker, ensure_session=self.ensure_session)
 
     # -- agents ----------------------------------------------------------------
 
     async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
                           spawned_by: str | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
         """Register an agent (journal, event) and return its handle."""
-        await self._ensure_session()
+        await self.ensure_session()
         allowed = frozenset(tools) if tools is not None else None
         if parent is not None and parent.tools is not None and allowed is not None:
             allowed &= parent.tools
         handle = AgentHandle(new_agent_id(), name, self.session_id, allowed)
-        await self._io(self.journal.add_agent, handle.agent_id, self.session_id, name, kind,
+        await self.io(self.journal.add_agent, handle.agent_id, self.session_id, name, kind,
                        parent.agent_id if parent else None, spawned_by, sorted(allowed) if allowed else None)
         self.bus.publish(AgentStarted(agent_id=handle.agent_id, session_id=self.session_id, name=name,
                                       agent_kind=kind, parent_id=parent.agent_id if parent else None,
@@ -500,16 +459,12 @@ class Console:
             await asyncio.shield(self._finish_agent(handle, status, message))
 
     async def _finish_agent(self, handle: AgentHandle, status: AgentStatus, message: str) -> None:
-        await self._io(self.journal.finish_agent, handle.agent_id, status)
+        await self.io(self.journal.finish_agent, handle.agent_id, status)
         self.bus.publish(AgentFinished(agent_id=handle.agent_id, status=status, message=message))
 
     def launch(self, coro: Awaitable[T], name: str) -> asyncio.Task[T]:
         """Start a top-level agent task that the console owns and ends on close."""
-        task = asyncio.ensure_future(coro)
-        task.set_name(name)
-        self._agent_tasks.add(task)
-        task.add_done_callback(self._agent_tasks.discard)
-        return task
+        return self._tasks.launch(coro, name)
 
     async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
                    timeout_s: float | None = None, batch: tuple[str, str] | None = None,
@@ -522,29 +477,18 @@ class Console:
         if self._pipeline is None:
             raise RuntimeError("the console is not open")
         call_id = new_call_id()
-        task = asyncio.ensure_future(self._pipeline.execute(call_id, agent, tool, args, spawn, timeout_s=timeout_s,
-                                                            batch=batch, ask=ask))
-        self._call_tasks[call_id] = task
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled() and not _being_cancelled():
-                # Cancelled from the window: the agent hears about it and goes on.
-                return CallOutcome(CallId(call_id), RunStatus.CANCELLED, "The user cancelled this call.")
-            task.cancel()
-            await asyncio.wait([task])
-            raise
-        finally:
-            self._call_tasks.pop(call_id, None)
+        work = self._pipeline.execute(call_id, agent, tool, args, spawn, timeout_s=timeout_s, batch=batch, ask=ask)
+        return await self._tasks.call(call_id, work, lambda: CallOutcome(
+            CallId(call_id), RunStatus.CANCELLED, "The user cancelled this call."))
 
     async def run_batch(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                         concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run calls as a dependency graph (see core.orchestration); raises BatchError when it cannot start."""
         if self._pipeline is None or self._journal is None:
             raise RuntimeError("the console is not open")
-        await self._ensure_session()
+        await self.ensure_session()
         runner = BatchRunner(workspace=self.workspace, registry=self.registry, journal=self._journal, bus=self.bus,
-                             io=self._io, session_id=self.session_id, call=self.call)
+                             io=self.io, session_id=self.session_id, call=self.call)
         return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
 
     def cache_stats(self) -> CacheStats | None:
@@ -553,33 +497,4 @@ class Console:
 
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "
-                f"pending={len(self.approvals.pending())} agents={len(self._agent_tasks)}>")
-
-
-def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:
-    """One recorded change as a diff, with what a line diff cannot show said in its note."""
-    notes = []
-    if change.old_path:
-        notes.append(f"renamed from {change.old_path}")
-    if change.before_link or change.after_link:
-        notes.append("symbolic link: its target is shown")
-    if change.before_mode is not None and change.after_mode is not None and change.before_mode != change.after_mode:
-        notes.append(f"mode {change.before_mode:o} -> {change.after_mode:o}")
-    if not change.stored:
-        status = {"create": "create", "delete": "delete"}.get(change.kind.value, "modify")
-        notes.append("not stored (an ignored or very large file): its contents were not kept and cannot be restored")
-        return FileDiff(path=change.path, status=status, old_size=None, new_size=None,  # type: ignore[arg-type]
-                        note="; ".join(notes))
-    before = blobs.get(change.before_hash) if change.before_hash else None
-    after = blobs.get(change.after_hash) if change.after_hash else None
-    diff = compute_diff(change.path, before, after)
-    if notes:
-        diff = diff.model_copy(update={"note": "; ".join([*notes, diff.note] if diff.note else notes)})
-    return diff
-
-
-def _being_cancelled() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
+                f"pending={len(self.approvals.pending())} agents={self._tasks.agents}>")

@@ -1,6 +1,7 @@
 """Line diffs of one file's before- and after-bytes, bounded in time and size.
 
-`compute_diff` blocks (it may run git); callers run it in a worker thread.
+`compute_diff` blocks (it may run git); callers run it in a worker thread,
+as they do `diff_of_change`, which diffs one recorded change from its blobs.
 The edit script comes from difflib when the changed region is small and from
 `git diff --no-index --patience` otherwise, because difflib is quadratic on
 large or repetitive files (see PERFORMANCE.md).  Not `--histogram`: git
@@ -26,7 +27,9 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from core.blobs import BlobStore
 from core.gitproc import GIT, git_env
+from core.models import FileChange
 
 log = logging.getLogger(__name__)
 
@@ -432,3 +435,25 @@ def _hunk(first: _Op, lines: list[DiffLine]) -> Hunk:
     new_start = new_first if new_first is not None else first.j1
     return Hunk(old_start=old_start, old_len=old_len, new_start=new_start,
                 new_len=new_len, lines=tuple(lines))
+
+
+def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:
+    """One recorded change as a diff, with what a line diff cannot show said in its note."""
+    notes = []
+    if change.old_path:
+        notes.append(f"renamed from {change.old_path}")
+    if change.before_link or change.after_link:
+        notes.append("symbolic link: its target is shown")
+    if change.before_mode is not None and change.after_mode is not None and change.before_mode != change.after_mode:
+        notes.append(f"mode {change.before_mode:o} -> {change.after_mode:o}")
+    if not change.stored:
+        status = {"create": "create", "delete": "delete"}.get(change.kind.value, "modify")
+        notes.append("not stored (an ignored or very large file): its contents were not kept and cannot be restored")
+        return FileDiff(path=change.path, status=status, old_size=None, new_size=None,  # type: ignore[arg-type]
+                        note="; ".join(notes))
+    before = blobs.get(change.before_hash) if change.before_hash else None
+    after = blobs.get(change.after_hash) if change.after_hash else None
+    diff = compute_diff(change.path, before, after)
+    if notes:
+        diff = diff.model_copy(update={"note": "; ".join([*notes, diff.note] if diff.note else notes)})
+    return diff

@@ -35,6 +35,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from core.atomic_file import write_text_atomically
+
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -111,8 +113,8 @@ class Endpoint:
             os.umask(old)
         os.chmod(self.path, 0o600)
         info = {"socket": str(self.path), "pid": os.getpid(), "workspace": str(self.workspace)}
-        _write_private(self.state_dir / ENDPOINT_FILE, json.dumps(info))
-        _write_private(self.state_dir / SOCKET_FILE, str(self.path))
+        write_text_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(info), mode=0o600, fsync=False)
+        write_text_atomically(self.state_dir / SOCKET_FILE, str(self.path), mode=0o600, fsync=False)
 
     async def close(self) -> None:
         for name in (ENDPOINT_FILE, SOCKET_FILE):
@@ -203,11 +205,3 @@ def _framed(answer: dict[str, Any]) -> bytes:
         out = json.dumps(stdout).encode() if stdout is not None else b""
         err, code = str(answer.get("stderr") or "").encode(), int(answer.get("exit", 0))
     return f"HOOK {code} {len(out)} {len(err)}\n".encode() + out + err
-
-
-def _write_private(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)

@@ -136,6 +136,34 @@ def temp_name(name: str) -> str:
     return _temp_name(name)
 
 
+def write_temp(dfd: int, name: str, data: bytes, mode: int | None, fsync: bool = True) -> str:
+    """Write `data` to a fresh hidden file beside `name` (in the directory `dfd`), to be renamed over it.
+
+    `mode` None makes the file as a new file would be (0o644 less the umask);
+    a given mode is set before anything else can open it.  Returns the name;
+    on failure nothing is left behind.
+    """
+    tmp = _temp_name(name)
+    # A file that keeps existing bits is private until chmod; a new one may be created readable.
+    fd = os.open(tmp, _TEMP_FLAGS, 0o644 if mode is None else 0o600, dir_fd=dfd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if mode is not None:
+                os.fchmod(fd, mode)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dfd)
+        raise
+    return tmp
+
+
 def os_error(ws: Workspace, path: Path, e: OSError, action: str) -> ToolError:
     """An OSError on `path` as a ToolError a person can act on ("no space left on the device"...)."""
     return _os_error(ws, path, e, action)
@@ -254,19 +282,8 @@ def _lstat_or_none(dfd: int, name: str) -> os.stat_result | None:
 
 
 def _replace(dfd: int, name: str, data: bytes, mode: int | None) -> None:
-    tmp = _temp_name(name)
-    # A file that keeps existing bits is private until chmod; a new one may be created readable.
-    fd = os.open(tmp, _TEMP_FLAGS, 0o644 if mode is None else 0o600, dir_fd=dfd)
+    tmp = write_temp(dfd, name, data, mode)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if mode is not None:
-                os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

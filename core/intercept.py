@@ -23,11 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from core import arguments, fsio
@@ -41,6 +39,7 @@ from core.journal import Journal
 from core.models import ChangeKind, FileChange, RunStatus
 from core.paths import Workspace
 from core.pipeline import AgentHandle, Finished, Pipeline
+from core.policy_decide import resolved_paths
 from core.policy_types import PolicyRequest
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
@@ -162,7 +161,7 @@ class Interceptor:
                       tool_name: str, tool_input: dict[str, Any], summary: str) -> dict[str, Any] | None:
         annotations = tool.annotations if tool else HARMLESS.get(tool_name, Annotations())
         request = PolicyRequest(tool=tool_name, args=tool_input, workspace=self.workspace.root,
-                                annotations=annotations, paths=_paths(tool_input))
+                                annotations=annotations, paths=resolved_paths(tool_input))
         verdict = await asyncio.to_thread(self.pipeline.policy.evaluate, request)
         if verdict.action == "deny":
             raise Finished(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
@@ -294,16 +293,6 @@ def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, e
             return {**tool_input, "old_string": whole, "new_string": content, "replace_all": False}
         return {**tool_input, "edits": [{"old_string": whole, "new_string": content}]}
     return None
-
-
-def _paths(tool_input: dict[str, Any]) -> tuple[Path, ...]:
-    """The absolute paths a call names, links followed, for path rules (as the pipeline's `_resolved_paths`)."""
-    found = []
-    for key in ("file_path", "path", "notebook_path"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
-            found.append(Path(os.path.realpath(value)))
-    return tuple(found)
 
 
 SUMMARY_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url", "query", "prompt")

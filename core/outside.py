@@ -11,6 +11,7 @@ them by their agent row.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any
 
 from core.claude_session import ClaudeSession, SessionEnd
@@ -20,7 +21,7 @@ from core.hooks.adapter import ClaudeHooks
 from core.intercept import Interceptor
 from core.models import AgentStatus
 from core.pipeline import AgentHandle
-from core.tools.base import Tool
+from core.tools.base import Tool, ToolArgs
 
 if TYPE_CHECKING:
     from core.console import Console
@@ -34,9 +35,15 @@ def describe_tool(tool: Tool) -> dict[str, Any]:
     """A tool as an MCP client sees it: name, description, JSON schema of its arguments, annotations."""
     a = tool.annotations
     return {"name": tool.name, "description": tool.description,
-            "input_schema": tool.Args.model_json_schema(by_alias=True),
+            "input_schema": _input_schema(tool.Args),
             "annotations": {"read_only": a.read_only, "destructive": a.destructive, "idempotent": a.idempotent,
                             "open_world": a.open_world}}
+
+
+@functools.cache
+def _input_schema(args: type[ToolArgs]) -> dict[str, Any]:
+    """Made once per model: pydantic takes milliseconds to build one, and a client lists the tools often."""
+    return args.model_json_schema(by_alias=True)
 
 
 class OutsideAgents:

@@ -11,11 +11,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from core import arguments, fsio
@@ -33,6 +31,7 @@ from core.ids import AgentId, CallId
 from core.journal import Journal
 from core.models import Decision, FileChange, RunStatus
 from core.paths import Workspace
+from core.policy_decide import resolved_paths
 from core.policy_engine import PolicyEngine
 from core.policy_types import PolicyRequest, Verdict
 from core.tracker import Captured, ChangeTracker
@@ -84,7 +83,8 @@ class AgentHandle:
 
 
 class Finished(Exception):
-    """Internal: the run reached a final state before its tool ran."""
+    """The run reached a final state (denied, not answered) before its tool ran: raised by the approval
+    path, caught where the call is recorded (here and in core.intercept)."""
 
     def __init__(self, status: RunStatus, text: str, error: ErrorInfo | None = None) -> None:
         self.status, self.text, self.error = status, text, error
@@ -175,7 +175,10 @@ class Pipeline:
         if verdict.action == "deny":
             raise Finished(RunStatus.DENIED, f"Denied by policy: {verdict.reason}.",
                             ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
-        limit = self._timeout(tool, timeout_s)
+        if timeout_s is not None and tool.own_timeout:
+            args, limit = tool.with_limit(args, timeout_s), None  # it stops itself, keeping its output so far
+        else:
+            limit = self._timeout(tool, timeout_s)
         if verdict.action == "allow" and self.cache is not None and tool.cacheable:
             hit = await self.cache.lookup(tool, args, ctx)
             if hit is not None:
@@ -206,11 +209,13 @@ class Pipeline:
         return Ran(done.output.text, done.output.data, attempts=done.attempts)
 
     def _timeout(self, tool: Tool, asked: float | None) -> float | None:
-        """The call's own limit, else the settings' for the tool, else the tool's default (None: no limit)."""
-        if asked is not None:
-            return asked
+        """The call's own limit, else the settings' for the tool, else the tool's default (None: no limit).
+
+        A tool that times itself gets no timer from the pipeline (a call's own limit goes in its args)."""
         if tool.own_timeout:
             return None
+        if asked is not None:
+            return asked
         configured = self.timeouts().get(tool.name)
         if configured is not None:
             return configured or None  # 0 in settings means no limit
@@ -255,7 +260,7 @@ class Pipeline:
     def _request(self, tool: Tool, args: ToolArgs) -> PolicyRequest:
         """The call as the policy sees it (blocking: resolves paths on disk)."""
         return PolicyRequest(tool=tool.name, args=args.model_dump(by_alias=True), workspace=self.workspace.root,
-                             annotations=tool.annotations, paths=_resolved_paths(args))
+                             annotations=tool.annotations, paths=resolved_paths(dict(args)))
 
     async def ask(self, call_id: CallId, agent: AgentHandle, tool_name: str, shown_args: dict[str, Any],
                   summary: str, verdict: Verdict, plan: WritePlan | None) -> Answer:
@@ -377,19 +382,6 @@ def _text_or_none(data: bytes | None) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _resolved_paths(args: ToolArgs) -> tuple[Path, ...]:
-    """The absolute paths a file tool names, symlinks followed, so a rule on the target cannot be dodged."""
-    found = []
-    for key in ("file_path", "path", "notebook_path"):
-        value = getattr(args, key, None)
-        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
-            try:
-                found.append(Path(os.path.realpath(value)))
-            except (OSError, ValueError):
-                continue
-    return tuple(found)
 
 
 def _raw_summary(raw: object) -> str:

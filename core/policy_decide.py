@@ -14,8 +14,10 @@ Order (the first step that decides wins):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from core.protected import home_secret, mentioned_protected, proc_secret, protected_reason
 from core.rules import EDIT_TOOLS, READ_TOOLS, Rule, RuleAction, loose_forms
@@ -245,6 +247,19 @@ def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyReques
         if rule.kind == "domain" and isinstance(url, str) and rule.matches_url(url):
             return entry
     return None
+
+
+def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:
+    """The absolute paths a call's arguments name, symlinks followed, so a rule on the target cannot be dodged."""
+    found = []
+    for key in _PATH_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
+            try:
+                found.append(Path(os.path.realpath(value)))
+            except (OSError, ValueError):
+                continue
+    return tuple(found)
 
 
 def candidate_paths(request: PolicyRequest) -> list[str]:

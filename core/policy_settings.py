@@ -10,7 +10,6 @@ comments (tomli_w writes data, not text).  The format is documented in
 from __future__ import annotations
 
 import os
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ import platformdirs
 import tomli_w
 from pydantic import BaseModel, ConfigDict
 
+from core.atomic_file import write_text_atomically
 from core.mcp.settings import ServerSettings, parse_servers
 from core.rules import Rule, RuleAction, parse_rule
 
@@ -260,7 +260,7 @@ def edit_rules(path: Path, action: RuleAction, rule: str, add: bool) -> bool:
     if add == bool(present):
         return False
     data["permissions"][action] = items + [rule] if add else [i for i in items if not _same(i, rule)]
-    _write_atomically(path, tomli_w.dumps(data))
+    write_text_atomically(path, tomli_w.dumps(data), mode=0o600)
     return True
 
 
@@ -272,17 +272,3 @@ def _same(item: object, rule: str) -> bool:
         return parse_rule(text).text == rule
     except ValueError:
         return text.strip() == rule
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

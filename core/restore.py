@@ -121,23 +121,11 @@ def _stage(ws: Workspace, staged: _Staged, fsync: bool) -> None:
 
 def _write_temp(ws: Workspace, target: Path, op: Put, fsync: bool = True) -> str:
     with fsio.parent_dir(ws, target, create=True) as (dfd, name):
-        tmp = fsio.temp_name(name)
         if op.link:
+            tmp = fsio.temp_name(name)
             os.symlink(os.fsdecode(op.data), tmp, dir_fd=dfd)
             return tmp
-        # Without a known mode the file is made as a new file would be (0o644 less the umask).
-        fd = os.open(tmp, _TEMP_FLAGS, 0o644 if op.mode is None else 0o600, dir_fd=dfd)
-        try:
-            view = memoryview(op.data)
-            while view:
-                view = view[os.write(fd, view):]
-            if op.mode is not None:
-                os.fchmod(fd, op.mode)
-            if fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        return tmp
+        return fsio.write_temp(dfd, name, op.data, op.mode, fsync)
 
 
 def _probe(ws: Workspace, target: Path) -> None:

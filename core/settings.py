@@ -7,11 +7,12 @@ moves the root, which tests and the demo use to stay self-contained.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import platformdirs
+
+from core.hooks import client as hook_client
 
 STATE_DIR_ENV = "BELAY_STATE_DIR"
 
@@ -27,8 +28,9 @@ def state_root(override: str | os.PathLike[str] | None = None) -> Path:
 
 
 def workspace_state_dir(workspace: Path, override: str | os.PathLike[str] | None = None) -> Path:
-    """The folder for one workspace: its name plus a hash of its real path."""
-    real = Path(os.path.realpath(workspace))
-    digest = hashlib.sha256(str(real).encode()).hexdigest()[:12]
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in real.name) or "root"
-    return state_root(override) / "workspaces" / f"{name}-{digest}"
+    """The folder for one workspace: its name plus a hash of its real path.
+
+    Computed by the hook client's function, so the client (standard library
+    only) and the console can never disagree on where the socket is.
+    """
+    return Path(hook_client.workspace_state_dir(str(state_root(override)), os.fspath(workspace)))

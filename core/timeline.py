@@ -12,7 +12,8 @@ made from its first call, so the order of the stream never matters.
 
 Every run and batch also has a `GanttSpan`: when it waited, asked, ran and
 ended, in seconds on its group's time axis (its batch's for a call of a
-batch, its agent's otherwise), for a front end to scale into a bar.
+batch, its agent's otherwise), for a front end to scale into a bar (the nodes
+and the spans are in core.timeline_nodes).
 """
 
 from __future__ import annotations
@@ -20,181 +21,20 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from core.errors import ErrorInfo
 from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ApprovalResolved,
-                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying, CallStarted,
-                         Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput, ShellStarted)
-from core.models import (AgentRecord, AgentStatus, BatchRecord, CallRecord, Decision, ExternalRecord, FileChange,
-                         GitChange, RunStatus)
-from core.orchestration.models import PlanInfo
+                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying,
+                         CallStarted, Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput,
+                         ShellStarted)
+from core.models import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
+from core.timeline_nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey,
+                                 RunNode, ShellNode, Updated, agent_key, batch_key, batch_span, known_end, run_key,
+                                 run_span)
 
-NodeKey = str
-"""'a:<agent id>' for an agent node, 'b:<batch id>' for a batch, 'r:<call id>' for a run."""
-
-
-def agent_key(agent_id: str) -> NodeKey:
-    return f"a:{agent_id}"
-
-
-def run_key(call_id: str) -> NodeKey:
-    return f"r:{call_id}"
-
-
-def batch_key(batch_id: str) -> NodeKey:
-    return f"b:{batch_id}"
-
-
-@dataclass
-class AgentNode:
-    agent_id: str
-    name: str
-    agent_kind: str
-    session_id: str
-    parent_id: str | None
-    spawned_by: str | None
-    status: AgentStatus
-    started_at: datetime
-    ended_at: datetime | None = None
-    message: str = ""
-    children: list[NodeKey] = field(default_factory=list)
-    statuses: Counter[RunStatus] = field(default_factory=Counter)
-    """Its runs by status, those in its batches included: its time window grows while one is unfinished."""
-    last_at: datetime | None = None
-    """The latest moment one of its runs or batches reached: where its time window ends when none is live."""
-    open_batches: set[str] = field(default_factory=set)
-    """Its batches not finished yet (its time window grows while one is, even between two calls)."""
-
-
-@dataclass(frozen=True)
-class BatchTotals:
-    """How a batch ended, as its BatchFinished said."""
-
-    succeeded: int
-    failed: int
-    skipped: int
-    cache_hits: int
-    duration_s: float
-    max_running: int
-
-
-@dataclass
-class BatchNode:
-    """Calls an agent submitted together: one row holding them (and the sub-agents they spawn)."""
-
-    batch_id: str
-    agent_id: str
-    name: str
-    size: int
-    """How many calls it names (0 while only its calls, not its BatchStarted, have been seen)."""
-    plan: PlanInfo | None
-    started_at: datetime
-    finished_at: datetime | None = None
-    totals: BatchTotals | None = None
-    children: list[NodeKey] = field(default_factory=list)
-    statuses: Counter[RunStatus] = field(default_factory=Counter)
-    """Its runs by status, kept as they change."""
-    last_at: datetime | None = None
-    interrupted: bool = False
-    """Never finished: reloaded from the journal of a session that ended first."""
-
-
-@dataclass(frozen=True, slots=True)
-class GanttSpan:
-    """A run (or a batch) on its group's time axis, in seconds from the group's start.
-
-    A phase that never came is None.  `queued` is when it began to wait: for a
-    call of a batch that is the batch's start (it waits for its dependencies
-    and a free slot before the pipeline queues it).  While `live`, `ended` is
-    the moment the span was taken ("now").
-    """
-
-    queued: float
-    waiting_from: float | None
-    """When it began to wait for a person's approval."""
-    running_from: float | None
-    ended: float
-    live: bool
-    status: RunStatus
-    cached: bool = False
-    attempts: int = 1
-
-
-@dataclass
-class RunNode:
-    call_id: str
-    agent_id: str
-    tool: str
-    summary: str
-    args: dict[str, Any]
-    status: RunStatus
-    queued_at: datetime
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
-    duration_s: float | None = None
-    output: str = ""
-    error: ErrorInfo | None = None
-    changes: tuple[FileChange, ...] = ()
-    git_changes: tuple[GitChange, ...] = ()
-    undone_by: str | None = None
-    """A rollback undoing the whole call now (None when some or none of it is undone)."""
-    undone_paths: tuple[str, ...] = ()
-    """The changed paths undone now."""
-    git_undone: bool = False
-    """Its git reference moves are undone now."""
-    approval: ApprovalRequested | None = None
-    decision: Decision | None = None
-    decision_reason: str = ""
-    live_output: str = ""
-    """The tail of the output streamed while it ran (bounded)."""
-    batch_id: str | None = None
-    batch_key: str | None = None
-    """Its id within its batch."""
-    approval_at: datetime | None = None
-    """When it began to wait for a person (None: it never asked)."""
-    cached: bool = False
-    """Answered from the result cache: the tool did not run."""
-    attempts: int = 1
-    progress: float | None = None
-    """Seconds it had been working at its last heartbeat."""
-
-
-@dataclass
-class ShellNode:
-    """A background shell and the tail of its output."""
-
-    shell_id: str
-    call_id: str
-    command: str
-    output: str = ""
-    running: bool = True
-    exit_code: int | None = None
-
-
-@dataclass(frozen=True)
-class ExternalNode:
-    """Changes made outside Belay (an editor, a build), as found."""
-
-    op_id: str
-    at: datetime
-    note: str
-    changes: tuple[FileChange, ...]
-
-
-@dataclass(frozen=True)
-class Inserted:
-    parent: NodeKey | None
-    row: int
-    key: NodeKey
-
-
-@dataclass(frozen=True)
-class Updated:
-    key: NodeKey
-
+__all__ = ["AgentNode", "BatchNode", "BatchTotals", "ExternalNode", "GanttSpan", "Inserted", "NodeKey", "RunNode",
+           "ShellNode", "Timeline", "Updated", "agent_key", "batch_key", "run_key"]
 
 Change = Inserted | Updated
 
@@ -288,9 +128,9 @@ class Timeline:
             return None
         start = self._group_node(group).started_at
         if key.startswith("b:"):
-            return _batch_span(self.batches[key[2:]], self.live(key), start, now)
+            return batch_span(self.batches[key[2:]], self.live(key), start, now)
         run = self.runs[key[2:]]
-        return _run_span(run, start, self.batches[run.batch_id].started_at if run.batch_id else None, now)
+        return run_span(run, start, self.batches[run.batch_id].started_at if run.batch_id else None, now)
 
     def _group_node(self, group: NodeKey) -> AgentNode | BatchNode:
         return self.batches[group[2:]] if group.startswith("b:") else self.agents[group[2:]]
@@ -347,7 +187,7 @@ class Timeline:
             parent = batch_key(node.batch_id)
         self.runs[node.call_id] = node
         self._count(node, 1)
-        self._reach(node.agent_id, node.batch_id, [node.queued_at, _known_end(node)])
+        self._reach(node.agent_id, node.batch_id, [node.queued_at, known_end(node)])
         changes.append(self._append(parent, run_key(node.call_id)))
         if node.batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
@@ -533,44 +373,6 @@ def _batch_node(record: BatchRecord) -> BatchNode:
     size = sum(len(level) for level in record.plan.levels)
     return BatchNode(record.batch_id, record.agent_id, record.name, size, record.plan, record.created_at,
                      record.finished_at, totals, interrupted=totals is None)
-
-
-RAN = (RunStatus.DONE, RunStatus.FAILED, RunStatus.TIMED_OUT)
-"""Outcomes of calls that ran (a reloaded one knows how long it ran, not when it started)."""
-
-
-def _known_end(run: RunNode) -> datetime | None:
-    """When a run ended; for a run reloaded from the journal, when it was queued plus how long it ran."""
-    if run.ended_at is not None or not run.status.final:
-        return run.ended_at
-    return run.queued_at + timedelta(seconds=run.duration_s or 0.0)
-
-
-def _run_span(run: RunNode, start: datetime, batch_start: datetime | None, now: datetime) -> GanttSpan:
-    def offset(at: datetime) -> float:
-        return max((at - start).total_seconds(), 0.0)
-
-    live = not run.status.final
-    ended = now if live else _known_end(run) or run.queued_at
-    running = run.started_at
-    if running is None and run.ended_at is None and run.status in RAN:
-        running = run.queued_at  # reloaded: drawn from when it was queued, for as long as it ran
-    return GanttSpan(offset(batch_start or run.queued_at),
-                     offset(run.approval_at) if run.approval_at else None,
-                     offset(running) if running else None, offset(ended), live, run.status, run.cached,
-                     run.attempts)
-
-
-def _batch_span(batch: BatchNode, live: bool, start: datetime, now: datetime) -> GanttSpan:
-    begun = max((batch.started_at - start).total_seconds(), 0.0)
-    if live:
-        return GanttSpan(begun, None, begun, max((now - start).total_seconds(), begun), True, RunStatus.RUNNING)
-    ended = batch.finished_at or batch.last_at or batch.started_at
-    if batch.totals is not None:
-        status = RunStatus.FAILED if batch.totals.failed else RunStatus.DONE
-    else:  # its session, or its agent, ended first
-        status = RunStatus.INTERRUPTED if batch.interrupted else RunStatus.CANCELLED
-    return GanttSpan(begun, None, begun, max((ended - start).total_seconds(), begun), False, status)
 
 
 _HANDLERS = {

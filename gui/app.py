@@ -15,9 +15,10 @@ import logging
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
@@ -105,39 +106,77 @@ def _qt_app() -> QApplication:
     return app
 
 
-def run_watch(options: WatchOptions) -> int:
-    """The window on a workspace with no built-in agent: it supervises outside ones (Claude Code, MCP)."""
-    workspace = Path(options.workspace or ".").expanduser().resolve()
-    if not workspace.is_dir():
-        print(f"belay watch: {workspace} is not a directory", file=sys.stderr)
-        return 2
+def _run_with_window(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run `main()` on a qasync loop that serves Qt and asyncio on this thread; returns its exit code."""
     app = _qt_app()
     collector = MainThreadCollector(app)
     collector.start()
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            return runner.run(_watch(options, workspace))
+            return runner.run(main())
     finally:
         collector.stop()
 
 
-async def _watch(options: WatchOptions, workspace: Path) -> int:
-    console = Console(workspace, state_dir=options.state_dir)
-    await console.open()
-    if console.endpoint is None:
-        print(f"belay watch: another Belay console already supervises {workspace}", file=sys.stderr)
-        await console.close()
-        return 2
+@contextlib.asynccontextmanager
+async def _window_on(console: Console,
+                     reviewer: AutoReviewer | None = None) -> AsyncIterator[tuple[MainWindow, asyncio.Event]]:
+    """Show the window on an open console; yields it and an event set when the last window closes.
+
+    On the way out the reviewer stops, the window's tasks end and the console
+    closes (denying what still waits for an answer) before the window goes.
+    """
     window = MainWindow(console)
     window.start()
     window.show()
-    print(f"Watching {workspace}: Claude Code sessions with Belay's hooks installed (`belay hooks install`) "
-          f"and `belay mcp-serve` clients now go through this window.", flush=True)
+    if reviewer:
+        reviewer.start()
     closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.lastWindowClosed.connect(closed.set)
     try:
+        yield window, closed
+    finally:
+        if reviewer:
+            await reviewer.stop()
+        await window.tasks.aclose()
+        await console.close()
+        window.close()
+
+
+def _workspace_dir(given: str | None, command: str) -> Path | None:
+    workspace = Path(given or ".").expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"belay {command}: {workspace} is not a directory", file=sys.stderr)
+        return None
+    return workspace
+
+
+async def _serving_console(workspace: Path, state_dir: str | None, command: str) -> Console | None:
+    """An open console serving the workspace to outside agents; None (said) when another console already does."""
+    console = Console(workspace, state_dir=state_dir)
+    await console.open()
+    if console.endpoint is None:
+        print(f"belay {command}: another Belay console already supervises {workspace}", file=sys.stderr)
+        await console.close()
+        return None
+    return console
+
+
+def run_watch(options: WatchOptions) -> int:
+    """The window on a workspace with no built-in agent: it supervises outside ones (Claude Code, MCP)."""
+    workspace = _workspace_dir(options.workspace, "watch")
+    return 2 if workspace is None else _run_with_window(lambda: _watch(options, workspace))
+
+
+async def _watch(options: WatchOptions, workspace: Path) -> int:
+    console = await _serving_console(workspace, options.state_dir, "watch")
+    if console is None:
+        return 2
+    async with _window_on(console) as (window, closed):
+        print(f"Watching {workspace}: Claude Code sessions with Belay's hooks installed (`belay hooks install`) "
+              f"and `belay mcp-serve` clients now go through this window.", flush=True)
         if options.quit_after is None:
             await closed.wait()
         else:
@@ -147,46 +186,20 @@ async def _watch(options: WatchOptions, workspace: Path) -> int:
                 window.grab().save(options.screenshot)
                 print(f"Screenshot: {options.screenshot}", flush=True)
         return 0
-    finally:
-        await window.tasks.aclose()
-        await console.close()
-        window.close()
 
 
 def run_claude(options: ClaudeOptions) -> int:
     """Claude Code started on the workspace through the Agent SDK, with the window supervising it."""
-    workspace = Path(options.workspace or ".").expanduser().resolve()
-    if not workspace.is_dir():
-        print(f"belay claude: {workspace} is not a directory", file=sys.stderr)
-        return 2
-    app = _qt_app()
-    collector = MainThreadCollector(app)
-    collector.start()
-    try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            return runner.run(_claude(options, workspace))
-    finally:
-        collector.stop()
+    workspace = _workspace_dir(options.workspace, "claude")
+    return 2 if workspace is None else _run_with_window(lambda: _claude(options, workspace))
 
 
 async def _claude(options: ClaudeOptions, workspace: Path) -> int:
-    console = Console(workspace, state_dir=options.state_dir)
-    await console.open()
-    if console.hooks is None:
-        print(f"belay claude: another Belay console already supervises {workspace}", file=sys.stderr)
-        await console.close()
+    console = await _serving_console(workspace, options.state_dir, "claude")
+    if console is None:
         return 2
-    window = MainWindow(console)
-    window.start()
-    window.show()
     reviewer = AutoReviewer(console, [], delay=0.0) if options.auto_approve else None
-    if reviewer:
-        reviewer.start()
-    closed = asyncio.Event()
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    app.lastWindowClosed.connect(closed.set)
-    try:
+    async with _window_on(console, reviewer) as (window, closed):
         prompt = options.prompt or await window.ask_prompt()
         if not prompt:
             return 0 if options.quit_when_done else await _wait_closed(closed)
@@ -201,12 +214,6 @@ async def _claude(options: ClaudeOptions, workspace: Path) -> int:
             window.grab().save(options.screenshot)
             print(f"Screenshot: {options.screenshot}", flush=True)
         return 0 if end.ok else 1
-    finally:
-        if reviewer:
-            await reviewer.stop()
-        await window.tasks.aclose()
-        await console.close()
-        window.close()
 
 
 async def _wait_closed(closed: asyncio.Event) -> int:
@@ -222,32 +229,16 @@ def run_demo(options: DemoOptions) -> int:
         print(f"belay demo: {e}", file=sys.stderr)
         return 2
     print(f"Demo workspace: {workspace}", flush=True)
-    app = _qt_app()
-    collector = MainThreadCollector(app)
-    collector.start()
-    try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            return runner.run(_demo(options, script, workspace))
-    finally:
-        collector.stop()
+    return _run_with_window(lambda: _demo(options, script, workspace))
 
 
 async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
     console = Console(workspace, state_dir=options.state_dir)
     await console.open()
-    window = MainWindow(console)
-    window.start()
-    window.show()
     reviewer = AutoReviewer(console, script.review, delay=0.0 if options.quit_when_done else 1.0) \
         if options.auto_approve else None
-    if reviewer:
-        reviewer.start()
-    closed = asyncio.Event()
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    app.lastWindowClosed.connect(closed.set)
-    agent_task = console.launch(run_script(console, script, options.pace), f"agent {script.name}")
-    try:
+    async with _window_on(console, reviewer) as (window, closed):
+        agent_task = console.launch(run_script(console, script, options.pace), f"agent {script.name}")
         if not options.quit_when_done:
             await closed.wait()
             return 0
@@ -257,12 +248,6 @@ async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
         if options.screenshot:
             await _screenshot(window, agent, Path(options.screenshot))
         return 0
-    finally:
-        if reviewer:
-            await reviewer.stop()
-        await window.tasks.aclose()
-        await console.close()
-        window.close()
 
 
 async def _undo_after(console: Console, script: Script, agent: ScriptedAgent) -> None:

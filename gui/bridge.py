@@ -27,8 +27,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event,
-                  ExternalChangesRecorded, Lagged, McpServerChanged, PolicyChanged, RollbackFinished, RollbackRefused, ShellFinished,
-                  ShellOutput, ShellStarted)
+                  ExternalChangesRecorded, Lagged, McpServerChanged, PolicyChanged, RollbackFinished, RollbackRefused,
+                  ShellFinished, ShellOutput, ShellStarted)
 from gui.tasks import TaskSet
 from gui.timeline_model import TimelineModel
 

@@ -11,8 +11,9 @@ listed at the end.
 
 Choosing a call row asks the window to select that call (its diff, its
 undo); its context menu undoes or redoes just that file's change.  Rebuilt
-from the timeline read model when a run finishes or is undone; nothing here
-touches the disk.
+from the timeline read model when a run finishes or is undone (once per
+burst of such runs, `refresh_soon`, and at once when the tab is shown);
+nothing here touches the disk.
 
 Signals:
     call_chosen(str): the person picked the call with this id.
@@ -25,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QLabel, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from core import FileChange, RunStatus, Timeline
@@ -36,6 +37,8 @@ GIT_ROW = "git references"
 _CALL = Qt.ItemDataRole.UserRole
 _PATH = Qt.ItemDataRole.UserRole + 1
 _GREY = QBrush(QColor("#6e7781"))
+REFRESH_AFTER_MS = 150
+"""A busy agent finishes many calls a second: the whole view is rebuilt once per burst, not once per call."""
 
 
 @dataclass(frozen=True)
@@ -75,13 +78,28 @@ class ChangesView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree, 1)
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(REFRESH_AFTER_MS)
+        self._pending.timeout.connect(self.refresh)
         self.refresh()
 
     def set_timeline(self, timeline: Timeline) -> None:
         self._timeline = timeline
         self.refresh()
 
+    def refresh_soon(self) -> None:
+        """Rebuild after the current burst of finished or undone runs."""
+        if not self._pending.isActive():
+            self._pending.start()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self._pending.isActive():
+            self.refresh()  # the person looks now: show what is known now
+        super().showEvent(event)
+
     def refresh(self) -> None:
+        self._pending.stop()
         by_file = self._by_file()
         expanded = {self.tree.topLevelItem(i).text(0) for i in range(self.tree.topLevelItemCount())
                     if self.tree.topLevelItem(i).isExpanded()}
@@ -149,7 +167,8 @@ class ChangesView(QWidget):
             return
         calls = sum(1 for run in self._timeline.runs.values() if run.changes)
         outside = sum(1 for touches in by_file.values() if any(not t.call_id for t in touches))
-        text = f"{len(by_file)} file{'s' if len(by_file) != 1 else ''} changed by {calls} call{'s' if calls != 1 else ''}"
+        text = (f"{len(by_file)} file{'s' if len(by_file) != 1 else ''} changed by "
+                f"{calls} call{'s' if calls != 1 else ''}")
         if outside:
             text += f"; {outside} also changed outside Belay"
         self.summary.setText(text + ".")

@@ -1,7 +1,7 @@
 """The timeline's Gantt column: one thin bar per call showing when it waited, asked, ran, and how it ended.
 
 The model hands each row a `GanttBar` under `GANTT_ROLE`: the row's span,
-precomputed from the read model (`core.timeline.GanttSpan`, seconds from
+precomputed from the read model (`core.GanttSpan`, seconds from
 its group's start), and the `GanttWindow` it is drawn in, which every row
 of the group (a batch, or an agent's own calls) shares.  While the group is
 at work its window ends "now": the model stretches the one shared window in
@@ -18,13 +18,12 @@ result is a short hatched, outlined mark.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QStyleOptionViewItem, QStyledItemDelegate
 
-from core import RunStatus
+from core import GanttSpan, RunStatus
 
 GANTT_ROLE = Qt.ItemDataRole.UserRole + 2
 """The role under which the timeline model gives a row's `GanttBar` (None for agent rows)."""
@@ -55,19 +54,6 @@ _HATCH = {status: QBrush(colour, Qt.BrushStyle.BDiagPattern) for status, colour 
 _OUTLINE = {status: QPen(colour, 1.0) for status, colour in OUTCOME.items()}
 
 
-class Span(Protocol):
-    """What the delegate reads of a span (core.timeline.GanttSpan, not exported)."""
-
-    queued: float
-    waiting_from: float | None
-    running_from: float | None
-    ended: float
-    live: bool
-    status: RunStatus
-    cached: bool
-    attempts: int
-
-
 class GanttWindow:
     """A group's time axis in seconds, shared by all its rows; stretched in place while the group is at work."""
 
@@ -84,11 +70,11 @@ class GanttWindow:
 class GanttBar:
     """One row's bar: its span and the window it is drawn in."""
 
-    span: Span
+    span: GanttSpan
     window: GanttWindow
 
 
-def describe(span: Span) -> str:
+def describe(span: GanttSpan) -> str:
     """The bar in words, for its tooltip: "queued 0.00 s · waited for approval 2.31 s · ran 0.12 s (cached)"."""
     asked, ran, end = span.waiting_from, span.running_from, span.ended
     parts = [f"queued {_first(asked, ran, end) - span.queued:.2f} s"]

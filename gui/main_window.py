@@ -1,10 +1,10 @@
 """The main window: timeline on the left; approval and tabs (details, changes, shells, rules) on the right.
 
 It wires the bridge's signals to the panels and the panels' requests to the
-console.  Anything asynchronous (undo, loading diffs, rule changes, stopping
-a shell) runs as a task the window owns, and questions are asked with
-`open()`, never a nested `exec()`: nothing here blocks the shared Qt/asyncio
-thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
+console (undo, redo and rewind through gui.undo_flow).  Anything
+asynchronous (undo, loading diffs, rule changes, stopping a shell) runs as a
+task the window owns, and questions are asked with `open()`, never a nested
+`exec()`: nothing here blocks the shared Qt/asyncio thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
 on top; the status bar always says whether Bash commands run in a sandbox.
 
 Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+5 MCP servers, Ctrl+M mode,
@@ -14,20 +14,17 @@ Ctrl+Z undo and Ctrl+Shift+Z redo the selected call.
 from __future__ import annotations
 
 import asyncio
-import functools
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QTabWidget,
+from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow, QMenu, QSplitter, QTabWidget,
                                QToolBar, QTreeView, QVBoxLayout, QWidget)
 
-from core import (ApprovalRequested, BelayError, CallRecord, Console, ExternalChangesRecorded, PolicyChanged,
-                  Resolution, RollbackRefused, RunStatus, ServerState, ServerStatus, SessionEnd, UndoPreview,
-                  UndoReport, run_key)
+from core import (ApprovalRequested, CallRecord, Console, ExternalChangesRecorded, PolicyChanged, RollbackRefused,
+                  RunStatus, ServerState, ServerStatus, SessionEnd, UndoReport, run_key)
 from gui.approval_panel import ApprovalPanel
 from gui.bridge import Bridge
 from gui.changes_view import ChangesView
-from gui.confirm import answer
 from gui.details_pane import DetailsPane, undoable
 from gui.edit_dialog import EditDialog
 from gui.gantt import COLUMN_WIDTH, GanttDelegate
@@ -38,6 +35,7 @@ from gui.shells_panel import ShellsPanel
 from gui.status_line import RunCounts, SandboxIndicator
 from gui.tasks import TaskSet
 from gui.undo_dialog import UndoDialog
+from gui.undo_flow import UndoFlow, ask_rewind
 from gui.timeline_model import KEY_ROLE, TIMELINE_COLUMN, TimelineModel
 
 
@@ -70,8 +68,9 @@ class MainWindow(QMainWindow):
         self.rules = RulesView(console, self.tasks)
         self.mcp = McpPanel()
         self.changes = ChangesView(self.model.timeline)
-        self.undo_dialog: UndoDialog | None = None
-        """The last undo dialog opened (the person resolving conflicting files), for tests."""
+        self.undoing = UndoFlow(console, self.tasks, self, report=self._show_undo_report,
+                                say=self.statusBar().showMessage, confirm_rewind=lambda plan: self.confirm_rewind(plan),
+                                rewound=self._show_selected)
         self.tabs = QTabWidget()
         for number, (tab, name, tip) in enumerate(self._tab_list(), 1):
             self.tabs.addTab(tab, name)
@@ -237,7 +236,7 @@ class MainWindow(QMainWindow):
         if run is not None and run.status.final and any(r.call_id == call_id for r in self.approvals.queue()):
             self.approvals.remove(call_id)  # cancelled, or its agent went away, while it waited: nothing to answer
         if run is not None and (run.changes or run.git_changes) and run.status.final:
-            self.changes.refresh()
+            self.changes.refresh_soon()
         if self.details.key == f"r:{call_id}":
             self._show_selected()
 
@@ -253,7 +252,7 @@ class MainWindow(QMainWindow):
             self.approvals.add(request)
 
     def _on_bridge_external_changes(self, event: ExternalChangesRecorded) -> None:
-        self.changes.refresh()
+        self.changes.refresh_soon()
         n = len(event.changes)
         self.statusBar().showMessage(f"{n} file{'s' if n != 1 else ''} changed outside Belay ({event.note}); "
                                      "recorded as yours, never undone by Belay.", 10_000)
@@ -408,35 +407,11 @@ class MainWindow(QMainWindow):
 
     def rewind(self, call_id: str) -> None:
         """Preview, confirm, then undo every later call that changed files."""
-        self.tasks.spawn(self._rewind(call_id), f"rewind to {call_id}")
-
-    async def _rewind(self, call_id: str) -> None:
-        plan = await self.console.rewind_plan(call_id)
-        if not plan:
-            self.statusBar().showMessage("Nothing after this call changed files: there is nothing to rewind.", 10_000)
-            return
-        if not await self.confirm_rewind(plan):
-            return
-        reports = await self.console.rewind(call_id)
-        undone = sum(r.ok for r in reports)
-        refused = next((r for r in reports if not r.ok), None)
-        message = f"Rewound: undid {undone} of {len(plan)} calls."
-        if refused is not None:
-            message += f" Stopped at {refused.call_id}: {refused.message}"
-        self.statusBar().showMessage(message, 15_000)
-        self._show_selected()
+        self.undoing.rewind(call_id)
 
     async def confirm_rewind(self, plan: list[CallRecord]) -> bool:
         """Shows what a rewind would undo and asks; tests replace it."""
-        files = sorted({c.path for r in plan for c in r.changes})
-        lines = [f"{r.tool} · {r.summary} ({len(r.changes)} file{'s' if len(r.changes) != 1 else ''})" for r in plan]
-        box = QMessageBox(QMessageBox.Icon.Question, "Rewind to here?",
-                          f"Undo {len(plan)} later call{'s' if len(plan) != 1 else ''}, newest first, restoring "
-                          f"{len(files)} file{'s' if len(files) != 1 else ''}? A file changed since is not "
-                          "overwritten: the rewind stops there.",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
-        box.setDetailedText("\n".join(lines) + "\n\nFiles:\n" + "\n".join(files))
-        return await answer(box) == QMessageBox.StandardButton.Yes
+        return await ask_rewind(plan, self)
 
     def _undo_selected(self) -> None:
         key = self.tree.currentIndex().data(KEY_ROLE)
@@ -457,42 +432,15 @@ class MainWindow(QMainWindow):
 
     def undo(self, call_id: str, paths: list[str] | None = None) -> None:
         """Undo a call (or some of its files): merged where later edits allow, else the person decides."""
-        self.tasks.spawn(self._undo(call_id, paths), f"undo {call_id}")
+        self.undoing.undo(call_id, paths)
 
     def redo(self, call_id: str, paths: list[str] | None = None) -> None:
-        self.tasks.spawn(self._redo(call_id, paths), f"redo {call_id}")
+        self.undoing.redo(call_id, paths)
 
-    async def _undo(self, call_id: str, paths: list[str] | None) -> None:
-        try:
-            preview = await self.console.undo_preview(call_id, paths=paths)
-        except BelayError as e:
-            self.statusBar().showMessage(f"Nothing to undo: {e.info.message}", 10_000)
-            return
-        if preview.conflicts:
-            self.open_undo_dialog(preview, paths)
-            return
-        await self._finish_undo(call_id, paths, {})
-
-    def open_undo_dialog(self, preview: UndoPreview, paths: list[str] | None) -> UndoDialog:
-        """The person decides each conflicting file; the undo runs when they press Undo."""
-        dialog = UndoDialog(preview, self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.resolved.connect(functools.partial(self._on_undo_dialog_resolved, preview.op_id, paths))
-        self.undo_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def _on_undo_dialog_resolved(self, op_id: str, paths: list[str] | None,
-                                 resolutions: dict[str, Resolution]) -> None:
-        self.tasks.spawn(self._finish_undo(op_id, paths, resolutions), f"undo {op_id}")
-
-    async def _finish_undo(self, call_id: str, paths: list[str] | None,
-                           resolutions: dict[str, Resolution]) -> None:
-        report = await self.console.undo(call_id, paths=paths, resolutions=resolutions)
-        self._show_undo_report(report)
-
-    async def _redo(self, call_id: str, paths: list[str] | None) -> None:
-        self._show_undo_report(await self.console.redo(call_id, paths=paths))
+    @property
+    def undo_dialog(self) -> UndoDialog | None:
+        """The last undo dialog opened (the person resolving conflicting files), for tests."""
+        return self.undoing.dialog
 
     def _show_undo_report(self, report: UndoReport) -> None:
         self.details.show_undo_report(report)

@@ -15,31 +15,19 @@ Signals:
 
 from __future__ import annotations
 
-from typing import Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from core import Timeline
+from core import ShellNode, Timeline
 
 EMPTY = ("No background shells. A Bash call with <code>run_in_background</code> (a dev server, a watcher) "
          "starts one; it is listed here with its output while it runs, and you can stop it.")
 _SHELL = Qt.ItemDataRole.UserRole
 _STATES = {"running": QColor("#1f6feb"), "exited": QColor("#57606a"), "failed": QColor("#cf222e"),
            "stopped": QColor("#8250df")}
-
-
-class ShellNode(Protocol):
-    """What the panel reads of the timeline's background shell (core.timeline.ShellNode, not exported)."""
-
-    shell_id: str
-    call_id: str
-    command: str
-    output: str
-    running: bool
-    exit_code: int | None
 
 
 def shell_state(shell: ShellNode) -> tuple[str, str]:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from core import AgentNode, Event, NodeKey, RunNode, RunStatus, Timeline, Updated, agent_key, run_key
+from core import AgentNode, BatchNode, Event, NodeKey, RunNode, RunStatus, Timeline, Updated, agent_key, run_key
 from gui.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex
@@ -56,31 +56,6 @@ STATUS_COLOR = {
 }
 UNDONE_COLOR = "#6e7781"
 _BRUSHES = {colour: QBrush(QColor(colour)) for colour in {*STATUS_COLOR.values(), UNDONE_COLOR}}
-
-
-class Plan(Protocol):
-    max_parallelism: int
-    critical_path: tuple[str, ...]
-    levels: tuple[tuple[str, ...], ...]
-
-
-class Totals(Protocol):
-    succeeded: int
-    failed: int
-    skipped: int
-    cache_hits: int
-    duration_s: float
-    max_running: int
-
-
-class Batch(Protocol):
-    """What the model reads of a batch (core.timeline.BatchNode, not exported)."""
-
-    name: str
-    size: int
-    plan: Plan | None
-    totals: Totals | None
-    statuses: dict[RunStatus, int]
 
 
 def _duration(seconds: float | None) -> str:
@@ -124,7 +99,7 @@ def _agent_columns(agent: AgentNode, parent: AgentNode | None) -> tuple[str, ...
     return agent.name, role, agent.status.value, "", "", ""
 
 
-def _batch_columns(batch: Batch, live: bool) -> tuple[str, ...]:
+def _batch_columns(batch: BatchNode, live: bool) -> tuple[str, ...]:
     """"6 calls · max parallel 3", "running (3/6 done)" or "done: 5 ok, 1 failed, 0 skipped"."""
     seen = sum(batch.statuses.values())
     calls = max(batch.size, seen)
@@ -140,14 +115,14 @@ def _batch_columns(batch: Batch, live: bool) -> tuple[str, ...]:
     return f"☰ {batch.name}", summary, f"{state} ({finished}/{calls} done)", "", "", ""
 
 
-def _batch_state(batch: Batch, live: bool) -> RunStatus:
+def _batch_state(batch: BatchNode, live: bool) -> RunStatus:
     """The run status whose colour the batch's status cell takes."""
     if batch.totals is not None:
         return RunStatus.FAILED if batch.totals.failed else RunStatus.DONE
     return RunStatus.RUNNING if live else RunStatus.SKIPPED
 
 
-def _batch_tip(batch: Batch, cells: tuple[str, ...]) -> str:
+def _batch_tip(batch: BatchNode, cells: tuple[str, ...]) -> str:
     """The row's cells in full (they are often cut short), then the plan's shape."""
     lines = [f"Batch {batch.name}: {cells[1]}", cells[2]]
     if batch.plan is None:

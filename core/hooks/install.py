@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from core.atomic_file import write_text_atomically
 
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "SubagentStart",
                "SubagentStop", "SessionStart", "SessionEnd")
@@ -73,7 +74,7 @@ def install(path: Path, command: str, config_dir: Path) -> Changed:
             entry = {"matcher": "*", **entry}
         entries.append(entry)
         added.append(event)
-    _write(path, settings)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
     if not existed:
         _remember_created(config_dir, path, True)
     return Changed(path, tuple(added), file_created=not existed)
@@ -104,7 +105,7 @@ def uninstall(path: Path, config_dir: Path) -> Changed:
     if not settings and created:
         path.unlink()
         return Changed(path, tuple(removed), file_removed=True)
-    _write(path, settings)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
     return Changed(path, tuple(removed))
 
 
@@ -126,18 +127,6 @@ def _read(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{path} does not hold a JSON object; Belay will not overwrite it")
     return data
-
-
-def _write(path: Path, settings: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    tmp = path.with_name(f".{path.name}.belay-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(settings, indent=2) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _remember_created(config_dir: Path, path: Path, created: bool) -> bool:

@@ -12,6 +12,7 @@ call the batch named.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -23,8 +24,8 @@ from core.events import BatchFinished, BatchStarted, CallFinished, CallQueued
 from core.ids import new_batch_id, new_call_id
 from core.journal import Journal
 from core.models import RunStatus
-from core.orchestration.graph import build_graph, plan_info
-from core.orchestration.models import BatchCall, BatchReport
+from core.orchestration.graph import Graph, build_graph, plan_info
+from core.orchestration.models import BatchCall, BatchReport, PlanInfo
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace
@@ -48,9 +49,8 @@ class BatchRunner:
     async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
-        explicit = build_graph(calls)  # refuses cycles and unknown ids in what the batch itself says
-        graph = build_graph(calls, self._declared(calls, plan_info(explicit).levels))
-        plan = plan_info(graph)
+        # Off the loop: what each call touches is resolved on disk, and the pairwise check grows quadratically.
+        explicit, graph, plan = await asyncio.to_thread(self._plan, calls)
         batch_id = new_batch_id()
         await self._io(self.journal.add_batch, batch_id, self.session_id, agent.agent_id, name, plan)
         self.bus.publish(BatchStarted(batch_id=batch_id, agent_id=agent.agent_id, name=name, plan=plan,
@@ -58,7 +58,7 @@ class BatchRunner:
         started = time.monotonic()
 
         async def submit(call: BatchCall, args: dict[str, Any]) -> CallOutcome:
-            return await self._call(agent, call.tool, self._with_timeout(call, args), timeout_s=call.timeout_s,
+            return await self._call(agent, call.tool, args, timeout_s=call.timeout_s,
                                     batch=(batch_id, call.id), ask=call.requires_approval)
 
         async def skip(call: BatchCall, why: str) -> str:
@@ -74,11 +74,11 @@ class BatchRunner:
         self.bus.publish(BatchFinished(batch_id=batch_id, **summary))
         return report
 
-    def _with_timeout(self, call: BatchCall, args: dict[str, Any]) -> dict[str, Any]:
-        """Bash keeps its own timer (it kills the whole process tree): a batch call's limit goes in its args."""
-        if call.tool == "Bash" and call.timeout_s is not None and "timeout" not in args:
-            return {**args, "timeout": int(call.timeout_s * 1000)}
-        return args
+    def _plan(self, calls: Sequence[BatchCall]) -> tuple[Graph, Graph, PlanInfo]:
+        """The batch's own graph (cycles and unknown ids refused), that graph plus the declared edges, its plan."""
+        explicit = build_graph(calls)
+        graph = build_graph(calls, self._declared(calls, plan_info(explicit).levels))
+        return explicit, graph, plan_info(graph)
 
     def _touches(self, call: BatchCall, args: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         """What a call reads and writes, as far as its tool can say before it runs (nothing, if it cannot)."""

@@ -155,6 +155,10 @@ class Tool(ABC):
         """A short line for the timeline, e.g. the path relative to the workspace."""
         return ""
 
+    def with_limit(self, args: ToolArgs, seconds: float) -> ToolArgs:
+        """For a tool that times itself (`own_timeout`): `args` made to stop within `seconds`, a call's own limit."""
+        return args
+
     def check_args(self, raw: dict[str, Any]) -> None:
         """Checks beyond the `Args` model, raising ToolError(INVALID_ARGS): a tool whose arguments are only
         known as a JSON schema (an MCP server's) validates against it here."""

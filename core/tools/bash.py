@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.environment import build_env, make_non_dumpable, refusal
 from core.errors import ErrorKind, ToolError
@@ -79,6 +79,20 @@ class BashSettings(BaseModel):
     """How much of a command's output is kept for the journal."""
     hidden_paths: tuple[str, ...] = ()
     """Directories sandboxed commands must not see, besides the console's state directory."""
+
+    def overlaid(self, overrides: dict[str, Any], timeout_s: float | None) -> tuple[BashSettings, str | None]:
+        """These settings under the user's `[bash]` table and `[timeouts] Bash = N` (the default when a
+        call names none; 0: the maximum).  A bad value is reported, and these settings kept."""
+        overrides = dict(overrides)
+        if timeout_s is not None:
+            overrides.setdefault("default_timeout_s", timeout_s or self.max_timeout_s)
+        if not overrides:
+            return self, None
+        try:
+            return BashSettings.model_validate({**self.model_dump(), **overrides}), None
+        except ValidationError as e:
+            why = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'bash'}: {err['msg']}" for err in e.errors())
+            return self, f"user settings [bash]: {why}; the defaults are used"
 
     @field_validator("env_passthrough")
     @classmethod
@@ -146,6 +160,11 @@ class BashTool(RunTool):
         assert isinstance(args, BashArgs)
         first = args.command.strip().splitlines()[0]
         return first if len(first) <= 80 else first[:79] + "…"
+
+    def with_limit(self, args: ToolArgs, seconds: float) -> ToolArgs:
+        assert isinstance(args, BashArgs)
+        limit = min(max(round(seconds * 1000), 1), args.timeout or MAX_TIMEOUT_MS)
+        return args.model_copy(update={"timeout": limit})
 
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once)."""
