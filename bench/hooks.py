@@ -4,7 +4,7 @@ Figures:
 - PreToolUse round trip: an auto-allowed PreToolUse (a Read the policy allows) sent over the console's
   Unix socket and answered (agent lookup, journal, policy, events), against the same request sent to a
   no-op endpoint on the same transport (an asyncio Unix server that answers at once);
-- hook command: the whole command hook as Claude Code runs it (`python -I -S client.py`, which finds the
+- hook command: the whole command hook as Claude Code runs it (`python -I -S hook_client.py`, which finds the
   console, sends the event and prints the answer), against starting the same Python with `-c pass`.
 """
 
@@ -70,8 +70,8 @@ def _command_ms(argv: list[str], stdin: bytes) -> float:
 
 async def measure(root: Path) -> dict[str, float]:
     from core import Console
-    from core.hooks.install import hook_command
-    from core.policy_settings import config_dir
+    from core.outside.install import hook_command
+    from core.policy.settings import config_dir
     from core.settings import state_root
 
     workspace = root / "ws"

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tree_sitter_bash  # noqa: E402
 from tree_sitter import Language, Parser  # noqa: E402
 
-from core.policy_engine import PolicyEngine, PolicyRequest  # noqa: E402
+from core.policy.engine import PolicyEngine, PolicyRequest  # noqa: E402
 
 TYPICAL = "git status && npm run test -- --watch=false | tee out.log"
 CHAIN = " && ".join(["true"] * 10_000) + " && curl -s https://evil.invalid"

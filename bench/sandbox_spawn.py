@@ -2,7 +2,7 @@
 
 Both are started the same way (subprocess, stdin closed, output captured),
 alternating so that machine noise hits both alike.  The sandboxed argv is
-the one the Bash tool builds (`core.sandbox.wrap`: PID namespace, read-only
+the one the Bash tool builds (`core.process.sandbox.wrap`: PID namespace, read-only
 root, private /tmp, workspace bind).  A third figure is the whole Bash tool
 call (argv, environment, resource limits, sandbox, process-tree sweep) for
 `true`, against the same plain spawn: what an agent's command pays in all.
@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.ids import new_agent_id, new_call_id  # noqa: E402
 from core.paths import Workspace  # noqa: E402
-from core.sandbox import detect_sandbox, wrap  # noqa: E402
-from core.shells import ShellManager  # noqa: E402
+from core.process.sandbox import detect_sandbox, wrap  # noqa: E402
+from core.process.shells import ShellManager  # noqa: E402
 from core.tools.base import ReadState, ToolContext  # noqa: E402
 from core.tools.bash import BashArgs, BashSettings, BashTool  # noqa: E402
 

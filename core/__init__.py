@@ -10,8 +10,8 @@ from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
 from core.console import Console
-from core.outside import SERVED_TOOLS, describe_tool
-from core.diffs import DiffLine, FileDiff, Hunk, unified_text
+from core.outside.agents import SERVED_TOOLS, describe_tool
+from core.changes.diffs import DiffLine, FileDiff, Hunk, unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
                          BatchFinished, BatchStarted, CallProgress, CallRetrying,
@@ -22,25 +22,25 @@ from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalReq
 from core.orchestration.graph import BatchError, CycleError
 from core.orchestration.models import BatchCall, BatchReport, BatchResult, PlanInfo
 from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
-from core.pipeline import AgentHandle, CallOutcome
-from core.policy_settings import RuleEntry
-from core.sandbox import SandboxInfo
-from core.shell import BashAnalysis, DisplayNode, Impact
+from core.run.pipeline import AgentHandle, CallOutcome
+from core.policy.settings import RuleEntry
+from core.process.sandbox import SandboxInfo
+from core.policy.bash import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
-from core.timeline import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey, RunNode,
+from core.timeline.tree import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey, RunNode,
                            ShellNode, Timeline, Updated, agent_key, run_key)
-from core.claude_session import SessionEnd
+from core.outside.claude_session import SessionEnd
 from core.events import McpServerChanged
 from core.mcp.state import ServerState, ServerStatus
-from core.endpoint import install_token
-from core.hooks.client import find_endpoint
-from core.hooks.install import hook_command
-from core.hooks.install import install as install_hooks
-from core.hooks.install import settings_file as claude_settings_file
-from core.hooks.install import uninstall as uninstall_hooks
-from core.policy_settings import config_dir
-from core.undo_report import FilePreview, Resolution, UndoPreview, UndoReport
+from core.outside.endpoint import install_token
+from core.outside.hook_client import find_endpoint
+from core.outside.install import hook_command
+from core.outside.install import install as install_hooks
+from core.outside.install import settings_file as claude_settings_file
+from core.outside.install import uninstall as uninstall_hooks
+from core.policy.settings import config_dir
+from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
     "McpServerChanged", "ServerState", "ServerStatus", "SessionEnd",

@@ -3,7 +3,7 @@
 Front ends (the window, the terminal, tests) send commands through its
 small methods (approve, deny, always allow, cancel, undo) and learn what
 happened from events (`attach`).  Agents, built-in or external, submit
-calls through `call`.  It owns every task it starts (core.owned_tasks) and
+calls through `call`.  It owns every task it starts (core.tasks) and
 the journal's thread, and `close` ends them all, answering waiting approvals
 first.
 """
@@ -18,47 +18,47 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core import recovery
-from core.approvals import Answer, ApprovalBroker
-from core.blobs import BlobStore
+from core.undo import recovery
+from core.run.approvals import Answer, ApprovalBroker
+from core.store.blobs import BlobStore
 from core.bus import EventBus, Subscription
-from core.diffs import FileDiff, diff_of_change
+from core.changes.diffs import FileDiff, diff_of_change
 from core.errors import BelayError, ErrorKind, ToolError
-from core.environment import make_non_dumpable
-from core.endpoint import Endpoint, install_token
+from core.process.environment import make_non_dumpable
+from core.outside.endpoint import Endpoint, install_token
 from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ExternalChangesRecorded,
                          McpServerChanged, PolicyChanged, SessionStarted)
 from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
-from core.journal import Journal
-from core.lock import OwnerLock
+from core.store.journal import Journal
+from core.store.lock import OwnerLock
 from core.models import AgentStatus, CallRecord, Decision, FileChange, RunStatus
 from core.paths import Workspace
-from core.pipeline import AgentHandle, CallOutcome, Pipeline
-from core.policy_engine import PolicyEngine, PolicyRequest, RuleEntry
-from core.rules import RuleAction
-from core.sandbox import SandboxInfo
+from core.run.pipeline import AgentHandle, CallOutcome, Pipeline
+from core.policy.engine import PolicyEngine, PolicyRequest, RuleEntry
+from core.policy.rules import RuleAction
+from core.process.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
-from core.timeline import Timeline
-from core.shells import ShellManager
-from core.cache import CacheStats
-from core.call_cache import CallCache
+from core.timeline.tree import Timeline
+from core.process.shells import ShellManager
+from core.run.results import CacheStats
+from core.run.cache import CallCache
 from core.orchestration.models import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
-from core.owned_tasks import OwnedTasks
-from core.claude_session import ClaudeSession, SessionEnd
-from core.hooks.adapter import ClaudeHooks
-from core.outside import OutsideAgents
+from core.tasks import OwnedTasks
+from core.outside.claude_session import ClaudeSession, SessionEnd
+from core.outside.hooks import ClaudeHooks
+from core.outside.agents import OutsideAgents
 from core.mcp.manager import McpManager
 from core.mcp.state import ServerStatus
-from core.intercept import Interceptor
-from core.policy_settings import config_dir
-from core.tracker import ChangeTracker
+from core.outside.intercept import Interceptor
+from core.policy.settings import config_dir
+from core.changes.tracker import ChangeTracker
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
 from core.tools.registry import ToolRegistry
-from core.undo_report import Resolution, UndoPreview, UndoReport
-from core.undo_service import Undoer
+from core.undo.report import Resolution, UndoPreview, UndoReport
+from core.undo.service import Undoer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

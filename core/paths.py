@@ -3,7 +3,7 @@
 `Workspace.resolve` is the first of two checks.  It follows symlinks
 (`realpath`) and compares with `os.path.commonpath`, never a string prefix, so
 `/work/app2` is not inside `/work/app`.  It cannot stop a directory being
-swapped for a symlink after the check; `core.fsio` closes that gap by opening
+swapped for a symlink after the check; `core.store.fsio` closes that gap by opening
 the resolved path one component at a time without following symlinks.
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import platformdirs
 
-from core.hooks import client as hook_client
+from core.outside import hook_client
 
 STATE_DIR_ENV = "BELAY_STATE_DIR"
 

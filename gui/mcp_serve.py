@@ -3,7 +3,7 @@
 An MCP client starts this over stdio, or reaches it over Streamable HTTP on the loopback interface
 with the install's token as a bearer token.  Nothing runs here: every tools/list and tools/call is
 handed to the console that owns the workspace (or its nearest ancestor that has one) over its
-private socket (core/endpoint.py), so each call goes through Belay's policy, the person's approval
+private socket (core/outside/endpoint.py), so each call goes through Belay's policy, the person's approval
 in the window, change capture and the journal, under an agent named after the MCP client.
 
 One socket connection per request: closing it (the client cancelled the call or went away) cancels

@@ -54,7 +54,7 @@ class SandboxIndicator(QLabel):
 
 
 class CacheStats(Protocol):
-    """What the line reads of the console's `cache_stats()` (core.cache.CacheStats, not exported)."""
+    """What the line reads of the console's `cache_stats()` (core.run.results.CacheStats, not exported)."""
 
     hits: int
     misses: int

@@ -19,7 +19,7 @@ from core.models import RunStatus
 from core.orchestration.graph import BatchError
 from core.orchestration.models import BatchReport
 from core.orchestration.refs import BadReference
-from core.pipeline import AgentHandle, CallOutcome
+from core.run.pipeline import AgentHandle, CallOutcome
 from core.tools.base import SubAgentRequest, ToolOutput
 from core.tools.task import TaskTool
 

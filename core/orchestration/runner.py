@@ -17,19 +17,19 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from core import arguments
+from core.run import arguments
 from core.bus import EventBus
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import BatchFinished, BatchStarted, CallFinished, CallQueued
 from core.ids import new_batch_id, new_call_id
-from core.journal import Journal
+from core.store.journal import Journal
 from core.models import RunStatus
 from core.orchestration.graph import Graph, build_graph, plan_info
 from core.orchestration.models import BatchCall, BatchReport, PlanInfo
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace
-from core.pipeline import AgentHandle, CallOutcome
+from core.run.pipeline import AgentHandle, CallOutcome
 from core.tools.registry import ToolRegistry
 
 DECLARED_EDGES_UP_TO = 1000

@@ -28,7 +28,7 @@ from core.models import RunStatus
 from core.orchestration.graph import Graph
 from core.orchestration.models import BatchCall, BatchResult, CallState
 from core.orchestration.refs import BadReference, resolve
-from core.pipeline import CallOutcome
+from core.run.pipeline import CallOutcome
 
 Submit = Callable[[BatchCall, dict[str, Any]], Awaitable[CallOutcome]]
 """Runs one call (its arguments resolved) through the pipeline."""

@@ -1,7 +1,7 @@
 """What a tool is: arguments, annotations, and either a plan of writes or a run.
 
 Tools do only their own work.  Validation, policy, approval, change capture,
-timeouts and recording belong to the pipeline (`core.pipeline`).  A tool that
+timeouts and recording belong to the pipeline (`core.run.pipeline`).  A tool that
 changes files does not write them itself: it returns a `WritePlan` (the
 before- and after-bytes of every file it would touch), which the pipeline
 previews for approval, journals, and applies atomically.  That is what lets

@@ -2,9 +2,9 @@
 
 A command runs as `bash --noprofile --norc -c <command>` in the workspace
 root with stdin closed, stdout and stderr on one pipe, a filtered
-environment (`core.environment`), resource limits (address space, file
+environment (`core.process.environment`), resource limits (address space, file
 size, no core dumps) and, when bubblewrap works here, inside its sandbox
-(`core.sandbox`).  The limits are applied by `prlimit(1)` placed in the
+(`core.process.sandbox`).  The limits are applied by `prlimit(1)` placed in the
 argv, or a two-line Python exec wrapper when prlimit is missing, rather than
 a `preexec_fn`: no Python code runs between fork and exec in a process
 that has Qt and worker threads.
@@ -30,13 +30,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.environment import build_env, make_non_dumpable, refusal
+from core.process.environment import build_env, make_non_dumpable, refusal
 from core.errors import ErrorKind, ToolError
-from core.output import Coalescer, LiveText, OutputCapture
+from core.process.output import Coalescer, LiveText, OutputCapture
 from core.paths import Workspace
-from core.sandbox import SandboxInfo, detect_sandbox, wrap
+from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
 from core.settings import state_root
-from core.shells import Launch, ShellManager, ShellProcess, exit_code, finish_shielded
+from core.process.shells import Launch, ShellManager, ShellProcess, exit_code, finish_shielded
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.grep import find_rg
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.shells import ShellManager
+from core.process.shells import ShellManager
 from core.tools.base import Tool
 from core.tools.bash import BashOutputTool, BashSettings, BashTool, KillShellTool
 from core.tools.git import GitCommit, GitDiff, GitStatus

@@ -1,6 +1,6 @@
 """The git tools: git_status, git_diff and git_commit on the workspace's own repository.
 
-Git runs as Belay runs it everywhere (`core.gitproc`: /usr/bin/git, no
+Git runs as Belay runs it everywhere (`core.changes.gitproc`: /usr/bin/git, no
 system or global config, a scrubbed environment), in the workspace root and
 only when that root is a repository's top level (a workspace inside a larger
 repository could otherwise commit files outside it).  The repository's
@@ -30,11 +30,11 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field, field_validator
 
 from core.errors import ErrorKind, ToolError
-from core.gitproc import GIT, git_env
-from core.gitstate import find_git_dir
-from core.output import OutputCapture, sanitize
+from core.changes.gitproc import GIT, git_env
+from core.changes.gitstate import find_git_dir
+from core.process.output import OutputCapture, sanitize
 from core.paths import Workspace
-from core.shells import finish_shielded
+from core.process.shells import finish_shielded
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.write import encode_text
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from core import fsio
+from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places

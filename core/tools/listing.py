@@ -2,7 +2,7 @@
 
 LS lists one level, `.git` included as an entry (it is there), and never
 descends.  Glob walks the tree with `os.fwalk` from a descriptor opened by
-`core.fsio`, never following a symlinked directory, and skips `.git`.  A
+`core.store.fsio`, never following a symlinked directory, and skips `.git`.  A
 symlinked file is reported only when it resolves to a regular file inside
 the workspace, so a link cannot lure the agent outside.
 """
@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from core import fsio
+from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbformat.validator import get_validator
 
-from core.changes import MAX_CAPTURE_BYTES
+from core.store.fsio import MAX_CAPTURE_BYTES
 from core.errors import ErrorKind, ToolError
 
 if TYPE_CHECKING:

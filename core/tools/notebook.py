@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict
 
-from core import fsio
+from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool

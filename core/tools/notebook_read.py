@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict
 
-from core import fsio
+from core.store import fsio
 from core.errors import ErrorKind, ToolError
-from core.output import sanitize
+from core.process.output import sanitize
 from core.paths import Workspace
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, count, find, label, load, source

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from core import fsio
+from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places

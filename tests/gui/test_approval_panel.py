@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core import ApprovalRequested, Console, RunStatus
-from core.shell import analyse
+from core.policy.bash import analyse
 from gui.approval_panel import ApprovalPanel
 from gui.command_card import MAX_TREE_ITEMS, CommandCard
 from tests.conftest import wait_until

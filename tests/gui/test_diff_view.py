@@ -14,7 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from core.diffs import FileDiff, compute_diff
+from core.changes.diffs import FileDiff, compute_diff
 from gui import diff_view
 from gui.diff_view import DiffView
 from gui.highlight import lexer_name_for, render_diff_html

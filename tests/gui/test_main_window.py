@@ -20,7 +20,7 @@ from core import Console, SandboxInfo
 from gui.changes_view import GIT_ROW
 from gui.main_window import MainWindow
 from gui.status_line import SandboxIndicator
-from tests.conftest import wait_until
+from tests.conftest import ROOT, wait_until
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -261,9 +261,9 @@ def test_the_mcp_tab_shows_a_configured_server_and_restarts_it_after_a_crash(qtb
                                                                                 workspace: Path) -> None:
     import sys
 
-    from core.policy_settings import config_dir
+    from core.policy.settings import config_dir
 
-    toy = Path(__file__).resolve().parents[1] / "core" / "mcp" / "toy_server.py"
+    toy = ROOT / "tests" / "core" / "mcp" / "toy_server.py"
     (config_dir() / "settings.toml").write_text(
         f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{toy}", "stdio"]\n')
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
-from core.undo_report import FilePreview, Resolution, UndoPreview
+from core.undo.report import FilePreview, Resolution, UndoPreview
 from gui.undo_dialog import UndoDialog, has_conflict_markers
 
 MERGED = ("def greet(name):\n<<<<<<< now\n    return f'Hello, {name}!'\n||||||| after the call\n"

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from core import Console, RunStatus
-from core.hooks import install
-from core.policy_settings import config_dir
+from core.outside import install
+from core.policy.settings import config_dir
 from core.settings import state_root
 from tests.conftest import run
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from core.mcp.names import MAX_NAME, server_name_problem, tool_names
-from core.rules import parse_rule
+from core.policy.rules import parse_rule
 
 ALLOWED = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

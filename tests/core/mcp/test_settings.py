@@ -7,8 +7,8 @@ from pathlib import Path
 
 from core.mcp.manager import McpManager
 from core.mcp.settings import ServerSettings, parse_servers
-from core.policy_engine import PolicyEngine
-from core.policy_settings import config_dir
+from core.policy.engine import PolicyEngine
+from core.policy.settings import config_dir
 from core.tools.registry import ToolRegistry
 from tests.conftest import run
 

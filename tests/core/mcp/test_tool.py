@@ -7,7 +7,7 @@ from typing import Any
 import mcp.types as mt
 import pytest
 
-from core import arguments
+from core.run import arguments
 from core.errors import BelayError, ErrorKind
 from core.mcp.tool import McpTool, annotations_of
 

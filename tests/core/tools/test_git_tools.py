@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from core import arguments
+from core.run import arguments
 from core.errors import ErrorKind, ToolError
-from core.gitproc import GIT
+from core.changes.gitproc import GIT
 from core.ids import AgentId, CallId
 from core.paths import Workspace
 from core.tools import git as git_tools

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from core import arguments, fsio
-from core.diffs import compute_diff
+from core.run import arguments
+
+from core.store import fsio
+from core.changes.diffs import compute_diff
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace

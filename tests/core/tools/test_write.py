@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core import fsio
+from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace

@@ -1,0 +1,1 @@
+"""Who changed what in the workspace: the index, the watcher, ignore rules, git state, diffs."""

@@ -1,0 +1,136 @@
+"""Claude Code launched by Belay through the Claude Agent SDK, supervised like a hooked session.
+
+`belay claude [PROMPT]` starts Claude Code (the CLI the SDK's wheel ships) on the workspace with
+Belay's hook callbacks for every tool-lifecycle event and a `can_use_tool` callback: approvals, the
+record of each call and its changes, and the sub-agent tree all go through the same `ClaudeHooks` as
+Claude Code's command hooks (so everything the window offers works the same).  The SDK's task
+messages add what hooks cannot say: which `Agent` call a sub-agent task belongs to.
+
+One long-lived task owns the SDK client (the SDK is anyio-based: entered and left in the same task);
+the window's interrupt and stop reach it through a queue, never by touching the client from elsewhere.
+A hook callback that fails blocks the call (`on_failure="block"`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from claude_agent_sdk import (ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, PermissionResultAllow,
+                              PermissionResultDeny, ResultMessage)
+from claude_agent_sdk.types import TaskStartedMessage
+
+from core.outside.hooks import ClaudeHooks
+
+log = logging.getLogger(__name__)
+
+SDK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "SubagentStart",
+              "SubagentStop")
+HOOK_TIMEOUT_S = 3600.0
+Command = Literal["interrupt", "stop"]
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    """How a launched session ended."""
+
+    ok: bool
+    summary: str
+    session_id: str | None
+
+
+class ClaudeSession:
+    """One Claude Code session Belay started and supervises."""
+
+    def __init__(self, hooks: ClaudeHooks, workspace: Path, prompt: str, *, model: str | None = None,
+                 env: dict[str, str] | None = None, cli_path: str | None = None,
+                 on_session: Callable[[str], None] | None = None) -> None:
+        self.hooks, self.workspace, self.prompt = hooks, workspace, prompt
+        self.model, self.env, self.cli_path = model, dict(env or {}), cli_path
+        self.session_id: str | None = None
+        self._on_session = on_session
+        """Told the session id as soon as it is known (the console registers the window's controls)."""
+        self._commands: asyncio.Queue[Command] = asyncio.Queue()
+
+    def interrupt(self) -> None:
+        """Ask Claude to stop what it is doing now (the session stays open for the person)."""
+        self._commands.put_nowait("interrupt")
+
+    def stop(self) -> None:
+        """End the session."""
+        self._commands.put_nowait("stop")
+
+    async def run(self) -> SessionEnd:
+        """Connect, send the prompt, follow the session to its result (or a stop).  The owning task."""
+        async with ClaudeSDKClient(self._options()) as client:
+            await client.query(self.prompt)
+            follow = asyncio.ensure_future(self._follow(client))
+            commands = asyncio.ensure_future(self._serve_commands(client))
+            try:
+                await asyncio.wait({follow, commands}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (follow, commands):
+                    task.cancel()
+                await asyncio.wait({follow, commands})
+            if follow.cancelled():
+                return SessionEnd(False, "stopped from the window", self.session_id)
+            return follow.result()  # raises what the session raised
+
+    def _options(self) -> ClaudeAgentOptions:
+        matchers = {event: [HookMatcher(matcher=None, hooks=[self._hook], timeout=HOOK_TIMEOUT_S, on_failure="block")]
+                    for event in SDK_EVENTS}
+        return ClaudeAgentOptions(cwd=str(self.workspace), hooks=matchers,  # type: ignore[arg-type]
+                                  can_use_tool=self._can_use_tool, model=self.model, env=self.env,
+                                  cli_path=self.cli_path, permission_mode="default")
+
+    async def _hook(self, event: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        data = dict(event)
+        if tool_use_id and not data.get("tool_use_id"):
+            data["tool_use_id"] = tool_use_id
+        self._saw_session(data.get("session_id"))
+        answer = await self.hooks.handle(data)
+        if answer.exit == 2:
+            return {"decision": "block", "reason": answer.stderr or "blocked by Belay"}
+        return answer.output or {}
+
+    async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any
+                            ) -> PermissionResultAllow | PermissionResultDeny:
+        """Claude would ask its own user: Belay's decision for the call stands in."""
+        event = {"hook_event_name": "PermissionRequest", "session_id": self.session_id or "unknown",
+                 "cwd": str(self.workspace), "tool_name": tool_name, "tool_input": tool_input}
+        answer = await self.hooks.handle(event)
+        decision = ((answer.output or {}).get("hookSpecificOutput") or {}).get("decision") or {}
+        if decision.get("behavior") == "allow":
+            return PermissionResultAllow(updated_input=decision.get("updatedInput"))
+        return PermissionResultDeny(message=decision.get("message") or "Belay has not approved this call")
+
+    async def _follow(self, client: ClaudeSDKClient) -> SessionEnd:
+        async for message in client.receive_messages():
+            if isinstance(message, TaskStartedMessage):
+                self._saw_session(message.session_id)
+                await self.hooks.task_started(message.session_id, message.task_id, message.tool_use_id)
+            elif isinstance(message, ResultMessage):
+                self._saw_session(message.session_id)
+                summary = message.result or message.subtype
+                return SessionEnd(not message.is_error, summary, message.session_id)
+        return SessionEnd(False, "the session ended without a result", self.session_id)
+
+    async def _serve_commands(self, client: ClaudeSDKClient) -> None:
+        """Returns when the window asks to stop (the owner then ends the session)."""
+        while await self._commands.get() != "stop":
+            with contextlib.suppress(Exception):  # the session may be between turns: nothing to interrupt
+                await client.interrupt()
+
+    def _saw_session(self, session_id: object) -> None:
+        if isinstance(session_id, str) and session_id and self.session_id is None:
+            self.session_id = session_id
+            if self._on_session is not None:
+                self._on_session(session_id)
+
+    def __repr__(self) -> str:
+        return f"<ClaudeSession {self.workspace} session={self.session_id}>"

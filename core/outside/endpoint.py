@@ -1,0 +1,207 @@
+"""The running console's door for other processes: a Unix socket that checks a per-install token.
+
+Claude Code's hook command (`core/outside/hook_client.py`) and `belay mcp-serve`
+reach the console that owns a workspace through it.  The socket lives in a
+private runtime directory (0700, owned by the user; the socket itself
+0600), and every request must carry the install's token, a secret kept in
+the user's config directory with 0600 permissions.  Nothing listens on a
+network interface.
+
+Protocol: one request per connection, one JSON object per line each way:
+`{"token": ..., "kind": "hook" | "ping" | ..., ...}` answered by
+`{"ok": true, ...}` or `{"ok": false, "error": "..."}`.  A handler may take
+as long as a person takes to approve; the client waits.  The hook client,
+which must start fast, uses a framing that needs no JSON parser on its
+side: a header line with `"length": N` followed by N bytes of the hook's
+event, answered by `HOOK <exit> <stdout bytes> <stderr bytes>\n` and the
+two texts.
+
+Where to find it: `<workspace state dir>/endpoint.json` names the socket
+and the console's pid while it runs, and is removed when it closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import stat
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from core.store.atomic_file import write_text_atomically
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+"""A hook's input carries whole file contents (Write): generous, but bounded."""
+ENDPOINT_FILE = "endpoint.json"
+SOCKET_FILE = "endpoint.sock"
+"""The socket's path alone, as plain text: the hook client reads it without loading a JSON parser."""
+TOKEN_FILE = "token"
+
+
+def install_token(config_dir: Path) -> str:
+    """This install's secret, made on first use (0600 in the config directory)."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    path = config_dir / TOKEN_FILE
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        pass
+    token = secrets.token_hex(32)
+    tmp = config_dir / f".{TOKEN_FILE}.{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    try:
+        os.link(tmp, path)  # first writer wins; a racing console reads the winner's token
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return path.read_text(encoding="ascii").strip()
+
+
+def runtime_dir() -> Path:
+    """A private directory for sockets: $XDG_RUNTIME_DIR/belay, else /tmp/belay-<uid>, checked to be ours."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    path = Path(base) / "belay" if base else Path(f"/tmp/belay-{os.getuid()}")
+    path.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise PermissionError(f"{path} is not a directory owned by this user; refusing to put a socket there")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def socket_path(state_dir: Path) -> Path:
+    """Short (a Unix socket path must fit in 108 bytes) and unique per workspace state directory."""
+    digest = hashlib.sha256(str(state_dir).encode()).hexdigest()[:16]
+    return runtime_dir() / f"{digest}.sock"
+
+
+class Endpoint:
+    """The console's socket: dispatches authenticated requests to handlers by kind."""
+
+    def __init__(self, state_dir: Path, token: str, workspace: Path) -> None:
+        self.state_dir, self.workspace = state_dir, workspace
+        self._token = token.encode()
+        self.path = socket_path(state_dir)
+        self._handlers: dict[str, Handler] = {"ping": self._ping}
+        self._server: asyncio.AbstractServer | None = None
+        self._clients: set[asyncio.Task[None]] = set()
+
+    def handle(self, kind: str, handler: Handler) -> None:
+        self._handlers[kind] = handler
+
+    async def start(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()  # a stale socket of a console that died (we hold the workspace's lock)
+        old = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_REQUEST_BYTES)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        info = {"socket": str(self.path), "pid": os.getpid(), "workspace": str(self.workspace)}
+        write_text_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(info), mode=0o600, fsync=False)
+        write_text_atomically(self.state_dir / SOCKET_FILE, str(self.path), mode=0o600, fsync=False)
+
+    async def close(self) -> None:
+        for name in (ENDPOINT_FILE, SOCKET_FILE):
+            with contextlib.suppress(FileNotFoundError):
+                (self.state_dir / name).unlink()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        for task in list(self._clients):
+            task.cancel()
+        if self._clients:
+            await asyncio.wait(self._clients)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._clients.add(task)
+        try:
+            answer, framed = await self._answer(reader)
+            writer.write(_framed(answer) if framed else json.dumps(answer).encode() + b"\n")
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client went away (Claude Code gave up on the hook): nothing to tell it
+        finally:
+            self._clients.discard(task)
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[dict[str, Any], bool]:
+        try:
+            line = await reader.readline()
+            request = json.loads(line)
+        except (ValueError, asyncio.LimitOverrunError):
+            return {"ok": False, "error": "the request is not one line of JSON"}, False
+        if not isinstance(request, dict):
+            return {"ok": False, "error": "the request is not a JSON object"}, False
+        framed = isinstance(request.get("length"), int)
+        token = request.get("token")
+        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
+            log.warning("refused a request to %s with a wrong token", self.path)
+            return {"ok": False, "error": "wrong token: this is not the install's token"}, framed
+        if framed:
+            length = int(request["length"])
+            if not 0 <= length <= MAX_REQUEST_BYTES:
+                return {"ok": False, "error": "the event is too large"}, framed
+            try:
+                request["event"] = json.loads(await reader.readexactly(length))
+            except ValueError:
+                return {"ok": False, "error": "the hook's event is not JSON"}, framed
+        handler = self._handlers.get(str(request.get("kind")))
+        if handler is None:
+            return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
+        return await self._run(handler, request, reader), framed
+
+    async def _run(self, handler: Handler, request: dict[str, Any], reader: asyncio.StreamReader) -> dict[str, Any]:
+        work = asyncio.ensure_future(handler(request))  # owned here: awaited or cancelled below
+        gone = asyncio.ensure_future(reader.read(1))  # EOF: the client stopped waiting (its process ended)
+        try:
+            await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if not work.done():
+            work.cancel()  # e.g. an approval nobody is waiting for any more: it is withdrawn
+            await asyncio.wait([work])
+            raise ConnectionResetError("the client went away")
+        try:
+            return {"ok": True, **work.result()}
+        except Exception as e:  # a bug in a handler must not leave the client waiting
+            log.exception("endpoint handler %s failed", request.get("kind"))
+            return {"ok": False, "error": f"Belay failed to handle it: {type(e).__name__}: {e}"}
+
+    async def _ping(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"workspace": str(self.workspace), "pid": os.getpid()}
+
+    def __repr__(self) -> str:
+        return f"<Endpoint {self.path} serving={self._server is not None}>"
+
+
+def _framed(answer: dict[str, Any]) -> bytes:
+    """The hook client's answer: exit code, then stdout (JSON text) and stderr, length-prefixed."""
+    if not answer.get("ok"):
+        out, err, code = b"", f"Belay: the console refused the event: {answer.get('error')}\n".encode(), 2
+    else:
+        stdout = answer.get("stdout")
+        out = json.dumps(stdout).encode() if stdout is not None else b""
+        err, code = str(answer.get("stderr") or "").encode(), int(answer.get("exit", 0))
+    return f"HOOK {code} {len(out)} {len(err)}\n".encode() + out + err

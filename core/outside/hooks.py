@@ -1,0 +1,221 @@
+"""Claude Code's hook events as Belay sees them: agents, calls, approvals, records.
+
+One `ClaudeHooks` per console serves every Claude Code session in its workspace (the hook client sends
+the events over the console's endpoint; `belay claude` calls `handle` directly from the Agent SDK's hook
+callbacks).  A session is an agent; a sub-agent (its calls carry `agent_id`) is a child of its session's
+agent, linked to the `Agent` (formerly `Task`) call that spawned it as soon as the evidence allows: at
+once when exactly one such call is in flight, otherwise when the spawning call's PostToolUse names the
+sub-agent's id.  A sub-agent whose session is unknown still gets a row (under a session agent made for
+it), never dropped.
+
+Answers follow the hook protocol: PreToolUse gets `permissionDecision` allow or deny (the reason reaches
+the model), with `updatedInput` when the person edited the content; PermissionRequest gets Belay's
+decision for the same call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.outside.intercept import Interceptor, Verdict
+from core.run.pipeline import AgentHandle
+
+log = logging.getLogger(__name__)
+
+SPAWNING = frozenset({"Agent", "Task"})
+StartAgent = Callable[..., Awaitable[AgentHandle]]
+"""Console.start_agent."""
+Link = Callable[[str, str], Awaitable[None]]
+"""Records that sub-agent (first) was spawned by call (second)."""
+Finish = Callable[[AgentHandle, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    """What the hook command prints and exits with."""
+
+    exit: int = 0
+    output: dict[str, Any] | None = None
+    stderr: str = ""
+
+
+@dataclass
+class _Session:
+    agent: AgentHandle
+    subagents: dict[str, AgentHandle] = field(default_factory=dict)
+    spawning: dict[str, str] = field(default_factory=dict)
+    """tool_use_id -> call id of Agent/Task calls in flight."""
+    unlinked: set[str] = field(default_factory=set)
+    """Sub-agents whose spawning call is not known yet."""
+    early_links: dict[str, str] = field(default_factory=dict)
+    """Sub-agent id -> spawning call id, learnt before the sub-agent showed up."""
+    verdicts: dict[str, tuple[str, dict[str, Any], Verdict]] = field(default_factory=dict)
+    """tool_use_id -> (tool, input, what Belay answered at PreToolUse): a PermissionRequest, which carries
+    no tool_use_id, gets the same answer for the same tool and input."""
+
+
+class ClaudeHooks:
+    """Turns hook events into Belay's records and answers."""
+
+    def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish,
+                 client_name: str = "claude-code") -> None:
+        self.interceptor = interceptor
+        self._start_agent, self._link, self._finish = start_agent, link, finish
+        self.client_name = client_name
+        self._sessions: dict[str, _Session] = {}
+
+    async def request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The endpoint's handler for kind "hook"."""
+        event = request.get("event")
+        if not isinstance(event, dict):
+            return {"exit": 2, "stderr": "Belay: the hook event is not a JSON object"}
+        answer = await self.handle(event)
+        return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
+
+    async def handle(self, event: dict[str, Any]) -> HookAnswer:
+        name = str(event.get("hook_event_name", ""))
+        handler = {"PreToolUse": self._pre, "PostToolUse": self._post, "PostToolUseFailure": self._failed,
+                   "PermissionRequest": self._permission, "SubagentStart": self._subagent_start,
+                   "SubagentStop": self._subagent_stop, "SessionStart": self._session_start,
+                   "SessionEnd": self._session_end}.get(name)
+        if handler is None:
+            return HookAnswer()  # an event Belay does not act on: let it be
+        return await handler(event)
+
+    # -- agents ----------------------------------------------------------------
+
+    async def _session(self, event: dict[str, Any]) -> _Session:
+        session_id = str(event.get("session_id") or "unknown")
+        session = self._sessions.get(session_id)
+        if session is None:
+            agent = await self._start_agent(f"{self.client_name} {session_id[:8]}", self.client_name)
+            session = self._sessions[session_id] = _Session(agent)
+        return session
+
+    async def _agent(self, event: dict[str, Any]) -> AgentHandle:
+        session = await self._session(event)
+        agent_id = event.get("agent_id")
+        if not agent_id:
+            return session.agent
+        return session.subagents.get(str(agent_id)) or await self._new_subagent(session, str(agent_id),
+                                                                                 str(event.get("agent_type") or ""))
+
+    async def _new_subagent(self, session: _Session, agent_id: str, agent_type: str) -> AgentHandle:
+        spawner = session.early_links.pop(agent_id, None)
+        if spawner is None and len(session.spawning) == 1:
+            spawner = next(iter(session.spawning.values()))
+        child = await self._start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
+                                        spawned_by=spawner)
+        session.subagents[agent_id] = child
+        if spawner is None:
+            session.unlinked.add(agent_id)
+        return child
+
+    # -- events ----------------------------------------------------------------
+
+    async def _session_start(self, event: dict[str, Any]) -> HookAnswer:
+        await self._session(event)
+        return HookAnswer()
+
+    async def _session_end(self, event: dict[str, Any]) -> HookAnswer:
+        session = self._sessions.pop(str(event.get("session_id") or "unknown"), None)
+        if session is not None:
+            for child in session.subagents.values():
+                await self._finish(child, "the session ended")
+            await self._finish(session.agent, f"session ended ({event.get('reason', 'no reason given')})")
+        return HookAnswer()
+
+    async def _subagent_start(self, event: dict[str, Any]) -> HookAnswer:
+        await self._agent(event)
+        return HookAnswer()
+
+    async def _subagent_stop(self, event: dict[str, Any]) -> HookAnswer:
+        session = await self._session(event)
+        child = session.subagents.get(str(event.get("agent_id")))
+        if child is not None:
+            await self._finish(child, "finished")
+        return HookAnswer()
+
+    async def _pre(self, event: dict[str, Any]) -> HookAnswer:
+        agent = await self._agent(event)
+        session = await self._session(event)
+        use_id = str(event.get("tool_use_id") or "")
+        tool_name = str(event.get("tool_name", ""))
+        tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+        verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input)
+        session.verdicts[use_id] = (tool_name, tool_input, verdict)
+        if verdict.decision == "allow" and tool_name in SPAWNING:
+            session.spawning[use_id] = verdict.call_id
+        output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": verdict.decision,
+                                  "permissionDecisionReason": verdict.reason}
+        if verdict.updated_input is not None:
+            output["updatedInput"] = verdict.updated_input
+        return HookAnswer(output={"hookSpecificOutput": output})
+
+    async def _post(self, event: dict[str, Any]) -> HookAnswer:
+        session = await self._session(event)
+        use_id = str(event.get("tool_use_id") or "")
+        response = event.get("tool_response")
+        original = response.get("originalFile") if isinstance(response, dict) else None
+        await self.interceptor.after(use_id, response, original=original if isinstance(original, str) else None)
+        session.verdicts.pop(use_id, None)
+        spawn = session.spawning.pop(use_id, None)
+        if spawn is not None and isinstance(response, dict):
+            await self._link_spawned(session, spawn, response)
+        return HookAnswer()
+
+    async def _failed(self, event: dict[str, Any]) -> HookAnswer:
+        session = await self._session(event)
+        use_id = str(event.get("tool_use_id") or "")
+        error = event.get("error") or event.get("tool_response") or "the tool failed"
+        await self.interceptor.after(use_id, error=str(error))
+        session.verdicts.pop(use_id, None)
+        session.spawning.pop(use_id, None)
+        return HookAnswer()
+
+    async def _permission(self, event: dict[str, Any]) -> HookAnswer:
+        """Claude Code wants to ask: Belay has decided already (PreToolUse), or decides now."""
+        session = await self._session(event)
+        tool_name, tool_input = str(event.get("tool_name", "")), event.get("tool_input")
+        decided = next((v for name, given, v in reversed(session.verdicts.values())
+                        if name == tool_name and tool_input in (given, v.updated_input) and v.decision == "allow"), None)
+        if decided is None:
+            return HookAnswer(output=_permission_output("deny", "Belay has not approved this call"))
+        return HookAnswer(output=_permission_output("allow", decided.reason, decided.updated_input))
+
+    async def task_started(self, session_id: str, task_id: str, tool_use_id: str | None) -> None:
+        """The Agent SDK says which spawning call (by the agent's tool use id) a sub-agent task came from."""
+        session = self._sessions.get(session_id)
+        call_id = session.spawning.get(tool_use_id or "") if session is not None else None
+        if session is None or call_id is None:
+            return
+        if task_id in session.unlinked:
+            session.unlinked.discard(task_id)
+            await self._link(session.subagents[task_id].agent_id, call_id)
+        elif task_id not in session.subagents:
+            session.early_links[task_id] = call_id
+
+    def session_agent(self, session_id: str) -> AgentHandle | None:
+        session = self._sessions.get(session_id)
+        return session.agent if session is not None else None
+
+    async def _link_spawned(self, session: _Session, call_id: str, response: dict[str, Any]) -> None:
+        agent_id = response.get("agentId") or response.get("agent_id")
+        if isinstance(agent_id, str) and agent_id in session.unlinked:
+            session.unlinked.discard(agent_id)
+            await self._link(session.subagents[agent_id].agent_id, call_id)
+
+    def __repr__(self) -> str:
+        return f"<ClaudeHooks sessions={len(self._sessions)} open calls={self.interceptor.waiting}>"
+
+
+def _permission_output(behavior: str, message: str, updated: dict[str, Any] | None = None) -> dict[str, Any]:
+    decision: dict[str, Any] = {"behavior": behavior}
+    if behavior == "deny":
+        decision["message"] = message
+    if updated is not None:
+        decision["updatedInput"] = updated
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}

@@ -1,0 +1,143 @@
+"""Writing Belay's hook entries into Claude Code's settings, and taking exactly them out again.
+
+Every event Belay listens to gets one command hook running `core/outside/hook_client.py` with
+`"onFailure": "block"`, so a console that is not running (or a client that crashes) never lets a call
+through silently.  The entries are recognised by their command, which names Belay's client: uninstall
+removes those and nothing else, drops the lists and the `hooks` table it leaves empty, and deletes the
+settings file if Belay created it and nothing else is left in it.  Which files Belay created is kept in
+Belay's own config directory.  Writes are atomic (a temporary file renamed over the settings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.store.atomic_file import write_text_atomically
+
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "SubagentStart",
+               "SubagentStop", "SessionStart", "SessionEnd")
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+HOOK_TIMEOUT_S = 3600
+"""How long Claude Code waits for an answer: a person may take a while to approve."""
+CLIENT = Path(__file__).with_name("hook_client.py")
+CREATED_FILE = "hook-settings-created.json"
+
+
+@dataclass(frozen=True)
+class Changed:
+    """What an install or uninstall did to one settings file."""
+
+    path: Path
+    events: tuple[str, ...]
+    """The events whose entries were added (install) or removed (uninstall)."""
+    file_created: bool = False
+    file_removed: bool = False
+
+
+def settings_file(project: Path | None, user: bool) -> Path:
+    """Claude Code's project settings (`<dir>/.claude/settings.json`) or the user's."""
+    if user:
+        home = os.environ.get("CLAUDE_CONFIG_DIR")
+        return (Path(home) if home else Path.home() / ".claude") / "settings.json"
+    return (project or Path.cwd()).resolve() / ".claude" / "settings.json"
+
+
+def hook_command(state_root: Path, config_dir: Path) -> str:
+    """The command line of Belay's hook client: this Python, isolated, with where to find the console."""
+    return shlex.join([sys.executable, "-I", "-S", str(CLIENT), "--state-root", str(state_root),
+                       "--config-dir", str(config_dir)])
+
+
+def install(path: Path, command: str, config_dir: Path) -> Changed:
+    """Add Belay's entry for every event (once: installing twice changes nothing)."""
+    existed = path.exists()
+    settings = _read(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
+    added = []
+    for event in HOOK_EVENTS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
+        if any(_is_ours(e) for e in entries):
+            continue
+        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S,
+                                            "onFailure": "block"}]}
+        if event in TOOL_EVENTS:
+            entry = {"matcher": "*", **entry}
+        entries.append(entry)
+        added.append(event)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
+    if not existed:
+        _remember_created(config_dir, path, True)
+    return Changed(path, tuple(added), file_created=not existed)
+
+
+def uninstall(path: Path, config_dir: Path) -> Changed:
+    """Remove Belay's entries (and only them); delete the file if Belay made it and it is now empty."""
+    if not path.exists():
+        return Changed(path, ())
+    settings = _read(path)
+    hooks = settings.get("hooks")
+    removed = []
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            entries = hooks[event]
+            if not isinstance(entries, list):
+                continue
+            kept = [e for e in entries if not _is_ours(e)]
+            if len(kept) != len(entries):
+                removed.append(event)
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+        if not hooks:
+            del settings["hooks"]
+    created = _remember_created(config_dir, path, False)
+    if not settings and created:
+        path.unlink()
+        return Changed(path, tuple(removed), file_removed=True)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
+    return Changed(path, tuple(removed))
+
+
+def _is_ours(entry: object) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    handlers = entry.get("hooks")
+    return isinstance(handlers, list) and any(
+        isinstance(h, dict) and str(CLIENT) in str(h.get("command", "")) for h in handlers)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except ValueError as e:
+        raise ValueError(f"{path} is not valid JSON ({e}); fix it first, Belay will not overwrite it") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object; Belay will not overwrite it")
+    return data
+
+
+def _remember_created(config_dir: Path, path: Path, created: bool) -> bool:
+    """Record (or, with created False, forget and report) that Belay created this settings file."""
+    record = config_dir / CREATED_FILE
+    try:
+        known = set(json.loads(record.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        known = set()
+    was = str(path) in known
+    (known.add if created else known.discard)(str(path))
+    config_dir.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(sorted(known)), encoding="utf-8")
+    return was

@@ -1,0 +1,314 @@
+"""Calls an outside agent runs with its own tools (Claude Code): decided by Belay, recorded when they end.
+
+Belay's own pipeline runs a tool between deciding and recording; here the
+agent runs it.  `before()` journals the call, puts it through the same
+policy and approvals (with a diff computed from the call's input for file
+tools, the parsed command for Bash), and answers allow, deny (with the
+reason for the model) or allow with edited input.  Once allowed, what the
+call will change is made attributable:
+- a file tool's file is read now (its before-content kept for undo) and
+  held, so the change the agent makes to it is this call's and nobody
+  else's;
+- a command (or any other tool that may change anything) takes the
+  one-author lock, held by a task until the agent reports back (or a
+  deadline passes), and its side effects are captured like a built-in
+  Bash call's.
+`after()` records the outcome and the changes.  For a file tool the
+before-content is checked against what the agent says it found
+(`originalFile`): a difference is someone else's edit, recorded as such.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.run import arguments
+
+from core.store import fsio
+from core.store.blobs import BlobStore
+from core.bus import EventBus
+from core.store.fsio import MAX_CAPTURE_BYTES
+from core.errors import BelayError, ErrorInfo, ErrorKind
+from core.events import CallFinished, CallQueued, CallStarted
+from core.ids import CallId, new_call_id
+from core.store.journal import Journal
+from core.models import ChangeKind, FileChange, RunStatus
+from core.paths import Workspace
+from core.run.pipeline import AgentHandle, Finished, Pipeline
+from core.policy.decide import resolved_paths
+from core.policy.verdicts import PolicyRequest
+from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.registry import ToolRegistry
+from core.changes.tracker import ChangeTracker
+
+log = logging.getLogger(__name__)
+
+HOLD_S = 600.0
+"""How long an allowed call may take to report back before its capture is closed without it."""
+HARMLESS = {
+    # Claude Code's own tools that change nothing on disk: judged as read-only.
+    "TodoWrite": Annotations(read_only=True, destructive=False),
+    "Agent": Annotations(read_only=True, destructive=False),
+    "Task": Annotations(read_only=True, destructive=False),
+    "ExitPlanMode": Annotations(read_only=True, destructive=False),
+    "WebSearch": Annotations(read_only=True, destructive=False, open_world=True),
+    "WebFetch": Annotations(read_only=True, destructive=False, open_world=True),
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the outside agent is told before it runs a call."""
+
+    decision: Literal["allow", "deny"]
+    reason: str
+    call_id: str
+    updated_input: dict[str, Any] | None = None
+    """The input the person edited, to run instead of the agent's."""
+
+
+@dataclass
+class _Open:
+    """An allowed call the agent is running."""
+
+    call_id: str
+    tool_name: str
+    started: float
+    befores: dict[str, bytes | None] = field(default_factory=dict)
+    """File tools: relative path -> content before (None: absent)."""
+    capture: asyncio.Task[list[FileChange]] | None = None
+    """Commands: the task holding the one-author lock, which captures when `done` is set."""
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Interceptor:
+    """Supervises calls an outside agent makes, keyed by the agent's own call id (`tool_use_id`)."""
+
+    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, pipeline: Pipeline, journal: Journal,
+                 blobs: BlobStore, bus: EventBus, io: Callable[..., Awaitable[Any]], session_id: str,
+                 tracker: ChangeTracker | None,
+                 record_external: Callable[[list[FileChange], str], Awaitable[None]]) -> None:
+        self.workspace, self.registry, self.pipeline = workspace, registry, pipeline
+        self.journal, self.blobs, self.bus, self._io = journal, blobs, bus, io
+        self.session_id, self.tracker, self._record_external = session_id, tracker, record_external
+        self._open: dict[str, _Open] = {}
+
+    @property
+    def waiting(self) -> int:
+        """Calls allowed and not yet reported back."""
+        return len(self._open)
+
+    async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any]) -> Verdict:
+        call_id = CallId(new_call_id())
+        tool = self.registry.get(tool_name)
+        args = self._validated(tool, tool_input)
+        summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
+        await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, tool_name, tool_input,
+                       summary)
+        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=tool_name, args=tool_input,
+                                    summary=summary))
+        started = time.monotonic()
+        try:
+            updated = await self._decide(call_id, agent, tool, args, tool_name, tool_input, summary)
+        except Finished as f:
+            await self._end(call_id, started, f.status, f.text, f.error)
+            return Verdict("deny", f.text, call_id)
+        except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
+            await asyncio.shield(self._end(call_id, started, RunStatus.CANCELLED, "The agent stopped waiting.",
+                                           ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
+            raise
+        await self._io(self.journal.set_status, call_id, RunStatus.RUNNING)
+        self.bus.publish(CallStarted(call_id=call_id))
+        await self._open_call(use_id, call_id, tool, args, tool_name, started)
+        return Verdict("allow", "allowed by Belay", call_id, updated)
+
+    async def after(self, use_id: str, response: Any = None, error: str | None = None,
+                    original: str | None = None) -> str | None:
+        """The agent ran the call: record how it ended and what it changed.  Returns the call id."""
+        opened = self._open.pop(use_id, None)
+        if opened is None:
+            return None  # not one Belay allowed (a hook installed mid-session): nothing to attach it to
+        changes = await self._close_call(opened, original)
+        status = RunStatus.FAILED if error else RunStatus.DONE
+        info = ErrorInfo(kind=ErrorKind.SYSTEM, message=error) if error else None
+        await self._end(CallId(opened.call_id), opened.started, status, error or _short(response, 2000), info,
+                        tuple(changes))
+        return opened.call_id
+
+    async def abandon_all(self, why: str) -> None:
+        """The agent went away (session ended, console closing): close every call still open."""
+        for use_id in list(self._open):
+            opened = self._open.pop(use_id)
+            changes = await self._close_call(opened, None)
+            await self._end(CallId(opened.call_id), opened.started, RunStatus.INTERRUPTED, why,
+                            ErrorInfo(kind=ErrorKind.CANCELLED, message=why), tuple(changes))
+
+    # -- deciding ------------------------------------------------------------
+
+    def _validated(self, tool: Tool | None, raw: dict[str, Any]) -> ToolArgs | None:
+        if tool is None:
+            return None
+        try:
+            return arguments.validate(tool, raw)
+        except BelayError:
+            return None  # the agent's tool may take more than Belay's model of it: judge it by name
+
+    async def _decide(self, call_id: CallId, agent: AgentHandle, tool: Tool | None, args: ToolArgs | None,
+                      tool_name: str, tool_input: dict[str, Any], summary: str) -> dict[str, Any] | None:
+        annotations = tool.annotations if tool else HARMLESS.get(tool_name, Annotations())
+        request = PolicyRequest(tool=tool_name, args=tool_input, workspace=self.workspace.root,
+                                annotations=annotations, paths=resolved_paths(tool_input))
+        verdict = await asyncio.to_thread(self.pipeline.policy.evaluate, request)
+        if verdict.action == "deny":
+            raise Finished(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
+                           ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
+        if verdict.action == "allow":
+            return None
+        plan = await self._plan(tool, args)
+        answer = await self.pipeline.ask(call_id, agent, tool_name, tool_input, summary, verdict, plan)
+        if answer.edited and plan is not None:
+            return _edited_input(tool_name, tool_input, plan, answer.edited, self.workspace)
+        return None
+
+    async def _plan(self, tool: Tool | None, args: ToolArgs | None) -> WritePlan | None:
+        """What a file tool would write, for the diff the person approves (None when it cannot be told)."""
+        if not isinstance(tool, WriteTool) or args is None:
+            return None
+        ctx = ToolContext(self.workspace, "", CallId(""), ReadState())
+        try:
+            return await asyncio.to_thread(tool.plan, args, ctx)
+        except BelayError:
+            return None  # the agent's own tool will report the problem
+
+    # -- capturing -----------------------------------------------------------
+
+    async def _open_call(self, use_id: str, call_id: str, tool: Tool | None, args: ToolArgs | None,
+                         tool_name: str, started: float) -> None:
+        opened = _Open(call_id, tool_name, started)
+        self._open[use_id] = opened
+        annotations = tool.annotations if tool else HARMLESS.get(tool_name, Annotations())
+        if annotations.read_only or self.tracker is None:
+            return
+        paths = tool.writes(args, self.workspace) if tool is not None and args is not None else None
+        if paths and "" not in paths and isinstance(tool, WriteTool):
+            opened.befores = await asyncio.to_thread(self._read_befores, paths)
+            self.tracker.hold(call_id, frozenset(paths))
+            return
+        ready = asyncio.get_running_loop().create_future()
+        opened.capture = asyncio.ensure_future(self._hold_lock(opened, ready))
+        opened.capture.set_name(f"capture of {tool_name} {call_id}")
+        await ready  # the lock is held (what changed before it was settled): the agent may go ahead
+
+    def _read_befores(self, paths: frozenset[str]) -> dict[str, bytes | None]:
+        befores = {}
+        for rel in paths:
+            data = fsio.read_if_exists(self.workspace, self.workspace.resolve(str(self.workspace.root / rel)),
+                                       MAX_CAPTURE_BYTES)
+            if data is not None:
+                self.blobs.put(data)
+            befores[rel] = data
+        return befores
+
+    async def _hold_lock(self, opened: _Open, ready: asyncio.Future[None]) -> list[FileChange]:
+        assert self.tracker is not None
+        async with self.tracker.mutation(f"call {opened.call_id}"):
+            ready.set_result(None)
+            try:
+                await asyncio.wait_for(opened.done.wait(), HOLD_S)
+            except TimeoutError:
+                log.warning("%s call %s did not report back within %.0f s; its capture is closed",
+                            opened.tool_name, opened.call_id, HOLD_S)
+            captured = await self.tracker.capture()
+        if captured.changes:
+            await self._io(self.journal.add_changes, opened.call_id, captured.changes)
+        if captured.git:
+            await self._io(self.journal.add_git_changes, opened.call_id, captured.git)
+        return list(captured.changes)
+
+    async def _close_call(self, opened: _Open, original: str | None) -> list[FileChange]:
+        if opened.capture is not None:
+            opened.done.set()
+            return await opened.capture
+        if not opened.befores or self.tracker is None:
+            return []
+        changes, surprise = await asyncio.to_thread(self._file_changes, opened, original)
+        if surprise:
+            await self._record_external(surprise, f"while call {opened.call_id} was waiting to run")
+        if changes:
+            await self._io(self.journal.add_changes, opened.call_id, changes)
+        async with self.tracker.mutation(f"call {opened.call_id} reported back"):
+            self.tracker.release(opened.call_id)
+            await self.tracker.absorb(changes)
+        return changes
+
+    def _file_changes(self, opened: _Open, original: str | None) -> tuple[list[FileChange], list[FileChange]]:
+        """What the agent changed in each held file; and someone else's change before it, if `original`
+        (what the agent says it found) differs from what Belay read when it allowed the call."""
+        changes, surprises = [], []
+        for rel, before in opened.befores.items():
+            path = self.workspace.resolve(str(self.workspace.root / rel))
+            after = fsio.read_if_exists(self.workspace, path, MAX_CAPTURE_BYTES)
+            found = original.encode() if original is not None and len(opened.befores) == 1 else before
+            if found != before:
+                surprises.append(_change(rel, before, found, self.blobs))
+            if after != found:
+                changes.append(_change(rel, found, after, self.blobs))
+        return changes, surprises
+
+    async def _end(self, call_id: CallId, started: float, status: RunStatus, text: str, error: ErrorInfo | None,
+                   changes: tuple[FileChange, ...] = ()) -> None:
+        duration = time.monotonic() - started
+        await self._io(self.journal.finish_run, call_id, status, text, error, duration, False, 1, bool(changes))
+        self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error, changes=changes,
+                                      duration_s=duration))
+
+    def __repr__(self) -> str:
+        return f"<Interceptor open={len(self._open)}>"
+
+
+def _change(rel: str, before: bytes | None, after: bytes | None, blobs: BlobStore) -> FileChange:
+    kind = ChangeKind.CREATE if before is None else ChangeKind.DELETE if after is None else ChangeKind.MODIFY
+    return FileChange(path=rel, kind=kind, before_hash=blobs.put(before) if before is not None else None,
+                      after_hash=blobs.put(after) if after is not None else None)
+
+
+def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, edited: dict[str, str],
+                  workspace: Workspace) -> dict[str, Any] | None:
+    """The agent's input rewritten so that its own tool writes what the person edited (None: it cannot be)."""
+    if len(plan.writes) != 1:
+        return None
+    write = plan.writes[0]
+    content = edited.get(workspace.relative(write.path))
+    if content is None:
+        return None
+    if tool_name == "Write":
+        return {**tool_input, "content": content}
+    if tool_name in ("Edit", "MultiEdit") and write.before:
+        whole = write.before.decode("utf-8", errors="strict")
+        if tool_name == "Edit":
+            return {**tool_input, "old_string": whole, "new_string": content, "replace_all": False}
+        return {**tool_input, "edits": [{"old_string": whole, "new_string": content}]}
+    return None
+
+
+SUMMARY_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url", "query", "prompt")
+
+
+def _summary(tool_input: dict[str, Any]) -> str:
+    """A line for the timeline from a tool Belay has no model of: its most telling argument."""
+    for key in SUMMARY_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return _short(" ".join(value.split()), 100)
+    return _short(json.dumps(tool_input, ensure_ascii=False, default=str), 100)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value) if value is not None else ""
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,193 @@
+"""What one simple command does, as the judge works it out, and where its paths lead.
+
+A `Judgement` only ever gets more severe (read < edit < run < ask < deny):
+each finding raises it and the first reason at the final level is the one
+shown.  Paths are resolved against the tracked working directory with
+symlinks followed, and compared with `os.path.commonpath`, never a prefix.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+from core.policy.protected import protected_reason, secret_reason
+from core.policy.bash.models import Effect, Flag, Level
+from core.policy.bash.words import WordValue, brace_words, is_device
+
+RANK: dict[str, int] = {"read": 0, "edit": 1, "run": 2, "ask": 3, "deny": 4}
+FLAG_OF: dict[str, Flag] = {"read": "ok", "edit": "ask", "run": "ask", "ask": "ask", "deny": "deny"}
+_GLOB_CHARS = frozenset("*?[")
+MAX_MATCHES = 2000
+"""A pattern matching more files than this is not checked file by file: it asks."""
+
+
+@dataclass(frozen=True)
+class Env:
+    """What the judge needs to know about where the command runs."""
+
+    workspace: Path
+    """The workspace root, real path."""
+    home: str
+    cwd: Path | None
+    """The working directory when the command starts (None: unknown after `cd $X`)."""
+
+    def inside(self, path: str | os.PathLike[str]) -> bool:
+        root = str(self.workspace)
+        return os.path.commonpath([root, os.fspath(path)]) == root
+
+
+@dataclass
+class Judgement:
+    effect: Effect = "read"
+    why: str = "only reads"
+    writes: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    protected: str | None = None
+    impact: list[tuple[Level, str]] = field(default_factory=list)
+    marks: list[tuple[WordValue, Flag, str]] = field(default_factory=list)
+    inner: list[tuple[str, list[WordValue]]] = field(default_factory=list)
+    """Commands a wrapper runs, given as words: (label, words)."""
+    code: list[tuple[str, WordValue]] = field(default_factory=list)
+    """Words whose text Bash runs as code (`bash -c`, `eval`, `trap`): (label, word)."""
+    wrappers: list[WordValue] = field(default_factory=list)
+    beyond_files: bool = False
+    """It needs a rule for more than reading a known path outside the workspace (see `SimpleCommand`)."""
+
+    def raise_to(self, effect: Effect, why: str, word: WordValue | None = None, files: bool = False) -> None:
+        """Makes the command at least `effect`; keeps the earlier reason when it is as severe.
+
+        `files` marks a "run" that only reads a known path outside the
+        workspace, which a `Read(...)` rule may allow; any other "run" needs a
+        Bash rule or a person.
+        """
+        if effect == "run" and not files:
+            self.beyond_files = True
+        if RANK[effect] > RANK[self.effect]:
+            self.effect, self.why = effect, why
+        if word is not None and effect != "read":
+            self.marks.append((word, FLAG_OF[effect], why))
+
+    def hurt(self, level: Level, reason: str) -> None:
+        self.impact.append((level, reason))
+
+
+def resolve(text: str, env: Env, follow: bool = True) -> Path | None:
+    """The real path a static word names, or None when it cannot be known before the command runs."""
+    if not text.startswith("/") and env.cwd is None:
+        return None
+    raw = Path(text) if text.startswith("/") else env.cwd / text  # type: ignore[operator]
+    if not any(c in _GLOB_CHARS for c in text):
+        return Path(os.path.realpath(raw)) if follow else Path(os.path.normpath(raw))
+    parts = raw.parts
+    first = next(i for i, p in enumerate(parts) if any(c in _GLOB_CHARS for c in p))
+    if parts[first].startswith(".") or ".." in parts[first + 1:]:
+        return None  # `.*` can match `..`: the pattern may climb out
+    return Path(os.path.realpath(Path(*parts[:first]))) / Path(*parts[first:])
+
+
+def places(text: str, env: Env) -> list[Path] | None:
+    """The real paths a static word may name: the path, or for a pattern, the pattern and what it matches now.
+
+    A pattern is expanded because a match may be a symlink out of the
+    workspace (`cat *` with `link -> ~/.ssh/id_rsa` among the files); one
+    matching too many files to check cannot be placed.
+    """
+    path = resolve(text, env)
+    if path is None or not any(c in _GLOB_CHARS for c in text):
+        return None if path is None else [path]
+    matches = list(islice(glob.iglob(str(path)), MAX_MATCHES + 1))
+    if len(matches) > MAX_MATCHES:
+        return None
+    return [path] + [Path(os.path.realpath(m)) for m in matches]
+
+
+def write_target(word: WordValue, env: Env, judgement: Judgement, verb: str, command: str) -> None:
+    """Judges one path a command writes (verb "writes") or deletes (verb "deletes")."""
+    if word.kinds == {"process"}:
+        return  # a pipe into a command analysed on its own
+    alternatives = brace_words(word)
+    if alternatives is not None:
+        for text in alternatives:
+            write_target(WordValue(text, word.source, word.start, word.end), env, judgement, verb, command)
+        return
+    if word.dynamic:
+        judgement.raise_to("ask", f"{command} {verb} a path only known at run time ({word.source})", word)
+        return
+    if is_device(word.text):
+        return
+    paths = places(word.text, env)
+    if paths is None:
+        judgement.raise_to("ask", f"{command} {verb} {word.source}, which cannot be placed before it runs", word)
+        return
+    outside = next((p for p in paths if not env.inside(p)), None)
+    if outside is not None:
+        judgement.raise_to("deny", f"{command} {verb} outside the workspace ({outside})", word)
+        judgement.hurt("high", f"{verb} outside the workspace: {outside}")
+        return
+    for path in paths:
+        _write_inside(path, word, env, judgement, verb, command)
+
+
+def _write_inside(path: Path, word: WordValue, env: Env, judgement: Judgement, verb: str, command: str) -> None:
+    judgement.writes.append(str(path))
+    reason = protected_reason(path)
+    if reason is not None and judgement.protected is None:
+        judgement.protected = reason
+        judgement.marks.append((word, "ask", reason))
+    if verb == "deletes" and path in (env.workspace, env.workspace / "*"):
+        judgement.raise_to("ask", f"{command} deletes the whole workspace", word)
+    judgement.raise_to("edit", f"{command} {verb} {path} in the workspace", word)
+
+
+def read_target(word: WordValue, env: Env, judgement: Judgement, command: str) -> None:
+    """Judges a path-like word a read-only command may read: secrets are refused, outside asks.
+
+    A path that cannot be placed (computed at run time, or relative to a
+    directory that is unknown) needs a person too: `X=~/.ssh/id_rsa; cat $X`
+    reads a secret as surely as `cat ~/.ssh/id_rsa`.
+    """
+    if word.kinds == {"process"}:
+        return  # a pipe from a command analysed on its own
+    alternatives = brace_words(word)
+    if alternatives is not None:
+        for text in alternatives:
+            read_target(WordValue(text, word.source, word.start, word.end), env, judgement, command)
+        return
+    if word.dynamic:
+        judgement.raise_to("run", f"{command} reads {word.source}, a path only known at run time ({word.why()})",
+                           word)
+        return
+    for text in _path_texts(word):
+        if is_device(text):
+            continue
+        paths = places(text, env)
+        if paths is None:
+            judgement.raise_to("run", f"{command} reads {text}, which cannot be placed before it runs", word)
+            continue
+        for path in paths:
+            _read_one(path, text, word, env, judgement, command)
+
+
+def _read_one(path: Path, text: str, word: WordValue, env: Env, judgement: Judgement, command: str) -> None:
+    reason = secret_reason(path, env.home) or secret_reason(os.path.normpath(text), env.home)
+    judgement.reads.append(str(path))
+    if reason is not None:
+        judgement.raise_to("deny", f"{command} reads a secret: {reason}", word)
+        judgement.hurt("high", f"reads a secret: {reason}")
+    elif not env.inside(path):
+        judgement.raise_to("run", f"{command} reads {path}, outside the workspace", word, files=True)
+
+
+def _path_texts(word: WordValue) -> list[str]:
+    """The parts of a static word that name a path: the word, or an option's `=value`."""
+    if word.dynamic:
+        return []
+    text = word.text
+    if text.startswith("-"):
+        _, eq, value = text.partition("=")
+        return [value] if eq and value else []
+    return [text]

@@ -1,0 +1,183 @@
+"""Commands that only read, and the options that would make them do more.
+
+A command in `PLAIN` reads nothing named by its arguments, so a variable or
+a substitution among them changes nothing (`echo $X` is still only output).
+A command in `FILES` reads the files its operands name; a computed operand
+could name any file, so it needs a person.  The others are read-only only
+with some options left out (`sort -o`, `history -w`, `tree -o`; the filters
+are in `core.policy.bash.filters`); with a word only known at run time, that
+cannot be checked, so they ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.policy.bash.filters import judge_awk, judge_grep, judge_jq, judge_sed
+from core.policy.bash.findings import Env, Judgement, read_target, write_target
+from core.policy.bash.options import parse
+from core.policy.bash.variables import dangerous_variable, risky_subscript
+from core.policy.bash.words import SAFE_DYNAMIC, WordValue
+
+PLAIN = frozenset({
+    "echo", "true", "false", ":", "pwd", "printenv", "id", "whoami", "uname", "sleep", "seq", "basename",
+    "dirname", "realpath", "readlink", "which", "type", "wait", "test", "[", "tty", "nproc", "arch", "locale",
+    "getconf", "groups", "logname", "users", "exit", "return", "break", "continue", "shift", "times", "umask",
+    "jobs", "unset", "ulimit", "cal", "expr", "yes", "ps", "lsblk", "free", "uptime",
+})
+"""Read nothing from files named by their arguments."""
+FILES = frozenset({
+    "cat", "head", "tail", "wc", "ls", "stat", "du", "df", "cut", "tr", "diff", "cmp", "comm", "md5sum",
+    "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "od", "hexdump",
+    "nl", "tac", "rev", "column", "base64", "base32", "strings", "fold", "fmt", "expand", "unexpand", "paste",
+    "join", "look", "numfmt", "pr", "tsort",
+})
+"""Read only the files their operands name."""
+
+
+def judge_reader(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> bool:
+    """Judges `name` if it is a read-only program; False when it is not one."""
+    special = _SPECIAL.get(name)
+    if special is not None:
+        special(args, env, j, shown)
+        return True
+    if name in ("grep", "egrep", "fgrep", "rg"):
+        judge_grep(name, args, env, j, shown)
+        return True
+    if name not in PLAIN and name not in FILES:
+        return False
+    for word in args:
+        if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
+            j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
+    if name in PLAIN:
+        return True
+    for index in parse(args).operands:
+        read_target(args[index], env, j, shown)
+    for word in args:
+        if word.text.startswith("--") and "=" in word.text:
+            read_target(word, env, j, shown)
+    return True
+
+
+def _sensitive(args: list[WordValue], j: Judgement, shown: str) -> bool:
+    """Asks when any word is dynamic: a computed word could be the option that writes or runs."""
+    dynamic = [w for w in args if w.dynamic]
+    for word in dynamic:
+        j.raise_to("ask", f"{shown}: {word.source} is only known at run time and could be an option", word)
+    return not dynamic
+
+
+def _flag(j: Judgement, word: WordValue, effect: str, why: str) -> None:
+    j.raise_to(effect, why, word)  # type: ignore[arg-type]
+
+
+def _history(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """history -w/-a FILE writes the history to FILE (or to $HISTFILE, outside the workspace)."""
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "d", permute=False)
+    files = [args[i] for i in p.operands]
+    if p.has("-w", "-a"):
+        for word in files[:1]:
+            write_target(word, env, j, "writes", shown)
+        if not files:
+            j.raise_to("run", f"{shown} writes the history file, outside the workspace")
+    elif p.has("-r", "-n"):
+        for word in files[:1]:
+            read_target(word, env, j, shown)
+
+
+def _options_ask(bad: tuple[str, ...], reason: str, files_from: int = 0) -> Callable[..., None]:
+    """A reader that asks when one of `bad` options is present (exact, `--x=...` or `-x...`)."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if not _sensitive(args, j, shown):
+            return
+        for word in args:
+            if any(word.text == b or word.text.startswith(b + "=") or (len(b) == 2 and word.text.startswith(b)
+                                                                       and not word.text.startswith("--"))
+                   for b in bad):
+                _flag(j, word, "ask", f"{shown}: {word.text.split('=')[0]} {reason}")
+        for index in parse(args).operands[files_from:]:
+            read_target(args[index], env, j, shown)
+    return judge
+
+
+def _sort(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "kotST", ("--key", "--output", "--field-separator", "--buffer-size",
+                              "--temporary-directory", "--compress-program", "--files0-from"))
+    for name, value, index in p.options:
+        if name == "--compress-program":
+            _flag(j, args[index], "ask", f"{shown}: --compress-program runs a program")
+        elif name in ("-o", "--output") and value is not None:
+            write_target(WordValue(value, args[index].source, args[index].start, args[index].end), env, j,
+                         "writes", shown)
+    for index in p.operands:
+        read_target(args[index], env, j, shown)
+
+
+def _second_operand_written(value_short: str) -> Callable[..., None]:
+    """uniq IN OUT, xxd IN OUT: the second operand is a file written."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if not _sensitive(args, j, shown):
+            return
+        operands = parse(args, value_short).operands
+        for index in operands[:1]:
+            read_target(args[index], env, j, shown)
+        for index in operands[1:2]:
+            write_target(args[index], env, j, "writes", shown)
+    return judge
+
+
+def _printf(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """printf -v NAME assigns a variable; the builtin takes options only before the format."""
+    if args and args[0].dynamic:
+        j.raise_to("ask", f"{shown}: {args[0].source} is only known at run time and could be -v", args[0])
+    for word in args:
+        if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
+            j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
+    _dangerous_names(parse(args, "v", permute=False).values("-v"), j, shown)
+
+
+def _assigner(value_short: str) -> Callable[..., None]:
+    """read NAME..., mapfile NAME: each operand names a variable to set."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if not _sensitive(args, j, shown):
+            return
+        p = parse(args, value_short, permute=False)
+        if p.has("-C"):
+            j.raise_to("ask", f"{shown} runs a callback (-C)")
+        _dangerous_names(p.values("-a") + [args[i].text for i in p.operands], j, shown)
+    return judge
+
+
+def _dangerous_names(names: list[str], j: Judgement, shown: str) -> None:
+    for name in names:
+        if dangerous_variable(name) or risky_subscript(name):
+            j.raise_to("ask", f"{shown} sets {name}, which changes what later commands run")
+
+
+def _plain_without_args(reason: str) -> Callable[..., None]:
+    """date -s, hostname NAME: read-only with no operand, a system change with one."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        if any(a.text in ("-s", "--set", "-F", "--file") or a.text.startswith("--set=") for a in args) or \
+                (reason.startswith("sets the host") and parse(args).operands):
+            j.raise_to("run", f"{shown} {reason}")
+    return judge
+
+
+_SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
+    "tree": _options_ask(("-o", "--fromfile"), "writes or reads a file list"),
+    "file": _options_ask(("-C", "--compile", "-m", "--magic-file"), "compiles or loads magic files"),
+    "sort": _sort,
+    "uniq": _second_operand_written("fsw"),
+    "xxd": _second_operand_written("cglos"),
+    "sed": judge_sed, "jq": judge_jq, "history": _history,
+    "awk": judge_awk, "gawk": judge_awk, "mawk": judge_awk, "nawk": judge_awk,
+    "printf": _printf, "read": _assigner("adinNptu"), "mapfile": _assigner("dnOsuCc"),
+    "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
+    "hash": _options_ask(("-p",), "maps a command name to another program"),
+    "date": _plain_without_args("sets the system clock"),
+    "hostname": _plain_without_args("sets the host name"),
+}

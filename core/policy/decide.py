@@ -1,0 +1,290 @@
+"""The decision for one call, as pure functions of the call and a snapshot of the rules.
+
+Order (the first step that decides wins):
+  1. deny rules, on any part (every simple command of a Bash line, every path of a file tool);
+     writes or deletes outside the workspace by Bash; secrets read
+  2. plan mode: anything that is not read-only is denied
+  3. protected paths written (.git, .belay, .claude, shell start-up files...): ask, in every mode
+  4. ask rules
+  5. bypass mode: allow (a line naming a protected place and doing more than read asks)
+  6. forms no rule may allow (code in strings, wrappers, unparseable or run-time words): ask
+  7. read-only, allow rules, accept-edits mode: allow; anything else asks
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.policy.protected import home_secret, mentioned_protected, proc_secret, protected_reason
+from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, RuleAction, loose_forms
+from core.policy.settings import Mode, RuleEntry
+from core.policy.verdicts import PolicyRequest, Verdict
+from core.policy.bash import BashAnalysis, Impact, SimpleCommand
+
+SPAWNING_TOOLS = frozenset({"Task", "Agent"})
+STOPPING_TOOLS = frozenset({"KillShell"})
+"""Tools that only end what an agent itself started (its background shells): harmless in every mode."""
+_PATH_ARGS = ("file_path", "path", "notebook_path")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The rules and settings in force, flattened from the layers."""
+
+    entries: tuple[tuple[RuleEntry, Rule], ...]
+    mode: Mode
+    home: str
+    timeout_s: float | None = None
+    on_timeout: str = "deny"
+
+    def of(self, action: RuleAction) -> list[tuple[RuleEntry, Rule]]:
+        return [(e, r) for e, r in self.entries if e.action == action]
+
+    def verdict(self, action: str, reason: str, entry: RuleEntry | None = None, strict: bool = False,
+                **kw: object) -> Verdict:
+        """A verdict with the approval timeout that applies to it.
+
+        `strict` marks an ask that no rule may answer (hidden code, protected
+        paths): a timeout then always denies, even where `on_timeout = "allow"`,
+        since nobody has seen what would run.
+        """
+        rule = f"{entry.rule} [{entry.scope}]" if entry is not None else kw.pop("rule", None)
+        timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
+        on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
+        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
+                       on_timeout="deny" if strict else on_timeout, **kw)  # type: ignore[arg-type]
+
+
+def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
+    """The verdict for a Bash command line, given its analysis."""
+    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    if analysis.hidden_character is not None:
+        return rules.verdict("deny", f"The command {analysis.hidden_character}", **kw)
+    everything = next((e for e, r in rules.of("deny") if r.tool == "Bash" and r.kind == "tool"), None)
+    if everything is not None:
+        return rules.verdict("deny", f"every Bash command matches the deny rule {everything.rule}", everything, **kw)
+    workspace = analysis.workspace
+    for command in analysis.commands:
+        hit = _bash_match(rules.of("deny"), command, workspace, rules.home, loose=True)
+        if hit is not None:
+            flagged = _reflag(analysis, {command.node: ("deny", f"matches the deny rule {hit.rule}")})
+            return rules.verdict("deny", f"`{command.text}` matches the deny rule {hit.rule}", hit,
+                                 impact=analysis.impact, analysis=flagged)
+    denied = next((c for c in analysis.commands if c.effect == "deny"), None)
+    if denied is not None:
+        return rules.verdict("deny", denied.why, **kw)
+    if rules.mode == "plan" and analysis.verdict_hint != "allow":
+        return rules.verdict("deny", f"plan mode: read-only; {analysis.reason}", **kw)
+    protected = next((c for c in analysis.commands if c.protected), None)
+    if protected is not None:
+        return rules.verdict("ask", f"`{protected.text}`: {protected.protected}", strict=True, **kw)
+    for command in analysis.commands:
+        hit = _bash_match(rules.of("ask"), command, workspace, rules.home, loose=True)
+        if hit is not None:
+            return rules.verdict("ask", f"`{command.text}` matches the ask rule {hit.rule}", hit, **kw)
+    if rules.mode == "bypass":
+        return _bash_bypass(analysis, rules)
+    return _bash_allow(analysis, rules, suggestion)
+
+
+def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
+    """Bypass allows everything but a line that names a protected place and does more than read."""
+    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    named = mentioned_protected(analysis.command) if analysis.verdict_hint != "allow" else None
+    if named is not None:
+        return rules.verdict("ask", f"bypass mode: the command names {named}, a protected place, and Belay "
+                                    "cannot tell whether it writes there", strict=True, **kw)
+    return rules.verdict("allow", "bypass mode", **kw)
+
+
+def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
+    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    if analysis.syntax_error is not None:
+        return rules.verdict("ask", analysis.syntax_error, strict=True, **kw)
+    hard = next((c for c in analysis.commands if c.effect == "ask"), None)
+    if hard is not None:
+        return rules.verdict("ask", hard.why, strict=True, **kw)
+    used: list[RuleEntry] = []
+    allowed: dict[int, tuple[str, str]] = {}
+    for command in analysis.commands:
+        if command.effect == "read":
+            continue
+        hits = _allow_hits(command, rules, analysis.workspace)
+        if hits is None:
+            return rules.verdict("ask", command.why, suggested_rule=suggestion, **kw)
+        used += hits
+        allowed[command.node] = ("ok", f"allowed by {', '.join(f'{e.rule} [{e.scope}]' for e in hits)}" if hits
+                                 else "accept-edits mode: a write inside the workspace")
+    if not used:
+        reason = "accept-edits mode: only reads and writes inside the workspace" if allowed else analysis.reason
+        return rules.verdict("allow", reason, impact=analysis.impact, analysis=_reflag(analysis, allowed))
+    names = ", ".join(dict.fromkeys(f"{e.rule} [{e.scope}]" for e in used))
+    return rules.verdict("allow", f"allowed by {names}", rule=names, impact=analysis.impact,
+                         analysis=_reflag(analysis, allowed))
+
+
+def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[RuleEntry] | None:
+    """The allow rules (none in accept-edits mode) that together allow one command; None when they do not.
+
+    A Bash rule covers the whole command.  Path rules only cover what is
+    about files: every path read outside the workspace by a `Read(...)` rule,
+    every path written by an `Edit(...)` rule (or accept-edits mode); a
+    command that also runs or reaches something else needs a Bash rule.
+    """
+    allow = rules.of("allow")
+    bash_rules = [(e, r) for e, r in allow if r.tool == "Bash"]
+    hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
+    if hit is not None:
+        return [hit]
+    if command.effect not in ("edit", "run") or command.beyond_files:
+        return None
+    found: list[RuleEntry] = []
+    for tool, paths in (("Read", [p for p in command.reads if not _inside(p, workspace)]), ("Edit", command.writes)):
+        for path in paths:
+            entry = next((e for e, r in allow if r.kind == "path" and r.tool == tool and
+                          r.matches_path(path, workspace, rules.home)), None)
+            if entry is None and not (tool == "Edit" and rules.mode == "accept_edits"):
+                return None
+            found += [entry] if entry is not None else []
+    return list(dict.fromkeys(found))
+
+
+def _bash_match(entries: Iterable[tuple[RuleEntry, Rule]], command: SimpleCommand, workspace: str,
+                home: str, loose: bool = False) -> RuleEntry | None:
+    """The first rule covering the command's words (with or without its wrappers) or its paths.
+
+    Deny and ask rules match `loose`ly: also `/usr/bin/curl` for `curl` and
+    `git -C . push` for `git push`, so that spelling a command another way
+    does not dodge them.  Allow rules match only the words as written.
+    """
+    forms = [command.argv] + ([command.wrappers + command.argv] if command.wrappers else [])
+    if loose:
+        forms += loose_forms(command.argv)
+    for entry, rule in entries:
+        if rule.tool == "Bash" and any(rule.matches_command(form) for form in forms):
+            return entry
+        if rule.kind == "path" and rule.tool in ("Read", "Edit"):
+            paths = command.reads if rule.tool == "Read" else command.writes
+            if any(rule.matches_path(p, workspace, home) for p in paths):
+                return entry
+    return None
+
+
+def _reflag(analysis: BashAnalysis, flags: dict[int, tuple[str, str]]) -> BashAnalysis:
+    if not flags:
+        return analysis
+    nodes = list(analysis.nodes)
+    for index, (flag, why) in flags.items():
+        nodes[index] = nodes[index].model_copy(update={"flag": flag, "why": why})
+    return analysis.model_copy(update={"nodes": tuple(nodes)})
+
+
+def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
+    """The verdict for any tool but Bash."""
+    tool, workspace = request.tool, os.path.realpath(request.workspace)
+    paths = candidate_paths(request)
+    writes = tool in EDIT_TOOLS
+    reads = tool in READ_TOOLS or request.annotations.read_only or tool in SPAWNING_TOOLS | STOPPING_TOOLS
+    impact = _impact(tool, paths, workspace, writes, reads)
+    hit = _tool_match(rules.of("deny"), request, paths, workspace, rules.home)
+    if hit is not None:
+        return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
+    secret = next((p for p in paths if proc_secret(p) or (home_secret(p, rules.home) and _inside(p, workspace))),
+                  None)
+    if secret is not None and not writes:
+        return rules.verdict("deny", f"{secret} holds secrets (a process environment or credentials)",
+                             impact=impact)
+    if rules.mode == "plan" and not reads:
+        return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", impact=impact)
+    guarded = next((r for r in (protected_reason(p) for p in paths) if r), None) if writes else None
+    if guarded is not None:
+        return rules.verdict("ask", guarded, strict=True, impact=impact)
+    hit = _tool_match(rules.of("ask"), request, paths, workspace, rules.home)
+    if hit is not None:
+        return rules.verdict("ask", f"{tool} matches the ask rule {hit.rule}", hit, impact=impact)
+    return _tool_allow(request, rules, paths, workspace, writes, reads, impact)
+
+
+def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], workspace: str, writes: bool,
+                reads: bool, impact: Impact) -> Verdict:
+    tool = request.tool
+    if rules.mode == "bypass":
+        return rules.verdict("allow", "bypass mode", impact=impact)
+    if tool in SPAWNING_TOOLS:
+        return rules.verdict("allow", "a sub-agent's own calls are checked one by one", impact=impact)
+    if tool in STOPPING_TOOLS:
+        return rules.verdict("allow", f"{tool} only stops a background shell the agent started", impact=impact)
+    outside = [p for p in paths if not _inside(p, workspace)]
+    if reads and not writes:
+        why = f"{tool} only reads" + (f"; {tool} itself refuses {outside[0]}, outside the workspace"
+                                      if outside else "")
+        return rules.verdict("allow", why, impact=impact)
+    if writes and outside:
+        return rules.verdict("ask", f"{tool} would write {outside[0]}, outside the workspace", impact=impact)
+    if writes and rules.mode == "accept_edits" and paths:
+        return rules.verdict("allow", "accept-edits mode: a write inside the workspace", impact=impact)
+    hit = _tool_match(rules.of("allow"), request, paths, workspace, rules.home)
+    if hit is not None:
+        return rules.verdict("allow", f"allowed by {hit.rule} [{hit.scope}]", hit, impact=impact)
+    what = "changes files in the workspace" if writes else "is not known to be read-only"
+    return rules.verdict("ask", f"{tool} {what}", impact=impact)
+
+
+def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyRequest, paths: list[str],
+                workspace: str, home: str) -> RuleEntry | None:
+    for entry, rule in entries:
+        if not rule.covers_tool(request.tool):
+            continue
+        if rule.kind in ("tool", "server"):
+            return entry
+        if rule.kind == "path" and any(rule.matches_path(p, workspace, home) for p in paths):
+            return entry
+        url = request.args.get("url")
+        if rule.kind == "domain" and isinstance(url, str) and rule.matches_url(url):
+            return entry
+    return None
+
+
+def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:
+    """The absolute paths a call's arguments name, symlinks followed, so a rule on the target cannot be dodged."""
+    found = []
+    for key in _PATH_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
+            try:
+                found.append(Path(os.path.realpath(value)))
+            except (OSError, ValueError):
+                continue
+    return tuple(found)
+
+
+def candidate_paths(request: PolicyRequest) -> list[str]:
+    """The resolved paths, and the paths as the agent wrote them (a symlink must not dodge a deny rule)."""
+    found = [os.path.normpath(p) for p in request.paths]
+    for key in _PATH_ARGS:
+        value = request.args.get(key)
+        if isinstance(value, str) and value and "\0" not in value:
+            text = os.path.expanduser(value)
+            if os.path.isabs(text):
+                found.append(os.path.normpath(text))
+    return list(dict.fromkeys(found))
+
+
+def _inside(path: str, workspace: str) -> bool:
+    return os.path.isabs(path) and os.path.commonpath([workspace, path]) == workspace
+
+
+def _impact(tool: str, paths: list[str], workspace: str, writes: bool, reads: bool) -> Impact:
+    if writes and any(protected_reason(p) for p in paths):
+        return Impact(level="high", reasons=(f"writes a protected path: {paths[0]}",))
+    if writes and any(not _inside(p, workspace) for p in paths):
+        return Impact(level="high", reasons=(f"writes outside the workspace: {paths[0]}",))
+    if writes:
+        return Impact(level="medium", reasons=tuple(f"writes {p}" for p in paths) or (f"{tool} writes files",))
+    if reads:
+        return Impact(level="low", reasons=("only reads",))
+    return Impact(level="medium", reasons=(f"{tool} may change things outside Belay's view",))

@@ -1,0 +1,431 @@
+"""The journal: one SQLite database per workspace, the audit trail and the memory.
+
+Sessions, agents, calls, runs, approval decisions, file changes and
+rollbacks are recorded here; a restarted console reloads its timeline from
+it and can still undo what an earlier session did.  WAL mode; commits that
+record decisions, changes and rollbacks run with synchronous=FULL so they
+survive a power cut, lighter bookkeeping with NORMAL.
+
+Every method blocks.  The console calls them from one dedicated thread.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from core.errors import ErrorInfo
+from core.models import (AgentRecord, AgentStatus, BatchRecord, CallRecord, ChangeKind, ExternalRecord, FileChange,
+                         GitChange, RollbackRecord, RunStatus)
+from core.orchestration.models import PlanInfo
+from core.store.undone import Ref, RollbackLink, undoing, undone_positions
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY, workspace TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT);
+CREATE TABLE IF NOT EXISTS agents (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id), name TEXT NOT NULL,
+    kind TEXT NOT NULL, parent_id TEXT, spawned_by TEXT, tools TEXT, status TEXT NOT NULL,
+    started_at TEXT NOT NULL, ended_at TEXT);
+CREATE TABLE IF NOT EXISTS calls (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent_id TEXT NOT NULL REFERENCES agents(id),
+    tool TEXT NOT NULL, args TEXT NOT NULL, summary TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    call_id TEXT PRIMARY KEY REFERENCES calls(id), status TEXT NOT NULL, started_at TEXT,
+    ended_at TEXT, duration_s REAL, output TEXT NOT NULL DEFAULT '', error TEXT);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY, call_id TEXT NOT NULL REFERENCES calls(id), decision TEXT NOT NULL,
+    reason TEXT NOT NULL, decided_by TEXT NOT NULL, decided_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS changes (
+    id INTEGER PRIMARY KEY, op_id TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL,
+    kind TEXT NOT NULL, before_hash TEXT, after_hash TEXT, before_mode INTEGER, after_mode INTEGER);
+CREATE INDEX IF NOT EXISTS changes_op ON changes(op_id, seq);
+CREATE TABLE IF NOT EXISTS rollbacks (
+    id TEXT PRIMARY KEY, call_id TEXT NOT NULL REFERENCES calls(id), forced INTEGER NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollbacks_call ON rollbacks(call_id);
+CREATE TABLE IF NOT EXISTS outputs (
+    call_id TEXT PRIMARY KEY REFERENCES calls(id), text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS externals (
+    id TEXT PRIMARY KEY, session_id TEXT, detected_at TEXT NOT NULL, note TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS git_changes (
+    id INTEGER PRIMARY KEY, op_id TEXT NOT NULL, seq INTEGER NOT NULL, ref TEXT NOT NULL, kind TEXT NOT NULL,
+    before TEXT, after TEXT, what TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS git_changes_op ON git_changes(op_id, seq);
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent_id TEXT NOT NULL, name TEXT NOT NULL,
+    plan TEXT NOT NULL, created_at TEXT NOT NULL, finished_at TEXT, summary TEXT);
+"""
+
+# Columns added after the first release; a journal written before them gets them on open.
+ADDED_COLUMNS = {
+    "changes": (("old_path", "TEXT"), ("before_link", "INTEGER NOT NULL DEFAULT 0"),
+                ("after_link", "INTEGER NOT NULL DEFAULT 0"), ("stored", "INTEGER NOT NULL DEFAULT 1"),
+                ("reverts", "INTEGER")),
+    "rollbacks": (("target", "TEXT"), ("state", "TEXT NOT NULL DEFAULT 'done'"),
+                  ("message", "TEXT NOT NULL DEFAULT ''")),
+    "runs": (("cached", "INTEGER NOT NULL DEFAULT 0"), ("attempts", "INTEGER NOT NULL DEFAULT 1")),
+    "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT")),
+    "git_changes": (("reverts", "INTEGER"),),
+}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class Journal:
+    """Typed reads and writes over the workspace's SQLite database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        for table, columns in ADDED_COLUMNS.items():
+            have = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            for name, decl in columns:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if durable:
+                self._db.execute("PRAGMA synchronous=FULL")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            finally:
+                if durable:
+                    self._db.execute("PRAGMA synchronous=NORMAL")
+
+    # -- writes ---------------------------------------------------------
+
+    def start_session(self, session_id: str, workspace: str) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO sessions VALUES (?, ?, ?, NULL)", (session_id, workspace, _now()))
+
+    def end_session(self, session_id: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE sessions SET ended_at=? WHERE id=?", (_now(), session_id))
+
+    def add_agent(self, agent_id: str, session_id: str, name: str, kind: str,
+                  parent_id: str | None, spawned_by: str | None,
+                  tools: Sequence[str] | None) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                (agent_id, session_id, name, kind, parent_id, spawned_by,
+                 json.dumps(list(tools)) if tools is not None else None,
+                 AgentStatus.RUNNING.value, _now()),
+            )
+
+    def link_agent(self, agent_id: str, spawned_by: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE agents SET spawned_by=? WHERE id=?", (spawned_by, agent_id))
+
+    def finish_agent(self, agent_id: str, status: AgentStatus) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE agents SET status=?, ended_at=? WHERE id=?", (status.value, _now(), agent_id))
+
+    def add_call(self, call_id: str, session_id: str, agent_id: str, tool: str,
+                 args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO calls (id, session_id, agent_id, tool, args, summary, created_at, batch_id,"
+                       " batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (call_id, session_id, agent_id, tool, json.dumps(args, default=str), summary, _now(),
+                        batch[0] if batch else None, batch[1] if batch else None))
+            db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
+
+    def set_status(self, call_id: str, status: RunStatus) -> None:
+        with self._tx() as db:
+            started = _now() if status == RunStatus.RUNNING else None
+            db.execute("UPDATE runs SET status=?, started_at=COALESCE(?, started_at) WHERE call_id=?",
+                       (status.value, started, call_id))
+
+    def add_decision(self, call_id: str, decision: str, reason: str, by: str) -> None:
+        with self._tx(durable=True) as db:
+            db.execute("INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at)"
+                       " VALUES (?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now()))
+
+    def add_changes(self, op_id: str, changes: Sequence[FileChange]) -> None:
+        """Record what an operation is about to change (before it changes it)."""
+        with self._tx(durable=True) as db:
+            _insert_changes(db, op_id, changes)
+
+    def finish_run(self, call_id: str, status: RunStatus, output: str, error: ErrorInfo | None,
+                   duration_s: float, cached: bool = False, attempts: int = 1, durable: bool = True) -> None:
+        """How a run ended.  `durable=False` for runs that changed nothing: a power cut may then lose the
+        ending (the run reads as interrupted), never a change or a decision, which have their own commits."""
+        with self._tx(durable=durable) as db:
+            db.execute(
+                "UPDATE runs SET status=?, ended_at=?, duration_s=?, output=?, error=?, cached=?, attempts=?"
+                " WHERE call_id=?",
+                (status.value, _now(), duration_s, output,
+                 error.model_dump_json() if error else None, int(cached), attempts, call_id),
+            )
+
+    def add_batch(self, batch_id: str, session_id: str, agent_id: str, name: str, plan: PlanInfo) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO batches (id, session_id, agent_id, name, plan, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       (batch_id, session_id, agent_id, name, plan.model_dump_json(), _now()))
+
+    def finish_batch(self, batch_id: str, summary: dict[str, Any]) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE batches SET finished_at=?, summary=? WHERE id=?",
+                       (_now(), json.dumps(summary), batch_id))
+
+    def batches(self) -> list[BatchRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM batches ORDER BY created_at, rowid").fetchall()
+        return [BatchRecord(batch_id=r["id"], agent_id=r["agent_id"], name=r["name"],
+                            plan=PlanInfo.model_validate_json(r["plan"]), created_at=r["created_at"],
+                            finished_at=r["finished_at"], summary=json.loads(r["summary"]) if r["summary"] else None)
+                for r in rows]
+
+    def add_full_output(self, call_id: str, text: str) -> None:
+        """A command's whole output (up to the tool's journal limit), beyond what the agent was shown."""
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?)", (call_id, text))
+
+    def full_output(self, call_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT text FROM outputs WHERE call_id=?", (call_id,)).fetchone()
+        return row["text"] if row else None
+
+    def latest_contents(self) -> dict[str, str | None]:
+        """Each stored path the journal knows, with the content hash its latest recorded change left
+        (None: deleted, or moved away by a rename).  Failed undos wrote nothing and do not count."""
+        latest: dict[str, str | None] = {}
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, old_path, after_hash FROM changes WHERE stored=1 AND op_id NOT IN "
+                "(SELECT id FROM rollbacks WHERE state='failed') ORDER BY id").fetchall()
+        for r in rows:
+            if r["old_path"] is not None:
+                latest[r["old_path"]] = None
+            latest[r["path"]] = r["after_hash"]
+        return latest
+
+    def call_tool(self, call_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT tool FROM calls WHERE id=?", (call_id,)).fetchone()
+        return row["tool"] if row else None
+
+    def add_rollback(self, rollback_id: str, call_id: str, target: str, forced: bool,
+                     changes: Sequence[tuple[int, FileChange]], git: Sequence[tuple[int, GitChange]] = ()) -> None:
+        """Record an undo before it writes anything: `changes` pairs the position of each target change it
+        reverts with the undo's own change (`git`: the same for reference moves, at negative positions).
+        It stays pending until `finish_rollback`."""
+        with self._tx(durable=True) as db:
+            db.execute("INSERT INTO rollbacks (id, call_id, forced, created_at, target, state)"
+                       " VALUES (?, ?, ?, ?, ?, 'pending')", (rollback_id, call_id, int(forced), _now(), target))
+            _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
+            _insert_git(db, rollback_id, git)
+
+    def finish_rollback(self, rollback_id: str, state: str, message: str = "",
+                        changes: Sequence[tuple[int, FileChange]] | None = None) -> None:
+        """Mark an undo done (its files are written) or failed (nothing of it stands); `changes` replaces
+        what it recorded when a recovery finished only part of it."""
+        with self._tx(durable=True) as db:
+            db.execute("UPDATE rollbacks SET state=?, message=? WHERE id=?", (state, message, rollback_id))
+            if changes is not None:
+                _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
+
+    def add_external(self, op_id: str, session_id: str | None, changes: Sequence[FileChange], note: str) -> None:
+        """Changes nobody in Belay made (an editor, a build running beside it), found on disk."""
+        with self._tx(durable=True) as db:
+            db.execute("INSERT INTO externals VALUES (?, ?, ?, ?)", (op_id, session_id, _now(), note))
+            _insert_changes(db, op_id, changes)
+
+    def add_git_changes(self, op_id: str, changes: Sequence[GitChange]) -> None:
+        with self._tx(durable=True) as db:
+            _insert_git(db, op_id, [(None, g) for g in changes])
+
+    def git_changes_of(self, op_id: str) -> list[GitChange]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM git_changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
+        return [_git_change(r) for r in rows]
+
+    def mark_interrupted(self) -> list[str]:
+        """Runs left unfinished by a console that died: mark them, return their ids."""
+        with self._tx(durable=True) as db:
+            rows = db.execute("SELECT call_id FROM runs WHERE status IN ('queued','blocked_on_user','running')")
+            ids = [r["call_id"] for r in rows]
+            db.execute("UPDATE runs SET status='interrupted' WHERE status IN ('queued','blocked_on_user','running')")
+            db.execute("UPDATE agents SET status='failed' WHERE status='running'")
+            return ids
+
+    # -- reads ----------------------------------------------------------
+
+    def changes_of(self, op_id: str) -> list[FileChange]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
+        return [_change(r) for r in rows]
+
+    def operation_kind(self, op_id: str) -> str | None:
+        """"call", "rollback" or "external"; None when the journal has no such operation."""
+        with self._lock:
+            for kind, table in (("call", "calls"), ("rollback", "rollbacks"), ("external", "externals")):
+                if self._db.execute(f"SELECT 1 FROM {table} WHERE id=?", (op_id,)).fetchone():
+                    return kind
+        return None
+
+    def root_call(self, op_id: str) -> str | None:
+        """The call an operation belongs to: itself for a call, the undone call for an undo (or a redo)."""
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM calls WHERE id=?", (op_id,)).fetchone():
+                return op_id
+            row = self._db.execute("SELECT call_id FROM rollbacks WHERE id=?", (op_id,)).fetchone()
+        return row["call_id"] if row else None
+
+    def rollback_state(self, rollback_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT state FROM rollbacks WHERE id=?", (rollback_id,)).fetchone()
+        return row["state"] if row else None
+
+    def rollbacks(self, state: str | None = "done") -> list[RollbackRecord]:
+        """Undos oldest first (only those in `state`; None for all), each with its own changes."""
+        where, params = ("WHERE state=?", (state,)) if state else ("", ())
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM rollbacks {where} ORDER BY created_at, rowid", params).fetchall()
+            changes: dict[str, list[sqlite3.Row]] = {}
+            for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM rollbacks) "
+                                      "ORDER BY op_id, seq"):
+                changes.setdefault(r["op_id"], []).append(r)
+            git: dict[str, list[sqlite3.Row]] = {}
+            for r in self._db.execute("SELECT * FROM git_changes WHERE op_id IN (SELECT id FROM rollbacks) "
+                                      "ORDER BY op_id, seq"):
+                git.setdefault(r["op_id"], []).append(r)
+        return [_rollback(r, changes.get(r["id"], []), git.get(r["id"], [])) for r in rows]
+
+    def externals(self) -> list[ExternalRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM externals ORDER BY detected_at, rowid").fetchall()
+            changes: dict[str, list[FileChange]] = {}
+            for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM externals) "
+                                      "ORDER BY op_id, seq"):
+                changes.setdefault(r["op_id"], []).append(_change(r))
+        return [ExternalRecord(op_id=r["id"], detected_at=r["detected_at"], note=r["note"],
+                               changes=tuple(changes.get(r["id"], []))) for r in rows]
+
+    def agents(self) -> list[AgentRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM agents ORDER BY started_at, rowid").fetchall()
+        return [AgentRecord(agent_id=r["id"], session_id=r["session_id"], name=r["name"], kind=r["kind"],
+                            parent_id=r["parent_id"], spawned_by=r["spawned_by"],
+                            status=AgentStatus(r["status"]), started_at=r["started_at"]) for r in rows]
+
+    def calls(self, call_id: str | None = None) -> list[CallRecord]:
+        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at,"
+                 " r.ended_at, a.name AS agent_name"
+                 " FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
+        params: tuple[str, ...] = ()
+        if call_id is not None:
+            query += " WHERE c.id=?"
+            params = (call_id,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY c.created_at, c.rowid", params).fetchall()
+            scope = " WHERE op_id=?" if call_id is not None else ""
+            changes: dict[str, list[FileChange]] = {}
+            for r in self._db.execute(f"SELECT * FROM changes{scope} ORDER BY op_id, seq", params):
+                changes.setdefault(r["op_id"], []).append(_change(r))
+            git: dict[str, list[GitChange]] = {}
+            for r in self._db.execute(f"SELECT * FROM git_changes{scope} ORDER BY op_id, seq", params):
+                git.setdefault(r["op_id"], []).append(_git_change(r))
+        undone = self.undo_state()
+        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone) for r in rows]
+
+    def undo_state(self) -> dict[Ref, Ref]:
+        """Every change undone now, mapped to the rollback change undoing it (see core.store.undone)."""
+        rollbacks = self.rollbacks()
+        with self._lock:
+            sizes = {r["op_id"]: r["n"] for r in self._db.execute(
+                "SELECT op_id, COUNT(*) AS n FROM changes GROUP BY op_id")}
+        return undoing([RollbackLink(r.rollback_id, r.target, r.reverts, r.git_reverts) for r in rollbacks], sizes)
+
+    def __repr__(self) -> str:
+        return f"<Journal {self.path}>"
+
+
+def _insert_changes(db: sqlite3.Connection, op_id: str, changes: Sequence[FileChange],
+                    reverts: Sequence[int | None] | None = None) -> None:
+    db.execute("DELETE FROM changes WHERE op_id=?", (op_id,))
+    db.executemany(
+        "INSERT INTO changes (op_id, seq, path, kind, before_hash, after_hash, before_mode, after_mode,"
+        " old_path, before_link, after_link, stored, reverts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(op_id, i, c.path, c.kind.value, c.before_hash, c.after_hash, c.before_mode, c.after_mode, c.old_path,
+          int(c.before_link), int(c.after_link), int(c.stored), reverts[i] if reverts is not None else None)
+         for i, c in enumerate(changes)],
+    )
+
+
+def _change(r: sqlite3.Row) -> FileChange:
+    return FileChange(path=r["path"], kind=ChangeKind(r["kind"]), before_hash=r["before_hash"],
+                      after_hash=r["after_hash"], before_mode=r["before_mode"], after_mode=r["after_mode"],
+                      old_path=r["old_path"], before_link=bool(r["before_link"]), after_link=bool(r["after_link"]),
+                      stored=bool(r["stored"]))
+
+
+def _git_change(r: sqlite3.Row) -> GitChange:
+    return GitChange(ref=r["ref"], kind=r["kind"], before=r["before"], after=r["after"], what=r["what"])
+
+
+def _insert_git(db: sqlite3.Connection, op_id: str, changes: Sequence[tuple[int | None, GitChange]]) -> None:
+    db.executemany("INSERT INTO git_changes (op_id, seq, ref, kind, before, after, what, reverts)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(op_id, i, g.ref, g.kind, g.before, g.after, g.what, reverts)
+                    for i, (reverts, g) in enumerate(changes)])
+
+
+def _rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackRecord:
+    legacy = r["target"] is None  # written before undos could be undone: it reverted the whole call
+    return RollbackRecord(
+        rollback_id=r["id"], call_id=r["call_id"], target=r["target"] or r["call_id"], forced=bool(r["forced"]),
+        state=r["state"], message=r["message"], created_at=r["created_at"],
+        changes=tuple(_change(c) for c in changes),
+        reverts=(None,) if legacy else tuple(c["reverts"] for c in changes),
+        git_changes=tuple(_git_change(g) for g in git), git_reverts=tuple(g["reverts"] for g in git))
+
+
+def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
+          undone: dict[Ref, Ref]) -> CallRecord:
+    positions = undone_positions(undone, r["id"])
+    restorable = [i for i, c in enumerate(changes) if c.restorable] + [-1 - i for i in range(len(git))]
+    whole = bool(restorable) and all(i in positions for i in restorable)
+    return CallRecord(
+        call_id=r["id"], session_id=r["session_id"], agent_id=r["agent_id"], agent_name=r["agent_name"],
+        tool=r["tool"], summary=r["summary"], args=json.loads(r["args"]), status=RunStatus(r["status"]),
+        created_at=r["created_at"], duration_s=r["duration_s"], output=r["output"] or "",
+        error=ErrorInfo.model_validate_json(r["error"]) if r["error"] else None,
+        changes=tuple(changes), git_changes=tuple(git),
+        undone_paths=tuple(changes[i].path for i in sorted(positions) if i >= 0),
+        git_undone=any(i < 0 for i in positions),
+        undone_by=positions[restorable[-1]] if whole else None,
+        cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
+        started_at=r["started_at"], ended_at=r["ended_at"],
+    )

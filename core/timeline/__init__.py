@@ -1,0 +1,1 @@
+"""The timeline read model: agents, batches and runs as a tree, built from events."""

@@ -1,0 +1,397 @@
+"""The timeline read model: agents as a tree, their batches and runs beneath, from events.
+
+Qt-free so it can be tested alone and shared by every front end.  `apply`
+takes one event and says what changed (a row inserted under a parent, a row
+updated), which is all a Qt item model needs to emit its signals; rows are
+only ever appended, so a row number never changes once given.  Sub-agents
+sit under their parent agent, right after the call that spawned them; one
+whose parent is unknown sits at the top rather than being dropped.  A batch
+is a row under its agent holding the batch's calls (and the sub-agents they
+spawn); when its BatchStarted is missing (an old journal) or late, it is
+made from its first call, so the order of the stream never matters.
+
+Every run and batch also has a `GanttSpan`: when it waited, asked, ran and
+ended, in seconds on its group's time axis (its batch's for a call of a
+batch, its agent's otherwise), for a front end to scale into a bar (the nodes
+and the spans are in core.timeline.nodes).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ApprovalResolved,
+                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying,
+                         CallStarted, Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput,
+                         ShellStarted)
+from core.models import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
+from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey,
+                                 RunNode, ShellNode, Updated, agent_key, batch_key, batch_span, known_end, run_key,
+                                 run_span)
+
+__all__ = ["AgentNode", "BatchNode", "BatchTotals", "ExternalNode", "GanttSpan", "Inserted", "NodeKey", "RunNode",
+           "ShellNode", "Timeline", "Updated", "agent_key", "batch_key", "run_key"]
+
+Change = Inserted | Updated
+
+
+class Timeline:
+    """Agents, batches and runs of this workspace, earlier sessions included."""
+
+    def __init__(self) -> None:
+        self.roots: list[NodeKey] = []
+        self.agents: dict[str, AgentNode] = {}
+        self.runs: dict[str, RunNode] = {}
+        self.batches: dict[str, BatchNode] = {}
+        self.shells: dict[str, ShellNode] = {}
+        self.externals: list[ExternalNode] = []
+        """Changes nobody in Belay made, oldest first; never part of the agent tree."""
+        self._row: dict[NodeKey, int] = {}
+        self._parent: dict[NodeKey, NodeKey | None] = {}
+        self.last_seq = 0
+        self.before_insert: Callable[[NodeKey | None, int], None] | None = None
+        """Called just before a row is appended (a Qt model begins its insert here)."""
+        self.after_insert: Callable[[NodeKey], None] | None = None
+
+    # -- tree navigation --------------------------------------------------
+
+    def children(self, key: NodeKey | None) -> list[NodeKey]:
+        if key is None:
+            return self.roots
+        if key.startswith("a:"):
+            return self.agents[key[2:]].children
+        if key.startswith("b:"):
+            return self.batches[key[2:]].children
+        return []
+
+    def parent(self, key: NodeKey) -> NodeKey | None:
+        return self._parent[key]
+
+    def row(self, key: NodeKey) -> int:
+        return self._row[key]
+
+    def counts(self) -> Counter[RunStatus]:
+        return Counter(run.status for run in self.runs.values())
+
+    def snapshot(self) -> Timeline:
+        """An independent copy without hooks, for a front end to own."""
+        hooks = self.before_insert, self.after_insert
+        self.before_insert = self.after_insert = None
+        try:
+            return copy.deepcopy(self)
+        finally:
+            self.before_insert, self.after_insert = hooks
+
+    # -- time spans (what a Gantt chart draws) ---------------------------------
+
+    def group(self, key: NodeKey) -> NodeKey | None:
+        """The row whose time window `key`'s span is on: its batch, else its agent (None for an agent)."""
+        if key.startswith("r:"):
+            run = self.runs[key[2:]]
+            return batch_key(run.batch_id) if run.batch_id else agent_key(run.agent_id)
+        if key.startswith("b:"):
+            return agent_key(self.batches[key[2:]].agent_id)
+        return None
+
+    def live(self, group: NodeKey) -> bool:
+        """Whether this agent or batch is still at work (its time window then ends "now").
+
+        It is while one of its runs is unfinished, and a batch is from its start
+        to its BatchFinished, even between two calls, unless its agent ended first.
+        """
+        node = self._group_node(group)
+        if any(n > 0 and not status.final for status, n in node.statuses.items()):
+            return True
+        if isinstance(node, AgentNode):
+            return node.status == AgentStatus.RUNNING and bool(node.open_batches)
+        return node.batch_id in self.agents[node.agent_id].open_batches and \
+            self.agents[node.agent_id].status == AgentStatus.RUNNING
+
+    def window(self, group: NodeKey, now: datetime) -> float:
+        """How long the agent's or batch's time window is, in seconds from its start."""
+        node = self._group_node(group)
+        if self.live(group):
+            end = now
+        else:
+            done = node.finished_at if isinstance(node, BatchNode) else node.ended_at
+            end = max((t for t in (node.last_at, done) if t is not None), default=node.started_at)
+        return max((end - node.started_at).total_seconds(), 0.0)
+
+    def span(self, key: NodeKey, now: datetime) -> GanttSpan | None:
+        """A run's or a batch's span on its group's time axis (None for an agent)."""
+        group = self.group(key)
+        if group is None:
+            return None
+        start = self._group_node(group).started_at
+        if key.startswith("b:"):
+            return batch_span(self.batches[key[2:]], self.live(key), start, now)
+        run = self.runs[key[2:]]
+        return run_span(run, start, self.batches[run.batch_id].started_at if run.batch_id else None, now)
+
+    def _group_node(self, group: NodeKey) -> AgentNode | BatchNode:
+        return self.batches[group[2:]] if group.startswith("b:") else self.agents[group[2:]]
+
+    # -- building ---------------------------------------------------------
+
+    def _append(self, parent: NodeKey | None, key: NodeKey) -> Inserted:
+        siblings = self.children(parent)
+        if self.before_insert is not None:
+            self.before_insert(parent, len(siblings))
+        self._row[key] = len(siblings)
+        self._parent[key] = parent
+        siblings.append(key)
+        if self.after_insert is not None:
+            self.after_insert(key)
+        return Inserted(parent, self._row[key], key)
+
+    def _add_agent(self, node: AgentNode) -> list[Change]:
+        if node.agent_id in self.agents:
+            return []
+        self.agents[node.agent_id] = node
+        parent = None
+        if node.parent_id in self.agents:
+            parent = agent_key(node.parent_id)
+            spawner = self.runs.get(node.spawned_by or "")
+            if spawner is not None and spawner.batch_id and spawner.agent_id == node.parent_id:
+                parent = batch_key(spawner.batch_id)  # after its call, inside the batch
+        return [self._append(parent, agent_key(node.agent_id))]
+
+    def _ensure_agent(self, agent_id: str, at: datetime) -> list[Change]:
+        if agent_id in self.agents:
+            return []
+        return self._add_agent(AgentNode(agent_id, "unknown agent", "unknown", "", None, None,
+                                         AgentStatus.RUNNING, at))
+
+    def _add_batch(self, node: BatchNode) -> list[Change]:
+        if node.batch_id in self.batches:
+            return []
+        changes = self._ensure_agent(node.agent_id, node.started_at)
+        self.batches[node.batch_id] = node
+        if node.totals is None and not node.interrupted:
+            self.agents[node.agent_id].open_batches.add(node.batch_id)
+        self._reach(node.agent_id, None, [node.started_at, node.finished_at])
+        changes.append(self._append(agent_key(node.agent_id), batch_key(node.batch_id)))
+        return changes
+
+    def _add_run(self, node: RunNode) -> list[Change]:
+        if node.call_id in self.runs:
+            return []
+        changes = self._ensure_agent(node.agent_id, node.queued_at)
+        parent = agent_key(node.agent_id)
+        if node.batch_id:
+            changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
+            parent = batch_key(node.batch_id)
+        self.runs[node.call_id] = node
+        self._count(node, 1)
+        self._reach(node.agent_id, node.batch_id, [node.queued_at, known_end(node)])
+        changes.append(self._append(parent, run_key(node.call_id)))
+        if node.batch_id:
+            changes.append(Updated(parent))  # one more call seen: its "3/8 done"
+        return changes
+
+    def _count(self, run: RunNode, delta: int) -> None:
+        self.agents[run.agent_id].statuses[run.status] += delta
+        if run.batch_id:
+            self.batches[run.batch_id].statuses[run.status] += delta
+
+    def _reach(self, agent_id: str, batch_id: str | None, moments: Iterable[datetime | None]) -> None:
+        """Stretch the agent's (and the batch's) time window to take in these moments."""
+        nodes = (self.agents[agent_id], self.batches[batch_id]) if batch_id else (self.agents[agent_id],)
+        for at in moments:
+            for node in nodes:
+                if at is not None and (node.last_at is None or at > node.last_at):
+                    node.last_at = at
+
+    def load(self, agents: list[AgentRecord], calls: list[CallRecord],
+             externals: Sequence[ExternalRecord] = (), batches: Sequence[BatchRecord] = ()) -> None:
+        """Fill from the journal (earlier sessions), before any live event."""
+        self.externals += [ExternalNode(x.op_id, x.detected_at, x.note, x.changes) for x in externals]
+        # In the order they happened, so that a sub-agent lands right after the call that spawned it,
+        # as it did live (an agent before its own first call when the clock ties, a batch before its calls).
+        ordered: list[tuple[datetime, int, AgentRecord | BatchRecord | CallRecord]]
+        ordered = [(a.started_at, 0, a) for a in agents]
+        ordered += [(b.created_at, 1, b) for b in batches]
+        ordered += [(c.created_at, 2, c) for c in calls]
+        ordered.sort(key=lambda item: (item[0], item[1]))
+        for _, _, record in ordered:
+            if isinstance(record, AgentRecord):
+                self._add_agent(AgentNode(record.agent_id, record.name, record.kind, record.session_id,
+                                          record.parent_id, record.spawned_by, record.status, record.started_at))
+            elif isinstance(record, BatchRecord):
+                self._add_batch(_batch_node(record))
+            else:
+                c = record
+                self._add_run(RunNode(c.call_id, c.agent_id, c.tool, c.summary, c.args, c.status, c.created_at,
+                                      duration_s=c.duration_s, output=c.output, error=c.error, changes=c.changes,
+                                      git_changes=c.git_changes, undone_by=c.undone_by,
+                                      undone_paths=c.undone_paths, git_undone=c.git_undone,
+                                      batch_id=c.batch_id, batch_key=c.batch_key, cached=c.cached,
+                                      attempts=c.attempts, started_at=c.started_at, ended_at=c.ended_at))
+        for batch in self.batches.values():  # made from their calls, their batch record missing
+            if batch.totals is None:
+                batch.interrupted = True
+                self.agents[batch.agent_id].open_batches.discard(batch.batch_id)
+
+    # -- events -----------------------------------------------------------
+
+    def apply(self, event: Event) -> list[Change]:
+        self.last_seq = max(self.last_seq, event.seq)
+        handler = _HANDLERS.get(type(event))
+        return handler(self, event) if handler else []
+
+    def _on_agent_started(self, e: AgentStarted) -> list[Change]:
+        return self._add_agent(AgentNode(e.agent_id, e.name, e.agent_kind, e.session_id, e.parent_id,
+                                         e.spawned_by, AgentStatus.RUNNING, e.at))
+
+    def _on_agent_linked(self, e: AgentLinked) -> list[Change]:
+        node = self.agents.get(e.agent_id)
+        if node is None:
+            return []
+        node.spawned_by = e.spawned_by
+        return [Updated(agent_key(e.agent_id))]
+
+    def _on_agent_finished(self, e: AgentFinished) -> list[Change]:
+        node = self.agents.get(e.agent_id)
+        if node is None:
+            return []
+        node.status, node.ended_at, node.message = e.status, e.at, e.message
+        return [Updated(agent_key(e.agent_id))]
+
+    def _on_batch_started(self, e: BatchStarted) -> list[Change]:
+        node = self.batches.get(e.batch_id)
+        if node is None:
+            return self._add_batch(BatchNode(e.batch_id, e.agent_id, e.name, e.size, e.plan, e.at))
+        # Made from its first call: now it has a name, a plan, and perhaps an earlier start (its runs shift).
+        node.name, node.size, node.plan = e.name, e.size, e.plan
+        changes: list[Change] = [Updated(batch_key(e.batch_id))]
+        if e.at < node.started_at:
+            node.started_at = e.at
+            changes += [Updated(key) for key in node.children if key.startswith("r:")]
+        return changes
+
+    def _on_batch_finished(self, e: BatchFinished) -> list[Change]:
+        node = self.batches.get(e.batch_id)
+        if node is None:
+            return []
+        node.finished_at = e.at
+        node.totals = BatchTotals(e.succeeded, e.failed, e.skipped, e.cache_hits, e.duration_s, e.max_running)
+        self.agents[node.agent_id].open_batches.discard(e.batch_id)
+        self._reach(node.agent_id, node.batch_id, [e.at])
+        return [Updated(batch_key(e.batch_id))]
+
+    def _on_call_queued(self, e: CallQueued) -> list[Change]:
+        return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, e.summary, e.args, RunStatus.QUEUED, e.at,
+                                     batch_id=e.batch_id, batch_key=e.batch_key))
+
+    def _update_run(self, call_id: str, **fields: Any) -> list[Change]:
+        node = self.runs.get(call_id)
+        if node is None:
+            return []
+        moved = "status" in fields and fields["status"] != node.status
+        if moved:
+            self._count(node, -1)
+        for name, value in fields.items():
+            setattr(node, name, value)
+        if moved:
+            self._count(node, 1)
+        self._reach(node.agent_id, node.batch_id, [v for v in fields.values() if isinstance(v, datetime)])
+        changes: list[Change] = [Updated(run_key(call_id))]
+        if moved and node.batch_id:
+            changes.append(Updated(batch_key(node.batch_id)))  # its "3/8 done"
+        return changes
+
+    def _on_approval_requested(self, e: ApprovalRequested) -> list[Change]:
+        return self._update_run(e.call_id, status=RunStatus.BLOCKED_ON_USER, approval=e, approval_at=e.at)
+
+    def _on_approval_resolved(self, e: ApprovalResolved) -> list[Change]:
+        return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason)
+
+    def _on_call_started(self, e: CallStarted) -> list[Change]:
+        return self._update_run(e.call_id, status=RunStatus.RUNNING, started_at=e.at)
+
+    def _on_call_progress(self, e: CallProgress) -> list[Change]:
+        return self._update_run(e.call_id, progress=e.elapsed_s)
+
+    def _on_call_retrying(self, e: CallRetrying) -> list[Change]:
+        return self._update_run(e.call_id, attempts=e.attempt + 1)
+
+    def _on_call_finished(self, e: CallFinished) -> list[Change]:
+        return self._update_run(e.call_id, status=e.status, ended_at=e.at, duration_s=e.duration_s,
+                                output=e.output, error=e.error, changes=e.changes, git_changes=e.git_changes,
+                                cached=e.cached, attempts=e.attempts)
+
+    def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
+        return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths,
+                                git_undone=e.git_undone)
+
+    def _on_external_changes(self, e: ExternalChangesRecorded) -> list[Change]:
+        self.externals.append(ExternalNode(e.op_id, e.at, e.note, e.changes))
+        return []
+
+    def _on_call_output(self, e: CallOutput) -> list[Change]:
+        node = self.runs.get(e.call_id)
+        if node is None:
+            return []
+        node.live_output = _tail(node.live_output + e.text)
+        return [Updated(run_key(e.call_id))]
+
+    def _on_shell_started(self, e: ShellStarted) -> list[Change]:
+        self.shells[e.shell_id] = ShellNode(e.shell_id, e.call_id, e.command)
+        return []
+
+    def _on_shell_output(self, e: ShellOutput) -> list[Change]:
+        shell = self.shells.get(e.shell_id)
+        if shell is not None:
+            shell.output = _tail(shell.output + e.text)
+        return []
+
+    def _on_shell_finished(self, e: ShellFinished) -> list[Change]:
+        shell = self.shells.get(e.shell_id)
+        if shell is not None:
+            shell.running, shell.exit_code = False, e.exit_code
+        return []
+
+
+LIVE_OUTPUT_CHARS = 64_000
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= LIVE_OUTPUT_CHARS else text[-LIVE_OUTPUT_CHARS:]
+
+
+def _batch_node(record: BatchRecord) -> BatchNode:
+    totals = None
+    if record.finished_at is not None:
+        s = record.summary or {}
+        totals = BatchTotals(int(s.get("succeeded", 0)), int(s.get("failed", 0)), int(s.get("skipped", 0)),
+                             int(s.get("cache_hits", 0)), float(s.get("duration_s", 0.0)),
+                             int(s.get("max_running", 0)))
+    size = sum(len(level) for level in record.plan.levels)
+    return BatchNode(record.batch_id, record.agent_id, record.name, size, record.plan, record.created_at,
+                     record.finished_at, totals, interrupted=totals is None)
+
+
+_HANDLERS = {
+    AgentStarted: Timeline._on_agent_started,
+    AgentFinished: Timeline._on_agent_finished,
+    AgentLinked: Timeline._on_agent_linked,
+    BatchStarted: Timeline._on_batch_started,
+    BatchFinished: Timeline._on_batch_finished,
+    CallQueued: Timeline._on_call_queued,
+    ApprovalRequested: Timeline._on_approval_requested,
+    ApprovalResolved: Timeline._on_approval_resolved,
+    CallStarted: Timeline._on_call_started,
+    CallProgress: Timeline._on_call_progress,
+    CallRetrying: Timeline._on_call_retrying,
+    CallFinished: Timeline._on_call_finished,
+    RollbackFinished: Timeline._on_rollback_finished,
+    ExternalChangesRecorded: Timeline._on_external_changes,
+    CallOutput: Timeline._on_call_output,
+    ShellStarted: Timeline._on_shell_started,
+    ShellOutput: Timeline._on_shell_output,
+    ShellFinished: Timeline._on_shell_finished,
+}

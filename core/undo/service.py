@@ -1,0 +1,212 @@
+"""Undo, redo and rewind as the console offers them: which changes, in what order, recorded how.
+
+`core.undo.plan` decides what each file needs and writes them all or none;
+`core.undo.git` moves git references back; this module picks the changes
+of an operation that are still in force, runs both under the one-author
+lock, records the undo (pending, then done or failed) and announces it.
+A redo is the undo of the undos in force; a rewind undoes every later call,
+newest first, and stops at the first refusal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.undo import plan as undo_mod
+from core.undo import git as undo_git
+from core.store.blobs import BlobStore
+from core.bus import EventBus
+from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
+from core.events import RollbackFinished, RollbackRefused
+from core.ids import new_rollback_id
+from core.store.journal import Journal
+from core.models import CallRecord, FileChange, GitChange
+from core.paths import Workspace
+from core.changes.tracker import ChangeTracker
+from core.undo.report import Resolution, UndoPreview, UndoReport
+
+
+@dataclass(frozen=True)
+class UndoTarget:
+    """An operation about to be undone, and which of its changes."""
+
+    op_id: str
+    call_id: str
+    redo: bool
+    changes: tuple[tuple[int, FileChange], ...]
+    git: tuple[tuple[int, GitChange], ...] = ()
+    """Reference moves, at negative positions (-1 for the first)."""
+
+
+@dataclass(frozen=True)
+class _Done:
+    files: undo_mod.Applied
+    refs: tuple[str, ...]
+    refs_left: tuple[str, ...]
+
+
+class Undoer:
+    """Undo of one workspace's journaled operations."""
+
+    def __init__(self, *, workspace: Workspace, journal: Journal, blobs: BlobStore, bus: EventBus,
+                 io: Callable[..., Awaitable[Any]], tracker: Callable[[], ChangeTracker],
+                 ensure_session: Callable[[], Awaitable[None]]) -> None:
+        self.workspace, self.journal, self.blobs, self.bus = workspace, journal, blobs, bus
+        self._io, self._tracker, self._ensure_session = io, tracker, ensure_session
+
+    async def undo(self, op_id: str, *, paths: Sequence[str] | None = None, force: bool = False,
+                   resolutions: Mapping[str, Resolution] | None = None) -> UndoReport:
+        try:
+            return await self._undo(op_id, paths, force, dict(resolutions or {}))
+        except UndoConflict as e:
+            call_id = await self._io(self.journal.root_call, op_id) or op_id
+            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message, conflicts=tuple(e.paths)))
+            return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
+        except BelayError as e:
+            call_id = await self._io(self.journal.root_call, op_id) or op_id
+            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message))
+            return UndoReport(call_id=call_id, ok=False, message=e.info.message)
+
+    async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
+        undone = await self._io(self.journal.undo_state)
+        changes = await self._io(self.journal.changes_of, call_id)
+        git = await self._io(self.journal.git_changes_of, call_id)
+        wanted = [i for i, c in enumerate(changes) if paths is None or c.path in paths or c.old_path in paths]
+        wanted += [-1 - i for i in range(len(git))] if paths is None else []
+        by_rollback: dict[str, list[int]] = {}
+        for seq in wanted:
+            if (call_id, seq) in undone:
+                rollback_id, own = undone[(call_id, seq)]
+                by_rollback.setdefault(rollback_id, []).append(own)
+        if not by_rollback:
+            return UndoReport(call_id=call_id, ok=False, message=f"call {call_id} has nothing undone to redo")
+        report: UndoReport | None = None
+        for rollback_id, own in reversed(list(by_rollback.items())):
+            rollback_changes = await self._io(self.journal.changes_of, rollback_id)
+            files = [rollback_changes[i].path for i in own if 0 <= i < len(rollback_changes)]
+            report = await self.undo(rollback_id, paths=files if paths is not None else None)
+            if not report.ok:
+                break
+        assert report is not None
+        return report
+
+    async def preview(self, op_id: str, *, paths: Sequence[str] | None = None) -> UndoPreview:
+        target = await self._target(op_id, paths)
+        plan = await asyncio.to_thread(undo_mod.plan_undo, self.workspace, self.blobs, op_id, target.changes)
+        return await asyncio.to_thread(undo_mod.preview_of, plan, self.blobs, target.call_id, target.redo)
+
+    async def rewind_plan(self, call_id: str) -> list[CallRecord]:
+        records = await self._io(self.journal.calls)
+        position = next((i for i, r in enumerate(records) if r.call_id == call_id), None)
+        if position is None:
+            raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
+        return [r for r in reversed(records[position + 1:])
+                if any(c.restorable and c.path not in r.undone_paths for c in r.changes)]
+
+    async def rewind(self, call_id: str) -> list[UndoReport]:
+        reports: list[UndoReport] = []
+        for record in await self.rewind_plan(call_id):
+            report = await self.undo(record.call_id)
+            reports.append(report)
+            if not report.ok:
+                break
+        return reports
+
+    # -- one undo ------------------------------------------------------------
+
+    async def _target(self, op_id: str, paths: Sequence[str] | None) -> UndoTarget:
+        """The changes of `op_id` that are in force (not undone already), limited to `paths`."""
+        kind = await self._io(self.journal.operation_kind, op_id)
+        if kind is None:
+            raise ToolError(ErrorKind.NOT_FOUND, f"no call or undo {op_id} in this workspace's journal")
+        if kind == "external":
+            raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
+                            "program); Belay records them but does not undo them")
+        changes = await self._io(self.journal.changes_of, op_id)
+        git = await self._io(self.journal.git_changes_of, op_id)
+        undone = await self._io(self.journal.undo_state)
+        call_id = await self._io(self.journal.root_call, op_id) or op_id
+        if not changes and not git:
+            raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
+        chosen = [(i, c) for i, c in enumerate(changes)
+                  if (op_id, i) not in undone and (paths is None or c.path in paths or c.old_path in paths)]
+        refs = [(-1 - i, g) for i, g in enumerate(git) if (op_id, -1 - i) not in undone] if paths is None else []
+        if not chosen and not refs:
+            what = f"those files of {op_id} were" if paths is not None else f"{op_id} was"
+            raise ToolError(ErrorKind.CONFLICT, f"{what} already undone")
+        return UndoTarget(op_id, call_id, kind == "rollback", tuple(chosen), tuple(refs))
+
+    async def _undo(self, op_id: str, paths: Sequence[str] | None, force: bool,
+                    resolutions: dict[str, Resolution]) -> UndoReport:
+        target = await self._target(op_id, paths)
+        await self._ensure_session()
+        rollback_id = new_rollback_id()
+        tracker = self._tracker()
+        async with tracker.mutation(f"undo of {op_id}"):
+            done = await asyncio.to_thread(self._write, target, rollback_id, force, resolutions)
+            await self._io(self.journal.finish_rollback, rollback_id, "done")
+            await tracker.absorb(await self._io(self.journal.changes_of, rollback_id))
+        return await self._finished(target, rollback_id, done, force)
+
+    def _write(self, target: UndoTarget, rollback_id: str, force: bool,
+               resolutions: dict[str, Resolution]) -> _Done:
+        """Blocking: plan, record (pending), write the files all or none, then move the references."""
+        steps = undo_git.plan_refs(self.workspace.root, target.git) if target.git else []
+        moving = [s for s in steps if s.action == "restore"]
+        own_git = [(s.seq, undo_git.inverse(s.change)) for s in moving]
+        own_git += [(s.seq, _unmoved(s.change)) for s in steps if s.action == "already"]
+
+        def record(own: list[tuple[int, FileChange]]) -> None:
+            if not own and not own_git:
+                raise ToolError(ErrorKind.CONFLICT, "every file was skipped or cannot be restored")
+            self.journal.add_rollback(rollback_id, target.call_id, target.op_id, force, own, own_git)
+
+        try:
+            plan = undo_mod.plan_undo(self.workspace, self.blobs, target.op_id, target.changes)
+            files = undo_mod.apply_undo(self.workspace, self.blobs, plan, resolutions, force, record)
+            if moving:
+                undo_git.apply_refs(self.workspace.root, moving)
+        except BelayError as e:
+            if self.journal.rollback_state(rollback_id) == "pending":  # recorded, then writing failed
+                self.journal.finish_rollback(rollback_id, "failed", e.info.message)
+            raise
+        left = tuple(f"{s.change.ref} ({s.reason})" for s in steps if s.action in ("conflict", "unrestorable"))
+        return _Done(files, tuple(s.change.what for s in moving), left)
+
+    async def _finished(self, target: UndoTarget, rollback_id: str, done: _Done, force: bool) -> UndoReport:
+        [record] = await self._io(self.journal.calls, target.call_id)
+        applied = done.files
+        self.bus.publish(RollbackFinished(rollback_id=rollback_id, call_id=target.call_id, target=target.op_id,
+                                          redo=target.redo, paths=applied.written, forced=force,
+                                          undone_paths=record.undone_paths, undone_by=record.undone_by,
+                                          git_undone=record.git_undone))
+        verb = "Redid" if target.redo else "Restored"
+        files = applied.written + applied.already
+        parts = [f"{verb} {len(files)} file(s): {', '.join(files)}" if files else ""]
+        if done.refs:
+            parts.append(f"{'Moved forward' if target.redo else 'Moved back'}: {'; '.join(done.refs)} (files and "
+                         "index left as they are)")
+        if applied.merged:
+            parts.append(f"Merged with later edits (kept): {', '.join(applied.merged)}")
+        if applied.skipped:
+            parts.append(f"Skipped, left as they are: {', '.join(applied.skipped)}")
+        if applied.unrestorable:
+            parts.append(f"Cannot be restored (ignored paths, contents not kept): {', '.join(applied.unrestorable)}")
+        if done.refs_left:
+            parts.append(f"Git references left alone: {'; '.join(done.refs_left)}")
+        message = ". ".join(p for p in parts if p) or f"{verb} nothing"
+        return UndoReport(call_id=target.call_id, ok=True, rollback_id=rollback_id, redo=target.redo, paths=files,
+                          merged=applied.merged, skipped=applied.skipped, unrestorable=applied.unrestorable,
+                          message=message)
+
+    def __repr__(self) -> str:
+        return f"<Undoer {self.workspace.root}>"
+
+
+def _unmoved(change: GitChange) -> GitChange:
+    """A move already back where the undo would put it: recorded as undone, nothing to do."""
+    return GitChange(ref=change.ref, kind="moved", before=change.before, after=change.before,
+                     what=f"already back: {change.what}")

@@ -1,0 +1,53 @@
+"""Protected paths (asked about in every mode) and secrets (never read)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.policy.protected import home_secret, mentioned_protected, proc_secret, protected_reason, secret_reason
+
+
+@pytest.mark.parametrize("path", [
+    "/w/.git/hooks/pre-commit", "/w/.git/config", "/w/.git", "/w/sub/.git/config", "/w/.belay/settings.toml",
+    "/w/.claude/settings.json", "/w/.vscode/tasks.json", "/w/.bashrc", "/w/sub/.zshrc", "/w/.profile",
+    "/w/.envrc", "/w/.mcp.json", "/home/u/.config/git/config", "/home/u/.config/fish/config.fish",
+    "/w/.husky/pre-commit",
+])
+def test_protected_paths_have_a_reason(path: str) -> None:
+    reason = protected_reason(path)
+    assert reason is not None and path in reason
+
+
+@pytest.mark.parametrize("path", ["/w/src/git.py", "/w/.gitignore", "/w/.github/workflows/ci.yml", "/w/bashrc",
+                                  "/w/.bashrc.d/x", "/w/config/fish", "/w/notes/.git-notes"])
+def test_ordinary_paths_are_not_protected(path: str) -> None:
+    assert protected_reason(path) is None
+
+
+@pytest.mark.parametrize(("path", "secret"), [
+    ("/proc/self/environ", True), ("/proc/1234/environ", True), ("/proc/thread-self/environ", True),
+    ("/proc/12/task/13/environ", True), ("/proc/12/mem", True), ("/proc/12/fd/3", True),
+    ("/proc/12/root/etc/shadow", True), ("/proc/self/../self/environ", True), ("/proc/cpuinfo", False),
+    ("/proc/12/cmdline", False), ("/proc/12/status", False),
+])
+def test_process_secrets(path: str, secret: bool) -> None:
+    assert proc_secret(path) is secret
+
+
+@pytest.mark.parametrize(("path", "secret"), [
+    ("/home/u/.ssh/id_rsa", True), ("/home/u/.ssh", True), ("/home/u/.aws/credentials", True),
+    ("/home/u/.netrc", True), ("/home/u/.config/gh/hosts.yml", True), ("/home/u/.docker/config.json", True),
+    ("/home/u/.sshx", False), ("/home/u/src/.ssh/x", False), ("/other/.ssh/id_rsa", False), ("relative", False),
+])
+def test_credential_stores_in_home(path: str, secret: bool) -> None:
+    assert home_secret(path, "/home/u") is secret
+    assert (secret_reason(path, "/home/u") is not None) is secret
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ("python -c 'open(\".git/hooks/x\", \"w\")'", ".git"), ("X=.git/hooks/p; echo > $X", ".git"),
+    ("cp x ~/.bashrc", ".bashrc"), ("cd sub/.vscode", ".vscode"), ("git add .gitignore", None),
+    ("ls .github/x", None), ("echo .gitx", None), ("npm test", None),
+])
+def test_a_command_line_naming_a_protected_place(line: str, named: str | None) -> None:
+    assert mentioned_protected(line) == named

@@ -1,0 +1,182 @@
+"""core.store.fsio: reads and atomic writes that refuse symlinks swapped in after the path check."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from core.store import fsio
+from core.errors import ErrorKind, ToolError
+from core.paths import Workspace
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("print('hi')\n")
+    return ws
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "app.py").write_text("SECRET\n")
+    return out
+
+
+def fails(kind: ErrorKind, fn, *args) -> ToolError:  # type: ignore[no-untyped-def]
+    with pytest.raises(ToolError) as info:
+        fn(*args)
+    assert info.value.kind is kind, info.value
+    return info.value
+
+
+def test_read_file_returns_the_bytes_and_matching_stat(root: Path) -> None:
+    ws = Workspace(root)
+    data, st = fsio.read_with_stat(ws, root / "src" / "app.py")
+    assert data == b"print('hi')\n" and st.st_size == len(data)
+
+
+def test_a_missing_file_suggests_a_close_name(root: Path) -> None:
+    error = fails(ErrorKind.NOT_FOUND, fsio.read_file, Workspace(root), root / "src" / "apps.py")
+    assert "src/apps.py" in error.info.message and "app.py" in error.info.suggestion
+    assert fsio.read_if_exists(Workspace(root), root / "nope" / "x.py") is None
+
+
+def test_directories_and_oversized_files_are_refused(root: Path) -> None:
+    ws = Workspace(root)
+    assert "src" in fails(ErrorKind.IS_DIRECTORY, fsio.read_file, ws, root / "src").info.message
+    fails(ErrorKind.IS_DIRECTORY, fsio.read_file, ws, root)
+    error = fails(ErrorKind.TOO_LARGE, fsio.read_file, ws, root / "src" / "app.py", 4)
+    assert "src/app.py" in error.info.message
+
+
+def test_a_fifo_is_refused_without_blocking(root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    started = time.monotonic()
+    error = fails(ErrorKind.NOT_REGULAR_FILE, fsio.read_file, Workspace(root), root / "pipe")
+    assert time.monotonic() - started < 2
+    assert "FIFO" in error.info.message
+
+
+def test_dev_zero_behind_a_link_is_refused_as_a_device_and_never_opened(root: Path) -> None:
+    (root / "zero").symlink_to("/dev/zero")
+    ws = Workspace(root)
+    with pytest.raises(ToolError) as info:
+        ws.resolve(f"{root}/zero")
+    assert info.value.kind is ErrorKind.NOT_REGULAR_FILE
+    assert "/dev/zero" in info.value.info.message and "character device" in info.value.info.message
+    # Even handed the unresolved link, fsio refuses to follow it.
+    fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.read_file, ws, root / "zero")
+
+
+def test_a_directory_swapped_for_a_symlink_after_resolve_is_not_followed(root: Path, outside: Path) -> None:
+    ws = Workspace(root)
+    resolved = ws.resolve(f"{root}/src/app.py")
+    shutil.rmtree(root / "src")
+    (root / "src").symlink_to(outside)
+    error = fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.read_file, ws, resolved)
+    assert "changed while it was being opened" in error.info.message
+    fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.atomic_write, ws, resolved, b"pwned")
+    fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.remove_file, ws, resolved)
+    assert (outside / "app.py").read_text() == "SECRET\n"
+
+
+def test_paths_that_were_not_resolved_inside_are_refused(root: Path, outside: Path) -> None:
+    fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.read_file, Workspace(root), outside / "app.py")
+    fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.read_file, Workspace(root), Path(f"{root}/../outside/app.py"))
+
+
+def test_atomic_write_creates_parents_and_replaces_content(root: Path) -> None:
+    ws = Workspace(root)
+    fsio.atomic_write(ws, root / "a" / "b" / "new.txt", b"one\n")
+    fsio.atomic_write(ws, root / "src" / "app.py", b"two\n")
+    assert (root / "a" / "b" / "new.txt").read_bytes() == b"one\n"
+    assert (root / "src" / "app.py").read_bytes() == b"two\n"
+    assert not [p for p in root.rglob("*") if ".belay-" in p.name]
+
+
+def test_atomic_write_keeps_or_sets_the_mode(root: Path) -> None:
+    ws = Workspace(root)
+    target = root / "src" / "app.py"
+    target.chmod(0o751)
+    fsio.atomic_write(ws, target, b"x")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    fsio.atomic_write(ws, target, b"y", 0o600)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    umask = os.umask(0o022)
+    try:
+        fsio.atomic_write(ws, root / "fresh.txt", b"z")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((root / "fresh.txt").stat().st_mode) == 0o644
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    error = fails(ErrorKind.SYSTEM, fsio.atomic_write, Workspace(root), root / "src" / "app.py", b"new")
+    assert "no space left" in error.info.message and "src/app.py" in error.info.message
+    assert (root / "src" / "app.py").read_text() == "print('hi')\n"
+    assert sorted(p.name for p in (root / "src").iterdir()) == ["app.py"]
+
+
+def test_permission_errors_map_to_permission(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", read_only)
+    error = fails(ErrorKind.PERMISSION, fsio.atomic_write, Workspace(root), root / "src" / "app.py", b"new")
+    assert "read-only" in error.info.message
+    assert sorted(p.name for p in (root / "src").iterdir()) == ["app.py"]
+
+
+def test_writing_onto_a_directory_or_a_symlink_is_refused(root: Path, outside: Path) -> None:
+    ws = Workspace(root)
+    fails(ErrorKind.IS_DIRECTORY, fsio.atomic_write, ws, root / "src", b"x")
+    (root / "link.py").symlink_to(outside / "app.py")
+    fails(ErrorKind.OUTSIDE_WORKSPACE, fsio.atomic_write, ws, root / "link.py", b"x")
+    assert (outside / "app.py").read_text() == "SECRET\n"
+
+
+def test_a_file_in_the_middle_of_a_path_is_named(root: Path) -> None:
+    error = fails(ErrorKind.INVALID_ARGS, fsio.atomic_write, Workspace(root), root / "src" / "app.py" / "x", b"")
+    assert "src/app.py is a file, not a directory" in error.info.message
+
+
+def test_remove_file(root: Path) -> None:
+    ws = Workspace(root)
+    fsio.remove_file(ws, root / "src" / "app.py")
+    assert not (root / "src" / "app.py").exists()
+    fails(ErrorKind.NOT_FOUND, fsio.remove_file, ws, root / "src" / "app.py")
+    fails(ErrorKind.IS_DIRECTORY, fsio.remove_file, ws, root / "src")
+
+
+def test_stat_path_does_not_follow_the_last_link(root: Path, outside: Path) -> None:
+    ws = Workspace(root)
+    (root / "link").symlink_to(outside)
+    st = fsio.stat_path(ws, root / "link")
+    assert st is not None and stat.S_ISLNK(st.st_mode)
+    assert fsio.stat_path(ws, root / "missing") is None
+    assert fsio.stat_path(ws, root / "missing" / "deeper") is None
+    root_st = fsio.stat_path(ws, root)
+    assert root_st is not None and stat.S_ISDIR(root_st.st_mode)
+
+
+def test_list_dir(root: Path, outside: Path) -> None:
+    ws = Workspace(root)
+    (root / "link").symlink_to(outside)
+    (root / "README.md").write_text("")
+    assert sorted(fsio.list_dir(ws, root)) == [("README.md", False), ("link", False), ("src", True)]
+    fails(ErrorKind.INVALID_ARGS, fsio.list_dir, ws, root / "README.md")
+    fails(ErrorKind.NOT_FOUND, fsio.list_dir, ws, root / "nope")

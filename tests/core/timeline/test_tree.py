@@ -1,0 +1,249 @@
+"""The timeline read model: a tree from a flat stream of events."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from core.events import (AgentFinished, AgentStarted, ApprovalRequested, BatchFinished, BatchStarted, CallFinished,
+                         CallQueued, CallStarted)
+from core.models import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
+from core.orchestration.models import PlanInfo
+from core.timeline.tree import BatchTotals, GanttSpan, Inserted, Timeline, Updated
+
+
+def _agent(agent_id: str, parent: str | None = None, spawned_by: str | None = None) -> AgentStarted:
+    return AgentStarted(agent_id=agent_id, session_id="s", name=agent_id, agent_kind="scripted",
+                        parent_id=parent, spawned_by=spawned_by)
+
+
+def _call(call_id: str, agent_id: str, tool: str = "Read") -> CallQueued:
+    return CallQueued(call_id=call_id, agent_id=agent_id, tool=tool, args={}, summary="")
+
+
+def test_sub_agents_sit_under_their_parent_after_the_spawning_call() -> None:
+    t = Timeline()
+    t.apply(_agent("main"))
+    t.apply(_call("c1", "main", "Task"))
+    t.apply(_agent("sub", parent="main", spawned_by="c1"))
+    t.apply(_call("c2", "sub", "Edit"))
+    t.apply(_call("c3", "main"))
+    assert t.children(None) == ["a:main"]
+    assert t.children("a:main") == ["r:c1", "a:sub", "r:c3"]
+    assert t.children("a:sub") == ["r:c2"]
+    assert t.parent("r:c2") == "a:sub" and t.row("r:c3") == 2
+
+
+def test_a_sub_agent_with_an_unknown_parent_is_shown_at_the_top() -> None:
+    t = Timeline()
+    t.apply(_agent("orphan", parent="never-seen"))
+    assert t.children(None) == ["a:orphan"]
+
+
+def test_a_call_from_an_unknown_agent_gets_a_placeholder_agent() -> None:
+    t = Timeline()
+    changes = t.apply(_call("c1", "ghost"))
+    assert [type(c) for c in changes] == [Inserted, Inserted]
+    assert t.agents["ghost"].name == "unknown agent"
+
+
+def test_updates_report_the_row_and_hooks_bracket_every_insert() -> None:
+    t = Timeline()
+    seen: list[str] = []
+    t.before_insert = lambda parent, row: seen.append(f"begin {parent} {row}")
+    t.after_insert = lambda key: seen.append(f"end {key}")
+    t.apply(_agent("main"))
+    t.apply(_call("c1", "main"))
+    assert seen == ["begin None 0", "end a:main", "begin a:main 0", "end r:c1"]
+    changes = t.apply(CallFinished(call_id="c1", status=RunStatus.DONE, duration_s=0.5))
+    assert changes == [Updated("r:c1")] and t.runs["c1"].status == RunStatus.DONE
+    assert t.counts()[RunStatus.DONE] == 1
+
+
+def test_a_snapshot_is_independent_and_has_no_hooks() -> None:
+    t = Timeline()
+    t.before_insert = lambda parent, row: None
+    t.apply(_agent("main"))
+    snap = t.snapshot()
+    t.apply(_call("c1", "main"))
+    assert snap.children("a:main") == [] and snap.before_insert is None
+
+
+def test_a_reloaded_sub_agent_sits_right_after_the_call_that_spawned_it() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from core.models import AgentRecord, AgentStatus, CallRecord, RunStatus
+
+    t0 = datetime(2026, 11, 22, tzinfo=timezone.utc)
+
+    def call(call_id: str, agent_id: str, seconds: int) -> CallRecord:
+        return CallRecord(call_id=call_id, session_id="s", agent_id=agent_id, agent_name="", tool="Read",
+                          summary="", args={}, status=RunStatus.DONE, created_at=t0 + timedelta(seconds=seconds),
+                          duration_s=0.1)
+
+    agents = [AgentRecord(agent_id="a", session_id="s", name="main", kind="scripted", parent_id=None,
+                          spawned_by=None, status=AgentStatus.DONE, started_at=t0),
+              AgentRecord(agent_id="b", session_id="s", name="helper", kind="subagent", parent_id="a",
+                          spawned_by="c2", status=AgentStatus.DONE, started_at=t0 + timedelta(seconds=3))]
+    timeline = Timeline()
+    timeline.load(agents, [call("c1", "a", 1), call("c2", "a", 2), call("c3", "b", 4), call("c4", "a", 5)])
+    assert timeline.children("a:a") == ["r:c1", "r:c2", "a:b", "r:c4"]
+
+
+# -- batches and time spans ------------------------------------------------------------------------------
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+PLAN = PlanInfo(levels=(("find", "ls"), ("read",)), critical_path=("find", "read"), max_parallelism=2)
+
+
+def _at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def _batch_call(call_id: str, key: str, seconds: float, agent_id: str = "main", tool: str = "Read") -> CallQueued:
+    return CallQueued(call_id=call_id, agent_id=agent_id, tool=tool, args={}, summary=key, batch_id="b1",
+                      batch_key=key, at=_at(seconds))
+
+
+def _started(seconds: float = 0) -> BatchStarted:
+    return BatchStarted(batch_id="b1", agent_id="main", name="scan", plan=PLAN, size=3, at=_at(seconds))
+
+
+def test_a_call_of_a_batch_before_its_batch_started_makes_the_batch_row_which_the_event_then_fills() -> None:
+    t = Timeline()
+    seen: list[str] = []
+    t.before_insert = lambda parent, row: seen.append(f"begin {parent} {row}")
+    t.after_insert = lambda key: seen.append(f"end {key}")
+    t.apply(AgentStarted(agent_id="main", session_id="s", name="lead", agent_kind="scripted", at=_at(0)))
+    t.apply(CallQueued(call_id="c0", agent_id="main", tool="LS", args={}, summary="", at=_at(0.5)))
+    t.apply(_batch_call("c1", "find", 2))  # its BatchStarted comes late
+    assert t.children("a:main") == ["r:c0", "b:b1"] and t.children("b:b1") == ["r:c1"]
+    assert t.batches["b1"].name == "batch" and t.batches["b1"].plan is None
+    changes = t.apply(_started(1))
+    assert Updated("b:b1") in changes and Updated("r:c1") in changes  # the batch starts earlier: c1's span shifts
+    batch = t.batches["b1"]
+    assert (batch.name, batch.size, batch.plan, batch.started_at) == ("scan", 3, PLAN, _at(1))
+    t.apply(_batch_call("c2", "ls", 2.5))
+    t.apply(CallQueued(call_id="c3", agent_id="main", tool="Read", args={}, summary="", at=_at(3)))
+    assert t.children("a:main") == ["r:c0", "b:b1", "r:c3"] and t.children("b:b1") == ["r:c1", "r:c2"]
+    assert t.parent("r:c2") == "b:b1" and t.row("r:c2") == 1 and t.parent("b:b1") == "a:main"
+    assert seen == ["begin None 0", "end a:main", "begin a:main 0", "end r:c0", "begin a:main 1", "end b:b1",
+                    "begin b:b1 0", "end r:c1", "begin b:b1 1", "end r:c2",
+                    "begin a:main 2", "end r:c3"]
+
+
+def test_a_sub_agent_spawned_inside_a_batch_sits_in_the_batch_after_its_call() -> None:
+    t = Timeline()
+    t.apply(_agent("main"))
+    t.apply(_started())
+    t.apply(_batch_call("c1", "find", 1, tool="Task"))
+    t.apply(_agent("sub", parent="main", spawned_by="c1"))
+    t.apply(_call("c2", "sub", "Edit"))
+    t.apply(_batch_call("c3", "read", 2))
+    assert t.children("b:b1") == ["r:c1", "a:sub", "r:c3"] and t.children("a:sub") == ["r:c2"]
+    assert t.parent("a:sub") == "b:b1" and t.agents["sub"].parent_id == "main"
+
+
+def test_a_batch_counts_its_calls_as_they_finish_and_keeps_its_totals() -> None:
+    t = Timeline()
+    t.apply(_agent("main"))
+    t.apply(_started())
+    t.apply(_batch_call("c1", "find", 1))
+    assert t.apply(CallFinished(call_id="c1", status=RunStatus.DONE, cached=True, attempts=2)) == \
+        [Updated("r:c1"), Updated("b:b1")]
+    t.apply(_batch_call("c2", "ls", 1))
+    t.apply(CallFinished(call_id="c2", status=RunStatus.SKIPPED))
+    batch = t.batches["b1"]
+    assert batch.statuses[RunStatus.DONE] == 1 and batch.statuses[RunStatus.SKIPPED] == 1
+    assert t.runs["c1"].cached and t.runs["c1"].attempts == 2 and t.live("b:b1")  # not finished yet
+    t.apply(BatchFinished(batch_id="b1", succeeded=1, failed=0, skipped=2, cache_hits=1, duration_s=3.5,
+                          max_running=2, at=_at(4)))
+    assert batch.totals == BatchTotals(1, 0, 2, 1, 3.5, 2) and batch.finished_at == _at(4)
+    assert not t.live("b:b1") and t.counts()[RunStatus.SKIPPED] == 1
+
+
+def test_spans_are_seconds_on_the_batch_axis_for_its_calls_and_on_the_agent_axis_for_the_others() -> None:
+    t = Timeline()
+    t.apply(AgentStarted(agent_id="main", session_id="s", name="lead", agent_kind="scripted", at=_at(0)))
+    t.apply(_started(10))
+    t.apply(_batch_call("c1", "find", 11))  # waited a second for its dependencies
+    t.apply(ApprovalRequested(call_id="c1", agent_id="main", tool="Read", summary="", reason="", args={},
+                                    at=_at(12)))
+    t.apply(CallStarted(call_id="c1", at=_at(14.5)))
+    assert t.span("r:c1", _at(15)) == GanttSpan(0.0, 2.0, 4.5, 5.0, True, RunStatus.RUNNING)
+    assert t.live("b:b1") and t.window("b:b1", _at(15)) == 5.0  # ends now while at work
+    t.apply(CallFinished(call_id="c1", status=RunStatus.DONE, at=_at(16)))
+    t.apply(_batch_call("c2", "ls", 16))
+    t.apply(CallFinished(call_id="c2", status=RunStatus.DONE, cached=True, at=_at(16.01)))
+    t.apply(_batch_call("c3", "read", 16.5))
+    t.apply(CallFinished(call_id="c3", status=RunStatus.SKIPPED, at=_at(16.5)))
+    t.apply(BatchFinished(batch_id="b1", succeeded=2, failed=0, skipped=1, cache_hits=1, duration_s=7,
+                          max_running=1, at=_at(17)))
+    later = _at(100)
+    assert t.span("r:c1", later) == GanttSpan(0.0, 2.0, 4.5, 6.0, False, RunStatus.DONE)
+    assert t.span("r:c2", later) == GanttSpan(0.0, None, None, pytest.approx(6.01), False, RunStatus.DONE,
+                                              cached=True)
+    assert t.span("r:c3", later).running_from is None and t.span("r:c3", later).status == RunStatus.SKIPPED
+    assert t.window("b:b1", later) == 7.0 and t.group("r:c1") == "b:b1" and t.group("b:b1") == "a:main"
+    assert t.span("b:b1", later) == GanttSpan(10.0, None, 10.0, 17.0, False, RunStatus.DONE)
+    t.apply(CallQueued(call_id="c4", agent_id="main", tool="LS", args={}, summary="", at=_at(20)))
+    assert t.span("r:c4", _at(21)) == GanttSpan(20.0, None, None, 21.0, True, RunStatus.QUEUED)
+    assert t.window("a:main", _at(21)) == 21.0
+    t.apply(CallFinished(call_id="c4", status=RunStatus.FAILED, at=_at(22)))
+    assert t.window("a:main", later) == 22.0  # nothing at work: it ends with the last thing that happened
+
+
+def test_a_batch_left_unfinished_by_its_agent_stops_growing() -> None:
+    t = Timeline()
+    t.apply(_agent("main"))
+    t.apply(_started())
+    assert t.live("b:b1") and t.live("a:main")  # between calls, still at work
+    t.apply(AgentFinished(agent_id="main", status=AgentStatus.FAILED, message="cancelled"))
+    assert not t.live("b:b1") and not t.live("a:main")
+    assert t.span("b:b1", _at(50)).status == RunStatus.CANCELLED
+
+
+def _records() -> tuple[list[AgentRecord], list[BatchRecord], list[CallRecord]]:
+    def call(call_id: str, seconds: float, batch_key: str | None, status: RunStatus = RunStatus.DONE,
+             agent_id: str = "a") -> CallRecord:
+        return CallRecord(call_id=call_id, session_id="s", agent_id=agent_id, agent_name="", tool="Read",
+                          summary="", args={}, status=status, created_at=_at(seconds), duration_s=0.5,
+                          batch_id="b1" if batch_key else None, batch_key=batch_key, cached=call_id == "c3")
+
+    agents = [AgentRecord(agent_id="a", session_id="s", name="main", kind="scripted", parent_id=None,
+                          spawned_by=None, status=AgentStatus.DONE, started_at=_at(0)),
+              AgentRecord(agent_id="sub", session_id="s", name="helper", kind="subagent", parent_id="a",
+                          spawned_by="c2", status=AgentStatus.DONE, started_at=_at(3.5))]
+    batches = [BatchRecord(batch_id="b1", agent_id="a", name="scan", plan=PLAN, created_at=_at(2),
+                           finished_at=_at(6), summary={"succeeded": 3, "failed": 0, "skipped": 0, "cache_hits": 1,
+                                                        "duration_s": 4.0, "max_running": 2})]
+    calls = [call("c1", 1, None), call("c2", 3, "find"), call("c3", 3, "ls"), call("c5", 4, None, agent_id="sub"),
+             call("c4", 5, "read"), call("c6", 7, None)]
+    return agents, batches, calls
+
+
+def test_a_reloaded_journal_shows_the_same_groups() -> None:
+    agents, batches, calls = _records()
+    t = Timeline()
+    t.load(agents, calls, (), batches)
+    assert t.children("a:a") == ["r:c1", "b:b1", "r:c6"]
+    assert t.children("b:b1") == ["r:c2", "r:c3", "a:sub", "r:c4"] and t.children("a:sub") == ["r:c5"]
+    batch = t.batches["b1"]
+    assert (batch.name, batch.size, batch.totals.cache_hits, batch.statuses[RunStatus.DONE]) == ("scan", 3, 1, 3)
+    assert t.runs["c3"].cached and t.runs["c2"].batch_key == "find"
+    # Only the duration of a reloaded call is known: it is drawn from when it was queued.
+    assert t.span("r:c4", _at(100)) == GanttSpan(0.0, None, 3.0, 3.5, False, RunStatus.DONE)
+    assert not t.live("b:b1") and t.window("b:b1", _at(100)) == 4.0
+
+
+def test_a_reloaded_batch_that_never_finished_is_interrupted_not_at_work() -> None:
+    agents, batches, calls = _records()
+    unfinished = [batches[0].model_copy(update={"finished_at": None, "summary": None})]
+    t = Timeline()
+    t.load(agents, calls, (), unfinished)
+    assert t.batches["b1"].interrupted and not t.live("b:b1")
+    assert t.span("b:b1", _at(100)).status == RunStatus.INTERRUPTED
+    orphan = Timeline()
+    orphan.load(agents, calls)  # no batch records: the batch is made from its calls
+    assert orphan.children("b:b1")[:2] == ["r:c2", "r:c3"] and not orphan.live("b:b1")
