@@ -45,7 +45,7 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 @pytest.fixture(autouse=True)
 def _collect_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Widgets in reference cycles must die on the GUI thread, as in the app (see gui/collector.py)."""
+    """Widgets in reference cycles must die on the GUI thread, as in the app (see gui/window/collector.py)."""
     if not {"qtbot", "qapp", "loop"} & set(request.fixturenames):
         yield
         return

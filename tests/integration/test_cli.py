@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 
 def _belay(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "gui.cli", *args], cwd=ROOT, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "gui.terminal.cli", *args], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 

@@ -34,7 +34,7 @@ START_S = 30.0
 
 
 def _command(ws: Path, state: Path, *extra: str) -> list[str]:
-    return ["-m", "gui.cli", "mcp-serve", "--workspace", str(ws), "--state-dir", str(state), *extra]
+    return ["-m", "gui.terminal.cli", "mcp-serve", "--workspace", str(ws), "--state-dir", str(state), *extra]
 
 
 @asynccontextmanager

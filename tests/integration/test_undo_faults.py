@@ -46,7 +46,7 @@ def test_an_undo_into_a_read_only_directory_says_so_and_changes_nothing(tmp_path
     (workspace / "top.txt").write_text("old\n")
     (workspace / "sub" / "inner.txt").write_text("old\n")
     call_id = _changed_in_two_places(workspace)
-    command = [sys.executable, "-m", "gui.cli", "undo", call_id, "--workspace", str(workspace), "--json"]
+    command = [sys.executable, "-m", "gui.terminal.cli", "undo", call_id, "--workspace", str(workspace), "--json"]
     if os.geteuid() == 0:  # root writes through permission bits: only a read-only mount stops it
         if BWRAP is None:
             pytest.skip("as root, a read-only directory needs bubblewrap (make test installs it)")

@@ -12,7 +12,7 @@ def resources_dir() -> Path:
     override = os.environ.get(RESOURCES_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parent.parent / "resources"
+    return Path(__file__).resolve().parents[2] / "resources"
 
 
 def demo_workspace_template() -> Path:

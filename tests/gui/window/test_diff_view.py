@@ -1,4 +1,4 @@
-"""Tests for gui.diff_view and gui.highlight: what the user sees, and that it never blocks."""
+"""Tests for gui.window.diff_view and gui.window.highlight: what the user sees, and that it never blocks."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from core.changes.diffs import FileDiff, compute_diff
-from gui import diff_view
-from gui.diff_view import DiffView
-from gui.highlight import lexer_name_for, render_diff_html
+from gui.window import diff_view
+from gui.window.diff_view import DiffView
+from gui.window.highlight import lexer_name_for, render_diff_html
 
 # The offscreen platform warns on every top-level show(); that is not a Belay problem.
 pytestmark = pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints\(\)")
@@ -178,7 +178,7 @@ def test_a_failing_render_is_logged_and_shown(
         view.set_diffs([_python_change()])
         await _until(view.is_rendered)
 
-    with caplog.at_level(logging.ERROR, logger="gui.diff_view"):
+    with caplog.at_level(logging.ERROR, logger="gui.window.diff_view"):
         loop.run_until_complete(scenario())
     assert view.plain_text() == "Could not show the diff: lexer exploded"
     (record,) = caplog.records
@@ -234,7 +234,7 @@ def test_binary_and_missing_newline_notes_show(qtbot: QtBot, loop: asyncio.Abstr
     assert "2 + b  (no newline at end of file)" in text
 
 
-# -- gui.highlight, the pure renderer ---------------------------------------------------
+# -- gui.window.highlight, the pure renderer ---------------------------------------------------
 
 
 def test_html_highlights_code_and_colours_added_and_removed_lines() -> None:

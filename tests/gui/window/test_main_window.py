@@ -17,9 +17,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from core import Console, SandboxInfo
-from gui.changes_view import GIT_ROW
-from gui.main_window import MainWindow
-from gui.status_line import SandboxIndicator
+from gui.window.changes_view import GIT_ROW
+from gui.window.main_window import MainWindow
+from gui.window.status_line import SandboxIndicator
 from tests.conftest import ROOT, wait_until
 
 LEFT = Qt.MouseButton.LeftButton

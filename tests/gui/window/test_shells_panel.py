@@ -8,10 +8,10 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from core import Console, RunStatus, ShellFinished, ShellOutput, ShellStarted, Timeline
-from gui.main_window import MainWindow
-from gui.shells_panel import ShellsPanel
+from gui.window.main_window import MainWindow
+from gui.window.shells_panel import ShellsPanel
 from tests.conftest import wait_until
-from tests.gui.test_main_window import in_window
+from tests.gui.window.test_main_window import in_window
 from tests.integration.hostile import processes_matching
 
 LEFT = Qt.MouseButton.LeftButton

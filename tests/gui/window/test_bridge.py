@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import QModelIndex
 
 from core import CallQueued, Console
-from gui.bridge import Bridge
-from gui.tasks import TaskSet
-from gui.timeline_model import TimelineModel
+from gui.window.bridge import Bridge
+from gui.window.tasks import TaskSet
+from gui.window.timeline_model import TimelineModel
 from tests.conftest import wait_until
 
 

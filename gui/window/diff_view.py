@@ -23,7 +23,7 @@ from PySide6.QtGui import (QCloseEvent, QFontDatabase, QPalette, QShowEvent, QTe
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from core import FileDiff
-from gui.highlight import message_html, render_diff_blocks, wrap_document
+from gui.window.highlight import message_html, render_diff_blocks, wrap_document
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core import Console, Lagged, RuleEntry, RunStatus
-from gui.main_window import MainWindow
-from gui.rules_model import RulesModel
-from gui.rules_view import RulesView
+from gui.window.main_window import MainWindow
+from gui.window.rules_model import RulesModel
+from gui.window.rules_view import RulesView
 from tests.conftest import wait_until
-from tests.gui.test_main_window import in_window
+from tests.gui.window.test_main_window import in_window
 
 LEFT = Qt.MouseButton.LeftButton
 

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPu
                                QVBoxLayout, QWidget)
 
 from core import FileChange, FileDiff, NodeKey, RunNode, RunStatus, Timeline, UndoReport
-from gui.approval_panel import agent_path
-from gui.diff_view import DiffView
+from gui.window.approval_panel import agent_path
+from gui.window.diff_view import DiffView
 
 MAX_SHOWN_CHARS = 20_000
 

@@ -13,7 +13,7 @@ import os
 import threading
 
 from core import ApprovalRequested, ApprovalResolved, Console, unified_text
-from gui.run_log import Output, Watch
+from gui.terminal.run_log import Output, Watch
 
 PROMPT = "Allow? [y]es / [n]o / [ya] always allow / [na] always deny: "
 EOF_REASON = "no answer (stdin closed)"

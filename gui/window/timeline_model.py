@@ -8,7 +8,7 @@ updates into Qt's signals.  `data()` computes nothing: every cell, tooltip,
 brush and Gantt bar is prepared when its row changes.
 
 The last column, "Timeline", gives each run and batch a `GanttBar`
-(`GANTT_ROLE`) for `gui.gantt.GanttDelegate` to paint.  While something is
+(`GANTT_ROLE`) for `gui.window.gantt.GanttDelegate` to paint.  While something is
 at work, a timer stretches the time windows that end "now" twice a second
 and repaints that column of the rows concerned, nothing else.
 """
@@ -23,7 +23,7 @@ from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QP
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core import AgentNode, BatchNode, Event, NodeKey, RunNode, RunStatus, Timeline, Updated, agent_key, run_key
-from gui.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
+from gui.window.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1

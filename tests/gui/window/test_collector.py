@@ -7,7 +7,7 @@ import threading
 import weakref
 from typing import Any
 
-from gui.collector import MainThreadCollector
+from gui.window.collector import MainThreadCollector
 
 
 class _Cycle:

@@ -29,8 +29,8 @@ from PySide6.QtCore import QObject, Signal
 from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event,
                   ExternalChangesRecorded, Lagged, McpServerChanged, PolicyChanged, RollbackFinished, RollbackRefused,
                   ShellFinished, ShellOutput, ShellStarted)
-from gui.tasks import TaskSet
-from gui.timeline_model import TimelineModel
+from gui.window.tasks import TaskSet
+from gui.window.timeline_model import TimelineModel
 
 log = logging.getLogger(__name__)
 

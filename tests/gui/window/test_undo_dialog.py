@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from core.undo.report import FilePreview, Resolution, UndoPreview
-from gui.undo_dialog import UndoDialog, has_conflict_markers
+from gui.window.undo_dialog import UndoDialog, has_conflict_markers
 
 MERGED = ("def greet(name):\n<<<<<<< now\n    return f'Hello, {name}!'\n||||||| after the call\n"
           "    return 'Hello, ' + name\n=======\n    return 'Hi ' + name\n>>>>>>> before the call\n")

@@ -1,7 +1,7 @@
 """The main window: timeline on the left; approval and tabs (details, changes, shells, rules) on the right.
 
 It wires the bridge's signals to the panels and the panels' requests to the
-console (undo, redo and rewind through gui.undo_flow).  Anything
+console (undo, redo and rewind through gui.window.undo_flow).  Anything
 asynchronous (undo, loading diffs, rule changes, stopping a shell) runs as a
 task the window owns, and questions are asked with `open()`, never a nested
 `exec()`: nothing here blocks the shared Qt/asyncio thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
@@ -22,21 +22,21 @@ from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow, QMenu, QSplitt
 
 from core import (ApprovalRequested, CallRecord, Console, ExternalChangesRecorded, PolicyChanged, RollbackRefused,
                   RunStatus, ServerState, ServerStatus, SessionEnd, UndoReport, run_key)
-from gui.approval_panel import ApprovalPanel
-from gui.bridge import Bridge
-from gui.changes_view import ChangesView
-from gui.details_pane import DetailsPane, undoable
-from gui.edit_dialog import EditDialog
-from gui.gantt import COLUMN_WIDTH, GanttDelegate
-from gui.mcp_panel import McpPanel
-from gui.mode_bar import BypassBanner, ModeSelector
-from gui.rules_view import RulesView
-from gui.shells_panel import ShellsPanel
-from gui.status_line import RunCounts, SandboxIndicator
-from gui.tasks import TaskSet
-from gui.undo_dialog import UndoDialog
-from gui.undo_flow import UndoFlow, ask_rewind
-from gui.timeline_model import KEY_ROLE, TIMELINE_COLUMN, TimelineModel
+from gui.window.approval_panel import ApprovalPanel
+from gui.window.bridge import Bridge
+from gui.window.changes_view import ChangesView
+from gui.window.details_pane import DetailsPane, undoable
+from gui.window.edit_dialog import EditDialog
+from gui.window.gantt import COLUMN_WIDTH, GanttDelegate
+from gui.window.mcp_panel import McpPanel
+from gui.window.mode_bar import BypassBanner, ModeSelector
+from gui.window.rules_view import RulesView
+from gui.window.shells_panel import ShellsPanel
+from gui.window.status_line import RunCounts, SandboxIndicator
+from gui.window.tasks import TaskSet
+from gui.window.undo_dialog import UndoDialog
+from gui.window.undo_flow import UndoFlow, ask_rewind
+from gui.window.timeline_model import KEY_ROLE, TIMELINE_COLUMN, TimelineModel
 
 
 class MainWindow(QMainWindow):

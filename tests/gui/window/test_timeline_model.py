@@ -11,8 +11,8 @@ from PySide6.QtCore import QModelIndex, Qt
 from core import AgentStarted, CallFinished, CallQueued, RunStatus, Timeline
 from core.events import ApprovalRequested, BatchFinished, BatchStarted, CallStarted
 from core.orchestration.models import PlanInfo
-from gui.gantt import GANTT_ROLE
-from gui.timeline_model import COLUMNS, KEY_ROLE, STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
+from gui.window.gantt import GANTT_ROLE
+from gui.window.timeline_model import COLUMNS, KEY_ROLE, STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 
 
 def _events() -> list[Any]:

@@ -3,7 +3,7 @@
 It shows the oldest waiting request (with a count of the others), who asked
 (the agent and its parents), why the policy asks, the impact, and either a
 highlighted diff of the pending write or, for Bash, the parsed command with
-the parts that caused the question marked (`gui.command_card`).  Answers go
+the parts that caused the question marked (`gui.window.command_card`).  Answers go
 straight to the console; the panel moves on when the bridge says the
 request was resolved.  A request with a deadline shows it counting down.
 
@@ -27,8 +27,8 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from core import ApprovalRequested, Console, Timeline
-from gui.command_card import CommandCard, impact_html
-from gui.diff_view import DiffView
+from gui.window.command_card import CommandCard, impact_html
+from gui.window.diff_view import DiffView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
 SCOPES = (("once", "Just this once"), ("session", "For this session"),

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLay
                                QPushButton, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from core import CallRecord, Console, RuleEntry
-from gui.rules_model import RuleKey, RulesModel, rule_key
-from gui.tasks import TaskSet
+from gui.window.rules_model import RuleKey, RulesModel, rule_key
+from gui.window.tasks import TaskSet
 
 EMPTY = ("<b>No rules yet.</b> Read-only tools and commands run; everything else asks you. A rule names a tool, "
          "optionally with a pattern: <code>Bash(npm run test:*)</code> (a command prefix), "

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import CallFinished, CallQueued, RunStatus, Timeline
-from gui.status_line import RunCounts
+from gui.window.status_line import RunCounts
 
 
 @dataclass(frozen=True)

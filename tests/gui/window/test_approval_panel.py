@@ -9,8 +9,8 @@ from typing import Any
 
 from core import ApprovalRequested, Console, RunStatus
 from core.policy.bash import analyse
-from gui.approval_panel import ApprovalPanel
-from gui.command_card import MAX_TREE_ITEMS, CommandCard
+from gui.window.approval_panel import ApprovalPanel
+from gui.window.command_card import MAX_TREE_ITEMS, CommandCard
 from tests.conftest import wait_until
 
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QPlainTextEdit
 
 from core import Console
-from gui.details_pane import DetailsPane
+from gui.window.details_pane import DetailsPane
 
 
 def test_a_cut_bash_output_links_to_the_whole_output_in_the_journal(qtbot: Any, loop: Any, workspace: Path) -> None:

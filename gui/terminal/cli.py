@@ -129,38 +129,38 @@ def _concurrency(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "calls":
-        from gui.terminal import list_calls
+        from gui.terminal.commands import list_calls
         return list_calls(args.workspace, args.state_dir, args.json)
     if args.command == "run":
-        from gui.headless import RunOptions, run_plan
+        from gui.terminal.run import RunOptions, run_plan
         return run_plan(RunOptions(plan=args.plan, workspace=args.workspace, state_dir=args.state_dir,
                                    auto=args.auto, as_json=args.json, fail_fast=args.fail_fast,
                                    concurrency=args.concurrency))
     if args.command == "hooks":
-        from gui.terminal import hooks_command
+        from gui.terminal.commands import hooks_command
         return hooks_command(args.action, args.project, args.user, args.state_dir)
     if args.command == "mcp-serve":
         if not args.http and (args.host is not None or args.port is not None):
             print("belay mcp-serve: --host and --port go with --http (stdio needs neither)", file=sys.stderr)
             return 2
-        from gui.mcp_serve import ServeOptions, run_mcp_serve
+        from gui.terminal.mcp_serve import ServeOptions, run_mcp_serve
         return run_mcp_serve(ServeOptions(workspace=args.workspace, state_dir=args.state_dir, http=args.http,
                                           host=args.host or "127.0.0.1",
                                           port=MCP_PORT if args.port is None else args.port))
     if args.command == "claude":
-        from gui.app import ClaudeOptions, run_claude
+        from gui.window.app import ClaudeOptions, run_claude
         return run_claude(ClaudeOptions(prompt=args.prompt, workspace=args.workspace, state_dir=args.state_dir,
                                         model=args.model, auto_approve=args.auto_approve,
                                         quit_when_done=args.quit_when_done, screenshot=args.screenshot))
     if args.command == "watch":
-        from gui.app import WatchOptions, run_watch
+        from gui.window.app import WatchOptions, run_watch
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after))
     if args.command in ("undo", "redo"):
-        from gui.terminal import undo_call
+        from gui.terminal.commands import undo_call
         return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,
                          args.files, redo=args.command == "redo")
-    from gui.app import DemoOptions, run_demo
+    from gui.window.app import DemoOptions, run_demo
     return run_demo(DemoOptions(
         workspace=args.workspace, state_dir=args.state_dir, script=args.script,
         auto_approve=args.auto_approve, quit_when_done=args.quit_when_done, screenshot=args.screenshot,

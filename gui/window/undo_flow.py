@@ -16,9 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core import BelayError, CallRecord, Console, Resolution, UndoPreview, UndoReport
-from gui.confirm import answer
-from gui.tasks import TaskSet
-from gui.undo_dialog import UndoDialog
+from gui.window.confirm import answer
+from gui.window.tasks import TaskSet
+from gui.window.undo_dialog import UndoDialog
 
 
 class UndoFlow:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QStyleOptionViewItem
 
 from core import RunStatus
 from core.timeline.tree import GanttSpan
-from gui.gantt import (APPROVAL, BAR_HEIGHT, COLUMN_WIDTH, GANTT_ROLE, OUTCOME, PAD, QUEUED, RUNNING, GanttBar,
+from gui.window.gantt import (APPROVAL, BAR_HEIGHT, COLUMN_WIDTH, GANTT_ROLE, OUTCOME, PAD, QUEUED, RUNNING, GanttBar,
                        GanttDelegate, GanttWindow, describe)
 
 WINDOW_S = 10.0

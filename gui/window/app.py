@@ -25,9 +25,9 @@ from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from core import AutoReviewer, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
-from gui.main_window import MainWindow
-from gui.collector import MainThreadCollector
-from gui.resources import demo_script, demo_workspace_template, style_sheet
+from gui.window.main_window import MainWindow
+from gui.window.collector import MainThreadCollector
+from gui.window.resources import demo_script, demo_workspace_template, style_sheet
 
 log = logging.getLogger(__name__)
 DEMO_MARKER = ".belay-demo"

@@ -1,0 +1,1 @@
+"""Front ends without a window: the `belay` command line, `belay run`, `calls`, `undo`, `mcp-serve`, terminal approvals."""
