@@ -21,7 +21,7 @@ from typing import ClassVar
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core import Console  # noqa: E402
-from core.orchestration.models import BatchCall  # noqa: E402
+from core.models.batches import BatchCall  # noqa: E402
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput  # noqa: E402
 from core.tools.catalog import default_tools  # noqa: E402
 

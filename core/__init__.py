@@ -11,7 +11,8 @@ from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
 from core.console import Console
 from core.outside.agents import SERVED_TOOLS, describe_tool
-from core.changes.diffs import DiffLine, FileDiff, Hunk, unified_text
+from core.models.diffs import DiffLine, FileDiff, Hunk
+from core.changes.diffs import unified_text
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
                          BatchFinished, BatchStarted, CallProgress, CallRetrying,
@@ -20,19 +21,19 @@ from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalReq
                          RollbackRefused, PolicyChanged, SessionStarted, ShellFinished, ShellOutput,
                          ShellStarted)
 from core.orchestration.graph import BatchError, CycleError
-from core.orchestration.models import BatchCall, BatchReport, BatchResult, PlanInfo
-from core.models import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
+from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
+from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
 from core.run.pipeline import AgentHandle, CallOutcome
-from core.policy.settings import RuleEntry
+from core.models.policy import RuleEntry
 from core.process.sandbox import SandboxInfo
-from core.policy.bash import BashAnalysis, DisplayNode, Impact
+from core.models.bash import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
 from core.timeline.tree import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey, RunNode,
                            ShellNode, Timeline, Updated, agent_key, run_key)
 from core.outside.claude_session import SessionEnd
 from core.events import McpServerChanged
-from core.mcp.state import ServerState, ServerStatus
+from core.models.mcp import ServerState, ServerStatus
 from core.outside.endpoint import install_token
 from core.outside.hook_client import find_endpoint
 from core.outside.install import hook_command

@@ -22,7 +22,8 @@ from core.undo import recovery
 from core.run.approvals import Answer, ApprovalBroker
 from core.store.blobs import BlobStore
 from core.bus import EventBus, Subscription
-from core.changes.diffs import FileDiff, diff_of_change
+from core.models.diffs import FileDiff
+from core.changes.diffs import diff_of_change
 from core.errors import BelayError, ErrorKind, ToolError
 from core.process.environment import make_non_dumpable
 from core.outside.endpoint import Endpoint, install_token
@@ -31,25 +32,26 @@ from core.events import (AgentFinished, AgentStarted, ApprovalRequested, Externa
 from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
 from core.store.journal import Journal
 from core.store.lock import OwnerLock
-from core.models import AgentStatus, CallRecord, Decision, FileChange, RunStatus
+from core.models.records import AgentStatus, CallRecord, Decision, FileChange, RunStatus
 from core.paths import Workspace
 from core.run.pipeline import AgentHandle, CallOutcome, Pipeline
-from core.policy.engine import PolicyEngine, PolicyRequest, RuleEntry
-from core.policy.rules import RuleAction
+from core.policy.engine import PolicyEngine, PolicyRequest
+from core.models.policy import RuleEntry
+from core.models.policy import RuleAction
 from core.process.sandbox import SandboxInfo
 from core.settings import workspace_state_dir
 from core.timeline.tree import Timeline
 from core.process.shells import ShellManager
 from core.run.results import CacheStats
 from core.run.cache import CallCache
-from core.orchestration.models import BatchCall, BatchReport
+from core.models.batches import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
 from core.tasks import OwnedTasks
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.hooks import ClaudeHooks
 from core.outside.agents import OutsideAgents
 from core.mcp.manager import McpManager
-from core.mcp.state import ServerStatus
+from core.models.mcp import ServerStatus
 from core.outside.intercept import Interceptor
 from core.policy.settings import config_dir
 from core.changes.tracker import ChangeTracker

@@ -12,13 +12,13 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from core.changes.diffs import FileDiff
+from core.models.diffs import FileDiff
 from core.errors import ErrorInfo
-from core.models import AgentStatus, Decision, FileChange, GitChange, RunStatus
-from core.mcp.state import ServerStatus
-from core.orchestration.models import PlanInfo
-from core.policy.settings import RuleEntry
-from core.policy.bash.models import BashAnalysis, Impact
+from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.models.mcp import ServerStatus
+from core.models.batches import PlanInfo
+from core.models.policy import RuleEntry
+from core.models.bash import BashAnalysis, Impact
 
 
 def _now() -> datetime:

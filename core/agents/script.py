@@ -43,7 +43,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.orchestration.models import BatchCall
+from core.models.batches import BatchCall
 
 
 class BatchSpec(BaseModel):

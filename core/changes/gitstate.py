@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from core.changes.gitproc import GIT, git_env
-from core.models import GitChange
+from core.models.records import GitChange
 
 log = logging.getLogger(__name__)
 

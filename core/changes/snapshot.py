@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from core.store.blobs import BlobBatch, BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.changes.ignore import IgnoreRules
-from core.models import ChangeKind, FileChange
+from core.models.records import ChangeKind, FileChange
 from core.paths import Workspace
 
 SKIPPED_DIRS = frozenset({".git"})

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from core.orchestration.models import BatchCall, PlanInfo
+from core.models.batches import BatchCall, PlanInfo
 from core.orchestration.refs import BadReference, iter_references
 
 _SHOWN = 12  # calls of a cycle named in its message; `CycleError.path` keeps them all

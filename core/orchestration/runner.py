@@ -23,9 +23,9 @@ from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import BatchFinished, BatchStarted, CallFinished, CallQueued
 from core.ids import new_batch_id, new_call_id
 from core.store.journal import Journal
-from core.models import RunStatus
+from core.models.records import RunStatus
 from core.orchestration.graph import Graph, build_graph, plan_info
-from core.orchestration.models import BatchCall, BatchReport, PlanInfo
+from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace

@@ -19,7 +19,7 @@ from core.outside.endpoint import Endpoint
 from core.events import AgentFinished, AgentLinked
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
-from core.models import AgentStatus
+from core.models.records import AgentStatus
 from core.run.pipeline import AgentHandle
 from core.tools.base import Tool, ToolArgs
 

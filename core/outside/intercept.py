@@ -38,7 +38,7 @@ from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import CallFinished, CallQueued, CallStarted
 from core.ids import CallId, new_call_id
 from core.store.journal import Journal
-from core.models import ChangeKind, FileChange, RunStatus
+from core.models.records import ChangeKind, FileChange, RunStatus
 from core.paths import Workspace
 from core.run.pipeline import AgentHandle, Finished, Pipeline
 from core.policy.decide import resolved_paths

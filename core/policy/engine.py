@@ -35,11 +35,13 @@ from pathlib import Path
 
 from core.mcp.settings import ServerSettings
 from core.policy.decide import RuleSet, decide_bash, decide_tool
-from core.policy.settings import (ACTIONS, MODES, Layer, Mode, RuleEntry, Scope, edit_rules, entry_from, load_layer,
-                                  settings_path)
+from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
+from core.models.policy import Mode, RuleEntry, Scope
 from core.policy.verdicts import PolicyRequest, Verdict
-from core.policy.rules import RuleAction, parse_rule
-from core.policy.bash import BashAnalysis, analyse
+from core.models.policy import RuleAction
+from core.policy.rules import parse_rule
+from core.models.bash import BashAnalysis
+from core.policy.bash import analyse
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]

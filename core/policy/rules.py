@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-RuleAction = Literal["allow", "ask", "deny"]
+from core.models.policy import RuleAction
+
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_TOOLS = EDIT_TOOLS | READ_TOOLS

@@ -21,31 +21,14 @@ from pydantic import BaseModel, ConfigDict
 
 from core.store.atomic_file import write_text_atomically
 from core.mcp.settings import ServerSettings, parse_servers
-from core.policy.rules import Rule, RuleAction, parse_rule
+from core.policy.rules import Rule, parse_rule
+from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 
-Scope = Literal["session", "workspace", "user"]
-Mode = Literal["default", "accept_edits", "plan", "bypass"]
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
 _KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp"}
-
-
-class RuleEntry(BaseModel):
-    """One rule as the settings hold it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str
-    """Normalised, in Claude Code syntax."""
-    action: RuleAction
-    scope: Scope
-    source: Path | None = None
-    """The settings file it comes from; None for session rules."""
-    timeout_s: float | None = None
-    """How long an approval this rule asks for waits; None: the layer's default."""
-    on_timeout: Literal["deny", "allow"] | None = None
 
 
 @dataclass

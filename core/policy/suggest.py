@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from core.policy.verdicts import PolicyRequest
 from core.policy.protected import protected_reason
 from core.policy.rules import EDIT_TOOLS
-from core.policy.bash import BashAnalysis, SimpleCommand
+from core.models.bash import BashAnalysis, SimpleCommand
 
 _SUBCOMMANDS = frozenset({"git", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry", "gh", "dotnet",
                           "terraform", "brew", "apt", "apt-get", "systemctl", "make", "npm", "pnpm", "yarn", "bun",

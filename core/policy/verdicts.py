@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from core.policy.bash import BashAnalysis, Impact
+from core.models.bash import BashAnalysis, Impact
 from core.tools.base import Annotations
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from core.store import fsio
 from core.store.blobs import BlobStore, content_hash
 from core.errors import ErrorKind, ToolError
-from core.models import ChangeKind, FileChange
+from core.models.records import ChangeKind, FileChange
 from core.paths import Workspace
 from core.tools.base import FileWrite, WritePlan
 

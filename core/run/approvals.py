@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from core.events import ApprovalRequested
-from core.models import Decision
+from core.models.records import Decision
 
 
 class Answer(BaseModel):

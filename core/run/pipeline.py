@@ -23,7 +23,8 @@ from core.run.approvals import Answer, ApprovalBroker
 from core.store.blobs import BlobStore
 from core.bus import EventBus
 from core.run.apply import apply_plan, replace_contents
-from core.changes.diffs import FileDiff, compute_diff
+from core.models.diffs import FileDiff
+from core.changes.diffs import compute_diff
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.run.cache import CallCache
 from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallProgress, CallQueued,
@@ -31,7 +32,7 @@ from core.events import (ApprovalRequested, ApprovalResolved, CallFinished, Call
 from core.run.limits import heartbeat, run_limited
 from core.ids import AgentId, CallId
 from core.store.journal import Journal
-from core.models import Decision, FileChange, RunStatus
+from core.models.records import Decision, FileChange, RunStatus
 from core.paths import Workspace
 from core.policy.decide import resolved_paths
 from core.policy.engine import PolicyEngine

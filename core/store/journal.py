@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ErrorInfo
-from core.models import (AgentRecord, AgentStatus, BatchRecord, CallRecord, ChangeKind, ExternalRecord, FileChange,
-                         GitChange, RollbackRecord, RunStatus)
-from core.orchestration.models import PlanInfo
+from core.models.records import (AgentRecord, AgentStatus, BatchRecord, CallRecord, ChangeKind, ExternalRecord,
+                                 FileChange, GitChange, RollbackRecord, RunStatus)
+from core.models.batches import PlanInfo
 from core.store.undone import Ref, RollbackLink, undoing, undone_positions
 
 SCHEMA = """

@@ -14,8 +14,8 @@ from typing import Any
 
 from core.errors import ErrorInfo
 from core.events import ApprovalRequested
-from core.models import AgentStatus, Decision, FileChange, GitChange, RunStatus
-from core.orchestration.models import PlanInfo
+from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.models.batches import PlanInfo
 
 NodeKey = str
 """'a:<agent id>' for an agent node, 'b:<batch id>' for a batch, 'r:<call id>' for a run."""

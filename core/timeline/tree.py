@@ -28,7 +28,7 @@ from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalReque
                          BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying,
                          CallStarted, Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput,
                          ShellStarted)
-from core.models import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
+from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
 from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey,
                                  RunNode, ShellNode, Updated, agent_key, batch_key, batch_span, known_end, run_key,
                                  run_span)

@@ -20,7 +20,7 @@ from typing import Literal
 from core.errors import ErrorKind, ToolError
 from core.changes.gitproc import GIT, git_env
 from core.changes.gitstate import GitState, find_git_dir, read_git_state
-from core.models import GitChange
+from core.models.records import GitChange
 
 GIT_TIMEOUT_S = 10.0
 ZERO = "0" * 40

@@ -33,7 +33,7 @@ from core.store.blobs import BlobStore, content_hash
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.errors import ErrorKind, ToolError, UndoConflict
 from core.undo.merge import merge3
-from core.models import ChangeKind, FileChange
+from core.models.records import ChangeKind, FileChange
 from core.paths import Workspace
 from core.undo.restore import Chmod, FileOp, Put, Remove, apply_all
 from core.undo.report import FilePreview, Resolution, UndoPreview

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from core.store.blobs import BlobStore
 from core.errors import BelayError
 from core.store.journal import Journal
-from core.models import FileChange, RollbackRecord
+from core.models.records import FileChange, RollbackRecord
 from core.paths import Workspace
 from core.undo.restore import FileOp, Put, Remove, apply_all
 from core.changes.tracker import ChangeTracker

@@ -23,7 +23,7 @@ from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
 from core.events import RollbackFinished, RollbackRefused
 from core.ids import new_rollback_id
 from core.store.journal import Journal
-from core.models import CallRecord, FileChange, GitChange
+from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
 from core.changes.tracker import ChangeTracker
 from core.undo.report import Resolution, UndoPreview, UndoReport

@@ -16,7 +16,7 @@ from pathlib import Path
 from core.policy.bash.chars import hidden_character
 from core.policy.bash.judge import judge
 from core.policy.bash.findings import FLAG_OF, RANK, Env, Judgement
-from core.policy.bash.models import LEVELS, BashAnalysis, Impact, Level
+from core.models.bash import LEVELS, BashAnalysis, Impact, Level
 from core.policy.bash.nodes import Context, Cwd, RawCommand, RawRedirect
 from core.policy.bash.redirects import classify
 from core.policy.bash.walk import Walker

@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from core.policy.protected import protected_reason, secret_reason
-from core.policy.bash.models import Effect, Flag, Level
+from core.models.bash import Effect, Flag, Level
 from core.policy.bash.words import WordValue, brace_words, is_device
 
 RANK: dict[str, int] = {"read": 0, "edit": 1, "run": 2, "ask": 3, "deny": 4}

@@ -1,6 +1,6 @@
 """The walk's working records: where a command sits, its working directory, and the display tree being built.
 
-These are mutable and private to the analysis; `core.policy.bash.models` holds the
+These are mutable and private to the analysis; `core.models.bash` holds the
 frozen records it produces.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from core.policy.bash.models import Flag
+from core.models.bash import Flag
 from core.policy.bash.words import WordValue
 
 LABEL_BYTES = 240

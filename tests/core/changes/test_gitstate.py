@@ -13,7 +13,7 @@ import pytest
 
 from core.changes import gitstate
 from core.changes.gitstate import UNREADABLE, GitState, describe_changes, read_git_state
-from core.models import GitChange
+from core.models.records import GitChange
 
 Git = Callable[..., str]
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from core.store.blobs import BlobStore
-from core.models import ChangeKind
+from core.models.records import ChangeKind
 from core.paths import Workspace
 from core.changes.snapshot import WorkspaceIndex
 

@@ -20,7 +20,7 @@ from core.errors import BelayError
 from core.ids import AgentId, CallId
 from core.mcp.manager import McpManager
 from core.mcp.settings import ServerSettings
-from core.mcp.state import ServerState, ServerStatus
+from core.models.mcp import ServerState, ServerStatus
 from core.paths import Workspace
 from core.run.limits import run_limited
 from core.tools.base import ReadState, RunTool, ToolContext, ToolOutput

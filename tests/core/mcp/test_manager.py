@@ -19,7 +19,7 @@ import pytest
 from core.errors import ErrorKind
 from core.mcp.results import MCP_TOOL_ERROR
 from core.mcp.settings import ServerSettings
-from core.mcp.state import ServerState
+from core.models.mcp import ServerState
 from tests.conftest import run
 from tests.core.mcp.conftest import HttpServer, alive, free_port, harness, start_http, stdio
 

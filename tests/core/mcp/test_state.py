@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.mcp.state import Failed, Listed, ServerState, ServerStatus, Starting, Stopped, advance
+from core.mcp.state import Failed, Listed, Starting, Stopped, advance
+from core.models.mcp import ServerState, ServerStatus
 
 
 def _walk(*steps: Starting | Listed | Failed | Stopped) -> list[str]:

@@ -15,7 +15,7 @@ from core import Console, RunStatus
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.catalog import default_tools
 from core.orchestration.graph import BatchError, CycleError
-from core.orchestration.models import BatchCall
+from core.models.batches import BatchCall
 from tests.conftest import run
 
 

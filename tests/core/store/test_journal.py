@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.errors import ErrorInfo, ErrorKind
 from core.store.journal import Journal
-from core.models import AgentStatus, ChangeKind, FileChange, RunStatus
+from core.models.records import AgentStatus, ChangeKind, FileChange, RunStatus
 
 
 def _journal_with_one_call(path: Path) -> Journal:

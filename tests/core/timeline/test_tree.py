@@ -8,8 +8,8 @@ import pytest
 
 from core.events import (AgentFinished, AgentStarted, ApprovalRequested, BatchFinished, BatchStarted, CallFinished,
                          CallQueued, CallStarted)
-from core.models import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
-from core.orchestration.models import PlanInfo
+from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
+from core.models.batches import PlanInfo
 from core.timeline.tree import BatchTotals, GanttSpan, Inserted, Timeline, Updated
 
 
@@ -73,7 +73,7 @@ def test_a_snapshot_is_independent_and_has_no_hooks() -> None:
 def test_a_reloaded_sub_agent_sits_right_after_the_call_that_spawned_it() -> None:
     from datetime import datetime, timedelta, timezone
 
-    from core.models import AgentRecord, AgentStatus, CallRecord, RunStatus
+    from core.models.records import AgentRecord, AgentStatus, CallRecord, RunStatus
 
     t0 = datetime(2026, 11, 22, tzinfo=timezone.utc)
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from core import AgentStarted, CallFinished, CallQueued, RunStatus, Timeline
 from core.events import ApprovalRequested, BatchFinished, BatchStarted, CallStarted
-from core.orchestration.models import PlanInfo
+from core.models.batches import PlanInfo
 from gui.window.gantt import GANTT_ROLE
 from gui.window.timeline_model import COLUMNS, KEY_ROLE, STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 

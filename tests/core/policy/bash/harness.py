@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.policy.engine import PolicyEngine, PolicyRequest, Verdict
-from core.policy.bash import BashAnalysis, analyse
+from core.models.bash import BashAnalysis
+from core.policy.bash import analyse
 
 
 class Bash:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.policy.bash import BashAnalysis, analyse
+from core.models.bash import BashAnalysis
+from core.policy.bash import analyse
 
 from .harness import Bash
 

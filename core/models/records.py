@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.errors import ErrorInfo
-from core.orchestration.models import PlanInfo
+from core.models.batches import PlanInfo
 
 
 class RunStatus(str, Enum):
