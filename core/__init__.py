@@ -42,6 +42,7 @@ from core.outside.install import settings_file as claude_settings_file
 from core.outside.install import uninstall as uninstall_hooks
 from core.policy.settings import config_dir
 from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
+from core.tasks import shielded, spawn
 
 __all__ = [
     "McpServerChanged", "ServerState", "ServerStatus", "SessionEnd",
@@ -57,5 +58,6 @@ __all__ = [
     "ExternalChangesRecorded", "ExternalNode", "FilePreview", "GitChange", "Resolution", "UndoPreview",
     "BatchCall", "BatchError", "BatchFinished", "BatchReport", "BatchResult", "BatchStarted", "CallProgress",
     "CallRetrying", "CycleError", "PlanInfo", "BatchNode", "BatchTotals", "GanttSpan", "ShellNode",
+    "shielded", "spawn",
     "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

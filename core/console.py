@@ -46,7 +46,7 @@ from core.run.results import CacheStats
 from core.run.cache import CallCache
 from core.models.batches import BatchCall, BatchReport
 from core.orchestration.runner import BatchRunner
-from core.tasks import OwnedTasks
+from core.tasks import OwnedTasks, shielded
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.hooks import ClaudeHooks
 from core.outside.agents import OutsideAgents
@@ -458,7 +458,7 @@ class Console:
             status, message = AgentStatus.FAILED, f"{type(e).__name__}: {e}"
             raise
         finally:
-            await asyncio.shield(self._finish_agent(handle, status, message))
+            await shielded(self._finish_agent(handle, status, message))
 
     async def _finish_agent(self, handle: AgentHandle, status: AgentStatus, message: str) -> None:
         await self.io(self.journal.finish_agent, handle.agent_id, status)

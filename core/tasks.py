@@ -1,6 +1,14 @@
-"""The tasks a console starts (agents, and each call an agent submits), and how they end.
+"""Every task the core starts, and the one way its cleanup survives a cancellation.
 
-An agent's task runs until it finishes or the console closes.  A call runs
+`spawn` is how the core starts a task: named, and returned so that the
+caller keeps it and ends it (cancel, then wait), or gives it to an owner
+here.  `shielded` runs cleanup (recording how a call ended, closing a
+process) to its end even when the task awaiting it is cancelled, then lets
+the cancellation through; it is the only place the core shields anything.
+A linter rule (pyproject.toml, ruff's banned-api) keeps `asyncio.create_task`,
+`ensure_future` and `shield` in this module.
+
+`OwnedTasks` owns a console's agents and calls.  An agent's task runs until it finishes or the console closes.  A call runs
 in a task of its own so that a person can cancel that one call from the
 window: the agent then hears "cancelled" and goes on, while cancelling the
 agent itself cancels its call and propagates.  Closing cancels the agents,
@@ -17,6 +25,28 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def spawn(work: Awaitable[T], name: str) -> asyncio.Task[T]:
+    """Start `work` as a named task.  The caller keeps the task (a task nobody references may be
+    collected mid-flight) and ends it: cancel, then wait for it."""
+    task = asyncio.ensure_future(work)
+    task.set_name(name)
+    return task
+
+
+async def shielded(work: Awaitable[T]) -> T:
+    """Run `work` to its end even if the caller is cancelled meanwhile; then let the cancellation through.
+
+    For cleanup that must not be cut short (a run's record, a process tree's end): plain
+    `asyncio.shield` would let the caller go on while the work still runs, unowned.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
+
+
 class OwnedTasks:
     """Agent tasks and call tasks of one console."""
 
@@ -30,15 +60,14 @@ class OwnedTasks:
 
     def launch(self, coro: Awaitable[T], name: str) -> asyncio.Task[T]:
         """Start a top-level agent task, ended on close."""
-        task = asyncio.ensure_future(coro)
-        task.set_name(name)
+        task = spawn(coro, name)
         self._agents.add(task)
         task.add_done_callback(self._agents.discard)
         return task
 
     async def call(self, call_id: str, work: Coroutine[Any, Any, T], cancelled: Callable[[], T]) -> T:
         """Run one call in its own task; when only that task is cancelled (`cancel`), return `cancelled()`."""
-        task = asyncio.ensure_future(work)
+        task = spawn(work, f"call {call_id}")
         self._calls[call_id] = task
         try:
             return await asyncio.shield(task)

@@ -16,6 +16,7 @@ from core.agents.script import ReviewRule
 from core.bus import Subscription
 from core.console import Console
 from core.events import ApprovalRequested
+from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class AutoReviewer:
     def start(self) -> None:
         self._unregister = self.console.register_approver("auto reviewer")
         self._sub = self.console.subscribe()
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="auto reviewer")
+        self._task = spawn(self._run(), "auto reviewer")
         for request in self.console.pending_approvals():
             self._schedule(request)
 

@@ -30,6 +30,7 @@ from core.models.records import FileChange, GitChange
 from core.paths import Workspace
 from core.changes.snapshot import WorkspaceIndex
 from core.changes.watcher import DirtyTracker
+from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class ChangeTracker:
                      self.watcher.problem)
         await asyncio.to_thread(self.index.changes_since)
         if self.watcher is not None:
-            self._settler = asyncio.create_task(self._settle_when_quiet(), name="belay-settle-external")
+            self._settler = spawn(self._settle_when_quiet(), "belay-settle-external")
 
     async def stop(self) -> None:
         if self._settler is not None:

@@ -41,6 +41,7 @@ from core.mcp.results import error_of
 from core.mcp.settings import ServerSettings
 from core.mcp.state import Failed, Starting, Stopped
 from core.mcp.transport import failure_reason, last_words, open_transport, stderr_file, watched
+from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 STOP_GRACE_S = 10.0
@@ -106,7 +107,7 @@ class ServerConnection:
         """Start the task that owns the session (the caller's loop runs it)."""
         if self._task is not None:
             raise RuntimeError(f"the connection to {self.name} was already started")
-        self._task = asyncio.get_running_loop().create_task(self._own(), name=f"belay-mcp-{self.name}")
+        self._task = spawn(self._own(), f"belay-mcp-{self.name}")
 
     async def stop(self) -> None:
         """Close the session (a stdio server's process is ended); calls still waiting fail."""

@@ -29,6 +29,7 @@ from core.orchestration.graph import Graph
 from core.models.batches import BatchCall, BatchResult, CallState
 from core.orchestration.refs import BadReference, resolve
 from core.run.pipeline import CallOutcome
+from core.tasks import spawn
 
 Submit = Callable[[BatchCall, dict[str, Any]], Awaitable[CallOutcome]]
 """Runs one call (its arguments resolved) through the pipeline."""
@@ -165,8 +166,7 @@ class Scheduler:
             reads, writes = self.touches(call, args)
             if any(_conflict(reads, writes, other) for other in state.running.values()):
                 continue  # a running call touches the same path: this one waits for it
-            task = asyncio.ensure_future(self.submit(call, args))
-            task.set_name(f"batch call {cid}")
+            task = spawn(self.submit(call, args), f"batch call {cid}")
             state.running[task] = _Running(call, reads, writes, time.monotonic() - t0)
             state.max_running = max(state.max_running, len(state.running))
 

@@ -26,6 +26,7 @@ from claude_agent_sdk import (ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, 
 from claude_agent_sdk.types import TaskStartedMessage
 
 from core.outside.hooks import ClaudeHooks
+from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,8 @@ class ClaudeSession:
         """Connect, send the prompt, follow the session to its result (or a stop).  The owning task."""
         async with ClaudeSDKClient(self._options()) as client:
             await client.query(self.prompt)
-            follow = asyncio.ensure_future(self._follow(client))
-            commands = asyncio.ensure_future(self._serve_commands(client))
+            follow = spawn(self._follow(client), "claude session: messages")
+            commands = spawn(self._serve_commands(client), "claude session: window commands")
             try:
                 await asyncio.wait({follow, commands}, return_when=asyncio.FIRST_COMPLETED)
             finally:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store.atomic_file import write_text_atomically
+from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 
@@ -173,8 +174,8 @@ class Endpoint:
         return await self._run(handler, request, reader), framed
 
     async def _run(self, handler: Handler, request: dict[str, Any], reader: asyncio.StreamReader) -> dict[str, Any]:
-        work = asyncio.ensure_future(handler(request))  # owned here: awaited or cancelled below
-        gone = asyncio.ensure_future(reader.read(1))  # EOF: the client stopped waiting (its process ended)
+        work = spawn(handler(request), f"endpoint: {request.get('kind')}")  # owned here: awaited or cancelled below
+        gone = spawn(reader.read(1), "endpoint: client gone?")  # EOF: the client stopped waiting (its process ended)
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -46,6 +46,7 @@ from core.policy.verdicts import PolicyRequest
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
 from core.changes.tracker import ChangeTracker
+from core.tasks import shielded, spawn
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class Interceptor:
             await self._end(call_id, started, f.status, f.text, f.error)
             return Verdict("deny", f.text, call_id)
         except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
-            await asyncio.shield(self._end(call_id, started, RunStatus.CANCELLED, "The agent stopped waiting.",
+            await shielded(self._end(call_id, started, RunStatus.CANCELLED, "The agent stopped waiting.",
                                            ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
             raise
         await self._io(self.journal.set_status, call_id, RunStatus.RUNNING)
@@ -201,8 +202,7 @@ class Interceptor:
             self.tracker.hold(call_id, frozenset(paths))
             return
         ready = asyncio.get_running_loop().create_future()
-        opened.capture = asyncio.ensure_future(self._hold_lock(opened, ready))
-        opened.capture.set_name(f"capture of {tool_name} {call_id}")
+        opened.capture = spawn(self._hold_lock(opened, ready), f"capture of {tool_name} {call_id}")
         await ready  # the lock is held (what changed before it was settled): the agent may go ahead
 
     def _read_befores(self, paths: frozenset[str]) -> dict[str, bytes | None]:

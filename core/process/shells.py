@@ -25,6 +25,7 @@ from core.errors import ErrorKind, ToolError
 from core.events import Event, ShellFinished, ShellOutput, ShellStarted
 from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.sandbox import signal_pids, tree_pids
+from core.tasks import shielded, spawn
 
 T = TypeVar("T")
 _POLL_S = 0.05
@@ -99,7 +100,7 @@ class ShellProcess:
                 lambda: _Pipe(self._on_output), reader)
         except BaseException:
             reader.close()
-            await finish_shielded(self.close())
+            await shielded(self.close())
             raise
 
     async def wait(self) -> int:
@@ -191,25 +192,14 @@ class ShellProcess:
         if self._pipe is None or self._transport is None:
             return
         try:
-            await asyncio.wait_for(asyncio.shield(self._pipe.closed), self.launch.drain_timeout_s)
-        except TimeoutError:
-            pass  # an escaped process still holds the pipe: stop listening to it
+            # Past the timeout an escaped process still holds the pipe: stop listening to it.
+            await asyncio.wait([self._pipe.closed], timeout=self.launch.drain_timeout_s)
         finally:
             self._transport.close()
 
     def __repr__(self) -> str:
         state = "not started" if self._proc is None else f"pid {self._proc.pid} rc {self._proc.returncode}"
         return f"<ShellProcess {state}{' killed' if self.killed else ''} {'bwrap' if self.launch.sandboxed else ''}>"
-
-
-async def finish_shielded(work: Awaitable[T]) -> T:
-    """Run cleanup to its end even if the caller is cancelled meanwhile; then let the cancel through."""
-    task = asyncio.ensure_future(work)
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await asyncio.wait([task])
-        raise
 
 
 def exit_code(returncode: int | None) -> int | None:
@@ -295,7 +285,7 @@ class ShellManager:
             raise
         self._shells[shell_id] = shell
         self._publish(ShellStarted(shell_id=shell_id, call_id=call_id, command=command))
-        shell.task = asyncio.create_task(self._watch(shell), name=f"background shell {shell_id}")
+        shell.task = spawn(self._watch(shell), f"background shell {shell_id}")
         return shell_id
 
     def _on_output(self, shell_id: str, chunk: bytes) -> None:
@@ -314,7 +304,7 @@ class ShellManager:
         try:
             await shell.process.wait()
         finally:
-            await finish_shielded(shell.process.close())
+            await shielded(shell.process.close())
             shell.coalescer.close()
             code = None if shell.process.killed else exit_code(shell.process.returncode)
             self._publish(ShellFinished(shell_id=shell.shell_id, exit_code=code, killed=shell.process.killed))
@@ -348,7 +338,7 @@ class ShellManager:
     async def _stop(shell: _Shell) -> None:
         # Stop the process rather than cancel the task: a task cancelled before its first step never runs its
         # cleanup.  The owning task sees the exit and finishes the rest.
-        await finish_shielded(shell.process.stop())
+        await shielded(shell.process.stop())
         if shell.task is not None:
             await asyncio.wait([shell.task])
 

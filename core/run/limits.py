@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from core.errors import BelayError, ErrorKind, ToolError
 from core.tools.base import RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tasks import spawn
 
 HEARTBEAT_AFTER_S = 2.0
 HEARTBEAT_EVERY_S = 2.0
@@ -83,7 +84,7 @@ async def heartbeat(note: Callable[[float], None]) -> AsyncIterator[None]:
             note(time.monotonic() - started)
             await asyncio.sleep(HEARTBEAT_EVERY_S)
 
-    task = asyncio.ensure_future(beat())
+    task = spawn(beat(), "heartbeat")
     try:
         yield
     finally:

@@ -40,6 +40,7 @@ from core.policy.verdicts import PolicyRequest, Verdict
 from core.changes.tracker import Captured, ChangeTracker
 from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
+from core.tasks import shielded
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -141,7 +142,7 @@ class Pipeline:
                               emit_output=lambda text: self.bus.publish(CallOutput(call_id=call_id, text=text)))
             ran = await self._decide_and_run(call_id, agent, tool, args, summary, ctx, timeout_s, ask)
         except asyncio.CancelledError:
-            await asyncio.shield(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
+            await shielded(self._finish(call_id, started, RunStatus.CANCELLED, "The call was cancelled.",
                                               ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
             raise
         except Finished as f:
@@ -248,10 +249,10 @@ class Pipeline:
             try:
                 done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call_id))
             finally:
-                captured = await _finish_even_if_cancelled(asyncio.ensure_future(tracker.capture()))
+                captured = await shielded(tracker.capture())
                 if captured.changes or captured.git:
                     self._captured[call_id] = captured
-                    await asyncio.shield(self._record_captured(call_id, captured))
+                    await shielded(self._record_captured(call_id, captured))
         return Ran(done.output.text, done.output.data, captured.changes)
 
     async def _record_captured(self, call_id: CallId, captured: Captured) -> None:
@@ -331,11 +332,11 @@ class Pipeline:
             return applied.changes
 
         if self.tracker is None:
-            return await _finish_even_if_cancelled(asyncio.ensure_future(asyncio.to_thread(work)))
+            return await shielded(asyncio.to_thread(work))
         async with self.tracker.mutation(f"call {call_id}"):
             # Once files are being written, finish writing and recording even if cancelled.
-            changes = await _finish_even_if_cancelled(asyncio.ensure_future(asyncio.to_thread(work)))
-            await asyncio.shield(self.tracker.absorb(changes))
+            changes = await shielded(asyncio.to_thread(work))
+            await shielded(self.tracker.absorb(changes))
         return changes
 
     async def _finish(self, call_id: CallId, started: float, status: RunStatus, text: str,
@@ -356,14 +357,6 @@ class Pipeline:
                                       changes=changes, git_changes=git, duration_s=duration, cached=cached,
                                       attempts=attempts))
         return CallOutcome(call_id, status, text, data or {}, error, cached=cached, attempts=attempts)
-
-
-async def _finish_even_if_cancelled(future: asyncio.Future[T]) -> T:
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        await asyncio.wait([future])
-        raise
 
 
 def _cap(text: str) -> str:

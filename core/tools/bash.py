@@ -36,9 +36,10 @@ from core.process.output import Coalescer, LiveText, OutputCapture
 from core.paths import Workspace
 from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
 from core.settings import state_root
-from core.process.shells import Launch, ShellManager, ShellProcess, exit_code, finish_shielded
+from core.process.shells import Launch, ShellManager, ShellProcess, exit_code
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.grep import find_rg
+from core.tasks import shielded, spawn
 
 MAX_COMMAND_BYTES = 128 * 1024
 """MAX_ARG_STRLEN on Linux: execve refuses a longer single argument."""
@@ -191,11 +192,10 @@ class BashTool(RunTool):
 
     async def _prepare(self, command: str, workspace: Path, info: SandboxInfo) -> Launch:
         """`_launch` off the loop; if the call is cancelled meanwhile, the temp dir it made is removed."""
-        task = asyncio.ensure_future(asyncio.to_thread(self._launch, command, workspace, info))
+        task = spawn(asyncio.to_thread(self._launch, command, workspace, info), "prepare a command")
         try:
-            return await asyncio.shield(task)
+            return await shielded(task)
         except asyncio.CancelledError:
-            await asyncio.wait([task])
             if not task.cancelled() and task.exception() is None:
                 shutil.rmtree(task.result().tmp, ignore_errors=True)  # an empty directory: instant
             raise
@@ -251,7 +251,7 @@ class BashTool(RunTool):
         except TimeoutError:
             timed_out = True
         finally:
-            await finish_shielded(process.close())
+            await shielded(process.close())
             if coalescer is not None:
                 coalescer.close()
         oom = oom_kills() > oom_before
@@ -355,7 +355,7 @@ async def filter_lines(text: str, pattern: str) -> str:
     finally:
         if proc.returncode is None:
             proc.kill()
-            await asyncio.shield(proc.wait())
+            await shielded(proc.wait())
     if proc.returncode not in (0, 1):
         why = err.decode(errors="replace").strip().splitlines()
         raise ToolError(ErrorKind.INVALID_ARGS, f"filter {pattern!r} is not a valid regular expression"

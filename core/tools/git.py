@@ -34,9 +34,9 @@ from core.changes.gitproc import GIT, git_env
 from core.changes.gitstate import find_git_dir
 from core.process.output import OutputCapture, sanitize
 from core.paths import Workspace
-from core.process.shells import finish_shielded
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.write import encode_text
+from core.tasks import shielded
 
 GIT_TIMEOUT_S = 30.0
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -169,11 +169,11 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], deadline: floa
         async with asyncio.timeout(max(deadline - time.monotonic(), 0)):
             return await _collect(proc, stdin, sink)
     except TimeoutError:
-        await finish_shielded(_kill(proc))
+        await shielded(_kill(proc))
         raise ToolError(ErrorKind.TIMEOUT, f"git {command} took longer than {GIT_TIMEOUT_S:g} s and was stopped",
                         "The repository may be very large or locked by another git process; try again.") from None
     except BaseException:
-        await finish_shielded(_kill(proc))
+        await shielded(_kill(proc))
         raise
 
 

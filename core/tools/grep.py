@@ -30,6 +30,7 @@ from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 from core.tools.listing import glob_regex
+from core.tasks import shielded
 
 TIME_LIMIT_S = 20.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024
@@ -185,7 +186,7 @@ async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int,
     finally:
         if proc.returncode is None:
             _kill(proc)
-            await asyncio.shield(proc.communicate())
+            await shielded(proc.communicate())
 
 
 async def _read(stream: asyncio.StreamReader | None, cap: int, stop: asyncio.subprocess.Process | None) -> bytes:

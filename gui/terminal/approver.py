@@ -12,7 +12,7 @@ import asyncio
 import os
 import threading
 
-from core import ApprovalRequested, ApprovalResolved, Console, unified_text
+from core import ApprovalRequested, ApprovalResolved, Console, spawn, unified_text
 from gui.terminal.run_log import Output, Watch
 
 PROMPT = "Allow? [y]es / [n]o / [ya] always allow / [na] always deny: "
@@ -105,7 +105,7 @@ class TerminalApprover:
         self.out.now(card(request, self.watch.label(request.call_id)), end="")
         self._asking = request.call_id
         elsewhere = self._answered_elsewhere = asyncio.get_running_loop().create_future()
-        talk = asyncio.ensure_future(self._converse(request))
+        talk = spawn(self._converse(request), "terminal approval")
         try:
             await asyncio.wait([talk, elsewhere], return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -38,7 +38,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core import SERVED_TOOLS, Console, config_dir, describe_tool, find_endpoint, install_token, state_root
+from core import SERVED_TOOLS, Console, config_dir, describe_tool, find_endpoint, install_token, spawn, state_root
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +223,7 @@ async def serve_until_signalled(bridge: Bridge, serving: Callable[[], Coroutine[
     `signal.signal`, not the loop's handlers: uvicorn swaps the handlers while it serves and re-raises
     the signal after its graceful shutdown; this one then only stops what has already stopped.
     """
-    task = asyncio.create_task(serving(), name="mcp-serve")
+    task = spawn(serving(), "mcp-serve")
     loop = asyncio.get_running_loop()
     stop = {sig: signal.signal(sig, lambda *_: loop.call_soon_threadsafe(task.cancel))
             for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from core import (AgentHandle, ApprovalRequested, ApprovalResolved, AutoReviewer, BatchError, BatchReport, Console,
-                  Event, RunStatus, Subscription, run_script)
+                  Event, RunStatus, Subscription, run_script, spawn)
 from gui.terminal.plans import BatchPlan, Plan, PlanError, ScriptPlan, load_plan
 from gui.terminal.run_log import Auto, LogView, Output, Watch, duration_text, plural
 from gui.terminal.approver import StdinLines, TerminalApprover
@@ -133,8 +133,8 @@ async def _supervise(console: Console, options: RunOptions, plan: Plan, out: Out
         elif isinstance(event, ApprovalResolved) and asker is not None:
             asker.resolved(event)
 
-    follower = asyncio.create_task(_follow(sub, handle), name="belay run: events")
-    asking = asyncio.create_task(asker.run(), name="belay run: approvals") if asker else None
+    follower = spawn(_follow(sub, handle), "belay run: events")
+    asking = spawn(asker.run(), "belay run: approvals") if asker else None
     try:
         totals = await console.launch(_work(console, options, plan, watch), f"belay run {options.plan}")
     finally:

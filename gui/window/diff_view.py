@@ -22,7 +22,7 @@ from PySide6.QtGui import (QCloseEvent, QFontDatabase, QPalette, QShowEvent, QTe
                            QTextCursor, QTextDocument)
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from core import FileDiff
+from core import FileDiff, spawn
 from gui.window.highlight import message_html, render_diff_blocks, wrap_document
 
 log = logging.getLogger(__name__)
@@ -86,10 +86,8 @@ class DiffView(QWidget):
         except RuntimeError:  # no loop (a script, a test without qasync): render here
             self._render_now()
             return
-        self._task = loop.create_task(
-            self._render(self._diffs, self._dark, self._generation),
-            name=f"DiffView render #{self._generation}",
-        )
+        self._task = spawn(self._render(self._diffs, self._dark, self._generation),
+                           f"DiffView render #{self._generation}")
         self._task.add_done_callback(self._on_task_done)
 
     def set_placeholder(self, text: str) -> None:

@@ -13,6 +13,8 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from core import spawn
+
 log = logging.getLogger(__name__)
 
 
@@ -24,7 +26,7 @@ class TaskSet:
         self._on_error = on_error
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, name=name)
+        task = spawn(coro, name)
         self._tasks.add(task)
         task.add_done_callback(self._done)
         return task
