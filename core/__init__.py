@@ -23,7 +23,7 @@ from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalReq
 from core.orchestration.graph import BatchError, CycleError
 from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
 from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
-from core.run.pipeline import AgentHandle, CallOutcome
+from core.run.calls import AgentHandle, CallOutcome
 from core.models.policy import RuleEntry
 from core.process.sandbox import SandboxInfo
 from core.models.bash import BashAnalysis, DisplayNode, Impact

@@ -4,61 +4,59 @@ Front ends (the window, the terminal, tests) send commands through its
 small methods (approve, deny, always allow, cancel, undo) and learn what
 happened from events (`attach`).  Agents, built-in or external, submit
 calls through `call`.  It owns every task it starts (core.tasks) and
-the journal's thread, and `close` ends them all, answering waiting approvals
-first.
+the recorder (the journal and its thread), and `close` ends them all,
+answering waiting approvals first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.undo import recovery
-from core.run.approvals import Answer, ApprovalBroker
-from core.store.blobs import BlobStore
 from core.bus import EventBus, Subscription
-from core.models.diffs import FileDiff
 from core.changes.diffs import diff_of_change
-from core.errors import BelayError, ErrorKind, ToolError
-from core.process.environment import make_non_dumpable
-from core.outside.endpoint import Endpoint, install_token
-from core.events import (AgentFinished, AgentStarted, ApprovalRequested, ExternalChangesRecorded,
-                         McpServerChanged, PolicyChanged, SessionStarted)
-from core.ids import CallId, new_agent_id, new_call_id, new_external_id, new_session_id
-from core.store.journal import Journal
-from core.store.lock import OwnerLock
-from core.models.records import AgentStatus, CallRecord, Decision, FileChange, RunStatus
-from core.paths import Workspace
-from core.run.pipeline import AgentHandle, CallOutcome, Pipeline
-from core.policy.engine import PolicyEngine, PolicyRequest
-from core.models.policy import RuleEntry
-from core.models.policy import RuleAction
-from core.process.sandbox import SandboxInfo
-from core.settings import workspace_state_dir
-from core.timeline.tree import Timeline
-from core.process.shells import ShellManager
-from core.run.results import CacheStats
-from core.run.cache import CallCache
-from core.models.batches import BatchCall, BatchReport
-from core.orchestration.runner import BatchRunner
-from core.tasks import OwnedTasks, shielded
-from core.outside.claude_session import ClaudeSession, SessionEnd
-from core.outside.hooks import ClaudeHooks
-from core.outside.agents import OutsideAgents
-from core.mcp.manager import McpManager
-from core.models.mcp import ServerStatus
-from core.outside.intercept import Interceptor
-from core.policy.settings import config_dir
 from core.changes.tracker import ChangeTracker
+from core.errors import BelayError, ErrorKind, ToolError
+from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
+from core.ids import CallId, new_agent_id, new_call_id, new_session_id
+from core.mcp.manager import McpManager
+from core.models.batches import BatchCall, BatchReport
+from core.models.diffs import FileDiff
+from core.models.mcp import ServerStatus
+from core.models.policy import RuleAction, RuleEntry
+from core.models.records import AgentStatus, CallRecord, Decision, RunStatus
+from core.orchestration.runner import BatchRunner
+from core.outside.agents import OutsideAgents
+from core.outside.claude_session import ClaudeSession, SessionEnd
+from core.outside.endpoint import Endpoint, install_token
+from core.outside.hooks import ClaudeHooks
+from core.outside.intercept import Interceptor
+from core.paths import Workspace
+from core.policy.engine import PolicyEngine
+from core.policy.settings import config_dir
+from core.policy.verdicts import PolicyRequest
+from core.process.environment import make_non_dumpable
+from core.process.sandbox import SandboxInfo
+from core.process.shells import ShellManager
+from core.recorder import Recorder
+from core.run.approvals import Answer, ApprovalBroker
+from core.run.cache import CallCache
+from core.run.calls import AgentHandle, CallOutcome, Calls
+from core.run.pipeline import Pipeline
+from core.run.results import CacheStats
+from core.settings import workspace_state_dir
+from core.store.blobs import BlobStore
+from core.store.lock import OwnerLock
+from core.tasks import OwnedTasks, shielded
+from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
 from core.tools.registry import ToolRegistry
+from core.undo import recovery
 from core.undo.report import Resolution, UndoPreview, UndoReport
 from core.undo.service import Undoer
 
@@ -100,17 +98,16 @@ class Console:
         """What Bash commands run in; checked when the console opens."""
         self.settings_problems: tuple[str, ...] = ()
         self.session_id = new_session_id()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
-        self._journal: Journal | None = None
+        self._recorder: Recorder | None = None
         self._blobs: BlobStore | None = None
         self._tracker_: ChangeTracker | None = None
         self.cache: CallCache | None = None
         """Answers repeated read-only calls while nothing they read has changed."""
         self.recovery_notes: tuple[str, ...] = ()
         """What opening found and repaired after a crash (an interrupted undo finished...), for the window."""
+        self._calls: Calls | None = None
         self._pipeline: Pipeline | None = None
         self._tasks = OwnedTasks()
-        self._session_open = False
         self._lock: OwnerLock | None = None
         self._track = track
         self._tracking = False
@@ -129,27 +126,27 @@ class Console:
         """Open the journal, reload earlier sessions into the timeline, read the policy, probe the sandbox."""
         # A command's scrubbed environment is no use if it can read ours from /proc/<console>/environ.
         make_non_dumpable()
-        self._journal = await self.io(Journal, self.state_dir / "journal.sqlite3")
-        self._blobs = await self.io(BlobStore, self.state_dir / "blobs")
-        self._lock = await self.io(OwnerLock.try_acquire, self.state_dir / "console.lock")
+        recorder = self._recorder = await Recorder.open(self.state_dir / "journal.sqlite3", self.bus,
+                                                        self.session_id, self.workspace.root)
+        self._blobs = await asyncio.to_thread(BlobStore, self.state_dir / "blobs")
+        self._lock = await asyncio.to_thread(OwnerLock.try_acquire, self.state_dir / "console.lock")
         owner = self._lock is not None
         problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
         # Only the owner watches the workspace: a second console (`belay calls` beside a window) looks, no more.
-        self._tracker_ = ChangeTracker(self.workspace, self._blobs, self._record_external,
+        self._tracker_ = ChangeTracker(self.workspace, self._blobs, recorder.external_changes,
                                        ignore_extra=self.policy.ignore_patterns(), watch=owner)
         if owner and self._track:
             # Only the console that owns the workspace may call unfinished runs dead;
             # `belay calls` next to a running window must not.
-            interrupted = await self.io(self._journal.mark_interrupted)
+            interrupted = await recorder.runs_interrupted()
             await self._tracker_.start()
             self._tracking = True
             self.cache = CallCache.kept_by(self._tracker_.watcher, self.workspace)
-            opening = recovery.Opening(self.workspace, self._journal, self._blobs, self._tracker_, self.io,
-                                       self._captures, self._record_external)
+            opening = recovery.Opening(self.workspace, recorder, self._blobs, self._tracker_, self._captures)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
-        agents, calls = await self.io(self._journal.agents), await self.io(self._journal.calls)
-        self.timeline.load(agents, calls, await self.io(self._journal.externals),
-                           await self.io(self._journal.batches))
+        journal = recorder.journal
+        agents, calls = await recorder.read(journal.agents), await recorder.read(journal.calls)
+        self.timeline.load(agents, calls, await recorder.read(journal.externals), await recorder.read(journal.batches))
         bash = self.registry.get("Bash")
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
@@ -160,12 +157,12 @@ class Console:
         self.settings_problems = tuple(problems)
         for problem in self.settings_problems:
             log.warning("settings: %s", problem)
-        self._pipeline = Pipeline(workspace=self.workspace, registry=self.registry, policy=self.policy,
-                                  approvals=self.approvals, bus=self.bus, journal=self._journal,
-                                  blobs=self._blobs, io=self.io, session_id=self.session_id,
-                                  always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
-                                  sandbox=self._sandbox_text, tracker=self._tracker_ if self._tracking else None,
-                                  cache=self.cache, timeouts=self.policy.timeouts)
+        self._calls = Calls(workspace=self.workspace, policy=self.policy, approvals=self.approvals, recorder=recorder,
+                            always_allow=lambda rule, scope: self.add_rule(rule, "allow", scope),
+                            sandbox=self._sandbox_text)
+        self._pipeline = Pipeline(calls=self._calls, registry=self.registry, blobs=self._blobs,
+                                  tracker=self._tracker_ if self._tracking else None, cache=self.cache,
+                                  timeouts=self.policy.timeouts)
         self._policy_changed("settings loaded")
         if self._tracking:  # only the owning console starts programs; `belay calls` does not
             self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
@@ -185,25 +182,17 @@ class Console:
             raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only")
         return self._tracker_
 
-    def _captures(self, call_id: str) -> bool:
-        """Blocking (journal): whether the call's tool finds its changes by comparing the workspace."""
-        tool = self.registry.get(self.journal.call_tool(call_id) or "")
+    async def _captures(self, call_id: CallId) -> bool:
+        """Whether the call's tool finds its changes by comparing the workspace (a command)."""
+        tool = self.registry.get(await self.recorder.read(self.recorder.journal.call_tool, call_id) or "")
         return tool is not None and tool.captures_workspace
-
-    async def _record_external(self, changes: list[FileChange], note: str) -> None:
-        """Journal changes nobody in Belay made; they are shown, never attributed to an agent."""
-        op_id = new_external_id()
-        await self.io(self.journal.add_external, op_id, self.session_id, changes, note)
-        self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
 
     async def _open_endpoint(self) -> None:
         """Serve outside agents (Claude Code's hooks, `belay mcp-serve`) on the workspace's private socket."""
-        assert self._pipeline is not None and self._journal is not None and self._blobs is not None
-        self.interceptor = Interceptor(workspace=self.workspace, registry=self.registry, pipeline=self._pipeline,
-                                       journal=self._journal, blobs=self._blobs, bus=self.bus, io=self.io,
-                                       session_id=self.session_id, tracker=self._tracker_,
-                                       record_external=self._record_external)
-        self.outside = OutsideAgents(self, self.interceptor)
+        assert self._blobs is not None
+        self.interceptor = Interceptor(calls=self._calls, registry=self.registry, blobs=self._blobs,
+                                       tracker=self._tracker_)
+        self.outside = OutsideAgents(self, self.recorder, self.interceptor)
         self.hooks = self.outside.hooks
         self.endpoint = await self.outside.serve(await asyncio.to_thread(install_token, config_dir()))
 
@@ -243,13 +232,10 @@ class Console:
         if self._tracker_ is not None and self._tracking:
             await self._tracker_.stop()
         await self._tasks.aclose(CLOSE_GRACE_S)
-        if self._journal is not None:
-            if self._session_open:
-                await self.io(self._journal.end_session, self.session_id)
-            await self.io(self._journal.close)
+        if self._recorder is not None:
+            await self._recorder.close()
         if self._lock is not None:
             self._lock.release()
-        self._executor.shutdown(wait=True)
 
     async def __aenter__(self) -> Console:
         await self.open()
@@ -258,22 +244,12 @@ class Console:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def io(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run blocking journal work on the journal's own thread (the console's and its collaborators')."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args))
-
-    async def ensure_session(self) -> None:
-        """Record this session in the journal the first time anything happens in it."""
-        if not self._session_open:
-            self._session_open = True
-            await self.io(self.journal.start_session, self.session_id, str(self.workspace.root))
-            self.bus.publish(SessionStarted(session_id=self.session_id, workspace=str(self.workspace.root)))
-
     @property
-    def journal(self) -> Journal:
-        if self._journal is None:
+    def recorder(self) -> Recorder:
+        """The journal and the bus, kept in step (core.recorder)."""
+        if self._recorder is None:
             raise RuntimeError("the console is not open")
-        return self._journal
+        return self._recorder
 
     # -- what front ends read ------------------------------------------------
 
@@ -294,11 +270,11 @@ class Console:
 
     async def history(self) -> list[CallRecord]:
         """Every journaled call of this workspace, oldest first."""
-        return await self.io(self.journal.calls)
+        return await self.recorder.read(self.recorder.journal.calls)
 
     async def full_output(self, call_id: str) -> str | None:
         """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
-        return await self.io(self.journal.full_output, call_id)
+        return await self.recorder.read(self.recorder.journal.full_output, call_id)
 
     async def diffs_for(self, call_id: str) -> list[FileDiff]:
         """The diff of every file a call changed, computed off the loop."""
@@ -422,26 +398,23 @@ class Console:
         return await self._undoer().rewind(call_id)
 
     def _undoer(self) -> Undoer:
-        if self._journal is None or self._blobs is None:
+        if self._blobs is None:
             raise RuntimeError("the console is not open")
-        return Undoer(workspace=self.workspace, journal=self._journal, blobs=self._blobs, bus=self.bus,
-                      io=self.io, tracker=lambda: self._tracker, ensure_session=self.ensure_session)
+        return Undoer(workspace=self.workspace, recorder=self.recorder, blobs=self._blobs,
+                      tracker=lambda: self._tracker)
 
     # -- agents ----------------------------------------------------------------
 
     async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
-                          spawned_by: str | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
+                          spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
         """Register an agent (journal, event) and return its handle."""
-        await self.ensure_session()
+        await self.recorder.session()
         allowed = frozenset(tools) if tools is not None else None
         if parent is not None and parent.tools is not None and allowed is not None:
             allowed &= parent.tools
         handle = AgentHandle(new_agent_id(), name, self.session_id, allowed)
-        await self.io(self.journal.add_agent, handle.agent_id, self.session_id, name, kind,
-                       parent.agent_id if parent else None, spawned_by, sorted(allowed) if allowed else None)
-        self.bus.publish(AgentStarted(agent_id=handle.agent_id, session_id=self.session_id, name=name,
-                                      agent_kind=kind, parent_id=parent.agent_id if parent else None,
-                                      spawned_by=spawned_by, tools=tuple(sorted(allowed)) if allowed else None))
+        await self.recorder.agent_started(handle.agent_id, name, kind, parent_id=parent.agent_id if parent else None,
+                                          spawned_by=spawned_by, tools=allowed)
         return handle
 
     async def run_agent(self, handle: AgentHandle, body: AgentBody) -> str:
@@ -458,13 +431,9 @@ class Console:
             status, message = AgentStatus.FAILED, f"{type(e).__name__}: {e}"
             raise
         finally:
-            await shielded(self._finish_agent(handle, status, message))
+            await shielded(self.recorder.agent_finished(handle.agent_id, status, message))
 
-    async def _finish_agent(self, handle: AgentHandle, status: AgentStatus, message: str) -> None:
-        await self.io(self.journal.finish_agent, handle.agent_id, status)
-        self.bus.publish(AgentFinished(agent_id=handle.agent_id, status=status, message=message))
-
-    def launch(self, coro: Awaitable[T], name: str) -> asyncio.Task[T]:
+    def launch(self, coro: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
         """Start a top-level agent task that the console owns and ends on close."""
         return self._tasks.launch(coro, name)
 
@@ -481,16 +450,13 @@ class Console:
         call_id = new_call_id()
         work = self._pipeline.execute(call_id, agent, tool, args, spawn, timeout_s=timeout_s, batch=batch, ask=ask)
         return await self._tasks.call(call_id, work, lambda: CallOutcome(
-            CallId(call_id), RunStatus.CANCELLED, "The user cancelled this call."))
+            call_id, RunStatus.CANCELLED, "The user cancelled this call."))
 
     async def run_batch(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                         concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run calls as a dependency graph (see core.orchestration); raises BatchError when it cannot start."""
-        if self._pipeline is None or self._journal is None:
-            raise RuntimeError("the console is not open")
-        await self.ensure_session()
-        runner = BatchRunner(workspace=self.workspace, registry=self.registry, journal=self._journal, bus=self.bus,
-                             io=self.io, session_id=self.session_id, call=self.call)
+        await self.recorder.session()
+        runner = BatchRunner(workspace=self.workspace, registry=self.registry, recorder=self.recorder, call=self.call)
         return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
 
     def cache_stats(self) -> CacheStats | None:

@@ -21,6 +21,13 @@ from core.models.policy import RuleEntry
 from core.models.bash import BashAnalysis, Impact
 
 
+DecidedBy = Literal["user", "timeout", "headless", "console"]
+"""Who answered an approval request: "user" a front end for a person (the window, the terminal, a
+reviewer standing in for one); "timeout" nobody answered in time (the rule's default applied);
+"headless" no front end could answer, so Belay denied at once; "console" the console closed while
+the call waited."""
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -132,7 +139,7 @@ class ApprovalResolved(_Event):
     call_id: str
     decision: Decision
     reason: str = ""
-    by: str = "user"
+    by: DecidedBy = "user"
 
 
 class CallStarted(_Event):

@@ -19,7 +19,7 @@ from core.models.records import RunStatus
 from core.orchestration.graph import BatchError
 from core.models.batches import BatchReport
 from core.orchestration.refs import BadReference
-from core.run.pipeline import AgentHandle, CallOutcome
+from core.run.calls import AgentHandle, CallOutcome
 from core.tools.base import SubAgentRequest, ToolOutput
 from core.tools.task import TaskTool
 

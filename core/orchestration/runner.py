@@ -22,14 +22,14 @@ from core.bus import EventBus
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import BatchFinished, BatchStarted, CallFinished, CallQueued
 from core.ids import new_batch_id, new_call_id
-from core.store.journal import Journal
+from core.recorder import Recorder
 from core.models.records import RunStatus
 from core.orchestration.graph import Graph, build_graph, plan_info
 from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace
-from core.run.pipeline import AgentHandle, CallOutcome
+from core.run.calls import AgentHandle, CallOutcome
 from core.tools.registry import ToolRegistry
 
 DECLARED_EDGES_UP_TO = 1000
@@ -41,10 +41,8 @@ Call = Callable[..., Awaitable[CallOutcome]]
 class BatchRunner:
     """Runs batches for one console."""
 
-    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, journal: Journal, bus: EventBus,
-                 io: Callable[..., Awaitable[Any]], session_id: str, call: Call) -> None:
-        self.workspace, self.registry, self.journal, self.bus = workspace, registry, journal, bus
-        self._io, self.session_id, self._call = io, session_id, call
+    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, recorder: Recorder, call: Call) -> None:
+        self.workspace, self.registry, self.recorder, self._call = workspace, registry, recorder, call
 
     async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
@@ -52,9 +50,7 @@ class BatchRunner:
         # Off the loop: what each call touches is resolved on disk, and the pairwise check grows quadratically.
         explicit, graph, plan = await asyncio.to_thread(self._plan, calls)
         batch_id = new_batch_id()
-        await self._io(self.journal.add_batch, batch_id, self.session_id, agent.agent_id, name, plan)
-        self.bus.publish(BatchStarted(batch_id=batch_id, agent_id=agent.agent_id, name=name, plan=plan,
-                                      size=len(calls)))
+        await self.recorder.batch_started(batch_id, agent.agent_id, name, plan, len(calls))
         started = time.monotonic()
 
         async def submit(call: BatchCall, args: dict[str, Any]) -> CallOutcome:
@@ -68,10 +64,9 @@ class BatchRunner:
         results, max_running = await scheduler.run(calls, graph, data_needs=explicit.needs)
         report = BatchReport(batch_id=batch_id, plan=plan, results=tuple(results),
                              duration_s=time.monotonic() - started, max_running=max_running)
-        summary = {"succeeded": report.succeeded, "failed": report.failed, "skipped": report.skipped,
-                   "cache_hits": report.cache_hits, "duration_s": report.duration_s, "max_running": max_running}
-        await self._io(self.journal.finish_batch, batch_id, summary)
-        self.bus.publish(BatchFinished(batch_id=batch_id, **summary))
+        await self.recorder.batch_finished(batch_id, succeeded=report.succeeded, failed=report.failed,
+                                           skipped=report.skipped, cache_hits=report.cache_hits,
+                                           duration_s=report.duration_s, max_running=max_running)
         return report
 
     def _plan(self, calls: Sequence[BatchCall]) -> tuple[Graph, Graph, PlanInfo]:
@@ -113,14 +108,10 @@ class BatchRunner:
 
     async def _record_skipped(self, agent: AgentHandle, batch_id: str, call: BatchCall, why: str) -> str:
         call_id = new_call_id()
-        summary = f"{call.id} (skipped)"
-        await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, call.tool, call.args,
-                       summary, (batch_id, call.id))
-        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=call.tool, args=call.args,
-                                    summary=summary, batch_id=batch_id, batch_key=call.id))
-        error = ErrorInfo(kind=ErrorKind.SKIPPED, message=why)
-        await self._io(self.journal.finish_run, call_id, RunStatus.SKIPPED, why, error, 0.0)
-        self.bus.publish(CallFinished(call_id=call_id, status=RunStatus.SKIPPED, output=why, error=error))
+        await self.recorder.call_queued(call_id, agent.agent_id, call.tool, call.args, f"{call.id} (skipped)",
+                                        (batch_id, call.id))
+        await self.recorder.call_finished(call_id, RunStatus.SKIPPED, why, ErrorInfo(kind=ErrorKind.SKIPPED, message=why),
+                                          0.0)
         return call_id
 
     def __repr__(self) -> str:

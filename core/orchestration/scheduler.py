@@ -28,7 +28,7 @@ from core.models.records import RunStatus
 from core.orchestration.graph import Graph
 from core.models.batches import BatchCall, BatchResult, CallState
 from core.orchestration.refs import BadReference, resolve
-from core.run.pipeline import CallOutcome
+from core.run.calls import CallOutcome
 from core.tasks import spawn
 
 Submit = Callable[[BatchCall, dict[str, Any]], Awaitable[CallOutcome]]

@@ -6,29 +6,51 @@ each call an MCP client makes (run through the console like any agent's,
 under an agent named after the client).  It also keeps the Claude sessions
 Belay launched through the Agent SDK, so the window can interrupt or stop
 them by their agent row.
+
+It needs little of the console, and says exactly what (`Host`): the
+workspace and its tools, starting an agent, running a call, owning a task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
+from core.ids import CallId
+from core.models.records import AgentStatus
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.endpoint import Endpoint
-from core.events import AgentFinished, AgentLinked
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
-from core.models.records import AgentStatus
-from core.run.pipeline import AgentHandle
+from core.paths import Workspace
+from core.recorder import Recorder
+from core.run.calls import AgentHandle, CallOutcome
 from core.tools.base import Tool, ToolArgs
+from core.tools.registry import ToolRegistry
 
-if TYPE_CHECKING:
-    from core.console import Console
+T = TypeVar("T")
 
 SERVED_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
                           "KillShell", "NotebookRead", "NotebookEdit"})
 """What `belay mcp-serve` offers: the supervised file, search, shell and notebook tools."""
+
+
+class Host(Protocol):
+    """What outside agents need of the console that serves them (the Console is one)."""
+
+    workspace: Workspace
+    state_dir: Path
+    registry: ToolRegistry
+
+    async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
+                          spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> AgentHandle: ...
+
+    async def call(self, agent: AgentHandle, tool: str, args: object) -> CallOutcome: ...
+
+    def launch(self, coro: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]: ...
 
 
 def describe_tool(tool: Tool) -> dict[str, Any]:
@@ -49,17 +71,16 @@ def _input_schema(args: type[ToolArgs]) -> dict[str, Any]:
 class OutsideAgents:
     """Claude Code sessions (hooked or launched) and MCP clients of one console."""
 
-    def __init__(self, console: Console, interceptor: Interceptor) -> None:
-        self.console = console
-        self.hooks = ClaudeHooks(interceptor, console.start_agent, self._link, self._finish)
+    def __init__(self, host: Host, recorder: Recorder, interceptor: Interceptor) -> None:
+        self.host, self.recorder = host, recorder
+        self.hooks = ClaudeHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
 
     async def serve(self, token: str) -> Endpoint:
         """Open the console's socket with this install's token, and answer on it."""
-        console = self.console
-        endpoint = Endpoint(console.state_dir, token, console.workspace.root)
+        endpoint = Endpoint(self.host.state_dir, token, self.host.workspace.root)
         endpoint.handle("hook", self._hook)
         endpoint.handle("tools", self._tools)
         endpoint.handle("call", self._call)
@@ -70,15 +91,15 @@ class OutsideAgents:
     # -- Claude Code ---------------------------------------------------------
 
     async def _hook(self, request: dict[str, Any]) -> dict[str, Any]:
-        await self.console.ensure_session()
+        await self.recorder.session()
         return await self.hooks.request(request)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
                       cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
-        session = ClaudeSession(self.hooks, self.console.workspace.root, prompt, model=model, env=env,
+        session = ClaudeSession(self.hooks, self.host.workspace.root, prompt, model=model, env=env,
                                 cli_path=cli_path)
         self._sessions.append(session)
-        task = self.console.launch(session.run(), "claude session")
+        task = self.host.launch(session.run(), "claude session")
         task.add_done_callback(lambda _: self._sessions.remove(session))
         return task
 
@@ -92,7 +113,7 @@ class OutsideAgents:
     # -- MCP clients (belay mcp-serve) -----------------------------------------
 
     async def _tools(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"tools": [describe_tool(t) for t in self.console.registry if t.name in SERVED_TOOLS]}
+        return {"tools": [describe_tool(t) for t in self.host.registry if t.name in SERVED_TOOLS]}
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         """One MCP client's call, run like any agent's: policy, approval, capture, journal."""
@@ -101,7 +122,7 @@ class OutsideAgents:
             return {"status": "failed", "text": f"Belay does not offer {tool!r} to MCP clients", "call_id": None}
         agent = await self._client(str(request.get("client") or "mcp client"),
                                    str(request.get("client_session") or "default"))
-        outcome = await self.console.call(agent, tool, args if isinstance(args, dict) else {})
+        outcome = await self.host.call(agent, tool, args if isinstance(args, dict) else {})
         return {"status": outcome.status.value, "text": outcome.text, "data": outcome.data, "call_id": outcome.call_id,
                 "error": outcome.error.model_dump(mode="json") if outcome.error else None}
 
@@ -114,18 +135,11 @@ class OutsideAgents:
     async def _client(self, client: str, session: str) -> AgentHandle:
         handle = self._clients.get(session)
         if handle is None:
-            handle = self._clients[session] = await self.console.start_agent(client, "mcp")
+            handle = self._clients[session] = await self.host.start_agent(client, "mcp")
         return handle
 
-    # -- agents ----------------------------------------------------------------
-
-    async def _link(self, agent_id: str, spawned_by: str) -> None:
-        await self.console.io(self.console.journal.link_agent, agent_id, spawned_by)
-        self.console.bus.publish(AgentLinked(agent_id=agent_id, spawned_by=spawned_by))
-
-    async def _finish(self, handle: AgentHandle, message: str) -> None:
-        await self.console.io(self.console.journal.finish_agent, handle.agent_id, AgentStatus.DONE)
-        self.console.bus.publish(AgentFinished(agent_id=handle.agent_id, status=AgentStatus.DONE, message=message))
+    def _finish(self, handle: AgentHandle, message: str) -> Awaitable[None]:
+        return self.recorder.agent_finished(handle.agent_id, AgentStatus.DONE, message)
 
     def __repr__(self) -> str:
         return f"<OutsideAgents clients={len(self._clients)} sessions={len(self._sessions)}>"

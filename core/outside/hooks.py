@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.outside.intercept import Interceptor, Verdict
-from core.run.pipeline import AgentHandle
+from core.run.calls import AgentHandle
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
 """Calls an outside agent runs with its own tools (Claude Code): decided by Belay, recorded when they end.
 
-Belay's own pipeline runs a tool between deciding and recording; here the
-agent runs it.  `before()` journals the call, puts it through the same
-policy and approvals (with a diff computed from the call's input for file
-tools, the parsed command for Bash), and answers allow, deny (with the
-reason for the model) or allow with edited input.  Once allowed, what the
-call will change is made attributable:
+Belay's pipeline runs a tool between deciding and recording; here the agent
+runs it.  Both walk the same steps (`core.run.calls`): `before()` opens the
+call, puts it through the same policy and approvals (with a diff computed
+from the call's input for file tools, the parsed command for Bash), and
+answers allow, deny (with the reason for the model) or allow with edited
+input.  Once allowed, what the call will change is made attributable:
 - a file tool's file is read now (its before-content kept for undo) and
   held, so the change the agent makes to it is this call's and nobody
   else's;
@@ -13,7 +13,7 @@ call will change is made attributable:
   one-author lock, held by a task until the agent reports back (or a
   deadline passes), and its side effects are captured like a built-in
   Bash call's.
-`after()` records the outcome and the changes.  For a file tool the
+`after()` captures the changes and finishes the call.  For a file tool the
 before-content is checked against what the agent says it found
 (`originalFile`): a difference is someone else's edit, recorded as such.
 """
@@ -21,32 +21,28 @@ before-content is checked against what the agent says it found
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.run import arguments
-
-from core.store import fsio
-from core.store.blobs import BlobStore
-from core.bus import EventBus
-from core.store.fsio import MAX_CAPTURE_BYTES
+from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.events import CallFinished, CallQueued, CallStarted
 from core.ids import CallId, new_call_id
-from core.store.journal import Journal
 from core.models.records import ChangeKind, FileChange, RunStatus
 from core.paths import Workspace
-from core.run.pipeline import AgentHandle, Finished, Pipeline
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest
+from core.recorder import Recorder
+from core.run import arguments
+from core.run.calls import AgentHandle, Calls, OpenCall, Refused
+from core.store import fsio
+from core.store.blobs import BlobStore
+from core.store.fsio import MAX_CAPTURE_BYTES
+from core.tasks import shielded, spawn
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.registry import ToolRegistry
-from core.changes.tracker import ChangeTracker
-from core.tasks import shielded, spawn
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +74,10 @@ class Verdict:
 class _Open:
     """An allowed call the agent is running."""
 
-    call_id: str
-    tool_name: str
-    started: float
+    call: OpenCall
     befores: dict[str, bytes | None] = field(default_factory=dict)
     """File tools: relative path -> content before (None: absent)."""
-    capture: asyncio.Task[list[FileChange]] | None = None
+    capture: asyncio.Task[None] | None = None
     """Commands: the task holding the one-author lock, which captures when `done` is set."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -91,13 +85,10 @@ class _Open:
 class Interceptor:
     """Supervises calls an outside agent makes, keyed by the agent's own call id (`tool_use_id`)."""
 
-    def __init__(self, *, workspace: Workspace, registry: ToolRegistry, pipeline: Pipeline, journal: Journal,
-                 blobs: BlobStore, bus: EventBus, io: Callable[..., Awaitable[Any]], session_id: str,
-                 tracker: ChangeTracker | None,
-                 record_external: Callable[[list[FileChange], str], Awaitable[None]]) -> None:
-        self.workspace, self.registry, self.pipeline = workspace, registry, pipeline
-        self.journal, self.blobs, self.bus, self._io = journal, blobs, bus, io
-        self.session_id, self.tracker, self._record_external = session_id, tracker, record_external
+    def __init__(self, *, calls: Calls, registry: ToolRegistry, blobs: BlobStore, tracker: ChangeTracker | None) -> None:
+        self.calls, self.registry, self.blobs, self.tracker = calls, registry, blobs, tracker
+        self.workspace: Workspace = calls.workspace
+        self.recorder: Recorder = calls.recorder
         self._open: dict[str, _Open] = {}
 
     @property
@@ -106,28 +97,22 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any]) -> Verdict:
-        call_id = CallId(new_call_id())
         tool = self.registry.get(tool_name)
         args = self._validated(tool, tool_input)
         summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
-        await self._io(self.journal.add_call, call_id, self.session_id, agent.agent_id, tool_name, tool_input,
-                       summary)
-        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent.agent_id, tool=tool_name, args=tool_input,
-                                    summary=summary))
-        started = time.monotonic()
+        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary)
         try:
-            updated = await self._decide(call_id, agent, tool, args, tool_name, tool_input, summary)
-        except Finished as f:
-            await self._end(call_id, started, f.status, f.text, f.error)
-            return Verdict("deny", f.text, call_id)
+            updated = await self._decide(call, tool, args)
         except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
-            await shielded(self._end(call_id, started, RunStatus.CANCELLED, "The agent stopped waiting.",
-                                           ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
+            await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The agent stopped waiting.",
+                                             ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
             raise
-        await self._io(self.journal.set_status, call_id, RunStatus.RUNNING)
-        self.bus.publish(CallStarted(call_id=call_id))
-        await self._open_call(use_id, call_id, tool, args, tool_name, started)
-        return Verdict("allow", "allowed by Belay", call_id, updated)
+        if isinstance(updated, Refused):
+            await self.calls.finish(call, updated.status, updated.text, updated.error)
+            return Verdict("deny", updated.text, call.call_id)
+        await self.calls.start(call)
+        await self._hold(use_id, call, tool, args)
+        return Verdict("allow", "allowed by Belay", call.call_id, updated)
 
     async def after(self, use_id: str, response: Any = None, error: str | None = None,
                     original: str | None = None) -> str | None:
@@ -135,20 +120,19 @@ class Interceptor:
         opened = self._open.pop(use_id, None)
         if opened is None:
             return None  # not one Belay allowed (a hook installed mid-session): nothing to attach it to
-        changes = await self._close_call(opened, original)
+        await self._release(opened, original)
         status = RunStatus.FAILED if error else RunStatus.DONE
         info = ErrorInfo(kind=ErrorKind.SYSTEM, message=error) if error else None
-        await self._end(CallId(opened.call_id), opened.started, status, error or _short(response, 2000), info,
-                        tuple(changes))
-        return opened.call_id
+        await self.calls.finish(opened.call, status, error or _short(response, 2000), info)
+        return opened.call.call_id
 
     async def abandon_all(self, why: str) -> None:
         """The agent went away (session ended, console closing): close every call still open."""
         for use_id in list(self._open):
             opened = self._open.pop(use_id)
-            changes = await self._close_call(opened, None)
-            await self._end(CallId(opened.call_id), opened.started, RunStatus.INTERRUPTED, why,
-                            ErrorInfo(kind=ErrorKind.CANCELLED, message=why), tuple(changes))
+            await self._release(opened, None)
+            await self.calls.finish(opened.call, RunStatus.INTERRUPTED, why,
+                                    ErrorInfo(kind=ErrorKind.CANCELLED, message=why))
 
     # -- deciding ------------------------------------------------------------
 
@@ -160,21 +144,19 @@ class Interceptor:
         except BelayError:
             return None  # the agent's tool may take more than Belay's model of it: judge it by name
 
-    async def _decide(self, call_id: CallId, agent: AgentHandle, tool: Tool | None, args: ToolArgs | None,
-                      tool_name: str, tool_input: dict[str, Any], summary: str) -> dict[str, Any] | None:
-        annotations = tool.annotations if tool else HARMLESS.get(tool_name, Annotations())
-        request = PolicyRequest(tool=tool_name, args=tool_input, workspace=self.workspace.root,
-                                annotations=annotations, paths=resolved_paths(tool_input))
-        verdict = await asyncio.to_thread(self.pipeline.policy.evaluate, request)
-        if verdict.action == "deny":
-            raise Finished(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
-                           ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
-        if verdict.action == "allow":
-            return None
-        plan = await self._plan(tool, args)
-        answer = await self.pipeline.ask(call_id, agent, tool_name, tool_input, summary, verdict, plan)
-        if answer.edited and plan is not None:
-            return _edited_input(tool_name, tool_input, plan, answer.edited, self.workspace)
+    async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None
+                      ) -> dict[str, Any] | None | Refused:
+        """The refusal; or, allowed, the input the person edited (None: the agent's own)."""
+        annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
+        request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
+                                    annotations=annotations)
+        verdict = await self.calls.decide(lambda: request(paths=resolved_paths(call.args)))
+        plan = await self._plan(tool, args) if verdict.action == "ask" else None
+        permission = await self.calls.permit(call, verdict, plan)
+        if isinstance(permission, Refused):
+            return permission
+        if permission.edited and plan is not None:
+            return _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
         return None
 
     async def _plan(self, tool: Tool | None, args: ToolArgs | None) -> WritePlan | None:
@@ -189,20 +171,20 @@ class Interceptor:
 
     # -- capturing -----------------------------------------------------------
 
-    async def _open_call(self, use_id: str, call_id: str, tool: Tool | None, args: ToolArgs | None,
-                         tool_name: str, started: float) -> None:
-        opened = _Open(call_id, tool_name, started)
+    async def _hold(self, use_id: str, call: OpenCall, tool: Tool | None, args: ToolArgs | None) -> None:
+        """Make what the allowed call changes its own: hold its file, or the one-author lock."""
+        opened = _Open(call)
         self._open[use_id] = opened
-        annotations = tool.annotations if tool else HARMLESS.get(tool_name, Annotations())
+        annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         if annotations.read_only or self.tracker is None:
             return
         paths = tool.writes(args, self.workspace) if tool is not None and args is not None else None
         if paths and "" not in paths and isinstance(tool, WriteTool):
             opened.befores = await asyncio.to_thread(self._read_befores, paths)
-            self.tracker.hold(call_id, frozenset(paths))
+            self.tracker.hold(call.call_id, frozenset(paths))
             return
         ready = asyncio.get_running_loop().create_future()
-        opened.capture = spawn(self._hold_lock(opened, ready), f"capture of {tool_name} {call_id}")
+        opened.capture = spawn(self._hold_lock(opened, ready), f"capture of {call.tool} {call.call_id}")
         await ready  # the lock is held (what changed before it was settled): the agent may go ahead
 
     def _read_befores(self, paths: frozenset[str]) -> dict[str, bytes | None]:
@@ -215,37 +197,37 @@ class Interceptor:
             befores[rel] = data
         return befores
 
-    async def _hold_lock(self, opened: _Open, ready: asyncio.Future[None]) -> list[FileChange]:
+    async def _hold_lock(self, opened: _Open, ready: asyncio.Future[None]) -> None:
         assert self.tracker is not None
-        async with self.tracker.mutation(f"call {opened.call_id}"):
+        call = opened.call
+        async with self.tracker.mutation(f"call {call.call_id}"):
             ready.set_result(None)
             try:
                 await asyncio.wait_for(opened.done.wait(), HOLD_S)
             except TimeoutError:
                 log.warning("%s call %s did not report back within %.0f s; its capture is closed",
-                            opened.tool_name, opened.call_id, HOLD_S)
+                            call.tool, call.call_id, HOLD_S)
             captured = await self.tracker.capture()
-        if captured.changes:
-            await self._io(self.journal.add_changes, opened.call_id, captured.changes)
-        if captured.git:
-            await self._io(self.journal.add_git_changes, opened.call_id, captured.git)
-        return list(captured.changes)
+        if captured.changes or captured.git:
+            await self.calls.captured(call, captured.changes, captured.git)
 
-    async def _close_call(self, opened: _Open, original: str | None) -> list[FileChange]:
+    async def _release(self, opened: _Open, original: str | None) -> None:
+        """The agent reported back: capture what the call changed and let go of its file or the lock."""
         if opened.capture is not None:
             opened.done.set()
-            return await opened.capture
+            await opened.capture
+            return
         if not opened.befores or self.tracker is None:
-            return []
+            return
+        call = opened.call
         changes, surprise = await asyncio.to_thread(self._file_changes, opened, original)
         if surprise:
-            await self._record_external(surprise, f"while call {opened.call_id} was waiting to run")
+            await self.recorder.external_changes(surprise, f"while call {call.call_id} was waiting to run")
         if changes:
-            await self._io(self.journal.add_changes, opened.call_id, changes)
-        async with self.tracker.mutation(f"call {opened.call_id} reported back"):
-            self.tracker.release(opened.call_id)
+            await self.calls.captured(call, tuple(changes))
+        async with self.tracker.mutation(f"call {call.call_id} reported back"):
+            self.tracker.release(call.call_id)
             await self.tracker.absorb(changes)
-        return changes
 
     def _file_changes(self, opened: _Open, original: str | None) -> tuple[list[FileChange], list[FileChange]]:
         """What the agent changed in each held file; and someone else's change before it, if `original`
@@ -260,13 +242,6 @@ class Interceptor:
             if after != found:
                 changes.append(_change(rel, found, after, self.blobs))
         return changes, surprises
-
-    async def _end(self, call_id: CallId, started: float, status: RunStatus, text: str, error: ErrorInfo | None,
-                   changes: tuple[FileChange, ...] = ()) -> None:
-        duration = time.monotonic() - started
-        await self._io(self.journal.finish_run, call_id, status, text, error, duration, False, 1, bool(changes))
-        self.bus.publish(CallFinished(call_id=call_id, status=status, output=text, error=error, changes=changes,
-                                      duration_s=duration))
 
     def __repr__(self) -> str:
         return f"<Interceptor open={len(self._open)}>"

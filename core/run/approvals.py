@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from core.events import ApprovalRequested
+from core.events import ApprovalRequested, DecidedBy
 from core.models.records import Decision
 
 
@@ -33,7 +33,8 @@ class Answer(BaseModel):
     """For always-allow: session, workspace or user."""
     rule: str | None = None
     """For always-allow: the rule to add (None: the policy's suggestion)."""
-    by: str = "user"
+    by: DecidedBy = "user"
+    """Who answered (see core.events.DecidedBy)."""
 
 
 class ApprovalBroker:

@@ -78,6 +78,8 @@ class ToolOutput:
 
     text: str
     data: dict[str, Any] = field(default_factory=dict)
+    full_text: str | None = None
+    """The whole output as the journal keeps it, when the agent is shown less (a long command's)."""
 
 
 @dataclass

@@ -274,8 +274,8 @@ class BashTool(RunTool):
         if code:
             shown = f"{text.rstrip(chr(10))}\nExit code {code}" if text else f"Exit code {code}"
         data: dict[str, Any] = {"exit_code": code, "output_bytes": capture.total, "truncated": capture.truncated,
-                                "sandbox": info.kind, "journal_output": capture.journal_text()}
-        return ToolOutput(shown, data)
+                                "sandbox": info.kind}
+        return ToolOutput(shown, data, full_text=capture.journal_text())
 
     def _limit_hit(self, code: int | None, text: str, oom: bool) -> str | None:
         fsize, mem = self.settings.file_size_limit_mb, self.settings.memory_limit_mb

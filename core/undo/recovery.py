@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 from core.store.blobs import BlobStore
 from core.errors import BelayError
-from core.store.journal import Journal
+from core.ids import CallId
+from core.recorder import Recorder
 from core.models.records import FileChange, RollbackRecord
 from core.paths import Workspace
 from core.undo.restore import FileOp, Put, Remove, apply_all
@@ -37,33 +38,31 @@ class Opening:
     """What recovery works with, from the console being opened."""
 
     workspace: Workspace
-    journal: Journal
+    recorder: Recorder
     blobs: BlobStore
     tracker: ChangeTracker
-    io: Callable[..., Awaitable[Any]]
-    """Runs a blocking journal call on the journal's thread."""
-    captures: Callable[[str], bool]
+    captures: Callable[[CallId], Awaitable[bool]]
     """Whether a call's tool finds its changes by comparing the workspace (Bash)."""
-    record_external: Callable[[list[FileChange], str], Awaitable[None]]
 
 
-async def recover(opening: Opening, interrupted: list[str]) -> list[str]:
+async def recover(opening: Opening, interrupted: list[CallId]) -> list[str]:
     notes = []
     index = opening.tracker.index
-    for rollback in await opening.io(opening.journal.rollbacks, "pending"):
+    recorder = opening.recorder
+    for rollback in await recorder.read(recorder.journal.rollbacks, "pending"):
         notes.append(await asyncio.to_thread(_finish_rollback, opening, rollback))
         touched = [p for c in rollback.changes for p in (c.path, c.old_path) if p is not None]
         await asyncio.to_thread(index.changes_since, touched)  # what it wrote is Belay's doing, not news
-    changes = index.differences_from(await opening.io(opening.journal.latest_contents))
+    changes = index.differences_from(await recorder.read(recorder.journal.latest_contents))
     if not changes:
         return notes
-    capturing = [c for c in interrupted if await opening.io(opening.captures, c)]
+    capturing = [c for c in interrupted if await opening.captures(c)]
     if capturing:
-        await opening.io(opening.journal.add_changes, capturing[-1], changes)
+        await recorder.changes_recovered(capturing[-1], changes)
         notes.append(f"Call {capturing[-1]} was interrupted; the {len(changes)} file change(s) it made were "
                      "recovered and can be undone.")
     else:
-        await opening.record_external(changes, "while Belay was not running")
+        await recorder.external_changes(changes, "while Belay was not running")
         notes.append(f"{len(changes)} file(s) changed while Belay was not running; they are recorded as "
                      "changes made outside Belay.")
     for note in notes:
@@ -73,7 +72,7 @@ async def recover(opening: Opening, interrupted: list[str]) -> list[str]:
 
 def _finish_rollback(opening: Opening, rollback: RollbackRecord) -> str:
     """Blocking: write what a pending undo had not written yet; mark it done (or failed)."""
-    ws, blobs, journal = opening.workspace, opening.blobs, opening.journal
+    ws, blobs, journal = opening.workspace, opening.blobs, opening.recorder.journal
     kept: list[tuple[int, FileChange]] = []
     ops: list[FileOp] = []
     inverse: list[FileOp | None] = []

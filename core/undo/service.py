@@ -22,7 +22,7 @@ from core.bus import EventBus
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
 from core.events import RollbackFinished, RollbackRefused
 from core.ids import new_rollback_id
-from core.store.journal import Journal
+from core.recorder import Recorder
 from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
 from core.changes.tracker import ChangeTracker
@@ -51,29 +51,29 @@ class _Done:
 class Undoer:
     """Undo of one workspace's journaled operations."""
 
-    def __init__(self, *, workspace: Workspace, journal: Journal, blobs: BlobStore, bus: EventBus,
-                 io: Callable[..., Awaitable[Any]], tracker: Callable[[], ChangeTracker],
-                 ensure_session: Callable[[], Awaitable[None]]) -> None:
-        self.workspace, self.journal, self.blobs, self.bus = workspace, journal, blobs, bus
-        self._io, self._tracker, self._ensure_session = io, tracker, ensure_session
+    def __init__(self, *, workspace: Workspace, recorder: Recorder, blobs: BlobStore,
+                 tracker: Callable[[], ChangeTracker]) -> None:
+        self.workspace, self.recorder, self.blobs = workspace, recorder, blobs
+        self.journal = recorder.journal
+        self._tracker = tracker
 
     async def undo(self, op_id: str, *, paths: Sequence[str] | None = None, force: bool = False,
                    resolutions: Mapping[str, Resolution] | None = None) -> UndoReport:
         try:
             return await self._undo(op_id, paths, force, dict(resolutions or {}))
         except UndoConflict as e:
-            call_id = await self._io(self.journal.root_call, op_id) or op_id
-            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message, conflicts=tuple(e.paths)))
+            call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+            self.recorder.rollback_refused(call_id, e.info.message, e.paths)
             return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
         except BelayError as e:
-            call_id = await self._io(self.journal.root_call, op_id) or op_id
-            self.bus.publish(RollbackRefused(call_id=call_id, message=e.info.message))
+            call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+            self.recorder.rollback_refused(call_id, e.info.message)
             return UndoReport(call_id=call_id, ok=False, message=e.info.message)
 
     async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
-        undone = await self._io(self.journal.undo_state)
-        changes = await self._io(self.journal.changes_of, call_id)
-        git = await self._io(self.journal.git_changes_of, call_id)
+        undone = await self.recorder.read(self.journal.undo_state)
+        changes = await self.recorder.read(self.journal.changes_of, call_id)
+        git = await self.recorder.read(self.journal.git_changes_of, call_id)
         wanted = [i for i, c in enumerate(changes) if paths is None or c.path in paths or c.old_path in paths]
         wanted += [-1 - i for i in range(len(git))] if paths is None else []
         by_rollback: dict[str, list[int]] = {}
@@ -85,7 +85,7 @@ class Undoer:
             return UndoReport(call_id=call_id, ok=False, message=f"call {call_id} has nothing undone to redo")
         report: UndoReport | None = None
         for rollback_id, own in reversed(list(by_rollback.items())):
-            rollback_changes = await self._io(self.journal.changes_of, rollback_id)
+            rollback_changes = await self.recorder.read(self.journal.changes_of, rollback_id)
             files = [rollback_changes[i].path for i in own if 0 <= i < len(rollback_changes)]
             report = await self.undo(rollback_id, paths=files if paths is not None else None)
             if not report.ok:
@@ -99,7 +99,7 @@ class Undoer:
         return await asyncio.to_thread(undo_mod.preview_of, plan, self.blobs, target.call_id, target.redo)
 
     async def rewind_plan(self, call_id: str) -> list[CallRecord]:
-        records = await self._io(self.journal.calls)
+        records = await self.recorder.read(self.journal.calls)
         position = next((i for i, r in enumerate(records) if r.call_id == call_id), None)
         if position is None:
             raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
@@ -119,16 +119,16 @@ class Undoer:
 
     async def _target(self, op_id: str, paths: Sequence[str] | None) -> UndoTarget:
         """The changes of `op_id` that are in force (not undone already), limited to `paths`."""
-        kind = await self._io(self.journal.operation_kind, op_id)
+        kind = await self.recorder.read(self.journal.operation_kind, op_id)
         if kind is None:
             raise ToolError(ErrorKind.NOT_FOUND, f"no call or undo {op_id} in this workspace's journal")
         if kind == "external":
             raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
                             "program); Belay records them but does not undo them")
-        changes = await self._io(self.journal.changes_of, op_id)
-        git = await self._io(self.journal.git_changes_of, op_id)
-        undone = await self._io(self.journal.undo_state)
-        call_id = await self._io(self.journal.root_call, op_id) or op_id
+        changes = await self.recorder.read(self.journal.changes_of, op_id)
+        git = await self.recorder.read(self.journal.git_changes_of, op_id)
+        undone = await self.recorder.read(self.journal.undo_state)
+        call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
         chosen = [(i, c) for i, c in enumerate(changes)
@@ -142,13 +142,13 @@ class Undoer:
     async def _undo(self, op_id: str, paths: Sequence[str] | None, force: bool,
                     resolutions: dict[str, Resolution]) -> UndoReport:
         target = await self._target(op_id, paths)
-        await self._ensure_session()
+        await self.recorder.session()
         rollback_id = new_rollback_id()
         tracker = self._tracker()
         async with tracker.mutation(f"undo of {op_id}"):
             done = await asyncio.to_thread(self._write, target, rollback_id, force, resolutions)
-            await self._io(self.journal.finish_rollback, rollback_id, "done")
-            await tracker.absorb(await self._io(self.journal.changes_of, rollback_id))
+            await self.recorder.rollback_done(rollback_id)
+            await tracker.absorb(await self.recorder.read(self.journal.changes_of, rollback_id))
         return await self._finished(target, rollback_id, done, force)
 
     def _write(self, target: UndoTarget, rollback_id: str, force: bool,
@@ -177,9 +177,9 @@ class Undoer:
         return _Done(files, tuple(s.change.what for s in moving), left)
 
     async def _finished(self, target: UndoTarget, rollback_id: str, done: _Done, force: bool) -> UndoReport:
-        [record] = await self._io(self.journal.calls, target.call_id)
+        [record] = await self.recorder.read(self.journal.calls, target.call_id)
         applied = done.files
-        self.bus.publish(RollbackFinished(rollback_id=rollback_id, call_id=target.call_id, target=target.op_id,
+        self.recorder.rollback_finished(RollbackFinished(rollback_id=rollback_id, call_id=target.call_id, target=target.op_id,
                                           redo=target.redo, paths=applied.written, forced=force,
                                           undone_paths=record.undone_paths, undone_by=record.undone_by,
                                           git_undone=record.git_undone))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from core import Console, Decision, ErrorKind, RunStatus
 from core.events import ApprovalRequested
-from core.run.pipeline import AgentHandle, CallOutcome
+from core.run.calls import AgentHandle, CallOutcome
 from tests.conftest import run
 
 

@@ -149,7 +149,7 @@ def test_long_output_keeps_head_and_tail(ws: Path) -> None:
     assert out.text.startswith("START\naaa") and out.text.endswith("aaa\nEND\n")
     assert "bytes cut ...]" in out.text and len(out.text) < 30_000
     assert out.data["truncated"] and out.data["output_bytes"] == 3_000_011
-    assert len(out.data["journal_output"]) < 1_100_000 and "more bytes not kept" in out.data["journal_output"]
+    assert len(out.full_text or "") < 1_100_000 and "more bytes not kept" in (out.full_text or "")
 
 
 def test_binary_output_is_summarised(ws: Path) -> None:

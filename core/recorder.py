@@ -1,0 +1,207 @@
+"""The one place the journal and the bus are kept in step: write the fact, then announce it.
+
+Every fact that must outlive the process (a session, an agent and how it
+ended, each step of a call, what a call changed, a person's decision, a
+batch, changes found outside Belay, an undo) is written to the journal on
+the journal's own thread and only then published as an event, here and
+nowhere else.  So a front end never shows what the journal would not show
+after a restart.  Facts that matter only while the console runs (live
+output, heartbeats, retries) are announced here without a journal row;
+background shells, the policy in force and MCP server states are announced
+on the bus by the part that owns them.
+
+Three journal writes happen elsewhere, on a worker thread, because they
+must land between blocking steps that cannot be split: the change set a
+write tool records after storing blobs and before writing files
+(`core.run.pipeline` through `core.run.apply`), the pending undo recorded
+before an undo writes and its failure if writing fails
+(`core.undo.service`), and an undo a crash cut short, finished when the
+console opens (`core.undo.recovery`).  The events that follow them come
+through here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from core.bus import EventBus
+from core.errors import ErrorInfo
+from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ApprovalResolved,
+                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying,
+                         CallStarted, DecidedBy, Event, ExternalChangesRecorded, RollbackFinished, RollbackRefused,
+                         SessionStarted)
+from core.ids import AgentId, CallId, SessionId, new_external_id
+from core.models.batches import PlanInfo
+from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.store.journal import Journal
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Recorder:
+    """The journal of one workspace (on its own thread) and the bus of one console, kept in step."""
+
+    def __init__(self, journal: Journal, bus: EventBus, executor: ThreadPoolExecutor, session_id: SessionId,
+                 workspace: Path) -> None:
+        self.journal, self.bus = journal, bus
+        self.session_id, self.workspace = session_id, workspace
+        self._executor = executor
+        self._session_open = False
+
+    @classmethod
+    async def open(cls, path: Path, bus: EventBus, session_id: SessionId, workspace: Path) -> Recorder:
+        """Open (or create) the journal at `path` on a thread of its own."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
+        journal = await asyncio.get_running_loop().run_in_executor(executor, Journal, path)
+        return cls(journal, bus, executor, session_id, workspace)
+
+    async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a blocking journal read (`self.journal.calls`, ...) on the journal's thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args, **kwargs))
+
+    async def close(self) -> None:
+        """Record the session's end (if it began), close the journal, end its thread."""
+        try:
+            if self._session_open:
+                await self.read(self.journal.end_session, self.session_id)
+            await self.read(self.journal.close)
+        finally:
+            self._executor.shutdown(wait=True)
+
+    # -- the session and its agents ---------------------------------------------------------
+
+    async def session(self) -> None:
+        """Record this session the first time anything happens in it."""
+        if self._session_open:
+            return
+        self._session_open = True
+        await self.read(self.journal.start_session, self.session_id, str(self.workspace))
+        self.bus.publish(SessionStarted(session_id=self.session_id, workspace=str(self.workspace)))
+
+    async def agent_started(self, agent_id: AgentId, name: str, kind: str, *, parent_id: AgentId | None = None,
+                            spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> None:
+        await self.read(self.journal.add_agent, agent_id, self.session_id, name, kind, parent_id, spawned_by,
+                        sorted(tools) if tools else None)
+        self.bus.publish(AgentStarted(agent_id=agent_id, session_id=self.session_id, name=name, agent_kind=kind,
+                                      parent_id=parent_id, spawned_by=spawned_by,
+                                      tools=tuple(sorted(tools)) if tools else None))
+
+    async def agent_linked(self, agent_id: AgentId, spawned_by: CallId) -> None:
+        """A sub-agent's spawning call became known after it started."""
+        await self.read(self.journal.link_agent, agent_id, spawned_by)
+        self.bus.publish(AgentLinked(agent_id=agent_id, spawned_by=spawned_by))
+
+    async def agent_finished(self, agent_id: AgentId, status: AgentStatus, message: str = "") -> None:
+        await self.read(self.journal.finish_agent, agent_id, status)
+        self.bus.publish(AgentFinished(agent_id=agent_id, status=status, message=message))
+
+    # -- one call ------------------------------------------------------------------------------
+
+    async def call_queued(self, call_id: CallId, agent_id: AgentId, tool: str, args: dict[str, Any], summary: str,
+                          batch: tuple[str, str] | None = None) -> None:
+        """A call exists: journaled with its arguments before anything is decided about it."""
+        await self.read(self.journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
+        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
+                                    batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None))
+
+    async def approval_requested(self, request: ApprovalRequested) -> None:
+        """The call waits for a person."""
+        await self.read(self.journal.set_status, request.call_id, RunStatus.BLOCKED_ON_USER)
+        self.bus.publish(request)
+
+    async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy) -> None:
+        """How a request was answered (by a person, a rule's timeout, or Belay itself), made durable."""
+        await self.read(self.journal.add_decision, call_id, decision.value, reason, by)
+        self.bus.publish(ApprovalResolved(call_id=call_id, decision=decision, reason=reason, by=by))
+
+    async def call_started(self, call_id: CallId) -> None:
+        await self.read(self.journal.set_status, call_id, RunStatus.RUNNING)
+        self.bus.publish(CallStarted(call_id=call_id))
+
+    def answered_from_cache(self, call_id: CallId) -> None:
+        """A cached result stands in for the run: the window sees it start, the journal only its end."""
+        self.bus.publish(CallStarted(call_id=call_id))
+
+    def output(self, call_id: CallId, text: str) -> None:
+        self.bus.publish(CallOutput(call_id=call_id, text=text))
+
+    def progress(self, call_id: CallId, elapsed_s: float) -> None:
+        self.bus.publish(CallProgress(call_id=call_id, elapsed_s=elapsed_s))
+
+    def retrying(self, call_id: CallId, attempt: int, delay_s: float, error: ErrorInfo) -> None:
+        self.bus.publish(CallRetrying(call_id=call_id, attempt=attempt, delay_s=delay_s, error=error))
+
+    async def changes_captured(self, call_id: CallId, changes: Sequence[FileChange],
+                               git: Sequence[GitChange] = ()) -> None:
+        """What a call changed, journaled as soon as it is known (its event is the call's end)."""
+        if changes:
+            await self.read(self.journal.add_changes, call_id, changes)
+        if git:
+            await self.read(self.journal.add_git_changes, call_id, git)
+
+    async def call_finished(self, call_id: CallId, status: RunStatus, output: str, error: ErrorInfo | None,
+                            duration_s: float, *, changes: tuple[FileChange, ...] = (),
+                            git: tuple[GitChange, ...] = (), cached: bool = False, attempts: int = 1,
+                            full_output: str | None = None) -> None:
+        """How a call ended.  `full_output` is the whole output when the agent was shown less."""
+        if full_output and full_output != output:
+            await self.read(self.journal.add_full_output, call_id, full_output)
+        # A run that changed nothing is committed without an fsync: a power cut may lose its ending
+        # (it then reads as interrupted), never a change or a decision, which have their own commits.
+        await self.read(self.journal.finish_run, call_id, status, output, error, duration_s, cached, attempts,
+                        bool(changes or git))
+        self.bus.publish(CallFinished(call_id=call_id, status=status, output=output, error=error, changes=changes,
+                                      git_changes=git, duration_s=duration_s, cached=cached, attempts=attempts))
+
+    # -- batches -------------------------------------------------------------------------------
+
+    async def batch_started(self, batch_id: str, agent_id: AgentId, name: str, plan: PlanInfo, size: int) -> None:
+        await self.read(self.journal.add_batch, batch_id, self.session_id, agent_id, name, plan)
+        self.bus.publish(BatchStarted(batch_id=batch_id, agent_id=agent_id, name=name, plan=plan, size=size))
+
+    async def batch_finished(self, batch_id: str, *, succeeded: int, failed: int, skipped: int, cache_hits: int,
+                             duration_s: float, max_running: int) -> None:
+        summary = {"succeeded": succeeded, "failed": failed, "skipped": skipped, "cache_hits": cache_hits,
+                   "duration_s": duration_s, "max_running": max_running}
+        await self.read(self.journal.finish_batch, batch_id, summary)
+        self.bus.publish(BatchFinished(batch_id=batch_id, **summary))
+
+    # -- changes nobody in Belay made, and what opening after a crash repairs ------------------
+
+    async def external_changes(self, changes: Sequence[FileChange], note: str) -> None:
+        """Changes found on disk that no call made; shown, never attributed to an agent."""
+        op_id = new_external_id()
+        await self.read(self.journal.add_external, op_id, self.session_id, changes, note)
+        self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
+
+    async def runs_interrupted(self) -> list[CallId]:
+        """Opening after a crash: runs a dead console left unfinished are marked so (before the timeline loads)."""
+        return [CallId(c) for c in await self.read(self.journal.mark_interrupted)]
+
+    async def changes_recovered(self, call_id: CallId, changes: Sequence[FileChange]) -> None:
+        """Opening after a crash: what an interrupted command changed, given to it (before the timeline loads)."""
+        await self.read(self.journal.add_changes, call_id, changes)
+
+    # -- undo ----------------------------------------------------------------------------------
+
+    async def rollback_done(self, rollback_id: str) -> None:
+        """An undo recorded as pending (core.undo.service) has written all its files."""
+        await self.read(self.journal.finish_rollback, rollback_id, "done")
+
+    def rollback_finished(self, event: RollbackFinished) -> None:
+        """Announced once the undo is done and the call's undo state reread from the journal."""
+        self.bus.publish(event)
+
+    def rollback_refused(self, call_id: CallId, message: str, conflicts: Sequence[str] = ()) -> None:
+        """An undo that wrote nothing (conflicts, nothing left to undo): nothing to journal."""
+        self.bus.publish(RollbackRefused(call_id=call_id, message=message, conflicts=tuple(conflicts)))
+
+    def __repr__(self) -> str:
+        return f"<Recorder {self.journal.path} session={self.session_id} open={self._session_open}>"
+
