@@ -29,8 +29,10 @@ from core.process.sandbox import SandboxInfo
 from core.models.bash import BashAnalysis, DisplayNode, Impact
 from core.tools.bash import BashSettings
 from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
-from core.timeline.tree import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey, RunNode,
-                           ShellNode, Timeline, Updated, agent_key, run_key)
+from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
+from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, RunNode, ShellNode,
+                                 Updated)
+from core.timeline.tree import Timeline
 from core.outside.claude_session import SessionEnd
 from core.events import McpServerChanged
 from core.models.mcp import ServerState, ServerStatus
@@ -59,5 +61,5 @@ __all__ = [
     "BatchCall", "BatchError", "BatchFinished", "BatchReport", "BatchResult", "BatchStarted", "CallProgress",
     "CallRetrying", "CycleError", "PlanInfo", "BatchNode", "BatchTotals", "GanttSpan", "ShellNode",
     "shielded", "spawn",
-    "agent_key", "load_script", "run_key", "run_script", "state_root", "unified_text", "workspace_state_dir",
+    "AgentKey", "BatchKey", "RunKey", "parse_key", "load_script", "run_script", "state_root", "unified_text", "workspace_state_dir",
 ]

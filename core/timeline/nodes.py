@@ -16,22 +16,7 @@ from core.errors import ErrorInfo
 from core.events import ApprovalRequested
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
 from core.models.batches import PlanInfo
-
-NodeKey = str
-"""'a:<agent id>' for an agent node, 'b:<batch id>' for a batch, 'r:<call id>' for a run."""
-
-
-def agent_key(agent_id: str) -> NodeKey:
-    return f"a:{agent_id}"
-
-
-def run_key(call_id: str) -> NodeKey:
-    return f"r:{call_id}"
-
-
-def batch_key(batch_id: str) -> NodeKey:
-    return f"b:{batch_id}"
-
+from core.timeline.keys import NodeKey
 
 @dataclass
 class AgentNode:

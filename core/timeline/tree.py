@@ -29,12 +29,9 @@ from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalReque
                          CallStarted, Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput,
                          ShellStarted)
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
-from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, NodeKey,
-                                 RunNode, ShellNode, Updated, agent_key, batch_key, batch_span, known_end, run_key,
-                                 run_span)
-
-__all__ = ["AgentNode", "BatchNode", "BatchTotals", "ExternalNode", "GanttSpan", "Inserted", "NodeKey", "RunNode",
-           "ShellNode", "Timeline", "Updated", "agent_key", "batch_key", "run_key"]
+from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
+from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, RunNode,
+                                 ShellNode, Updated, batch_span, known_end, run_span)
 
 Change = Inserted | Updated
 
@@ -59,19 +56,22 @@ class Timeline:
 
     # -- tree navigation --------------------------------------------------
 
-    def children(self, key: NodeKey | None) -> list[NodeKey]:
+    # Public readers take a key or its text ("a:<agent id>"): a key typed in a test or a script reads the same.
+
+    def children(self, key: NodeKey | str | None) -> list[NodeKey]:
         if key is None:
             return self.roots
-        if key.startswith("a:"):
-            return self.agents[key[2:]].children
-        if key.startswith("b:"):
-            return self.batches[key[2:]].children
+        key = parse_key(key)
+        if isinstance(key, AgentKey):
+            return self.agents[key.agent_id].children
+        if isinstance(key, BatchKey):
+            return self.batches[key.batch_id].children
         return []
 
-    def parent(self, key: NodeKey) -> NodeKey | None:
+    def parent(self, key: NodeKey | str) -> NodeKey | None:
         return self._parent[key]
 
-    def row(self, key: NodeKey) -> int:
+    def row(self, key: NodeKey | str) -> int:
         return self._row[key]
 
     def counts(self) -> Counter[RunStatus]:
@@ -88,16 +88,17 @@ class Timeline:
 
     # -- time spans (what a Gantt chart draws) ---------------------------------
 
-    def group(self, key: NodeKey) -> NodeKey | None:
+    def group(self, key: NodeKey | str) -> NodeKey | None:
         """The row whose time window `key`'s span is on: its batch, else its agent (None for an agent)."""
-        if key.startswith("r:"):
-            run = self.runs[key[2:]]
-            return batch_key(run.batch_id) if run.batch_id else agent_key(run.agent_id)
-        if key.startswith("b:"):
-            return agent_key(self.batches[key[2:]].agent_id)
+        key = parse_key(key)
+        if isinstance(key, RunKey):
+            run = self.runs[key.call_id]
+            return BatchKey(run.batch_id) if run.batch_id else AgentKey(run.agent_id)
+        if isinstance(key, BatchKey):
+            return AgentKey(self.batches[key.batch_id].agent_id)
         return None
 
-    def live(self, group: NodeKey) -> bool:
+    def live(self, group: NodeKey | str) -> bool:
         """Whether this agent or batch is still at work (its time window then ends "now").
 
         It is while one of its runs is unfinished, and a batch is from its start
@@ -111,7 +112,7 @@ class Timeline:
         return node.batch_id in self.agents[node.agent_id].open_batches and \
             self.agents[node.agent_id].status == AgentStatus.RUNNING
 
-    def window(self, group: NodeKey, now: datetime) -> float:
+    def window(self, group: NodeKey | str, now: datetime) -> float:
         """How long the agent's or batch's time window is, in seconds from its start."""
         node = self._group_node(group)
         if self.live(group):
@@ -121,19 +122,22 @@ class Timeline:
             end = max((t for t in (node.last_at, done) if t is not None), default=node.started_at)
         return max((end - node.started_at).total_seconds(), 0.0)
 
-    def span(self, key: NodeKey, now: datetime) -> GanttSpan | None:
+    def span(self, key: NodeKey | str, now: datetime) -> GanttSpan | None:
         """A run's or a batch's span on its group's time axis (None for an agent)."""
+        key = parse_key(key)
         group = self.group(key)
         if group is None:
             return None
         start = self._group_node(group).started_at
-        if key.startswith("b:"):
-            return batch_span(self.batches[key[2:]], self.live(key), start, now)
-        run = self.runs[key[2:]]
+        if isinstance(key, BatchKey):
+            return batch_span(self.batches[key.batch_id], self.live(key), start, now)
+        assert isinstance(key, RunKey)
+        run = self.runs[key.call_id]
         return run_span(run, start, self.batches[run.batch_id].started_at if run.batch_id else None, now)
 
-    def _group_node(self, group: NodeKey) -> AgentNode | BatchNode:
-        return self.batches[group[2:]] if group.startswith("b:") else self.agents[group[2:]]
+    def _group_node(self, group: NodeKey | str) -> AgentNode | BatchNode:
+        group = parse_key(group)
+        return self.batches[group.batch_id] if isinstance(group, BatchKey) else self.agents[group.ident]
 
     # -- building ---------------------------------------------------------
 
@@ -154,11 +158,11 @@ class Timeline:
         self.agents[node.agent_id] = node
         parent = None
         if node.parent_id in self.agents:
-            parent = agent_key(node.parent_id)
+            parent = AgentKey(node.parent_id)
             spawner = self.runs.get(node.spawned_by or "")
             if spawner is not None and spawner.batch_id and spawner.agent_id == node.parent_id:
-                parent = batch_key(spawner.batch_id)  # after its call, inside the batch
-        return [self._append(parent, agent_key(node.agent_id))]
+                parent = BatchKey(spawner.batch_id)  # after its call, inside the batch
+        return [self._append(parent, AgentKey(node.agent_id))]
 
     def _ensure_agent(self, agent_id: str, at: datetime) -> list[Change]:
         if agent_id in self.agents:
@@ -174,21 +178,21 @@ class Timeline:
         if node.totals is None and not node.interrupted:
             self.agents[node.agent_id].open_batches.add(node.batch_id)
         self._reach(node.agent_id, None, [node.started_at, node.finished_at])
-        changes.append(self._append(agent_key(node.agent_id), batch_key(node.batch_id)))
+        changes.append(self._append(AgentKey(node.agent_id), BatchKey(node.batch_id)))
         return changes
 
     def _add_run(self, node: RunNode) -> list[Change]:
         if node.call_id in self.runs:
             return []
         changes = self._ensure_agent(node.agent_id, node.queued_at)
-        parent = agent_key(node.agent_id)
+        parent = AgentKey(node.agent_id)
         if node.batch_id:
             changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
-            parent = batch_key(node.batch_id)
+            parent = BatchKey(node.batch_id)
         self.runs[node.call_id] = node
         self._count(node, 1)
         self._reach(node.agent_id, node.batch_id, [node.queued_at, known_end(node)])
-        changes.append(self._append(parent, run_key(node.call_id)))
+        changes.append(self._append(parent, RunKey(node.call_id)))
         if node.batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
         return changes
@@ -252,14 +256,14 @@ class Timeline:
         if node is None:
             return []
         node.spawned_by = e.spawned_by
-        return [Updated(agent_key(e.agent_id))]
+        return [Updated(AgentKey(e.agent_id))]
 
     def _on_agent_finished(self, e: AgentFinished) -> list[Change]:
         node = self.agents.get(e.agent_id)
         if node is None:
             return []
         node.status, node.ended_at, node.message = e.status, e.at, e.message
-        return [Updated(agent_key(e.agent_id))]
+        return [Updated(AgentKey(e.agent_id))]
 
     def _on_batch_started(self, e: BatchStarted) -> list[Change]:
         node = self.batches.get(e.batch_id)
@@ -267,10 +271,10 @@ class Timeline:
             return self._add_batch(BatchNode(e.batch_id, e.agent_id, e.name, e.size, e.plan, e.at))
         # Made from its first call: now it has a name, a plan, and perhaps an earlier start (its runs shift).
         node.name, node.size, node.plan = e.name, e.size, e.plan
-        changes: list[Change] = [Updated(batch_key(e.batch_id))]
+        changes: list[Change] = [Updated(BatchKey(e.batch_id))]
         if e.at < node.started_at:
             node.started_at = e.at
-            changes += [Updated(key) for key in node.children if key.startswith("r:")]
+            changes += [Updated(key) for key in node.children if isinstance(key, RunKey)]
         return changes
 
     def _on_batch_finished(self, e: BatchFinished) -> list[Change]:
@@ -281,7 +285,7 @@ class Timeline:
         node.totals = BatchTotals(e.succeeded, e.failed, e.skipped, e.cache_hits, e.duration_s, e.max_running)
         self.agents[node.agent_id].open_batches.discard(e.batch_id)
         self._reach(node.agent_id, node.batch_id, [e.at])
-        return [Updated(batch_key(e.batch_id))]
+        return [Updated(BatchKey(e.batch_id))]
 
     def _on_call_queued(self, e: CallQueued) -> list[Change]:
         return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, e.summary, e.args, RunStatus.QUEUED, e.at,
@@ -299,9 +303,9 @@ class Timeline:
         if moved:
             self._count(node, 1)
         self._reach(node.agent_id, node.batch_id, [v for v in fields.values() if isinstance(v, datetime)])
-        changes: list[Change] = [Updated(run_key(call_id))]
+        changes: list[Change] = [Updated(RunKey(call_id))]
         if moved and node.batch_id:
-            changes.append(Updated(batch_key(node.batch_id)))  # its "3/8 done"
+            changes.append(Updated(BatchKey(node.batch_id)))  # its "3/8 done"
         return changes
 
     def _on_approval_requested(self, e: ApprovalRequested) -> list[Change]:
@@ -337,7 +341,7 @@ class Timeline:
         if node is None:
             return []
         node.live_output = _tail(node.live_output + e.text)
-        return [Updated(run_key(e.call_id))]
+        return [Updated(RunKey(e.call_id))]
 
     def _on_shell_started(self, e: ShellStarted) -> list[Change]:
         self.shells[e.shell_id] = ShellNode(e.shell_id, e.call_id, e.command)

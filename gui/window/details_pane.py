@@ -23,7 +23,8 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from core import FileChange, FileDiff, NodeKey, RunNode, RunStatus, Timeline, UndoReport
+from core import (AgentKey, BatchKey, FileChange, FileDiff, NodeKey, RunKey, RunNode, RunStatus, Timeline, UndoReport,
+                  parse_key)
 from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
 
@@ -111,8 +112,8 @@ def _was_cut(run: RunNode) -> bool:
     return " cut ...]" in text  # the marker the tool and the pipeline put where they cut
 
 
-def describe_agent(key: NodeKey, timeline: Timeline) -> str:
-    agent = timeline.agents[key[2:]]
+def describe_agent(key: AgentKey, timeline: Timeline) -> str:
+    agent = timeline.agents[key.agent_id]
     runs = [r for r in timeline.runs.values() if r.agent_id == agent.agent_id]  # those in its batches too
     spawned = f"<p>Spawned by the Task call {agent.spawned_by}</p>" if agent.spawned_by else ""
     kind = "sub-agent" if agent.parent_id else f"{agent.agent_kind} agent"
@@ -121,9 +122,9 @@ def describe_agent(key: NodeKey, timeline: Timeline) -> str:
             f"<p>{kind} · {agent.status.value} · {len(runs)} calls</p>{spawned}{message}")
 
 
-def describe_batch(key: NodeKey, timeline: Timeline) -> str:
-    batch = timeline.batches[key[2:]]
-    calls = [timeline.runs[k[2:]] for k in batch.children if k.startswith("r:")]
+def describe_batch(key: BatchKey, timeline: Timeline) -> str:
+    batch = timeline.batches[key.batch_id]
+    calls = [timeline.runs[k.call_id] for k in batch.children if isinstance(k, RunKey)]
     parts = [f"<h3>Batch {html.escape(batch.name)}</h3>",
              f"<p>{len(calls)} of {max(batch.size, len(calls))} calls seen, by "
              f"{html.escape(agent_path(timeline, batch.agent_id))}</p>"]
@@ -189,21 +190,26 @@ class DetailsPane(QWidget):
         self.show_key(self._key if self._key and self._known(self._key) else None)
 
     def _known(self, key: NodeKey) -> bool:
-        table = {"r:": self._timeline.runs, "b:": self._timeline.batches}.get(key[:2], self._timeline.agents)
-        return key[2:] in table
+        if isinstance(key, RunKey):
+            return key.call_id in self._timeline.runs
+        if isinstance(key, BatchKey):
+            return key.batch_id in self._timeline.batches
+        return key.ident in self._timeline.agents
 
-    def show_key(self, key: NodeKey | None) -> None:
+    def show_key(self, key: NodeKey | str | None) -> None:
+        """Show the row `key` names (or a key's text, e.g. "r:<call id>"); None: nothing selected."""
+        key = parse_key(key) if key is not None else None
         changed = key != self._key
         self._key = key
         if changed:
             self.notice.clear()
-        run = self._timeline.runs.get(key[2:]) if key and key.startswith("r:") else None
+        run = self._timeline.runs.get(key.call_id) if isinstance(key, RunKey) else None
         if key is None:
             self.info.setHtml("<p style='color:#6e7781'>Select a call in the timeline to see its arguments,"
                               " result and the files it changed.</p>")
-        elif key.startswith("b:"):
+        elif isinstance(key, BatchKey):
             self.info.setHtml(describe_batch(key, self._timeline))
-        elif run is None:
+        elif isinstance(key, AgentKey):
             self.info.setHtml(describe_agent(key, self._timeline))
         else:
             self.info.setHtml(describe_run(run, self._timeline))
@@ -214,7 +220,7 @@ class DetailsPane(QWidget):
             self.diff.set_diffs([])
 
     def show_diffs(self, call_id: str, diffs: list[FileDiff]) -> None:
-        if self._key == f"r:{call_id}":
+        if self._key == RunKey(call_id):
             self._diff_of = call_id
             self.diff.set_diffs(diffs)
 
@@ -223,7 +229,7 @@ class DetailsPane(QWidget):
         return self._diff_of == call_id and self.diff.is_rendered()
 
     def show_undo_report(self, report: UndoReport) -> None:
-        if self._key != f"r:{report.call_id}":
+        if self._key != RunKey(report.call_id):
             return
         if report.ok:
             self.notice.setText(f"<span style='color:#1a7f37'>{html.escape(report.message)}</span>")
@@ -234,7 +240,7 @@ class DetailsPane(QWidget):
     def _on_link(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")
         value = urllib.parse.unquote(value)
-        call_id = self._key[2:] if self._key and self._key.startswith("r:") else ""
+        call_id = self._key.call_id if isinstance(self._key, RunKey) else ""
         if kind == "full-output":
             self.full_output_requested.emit(value)
         elif kind == "undo-file" and call_id:
@@ -258,12 +264,12 @@ class DetailsPane(QWidget):
         self.full_output_dialog.show()
 
     def _on_undo_button_clicked(self) -> None:
-        if self._key and self._key.startswith("r:"):
-            self.undo_requested.emit(self._key[2:], [])
+        if isinstance(self._key, RunKey):
+            self.undo_requested.emit(self._key.call_id, [])
 
     def _on_redo_button_clicked(self) -> None:
-        if self._key and self._key.startswith("r:"):
-            self.redo_requested.emit(self._key[2:], [])
+        if isinstance(self._key, RunKey):
+            self.redo_requested.emit(self._key.call_id, [])
 
 
 def undoable(run: RunNode | None) -> bool:

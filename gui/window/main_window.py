@@ -20,8 +20,8 @@ from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow, QMenu, QSplitter, QTabWidget,
                                QToolBar, QTreeView, QVBoxLayout, QWidget)
 
-from core import (ApprovalRequested, CallRecord, Console, ExternalChangesRecorded, PolicyChanged, RollbackRefused,
-                  RunStatus, ServerState, ServerStatus, SessionEnd, UndoReport, run_key)
+from core import (AgentKey, ApprovalRequested, CallRecord, Console, ExternalChangesRecorded, PolicyChanged, RollbackRefused,
+                  RunKey, RunStatus, ServerState, ServerStatus, SessionEnd, UndoReport)
 from gui.window.approval_panel import ApprovalPanel
 from gui.window.bridge import Bridge
 from gui.window.changes_view import ChangesView
@@ -36,7 +36,7 @@ from gui.window.status_line import RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
 from gui.window.undo_dialog import UndoDialog
 from gui.window.undo_flow import UndoFlow, ask_rewind
-from gui.window.timeline_model import KEY_ROLE, TIMELINE_COLUMN, TimelineModel
+from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
 
 
 class MainWindow(QMainWindow):
@@ -214,7 +214,7 @@ class MainWindow(QMainWindow):
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for row in range(first, last + 1):
             index = self.model.index(row, 0, parent)
-            if str(index.data(KEY_ROLE)).startswith("a:"):
+            if isinstance(self.model.key_of(index), AgentKey):
                 self.tree.expand(index)
         if parent.isValid():
             self.tree.expand(parent)
@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
             self.approvals.remove(call_id)  # cancelled, or its agent went away, while it waited: nothing to answer
         if run is not None and (run.changes or run.git_changes) and run.status.final:
             self.changes.refresh_soon()
-        if self.details.key == f"r:{call_id}":
+        if self.details.key == RunKey(call_id):
             self._show_selected()
 
     def _on_bridge_resynced(self) -> None:
@@ -346,10 +346,10 @@ class MainWindow(QMainWindow):
         self._show_selected()
 
     def _show_selected(self) -> None:
-        key = self.tree.currentIndex().data(KEY_ROLE)
+        key = self.model.key_of(self.tree.currentIndex())
         self.details.show_key(key)
-        if key and key.startswith("r:"):
-            run = self.model.timeline.runs[key[2:]]
+        if isinstance(key, RunKey):
+            run = self.model.timeline.runs[key.call_id]
             if run.status == RunStatus.BLOCKED_ON_USER:
                 self.approvals.focus_request(run.call_id)
             if run.changes:
@@ -361,13 +361,13 @@ class MainWindow(QMainWindow):
 
     def _on_tree_context_menu(self, point: QPoint) -> None:
         index = self.tree.indexAt(point)
-        key = index.data(KEY_ROLE)
-        if key and key.startswith("a:"):
-            self._agent_menu(key[2:], point)
+        key = self.model.key_of(index)
+        if isinstance(key, AgentKey):
+            self._agent_menu(key.agent_id, point)
             return
-        if not key or not key.startswith("r:"):
+        if not isinstance(key, RunKey):
             return
-        run = self.model.timeline.runs[key[2:]]
+        run = self.model.timeline.runs[key.call_id]
         menu = QMenu(self)
         undo = menu.addAction("Undo this call")
         undo.setEnabled(undoable(run))
@@ -396,7 +396,7 @@ class MainWindow(QMainWindow):
 
     def select_call(self, call_id: str) -> None:
         """Make a call the current row (and show its details)."""
-        index = self.model.index_of(run_key(call_id))
+        index = self.model.index_of(RunKey(call_id))
         self.tree.scrollTo(index)
         self.tree.setCurrentIndex(index)
 
@@ -414,13 +414,13 @@ class MainWindow(QMainWindow):
         return await ask_rewind(plan, self)
 
     def _undo_selected(self) -> None:
-        key = self.tree.currentIndex().data(KEY_ROLE)
-        if key and key.startswith("r:") and undoable(self.model.timeline.runs[key[2:]]):
-            self.undo(key[2:])
+        key = self.model.key_of(self.tree.currentIndex())
+        if isinstance(key, RunKey) and undoable(self.model.timeline.runs[key.call_id]):
+            self.undo(key.call_id)
 
     def _redo_selected(self) -> None:
-        key = self.tree.currentIndex().data(KEY_ROLE)
-        run = self.model.timeline.runs.get(key[2:]) if key and key.startswith("r:") else None
+        key = self.model.key_of(self.tree.currentIndex())
+        run = self.model.timeline.runs.get(key.call_id) if isinstance(key, RunKey) else None
         if run is not None and (run.undone_paths or run.git_undone):
             self.redo(run.call_id)
 
@@ -446,7 +446,7 @@ class MainWindow(QMainWindow):
         self.details.show_undo_report(report)
         verb = "Redo" if report.redo else "Undo"
         self.statusBar().showMessage(report.message if report.ok else f"{verb} refused: {report.message}", 10_000)
-        if report.ok and self.details.key == f"r:{report.call_id}":
+        if report.ok and self.details.key == RunKey(report.call_id):
             self._show_selected()
 
     def _update_status(self) -> None:

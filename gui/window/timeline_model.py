@@ -22,7 +22,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from core import AgentNode, BatchNode, Event, NodeKey, RunNode, RunStatus, Timeline, Updated, agent_key, run_key
+from core import (AgentKey, AgentNode, BatchKey, BatchNode, Event, NodeKey, RunKey, RunNode, RunStatus, Timeline, Updated,
+                  parse_key)
 from gui.window.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex
@@ -146,7 +147,7 @@ class TimelineModel(QAbstractItemModel):
         self._clock = clock
         self._timeline = Timeline()
         self._ids: dict[NodeKey, int] = {}
-        self._keys: list[NodeKey] = [""]  # id 0 is never used: it reads as "no pointer"
+        self._keys: list[NodeKey | None] = [None]  # id 0 is never used: it reads as "no pointer"
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
         self._tips: dict[NodeKey, str] = {}
         self._brushes: dict[NodeKey, QBrush] = {}
@@ -180,8 +181,7 @@ class TimelineModel(QAbstractItemModel):
             cache.clear()
         self._live.clear()
         now = self._clock()
-        for key in [*map(agent_key, timeline.agents), *(f"b:{b}" for b in timeline.batches),
-                    *map(run_key, timeline.runs)]:
+        for key in [*map(AgentKey, timeline.agents), *map(BatchKey, timeline.batches), *map(RunKey, timeline.runs)]:
             self._refresh(key, now)
         self.endResetModel()
         self._keep_ticking()
@@ -218,20 +218,20 @@ class TimelineModel(QAbstractItemModel):
 
     def _refresh(self, key: NodeKey, now: datetime) -> None:
         timeline = self._timeline
-        if key.startswith("r:"):
-            run = timeline.runs[key[2:]]
+        if isinstance(key, RunKey):
+            run = timeline.runs[key.call_id]
             self._cells[key] = _run_columns(run)
             self._tips[key] = run.error.message if run.error else run.call_id
             colour = UNDONE_COLOR if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status)
             self._set_brush(key, colour)
-        elif key.startswith("b:"):
-            batch = timeline.batches[key[2:]]
+        elif isinstance(key, BatchKey):
+            batch = timeline.batches[key.batch_id]
             live = timeline.live(key)
             cells = self._cells[key] = _batch_columns(batch, live)
             self._tips[key] = _batch_tip(batch, cells)
             self._set_brush(key, STATUS_COLOR[_batch_state(batch, live)])
         else:
-            agent = timeline.agents[key[2:]]
+            agent = timeline.agents[key.ident]
             self._cells[key] = _agent_columns(agent, timeline.agents.get(agent.parent_id or ""))
         self._refresh_bar(key, now)
 
@@ -250,7 +250,7 @@ class TimelineModel(QAbstractItemModel):
         if window is None:
             window = self._windows[group] = GanttWindow(self._timeline.window(group, now))
         self._bars[key] = GanttBar(span, window)
-        if key.startswith("b:"):
+        if isinstance(key, BatchKey):
             self._bar_tips[key] = f"{'running' if span.live else 'ran'} {span.ended - span.queued:.2f} s" + \
                 (" so far" if span.live else "")
         else:
@@ -263,7 +263,7 @@ class TimelineModel(QAbstractItemModel):
     def _groups_of(self, key: NodeKey) -> Iterable[NodeKey]:
         """The windows a change to `key` may stretch: its own (for an agent or a batch), its group's,
         and for a batch's call its agent's too (the batch's bar is drawn there)."""
-        if not key.startswith("r:"):
+        if not isinstance(key, RunKey):
             yield key
         group = self._timeline.group(key)
         while group is not None:
@@ -307,7 +307,9 @@ class TimelineModel(QAbstractItemModel):
             return None
         return self._keys[index.internalId()]
 
-    def index_of(self, key: NodeKey, column: int = 0) -> QModelIndex:
+    def index_of(self, key: NodeKey | str, column: int = 0) -> QModelIndex:
+        """The index of a row by its key (or a key's text, e.g. "r:<call id>")."""
+        key = parse_key(key)
         return self.createIndex(self._timeline.row(key), column, self._id(key))
 
     # -- QAbstractItemModel ------------------------------------------------------
@@ -348,7 +350,7 @@ class TimelineModel(QAbstractItemModel):
             return (self._bar_tips if column == TIMELINE_COLUMN else self._tips).get(key)
         if role == Qt.ItemDataRole.ForegroundRole and column == STATUS_COLUMN:
             return self._brushes.get(key)
-        if role == Qt.ItemDataRole.FontRole and key.startswith("a:"):
+        if role == Qt.ItemDataRole.FontRole and isinstance(key, AgentKey):
             return self._bold_font()
         return None
 

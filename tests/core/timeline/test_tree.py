@@ -10,7 +10,8 @@ from core.events import (AgentFinished, AgentStarted, ApprovalRequested, BatchFi
                          CallQueued, CallStarted)
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
 from core.models.batches import PlanInfo
-from core.timeline.tree import BatchTotals, GanttSpan, Inserted, Timeline, Updated
+from core.timeline.nodes import BatchTotals, GanttSpan, Inserted, Updated
+from core.timeline.tree import Timeline
 
 
 def _agent(agent_id: str, parent: str | None = None, spawned_by: str | None = None) -> AgentStarted:

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QStandardItem, QStandardItem
 from PySide6.QtWidgets import QStyleOptionViewItem
 
 from core import RunStatus
-from core.timeline.tree import GanttSpan
+from core import GanttSpan
 from gui.window.gantt import (APPROVAL, BAR_HEIGHT, COLUMN_WIDTH, GANTT_ROLE, OUTCOME, PAD, QUEUED, RUNNING, GanttBar,
                        GanttDelegate, GanttWindow, describe)
 

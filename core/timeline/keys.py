@@ -1,0 +1,85 @@
+"""Which row of the timeline a key names: an agent, a batch or a run.
+
+A key is text (`a:<agent id>`, `b:<batch id>`, `r:<call id>`) so that it
+travels unchanged through Qt's item roles, logs and tests; its class says
+what it names and a property gives the id.  Code asks
+`isinstance(key, RunKey)` and reads `key.call_id`; only `parse_key` reads a
+prefix, for text that lost its class on the way (a key typed in a test, one
+that went through Qt as a plain string).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class NodeKey(str):
+    """A timeline row's key; one of the three subclasses below."""
+
+    __slots__ = ()
+    prefix: ClassVar[str] = ""
+
+    def __new__(cls, ident: str) -> NodeKey:
+        if cls is NodeKey:
+            raise TypeError("make an AgentKey, a BatchKey or a RunKey (or parse_key a key's text)")
+        return super().__new__(cls, cls.prefix + ident)
+
+    @property
+    def ident(self) -> str:
+        """The id of what the row stands for (an agent's, a batch's or a call's)."""
+        return self[len(self.prefix):]
+
+    def __getnewargs__(self) -> tuple[str]:  # copies and pickles are made from the id, not the text
+        return (self.ident,)
+
+    def __copy__(self) -> NodeKey:
+        return self
+
+    def __deepcopy__(self, memo: object) -> NodeKey:
+        return self
+
+
+class AgentKey(NodeKey):
+    """An agent's row (sub-agents included)."""
+
+    __slots__ = ()
+    prefix = "a:"
+
+    @property
+    def agent_id(self) -> str:
+        return self.ident
+
+
+class BatchKey(NodeKey):
+    """A batch's row, holding its calls."""
+
+    __slots__ = ()
+    prefix = "b:"
+
+    @property
+    def batch_id(self) -> str:
+        return self.ident
+
+
+class RunKey(NodeKey):
+    """One call's row."""
+
+    __slots__ = ()
+    prefix = "r:"
+
+    @property
+    def call_id(self) -> str:
+        return self.ident
+
+
+_KINDS: dict[str, type[NodeKey]] = {kind.prefix: kind for kind in (AgentKey, BatchKey, RunKey)}
+
+
+def parse_key(text: str) -> NodeKey:
+    """The key `text` spells (a key is returned as it is); ValueError for text that is no key."""
+    if isinstance(text, NodeKey):
+        return text
+    kind = _KINDS.get(text[:2])
+    if kind is None:
+        raise ValueError(f"{text!r} is not a timeline key (a:, b: or r: and an id)")
+    return kind(text[2:])
