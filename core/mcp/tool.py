@@ -57,7 +57,7 @@ def annotations_of(hints: mt.ToolAnnotations | None) -> Annotations:
                        open_world=hints.open_world_hint is not False)
 
 
-class McpTool(RunTool):
+class McpTool(RunTool[McpArgs]):
     """A tool of a configured MCP server, named `mcp__<server>__<tool>`."""
 
     cacheable = False  # the result depends on the server, which no file watcher sees
@@ -94,11 +94,11 @@ class McpTool(RunTool):
             raise ToolError(ErrorKind.INVALID_ARGS, f"invalid arguments for {self.name}: {problems}{more}",
                             f"{self.name} takes: {takes(self.input_schema)}.")
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+    def summary(self, args: McpArgs, workspace: Workspace) -> str:
         shown = ", ".join(f"{key}={value!r}" for key, value in args.model_dump().items())
         return shown if len(shown) <= 80 else shown[:79] + "…"
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: McpArgs, ctx: ToolContext) -> ToolOutput:
         result = await self._call(self.remote, args.model_dump())
         output = output_of(result, self.name)
         return ToolOutput(output.text, {**output.data, "server": self.server, "tool": self.remote})

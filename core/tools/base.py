@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -132,12 +132,17 @@ class RetryPolicy:
     """Each delay is scaled by a random factor in [1 - jitter, 1 + jitter]."""
 
 
-class Tool(ABC):
-    """A named capability an agent can call."""
+A = TypeVar("A", bound=ToolArgs)
+"""A tool's argument model: each tool is generic over its own, so its methods take it as it is."""
+
+
+class Tool(ABC, Generic[A]):
+    """A named capability an agent can call, with arguments of type `A` (its `Args` model)."""
 
     name: ClassVar[str]
     description: ClassVar[str]
-    Args: ClassVar[type[ToolArgs]]
+    Args: type[A]
+    """The model the pipeline validates the agent's arguments into; its JSON schema is what agents see."""
     annotations: ClassVar[Annotations]
     timeout_s: ClassVar[float | None] = 30.0
     """How long the tool may work (planning and running, not waiting for approval); None: no limit.
@@ -153,11 +158,11 @@ class Tool(ABC):
     retry: ClassVar[RetryPolicy | None] = None
     """Recoverable failures (timeouts, busy resources, dropped connections) are retried so; writes never are."""
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+    def summary(self, args: A, workspace: Workspace) -> str:
         """A short line for the timeline, e.g. the path relative to the workspace."""
         return ""
 
-    def with_limit(self, args: ToolArgs, seconds: float) -> ToolArgs:
+    def with_limit(self, args: A, seconds: float) -> A:
         """For a tool that times itself (`own_timeout`): `args` made to stop within `seconds`, a call's own limit."""
         return args
 
@@ -165,36 +170,36 @@ class Tool(ABC):
         """Checks beyond the `Args` model, raising ToolError(INVALID_ARGS): a tool whose arguments are only
         known as a JSON schema (an MCP server's) validates against it here."""
 
-    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+    def reads(self, args: A, workspace: Workspace) -> frozenset[str] | None:
         """Workspace-relative paths the result depends on: a file, "dir/" for a whole tree, "" for the whole
         workspace.  None when it cannot say (the result is then never cached)."""
         return None
 
-    def writes(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+    def writes(self, args: A, workspace: Workspace) -> frozenset[str] | None:
         """Workspace-relative paths the call may change ("" for anything); None for a read-only tool.
         Calls in a batch that touch the same path are run one after the other."""
         return None if self.annotations.read_only else frozenset({""})
 
-    def on_cache_hit(self, args: ToolArgs, ctx: ToolContext) -> None:
+    def on_cache_hit(self, args: A, ctx: ToolContext) -> None:
         """A cached result is being served for this call: note what the agent has now seen (Read does)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
 
-class RunTool(Tool):
+class RunTool(Tool[A]):
     """A tool that does its work directly (reads, searches, spawning agents)."""
 
     @abstractmethod
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput: ...
+    async def run(self, args: A, ctx: ToolContext) -> ToolOutput: ...
 
 
-class WriteTool(Tool):
+class WriteTool(Tool[A]):
     """A tool that changes files through a `WritePlan` the pipeline applies."""
 
     annotations: ClassVar[Annotations] = Annotations(read_only=False, destructive=True)
 
-    def writes(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+    def writes(self, args: A, workspace: Workspace) -> frozenset[str] | None:
         """The one file named by the usual argument (file_path or notebook_path), else anything."""
         raw = getattr(args, "file_path", None) or getattr(args, "notebook_path", None)
         if not isinstance(raw, str):
@@ -203,7 +208,7 @@ class WriteTool(Tool):
         return places if places else frozenset({""})
 
     @abstractmethod
-    def plan(self, args: ToolArgs, ctx: ToolContext) -> WritePlan:
+    def plan(self, args: A, ctx: ToolContext) -> WritePlan:
         """Compute the writes.  Blocking I/O is fine: the pipeline calls this off the loop."""
 
 

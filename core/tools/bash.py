@@ -137,7 +137,7 @@ class BashArgs(ToolArgs):
         return None if timeout is None else min(timeout, MAX_TIMEOUT_MS)
 
 
-class BashTool(RunTool):
+class BashTool(RunTool[BashArgs]):
     name = "Bash"
     description = (
         "Run a bash command in the workspace root and return its output (stdout and stderr merged). "
@@ -147,7 +147,7 @@ class BashTool(RunTool):
         "ends: use run_in_background for servers and long jobs, then BashOutput and KillShell. Output over "
         "about 24,000 characters is cut in the middle. A non-zero exit status is reported as 'Exit code N'."
     )
-    Args: ClassVar[type[ToolArgs]] = BashArgs
+    Args = BashArgs
     annotations = Annotations(read_only=False, destructive=True, open_world=True)
     timeout_s = None
     own_timeout = True
@@ -157,13 +157,11 @@ class BashTool(RunTool):
         self.settings, self.shells = settings, shells
         self._hardened = False
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, BashArgs)
+    def summary(self, args: BashArgs, workspace: Workspace) -> str:
         first = args.command.strip().splitlines()[0]
         return first if len(first) <= 80 else first[:79] + "…"
 
-    def with_limit(self, args: ToolArgs, seconds: float) -> ToolArgs:
-        assert isinstance(args, BashArgs)
+    def with_limit(self, args: BashArgs, seconds: float) -> BashArgs:
         limit = min(max(round(seconds * 1000), 1), args.timeout or MAX_TIMEOUT_MS)
         return args.model_copy(update={"timeout": limit})
 
@@ -174,8 +172,7 @@ class BashTool(RunTool):
                                detail="sandbox turned off in settings: commands run in their own process group")
         return await asyncio.to_thread(detect_sandbox)
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, BashArgs)
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         if not self._hardened:
             make_non_dumpable()  # the console does this at start; be certain before the first command
             self._hardened = True
@@ -313,25 +310,23 @@ class BashOutputArgs(ToolArgs):
     """Only return new output lines matching this regular expression (ripgrep syntax)."""
 
 
-class BashOutputTool(RunTool):
+class BashOutputTool(RunTool[BashOutputArgs]):
     name = "BashOutput"
     description = (
         "Read the new output of a background shell started by Bash with run_in_background, with its status "
         "(running, completed, failed, killed) and exit code. Each call returns only output printed since the "
         "last call. filter keeps only the lines matching a regular expression (the others are discarded)."
     )
-    Args: ClassVar[type[ToolArgs]] = BashOutputArgs
+    Args = BashOutputArgs
     annotations = Annotations(read_only=True, destructive=False)
 
     def __init__(self, shells: ShellManager) -> None:
         self.shells = shells
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, BashOutputArgs)
+    def summary(self, args: BashOutputArgs, workspace: Workspace) -> str:
         return args.bash_id + (f" filtered by {args.filter!r}" if args.filter else "")
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, BashOutputArgs)
+    async def run(self, args: BashOutputArgs, ctx: ToolContext) -> ToolOutput:
         got = self.shells.read(args.bash_id)
         output = await filter_lines(got.output, args.filter) if args.filter is not None else got.output
         state = got.status if got.exit_code is None else f"{got.status}, exit code {got.exit_code}"
@@ -370,21 +365,19 @@ class KillShellArgs(ToolArgs):
     """The id of the background shell to stop (e.g. "bash_1")."""
 
 
-class KillShellTool(RunTool):
+class KillShellTool(RunTool[KillShellArgs]):
     name = "KillShell"
     description = "Stop a background shell started by Bash with run_in_background, and every process it started."
-    Args: ClassVar[type[ToolArgs]] = KillShellArgs
+    Args = KillShellArgs
     annotations = Annotations(read_only=False, destructive=False, idempotent=True)
 
     def __init__(self, shells: ShellManager) -> None:
         self.shells = shells
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, KillShellArgs)
+    def summary(self, args: KillShellArgs, workspace: Workspace) -> str:
         return args.shell_id
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, KillShellArgs)
+    async def run(self, args: KillShellArgs, ctx: ToolContext) -> ToolOutput:
         before = await self.shells.kill(args.shell_id)
         text = (f"Killed background shell {args.shell_id}." if before == "running"
                 else f"Shell {args.shell_id} had already ended ({before}).")

@@ -54,7 +54,7 @@ class MultiEditArgs(ToolArgs):
     """Edits applied in order, each to the result of the previous one."""
 
 
-class Edit(WriteTool):
+class Edit(WriteTool[EditArgs]):
     name = "Edit"
     description = (
         "Replace exact text in a file. old_string must match the file exactly (whitespace, indentation "
@@ -62,19 +62,17 @@ class Edit(WriteTool):
         "file, pass an empty old_string and the content as new_string. Read the file first; if it "
         "changed since you read it, the edit is refused."
     )
-    Args: ClassVar[type[ToolArgs]] = EditArgs
+    Args = EditArgs
     timeout_s = 30.0
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, EditArgs)
+    def summary(self, args: EditArgs, workspace: Workspace) -> str:
         return workspace.describe(args.file_path)
 
-    def plan(self, args: ToolArgs, ctx: ToolContext) -> WritePlan:
-        assert isinstance(args, EditArgs)
+    def plan(self, args: EditArgs, ctx: ToolContext) -> WritePlan:
         return _plan(ctx, args.file_path, [args], multi=False)
 
 
-class MultiEdit(WriteTool):
+class MultiEdit(WriteTool[MultiEditArgs]):
     name = "MultiEdit"
     description = (
         "Make several exact-text replacements in one file in a single step. Edits apply in order, each "
@@ -82,16 +80,14 @@ class MultiEdit(WriteTool):
         "applied and the error names the failing edit. To create a file, give the first edit an empty "
         "old_string."
     )
-    Args: ClassVar[type[ToolArgs]] = MultiEditArgs
+    Args = MultiEditArgs
     timeout_s = 30.0
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, MultiEditArgs)
+    def summary(self, args: MultiEditArgs, workspace: Workspace) -> str:
         n = len(args.edits)
         return f"{workspace.describe(args.file_path)} ({n} edit{'s' if n != 1 else ''})"
 
-    def plan(self, args: ToolArgs, ctx: ToolContext) -> WritePlan:
-        assert isinstance(args, MultiEditArgs)
+    def plan(self, args: MultiEditArgs, ctx: ToolContext) -> WritePlan:
         return _plan(ctx, args.file_path, args.edits, multi=True)
 
 

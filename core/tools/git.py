@@ -343,20 +343,20 @@ def _where(status: _Status) -> str:
     return where + (f", {' and '.join(moved)} of" if moved else ", up to date with") + f" {status.upstream}"
 
 
-class GitStatus(RunTool):
+class GitStatus(RunTool[GitStatusArgs]):
     name = "git_status"
     description = (
         "Show the git status of the workspace: the branch, how far it is ahead of or behind its upstream, "
         "and which files are staged, changed but not staged, and untracked. Takes no arguments."
     )
-    Args: ClassVar[type[ToolArgs]] = GitStatusArgs
+    Args = GitStatusArgs
     annotations = _READ_ONLY
     timeout_s = None  # the tool keeps its own deadline (GIT_TIMEOUT_S)
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
+    def summary(self, args: GitStatusArgs, workspace: Workspace) -> str:
         return "status"
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: GitStatusArgs, ctx: ToolContext) -> ToolOutput:
         repo = await open_repo(ctx.workspace)
         result = await repo.check("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
                                   "--ignore-submodules=dirty")
@@ -388,7 +388,7 @@ def parse_numstat(out: bytes) -> tuple[list[str], int, int]:
     return files, added, removed
 
 
-class GitDiff(RunTool):
+class GitDiff(RunTool[GitDiffArgs]):
     name = "git_diff"
     description = (
         "Show changes in the workspace as a unified diff: by default what is changed but not staged; with "
@@ -396,17 +396,15 @@ class GitDiff(RunTool):
         "tag. paths limits it to files or directories (absolute or relative to the workspace). Untracked "
         "files are not shown (git_status lists them). Long diffs are cut in the middle."
     )
-    Args: ClassVar[type[ToolArgs]] = GitDiffArgs
+    Args = GitDiffArgs
     annotations = _READ_ONLY
     timeout_s = None  # the tool keeps its own deadline (GIT_TIMEOUT_S)
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, GitDiffArgs)
+    def summary(self, args: GitDiffArgs, workspace: Workspace) -> str:
         words = ["diff", *(["--staged"] if args.staged else []), *([args.ref] if args.ref else [])]
         return " ".join(words + _shown_paths(args.paths, workspace))
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GitDiffArgs)
+    async def run(self, args: GitDiffArgs, ctx: ToolContext) -> ToolOutput:
         specs = pathspecs(ctx.workspace, args.paths)
         repo = await open_repo(ctx.workspace)
         which = [*(["--cached"] if args.staged else []), "--end-of-options", *([args.ref] if args.ref else []),
@@ -442,7 +440,7 @@ _NOTHING = {  # the last line git prints, to what the agent is told
 }
 
 
-class GitCommit(RunTool):
+class GitCommit(RunTool[GitCommitArgs]):
     name = "git_commit"
     description = (
         "Commit to the workspace's git repository. message is the commit message. paths are staged first "
@@ -450,21 +448,19 @@ class GitCommit(RunTool):
         "also stages every change to tracked files (git commit -a); otherwise what is already staged is "
         "committed. Hooks do not run. Fails when there is nothing to commit."
     )
-    Args: ClassVar[type[ToolArgs]] = GitCommitArgs
+    Args = GitCommitArgs
     annotations = Annotations(read_only=False, destructive=False, idempotent=False)
     timeout_s = None  # the tool keeps its own deadline: the pipeline runs capturing tools without one
     captures_workspace = True
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, GitCommitArgs)
+    def summary(self, args: GitCommitArgs, workspace: Workspace) -> str:
         subject = " ".join(args.message.strip().splitlines()[0].split())
         return f"commit: {subject if len(subject) <= 72 else subject[:71] + '…'}"
 
-    def writes(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
+    def writes(self, args: GitCommitArgs, workspace: Workspace) -> frozenset[str] | None:
         return frozenset({""})
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GitCommitArgs)
+    async def run(self, args: GitCommitArgs, ctx: ToolContext) -> ToolOutput:
         specs, message = pathspecs(ctx.workspace, args.paths), encode_text(args.message, "message")
         repo = await open_repo(ctx.workspace)
         if specs:

@@ -71,7 +71,7 @@ class GrepArgs(ToolArgs):
     """Let patterns span lines, with "." matching newlines."""
 
 
-class Grep(RunTool):
+class Grep(RunTool[GrepArgs]):
     name = "Grep"
     description = (
         "Search file contents with a regular expression (ripgrep syntax), e.g. \"def \\w+\" or "
@@ -80,23 +80,20 @@ class Grep(RunTool):
         "with -A/-B/-C context), or \"count\". Use -i for case-insensitive search and multiline for "
         "patterns spanning lines. Skips .git and files ignored by .gitignore."
     )
-    Args: ClassVar[type[ToolArgs]] = GrepArgs
+    Args = GrepArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
     timeout_s = 30.0
     cacheable = True
     retry = RetryPolicy()
 
-    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
-        assert isinstance(args, GrepArgs)
+    def reads(self, args: GrepArgs, workspace: Workspace) -> frozenset[str] | None:
         return read_places(workspace, args.path, tree=True)  # a file named as the path reads as a tree of one
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, GrepArgs)
+    def summary(self, args: GrepArgs, workspace: Workspace) -> str:
         where = f" in {workspace.describe(args.path)}" if args.path else ""
         return f"{args.pattern!r}{where}" + (f" ({args.glob})" if args.glob else "")
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GrepArgs)
+    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         ws = ctx.workspace
         target = ws.resolve(args.path, "path") if args.path is not None else ws.root
         _check_target(ws, target, await asyncio.to_thread(fsio.stat_path, ws, target))

@@ -87,29 +87,26 @@ def _simple_token(c: str, braces: int) -> str:
     return {"*": "[^/]*", "?": "[^/]"}.get(c) or re.escape(c)
 
 
-class LS(RunTool):
+class LS(RunTool[LSArgs]):
     name = "LS"
     description = (
         "List the files and directories directly inside a directory (one level; directories end with "
         "'/'). path must be an absolute path. ignore takes glob patterns of names to leave out. Prefer "
         "Glob or Grep when you know what you are looking for."
     )
-    Args: ClassVar[type[ToolArgs]] = LSArgs
+    Args = LSArgs
     annotations = _READ_ONLY
     timeout_s = 30.0
     cacheable = True
     retry = RetryPolicy()
 
-    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
-        assert isinstance(args, LSArgs)
+    def reads(self, args: LSArgs, workspace: Workspace) -> frozenset[str] | None:
         return read_places(workspace, args.path, tree=True)
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, LSArgs)
+    def summary(self, args: LSArgs, workspace: Workspace) -> str:
         return workspace.describe(args.path)
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, LSArgs)
+    async def run(self, args: LSArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.workspace.resolve(args.path, "path")
         entries = await asyncio.to_thread(fsio.list_dir, ctx.workspace, path)
         shown = sorted((not is_dir, name + "/" if is_dir else name) for name, is_dir in entries
@@ -128,30 +125,27 @@ def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(c, p) for p in patterns for c in candidates)
 
 
-class Glob(RunTool):
+class Glob(RunTool[GlobArgs]):
     name = "Glob"
     description = (
         "Find files by name pattern, e.g. \"**/*.py\" or \"src/**/*.{ts,tsx}\". Patterns match paths "
         "relative to path (default: the workspace root); \"*\" stays within a directory, \"**\" crosses "
         "them. Returns absolute paths, most recently modified first, at most 100. Skips .git."
     )
-    Args: ClassVar[type[ToolArgs]] = GlobArgs
+    Args = GlobArgs
     annotations = _READ_ONLY
     timeout_s = 30.0
     cacheable = True
     retry = RetryPolicy()
 
-    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
-        assert isinstance(args, GlobArgs)
+    def reads(self, args: GlobArgs, workspace: Workspace) -> frozenset[str] | None:
         return read_places(workspace, args.path, tree=True)
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, GlobArgs)
+    def summary(self, args: GlobArgs, workspace: Workspace) -> str:
         where = workspace.describe(args.path) if args.path else "."
         return f"{args.pattern} in {where}" if where != "." else args.pattern
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GlobArgs)
+    async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.workspace.resolve(args.path, "path") if args.path is not None else ctx.workspace.root
         regex = _compiled(_relative_pattern(args.pattern, root))
         found, complete = await asyncio.to_thread(_find, ctx.workspace, root, regex)

@@ -46,7 +46,7 @@ class NotebookEditArgs(ToolArgs):
     """replace the cell's source (the default), insert a new cell, or delete the cell."""
 
 
-class NotebookEdit(WriteTool):
+class NotebookEdit(WriteTool[NotebookEditArgs]):
     name = "NotebookEdit"
     description = (
         "Replace, insert or delete one cell of a Jupyter notebook (.ipynb). notebook_path must be an "
@@ -56,11 +56,10 @@ class NotebookEdit(WriteTool):
         "omitted; delete removes the cell. The notebook's metadata and other cells are kept as they are. "
         "Use NotebookRead first to see the cells and their ids."
     )
-    Args: ClassVar[type[ToolArgs]] = NotebookEditArgs
+    Args = NotebookEditArgs
     timeout_s = 30.0
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, NotebookEditArgs)
+    def summary(self, args: NotebookEditArgs, workspace: Workspace) -> str:
         if args.edit_mode == "insert":
             where = f"after {args.cell_id}" if args.cell_id is not None else "at the top"
             what = f"insert {args.cell_type or 'new'} cell {where}"
@@ -68,8 +67,7 @@ class NotebookEdit(WriteTool):
             what = f"{args.edit_mode} cell {args.cell_id}" if args.cell_id is not None else args.edit_mode
         return f"{workspace.describe(args.notebook_path)} ({what})"
 
-    def plan(self, args: ToolArgs, ctx: ToolContext) -> WritePlan:
-        assert isinstance(args, NotebookEditArgs)
+    def plan(self, args: NotebookEditArgs, ctx: ToolContext) -> WritePlan:
         _check_args(args)
         path = ctx.workspace.resolve(args.notebook_path, "notebook_path")
         rel = ctx.workspace.relative(path)

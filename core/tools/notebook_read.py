@@ -41,7 +41,7 @@ class NotebookReadArgs(ToolArgs):
     """Read only this cell: its id, or "cell-N" (counting from 0) when cells have no ids."""
 
 
-class NotebookRead(RunTool):
+class NotebookRead(RunTool[NotebookReadArgs]):
     name = "NotebookRead"
     description = (
         "Read a Jupyter notebook (.ipynb): every cell with its position, type, id and source, and its outputs "
@@ -49,34 +49,30 @@ class NotebookRead(RunTool):
         "errors as name and message). notebook_path must be an absolute path. Pass cell_id (an id, or "
         "\"cell-N\" counting from 0) to read one cell. Use the ids with NotebookEdit."
     )
-    Args: ClassVar[type[ToolArgs]] = NotebookReadArgs
+    Args = NotebookReadArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
     timeout_s = 30.0
     cacheable = True
     retry = RetryPolicy()
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, NotebookReadArgs)
+    def summary(self, args: NotebookReadArgs, workspace: Workspace) -> str:
         shown = workspace.describe(args.notebook_path)
         return f"{shown} (cell {args.cell_id})" if args.cell_id is not None else shown
 
-    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
-        assert isinstance(args, NotebookReadArgs)
+    def reads(self, args: NotebookReadArgs, workspace: Workspace) -> frozenset[str] | None:
         try:
             return frozenset({workspace.relative(workspace.resolve(args.notebook_path, "notebook_path"))})
         except ToolError:
             return None
 
-    def on_cache_hit(self, args: ToolArgs, ctx: ToolContext) -> None:
+    def on_cache_hit(self, args: NotebookReadArgs, ctx: ToolContext) -> None:
         """Note the notebook as read, as a run would, so a NotebookEdit after it is not refused as stale."""
-        assert isinstance(args, NotebookReadArgs)
         path = ctx.workspace.resolve(args.notebook_path, "notebook_path")
         st = fsio.stat_path(ctx.workspace, path)
         if st is not None:
             ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, NotebookReadArgs)
+    async def run(self, args: NotebookReadArgs, ctx: ToolContext) -> ToolOutput:
         if not args.notebook_path.endswith(".ipynb"):
             raise ToolError(ErrorKind.INVALID_ARGS, f"notebook_path must be a Jupyter notebook (.ipynb), got"
                             f" {args.notebook_path!r}", "Use Read for other files.")

@@ -58,7 +58,7 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-class Read(RunTool):
+class Read(RunTool[ReadArgs]):
     name = "Read"
     description = (
         "Read a text file from the workspace. file_path must be an absolute path. Lines are returned "
@@ -66,31 +66,27 @@ class Read(RunTool):
         "use offset and limit to read a long file in parts. Lines over 2000 characters are cut. Binary "
         "files are reported, not shown. Read a file before you Edit it."
     )
-    Args: ClassVar[type[ToolArgs]] = ReadArgs
+    Args = ReadArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
     timeout_s = 30.0
     cacheable = True
     retry = RetryPolicy()
 
-    def reads(self, args: ToolArgs, workspace: Workspace) -> frozenset[str] | None:
-        assert isinstance(args, ReadArgs)
+    def reads(self, args: ReadArgs, workspace: Workspace) -> frozenset[str] | None:
         return read_places(workspace, args.file_path, tree=False)
 
-    def on_cache_hit(self, args: ToolArgs, ctx: ToolContext) -> None:
+    def on_cache_hit(self, args: ReadArgs, ctx: ToolContext) -> None:
         """The agent has now read the file as it is (unchanged since the cached read): Edit may follow."""
-        assert isinstance(args, ReadArgs)
         path = ctx.workspace.resolve(args.file_path)
         st = fsio.stat_path(ctx.workspace, path)
         if st is not None:
             ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, ReadArgs)
+    def summary(self, args: ReadArgs, workspace: Workspace) -> str:
         shown = workspace.describe(args.file_path)
         return f"{shown} from line {args.offset}" if args.offset and args.offset > 1 else shown
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ReadArgs)
+    async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.workspace.resolve(args.file_path)
         data, st = await asyncio.to_thread(fsio.read_with_stat, ctx.workspace, path)
         ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)

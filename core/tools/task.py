@@ -30,20 +30,18 @@ class TaskArgs(ToolArgs):
     """For scripted agents: the sub-agent's own steps."""
 
 
-class TaskTool(RunTool):
+class TaskTool(RunTool[TaskArgs]):
     name = "Task"
     description = ("Launch a sub-agent to handle a multi-step task on its own, with a restricted set of tools. "
                    "Its calls are supervised like yours; you receive its final report.")
-    Args: ClassVar[type[ToolArgs]] = TaskArgs
+    Args = TaskArgs
     annotations = Annotations(read_only=False, destructive=False, open_world=False)
     timeout_s = None
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, TaskArgs)
+    def summary(self, args: TaskArgs, workspace: Workspace) -> str:
         return f"{args.subagent_type}: {args.description}"
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, TaskArgs)
+    async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput:
         if ctx.spawn_agent is None:
             raise ToolError(ErrorKind.PERMISSION, "this agent cannot start sub-agents")
         request = SubAgentRequest(call_id=ctx.call_id, description=args.description, prompt=args.prompt,

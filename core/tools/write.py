@@ -66,7 +66,7 @@ def count_lines(text: str) -> str:
     return f"{n} line" if n == 1 else f"{n} lines"
 
 
-class Write(WriteTool):
+class Write(WriteTool[WriteArgs]):
     name = "Write"
     description = (
         "Write a file in the workspace, replacing it if it exists and creating it (and its parent "
@@ -74,15 +74,13 @@ class Write(WriteTool):
         "If you read the file earlier and it changed since, the write is refused: read it again. "
         "Prefer Edit for changing part of an existing file."
     )
-    Args: ClassVar[type[ToolArgs]] = WriteArgs
+    Args = WriteArgs
     timeout_s = 30.0
 
-    def summary(self, args: ToolArgs, workspace: Workspace) -> str:
-        assert isinstance(args, WriteArgs)
+    def summary(self, args: WriteArgs, workspace: Workspace) -> str:
         return workspace.describe(args.file_path)
 
-    def plan(self, args: ToolArgs, ctx: ToolContext) -> WritePlan:
-        assert isinstance(args, WriteArgs)
+    def plan(self, args: WriteArgs, ctx: ToolContext) -> WritePlan:
         path = ctx.workspace.resolve(args.file_path)
         after = encode_text(args.content, "content")
         before = load_current(ctx, path)
