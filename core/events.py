@@ -2,7 +2,14 @@
 
 Data flows from the core to front ends only as these events.  Each has a
 `kind` tag, a sequence number stamped by the bus, and an aware timestamp;
-one `TypeAdapter` decodes any of them (the journal and the tests use it).
+one `TypeAdapter` decodes any of them (the journal's readers and the tests
+use it).  Every event and every field says what it means and who sets it.
+A fact that is also journaled is published by `core.recorder` after its
+journal row is written; the others come from the part that owns them (the
+background shells, the policy, the MCP servers).
+
+This module is a leaf of the core: it imports only the records in
+`core.models`, the ids and the error record.
 """
 
 from __future__ import annotations
@@ -12,14 +19,14 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from core.models.diffs import FileDiff
 from core.errors import ErrorInfo
-from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
-from core.models.mcp import ServerStatus
-from core.models.batches import PlanInfo
-from core.models.policy import RuleEntry
+from core.ids import AgentId, BatchId, CallId, ExternalId, RollbackId, SessionId, ShellId
 from core.models.bash import BashAnalysis, Impact
-
+from core.models.batches import PlanInfo
+from core.models.diffs import FileDiff
+from core.models.mcp import ServerStatus
+from core.models.policy import Mode, RuleEntry
+from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
 
 DecidedBy = Literal["user", "timeout", "headless", "console"]
 """Who answered an approval request: "user" a front end for a person (the window, the terminal, a
@@ -33,60 +40,90 @@ def _now() -> datetime:
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     seq: int = 0
-    """Position in the bus's stream; stamped when published."""
+    """Position in the bus's stream, from 1; stamped by the bus when published (0 until then)."""
     at: datetime = Field(default_factory=_now)
-    """When the fact happened (UTC)."""
+    """When the fact happened (UTC), set when the event is made."""
 
 
 class SessionStarted(_Event):
+    """The console recorded its session: the first time anything happened in it (set by the recorder)."""
+
     kind: Literal["session_started"] = "session_started"
-    session_id: str
+    """The tag that tells this event from the others."""
+    session_id: SessionId
+    """The session, one per console opened on the workspace."""
     workspace: str
     """Absolute path of the workspace the session supervises."""
 
 
 class AgentStarted(_Event):
+    """An agent began: Belay's scripted agent, a sub-agent, an outside session or an MCP client (the console)."""
+
     kind: Literal["agent_started"] = "agent_started"
-    agent_id: str
-    session_id: str
+    """The tag that tells this event from the others."""
+    agent_id: AgentId
+    """The agent; every call it makes carries this id."""
+    session_id: SessionId
+    """The console session it started in."""
     name: str
+    """What the window calls it: the script's name, the sub-agent's type, "claude-code 1a2b3c4d", an MCP client's name."""
     agent_kind: str
-    """scripted, subagent, or the name of an external client."""
-    parent_id: str | None = None
-    """The agent that spawned this one, if any."""
-    spawned_by: str | None = None
-    """The call (a Task call) that spawned this agent."""
+    """Where it comes from: "scripted", "batch" (`belay run`), "subagent", "mcp" (a `belay mcp-serve` client),
+    or the outside client's own name ("claude-code")."""
+    parent_id: AgentId | None = None
+    """The agent that spawned this one (None for a top-level agent)."""
+    spawned_by: CallId | None = None
+    """The call (a Task or Agent call) that spawned it, when known at its start (see AgentLinked)."""
     tools: tuple[str, ...] | None = None
     """The tools it may call; None means every registered tool."""
 
 
 class AgentLinked(_Event):
-    """A sub-agent's spawning call became known after it started (an outside agent's evidence came later)."""
+    """A sub-agent's spawning call became known after it started (the recorder, for outside agents,
+    whose evidence can come later than the sub-agent's first event)."""
 
     kind: Literal["agent_linked"] = "agent_linked"
-    agent_id: str
-    spawned_by: str
+    """The tag that tells this event from the others."""
+    agent_id: AgentId
+    """The sub-agent."""
+    spawned_by: CallId
+    """The Task or Agent call that spawned it."""
 
 
 class AgentFinished(_Event):
+    """An agent ended (the console when an agent's body returns or raises; the outside agents when a session
+    or an MCP client goes away)."""
+
     kind: Literal["agent_finished"] = "agent_finished"
-    agent_id: str
+    """The tag that tells this event from the others."""
+    agent_id: AgentId
+    """The agent that ended."""
     status: AgentStatus
+    """done, failed or cancelled."""
     message: str = ""
+    """Its last words: a summary, the error, or why its session ended."""
 
 
 class CallQueued(_Event):
+    """A call exists and is journaled; nothing is decided yet (the recorder, for Belay's own and outside calls,
+    and for a batch's calls that were skipped)."""
+
     kind: Literal["call_queued"] = "call_queued"
-    call_id: str
-    agent_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The call, from here to its CallFinished."""
+    agent_id: AgentId
+    """The agent that made it."""
     tool: str
+    """The tool's name as the agent called it (e.g. "Edit", "Bash", "mcp__git__status")."""
     args: dict[str, Any]
     """The arguments as the agent sent them (or the raw text, under `_raw`)."""
     summary: str
-    batch_id: str | None = None
+    """One line for the timeline, e.g. the file's path relative to the workspace."""
+    batch_id: BatchId | None = None
     """The batch the call belongs to, when it was submitted as part of one."""
     batch_key: str | None = None
     """Its id within the batch (what `depends_on` and references name)."""
@@ -95,25 +132,36 @@ class CallQueued(_Event):
 class ProposedFile(BaseModel):
     """The content a pending write would leave in one file (text files only)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: str
     """Relative to the workspace."""
     content: str | None
-    """The whole new content; None when the file would be deleted or is binary."""
+    """The whole new content; None when the file would be deleted or is binary or too large to edit."""
 
 
 class ApprovalRequested(_Event):
+    """A call waits for a person (the recorder, when the policy asks and a front end can answer).
+
+    Front ends answer through `Console.approve`, `deny` or `always_allow`; the request ends with an
+    ApprovalResolved."""
+
     kind: Literal["approval_requested"] = "approval_requested"
-    call_id: str
-    agent_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The waiting call."""
+    agent_id: AgentId
+    """The agent that made it."""
     tool: str
+    """The tool's name."""
     summary: str
+    """The call's one line, as in CallQueued."""
     reason: str
     """Why the policy asks (which rule, which effect)."""
     args: dict[str, Any]
+    """The arguments, as in CallQueued."""
     diffs: tuple[FileDiff, ...] = ()
-    """What the call would change, one diff per file."""
+    """What the call would change, one diff per file (file tools; empty for commands)."""
     proposed: tuple[ProposedFile, ...] = ()
     """The content after the call, for approving with edits."""
     timeout_s: float | None = None
@@ -135,131 +183,194 @@ class ApprovalRequested(_Event):
 
 
 class ApprovalResolved(_Event):
+    """A question about a call was answered, made durable first (the recorder).
+
+    Also published when nobody could be asked (`by` "headless"), so every decision that let a call run
+    or stopped it is in the stream."""
+
     kind: Literal["approval_resolved"] = "approval_resolved"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The call that was asked about."""
     decision: Decision
+    """approved, approved_edited (with the person's content), always_allowed, denied or timed_out."""
     reason: str = ""
+    """The person's reason for a denial (the agent reads it), or how a timeout was settled."""
     by: DecidedBy = "user"
+    """Who answered."""
 
 
 class CallStarted(_Event):
+    """The call is allowed and its tool runs now: Belay's own, or the outside agent's (the recorder).  A call
+    answered from the cache also starts, though its tool does not run."""
+
     kind: Literal["call_started"] = "call_started"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The call."""
 
 
 class CallProgress(_Event):
-    """A long call is still working (a heartbeat), or says how far it got."""
+    """A long call is still working (a heartbeat from the pipeline), or says how far it got."""
 
     kind: Literal["call_progress"] = "call_progress"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The running call."""
     elapsed_s: float
+    """Seconds since its tool started."""
     note: str = ""
+    """What the tool says it is doing, when it says anything."""
 
 
 class CallRetrying(_Event):
-    """A read-only call failed in a way that may pass and will be tried again."""
+    """A read-only call failed in a way that may pass and will be tried again (the pipeline)."""
 
     kind: Literal["call_retrying"] = "call_retrying"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The call being retried."""
     attempt: int
     """The try that failed (1 for the first)."""
     delay_s: float
+    """Seconds until the next try."""
     error: ErrorInfo
+    """Why the try failed."""
 
 
 class CallOutput(_Event):
-    """A chunk of a running call's live output (sanitised; coalesced at the source)."""
+    """A chunk of a running call's live output (sanitised; coalesced at the source by the tool)."""
 
     kind: Literal["call_output"] = "call_output"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The running call."""
     text: str
+    """The next piece of its output."""
 
 
 class ShellStarted(_Event):
-    """A background shell started by a Bash call with run_in_background."""
+    """A background shell started by a Bash call with run_in_background (the shell manager)."""
 
     kind: Literal["shell_started"] = "shell_started"
-    shell_id: str
-    call_id: str
+    """The tag that tells this event from the others."""
+    shell_id: ShellId
+    """The shell, as BashOutput and KillShell name it."""
+    call_id: CallId
+    """The Bash call that started it."""
     command: str
+    """The command line it runs."""
 
 
 class ShellOutput(_Event):
+    """A chunk of a background shell's output (coalesced by the shell manager)."""
+
     kind: Literal["shell_output"] = "shell_output"
-    shell_id: str
+    """The tag that tells this event from the others."""
+    shell_id: ShellId
+    """The shell."""
     text: str
+    """The next piece of its output."""
 
 
 class ShellFinished(_Event):
+    """A background shell's command exited or was killed (the shell manager)."""
+
     kind: Literal["shell_finished"] = "shell_finished"
-    shell_id: str
+    """The tag that tells this event from the others."""
+    shell_id: ShellId
+    """The shell."""
     exit_code: int | None
     """None when it was killed."""
     killed: bool = False
+    """Stopped by KillShell, the window or the console closing, rather than exiting by itself."""
 
 
 class CallFinished(_Event):
+    """How a call ended, with everything it changed, after the journal holds it (the recorder)."""
+
     kind: Literal["call_finished"] = "call_finished"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The call."""
     status: RunStatus
+    """done, failed, denied, cancelled, timed_out, interrupted or skipped."""
     output: str = ""
     """What the agent was told (capped)."""
     error: ErrorInfo | None = None
+    """For a call that did not succeed: what went wrong and what to do."""
     changes: tuple[FileChange, ...] = ()
+    """Files the call changed (created, modified, deleted, renamed, mode changed)."""
     git_changes: tuple[GitChange, ...] = ()
     """Git references the call moved (commits, resets, checkouts)."""
     duration_s: float = 0.0
+    """Seconds from the call's arrival to its end (waiting for a person included)."""
     cached: bool = False
     """The result was served from the cache (the tool did not run again)."""
     attempts: int = 1
+    """How many times the tool was tried (retries of a read-only call)."""
 
 
 class RollbackFinished(_Event):
-    """An undo (or the undo of an undo: a redo) was written and recorded."""
+    """An undo (or the undo of an undo: a redo) was written and recorded (the undo service)."""
 
     kind: Literal["rollback_finished"] = "rollback_finished"
-    rollback_id: str
-    call_id: str
+    """The tag that tells this event from the others."""
+    rollback_id: RollbackId
+    """The undo."""
+    call_id: CallId
     """The call concerned: the one undone, or whose undo was undone."""
     paths: tuple[str, ...]
     """Files the rollback wrote."""
     forced: bool = False
+    """Files changed since the call were overwritten (the person chose to)."""
     target: str = ""
     """The operation undone: `call_id`, or a rollback id for a redo."""
     redo: bool = False
+    """This undid an undo."""
     undone_paths: tuple[str, ...] = ()
     """The call's changed paths that are undone now, after this rollback."""
-    undone_by: str | None = None
+    undone_by: RollbackId | None = None
     """A rollback undoing the whole call now, or None when some of it stands."""
     git_undone: bool = False
     """The call's git reference moves are undone now."""
 
 
 class ExternalChangesRecorded(_Event):
-    """Files changed by someone other than Belay's calls (an editor, a build), found and journaled."""
+    """Files changed by someone other than Belay's calls (an editor, a build), found and journaled
+    (the recorder, for the change tracker and for crash recovery)."""
 
     kind: Literal["external_changes_recorded"] = "external_changes_recorded"
-    op_id: str
+    """The tag that tells this event from the others."""
+    op_id: ExternalId
+    """The journal's id for these changes."""
     note: str
     """When they were found, e.g. "before call call_1a2b" or "while Belay was not running"."""
     changes: tuple[FileChange, ...]
+    """What changed; shown, never undone by Belay."""
 
 
 class RollbackRefused(_Event):
+    """An undo wrote nothing: files changed since need a decision, or nothing is left to undo (the undo service)."""
+
     kind: Literal["rollback_refused"] = "rollback_refused"
-    call_id: str
+    """The tag that tells this event from the others."""
+    call_id: CallId
+    """The call whose undo was refused."""
     message: str
+    """Why, in words."""
     conflicts: tuple[str, ...] = ()
     """Paths that changed after the call; undoing would overwrite them."""
 
 
 class PolicyChanged(_Event):
-    """The rules or the mode changed (from the window, "Always allow", or settings reloaded)."""
+    """The rules or the mode changed: from the window, "Always allow", or settings (re)loaded (the console)."""
 
     kind: Literal["policy_changed"] = "policy_changed"
+    """The tag that tells this event from the others."""
     what: str
     """What changed, in words, e.g. "added allow rule Bash(ls:*) to session"."""
-    mode: str
+    mode: Mode
     """The mode now in force: default, accept_edits, plan or bypass."""
     rules: tuple[RuleEntry, ...] = ()
     """Every rule in force now, user layer first."""
@@ -268,39 +379,60 @@ class PolicyChanged(_Event):
 
 
 class McpServerChanged(_Event):
-    """An MCP server started, became ready (n tools), failed (why) or stopped."""
+    """An MCP server started, became ready (n tools), failed (why) or stopped (the console, for its MCP manager)."""
 
     kind: Literal["mcp_server_changed"] = "mcp_server_changed"
+    """The tag that tells this event from the others."""
     status: ServerStatus
+    """The server's state now."""
 
 
 class BatchStarted(_Event):
-    """A batch of calls was accepted: its plan is known, its calls are about to be queued."""
+    """A batch of calls was accepted: its plan is known, its calls are about to be queued (the recorder)."""
 
     kind: Literal["batch_started"] = "batch_started"
-    batch_id: str
-    agent_id: str
+    """The tag that tells this event from the others."""
+    batch_id: BatchId
+    """The batch; its calls' CallQueued carry it."""
+    agent_id: AgentId
+    """The agent that submitted it."""
     name: str
+    """The batch's name, for the window."""
     plan: PlanInfo
+    """Its dependency graph's shape: levels, critical path, widest level."""
     size: int
+    """How many calls it names."""
 
 
 class BatchFinished(_Event):
+    """Every call of a batch ended (done, failed or skipped); the totals (the recorder)."""
+
     kind: Literal["batch_finished"] = "batch_finished"
-    batch_id: str
+    """The tag that tells this event from the others."""
+    batch_id: BatchId
+    """The batch."""
     succeeded: int
+    """Calls that ended done."""
     failed: int
+    """Calls that failed, were denied, cancelled or timed out."""
     skipped: int
+    """Calls never run (a dependency failed, a reference could not be resolved)."""
     cache_hits: int
+    """Calls answered from the result cache."""
     duration_s: float
+    """Seconds from the batch's start to its end."""
     max_running: int
+    """The most of its calls that ran at the same time."""
 
 
 class Lagged(_Event):
-    """Sent to a subscriber that fell behind: it must resynchronise from a snapshot."""
+    """Sent to a subscriber that fell behind (by the bus, in place of what it missed): it must resynchronise
+    from a snapshot."""
 
     kind: Literal["lagged"] = "lagged"
+    """The tag that tells this event from the others."""
     missed: int
+    """How many events it lost."""
 
 
 Event = Annotated[
@@ -331,5 +463,7 @@ Event = Annotated[
     ],
     Field(discriminator="kind"),
 ]
+"""Any event, told apart by its `kind` (pydantic's discriminated union: one check, no trial and error)."""
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+"""Decodes and encodes any event (JSON lines of `belay run --json`, tests)."""

@@ -7,9 +7,19 @@ import time
 from typing import NewType
 
 SessionId = NewType("SessionId", str)
+"""One run of a console on a workspace: `ses_...`."""
 AgentId = NewType("AgentId", str)
+"""An agent, a sub-agent, an outside session or an MCP client: `agt_...`."""
 CallId = NewType("CallId", str)
+"""One tool call, from the request to its outcome: `call_...`."""
 RollbackId = NewType("RollbackId", str)
+"""One undo (or redo) of a call's changes: `undo_...`."""
+BatchId = NewType("BatchId", str)
+"""Calls submitted together as a dependency graph: `batch_...`."""
+ExternalId = NewType("ExternalId", str)
+"""Changes found on disk that no call made: `ext_...`."""
+ShellId = NewType("ShellId", str)
+"""A background shell a Bash call started: `bash_<n>` (numbered per console)."""
 
 
 def _new(prefix: str) -> str:
@@ -34,9 +44,9 @@ def new_rollback_id() -> RollbackId:
     return RollbackId(_new("undo"))
 
 
-def new_external_id() -> str:
-    return _new("ext")
+def new_external_id() -> ExternalId:
+    return ExternalId(_new("ext"))
 
 
-def new_batch_id() -> str:
-    return _new("batch")
+def new_batch_id() -> BatchId:
+    return BatchId(_new("batch"))
