@@ -25,6 +25,7 @@ from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.endpoint import Endpoint
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
+from core.outside.requests import ByeRequest, CallRequest, HookRequest, ToolsRequest
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
@@ -81,16 +82,16 @@ class OutsideAgents:
     async def serve(self, token: str) -> Endpoint:
         """Open the console's socket with this install's token, and answer on it."""
         endpoint = Endpoint(self.host.state_dir, token, self.host.workspace.root)
-        endpoint.handle("hook", self._hook)
-        endpoint.handle("tools", self._tools)
-        endpoint.handle("call", self._call)
-        endpoint.handle("bye", self._bye)
+        endpoint.handle(HookRequest, self._hook)
+        endpoint.handle(ToolsRequest, self._tools)
+        endpoint.handle(CallRequest, self._call)
+        endpoint.handle(ByeRequest, self._bye)
         await endpoint.start()
         return endpoint
 
     # -- Claude Code ---------------------------------------------------------
 
-    async def _hook(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _hook(self, request: HookRequest) -> dict[str, Any]:
         await self.recorder.session()
         return await self.hooks.request(request)
 
@@ -112,22 +113,20 @@ class OutsideAgents:
 
     # -- MCP clients (belay mcp-serve) -----------------------------------------
 
-    async def _tools(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _tools(self, request: ToolsRequest) -> dict[str, Any]:
         return {"tools": [describe_tool(t) for t in self.host.registry if t.name in SERVED_TOOLS]}
 
-    async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _call(self, request: CallRequest) -> dict[str, Any]:
         """One MCP client's call, run like any agent's: policy, approval, capture, journal."""
-        tool, args = str(request.get("tool", "")), request.get("args")
-        if tool not in SERVED_TOOLS:
-            return {"status": "failed", "text": f"Belay does not offer {tool!r} to MCP clients", "call_id": None}
-        agent = await self._client(str(request.get("client") or "mcp client"),
-                                   str(request.get("client_session") or "default"))
-        outcome = await self.host.call(agent, tool, args if isinstance(args, dict) else {})
+        if request.tool not in SERVED_TOOLS:
+            return {"status": "failed", "text": f"Belay does not offer {request.tool!r} to MCP clients", "call_id": None}
+        agent = await self._client(request.client or "mcp client", request.client_session or "default")
+        outcome = await self.host.call(agent, request.tool, request.args)
         return {"status": outcome.status.value, "text": outcome.text, "data": outcome.data, "call_id": outcome.call_id,
                 "error": outcome.error.model_dump(mode="json") if outcome.error else None}
 
-    async def _bye(self, request: dict[str, Any]) -> dict[str, Any]:
-        handle = self._clients.pop(str(request.get("client_session") or "default"), None)
+    async def _bye(self, request: ByeRequest) -> dict[str, Any]:
+        handle = self._clients.pop(request.client_session or "default", None)
         if handle is not None:
             await self._finish(handle, "the MCP client disconnected")
         return {}

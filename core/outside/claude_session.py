@@ -26,6 +26,7 @@ from claude_agent_sdk import (ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, 
 from claude_agent_sdk.types import TaskStartedMessage
 
 from core.outside.hooks import ClaudeHooks
+from core.outside.requests import HookEvent
 from core.tasks import spawn
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ class ClaudeSession:
         if tool_use_id and not data.get("tool_use_id"):
             data["tool_use_id"] = tool_use_id
         self._saw_session(data.get("session_id"))
-        answer = await self.hooks.handle(data)
+        answer = await self.hooks.handle(HookEvent.model_validate(data))
         if answer.exit == 2:
             return {"decision": "block", "reason": answer.stderr or "blocked by Belay"}
         return answer.output or {}
@@ -102,8 +103,8 @@ class ClaudeSession:
     async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any
                             ) -> PermissionResultAllow | PermissionResultDeny:
         """Claude would ask its own user: Belay's decision for the call stands in."""
-        event = {"hook_event_name": "PermissionRequest", "session_id": self.session_id or "unknown",
-                 "cwd": str(self.workspace), "tool_name": tool_name, "tool_input": tool_input}
+        event = HookEvent(hook_event_name="PermissionRequest", session_id=self.session_id or "unknown",
+                          cwd=str(self.workspace), tool_name=tool_name, tool_input=tool_input)
         answer = await self.hooks.handle(event)
         decision = ((answer.output or {}).get("hookSpecificOutput") or {}).get("decision") or {}
         if decision.get("behavior") == "allow":

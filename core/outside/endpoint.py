@@ -9,7 +9,9 @@ network interface.
 
 Protocol: one request per connection, one JSON object per line each way:
 `{"token": ..., "kind": "hook" | "ping" | ..., ...}` answered by
-`{"ok": true, ...}` or `{"ok": false, "error": "..."}`.  A handler may take
+`{"ok": true, ...}` or `{"ok": false, "error": "..."}`.  Each kind has a
+model (core.outside.requests) the request is validated into before its
+handler runs; a request that does not fit is refused, saying why.  A handler may take
 as long as a person takes to approve; the client waits.  The hook client,
 which must start fast, uses a framing that needs no JSON parser on its
 side: a header line with `"length": N` followed by N bytes of the hook's
@@ -33,14 +35,19 @@ import secrets
 import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from core.store.atomic_file import write_text_atomically
+from core.outside.requests import PingRequest
 from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+R = TypeVar("R", bound=BaseModel)
+Handler = Callable[[Any], Awaitable[dict[str, Any]]]
+"""Answers one validated request (a model of core.outside.requests) with the fields of `{"ok": true, ...}`."""
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """A hook's input carries whole file contents (Write): generous, but bounded."""
 ENDPOINT_FILE = "endpoint.json"
@@ -97,12 +104,14 @@ class Endpoint:
         self.state_dir, self.workspace = state_dir, workspace
         self._token = token.encode()
         self.path = socket_path(state_dir)
-        self._handlers: dict[str, Handler] = {"ping": self._ping}
+        self._handlers: dict[str, tuple[type[BaseModel], Handler]] = {"ping": (PingRequest, self._ping)}
         self._server: asyncio.AbstractServer | None = None
         self._clients: set[asyncio.Task[None]] = set()
 
-    def handle(self, kind: str, handler: Handler) -> None:
-        self._handlers[kind] = handler
+    def handle(self, model: type[R], handler: Callable[[R], Awaitable[dict[str, Any]]]) -> None:
+        """Answer requests of `model`'s kind (its `kind` literal) with `handler`."""
+        kind = model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
+        self._handlers[kind] = (model, handler)
 
     async def start(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -168,13 +177,20 @@ class Endpoint:
                 request["event"] = json.loads(await reader.readexactly(length))
             except ValueError:
                 return {"ok": False, "error": "the hook's event is not JSON"}, framed
-        handler = self._handlers.get(str(request.get("kind")))
-        if handler is None:
+        entry = self._handlers.get(str(request.get("kind")))
+        if entry is None:
             return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
-        return await self._run(handler, request, reader), framed
+        model, handler = entry
+        try:
+            valid = model.model_validate(request)
+        except ValidationError as e:
+            log.info("refused a malformed %s request: %s", request.get("kind"), _problems(e))
+            return {"ok": False, "error": f"malformed {request.get('kind')} request: {_problems(e)}"}, framed
+        return await self._run(handler, valid, reader), framed
 
-    async def _run(self, handler: Handler, request: dict[str, Any], reader: asyncio.StreamReader) -> dict[str, Any]:
-        work = spawn(handler(request), f"endpoint: {request.get('kind')}")  # owned here: awaited or cancelled below
+    async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader) -> dict[str, Any]:
+        kind = getattr(request, "kind", "?")
+        work = spawn(handler(request), f"endpoint: {kind}")  # owned here: awaited or cancelled below
         gone = spawn(reader.read(1), "endpoint: client gone?")  # EOF: the client stopped waiting (its process ended)
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -187,14 +203,19 @@ class Endpoint:
         try:
             return {"ok": True, **work.result()}
         except Exception as e:  # a bug in a handler must not leave the client waiting
-            log.exception("endpoint handler %s failed", request.get("kind"))
+            log.exception("endpoint handler %s failed", kind)
             return {"ok": False, "error": f"Belay failed to handle it: {type(e).__name__}: {e}"}
 
-    async def _ping(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _ping(self, request: PingRequest) -> dict[str, Any]:
         return {"workspace": str(self.workspace), "pid": os.getpid()}
 
     def __repr__(self) -> str:
         return f"<Endpoint {self.path} serving={self._server is not None}>"
+
+
+def _problems(error: ValidationError) -> str:
+    """What did not fit, field by field (at most three), without echoing the values."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}" for e in error.errors()[:3])
 
 
 def _framed(answer: dict[str, Any]) -> bytes:

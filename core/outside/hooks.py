@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.outside.intercept import Interceptor, Verdict
+from core.outside.requests import HookEvent, HookRequest
 from core.run.calls import AgentHandle
 
 log = logging.getLogger(__name__)
@@ -67,16 +68,13 @@ class ClaudeHooks:
         self.client_name = client_name
         self._sessions: dict[str, _Session] = {}
 
-    async def request(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The endpoint's handler for kind "hook"."""
-        event = request.get("event")
-        if not isinstance(event, dict):
-            return {"exit": 2, "stderr": "Belay: the hook event is not a JSON object"}
-        answer = await self.handle(event)
+    async def request(self, request: HookRequest) -> dict[str, Any]:
+        """The endpoint's handler for kind "hook" (the event was validated at the door)."""
+        answer = await self.handle(request.event)
         return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
 
-    async def handle(self, event: dict[str, Any]) -> HookAnswer:
-        name = str(event.get("hook_event_name", ""))
+    async def handle(self, event: HookEvent) -> HookAnswer:
+        name = event.hook_event_name
         handler = {"PreToolUse": self._pre, "PostToolUse": self._post, "PostToolUseFailure": self._failed,
                    "PermissionRequest": self._permission, "SubagentStart": self._subagent_start,
                    "SubagentStop": self._subagent_stop, "SessionStart": self._session_start,
@@ -87,21 +85,20 @@ class ClaudeHooks:
 
     # -- agents ----------------------------------------------------------------
 
-    async def _session(self, event: dict[str, Any]) -> _Session:
-        session_id = str(event.get("session_id") or "unknown")
+    async def _session(self, event: HookEvent) -> _Session:
+        session_id = event.session_id
         session = self._sessions.get(session_id)
         if session is None:
             agent = await self._start_agent(f"{self.client_name} {session_id[:8]}", self.client_name)
             session = self._sessions[session_id] = _Session(agent)
         return session
 
-    async def _agent(self, event: dict[str, Any]) -> AgentHandle:
+    async def _agent(self, event: HookEvent) -> AgentHandle:
         session = await self._session(event)
-        agent_id = event.get("agent_id")
+        agent_id = event.agent_id
         if not agent_id:
             return session.agent
-        return session.subagents.get(str(agent_id)) or await self._new_subagent(session, str(agent_id),
-                                                                                 str(event.get("agent_type") or ""))
+        return session.subagents.get(agent_id) or await self._new_subagent(session, agent_id, event.agent_type or "")
 
     async def _new_subagent(self, session: _Session, agent_id: str, agent_type: str) -> AgentHandle:
         spawner = session.early_links.pop(agent_id, None)
@@ -116,35 +113,33 @@ class ClaudeHooks:
 
     # -- events ----------------------------------------------------------------
 
-    async def _session_start(self, event: dict[str, Any]) -> HookAnswer:
+    async def _session_start(self, event: HookEvent) -> HookAnswer:
         await self._session(event)
         return HookAnswer()
 
-    async def _session_end(self, event: dict[str, Any]) -> HookAnswer:
-        session = self._sessions.pop(str(event.get("session_id") or "unknown"), None)
+    async def _session_end(self, event: HookEvent) -> HookAnswer:
+        session = self._sessions.pop(event.session_id, None)
         if session is not None:
             for child in session.subagents.values():
                 await self._finish(child, "the session ended")
-            await self._finish(session.agent, f"session ended ({event.get('reason', 'no reason given')})")
+            await self._finish(session.agent, f"session ended ({event.reason or 'no reason given'})")
         return HookAnswer()
 
-    async def _subagent_start(self, event: dict[str, Any]) -> HookAnswer:
+    async def _subagent_start(self, event: HookEvent) -> HookAnswer:
         await self._agent(event)
         return HookAnswer()
 
-    async def _subagent_stop(self, event: dict[str, Any]) -> HookAnswer:
+    async def _subagent_stop(self, event: HookEvent) -> HookAnswer:
         session = await self._session(event)
-        child = session.subagents.get(str(event.get("agent_id")))
+        child = session.subagents.get(event.agent_id or "")
         if child is not None:
             await self._finish(child, "finished")
         return HookAnswer()
 
-    async def _pre(self, event: dict[str, Any]) -> HookAnswer:
+    async def _pre(self, event: HookEvent) -> HookAnswer:
         agent = await self._agent(event)
         session = await self._session(event)
-        use_id = str(event.get("tool_use_id") or "")
-        tool_name = str(event.get("tool_name", ""))
-        tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+        use_id, tool_name, tool_input = event.tool_use_id, event.tool_name, event.tool_input
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input)
         session.verdicts[use_id] = (tool_name, tool_input, verdict)
         if verdict.decision == "allow" and tool_name in SPAWNING:
@@ -155,10 +150,10 @@ class ClaudeHooks:
             output["updatedInput"] = verdict.updated_input
         return HookAnswer(output={"hookSpecificOutput": output})
 
-    async def _post(self, event: dict[str, Any]) -> HookAnswer:
+    async def _post(self, event: HookEvent) -> HookAnswer:
         session = await self._session(event)
-        use_id = str(event.get("tool_use_id") or "")
-        response = event.get("tool_response")
+        use_id = event.tool_use_id
+        response = event.tool_response
         original = response.get("originalFile") if isinstance(response, dict) else None
         await self.interceptor.after(use_id, response, original=original if isinstance(original, str) else None)
         session.verdicts.pop(use_id, None)
@@ -167,19 +162,19 @@ class ClaudeHooks:
             await self._link_spawned(session, spawn, response)
         return HookAnswer()
 
-    async def _failed(self, event: dict[str, Any]) -> HookAnswer:
+    async def _failed(self, event: HookEvent) -> HookAnswer:
         session = await self._session(event)
-        use_id = str(event.get("tool_use_id") or "")
-        error = event.get("error") or event.get("tool_response") or "the tool failed"
+        use_id = event.tool_use_id
+        error = event.error or event.tool_response or "the tool failed"
         await self.interceptor.after(use_id, error=str(error))
         session.verdicts.pop(use_id, None)
         session.spawning.pop(use_id, None)
         return HookAnswer()
 
-    async def _permission(self, event: dict[str, Any]) -> HookAnswer:
+    async def _permission(self, event: HookEvent) -> HookAnswer:
         """Claude Code wants to ask: Belay has decided already (PreToolUse), or decides now."""
         session = await self._session(event)
-        tool_name, tool_input = str(event.get("tool_name", "")), event.get("tool_input")
+        tool_name, tool_input = event.tool_name, event.tool_input
         decided = next((v for name, given, v in reversed(session.verdicts.values())
                         if name == tool_name and tool_input in (given, v.updated_input) and v.decision == "allow"), None)
         if decided is None:
