@@ -254,8 +254,9 @@ class Console:
     # -- what front ends read ------------------------------------------------
 
     def attach(self, maxsize: int = 10_000) -> tuple[Timeline, Subscription]:
-        """A snapshot of the timeline and a subscription to everything after it."""
-        return self.timeline.snapshot(), self.bus.subscribe(maxsize)
+        """The timeline (the console's own, live: read it on the loop's thread, never change it) and a
+        subscription to the events after now."""
+        return self.timeline, self.bus.subscribe(maxsize)
 
     def subscribe(self, maxsize: int = 10_000) -> Subscription:
         """Live events only, for front ends that keep no timeline (reviewers, loggers)."""

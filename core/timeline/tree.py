@@ -2,8 +2,11 @@
 
 Qt-free so it can be tested alone and shared by every front end.  `apply`
 takes one event and says what changed (a row inserted under a parent, a row
-updated), which is all a Qt item model needs to emit its signals; rows are
-only ever appended, so a row number never changes once given.  Sub-agents
+updated), to its caller and to whoever `watch`es, which is all a Qt item
+model needs to emit its signals; rows are only ever appended, so a row
+number never changes once given.  There is one timeline per console, fed by
+the bus as events are published; the window's model adapts it, it keeps no
+copy.  Sub-agents
 sit under their parent agent, right after the call that spawned them; one
 whose parent is unknown sits at the top rather than being dropped.  A batch
 is a row under its agent holding the batch's calls (and the sub-agents they
@@ -50,9 +53,18 @@ class Timeline:
         self._row: dict[NodeKey, int] = {}
         self._parent: dict[NodeKey, NodeKey | None] = {}
         self.last_seq = 0
-        self.before_insert: Callable[[NodeKey | None, int], None] | None = None
-        """Called just before a row is appended (a Qt model begins its insert here)."""
-        self.after_insert: Callable[[NodeKey], None] | None = None
+        self._watchers: list[Callable[[list[Change]], None]] = []
+
+    def watch(self, watcher: Callable[[list[Change]], None]) -> Callable[[], None]:
+        """Call `watcher` with what each applied event changed (rows inserted, rows updated), as it is applied;
+        returns the way to stop.  The window's item model shows the rows it has been told of."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
+
+    @property
+    def watching(self) -> int:
+        """How many watchers are told of changes."""
+        return len(self._watchers)
 
     # -- tree navigation --------------------------------------------------
 
@@ -78,13 +90,12 @@ class Timeline:
         return Counter(run.status for run in self.runs.values())
 
     def snapshot(self) -> Timeline:
-        """An independent copy without hooks, for a front end to own."""
-        hooks = self.before_insert, self.after_insert
-        self.before_insert = self.after_insert = None
+        """An independent copy nobody watches (for a reader on another thread, or a test)."""
+        watchers, self._watchers = self._watchers, []
         try:
             return copy.deepcopy(self)
         finally:
-            self.before_insert, self.after_insert = hooks
+            self._watchers = watchers
 
     # -- time spans (what a Gantt chart draws) ---------------------------------
 
@@ -143,13 +154,9 @@ class Timeline:
 
     def _append(self, parent: NodeKey | None, key: NodeKey) -> Inserted:
         siblings = self.children(parent)
-        if self.before_insert is not None:
-            self.before_insert(parent, len(siblings))
         self._row[key] = len(siblings)
         self._parent[key] = parent
         siblings.append(key)
-        if self.after_insert is not None:
-            self.after_insert(key)
         return Inserted(parent, self._row[key], key)
 
     def _add_agent(self, node: AgentNode) -> list[Change]:
@@ -243,9 +250,14 @@ class Timeline:
     # -- events -----------------------------------------------------------
 
     def apply(self, event: Event) -> list[Change]:
+        """Take in one event; what it changed is returned and told to the watchers."""
         self.last_seq = max(self.last_seq, event.seq)
         handler = _HANDLERS.get(type(event))
-        return handler(self, event) if handler else []
+        changes = handler(self, event) if handler else []
+        if changes:
+            for watcher in self._watchers:
+                watcher(changes)
+        return changes
 
     def _on_agent_started(self, e: AgentStarted) -> list[Change]:
         return self._add_agent(AgentNode(e.agent_id, e.name, e.agent_kind, e.session_id, e.parent_id,

@@ -1,9 +1,12 @@
 """The bridge: the GUI's only subscriber to the core's events.
 
-It drains the console's event stream in batches on the shared loop, feeds
-the timeline model, and re-emits the few facts panels care about as typed
-Qt signals.  When the bus says it lagged, the model is rebuilt from a fresh
-snapshot instead of replaying what was lost.
+It drains the console's event stream in batches on the shared loop, has
+the timeline model show what the console's timeline took in meanwhile (the
+bus fed it as the events were published: the window keeps no copy), and
+re-emits the few facts panels care about as typed Qt signals.  When the
+bus says this subscriber lagged, the events it missed are not replayed:
+the timeline holds their effect already, and panels that follow events
+reread it (`resynced`).
 
 Signals:
     approval_requested(ApprovalRequested): a call now waits for a person.
@@ -15,7 +18,7 @@ Signals:
     external_changes(ExternalChangesRecorded): files changed outside Belay were found and journaled.
     mcp_changed(ServerStatus): an MCP server started, became ready, failed or stopped.
     batch_applied(): a batch of events was applied (refresh summaries).
-    resynced(): the model was rebuilt from a snapshot.
+    resynced(): events were missed; panels reread the timeline and the pending approvals.
 """
 
 from __future__ import annotations
@@ -60,9 +63,9 @@ class Bridge(QObject):
         self._unregister: Callable[[], None] = lambda: None
 
     def start(self) -> None:
-        snapshot, self._subscription = self._console.attach(self._backlog)
+        timeline, self._subscription = self._console.attach(self._backlog)
         self._unregister = self._console.register_approver("window")
-        self._model.reset(snapshot)
+        self._model.reset(timeline)
         self._pump = self._tasks.spawn(self._run(), "event bridge")
 
     def stop(self) -> None:
@@ -81,13 +84,12 @@ class Bridge(QObject):
             self.apply(batch)
 
     def apply(self, batch: list[Event]) -> None:
+        self._model.flush()  # the rows these events made are shown before anyone hears of them
         for event in batch:
             if isinstance(event, Lagged):
                 log.warning("the window fell %d events behind; resynchronising", event.missed)
-                self._model.reset(self._console.timeline.snapshot())
                 self.resynced.emit()
                 continue
-            self._model.apply(event)
             self._announce(event)
         self.batch_applied.emit()
 

@@ -1,11 +1,16 @@
-"""The timeline as a Qt item model: a thin adapter over `core.Timeline`.
+"""The timeline as a Qt item model: a thin adapter over the console's one `core.Timeline`.
 
 Rows are agents (collapsible), their batches (collapsible, holding the
 batch's calls) and their tool runs; sub-agents are agent rows under their
-parent.  All the state lives in the Qt-free read model; this class maps node
-keys to indexes and values to roles, and turns the read model's inserts and
-updates into Qt's signals.  `data()` computes nothing: every cell, tooltip,
-brush and Gantt bar is prepared when its row changes.
+parent.  All the state lives in the Qt-free read model, which the bus feeds
+as events are published; this class keeps no copy of it.  It watches the
+timeline's changes, and shows them when it `flush`es (after each batch of
+events the bridge takes, or on the next turn of the loop): rows inserted
+under one parent in a burst become one range insert, and a row updated many
+times is refreshed once.  Until then Qt sees the rows it has been told of
+(`rowCount` counts those), so the view and the model never disagree.
+`data()` computes nothing: every cell, tooltip, brush and Gantt bar is
+prepared when its row is shown or changes.
 
 The last column, "Timeline", gives each run and batch a `GanttBar`
 (`GANTT_ROLE`) for `gui.window.gantt.GanttDelegate` to paint.  While something is
@@ -22,8 +27,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from core import (AgentKey, AgentNode, BatchKey, BatchNode, Event, NodeKey, RunKey, RunNode, RunStatus, Timeline, Updated,
-                  parse_key)
+from core import (AgentKey, AgentNode, BatchKey, BatchNode, Event, Inserted, NodeKey, RunKey, RunNode, RunStatus, Timeline,
+                  Updated, parse_key)
 from gui.window.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex
@@ -146,6 +151,16 @@ class TimelineModel(QAbstractItemModel):
         super().__init__(parent)
         self._clock = clock
         self._timeline = Timeline()
+        self._unwatch: Callable[[], None] = lambda: None
+        self._shown: dict[NodeKey | None, int] = {}
+        """How many children of each row (None: the top level) Qt has been told of."""
+        self._inserted: list[Inserted] = []
+        self._updated: dict[NodeKey, None] = {}
+        """Changes watched but not shown yet, in the order they came (an ordered set, for the updates)."""
+        self._flush_soon = QTimer(self)
+        self._flush_soon.setSingleShot(True)
+        self._flush_soon.setInterval(0)
+        self._flush_soon.timeout.connect(self.flush)
         self._ids: dict[NodeKey, int] = {}
         self._keys: list[NodeKey | None] = [None]  # id 0 is never used: it reads as "no pointer"
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
@@ -170,34 +185,84 @@ class TimelineModel(QAbstractItemModel):
     # -- feeding ---------------------------------------------------------------
 
     def reset(self, timeline: Timeline) -> None:
-        """Show a fresh snapshot (at start, and after the bus said we lagged)."""
+        """Adapt `timeline` (the console's, at start), showing everything in it now."""
         self.beginResetModel()
+        self._unwatch()
         self._timeline = timeline
-        timeline.before_insert = self._before_insert
-        timeline.after_insert = self._after_insert
+        self._unwatch = timeline.watch(self._on_timeline_changed)
+        self._inserted.clear()
+        self._updated.clear()
         self._ids.clear()
         del self._keys[1:]
         for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows):
             cache.clear()
         self._live.clear()
+        self._shown = {None: len(timeline.roots)}
         now = self._clock()
-        for key in [*map(AgentKey, timeline.agents), *map(BatchKey, timeline.batches), *map(RunKey, timeline.runs)]:
-            self._refresh(key, now)
+        for keys, make in ((timeline.agents, AgentKey), (timeline.batches, BatchKey), (timeline.runs, RunKey)):
+            for ident in keys:
+                key = make(ident)
+                self._shown[key] = len(timeline.children(key))
+                self._refresh(key, now)
         self.endResetModel()
         self._keep_ticking()
 
     def apply(self, event: Event) -> None:
+        """Feed the timeline one event and show what it changed (for a model that owns its timeline)."""
         if event.seq and event.seq <= self._timeline.last_seq:
-            return  # already in the snapshot
+            return  # already in the timeline
+        self._timeline.apply(event)
+        self.flush()
+
+    def _on_timeline_changed(self, changes: list[Inserted | Updated]) -> None:
+        for change in changes:
+            if isinstance(change, Inserted):
+                self._inserted.append(change)
+            else:
+                self._updated[change.key] = None
+        if not self._flush_soon.isActive() and QCoreApplication.instance() is not None:
+            self._flush_soon.start()
+
+    def flush(self) -> None:
+        """Tell Qt of every row inserted and updated since the last flush: one range per parent and burst."""
+        inserted, updated = self._inserted, self._updated
+        if not inserted and not updated:
+            return
+        self._inserted, self._updated = [], {}
+        self._flush_soon.stop()
+        now = self._clock()
         groups: set[NodeKey] = set()
-        for change in self._timeline.apply(event):
-            if isinstance(change, Updated):
-                self._refresh(change.key, self._clock())
-                index = self.index_of(change.key)
-                self.dataChanged.emit(index, index.siblingAtColumn(len(COLUMNS) - 1))
-            groups.update(self._groups_of(change.key))
-        self._stretch(groups, self._clock())
+        fresh: set[NodeKey] = set()
+        start = 0
+        while start < len(inserted):
+            end = start
+            while end + 1 < len(inserted) and inserted[end + 1].parent == inserted[start].parent:
+                end += 1
+            self._insert(inserted[start:end + 1], now)
+            for change in inserted[start:end + 1]:
+                fresh.add(change.key)
+                groups.update(self._groups_of(change.key))
+            start = end + 1
+        for key in updated:
+            if key in fresh:
+                continue  # prepared when it was inserted, as it is now
+            self._refresh(key, now)
+            index = self._index(key)
+            self.dataChanged.emit(index, index.siblingAtColumn(len(COLUMNS) - 1))
+            groups.update(self._groups_of(key))
+        self._stretch(groups, now)
         self._keep_ticking()
+
+    def _insert(self, rows: list[Inserted], now: datetime) -> None:
+        """Rows appended under one parent: prepared, then shown as one insert."""
+        parent = rows[0].parent
+        for change in rows:
+            self._shown[change.key] = 0
+            self._refresh(change.key, now)
+        self.beginInsertRows(self._index(parent) if parent is not None else QModelIndex(),
+                             rows[0].row, rows[-1].row)
+        self._shown[parent] = rows[-1].row + 1
+        self.endInsertRows()
 
     def tick(self) -> None:
         """Move "now" on: refresh the bars that end now and stretch their windows (the Timeline column only)."""
@@ -208,13 +273,6 @@ class TimelineModel(QAbstractItemModel):
             groups.update(self._groups_of(key))
         self._stretch(groups, now, always=True)
         self._keep_ticking()
-
-    def _before_insert(self, parent: NodeKey | None, row: int) -> None:
-        self.beginInsertRows(self.index_of(parent) if parent else QModelIndex(), row, row)
-
-    def _after_insert(self, key: NodeKey) -> None:
-        self._refresh(key, self._clock())
-        self.endInsertRows()
 
     def _refresh(self, key: NodeKey, now: datetime) -> None:
         timeline = self._timeline
@@ -280,9 +338,9 @@ class TimelineModel(QAbstractItemModel):
             if length == window.length and not always:
                 continue
             window.length = length
-            rows = len(self._timeline.children(group))
+            rows = self._shown.get(group, 0)
             if rows:
-                parent = self.index_of(group)
+                parent = self._index(group)
                 self.dataChanged.emit(self.index(0, TIMELINE_COLUMN, parent),
                                       self.index(rows - 1, TIMELINE_COLUMN, parent), [GANTT_ROLE])
 
@@ -308,8 +366,11 @@ class TimelineModel(QAbstractItemModel):
         return self._keys[index.internalId()]
 
     def index_of(self, key: NodeKey | str, column: int = 0) -> QModelIndex:
-        """The index of a row by its key (or a key's text, e.g. "r:<call id>")."""
-        key = parse_key(key)
+        """The index of a row by its key (or a key's text, e.g. "r:<call id>"), after showing what is pending."""
+        self.flush()
+        return self._index(parse_key(key), column)
+
+    def _index(self, key: NodeKey, column: int = 0) -> QModelIndex:
         return self.createIndex(self._timeline.row(key), column, self._id(key))
 
     # -- QAbstractItemModel ------------------------------------------------------
@@ -325,12 +386,12 @@ class TimelineModel(QAbstractItemModel):
         if key is None:
             return QModelIndex()
         parent = self._timeline.parent(key)
-        return self.index_of(parent) if parent is not None else QModelIndex()
+        return self._index(parent) if parent is not None else QModelIndex()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         if parent.column() > 0:
             return 0
-        return len(self._timeline.children(self.key_of(parent)))
+        return self._shown.get(self.key_of(parent), 0)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return len(COLUMNS)
@@ -368,4 +429,5 @@ class TimelineModel(QAbstractItemModel):
 
     def __repr__(self) -> str:
         return (f"<TimelineModel agents={len(self._timeline.agents)} batches={len(self._timeline.batches)} "
-                f"runs={len(self._timeline.runs)} live={len(self._live)}>")
+                f"runs={len(self._timeline.runs)} live={len(self._live)} pending={len(self._inserted)}"
+                f"+{len(self._updated)}>")

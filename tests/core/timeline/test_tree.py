@@ -52,8 +52,8 @@ def test_a_call_from_an_unknown_agent_gets_a_placeholder_agent() -> None:
 def test_updates_report_the_row_and_hooks_bracket_every_insert() -> None:
     t = Timeline()
     seen: list[str] = []
-    t.before_insert = lambda parent, row: seen.append(f"begin {parent} {row}")
-    t.after_insert = lambda key: seen.append(f"end {key}")
+    t.watch(lambda changes: seen.extend(s for c in changes if isinstance(c, Inserted)
+                                        for s in (f"begin {c.parent} {c.row}", f"end {c.key}")))
     t.apply(_agent("main"))
     t.apply(_call("c1", "main"))
     assert seen == ["begin None 0", "end a:main", "begin a:main 0", "end r:c1"]
@@ -64,11 +64,11 @@ def test_updates_report_the_row_and_hooks_bracket_every_insert() -> None:
 
 def test_a_snapshot_is_independent_and_has_no_hooks() -> None:
     t = Timeline()
-    t.before_insert = lambda parent, row: None
+    t.watch(lambda changes: None)
     t.apply(_agent("main"))
     snap = t.snapshot()
     t.apply(_call("c1", "main"))
-    assert snap.children("a:main") == [] and snap.before_insert is None
+    assert snap.children("a:main") == [] and snap.watching == 0
 
 
 def test_a_reloaded_sub_agent_sits_right_after_the_call_that_spawned_it() -> None:
@@ -114,8 +114,8 @@ def _started(seconds: float = 0) -> BatchStarted:
 def test_a_call_of_a_batch_before_its_batch_started_makes_the_batch_row_which_the_event_then_fills() -> None:
     t = Timeline()
     seen: list[str] = []
-    t.before_insert = lambda parent, row: seen.append(f"begin {parent} {row}")
-    t.after_insert = lambda key: seen.append(f"end {key}")
+    t.watch(lambda changes: seen.extend(s for c in changes if isinstance(c, Inserted)
+                                        for s in (f"begin {c.parent} {c.row}", f"end {c.key}")))
     t.apply(AgentStarted(agent_id="main", session_id="s", name="lead", agent_kind="scripted", at=_at(0)))
     t.apply(CallQueued(call_id="c0", agent_id="main", tool="LS", args={}, summary="", at=_at(0.5)))
     t.apply(_batch_call("c1", "find", 2))  # its BatchStarted comes late

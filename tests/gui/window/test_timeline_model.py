@@ -214,3 +214,22 @@ def test_the_tick_moves_now_on_for_live_rows_only_and_stops_when_nothing_is_at_w
     clock.now = _at(9.5)
     model.apply(CallFinished(seq=30, call_id="c6", status=RunStatus.DONE, at=_at(9.5)))
     assert not model._ticker.isActive() and queued.data(GANTT_ROLE).window.length == 9.5
+
+
+def test_a_burst_in_the_shared_timeline_is_shown_at_the_flush_as_one_range_insert(qtmodeltester: Any) -> None:
+    timeline = Timeline()  # the console's, fed by the bus; the model keeps no copy
+    model = TimelineModel(timeline)
+    qtmodeltester.check(model, force_py=True)
+    inserted: list[tuple[bool, int, int]] = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append((parent.isValid(), first, last)))
+    timeline.apply(AgentStarted(seq=1, agent_id="main", session_id="s", name="lead", agent_kind="scripted"))
+    for i in range(200):
+        timeline.apply(CallQueued(seq=2 + i, call_id=f"c{i}", agent_id="main", tool="Read", args={},
+                                  summary=f"file{i}"))
+    timeline.apply(CallFinished(seq=300, call_id="c7", status=RunStatus.DONE, duration_s=0.2))
+    assert model.rowCount(QModelIndex()) == 0  # Qt has not been told yet: the view and the model agree
+    model.flush()
+    lead = model.index(0, 0)
+    assert inserted == [(False, 0, 0), (True, 0, 199)] and model.rowCount(lead) == 200
+    assert model.index(7, 2, lead).data() == "✓ done" and model.index(199, 1, lead).data() == "file199"
+    assert model.timeline is timeline
