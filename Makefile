@@ -27,7 +27,10 @@ system-deps:
 	      || echo "warning: could not install bubblewrap; Bash runs unsandboxed"; \
 	  else echo "note: install bubblewrap for a sandboxed Bash tool (Debian/Ubuntu: apt-get install bubblewrap)"; fi; }
 
+# The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
 test: $(STAMP) system-deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)

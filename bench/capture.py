@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.store.blobs import BlobStore  # noqa: E402
 from core.changes.gitstate import read_git_state  # noqa: E402
-from core.paths import Workspace  # noqa: E402
 from core.changes.snapshot import WorkspaceIndex  # noqa: E402
 from core.changes.watcher import DirtyTracker  # noqa: E402
+from core.paths import Workspace  # noqa: E402
+from core.store.blobs import BlobStore  # noqa: E402
 
 FILES = 10_000
 ROUNDS = 7

@@ -9,33 +9,45 @@ from core.agents.reviewer import AutoReviewer
 from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
-from core.console import Console
-from core.outside.agents import SERVED_TOOLS, describe_tool
-from core.models.diffs import DiffLine, FileDiff, Hunk
 from core.changes.diffs import unified_text
+from core.console import Console
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.events import (EVENT_ADAPTER, AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved,
-                         BatchFinished, BatchStarted, CallProgress, CallRetrying,
-                         CallFinished, CallOutput, CallQueued, CallStarted, Event, ExternalChangesRecorded, Lagged,
-                         ProposedFile, RollbackFinished,
-                         RollbackRefused, PolicyChanged, SessionStarted, ShellFinished, ShellOutput,
-                         ShellStarted)
-from core.orchestration.graph import BatchError, CycleError
-from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
-from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
-from core.run.calls import AgentHandle, CallOutcome
-from core.models.policy import RuleEntry
-from core.process.sandbox import SandboxInfo
+from core.events import (
+    EVENT_ADAPTER,
+    AgentFinished,
+    AgentStarted,
+    ApprovalRequested,
+    ApprovalResolved,
+    BatchFinished,
+    BatchStarted,
+    CallFinished,
+    CallOutput,
+    CallProgress,
+    CallQueued,
+    CallRetrying,
+    CallStarted,
+    Event,
+    ExternalChangesRecorded,
+    Lagged,
+    McpServerChanged,
+    PolicyChanged,
+    ProposedFile,
+    RollbackFinished,
+    RollbackRefused,
+    SessionStarted,
+    ShellFinished,
+    ShellOutput,
+    ShellStarted,
+)
 from core.models.bash import BashAnalysis, DisplayNode, Impact
-from core.tools.bash import BashSettings
-from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
-from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
-from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, RunNode, ShellNode,
-                                 Updated)
-from core.timeline.tree import Timeline
-from core.outside.claude_session import SessionEnd
-from core.events import McpServerChanged
+from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
+from core.models.diffs import DiffLine, FileDiff, Hunk
 from core.models.mcp import ServerState, ServerStatus
+from core.models.policy import RuleEntry
+from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
+from core.orchestration.graph import BatchError, CycleError
+from core.outside.agents import SERVED_TOOLS, describe_tool
+from core.outside.claude_session import SessionEnd
 from core.outside.endpoint import install_token
 from core.outside.hook_client import find_endpoint
 from core.outside.install import hook_command
@@ -43,23 +55,39 @@ from core.outside.install import install as install_hooks
 from core.outside.install import settings_file as claude_settings_file
 from core.outside.install import uninstall as uninstall_hooks
 from core.policy.settings import config_dir
-from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
+from core.process.sandbox import SandboxInfo
+from core.run.calls import AgentHandle, CallOutcome
+from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
 from core.tasks import shielded, spawn
+from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
+from core.timeline.nodes import (
+    AgentNode,
+    BatchNode,
+    BatchTotals,
+    ExternalNode,
+    GanttSpan,
+    Inserted,
+    RunNode,
+    ShellNode,
+    Updated,
+)
+from core.timeline.tree import Timeline
+from core.tools.bash import BashSettings
+from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
-    "McpServerChanged", "ServerState", "ServerStatus", "SessionEnd",
-    "claude_settings_file", "config_dir", "hook_command", "install_hooks", "uninstall_hooks",
-    "SERVED_TOOLS", "describe_tool", "find_endpoint", "install_token",
-    "EVENT_ADAPTER", "STATE_DIR_ENV", "AgentFinished", "AgentHandle", "AgentNode", "AgentStarted",
-    "AgentStatus", "AutoReviewer", "ApprovalRequested", "ApprovalResolved", "BelayError", "CallFinished", "CallOutcome",
-    "CallOutput", "CallQueued", "CallRecord", "CallStarted", "ChangeKind", "Console", "Decision", "DiffLine", "ErrorInfo",
-    "ErrorKind", "Event", "FileChange", "FileDiff", "Hunk", "Inserted", "Lagged", "NodeKey", "ProposedFile",
-    "ReviewRule", "RollbackFinished", "RollbackRefused", "RunNode", "RunStatus", "Script", "ScriptedAgent",
-    "PolicyChanged", "SessionStarted", "ShellFinished", "ShellOutput", "ShellStarted", "Step", "Subscription", "Timeline", "UndoReport", "Updated",
-    "BashAnalysis", "BashSettings", "DisplayNode", "Impact", "RuleEntry", "SandboxInfo",
-    "ExternalChangesRecorded", "ExternalNode", "FilePreview", "GitChange", "Resolution", "UndoPreview",
-    "BatchCall", "BatchError", "BatchFinished", "BatchReport", "BatchResult", "BatchStarted", "CallProgress",
-    "CallRetrying", "CycleError", "PlanInfo", "BatchNode", "BatchTotals", "GanttSpan", "ShellNode",
-    "shielded", "spawn",
-    "AgentKey", "BatchKey", "RunKey", "parse_key", "load_script", "run_script", "state_root", "unified_text", "workspace_state_dir",
+    "AgentFinished", "AgentHandle", "AgentKey", "AgentNode", "AgentStarted", "AgentStatus", "ApprovalRequested",
+    "ApprovalResolved", "AutoReviewer", "BashAnalysis", "BashSettings", "BatchCall", "BatchError", "BatchFinished",
+    "BatchKey", "BatchNode", "BatchReport", "BatchResult", "BatchStarted", "BatchTotals", "BelayError",
+    "CallFinished", "CallOutcome", "CallOutput", "CallProgress", "CallQueued", "CallRecord", "CallRetrying",
+    "CallStarted", "ChangeKind", "claude_settings_file", "config_dir", "Console", "CycleError", "Decision",
+    "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
+    "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview", "find_endpoint", "GanttSpan",
+    "GitChange", "hook_command", "Hunk", "Impact", "Inserted", "install_hooks", "install_token", "Lagged",
+    "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",
+    "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
+    "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",
+    "SessionEnd", "SessionStarted", "ShellFinished", "ShellNode", "ShellOutput", "ShellStarted", "shielded", "spawn",
+    "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "UndoPreview", "UndoReport", "unified_text",
+    "uninstall_hooks", "Updated", "workspace_state_dir",
 ]

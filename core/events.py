@@ -69,7 +69,8 @@ class AgentStarted(_Event):
     session_id: SessionId
     """The console session it started in."""
     name: str
-    """What the window calls it: the script's name, the sub-agent's type, "claude-code 1a2b3c4d", an MCP client's name."""
+    """What the window calls it: the script's name, the sub-agent's type, "claude-code 1a2b3c4d", an MCP
+    client's name."""
     agent_kind: str
     """Where it comes from: "scripted", "batch" (`belay run`), "subagent", "mcp" (a `belay mcp-serve` client),
     or the outside client's own name ("claude-code")."""

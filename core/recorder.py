@@ -31,10 +31,26 @@ from typing import Any, ParamSpec, TypeVar
 
 from core.bus import EventBus
 from core.errors import ErrorInfo
-from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ApprovalResolved,
-                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying,
-                         CallStarted, DecidedBy, Event, ExternalChangesRecorded, RollbackFinished, RollbackRefused,
-                         SessionStarted)
+from core.events import (
+    AgentFinished,
+    AgentLinked,
+    AgentStarted,
+    ApprovalRequested,
+    ApprovalResolved,
+    BatchFinished,
+    BatchStarted,
+    CallFinished,
+    CallOutput,
+    CallProgress,
+    CallQueued,
+    CallRetrying,
+    CallStarted,
+    DecidedBy,
+    ExternalChangesRecorded,
+    RollbackFinished,
+    RollbackRefused,
+    SessionStarted,
+)
 from core.ids import AgentId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus

@@ -7,12 +7,11 @@ moves the root, which tests and the demo use to stay self-contained.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import platformdirs
-
-from core.outside import hook_client
 
 STATE_DIR_ENV = "BELAY_STATE_DIR"
 
@@ -30,7 +29,11 @@ def state_root(override: str | os.PathLike[str] | None = None) -> Path:
 def workspace_state_dir(workspace: Path, override: str | os.PathLike[str] | None = None) -> Path:
     """The folder for one workspace: its name plus a hash of its real path.
 
-    Computed by the hook client's function, so the client (standard library
-    only) and the console can never disagree on where the socket is.
+    The hook client (core/outside/hook_client.py, a standalone script that imports nothing of Belay's)
+    computes the same folder with its own copy of these lines, to find the console's socket;
+    tests/core/test_settings.py holds the two to the same answers.
     """
-    return Path(hook_client.workspace_state_dir(str(state_root(override)), os.fspath(workspace)))
+    real = os.path.realpath(workspace)
+    digest = hashlib.sha256(real.encode()).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(real)) or "root"
+    return state_root(override) / "workspaces" / f"{name}-{digest}"

@@ -8,10 +8,11 @@ the cancellation through; it is the only place the core shields anything.
 A linter rule (pyproject.toml, ruff's banned-api) keeps `asyncio.create_task`,
 `ensure_future` and `shield` in this module.
 
-`OwnedTasks` owns a console's agents and calls.  An agent's task runs until it finishes or the console closes.  A call runs
-in a task of its own so that a person can cancel that one call from the
-window: the agent then hears "cancelled" and goes on, while cancelling the
-agent itself cancels its call and propagates.  Closing cancels the agents,
+`OwnedTasks` owns a console's agents and calls.  An agent's task runs
+until it finishes or the console closes.  A call runs in a task of its own
+so that a person can cancel that one call from the window: the agent then
+hears "cancelled" and goes on, while cancelling the agent itself cancels
+its call and propagates.  Closing cancels the agents,
 gives calls a grace period to record how they ended, then cancels what is
 left and waits for it.
 """

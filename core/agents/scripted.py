@@ -15,9 +15,9 @@ from collections import Counter
 
 from core.agents.script import Script, Step, substitute
 from core.console import Console
+from core.models.batches import BatchReport
 from core.models.records import RunStatus
 from core.orchestration.graph import BatchError
-from core.models.batches import BatchReport
 from core.orchestration.refs import BadReference
 from core.run.calls import AgentHandle, CallOutcome
 from core.tools.base import SubAgentRequest, ToolOutput

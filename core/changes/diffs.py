@@ -23,14 +23,12 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
-
-from core.models.diffs import DiffLine, FileDiff, Hunk
-from core.store.blobs import BlobStore
 from core.changes.gitproc import GIT, git_env
+from core.models.diffs import DiffLine, FileDiff, Hunk
 from core.models.records import FileChange
+from core.store.blobs import BlobStore
 
 log = logging.getLogger(__name__)
 

@@ -28,11 +28,11 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from core.store.blobs import BlobBatch, BlobStore
-from core.store.fsio import MAX_CAPTURE_BYTES
 from core.changes.ignore import IgnoreRules
 from core.models.records import ChangeKind, FileChange
 from core.paths import Workspace
+from core.store.blobs import BlobBatch, BlobStore
+from core.store.fsio import MAX_CAPTURE_BYTES
 
 SKIPPED_DIRS = frozenset({".git"})
 

@@ -23,13 +23,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from core.store.blobs import BlobStore
 from core.changes.gitstate import GitState, describe_changes, read_git_state
 from core.changes.ignore import IgnoreRules
-from core.models.records import FileChange, GitChange
-from core.paths import Workspace
 from core.changes.snapshot import WorkspaceIndex
 from core.changes.watcher import DirtyTracker
+from core.models.records import FileChange, GitChange
+from core.paths import Workspace
+from core.store.blobs import BlobStore
 from core.tasks import spawn
 
 log = logging.getLogger(__name__)

@@ -177,7 +177,7 @@ class ServerConnection:
                                  f"it did not answer within {limit:g} s (startup_timeout_s)")
             assert self._ended is not None  # the server ended the connection
             return self._ended[2]
-        except Exception as e:  # the SDK raises OSError, MCPError, httpx2 errors, in exception groups
+        except Exception as e:  # noqa: BLE001 - the SDK raises OSError, MCPError, httpx2 errors, in groups: each ends it
             said = await asyncio.to_thread(last_words, self._errlog)
             kind = ErrorKind.NETWORK if started else ErrorKind.SYSTEM
             what = "lost its connection" if started else "could not be started"

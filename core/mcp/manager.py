@@ -26,8 +26,8 @@ from core.mcp.connection import Report, ServerConnection, ToolsListed
 from core.mcp.names import tool_names
 from core.mcp.settings import ServerSettings
 from core.mcp.state import Happening, Listed, Starting, Stopped, advance
-from core.models.mcp import ServerState, ServerStatus
 from core.mcp.tool import McpTool
+from core.models.mcp import ServerState, ServerStatus
 from core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,6 @@ reason a server failed is the one kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from core.models.mcp import ServerState, ServerStatus
 

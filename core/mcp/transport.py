@@ -21,12 +21,12 @@ from typing import Any, TextIO, cast
 
 import anyio
 import httpx2
+import mcp.types as mt
 from mcp.client import Transport
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-import mcp.types as mt
 
 from core.mcp.settings import ServerSettings
 

@@ -17,18 +17,16 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from core.run import arguments
-from core.bus import EventBus
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.events import BatchFinished, BatchStarted, CallFinished, CallQueued
 from core.ids import new_batch_id, new_call_id
-from core.recorder import Recorder
+from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.models.records import RunStatus
 from core.orchestration.graph import Graph, build_graph, plan_info
-from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace
+from core.recorder import Recorder
+from core.run import arguments
 from core.run.calls import AgentHandle, CallOutcome
 from core.tools.registry import ToolRegistry
 
@@ -110,8 +108,8 @@ class BatchRunner:
         call_id = new_call_id()
         await self.recorder.call_queued(call_id, agent.agent_id, call.tool, call.args, f"{call.id} (skipped)",
                                         (batch_id, call.id))
-        await self.recorder.call_finished(call_id, RunStatus.SKIPPED, why, ErrorInfo(kind=ErrorKind.SKIPPED, message=why),
-                                          0.0)
+        error = ErrorInfo(kind=ErrorKind.SKIPPED, message=why)
+        await self.recorder.call_finished(call_id, RunStatus.SKIPPED, why, error, 0.0)
         return call_id
 
     def __repr__(self) -> str:

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ErrorInfo, ErrorKind
+from core.models.batches import BatchCall, BatchResult, CallState
 from core.models.records import RunStatus
 from core.orchestration.graph import Graph
-from core.models.batches import BatchCall, BatchResult, CallState
 from core.orchestration.refs import BadReference, resolve
 from core.run.calls import CallOutcome
 from core.tasks import spawn

@@ -119,7 +119,8 @@ class OutsideAgents:
     async def _call(self, request: CallRequest) -> dict[str, Any]:
         """One MCP client's call, run like any agent's: policy, approval, capture, journal."""
         if request.tool not in SERVED_TOOLS:
-            return {"status": "failed", "text": f"Belay does not offer {request.tool!r} to MCP clients", "call_id": None}
+            text = f"Belay does not offer {request.tool!r} to MCP clients"
+            return {"status": "failed", "text": text, "call_id": None}
         agent = await self._client(request.client or "mcp client", request.client_session or "default")
         outcome = await self.host.call(agent, request.tool, request.args)
         return {"status": outcome.status.value, "text": outcome.text, "data": outcome.data, "call_id": outcome.call_id,

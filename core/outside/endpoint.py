@@ -39,8 +39,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.store.atomic_file import write_text_atomically
 from core.outside.requests import PingRequest
+from core.store.atomic_file import write_text_atomically
 from core.tasks import spawn
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,8 @@ SOCKET_FILE = "endpoint.sock"
 
 
 def workspace_state_dir(state_root: str, workspace: str) -> str:
-    """Where the console keeps a workspace's state (as core.settings.workspace_state_dir computes it)."""
+    """Where the console keeps a workspace's state: core.settings.workspace_state_dir's own lines, copied
+    because this script imports nothing of Belay's (tests/core/test_settings.py checks they agree)."""
     real = os.path.realpath(workspace)
     digest = sha256(real.encode()).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(real)) or "root"

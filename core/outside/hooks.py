@@ -176,7 +176,8 @@ class ClaudeHooks:
         session = await self._session(event)
         tool_name, tool_input = event.tool_name, event.tool_input
         decided = next((v for name, given, v in reversed(session.verdicts.values())
-                        if name == tool_name and tool_input in (given, v.updated_input) and v.decision == "allow"), None)
+                        if name == tool_name and tool_input in (given, v.updated_input) and v.decision == "allow"),
+                       None)
         if decided is None:
             return HookAnswer(output=_permission_output("deny", "Belay has not approved this call"))
         return HookAnswer(output=_permission_output("allow", decided.reason, decided.updated_input))

@@ -85,7 +85,8 @@ class _Open:
 class Interceptor:
     """Supervises calls an outside agent makes, keyed by the agent's own call id (`tool_use_id`)."""
 
-    def __init__(self, *, calls: Calls, registry: ToolRegistry, blobs: BlobStore, tracker: ChangeTracker | None) -> None:
+    def __init__(self, *, calls: Calls, registry: ToolRegistry, blobs: BlobStore,
+                 tracker: ChangeTracker | None) -> None:
         self.calls, self.registry, self.blobs, self.tracker = calls, registry, blobs, tracker
         self.workspace: Workspace = calls.workspace
         self.recorder: Recorder = calls.recorder

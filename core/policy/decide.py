@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.models.bash import BashAnalysis, Impact, SimpleCommand
+from core.models.policy import Mode, RuleAction, RuleEntry
 from core.policy.protected import home_secret, mentioned_protected, proc_secret, protected_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
-from core.models.policy import RuleAction
-from core.models.policy import Mode, RuleEntry
 from core.policy.verdicts import PolicyRequest, Verdict
-from core.models.bash import BashAnalysis, Impact, SimpleCommand
 
 SPAWNING_TOOLS = frozenset({"Task", "Agent"})
 STOPPING_TOOLS = frozenset({"KillShell"})

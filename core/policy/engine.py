@@ -34,15 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.mcp.settings import ServerSettings
-from core.policy.decide import RuleSet, decide_bash, decide_tool
-from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
-from core.models.policy import Mode, RuleEntry, Scope
-from core.policy.verdicts import PolicyRequest, Verdict
-from core.models.policy import RuleAction
-from core.policy.rules import parse_rule
 from core.models.bash import BashAnalysis
+from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.bash import analyse
+from core.policy.decide import RuleSet, decide_bash, decide_tool
+from core.policy.rules import parse_rule
+from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
+from core.policy.verdicts import PolicyRequest, Verdict
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
 SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")

@@ -17,12 +17,11 @@ from typing import Any, Literal
 
 import platformdirs
 import tomli_w
-from pydantic import BaseModel, ConfigDict
 
-from core.store.atomic_file import write_text_atomically
 from core.mcp.settings import ServerSettings, parse_servers
-from core.policy.rules import Rule, parse_rule
 from core.models.policy import Mode, RuleAction, RuleEntry, Scope
+from core.policy.rules import Rule, parse_rule
+from core.store.atomic_file import write_text_atomically
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}

@@ -13,10 +13,10 @@ import re
 import shlex
 from urllib.parse import urlsplit
 
-from core.policy.verdicts import PolicyRequest
+from core.models.bash import BashAnalysis, SimpleCommand
 from core.policy.protected import protected_reason
 from core.policy.rules import EDIT_TOOLS
-from core.models.bash import BashAnalysis, SimpleCommand
+from core.policy.verdicts import PolicyRequest
 
 _SUBCOMMANDS = frozenset({"git", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry", "gh", "dotnet",
                           "terraform", "brew", "apt", "apt-get", "systemctl", "make", "npm", "pnpm", "yarn", "bun",

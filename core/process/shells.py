@@ -16,7 +16,7 @@ import itertools
 import os
 import shutil
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -158,7 +158,7 @@ class ShellProcess:
 
     async def _gone_within(self, seconds: float) -> None:
         deadline = asyncio.get_running_loop().time() + seconds
-        while await self._alive() and asyncio.get_running_loop().time() < deadline:
+        while await self._alive() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110 - /proc tells no one
             await asyncio.sleep(_POLL_S)
 
     async def _signal_tree(self, signum: int) -> None:

@@ -12,13 +12,12 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from core.store import fsio
-from core.store.blobs import BlobStore, content_hash
 from core.errors import ErrorKind, ToolError
 from core.models.records import ChangeKind, FileChange
 from core.paths import Workspace
+from core.store import fsio
+from core.store.blobs import BlobStore, content_hash
 from core.tools.base import FileWrite, WritePlan
-
 
 
 @dataclass(frozen=True)

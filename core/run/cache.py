@@ -15,10 +15,10 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from core.run.results import CacheEntry, CacheStats, ResultCache
-from core.paths import Workspace
-from core.tools.base import Tool, ToolArgs, ToolContext, ToolOutput
 from core.changes.watcher import DirtyTracker
+from core.paths import Workspace
+from core.run.results import CacheEntry, CacheStats, ResultCache
+from core.tools.base import Tool, ToolArgs, ToolContext, ToolOutput
 
 
 class CallCache:

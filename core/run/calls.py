@@ -22,13 +22,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.changes.diffs import compute_diff
 from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, ProposedFile
 from core.ids import AgentId, CallId, SessionId
 from core.models.diffs import FileDiff
 from core.models.records import Decision, FileChange, GitChange, RunStatus
 from core.paths import Workspace
-from core.changes.diffs import compute_diff
 from core.policy.engine import PolicyEngine
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.recorder import Recorder
@@ -218,7 +218,8 @@ class Calls:
 def _refusal(answer: Answer, tool: str) -> Refused | None:
     """What the agent is told when the answer is not a yes; None when it is."""
     if answer.decision == Decision.TIMED_OUT:
-        return Refused(RunStatus.TIMED_OUT, f"Nobody approved this {tool} call in time ({answer.reason}); it was not run.",
+        text = f"Nobody approved this {tool} call in time ({answer.reason}); it was not run."
+        return Refused(RunStatus.TIMED_OUT, text,
                        ErrorInfo(kind=ErrorKind.TIMEOUT, message=f"approval timed out: {answer.reason}",
                                  suggestion="Try again later, or ask the person to raise the timeout."))
     if answer.decision == Decision.DENIED:

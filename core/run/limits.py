@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from core.errors import BelayError, ErrorKind, ToolError
-from core.tools.base import RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tasks import spawn
+from core.tools.base import RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 
 HEARTBEAT_AFTER_S = 2.0
 HEARTBEAT_EVERY_S = 2.0

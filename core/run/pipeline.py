@@ -34,7 +34,17 @@ from core.run.limits import heartbeat, run_limited
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.tasks import shielded
-from core.tools.base import ReadState, RunTool, SpawnAgent, Tool, ToolArgs, ToolContext, ToolOutput, WritePlan, WriteTool
+from core.tools.base import (
+    ReadState,
+    RunTool,
+    SpawnAgent,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    WritePlan,
+    WriteTool,
+)
 from core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)

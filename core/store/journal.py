@@ -21,9 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ErrorInfo
-from core.models.records import (AgentRecord, AgentStatus, BatchRecord, CallRecord, ChangeKind, ExternalRecord,
-                                 FileChange, GitChange, RollbackRecord, RunStatus)
 from core.models.batches import PlanInfo
+from core.models.records import (
+    AgentRecord,
+    AgentStatus,
+    BatchRecord,
+    CallRecord,
+    ChangeKind,
+    ExternalRecord,
+    FileChange,
+    GitChange,
+    RollbackRecord,
+    RunStatus,
+)
 from core.store.undone import Ref, RollbackLink, undoing, undone_positions
 
 SCHEMA = """
@@ -191,7 +201,8 @@ class Journal:
 
     def add_batch(self, batch_id: str, session_id: str, agent_id: str, name: str, plan: PlanInfo) -> None:
         with self._tx() as db:
-            db.execute("INSERT INTO batches (id, session_id, agent_id, name, plan, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            db.execute("INSERT INTO batches (id, session_id, agent_id, name, plan, created_at)"
+                       " VALUES (?, ?, ?, ?, ?, ?)",
                        (batch_id, session_id, agent_id, name, plan.model_dump_json(), _now()))
 
     def finish_batch(self, batch_id: str, summary: dict[str, Any]) -> None:

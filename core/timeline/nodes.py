@@ -14,9 +14,10 @@ from typing import Any
 
 from core.errors import ErrorInfo
 from core.events import ApprovalRequested
-from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
 from core.models.batches import PlanInfo
+from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
 from core.timeline.keys import NodeKey
+
 
 @dataclass
 class AgentNode:

@@ -27,14 +27,43 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from core.events import (AgentFinished, AgentLinked, AgentStarted, ApprovalRequested, ApprovalResolved,
-                         BatchFinished, BatchStarted, CallFinished, CallOutput, CallProgress, CallQueued, CallRetrying,
-                         CallStarted, Event, ExternalChangesRecorded, RollbackFinished, ShellFinished, ShellOutput,
-                         ShellStarted)
+from core.events import (
+    AgentFinished,
+    AgentLinked,
+    AgentStarted,
+    ApprovalRequested,
+    ApprovalResolved,
+    BatchFinished,
+    BatchStarted,
+    CallFinished,
+    CallOutput,
+    CallProgress,
+    CallQueued,
+    CallRetrying,
+    CallStarted,
+    Event,
+    ExternalChangesRecorded,
+    RollbackFinished,
+    ShellFinished,
+    ShellOutput,
+    ShellStarted,
+)
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
 from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
-from core.timeline.nodes import (AgentNode, BatchNode, BatchTotals, ExternalNode, GanttSpan, Inserted, RunNode,
-                                 ShellNode, Updated, batch_span, known_end, run_span)
+from core.timeline.nodes import (
+    AgentNode,
+    BatchNode,
+    BatchTotals,
+    ExternalNode,
+    GanttSpan,
+    Inserted,
+    RunNode,
+    ShellNode,
+    Updated,
+    batch_span,
+    known_end,
+    run_span,
+)
 
 Change = Inserted | Updated
 

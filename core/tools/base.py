@@ -10,10 +10,10 @@ a person edit the content before it is written and undo it afterwards.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-import os
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 

@@ -26,20 +26,20 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.process.environment import build_env, make_non_dumpable, refusal
 from core.errors import ErrorKind, ToolError
-from core.process.output import Coalescer, LiveText, OutputCapture
 from core.paths import Workspace
+from core.process.environment import build_env, make_non_dumpable, refusal
+from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
-from core.settings import state_root
 from core.process.shells import Launch, ShellManager, ShellProcess, exit_code
+from core.settings import state_root
+from core.tasks import shielded, spawn
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.grep import find_rg
-from core.tasks import shielded, spawn
 
 MAX_COMMAND_BYTES = 128 * 1024
 """MAX_ARG_STRLEN on Linux: execve refuses a longer single argument."""

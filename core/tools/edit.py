@@ -9,7 +9,6 @@ write only if every edit succeeds: all or nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 

@@ -25,18 +25,17 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
-from core.errors import ErrorKind, ToolError
 from core.changes.gitproc import GIT, git_env
 from core.changes.gitstate import find_git_dir
-from core.process.output import OutputCapture, sanitize
+from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.process.output import OutputCapture, sanitize
+from core.tasks import shielded
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.write import encode_text
-from core.tasks import shielded
 
 GIT_TIMEOUT_S = 30.0
 MAX_READ_BYTES = 8 * 1024 * 1024

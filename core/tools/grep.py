@@ -21,16 +21,16 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
+from core.tasks import shielded
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 from core.tools.listing import glob_regex
-from core.tasks import shielded
 
 TIME_LIMIT_S = 20.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024

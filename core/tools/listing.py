@@ -15,13 +15,12 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 
 MAX_LS_ENTRIES = 1000

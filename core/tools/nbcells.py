@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from nbformat.validator import get_validator
 
-from core.store.fsio import MAX_CAPTURE_BYTES
 from core.errors import ErrorKind, ToolError
+from core.store.fsio import MAX_CAPTURE_BYTES
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -18,13 +18,13 @@ import json
 import re
 import secrets
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, check_schema, count, find, invalid, label, load, render
 from core.tools.write import check_not_stale, encode_text

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import ConfigDict
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
-from core.process.output import sanitize
 from core.paths import Workspace
+from core.process.output import sanitize
+from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, count, find, label, load, source
 

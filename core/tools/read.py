@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 
 DEFAULT_LIMIT = 2000

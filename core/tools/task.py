@@ -8,7 +8,7 @@ model loop later), through the context's `spawn_agent`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import ConfigDict
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
 from core.tools.read import split_lines
 

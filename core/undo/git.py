@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.errors import ErrorKind, ToolError
 from core.changes.gitproc import GIT, git_env
 from core.changes.gitstate import GitState, find_git_dir, read_git_state
+from core.errors import ErrorKind, ToolError
 from core.models.records import GitChange
 
 GIT_TIMEOUT_S = 10.0

@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from core.errors import ErrorKind, ToolError, UndoConflict
+from core.models.records import ChangeKind, FileChange
+from core.paths import Workspace
 from core.store import fsio
 from core.store.blobs import BlobStore, content_hash
 from core.store.fsio import MAX_CAPTURE_BYTES
-from core.errors import ErrorKind, ToolError, UndoConflict
 from core.undo.merge import merge3
-from core.models.records import ChangeKind, FileChange
-from core.paths import Workspace
-from core.undo.restore import Chmod, FileOp, Put, Remove, apply_all
 from core.undo.report import FilePreview, Resolution, UndoPreview
+from core.undo.restore import Chmod, FileOp, Put, Remove, apply_all
 
 Action = Literal["restore", "already", "merged", "conflict", "unrestorable"]
 

@@ -17,17 +17,17 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from core.store.blobs import BlobStore
+from core.changes.tracker import ChangeTracker
 from core.errors import BelayError
 from core.ids import CallId
-from core.recorder import Recorder
 from core.models.records import FileChange, RollbackRecord
 from core.paths import Workspace
-from core.undo.restore import FileOp, Put, Remove, apply_all
-from core.changes.tracker import ChangeTracker
+from core.recorder import Recorder
+from core.store.blobs import BlobStore
 from core.undo.plan import Seen, look
+from core.undo.restore import FileOp, Put, Remove, apply_all
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.store import fsio
-from core.store.blobs import sync_filesystem
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
+from core.store.blobs import sync_filesystem
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 ONE_SYNC_FROM = 8
@@ -100,7 +100,7 @@ def apply_all(ws: Workspace, ops: Sequence[FileOp], inverse: Sequence[FileOp | N
         _discard(ws, staged)
         _put_back(ws, [inverse[i] for i in range(done - 1, -1, -1)])
         if isinstance(e, OSError):
-            raise _failed(ws, staged.ops[done].path, e, "replace", "The files already restored were put back.")
+            raise _failed(ws, staged.ops[done].path, e, "replace", "The files already restored were put back.") from e
         raise
 
 

@@ -11,21 +11,19 @@ newest first, and stops at the first refusal.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from core.undo import plan as undo_mod
-from core.undo import git as undo_git
-from core.store.blobs import BlobStore
-from core.bus import EventBus
+from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
-from core.events import RollbackFinished, RollbackRefused
+from core.events import RollbackFinished
 from core.ids import new_rollback_id
-from core.recorder import Recorder
 from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
-from core.changes.tracker import ChangeTracker
+from core.recorder import Recorder
+from core.store.blobs import BlobStore
+from core.undo import git as undo_git
+from core.undo import plan as undo_mod
 from core.undo.report import Resolution, UndoPreview, UndoReport
 
 
@@ -179,10 +177,10 @@ class Undoer:
     async def _finished(self, target: UndoTarget, rollback_id: str, done: _Done, force: bool) -> UndoReport:
         [record] = await self.recorder.read(self.journal.calls, target.call_id)
         applied = done.files
-        self.recorder.rollback_finished(RollbackFinished(rollback_id=rollback_id, call_id=target.call_id, target=target.op_id,
-                                          redo=target.redo, paths=applied.written, forced=force,
-                                          undone_paths=record.undone_paths, undone_by=record.undone_by,
-                                          git_undone=record.git_undone))
+        self.recorder.rollback_finished(RollbackFinished(
+            rollback_id=rollback_id, call_id=target.call_id, target=target.op_id, redo=target.redo,
+            paths=applied.written, forced=force, undone_paths=record.undone_paths, undone_by=record.undone_by,
+            git_undone=record.git_undone))
         verb = "Redid" if target.redo else "Restored"
         files = applied.written + applied.already
         parts = [f"{verb} {len(files)} file(s): {', '.join(files)}" if files else ""]

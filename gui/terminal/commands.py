@@ -14,8 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from core import (CallRecord, Console, UndoReport, claude_settings_file, config_dir, hook_command, install_hooks,
-                  state_root, uninstall_hooks)
+from core import (
+    CallRecord,
+    Console,
+    UndoReport,
+    claude_settings_file,
+    config_dir,
+    hook_command,
+    install_hooks,
+    state_root,
+    uninstall_hooks,
+)
 
 
 def _status(call: CallRecord) -> str:

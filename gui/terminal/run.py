@@ -25,11 +25,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from core import (AgentHandle, ApprovalRequested, ApprovalResolved, AutoReviewer, BatchError, BatchReport, Console,
-                  Event, RunStatus, Subscription, run_script, spawn)
+from core import (
+    AgentHandle,
+    ApprovalRequested,
+    ApprovalResolved,
+    AutoReviewer,
+    BatchError,
+    BatchReport,
+    Console,
+    Event,
+    RunStatus,
+    Subscription,
+    run_script,
+    spawn,
+)
+from gui.terminal.approver import StdinLines, TerminalApprover
 from gui.terminal.plans import BatchPlan, Plan, PlanError, ScriptPlan, load_plan
 from gui.terminal.run_log import Auto, LogView, Output, Watch, duration_text, plural
-from gui.terminal.approver import StdinLines, TerminalApprover
 
 FAILED = {RunStatus.FAILED, RunStatus.DENIED, RunStatus.CANCELLED, RunStatus.TIMED_OUT, RunStatus.INTERRUPTED}
 

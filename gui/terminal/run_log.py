@@ -12,9 +12,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from core import (AgentFinished, AgentStarted, ApprovalRequested, ApprovalResolved, BatchStarted, CallFinished,
-                  CallProgress, CallQueued, CallRetrying, CallStarted, Event, ExternalChangesRecorded, Lagged,
-                  PlanInfo, RunStatus)
+from core import (
+    AgentFinished,
+    AgentStarted,
+    ApprovalRequested,
+    ApprovalResolved,
+    BatchStarted,
+    CallFinished,
+    CallProgress,
+    CallQueued,
+    CallRetrying,
+    CallStarted,
+    Event,
+    ExternalChangesRecorded,
+    Lagged,
+    PlanInfo,
+    RunStatus,
+)
 
 Auto = Literal["approve", "deny"]
 """How --auto answers approvals."""

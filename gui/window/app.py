@@ -25,8 +25,8 @@ from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from core import AutoReviewer, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
-from gui.window.main_window import MainWindow
 from gui.window.collector import MainThreadCollector
+from gui.window.main_window import MainWindow
 from gui.window.resources import demo_script, demo_workspace_template, style_sheet
 
 log = logging.getLogger(__name__)
@@ -258,8 +258,8 @@ async def _undo_after(console: Console, script: Script, agent: ScriptedAgent) ->
             print(f"Undo of step {step_id}: {report.message}", flush=True)
 
 
-async def _wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
-    deadline = asyncio.get_running_loop().time() + timeout
+async def _wait_for(predicate: Callable[[], bool], within_s: float) -> bool:
+    deadline = asyncio.get_running_loop().time() + within_s
     while not predicate():
         if asyncio.get_running_loop().time() > deadline:
             return False

@@ -19,7 +19,6 @@ Signals:
 from __future__ import annotations
 
 import html
-
 import time
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal

@@ -29,9 +29,24 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core import (ApprovalRequested, ApprovalResolved, CallFinished, CallOutput, CallStarted, Console, Event,
-                  ExternalChangesRecorded, Lagged, McpServerChanged, PolicyChanged, RollbackFinished, RollbackRefused,
-                  ShellFinished, ShellOutput, ShellStarted)
+from core import (
+    ApprovalRequested,
+    ApprovalResolved,
+    CallFinished,
+    CallOutput,
+    CallStarted,
+    Console,
+    Event,
+    ExternalChangesRecorded,
+    Lagged,
+    McpServerChanged,
+    PolicyChanged,
+    RollbackFinished,
+    RollbackRefused,
+    ShellFinished,
+    ShellOutput,
+    ShellStarted,
+)
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import TimelineModel
 

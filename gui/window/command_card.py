@@ -18,8 +18,17 @@ import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFontDatabase, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QSplitter, QTextEdit, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTextEdit,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core import ApprovalRequested, BashAnalysis, Impact
 

@@ -20,11 +20,31 @@ import urllib.parse
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextBrowser,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
-from core import (AgentKey, BatchKey, FileChange, FileDiff, NodeKey, RunKey, RunNode, RunStatus, Timeline, UndoReport,
-                  parse_key)
+from core import (
+    AgentKey,
+    BatchKey,
+    FileChange,
+    FileDiff,
+    NodeKey,
+    RunKey,
+    RunNode,
+    RunStatus,
+    Timeline,
+    UndoReport,
+    parse_key,
+)
 from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
 

@@ -18,8 +18,16 @@ from collections.abc import Sequence
 
 import shiboken6
 from PySide6.QtCore import Signal
-from PySide6.QtGui import (QCloseEvent, QFontDatabase, QPalette, QShowEvent, QTextBlockFormat, QTextCharFormat,
-                           QTextCursor, QTextDocument)
+from PySide6.QtGui import (
+    QCloseEvent,
+    QFontDatabase,
+    QPalette,
+    QShowEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from core import FileDiff, spawn
@@ -82,7 +90,7 @@ class DiffView(QWidget):
             self._finish()
             return
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:  # no loop (a script, a test without qasync): render here
             self._render_now()
             return

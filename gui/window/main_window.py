@@ -4,8 +4,9 @@ It wires the bridge's signals to the panels and the panels' requests to the
 console (undo, redo and rewind through gui.window.undo_flow).  Anything
 asynchronous (undo, loading diffs, rule changes, stopping a shell) runs as a
 task the window owns, and questions are asked with `open()`, never a nested
-`exec()`: nothing here blocks the shared Qt/asyncio thread.  The toolbar holds the policy mode; bypass mode keeps a red banner
-on top; the status bar always says whether Bash commands run in a sandbox.
+`exec()`: nothing here blocks the shared Qt/asyncio thread.  The toolbar
+holds the policy mode; bypass mode keeps a red banner on top; the status
+bar always says whether Bash commands run in a sandbox.
 
 Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+5 MCP servers, Ctrl+M mode,
 Ctrl+Z undo and Ctrl+Shift+Z redo the selected call.
@@ -17,11 +18,34 @@ import asyncio
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow, QMenu, QSplitter, QTabWidget,
-                               QToolBar, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from core import (AgentKey, ApprovalRequested, CallRecord, Console, ExternalChangesRecorded, PolicyChanged, RollbackRefused,
-                  RunKey, RunStatus, ServerState, ServerStatus, SessionEnd, UndoReport)
+from core import (
+    AgentKey,
+    ApprovalRequested,
+    CallRecord,
+    Console,
+    ExternalChangesRecorded,
+    PolicyChanged,
+    RollbackRefused,
+    RunKey,
+    RunStatus,
+    ServerState,
+    ServerStatus,
+    SessionEnd,
+    UndoReport,
+)
 from gui.window.approval_panel import ApprovalPanel
 from gui.window.bridge import Bridge
 from gui.window.changes_view import ChangesView
@@ -34,9 +58,9 @@ from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
 from gui.window.status_line import RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
+from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
 from gui.window.undo_dialog import UndoDialog
 from gui.window.undo_flow import UndoFlow, ask_rewind
-from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
 
 
 class MainWindow(QMainWindow):

@@ -27,8 +27,21 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from core import (AgentKey, AgentNode, BatchKey, BatchNode, Event, Inserted, NodeKey, RunKey, RunNode, RunStatus, Timeline,
-                  Updated, parse_key)
+from core import (
+    AgentKey,
+    AgentNode,
+    BatchKey,
+    BatchNode,
+    Event,
+    Inserted,
+    NodeKey,
+    RunKey,
+    RunNode,
+    RunStatus,
+    Timeline,
+    Updated,
+    parse_key,
+)
 from gui.window.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex

@@ -23,7 +23,15 @@ from typing import Any
 import pytest
 
 from tests.integration.fake_anthropic import (
-    MAIN, ModelRequest, ScriptedModel, ToolCall, Turn, answers, bundled_cli, prompt_contains, result_text,
+    MAIN,
+    ModelRequest,
+    ScriptedModel,
+    ToolCall,
+    Turn,
+    answers,
+    bundled_cli,
+    prompt_contains,
+    result_text,
 )
 
 CLI_TIMEOUT = 30.0

@@ -13,10 +13,10 @@ import os
 from collections import deque
 from pathlib import Path
 
-from core.policy.bash.chars import hidden_character
-from core.policy.bash.judge import judge
-from core.policy.bash.findings import FLAG_OF, RANK, Env, Judgement
 from core.models.bash import LEVELS, BashAnalysis, Impact, Level
+from core.policy.bash.chars import hidden_character
+from core.policy.bash.findings import FLAG_OF, RANK, Env, Judgement
+from core.policy.bash.judge import judge
 from core.policy.bash.nodes import Context, Cwd, RawCommand, RawRedirect
 from core.policy.bash.redirects import classify
 from core.policy.bash.walk import Walker
@@ -32,7 +32,8 @@ def analyse(command: str, workspace: str | os.PathLike[str], home: str | None = 
     home = os.path.normpath(home or os.path.expanduser("~"))
     hidden = hidden_character(command)
     if hidden is not None:
-        return BashAnalysis(command=command, workspace=os.path.realpath(workspace), hidden_character=hidden, verdict_hint="deny", reason=hidden,
+        return BashAnalysis(command=command, workspace=os.path.realpath(workspace), hidden_character=hidden,
+                            verdict_hint="deny", reason=hidden,
                             impact=Impact(level="high", reasons=(hidden,)))
     root = Path(os.path.realpath(workspace))
     walker = Walker(home)
@@ -139,7 +140,8 @@ def _result(command: str, workspace: str, walker: Walker, commands: list[dict[st
     else:
         hint, reason = "allow", "only reads" if len(commands) < 2 else f"all {len(commands)} commands only read"
     return BashAnalysis.model_validate(dict(
-        command=command, workspace=workspace, nodes=walker.display.build(), commands=commands, verdict_hint=hint, reason=reason,
+        command=command, workspace=workspace, nodes=walker.display.build(), commands=commands, verdict_hint=hint,
+        reason=reason,
         syntax_error=walker.errors[0] if walker.errors else None, impact=_summarise(impacts)))
 
 

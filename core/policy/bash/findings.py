@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-from core.policy.protected import protected_reason, secret_reason
 from core.models.bash import Effect, Flag, Level
 from core.policy.bash.words import WordValue, brace_words, is_device
+from core.policy.protected import protected_reason, secret_reason
 
 RANK: dict[str, int] = {"read": 0, "edit": 1, "run": 2, "ask": 3, "deny": 4}
 FLAG_OF: dict[str, Flag] = {"read": "ok", "edit": "ask", "run": "ask", "ask": "ask", "deny": "deny"}

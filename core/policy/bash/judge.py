@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from core.policy.bash.archives import judge_tar
-from core.policy.bash.git import judge_git
 from core.policy.bash.findings import Env, Judgement, read_target, resolve, write_target
+from core.policy.bash.git import judge_git
 from core.policy.bash.nodes import RawCommand
 from core.policy.bash.options import parse
 from core.policy.bash.readers import judge_reader

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.changes import diffs
-from core.models.diffs import DiffLine, FileDiff
 from core.changes.diffs import compute_diff, unified_text
+from core.models.diffs import DiffLine, FileDiff
 
 
 def _numbered(count: int) -> list[str]:

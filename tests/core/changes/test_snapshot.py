@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from core.store.blobs import BlobStore
+from core.changes.snapshot import WorkspaceIndex
 from core.models.records import ChangeKind
 from core.paths import Workspace
-from core.changes.snapshot import WorkspaceIndex
+from core.store.blobs import BlobStore
 
 
 def _index(tmp_path: Path) -> tuple[Path, WorkspaceIndex]:

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from core.run import arguments
 from core.errors import BelayError
 from core.ids import AgentId, CallId
 from core.mcp.manager import McpManager
 from core.mcp.settings import ServerSettings
 from core.models.mcp import ServerState, ServerStatus
 from core.paths import Workspace
+from core.run import arguments
 from core.run.limits import run_limited
 from core.tools.base import ReadState, RunTool, ToolContext, ToolOutput
 from core.tools.registry import ToolRegistry

@@ -7,9 +7,9 @@ from typing import Any
 import mcp.types as mt
 import pytest
 
-from core.run import arguments
 from core.errors import BelayError, ErrorKind
 from core.mcp.tool import McpTool, annotations_of
+from core.run import arguments
 
 SCHEMA = {"type": "object", "properties": {"owner": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
           "required": ["owner"], "additionalProperties": False}

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from core import Console, RunStatus
+from core.models.batches import BatchCall
+from core.orchestration.graph import BatchError, CycleError
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.catalog import default_tools
-from core.orchestration.graph import BatchError, CycleError
-from core.models.batches import BatchCall
 from tests.conftest import run
 
 

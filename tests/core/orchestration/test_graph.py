@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.orchestration.graph import BatchError, CycleError, Graph, build_graph, plan_info
 from core.models.batches import BatchCall
+from core.orchestration.graph import BatchError, CycleError, Graph, build_graph, plan_info
 
 
 def call(id: str, *depends_on: str, **args: Any) -> BatchCall:

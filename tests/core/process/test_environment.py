@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.process.environment import FIXED, build_env, refusal, sanitize_path
-
 from tests.conftest import ROOT
+
 HOST = {
     "PATH": "/usr/bin:/bin", "HOME": "/home/u", "LANG": "en_US.UTF-8", "LC_TIME": "C", "TERM": "xterm-256color",
     "ANTHROPIC_API_KEY": "sk-ant-SENTINEL-0001", "AWS_SECRET_ACCESS_KEY": "SENTINEL/aws", "GITHUB_TOKEN": "ghp_x",

@@ -16,7 +16,6 @@ from core.process.sandbox import detect_sandbox, wrap
 from core.process.shells import Launch, ShellManager, ShellProcess
 from tests.conftest import wait_until
 
-
 TAG = os.getpid()
 """Sleeps carry this run's pid (`sleep 98780.<pid>`), so parallel test runs never see each other's."""
 

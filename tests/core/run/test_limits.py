@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from core import Console, RunStatus
-from core.run import limits as running
 from core.errors import ErrorKind, ToolError
 from core.events import CallProgress, CallRetrying
+from core.run import limits as running
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.catalog import default_tools
 from tests.conftest import run

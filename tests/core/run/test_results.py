@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core.run.results import CacheEntry, CacheStats, ResultCache, kills
 from core.changes.watcher import DirtyTracker
+from core.run.results import CacheEntry, CacheStats, ResultCache, kills
 
 
 class Clock:

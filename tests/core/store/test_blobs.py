@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from core.store.blobs import ABANDONED_AFTER_S, PACK_MIN_BLOBS, BlobStore, content_hash
-
 from tests.conftest import ROOT
+
 SMALL, LARGE = 3, 10 * PACK_MIN_BLOBS  # a batch of loose files, a batch written to a pack
 
 

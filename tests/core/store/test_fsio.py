@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store import fsio
 
 
 @pytest.fixture

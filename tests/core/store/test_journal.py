@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from core.errors import ErrorInfo, ErrorKind
-from core.store.journal import Journal
 from core.models.records import AgentStatus, ChangeKind, FileChange, RunStatus
+from core.store.journal import Journal
 
 
 def _journal_with_one_call(path: Path) -> Journal:

@@ -6,10 +6,18 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from core.events import (AgentFinished, AgentStarted, ApprovalRequested, BatchFinished, BatchStarted, CallFinished,
-                         CallQueued, CallStarted)
-from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
+from core.events import (
+    AgentFinished,
+    AgentStarted,
+    ApprovalRequested,
+    BatchFinished,
+    BatchStarted,
+    CallFinished,
+    CallQueued,
+    CallStarted,
+)
 from core.models.batches import PlanInfo
+from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
 from core.timeline.nodes import BatchTotals, GanttSpan, Inserted, Updated
 from core.timeline.tree import Timeline
 

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from core.run import arguments
 from core.errors import ErrorKind, ToolError
 from core.events import Event
 from core.ids import AgentId, CallId
 from core.paths import Workspace
 from core.process.shells import ShellManager
+from core.run import arguments
 from core.tools.base import ReadState, ToolContext, ToolOutput
 from core.tools.bash import BashArgs, BashOutputTool, BashSettings, BashTool, KillShellTool
 

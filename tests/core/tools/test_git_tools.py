@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from core.run import arguments
-from core.errors import ErrorKind, ToolError
 from core.changes.gitproc import GIT
+from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
+from core.run import arguments
 from core.tools import git as git_tools
 from core.tools.base import ReadState, RunTool, ToolContext, ToolOutput
 from core.tools.catalog import default_tools

@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from core.run import arguments
-
-from core.store import fsio
 from core.changes.diffs import compute_diff
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
-from core.tools.base import ReadState, ToolContext, WritePlan
+from core.run import arguments
+from core.store import fsio
 from core.tools import nbcells
+from core.tools.base import ReadState, ToolContext, WritePlan
 from core.tools.notebook import NotebookEdit, NotebookEditArgs
 from core.tools.read import Read, ReadArgs
 

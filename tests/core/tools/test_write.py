@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.store import fsio
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
+from core.store import fsio
 from core.tools.base import ReadState, ToolContext, WritePlan
 from core.tools.read import Read, ReadArgs
 from core.tools.write import Write, WriteArgs

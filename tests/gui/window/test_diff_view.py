@@ -14,8 +14,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from core.models.diffs import FileDiff
 from core.changes.diffs import compute_diff
+from core.models.diffs import FileDiff
 from gui.window import diff_view
 from gui.window.diff_view import DiffView
 from gui.window.highlight import lexer_name_for, render_diff_html

@@ -9,10 +9,21 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage, QPainter, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QStyleOptionViewItem
 
-from core import RunStatus
-from core import GanttSpan
-from gui.window.gantt import (APPROVAL, BAR_HEIGHT, COLUMN_WIDTH, GANTT_ROLE, OUTCOME, PAD, QUEUED, RUNNING, GanttBar,
-                       GanttDelegate, GanttWindow, describe)
+from core import GanttSpan, RunStatus
+from gui.window.gantt import (
+    APPROVAL,
+    BAR_HEIGHT,
+    COLUMN_WIDTH,
+    GANTT_ROLE,
+    OUTCOME,
+    PAD,
+    QUEUED,
+    RUNNING,
+    GanttBar,
+    GanttDelegate,
+    GanttWindow,
+    describe,
+)
 
 WINDOW_S = 10.0
 PX_PER_S = COLUMN_WIDTH / WINDOW_S  # 16

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.policy.engine import PolicyEngine, PolicyRequest, Verdict
 from core.models.bash import BashAnalysis
 from core.policy.bash import analyse
+from core.policy.engine import PolicyEngine, PolicyRequest, Verdict
 
 
 class Bash:
