@@ -186,10 +186,11 @@ class Calls:
         await self.recorder.call_started(call.call_id)
 
     async def captured(self, call: OpenCall, changes: tuple[FileChange, ...], git: tuple[GitChange, ...] = ()) -> None:
-        """What the call changed, journaled at once so that a crash cannot lose it."""
-        await self.recorder.changes_captured(call.call_id, changes, git)
+        """What the call changed, journaled at once so that a crash cannot lose it (with what it changed
+        before: the journal keeps one change set per call)."""
         call.changes += changes
         call.git += git
+        await self.recorder.changes_captured(call.call_id, call.changes if changes else (), call.git if git else ())
 
     async def finish(self, call: OpenCall, status: RunStatus, text: str, error: ErrorInfo | None = None, *,
                      data: dict[str, Any] | None = None, cached: bool = False, attempts: int = 1,

@@ -183,7 +183,7 @@ class Journal:
                        " VALUES (?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now()))
 
     def add_changes(self, op_id: str, changes: Sequence[FileChange]) -> None:
-        """Record what an operation is about to change (before it changes it)."""
+        """Record what an operation changes, or is about to (replacing what was recorded for it before)."""
         with self._tx(durable=True) as db:
             _insert_changes(db, op_id, changes)
 
@@ -274,7 +274,9 @@ class Journal:
             _insert_changes(db, op_id, changes)
 
     def add_git_changes(self, op_id: str, changes: Sequence[GitChange]) -> None:
+        """Record the git reference moves of an operation (replacing what was recorded for it before)."""
         with self._tx(durable=True) as db:
+            db.execute("DELETE FROM git_changes WHERE op_id=?", (op_id,))
             _insert_git(db, op_id, [(None, g) for g in changes])
 
     def git_changes_of(self, op_id: str) -> list[GitChange]:
