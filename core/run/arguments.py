@@ -35,6 +35,9 @@ def decode(raw: object) -> dict[str, Any]:
         except json.JSONDecodeError as e:
             raise ToolError(ErrorKind.INVALID_ARGS, f"the arguments are not valid JSON: {e.msg} at"
                             f" line {e.lineno} column {e.colno}", "Send a JSON object.") from None
+        except RecursionError:  # thousands of nested brackets: Python's decoder gives up on the stack
+            raise ToolError(ErrorKind.INVALID_ARGS, "the arguments are nested too deeply to read",
+                            "Send a JSON object of named arguments, nested a few levels at most.") from None
     if not isinstance(raw, dict):
         raise ToolError(ErrorKind.INVALID_ARGS, f"the arguments must be a JSON object, got {type(raw).__name__}",
                         "Send a JSON object of named arguments.")
