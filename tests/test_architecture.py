@@ -52,3 +52,12 @@ def test_the_architecture_check_catches_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from PySide6.QtCore import QObject\nimport pygments.lexers\n")
     assert [n.split(".")[0] for n in _imports(bad)] == ["PySide6", "pygments"]
+
+
+def test_every_core_module_has_a_test_file_mirroring_it() -> None:
+    missing = []
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        rel = path.relative_to(ROOT / "core")
+        if path.name != "__init__.py" and not (ROOT / "tests" / "core" / rel.parent / f"test_{rel.name}").exists():
+            missing.append(f"core/{rel} has no tests/core/{rel.parent / ('test_' + rel.name)}".replace("/./", "/"))
+    assert missing == []

@@ -1,0 +1,103 @@
+"""Installing Belay's hooks into Claude Code's settings, and taking exactly them out again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.outside import install
+from core.policy.settings import config_dir
+from core.settings import state_root
+
+USERS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter --strict"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def _command() -> str:
+    return install.hook_command(state_root(), config_dir())
+
+
+def _settings(tmp_path: Path, content: dict[str, Any] | str | None = None) -> Path:
+    path = tmp_path / "project" / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    if content is not None:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def test_every_event_gets_one_blocking_entry_for_belays_client_and_tool_events_match_every_tool(
+        tmp_path: Path) -> None:
+    path = _settings(tmp_path)
+    changed = install.install(path, _command(), config_dir())
+    assert changed.file_created and changed.events == install.HOOK_EVENTS
+    hooks = json.loads(path.read_text())["hooks"]
+    assert sorted(hooks) == sorted(install.HOOK_EVENTS)
+    handler = {"type": "command", "command": _command(), "timeout": install.HOOK_TIMEOUT_S, "onFailure": "block"}
+    for event, entries in hooks.items():
+        expected = {"hooks": [handler]}
+        if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"):
+            expected = {"matcher": "*", **expected}
+        assert entries == [expected], event
+
+
+def test_installing_keeps_the_users_settings_and_hooks_and_a_second_install_changes_no_byte(tmp_path: Path) -> None:
+    path = _settings(tmp_path, USERS)
+    install.install(path, _command(), config_dir())
+    first = path.read_text()
+    data = json.loads(first)
+    assert data["model"] == "opus" and data["permissions"] == USERS["permissions"]
+    assert data["hooks"]["Stop"] == USERS["hooks"]["Stop"]  # an event Belay does not use: untouched
+    assert data["hooks"]["PreToolUse"][0] == USERS["hooks"]["PreToolUse"][0]  # the user's own runs first, as before
+    assert [e["hooks"][0]["command"] for e in data["hooks"]["PreToolUse"]] == ["my-linter --strict", _command()]
+    again = install.install(path, _command(), config_dir())
+    assert again.events == () and not again.file_created and path.read_text() == first
+
+
+def test_uninstall_takes_out_belays_entries_even_from_another_install_and_leaves_the_users(tmp_path: Path) -> None:
+    path = _settings(tmp_path, USERS)
+    other = install.hook_command(tmp_path / "another-state", tmp_path / "another-config")
+    install.install(path, other, config_dir())  # e.g. installed before with a different state directory
+    changed = install.uninstall(path, config_dir())
+    assert set(changed.events) == set(install.HOOK_EVENTS) and not changed.file_removed
+    assert json.loads(path.read_text()) == USERS
+    assert install.uninstall(path, config_dir()).events == ()  # nothing of Belay's left to take out
+
+
+def test_uninstall_keeps_a_file_the_user_had_even_when_nothing_is_left_in_it(tmp_path: Path) -> None:
+    users = _settings(tmp_path, {})
+    install.install(users, _command(), config_dir())
+    assert not install.uninstall(users, config_dir()).file_removed
+    assert json.loads(users.read_text()) == {}
+    ours = tmp_path / "fresh" / ".claude" / "settings.json"
+    install.install(ours, _command(), config_dir())
+    data = json.loads(ours.read_text())
+    ours.write_text(json.dumps({**data, "model": "sonnet"}))  # the user added a setting since
+    assert not install.uninstall(ours, config_dir()).file_removed
+    assert json.loads(ours.read_text()) == {"model": "sonnet"}
+
+
+@pytest.mark.parametrize("content", ["{\"hooks\": {", "[1, 2]", "{\"hooks\": [\"not\", \"a table\"]}",
+                                     "{\"hooks\": {\"PreToolUse\": {\"matcher\": \"*\"}}}"])
+def test_settings_belay_cannot_read_as_claude_codes_are_refused_and_left_as_they_were(tmp_path: Path,
+                                                                                       content: str) -> None:
+    path = _settings(tmp_path, content)
+    with pytest.raises(ValueError, match=str(path)):
+        install.install(path, _command(), config_dir())
+    assert path.read_text() == content
+
+
+def test_the_settings_file_is_the_projects_or_the_users_claude_config(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    assert install.settings_file(project, user=False) == project.resolve() / ".claude" / "settings.json"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
+    assert install.settings_file(project, user=True) == tmp_path / "claude-home" / "settings.json"

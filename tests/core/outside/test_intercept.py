@@ -1,0 +1,140 @@
+"""Calls an outside agent runs itself, through a real console's interceptor: decided before, recorded after."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from core import Console, RunStatus
+from core.models.records import ChangeKind
+from core.outside.intercept import Interceptor
+from tests.conftest import run, wait_until
+
+
+def _interceptor(console: Console) -> Interceptor:
+    assert console.interceptor is not None, "a tracking, serving console has one"
+    return console.interceptor
+
+
+def test_a_denied_call_is_answered_deny_with_the_reason_journaled_denied_and_not_held(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            await console.add_rule("Bash(rm:*)", "deny", "session")
+            verdict = await interceptor.before(agent, "toolu_1", "Bash", {"command": "rm -rf src"})
+            assert verdict.decision == "deny" and "matches the deny rule Bash(rm:*)" in verdict.reason
+            assert interceptor.waiting == 0
+            assert await interceptor.after("toolu_1", {"stdout": ""}) is None  # nothing was allowed to report back
+            [record] = await console.history()
+            assert record.call_id == verdict.call_id and record.status == RunStatus.DENIED
+            assert record.agent_id == agent.agent_id and record.output == verdict.reason
+
+    run(scenario())
+
+
+def test_the_change_an_allowed_edit_makes_before_it_reports_back_is_its_own_and_undoable(workspace: Path) -> None:
+    readme = workspace / "README.md"
+    original = readme.read_text()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            edit = {"file_path": str(readme), "old_string": "# shop", "new_string": "# Shop"}
+            verdict = await interceptor.before(agent, "toolu_2", "Edit", edit)
+            assert verdict.decision == "allow" and verdict.updated_input is None and interceptor.waiting == 1
+            readme.write_text(original.replace("# shop", "# Shop"))  # Claude Code's own Edit runs
+            assert await interceptor.after("toolu_2", {"filePath": str(readme)}, original=original) == verdict.call_id
+            [record] = await console.history()
+            assert record.status == RunStatus.DONE and interceptor.waiting == 0
+            assert [(c.path, c.kind) for c in record.changes] == [("README.md", ChangeKind.MODIFY)]
+            assert console.timeline.externals == []
+            assert (await console.undo(record.call_id)).ok
+
+    run(scenario())
+    assert readme.read_text() == original
+
+
+def test_someone_elses_edit_before_the_agents_own_is_recorded_as_an_outside_change(workspace: Path) -> None:
+    readme = workspace / "README.md"
+    original = readme.read_text()
+    theirs = original + "\nA line the person typed in their editor.\n"
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            edit = {"file_path": str(readme), "old_string": "# shop", "new_string": "# Shop"}
+            verdict = await interceptor.before(agent, "toolu_3", "Edit", edit)
+            readme.write_text(theirs)  # between Belay's allowing and the agent's running
+            readme.write_text(theirs.replace("# shop", "# Shop"))  # the agent edits what it found
+            await interceptor.after("toolu_3", {"filePath": str(readme), "originalFile": theirs}, original=theirs)
+            [outside] = console.timeline.externals
+            assert outside.note == f"while call {verdict.call_id} was waiting to run"
+            assert [(c.path, c.kind) for c in outside.changes] == [("README.md", ChangeKind.MODIFY)]
+            [record] = await console.history()
+            assert [c.path for c in record.changes] == ["README.md"]
+            assert (await console.undo(record.call_id)).ok  # undoes the agent's edit, not the person's
+
+    run(scenario())
+    assert readme.read_text() == theirs
+
+
+def test_a_command_holds_the_one_author_lock_until_it_reports_back(workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            other = await console.start_agent("belay agent", "test")
+            command = {"command": "echo built > out.txt"}
+            verdict = await interceptor.before(agent, "toolu_4", "Bash", command)
+            assert verdict.decision == "allow"
+            write = asyncio.ensure_future(console.call(other, "Write", {"file_path": str(notes), "content": "n\n"}))
+            await wait_until(lambda: any(r.tool == "Write" and r.status == RunStatus.RUNNING
+                                         for r in console.timeline.runs.values()), what="Belay's write to start")
+            await asyncio.sleep(0.2)
+            assert not write.done() and not notes.exists()  # it waits for the command's author to report back
+            (workspace / "out.txt").write_text("built\n")  # Claude Code runs the command
+            await interceptor.after("toolu_4", {"stdout": "", "stderr": "", "interrupted": False})
+            assert (await asyncio.wait_for(write, 10)).status == RunStatus.DONE
+            by_tool = {r.tool: r for r in await console.history()}
+            assert [c.path for c in by_tool["Bash"].changes] == ["out.txt"]
+            assert [c.path for c in by_tool["Write"].changes] == ["notes.txt"]
+
+    run(scenario())
+
+
+def test_abandoning_marks_every_open_call_interrupted_keeping_what_it_changed_and_lets_go(workspace: Path) -> None:
+    usage = workspace / "docs" / "usage.md"
+    original = usage.read_text()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            await interceptor.before(agent, "toolu_5", "Bash", {"command": "touch made.txt"})
+            await interceptor.before(agent, "toolu_6", "Write", {"file_path": str(usage), "content": "new\n"})
+            (workspace / "made.txt").write_text("")
+            usage.write_text("new\n")
+            await interceptor.abandon_all("the session ended")  # neither reported back
+            assert interceptor.waiting == 0 and await interceptor.after("toolu_5") is None
+            records = {r.tool: r for r in await console.history()}
+            assert {r.status for r in records.values()} == {RunStatus.INTERRUPTED}
+            assert {r.output for r in records.values()} == {"the session ended"}
+            assert [c.path for c in records["Bash"].changes] == ["made.txt"]
+            assert [c.path for c in records["Write"].changes] == ["docs/usage.md"]
+            assert (await console.undo(records["Write"].call_id)).ok
+            later = await console.start_agent("belay agent", "test")  # the lock and the file were let go
+            done = await asyncio.wait_for(console.call(later, "Write", {"file_path": str(workspace / "n.txt"),
+                                                                        "content": "n\n"}), 10)
+            assert done.status == RunStatus.DONE
+
+    run(scenario())
+    assert usage.read_text() == original

@@ -1,0 +1,133 @@
+"""The decision for one call, as pure functions of the call and a snapshot of the rules (decide_bash, decide_tool)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core.models.policy import Mode
+from core.policy.bash import analyse
+from core.policy.decide import RuleSet, decide_bash, decide_tool, resolved_paths
+from core.policy.settings import entry_from
+from core.policy.verdicts import PolicyRequest, Verdict
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("print(1)\n")
+    return ws
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    return home
+
+
+def ruleset(home: Path, mode: Mode = "default", *, on_timeout: str = "deny", timeout_s: float | None = None,
+            **rules: tuple[str, ...]) -> RuleSet:
+    """A snapshot of rules: `allow=(...)`, `ask=(...)`, `deny=(...)`, in that order (the order must not matter)."""
+    entries = tuple(entry_from(rule, action, "workspace", None)  # type: ignore[arg-type]
+                    for action, texts in rules.items() for rule in texts)
+    return RuleSet(entries, mode, str(home), timeout_s, on_timeout)
+
+
+def bash(command: str, ws: Path, rules: RuleSet, suggestion: str | None = None) -> Verdict:
+    return decide_bash(analyse(command, ws, rules.home), rules, suggestion)
+
+
+def file_tool(tool: str, path: Path | str, ws: Path, rules: RuleSet) -> Verdict:
+    args = {"file_path": str(path)}
+    return decide_tool(PolicyRequest(tool, args, ws, paths=resolved_paths(args)), rules)
+
+
+@pytest.mark.parametrize(("present", "bash_action", "edit_action"), [
+    (("allow",), "allow", "allow"),
+    (("allow", "ask"), "ask", "ask"),
+    (("allow", "ask", "deny"), "deny", "deny"),
+    (("deny", "allow"), "deny", "deny"),
+])
+def test_deny_beats_ask_beats_allow_whatever_order_the_rules_come_in(ws: Path, home: Path, present: tuple[str, ...],
+                                                                     bash_action: str, edit_action: str) -> None:
+    rules = ruleset(home, **{action: ("Bash(make:*)", "Edit(./src/**)") for action in present})
+    made = bash("make build", ws, rules)
+    edited = file_tool("Write", ws / "src" / "app.py", ws, rules)
+    assert (made.action, edited.action) == (bash_action, edit_action)
+    assert made.rule == "Bash(make:*) [workspace]"  # the rule that decided, and its layer
+    assert edited.rule == "Edit(./src/**) [workspace]"
+
+
+@pytest.mark.parametrize(("mode", "action"), [("default", "ask"), ("accept_edits", "ask"), ("bypass", "ask"),
+                                              ("plan", "deny")])
+def test_an_ask_rule_asks_in_every_mode_but_plan_which_denies_first(ws: Path, home: Path, mode: Mode,
+                                                                   action: str) -> None:
+    rules = ruleset(home, mode, allow=("Bash",), ask=("Bash(git push:*)",))
+    assert bash("git push origin main", ws, rules).action == action
+    assert bash("git status", ws, rules).action == "allow"
+
+
+def test_each_simple_command_of_a_line_needs_its_own_allow(ws: Path, home: Path) -> None:
+    one = ruleset(home, allow=("Bash(make:*)",))
+    partly = bash("make && npm publish", ws, one, suggestion="Bash(npm publish:*)")
+    assert partly.action == "ask" and "npm publish" in partly.reason and "make" not in partly.reason
+    assert partly.suggested_rule == "Bash(npm publish:*)"
+    both = ruleset(home, allow=("Bash(make:*)", "Bash(npm publish:*)"))
+    allowed = bash("make && npm publish", ws, both)
+    assert allowed.action == "allow" and allowed.suggested_rule is None
+    assert allowed.rule == "Bash(make:*) [workspace], Bash(npm publish:*) [workspace]"
+    assert allowed.analysis is not None
+    assert {n.text: n.flag for n in allowed.analysis.nodes if n.kind == "command"} == {"make": "ok", "npm publish": "ok"}
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_protected_path_asks_even_when_allowed_and_its_timeout_always_denies(ws: Path, home: Path,
+                                                                              mode: Mode) -> None:
+    rules = ruleset(home, mode, on_timeout="allow", timeout_s=30, allow=("Edit(./**)", "Bash"))
+    hook = file_tool("Write", ws / ".git" / "hooks" / "pre-commit", ws, rules)
+    assert (hook.action, hook.on_timeout, hook.impact.level) == ("ask", "deny", "high")
+    assert ".git" in hook.reason
+    line = bash("echo x > .git/hooks/pre-commit", ws, rules)
+    assert (line.action, line.on_timeout) == ("ask", "deny")
+    denied = file_tool("Write", ws / ".git" / "hooks" / "pre-commit", ws,
+                       ruleset(home, mode, deny=("Edit(./.git/**)",)))
+    assert denied.action == "deny"  # a deny rule on a protected path still wins over asking
+
+
+def test_secrets_are_refused_even_in_bypass_mode_with_every_read_allowed(home: Path) -> None:
+    rules = ruleset(home, "bypass", allow=("Read", "Bash"))
+    key = home / ".ssh" / "id_rsa"
+    in_workspace = file_tool("Read", key, home, rules)  # the workspace is the home directory
+    assert in_workspace.action == "deny" and str(key) in in_workspace.reason
+    assert file_tool("Grep", "/proc/self/environ", home, rules).action == "deny"
+    assert bash(f"cat {key}", home, rules).action == "deny"
+    assert bash("cat /proc/self/environ", home, rules).action == "deny"
+
+
+def test_a_deny_rule_matches_the_path_as_written_and_the_path_it_leads_to(ws: Path, home: Path) -> None:
+    os.symlink(ws / "src" / "app.py", ws / "link.py")
+    args = {"file_path": str(ws / "link.py")}
+    request = PolicyRequest("Read", args, ws, paths=resolved_paths(args))
+    assert request.paths == (ws / "src" / "app.py",)
+    assert decide_tool(request, ruleset(home, deny=("Read(./link.py)",))).action == "deny"
+    assert decide_tool(request, ruleset(home, deny=("Read(./src/app.py)",))).action == "deny"
+    assert decide_tool(request, ruleset(home, deny=("Read(./other.py)",))).action == "allow"
+    assert resolved_paths({"file_path": "src/app.py", "path": str(ws / "x\0y")}) == ()  # only absolute, clean paths
+
+
+def test_accept_edits_allows_writes_inside_the_workspace_but_not_outside_it_nor_commands(ws: Path, home: Path,
+                                                                                        tmp_path: Path) -> None:
+    rules = ruleset(home, "accept_edits")
+    edit = file_tool("Edit", ws / "src" / "app.py", ws, rules)
+    assert edit.action == "allow" and edit.reason == "accept-edits mode: a write inside the workspace"
+    assert bash("touch src/new.py && cat src/app.py", ws, rules).action == "allow"
+    outside = file_tool("Write", tmp_path / "elsewhere.txt", ws, rules)
+    assert outside.action == "ask" and "outside the workspace" in outside.reason and outside.impact.level == "high"
+    assert bash("touch src/new.py && curl https://example.com", ws, rules).action == "ask"
+    assert file_tool("Edit", ws / "src" / "app.py", ws, ruleset(home)).action == "ask"  # the default mode asks

@@ -1,0 +1,165 @@
+"""Belay's own calls through the real console: bad input, tools an agent lacks, writes after approval, endings."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from core import Console, ErrorKind, RunStatus
+from core.run.pipeline import EDITED_NOTE
+from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.catalog import default_tools
+from tests.conftest import run, wait_until
+
+
+class HoldArgs(ToolArgs):
+    crash: bool = False
+
+
+class Hold(RunTool[HoldArgs]):
+    """A read-only tool that crashes when asked to, or else works until it is cancelled."""
+
+    name = "Hold"
+    description = "Wait until cancelled, or crash."
+    Args = HoldArgs
+    annotations = Annotations(read_only=True, destructive=False)
+
+    def __init__(self) -> None:
+        self.stopped = asyncio.Event()
+
+    async def run(self, args: HoldArgs, ctx: ToolContext) -> ToolOutput:
+        if args.crash:
+            raise RuntimeError("the tool fell over")
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            self.stopped.set()
+            raise
+        return ToolOutput("never")
+
+
+def test_malformed_arguments_fail_with_what_the_tool_takes_and_are_journaled_as_sent(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            agent = await console.start_agent("agent", "scripted")
+            listed = await console.call(agent, "Read", ["README.md"])
+            assert listed.status == RunStatus.FAILED and listed.error is not None
+            assert listed.error.kind == ErrorKind.INVALID_ARGS and "must be a JSON object, got list" in listed.text
+            misnamed = await console.call(agent, "Read", {"path": str(workspace / "README.md")})
+            assert misnamed.status == RunStatus.FAILED and misnamed.error is not None
+            assert "file_path" in misnamed.error.message and "path" in misnamed.error.message
+            assert misnamed.error.suggestion == "Read takes: file_path, offset (optional), limit (optional)."
+            records = {r.call_id: r for r in await console.history()}
+            assert records[listed.call_id].args == {"_raw": "['README.md']"}
+            assert records[listed.call_id].summary == "invalid arguments"
+            assert records[misnamed.call_id].args == {"path": str(workspace / "README.md")}
+            assert all(r.status == RunStatus.FAILED for r in records.values())
+
+    run(scenario())
+
+
+def test_an_agent_calling_a_tool_it_was_not_given_is_told_the_ones_it_has(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("reader", "scripted", tools=["Read", "Grep"])
+            for tool in ("Write", "Frobnicate"):  # one registered but not the agent's, one that does not exist
+                outcome = await console.call(agent, tool, {"file_path": str(workspace / "x"), "content": "1"})
+                assert outcome.status == RunStatus.FAILED and outcome.error is not None
+                assert outcome.error.kind == ErrorKind.UNKNOWN_TOOL
+                assert outcome.error.message == f"reader has no tool named {tool!r}"
+                assert outcome.error.suggestion == "Available tools: Grep, Read."
+            assert console.pending_approvals() == []
+
+    run(scenario())
+    assert not (workspace / "x").exists()
+
+
+def test_a_write_lands_after_approval_and_the_persons_version_is_what_is_journaled(workspace: Path) -> None:
+    target = workspace / "README.md"
+    original = target.read_text()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target),
+                                                                       "content": "agent's version\n"}))
+            await wait_until(console.pending_approvals, what="the approval request")
+            [request] = console.pending_approvals()
+            [waiting] = await console.history()
+            assert waiting.status == RunStatus.BLOCKED_ON_USER and waiting.changes == ()
+            assert target.read_text() == original
+            console.approve(request.call_id, edited={"README.md": "person's version\n"})
+            outcome = await task
+            assert outcome.status == RunStatus.DONE and outcome.text.endswith(EDITED_NOTE)
+            assert outcome.data["paths"] == ["README.md"]
+            assert target.read_text() == "person's version\n"
+            assert (await console.undo(outcome.call_id)).ok
+            assert target.read_text() == original
+            assert (await console.redo(outcome.call_id)).ok
+            assert target.read_text() == "person's version\n"  # what was recorded is what landed, not the agent's
+
+    run(scenario())
+
+
+def test_an_edit_that_cannot_apply_fails_without_asking_anyone(workspace: Path) -> None:
+    target = workspace / "src" / "shop" / "cart.py"
+    original = target.read_text()
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Edit", {"file_path": str(target), "old_string": "no such text",
+                                                         "new_string": "anything"})
+            assert outcome.status == RunStatus.FAILED and outcome.error is not None
+            assert outcome.error.kind == ErrorKind.NOT_FOUND
+            assert outcome.error.message == "old_string not found in src/shop/cart.py"
+            assert console.timeline.runs[outcome.call_id].approval is None  # never put before the person
+
+    run(scenario())
+    assert target.read_text() == original
+
+
+def test_cancelling_a_running_call_stops_the_tool_and_records_it_cancelled(workspace: Path) -> None:
+    hold = Hold()
+
+    async def scenario() -> None:
+        async with Console(workspace, tools=[*default_tools(), hold]) as console:
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Hold", {}))
+
+            def running() -> list[str]:
+                return [c for c, r in console.timeline.runs.items() if r.status == RunStatus.RUNNING]
+
+            await wait_until(running, what="the call to start")
+            [call_id] = running()
+            assert console.cancel(call_id)
+            outcome = await task
+            assert outcome.status == RunStatus.CANCELLED
+            assert hold.stopped.is_set()
+            [record] = await console.history()
+            assert record.status == RunStatus.CANCELLED and record.error is not None
+            assert record.error.kind == ErrorKind.CANCELLED
+
+    run(scenario())
+
+
+@pytest.mark.allow_warning_logs
+def test_a_tool_that_crashes_becomes_a_failed_run_and_the_console_carries_on(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace, tools=[*default_tools(), Hold()]) as console:
+            agent = await console.start_agent("agent", "scripted")
+            crashed = await console.call(agent, "Hold", {"crash": True})
+            assert crashed.status == RunStatus.FAILED and crashed.error is not None
+            assert crashed.error.kind == ErrorKind.SYSTEM
+            assert crashed.error.message == "Hold failed unexpectedly: RuntimeError('the tool fell over')"
+            after = await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})
+            assert after.status == RunStatus.DONE
+            records = {r.call_id: r.status for r in await console.history()}
+            assert records == {crashed.call_id: RunStatus.FAILED, after.call_id: RunStatus.DONE}
+
+    run(scenario())

@@ -1,0 +1,50 @@
+"""OwnerLock: one console at a time owns a workspace's state, and a dead owner never keeps it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from core.store.lock import OwnerLock
+from tests.conftest import ROOT
+
+_HOLDER = """
+import importlib.util, sys, time
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("lock", sys.argv[1])  # the module alone: no package start-up
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+lock = module.OwnerLock.try_acquire(Path(sys.argv[2]))
+print("held" if lock else "refused", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_second_owner_is_refused_until_the_first_releases(tmp_path: Path) -> None:
+    path = tmp_path / "owner.lock"
+    first = OwnerLock.try_acquire(path)
+    assert first is not None
+    assert OwnerLock.try_acquire(path) is None
+    first.release()
+    first.release()  # releasing twice is harmless
+    second = OwnerLock.try_acquire(path)
+    assert second is not None
+    second.release()
+
+
+def test_a_lock_held_by_a_process_that_dies_is_free_again(tmp_path: Path) -> None:
+    path = tmp_path / "owner.lock"
+    module = ROOT / "core" / "store" / "lock.py"
+    child = subprocess.Popen([sys.executable, "-c", _HOLDER, str(module), str(path)], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"held\n"
+        assert OwnerLock.try_acquire(path) is None
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+        if child.stdout is not None:
+            child.stdout.close()
+    mine = OwnerLock.try_acquire(path)
+    assert mine is not None
+    mine.release()
