@@ -200,3 +200,17 @@ def test_cancelling_the_batch_cancels_the_calls_it_is_running() -> None:
         assert "three" not in pipeline.started()
 
     run(scenario())
+
+
+def test_a_call_skipped_for_a_bad_reference_skips_its_dependents_even_when_nothing_else_runs() -> None:
+    calls = _calls({"id": "ls"}, {"id": "read", "args": {"path": "${ls.data.entries[99]}"}},
+                   {"id": "after", "depends_on": ["read"]})
+
+    async def scenario() -> None:
+        pipeline = Pipeline()
+        results, _ = await _run(Scheduler(pipeline.submit, _touches), calls)
+        assert pipeline.started() == ["ls"]
+        assert (results["read"].status, results["after"].status) == ("skipped", "skipped")
+        assert results["after"].text == "skipped because read was skipped"
+
+    run(scenario())
