@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,13 +21,13 @@ from core.changes.diffs import diff_of_change
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
-from core.ids import CallId, new_agent_id, new_call_id, new_session_id
+from core.ids import CallId, new_session_id
 from core.mcp.manager import McpManager
 from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
 from core.models.policy import RuleAction, RuleEntry
-from core.models.records import AgentStatus, CallRecord, Decision, RunStatus
+from core.models.records import CallRecord, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
 from core.outside.claude_session import ClaudeSession, SessionEnd
@@ -47,10 +47,10 @@ from core.run.cache import CallCache
 from core.run.calls import AgentHandle, CallOutcome, Calls
 from core.run.pipeline import Pipeline
 from core.run.results import CacheStats
+from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
 from core.store.lock import OwnerLock
-from core.tasks import OwnedTasks, shielded
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
@@ -66,8 +66,6 @@ T = TypeVar("T")
 CLOSE_GRACE_S = 5.0
 """How long closing waits for calls to record how they ended before cancelling them."""
 
-AgentBody = Callable[[AgentHandle], Awaitable[str]]
-"""What an agent does once started; returns its final summary."""
 
 
 class Console:
@@ -107,7 +105,7 @@ class Console:
         """What opening found and repaired after a crash (an interrupted undo finished...), for the window."""
         self._calls: Calls | None = None
         self._pipeline: Pipeline | None = None
-        self._tasks = OwnedTasks()
+        self._roster: Roster | None = None
         self._lock: OwnerLock | None = None
         self._track = track
         self._tracking = False
@@ -163,6 +161,7 @@ class Console:
         self._pipeline = Pipeline(calls=self._calls, registry=self.registry, blobs=self._blobs,
                                   tracker=self._tracker_ if self._tracking else None, cache=self.cache,
                                   timeouts=self.policy.timeouts)
+        self._roster = Roster(recorder, self._pipeline)
         self._policy_changed("settings loaded")
         if self._tracking:  # only the owning console starts programs; `belay calls` does not
             self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
@@ -192,7 +191,7 @@ class Console:
         assert self._blobs is not None
         self.interceptor = Interceptor(calls=self._calls, registry=self.registry, blobs=self._blobs,
                                        tracker=self._tracker_)
-        self.outside = OutsideAgents(self, self.recorder, self.interceptor)
+        self.outside = OutsideAgents(self.roster, self.recorder, self.interceptor, state_dir=self.state_dir)
         self.hooks = self.outside.hooks
         self.endpoint = await self.outside.serve(await asyncio.to_thread(install_token, config_dir()))
 
@@ -231,7 +230,8 @@ class Console:
             await self.mcp.close()
         if self._tracker_ is not None and self._tracking:
             await self._tracker_.stop()
-        await self._tasks.aclose(CLOSE_GRACE_S)
+        if self._roster is not None:
+            await self._roster.aclose(CLOSE_GRACE_S)
         if self._recorder is not None:
             await self._recorder.close()
         if self._lock is not None:
@@ -243,6 +243,13 @@ class Console:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    @property
+    def roster(self) -> Roster:
+        """The agents at work and their calls (core.run.roster)."""
+        if self._roster is None:
+            raise RuntimeError("the console is not open")
+        return self._roster
 
     @property
     def recorder(self) -> Recorder:
@@ -359,7 +366,7 @@ class Console:
 
     def cancel(self, call_id: str) -> bool:
         """Stop a queued, waiting or running call; the agent is told it was cancelled."""
-        return self._tasks.cancel(call_id)
+        return self._roster.cancel(call_id) if self._roster is not None else False
 
     async def kill_shell(self, shell_id: str) -> bool:
         """Stop a background shell and everything it started; False when it had already ended or is unknown."""
@@ -409,34 +416,15 @@ class Console:
     async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
                           spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
         """Register an agent (journal, event) and return its handle."""
-        await self.recorder.session()
-        allowed = frozenset(tools) if tools is not None else None
-        if parent is not None and parent.tools is not None and allowed is not None:
-            allowed &= parent.tools
-        handle = AgentHandle(new_agent_id(), name, self.session_id, allowed)
-        await self.recorder.agent_started(handle.agent_id, name, kind, parent_id=parent.agent_id if parent else None,
-                                          spawned_by=spawned_by, tools=allowed)
-        return handle
+        return await self.roster.start_agent(name, kind, parent=parent, spawned_by=spawned_by, tools=tools)
 
     async def run_agent(self, handle: AgentHandle, body: AgentBody) -> str:
         """Run an agent's body to the end, recording how it finished."""
-        status, message = AgentStatus.DONE, ""
-        try:
-            message = await body(handle)
-            return message
-        except asyncio.CancelledError:
-            status, message = AgentStatus.CANCELLED, "cancelled"
-            raise
-        except Exception as e:
-            log.exception("agent %s failed", handle.name)
-            status, message = AgentStatus.FAILED, f"{type(e).__name__}: {e}"
-            raise
-        finally:
-            await shielded(self.recorder.agent_finished(handle.agent_id, status, message))
+        return await self.roster.run_agent(handle, body)
 
     def launch(self, coro: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
         """Start a top-level agent task that the console owns and ends on close."""
-        return self._tasks.launch(coro, name)
+        return self.roster.launch(coro, name)
 
     async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
                    timeout_s: float | None = None, batch: tuple[str, str] | None = None,
@@ -446,18 +434,14 @@ class Console:
         `timeout_s` overrides the tool's limit for this call; `batch` is (batch id, the call's id in it);
         `ask` has a person approve it even where the policy would allow it.
         """
-        if self._pipeline is None:
-            raise RuntimeError("the console is not open")
-        call_id = new_call_id()
-        work = self._pipeline.execute(call_id, agent, tool, args, spawn, timeout_s=timeout_s, batch=batch, ask=ask)
-        return await self._tasks.call(call_id, work, lambda: CallOutcome(
-            call_id, RunStatus.CANCELLED, "The user cancelled this call."))
+        return await self.roster.call(agent, tool, args, spawn, timeout_s=timeout_s, batch=batch, ask=ask)
 
     async def run_batch(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                         concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run calls as a dependency graph (see core.orchestration); raises BatchError when it cannot start."""
         await self.recorder.session()
-        runner = BatchRunner(workspace=self.workspace, registry=self.registry, recorder=self.recorder, call=self.call)
+        runner = BatchRunner(workspace=self.workspace, registry=self.registry, recorder=self.recorder,
+                             call=self.roster.call)
         return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
 
     def cache_stats(self) -> CacheStats | None:
@@ -466,4 +450,4 @@ class Console:
 
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "
-                f"pending={len(self.approvals.pending())} agents={self._tasks.agents}>")
+                f"pending={len(self.approvals.pending())} agents={self._roster.running if self._roster else 0}>")

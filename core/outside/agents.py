@@ -7,8 +7,10 @@ under an agent named after the client).  It also keeps the Claude sessions
 Belay launched through the Agent SDK, so the window can interrupt or stop
 them by their agent row.
 
-It needs little of the console, and says exactly what (`Host`): the
-workspace and its tools, starting an agent, running a call, owning a task.
+It needs little of the console, and says exactly what (`Host`): starting
+an agent, running a call, owning a task; the console's `Roster`
+(core.run.roster) is the one it gets, so a call from a hook goes down to
+the pipeline without passing back up through the console.
 """
 
 from __future__ import annotations
@@ -40,11 +42,7 @@ SERVED_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", 
 
 
 class Host(Protocol):
-    """What outside agents need of the console that serves them (the Console is one)."""
-
-    workspace: Workspace
-    state_dir: Path
-    registry: ToolRegistry
+    """What outside agents need to start agents and run their calls (core.run.roster.Roster is one)."""
 
     async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
                           spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> AgentHandle: ...
@@ -72,8 +70,10 @@ def _input_schema(args: type[ToolArgs]) -> dict[str, Any]:
 class OutsideAgents:
     """Claude Code sessions (hooked or launched) and MCP clients of one console."""
 
-    def __init__(self, host: Host, recorder: Recorder, interceptor: Interceptor) -> None:
-        self.host, self.recorder = host, recorder
+    def __init__(self, host: Host, recorder: Recorder, interceptor: Interceptor, *, state_dir: Path) -> None:
+        self.host, self.recorder, self.state_dir = host, recorder, state_dir
+        self.workspace: Workspace = interceptor.workspace
+        self.registry: ToolRegistry = interceptor.registry
         self.hooks = ClaudeHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
@@ -81,7 +81,7 @@ class OutsideAgents:
 
     async def serve(self, token: str) -> Endpoint:
         """Open the console's socket with this install's token, and answer on it."""
-        endpoint = Endpoint(self.host.state_dir, token, self.host.workspace.root)
+        endpoint = Endpoint(self.state_dir, token, self.workspace.root)
         endpoint.handle(HookRequest, self._hook)
         endpoint.handle(ToolsRequest, self._tools)
         endpoint.handle(CallRequest, self._call)
@@ -97,7 +97,7 @@ class OutsideAgents:
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
                       cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
-        session = ClaudeSession(self.hooks, self.host.workspace.root, prompt, model=model, env=env,
+        session = ClaudeSession(self.hooks, self.workspace.root, prompt, model=model, env=env,
                                 cli_path=cli_path)
         self._sessions.append(session)
         task = self.host.launch(session.run(), "claude session")
@@ -114,7 +114,7 @@ class OutsideAgents:
     # -- MCP clients (belay mcp-serve) -----------------------------------------
 
     async def _tools(self, request: ToolsRequest) -> dict[str, Any]:
-        return {"tools": [describe_tool(t) for t in self.host.registry if t.name in SERVED_TOOLS]}
+        return {"tools": [describe_tool(t) for t in self.registry if t.name in SERVED_TOOLS]}
 
     async def _call(self, request: CallRequest) -> dict[str, Any]:
         """One MCP client's call, run like any agent's: policy, approval, capture, journal."""

@@ -45,7 +45,7 @@ def _socket(console: Console) -> Path:
 
 
 class _Host:
-    """Just what `Host` asks of a console: a workspace and its tools, starting agents, running calls."""
+    """Just what `Host` asks: starting agents, running calls, owning tasks (and where a test keeps its tools)."""
 
     def __init__(self, root: Path, tools: ToolRegistry) -> None:
         self.workspace, self.state_dir, self.registry = Workspace(root), root / "state", tools
@@ -88,7 +88,8 @@ def test_anything_that_offers_what_host_names_serves_mcp_clients_from_its_own_to
         interceptor = Interceptor(calls=calls, registry=host.registry, blobs=BlobStore(tmp_path / "blobs"),
                                   tracker=None)
         served: Host = host
-        endpoint = await OutsideAgents(served, recorder, interceptor).serve(install_token(config_dir()))
+        endpoint = await OutsideAgents(served, recorder, interceptor, state_dir=host.state_dir).serve(
+            install_token(config_dir()))
         try:
             listed = await _ask(endpoint.path, "tools")
             first = await _ask(endpoint.path, "call", tool="Read", args={"file_path": "x.py"}, client="zed")
