@@ -6,7 +6,24 @@ from pathlib import Path
 
 from core.models.bash import BashAnalysis
 from core.policy.bash import analyse
+from core.policy.bash.findings import Env
+from core.policy.bash.words import WordValue
 from core.policy.engine import PolicyEngine, PolicyRequest, Verdict
+
+
+def fill(line: str, outside: Path, home: Path) -> str:
+    """A test's command line with `{OUT}` (a directory outside the workspace) and `{HOME}` filled in."""
+    return line.replace("{OUT}", str(outside)).replace("{HOME}", str(home))
+
+
+def word(text: str) -> WordValue:
+    """One word as the judge gets it from the walk: `$...` is known only at run time."""
+    return WordValue(text, text, 0, 0, frozenset({"variable"}) if text.startswith("$") else frozenset())
+
+
+def env_at(ws: Path, home: Path) -> Env:
+    """Where the judge takes a command to run: the workspace root, with this home."""
+    return Env(ws.resolve(), str(home), ws.resolve())
 
 
 class Bash:

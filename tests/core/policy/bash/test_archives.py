@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.policy.bash.archives import judge_tar
-from core.policy.bash.findings import Env, Judgement
-from core.policy.bash.words import WordValue
+from core.policy.bash.findings import Judgement
+
+from .harness import env_at, fill, word
 
 Tar = Callable[[str], Judgement]
 
@@ -18,11 +19,11 @@ Tar = Callable[[str], Judgement]
 @pytest.fixture
 def tar(ws: Path, home: Path, outside: Path) -> Tar:
     """Judges `tar ARGS`, with `{OUT}` and `{HOME}` filled in, started in the workspace root."""
-    env = Env(ws.resolve(), str(home), ws.resolve())
+    env = env_at(ws, home)
 
     def judged(line: str) -> Judgement:
-        text = line.replace("{OUT}", str(outside)).replace("{HOME}", str(home))
-        words = [WordValue(t, t, 0, 0, frozenset({"variable"}) if t.startswith("$") else frozenset())
+        text = fill(line, outside, home)
+        words = [word(t)
                  for t in shlex.split(text)]
         j = Judgement()
         judge_tar(words, env, j, f"tar {text}")

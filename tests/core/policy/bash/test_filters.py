@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.policy.bash.filters import judge_awk, judge_grep, judge_jq, judge_sed
-from core.policy.bash.findings import Env, Judgement
-from core.policy.bash.words import WordValue
+from core.policy.bash.findings import Judgement
+
+from .harness import env_at, fill, word
 
 Filter = Callable[[str], Judgement]
 
@@ -18,12 +19,12 @@ Filter = Callable[[str], Judgement]
 @pytest.fixture
 def run(ws: Path, home: Path, outside: Path) -> Filter:
     """Judges a grep/rg/jq/sed/awk command line, with `{OUT}` and `{HOME}` filled in, in the workspace root."""
-    env = Env(ws.resolve(), str(home), ws.resolve())
+    env = env_at(ws, home)
 
     def judged(line: str) -> Judgement:
-        text = line.replace("{OUT}", str(outside)).replace("{HOME}", str(home))
+        text = fill(line, outside, home)
         name, *rest = shlex.split(text)
-        args = [WordValue(t, t, 0, 0, frozenset({"variable"}) if t.startswith("$") else frozenset()) for t in rest]
+        args = [word(t) for t in rest]
         j = Judgement()
         if name in ("grep", "rg"):
             judge_grep(name, args, env, j, text)

@@ -10,6 +10,8 @@ import pytest
 from core.policy.bash.findings import Env, Judgement, places, read_target, resolve, write_target
 from core.policy.bash.words import WordValue
 
+from .harness import env_at
+
 
 def _word(text: str) -> WordValue:
     return WordValue(text, text, 0, 0)
@@ -17,7 +19,7 @@ def _word(text: str) -> WordValue:
 
 @pytest.fixture
 def env(ws: Path, home: Path) -> Env:
-    return Env(ws.resolve(), str(home), ws.resolve())
+    return env_at(ws, home)
 
 
 def test_a_judgement_only_rises_and_keeps_the_first_reason_at_its_level() -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.policy.bash.findings import Env, Judgement
+from core.policy.bash.findings import Judgement
 from core.policy.bash.git import judge_git
-from core.policy.bash.words import WordValue
+
+from .harness import env_at, fill, word
 
 Git = Callable[[str], Judgement]
 
@@ -18,11 +19,11 @@ Git = Callable[[str], Judgement]
 @pytest.fixture
 def git(ws: Path, home: Path, outside: Path) -> Git:
     """Judges `git ARGS`, with `{OUT}` and `{HOME}` filled in, started in the workspace root."""
-    env = Env(ws.resolve(), str(home), ws.resolve())
+    env = env_at(ws, home)
 
     def judged(line: str) -> Judgement:
-        text = line.replace("{OUT}", str(outside)).replace("{HOME}", str(home))
-        words = [WordValue(t, t, 0, 0, frozenset({"variable"}) if t.startswith("$") else frozenset())
+        text = fill(line, outside, home)
+        words = [word(t)
                  for t in shlex.split(text)]
         j = Judgement()
         judge_git(words, env, j, f"git {text}")

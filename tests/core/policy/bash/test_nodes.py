@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from core.policy.bash.nodes import Context, Cwd, Display, RawCommand, Source
-from core.policy.bash.words import WordValue
+
+from .harness import word
 
 
 def _cd(*args: str) -> RawCommand:
     """A simple command; a word starting with `$` is a variable."""
-    return RawCommand(words=[WordValue(a, a, 0, 0, frozenset({"variable"}) if a.startswith("$") else frozenset())
+    return RawCommand(words=[word(a)
                              for a in args])
 
 

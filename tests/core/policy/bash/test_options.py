@@ -7,10 +7,12 @@ import pytest
 from core.policy.bash.options import parse
 from core.policy.bash.words import WordValue
 
+from .harness import word
+
 
 def _words(line: str) -> list[WordValue]:
     """Words split on spaces; one starting with `$` is only known at run time."""
-    return [WordValue(t, t, 0, 0, frozenset({"variable"}) if t.startswith("$") else frozenset()) for t in line.split()]
+    return [word(t) for t in line.split()]
 
 
 def _operands(line: str, value_short: str = "", value_long: tuple[str, ...] = (), permute: bool = True) -> list[str]:

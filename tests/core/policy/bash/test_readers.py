@@ -12,6 +12,8 @@ from core.policy.bash.findings import Env, Judgement
 from core.policy.bash.readers import judge_reader
 from core.policy.bash.words import WordValue
 
+from .harness import env_at, fill
+
 Reader = Callable[[str], Judgement]
 
 
@@ -26,10 +28,10 @@ def _kinds(text: str) -> frozenset[str]:
 @pytest.fixture
 def reader(ws: Path, home: Path, outside: Path) -> Reader:
     """Judges a command line with `judge_reader`, `{OUT}` and `{HOME}` filled in, in the workspace root."""
-    env = Env(ws.resolve(), str(home), ws.resolve())
+    env = env_at(ws, home)
 
     def judged(line: str) -> Judgement:
-        text = line.replace("{OUT}", str(outside)).replace("{HOME}", str(home))
+        text = fill(line, outside, home)
         name, *rest = shlex.split(text)
         j = Judgement()
         assert judge_reader(name, [WordValue(t, t, 0, 0, _kinds(t)) for t in rest], env, j, text)

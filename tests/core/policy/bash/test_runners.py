@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.policy.bash.findings import Env, Judgement
+from core.policy.bash.findings import Judgement
 from core.policy.bash.runners import is_runner, judge_runner
-from core.policy.bash.words import WordValue
+
+from .harness import env_at, word
 
 Runner = Callable[[str], Judgement]
 
@@ -18,12 +19,12 @@ Runner = Callable[[str], Judgement]
 @pytest.fixture
 def runner(ws: Path, home: Path, outside: Path) -> Runner:
     """Judges a command line with `judge_runner`, `{OUT}` filled in, in the workspace root."""
-    env = Env(ws.resolve(), str(home), ws.resolve())
+    env = env_at(ws, home)
 
     def judged(line: str) -> Judgement:
         text = line.replace("{OUT}", str(outside))
         name, *rest = shlex.split(text)
-        args = [WordValue(t, t, 0, 0, frozenset({"variable"}) if t.startswith("$") else frozenset()) for t in rest]
+        args = [word(t) for t in rest]
         j = Judgement()
         judge_runner(name, args, env, j, text)
         return j

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.policy.bash.findings import Env, Judgement
-from core.policy.bash.words import WordValue
+from core.policy.bash.findings import Judgement
 from core.policy.bash.writers import judge_writer
+
+from .harness import env_at, fill, word
 
 Writer = Callable[[str], Judgement]
 
@@ -18,12 +19,12 @@ Writer = Callable[[str], Judgement]
 @pytest.fixture
 def writer(ws: Path, home: Path, outside: Path) -> Writer:
     """Judges a file-writing command line, with `{OUT}` and `{HOME}` filled in, in the workspace root."""
-    env = Env(ws.resolve(), str(home), ws.resolve())
+    env = env_at(ws, home)
 
     def judged(line: str) -> Judgement:
-        text = line.replace("{OUT}", str(outside)).replace("{HOME}", str(home))
+        text = fill(line, outside, home)
         name, *rest = shlex.split(text)
-        args = [WordValue(t, t, 0, 0, frozenset({"variable"}) if t.startswith("$") else frozenset()) for t in rest]
+        args = [word(t) for t in rest]
         j = Judgement()
         judge_writer(name, args, env, j, text)
         return j
