@@ -3,8 +3,9 @@
 Front ends (the window, the terminal, tests) send commands through its
 small methods (approve, deny, always allow, cancel, undo) and learn what
 happened from events (`attach`).  Agents, built-in or external, submit
-calls through `call`.  It owns every task it starts (core.tasks) and
-the recorder (the journal and its thread), and `close` ends them all,
+calls through `call`.  It wires the rooms of the core together: its
+roster (core.run.roster) owns every agent and call task, its recorder
+(core.recorder) the journal and its thread; `close` ends them all,
 answering waiting approvals first.
 """
 
@@ -65,7 +66,6 @@ T = TypeVar("T")
 
 CLOSE_GRACE_S = 5.0
 """How long closing waits for calls to record how they ended before cancelling them."""
-
 
 
 class Console:
