@@ -249,6 +249,21 @@ def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyReques
     return None
 
 
+def read_refusal(path: str, rules: RuleSet, workspace: str) -> str | None:
+    """Why reading `path` (absolute, normalised) is refused: a Read deny rule, or a secret; None when it is not.
+
+    For tools that open or list many files at once (Grep, Glob, LS, NotebookRead): each file they would
+    show is checked, so a deny rule on `.env` or `secrets/**` holds whatever directory they were given.
+    """
+    hit = next((e for e, r in rules.of("deny") if r.covers_tool("Read") and r.kind in ("tool", "path")
+                and r.matches_path(path, workspace, rules.home)), None)
+    if hit is not None:
+        return f"{path} matches the deny rule {hit.rule}"
+    if proc_secret(path) or home_secret(path, rules.home):
+        return f"{path} holds secrets (a process environment or credentials)"
+    return None
+
+
 def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:
     """The absolute paths a call's arguments name, symlinks followed, so a rule on the target cannot be dodged."""
     found = []

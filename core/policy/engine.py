@@ -30,14 +30,14 @@ keeping its other settings (but not its comments).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core.mcp.settings import ServerSettings
 from core.models.bash import BashAnalysis
 from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.bash import analyse
-from core.policy.decide import RuleSet, decide_bash, decide_tool
+from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal
 from core.policy.rules import parse_rule
 from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
@@ -48,6 +48,8 @@ SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
 
 
 _Analyses = dict[tuple[str, str, str], BashAnalysis]
+ReadFilter = Callable[[Path], str | None]
+"""Why reading a path is refused, or None (see `PolicyEngine.read_filter`)."""
 
 
 class PolicyEngine:
@@ -121,6 +123,19 @@ class PolicyEngine:
         if analysis is None:
             return rules.verdict("ask", "the Bash call has no command string", strict=True)
         return decide_bash(analysis, rules, suggest_for_bash(analysis))
+
+    def read_filter(self) -> ReadFilter:
+        """A check of the rules in force now: why reading a path is refused (a Read deny rule, a secret), or
+        None.  Taken once per call, used for every file a reading tool would open or list."""
+        rules = self._ruleset()
+        workspace = str(self._workspace) if self._workspace else "/"
+
+        def refusal(path: Path) -> str | None:
+            named = os.path.normpath(path)
+            real = os.path.realpath(named)
+            return read_refusal(named, rules, workspace) or (read_refusal(real, rules, workspace)
+                                                              if real != named else None)
+        return refusal
 
     def suggest_rule(self, request: PolicyRequest) -> str | None:
         """The rule "Always allow" would add for this call; None when no rule could allow it."""

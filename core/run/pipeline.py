@@ -80,7 +80,8 @@ class Pipeline:
                 raise problem
             assert tool is not None and args is not None
             ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn,
-                              emit_output=functools.partial(self.recorder.output, call_id))
+                              emit_output=functools.partial(self.recorder.output, call_id),
+                              may_read=self.calls.policy.read_filter())
             done = await self._decide_and_run(call, tool, args, ctx, timeout_s, ask)
         except asyncio.CancelledError:
             await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The call was cancelled.",

@@ -117,6 +117,9 @@ class ToolContext:
     spawn_agent: SpawnAgent | None = None
     emit_output: Callable[[str], None] | None = None
     """Live output for the window (already sanitised, coalesced by the tool: not one call per byte)."""
+    may_read: Callable[[Path], str | None] = field(default=lambda path: None)
+    """Why reading a path is refused (a Read deny rule, a secret), or None.  Tools that open or list many
+    files (Grep, Glob, LS, NotebookRead) leave out, and say they left out, what it refuses."""
 
 
 @dataclass(frozen=True)

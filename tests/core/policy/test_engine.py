@@ -343,3 +343,17 @@ def test_a_workspace_cannot_switch_its_own_checks_off(engine: PolicyEngine, ws: 
     assert engine.mode == "default"
     assert any("bypass" in p and "ignored" in p for p in problems)
     assert bash(engine, ws, "touch x") == "ask"
+
+
+def test_the_read_filter_refuses_what_a_read_deny_rule_or_a_secret_covers(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "secrets").mkdir(parents=True)
+    engine = PolicyEngine()
+    engine.load(ws)
+    engine.add_rule("Read(./.env)", "deny", "session")
+    engine.add_rule("Read(./secrets/**)", "deny", "session")
+    refused = engine.read_filter()
+    assert "Read(./.env)" in (refused(ws / ".env") or "")
+    assert "Read(./secrets/**)" in (refused(ws / "secrets" / "key.pem") or "")
+    assert "secrets" in (refused(Path("/proc/self/environ")) or "")
+    assert refused(ws / "src" / "app.py") is None
