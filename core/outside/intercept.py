@@ -150,7 +150,7 @@ class Interceptor:
         """The refusal; or, allowed, the input the person edited (None: the agent's own)."""
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
-                                    annotations=annotations)
+                                    annotations=annotations, outside_agent=True)
         verdict = await self.calls.decide(lambda: request(paths=resolved_paths(call.args)))
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
         permission = await self.calls.permit(call, verdict, plan)

@@ -14,6 +14,7 @@ Order (the first step that decides wins):
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, RuleAction, RuleEntry
-from core.policy.protected import home_secret, mentioned_protected, proc_secret, protected_reason
+from core.policy.protected import mentioned_protected, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
 from core.policy.verdicts import PolicyRequest, Verdict
 
@@ -193,11 +194,9 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     hit = _tool_match(rules.of("deny"), request, paths, workspace, rules.home)
     if hit is not None:
         return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
-    secret = next((p for p in paths if proc_secret(p) or (home_secret(p, rules.home) and _inside(p, workspace))),
-                  None)
+    secret = next((why for p in paths if (why := secret_reason(p, rules.home)) is not None), None)
     if secret is not None and not writes:
-        return rules.verdict("deny", f"{secret} holds secrets (a process environment or credentials)",
-                             impact=impact)
+        return rules.verdict("deny", secret, impact=impact)
     if rules.mode == "plan" and not reads:
         return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", impact=impact)
     guarded = next((r for r in (protected_reason(p) for p in paths) if r), None) if writes else None
@@ -219,7 +218,11 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
     if tool in STOPPING_TOOLS:
         return rules.verdict("allow", f"{tool} only stops a background shell the agent started", impact=impact)
     outside = [p for p in paths if not _inside(p, workspace)]
-    if reads and not writes:
+    hit = _tool_match(rules.of("allow"), request, paths, workspace, rules.home)
+    if reads and not writes and not hit:
+        unsure = _unsure_read(request, paths, outside)
+        if unsure is not None:
+            return rules.verdict("ask", unsure, impact=impact)
         why = f"{tool} only reads" + (f"; {tool} itself refuses {outside[0]}, outside the workspace"
                                       if outside else "")
         return rules.verdict("allow", why, impact=impact)
@@ -227,11 +230,39 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
         return rules.verdict("ask", f"{tool} would write {outside[0]}, outside the workspace", impact=impact)
     if writes and rules.mode == "accept_edits" and paths:
         return rules.verdict("allow", "accept-edits mode: a write inside the workspace", impact=impact)
-    hit = _tool_match(rules.of("allow"), request, paths, workspace, rules.home)
     if hit is not None:
         return rules.verdict("allow", f"allowed by {hit.rule} [{hit.scope}]", hit, impact=impact)
     what = "changes files in the workspace" if writes else "is not known to be read-only"
     return rules.verdict("ask", f"{tool} {what}", impact=impact)
+
+
+def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str]) -> str | None:
+    """Why a read-only call still needs a rule or a person, or None.
+
+    A tool that reaches the world (WebFetch, WebSearch, an MCP server's tool) reads what no rule here
+    has seen: only an allow rule for it (a domain, the tool) lets it run.  An outside agent's own Read of
+    a path outside the workspace is not refused by its tool, as Belay's is.  A file with more than one
+    name (a hard link) may be a file outside the workspace under a name inside it.
+    """
+    tool = request.tool
+    if request.annotations.open_world:
+        return f"{tool} reaches outside this machine's files (the network, another program)"
+    if request.outside_agent and outside:
+        return f"{tool} reads {outside[0]}, outside the workspace"
+    linked = next((p for p in paths if _links(p) > 1), None)
+    if linked is not None:
+        return (f"{linked} is a hard link ({_links(linked)} names for one file): it may be a file outside "
+                "the workspace under a name inside it")
+    return None
+
+
+def _links(path: str) -> int:
+    """How many names a regular file has (0 for anything else, or nothing there)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 0
 
 
 def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyRequest, paths: list[str],
@@ -259,9 +290,7 @@ def read_refusal(path: str, rules: RuleSet, workspace: str) -> str | None:
                 and r.matches_path(path, workspace, rules.home)), None)
     if hit is not None:
         return f"{path} matches the deny rule {hit.rule}"
-    if proc_secret(path) or home_secret(path, rules.home):
-        return f"{path} holds secrets (a process environment or credentials)"
-    return None
+    return secret_reason(path, rules.home)
 
 
 def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:

@@ -8,7 +8,11 @@ inside the workspace or not, because a nested repository's `.git` is as
 dangerous as the top one's.
 
 Secrets are what a process can read about the console itself
-(`/proc/self/environ` holds its API keys) and the user's credential stores.
+(`/proc/self/environ` holds its API keys; anything under the console's own
+`/proc/<pid>`), Belay's own configuration and state (the hook token that
+opens the console's socket, the journal of every earlier call's output),
+and the user's credential stores (SSH, cloud, package registries, Claude
+Code's login).
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import PurePath
+
+from core.policy.settings import config_dir
+from core.settings import state_root
 
 PROTECTED_DIRS = frozenset({".git", ".belay", ".claude", ".vscode", ".idea", ".husky", ".ssh"})
 """Directories whose contents configure or run tools: a write anywhere below one is protected."""
@@ -31,7 +38,8 @@ _PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|"
 """A process's environment and memory, and its open files, root and cwd (doors into the console's own files)."""
 _HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
                  ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
-                 ".local/share/keyrings")
+                 ".local/share/keyrings", ".claude/.credentials.json", ".config/belay", ".local/share/belay",
+                 ".local/state/belay")
 
 
 def protected_reason(path: str | os.PathLike[str]) -> str | None:
@@ -49,7 +57,20 @@ def protected_reason(path: str | os.PathLike[str]) -> str | None:
 
 def proc_secret(path: str | os.PathLike[str]) -> bool:
     """Whether `path` reads a process's environment, memory, or the console's own /proc entry."""
-    return _PROC_SECRET.fullmatch(os.path.normpath(os.fspath(path))) is not None
+    text = os.path.normpath(os.fspath(path))
+    own = f"/proc/{os.getpid()}"
+    return _PROC_SECRET.fullmatch(text) is not None or text == own or text.startswith(own + "/")
+
+
+def belay_secret(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` lies in Belay's own configuration or state (wherever the environment moved them)."""
+    text = os.path.normpath(os.fspath(path))
+    return any(_under(text, str(folder)) for folder in (config_dir(), state_root()))
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = os.path.normpath(folder)
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def home_secret(path: str | os.PathLike[str], home: str) -> bool:
@@ -83,4 +104,6 @@ def secret_reason(path: str | os.PathLike[str], home: str) -> str | None:
         return f"{path} exposes a process's environment or memory (API keys live there)"
     if home_secret(path, home):
         return f"{path} is in a credential store"
+    if belay_secret(path):
+        return f"{path} is Belay's own configuration or state (its hook token, the journal of earlier calls)"
     return None

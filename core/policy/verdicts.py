@@ -24,6 +24,9 @@ class PolicyRequest:
     annotations: Annotations = Annotations()
     paths: tuple[Path, ...] = ()
     """The resolved paths the call reads or writes (empty for Bash: its paths come from parsing)."""
+    outside_agent: bool = False
+    """The tool is the outside agent's own (Claude Code's Read under the hooks), which, unlike Belay's file
+    tools, does not refuse paths outside the workspace itself."""
 
 
 class Verdict(BaseModel):

@@ -44,11 +44,23 @@ def analyse(command: str, workspace: str | os.PathLike[str], home: str | None = 
     while queue:
         raw = queue.popleft()
         j = judge(raw, Env(root, home, raw.cwd_before))
+        _bomb(walker, raw, j)
         commands.append(_simple(raw, j))
         impacts += _impact_of(j, raw)
         _flag(walker, raw, j)
         queue.extend(_inner(walker, raw, j))
     return _result(command, str(root), walker, commands, impacts)
+
+
+def _bomb(walker: Walker, raw: RawCommand, j: Judgement) -> None:
+    """A call of a function that calls itself in a new process is denied, whatever its name means alone."""
+    name = raw.words[0] if raw.words else None
+    if name is None or name.dynamic or name.text not in walker.bombs:
+        return
+    why = (f"{name.text} is a function that calls itself again in a new process (through a pipeline, `&`, a "
+           "subshell or a substitution): a fork bomb, which starts processes until the machine stalls")
+    j.raise_to("deny", why, name)
+    j.hurt("high", why)
 
 
 def _inner(walker: Walker, raw: RawCommand, j: Judgement) -> list[RawCommand]:

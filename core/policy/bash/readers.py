@@ -20,7 +20,7 @@ from core.policy.bash.variables import dangerous_variable, risky_subscript
 from core.policy.bash.words import SAFE_DYNAMIC, WordValue
 
 PLAIN = frozenset({
-    "echo", "true", "false", ":", "pwd", "printenv", "id", "whoami", "uname", "sleep", "seq", "basename",
+    "echo", "true", "false", ":", "pwd", "id", "whoami", "uname", "sleep", "seq", "basename",
     "dirname", "realpath", "readlink", "which", "type", "wait", "test", "[", "tty", "nproc", "arch", "locale",
     "getconf", "groups", "logname", "users", "exit", "return", "break", "continue", "shift", "times", "umask",
     "jobs", "unset", "ulimit", "cal", "expr", "yes", "ps", "lsblk", "free", "uptime",
@@ -167,7 +167,13 @@ def _plain_without_args(reason: str) -> Callable[..., None]:
     return judge
 
 
+def _printenv(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """printenv hands the agent the environment: API keys and tokens live there (a rule may allow it)."""
+    j.raise_to("run", f"{shown} prints the environment, where API keys and tokens live")
+
+
 _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
+    "printenv": _printenv,
     "tree": _options_ask(("-o", "--fromfile"), "writes or reads a file list"),
     "file": _options_ask(("-C", "--compile", "-m", "--magic-file"), "compiles or loads magic files"),
     "sort": _sort,

@@ -112,6 +112,8 @@ def _env(args: list[WordValue], j: Judgement, shown: str) -> None:
     if rest:
         j.raise_to("ask", f"{shown}: env {_WHY['env']}")
         j.inner.append(("env", rest))
+    else:  # no command: it prints the environment
+        j.raise_to("run", f"{shown} prints the environment, where API keys and tokens live")
 
 
 def _trap(args: list[WordValue], j: Judgement, shown: str) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from core.policy.bash.bombs import forking_recursions
 from core.policy.bash.nodes import Context, Cwd, Display, RawCommand, Source
 from core.policy.bash.redirects import collect
 from core.policy.bash.regroup import GROUPED, Stage, regroup
@@ -55,6 +56,8 @@ class Walker:
         self.display = Display()
         self.commands: list[RawCommand] = []
         self.errors: list[str] = []
+        self.bombs: set[str] = set()
+        """Functions defined by any source walked that call themselves in a new process (fork bombs)."""
         self._stack: list[_Item] = []
         self._parser = Parser(_LANGUAGE)
 
@@ -68,6 +71,7 @@ class Walker:
             parent = self.display.add("script", src, root, None)
         if root.has_error:
             self.errors.append(_syntax_error(root, data, ctx))
+        self.bombs |= forking_recursions(root, data)
         self._push_children(root, _Item(root, parent, ctx, cwd, src))
 
     def run(self) -> list[RawCommand]:

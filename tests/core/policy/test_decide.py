@@ -131,3 +131,61 @@ def test_accept_edits_allows_writes_inside_the_workspace_but_not_outside_it_nor_
     assert outside.action == "ask" and "outside the workspace" in outside.reason and outside.impact.level == "high"
     assert bash("touch src/new.py && curl https://example.com", ws, rules).action == "ask"
     assert file_tool("Edit", ws / "src" / "app.py", ws, ruleset(home)).action == "ask"  # the default mode asks
+
+
+def test_credentials_and_belays_own_files_are_denied_wherever_the_workspace_is(ws: Path, home: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    config, state = tmp_path / "belay-config", tmp_path / "belay-state"
+    monkeypatch.setenv("BELAY_CONFIG_DIR", str(config))
+    monkeypatch.setenv("BELAY_STATE_DIR", str(state))
+    rules = ruleset(home, "bypass", allow=("Read", "Bash"))
+    for secret in (home / ".claude" / ".credentials.json", home / ".config" / "gcloud" / "credentials.db",
+                   home / ".npmrc", config / "hook-token", state / "workspaces" / "ws-1" / "journal.sqlite3",
+                   Path(f"/proc/{os.getpid()}/cmdline")):
+        verdict = file_tool("Read", secret, ws, rules)
+        assert verdict.action == "deny", secret
+        assert bash(f"cat {secret}", ws, rules).action == "deny", secret
+    assert "Belay's own" in file_tool("Read", config / "hook-token", ws, rules).reason
+    assert file_tool("Read", home / ".claude" / "settings.json", ws, rules).action == "allow"  # not a secret
+
+
+def test_web_fetches_and_searches_need_a_rule_or_a_person(ws: Path, home: Path) -> None:
+    from core.tools.base import Annotations
+    world = Annotations(read_only=True, destructive=False, open_world=True)
+
+    def fetch(url: str, rules: RuleSet) -> Verdict:
+        return decide_tool(PolicyRequest("WebFetch", {"url": url, "prompt": "?"}, ws, annotations=world), rules)
+
+    assert fetch("https://example.com/x", ruleset(home)).action == "ask"
+    allowed = ruleset(home, allow=("WebFetch(domain:example.com)",))
+    assert fetch("https://example.com/x", allowed).action == "allow"
+    assert fetch("https://evil.example.net/x", allowed).action == "ask"  # the rule allows only its domain
+    assert fetch("https://example.com/x", ruleset(home, deny=("WebFetch",))).action == "deny"
+    search = PolicyRequest("WebSearch", {"query": "belay"}, ws, annotations=world)
+    assert decide_tool(search, ruleset(home)).action == "ask"
+    assert decide_tool(search, ruleset(home, allow=("WebSearch",))).action == "allow"
+
+
+def test_an_outside_agents_read_outside_the_workspace_asks_where_belays_own_read_refuses_it(ws: Path, home: Path,
+                                                                                           tmp_path: Path) -> None:
+    elsewhere = tmp_path / "h.txt"
+    elsewhere.write_text("hello\n")
+    args = {"file_path": str(elsewhere)}
+    theirs = PolicyRequest("Read", args, ws, paths=resolved_paths(args), outside_agent=True)
+    asked = decide_tool(theirs, ruleset(home))
+    assert asked.action == "ask" and "outside the workspace" in asked.reason
+    assert decide_tool(theirs, ruleset(home, allow=(f"Read(/{elsewhere})",))).action == "allow"
+    ours = decide_tool(PolicyRequest("Read", args, ws, paths=resolved_paths(args)), ruleset(home))
+    assert ours.action == "allow" and "refuses" in ours.reason  # Belay's Read itself refuses the path
+    inside = {"file_path": str(ws / "src" / "app.py")}
+    assert decide_tool(PolicyRequest("Read", inside, ws, paths=resolved_paths(inside), outside_agent=True),
+                       ruleset(home)).action == "allow"
+
+
+def test_reading_a_hard_linked_file_asks_saying_it_may_be_a_file_outside(ws: Path, home: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "outside-secret.txt"
+    secret.write_text("token\n")
+    os.link(secret, ws / "innocent.txt")
+    verdict = file_tool("Read", ws / "innocent.txt", ws, ruleset(home))
+    assert verdict.action == "ask" and "hard link" in verdict.reason
+    assert file_tool("Read", ws / "src" / "app.py", ws, ruleset(home)).action == "allow"

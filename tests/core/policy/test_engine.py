@@ -355,5 +355,5 @@ def test_the_read_filter_refuses_what_a_read_deny_rule_or_a_secret_covers(tmp_pa
     refused = engine.read_filter()
     assert "Read(./.env)" in (refused(ws / ".env") or "")
     assert "Read(./secrets/**)" in (refused(ws / "secrets" / "key.pem") or "")
-    assert "secrets" in (refused(Path("/proc/self/environ")) or "")
+    assert "API keys" in (refused(Path("/proc/self/environ")) or "")
     assert refused(ws / "src" / "app.py") is None

@@ -93,7 +93,7 @@ def test_a_string_run_as_code_asks_and_is_handed_back_to_be_parsed(runner: Runne
     ("trap $ACTION EXIT", "ask", "only known at run time"),
     ("trap - EXIT", "read", "only reads"),
     ("trap -p", "read", "only reads"),
-    ("env", "read", "only reads"),
+    ("env", "run", "prints the environment, where API keys and tokens live"),  # keys and tokens to the model
     ("env -S 'rm x'", "ask", "splits a string into a command"),
 ])
 def test_shells_and_interpreters_ask_for_inline_code_and_need_a_rule_for_scripts(runner: Runner, line: str,
