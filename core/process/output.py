@@ -34,6 +34,13 @@ _INVISIBLE = re.compile(
     "[\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 """Bidi overrides and isolates, zero-width and other invisible format characters, tag characters."""
+_TEXT_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udcff]")
+"""Every C0 and C1 control but tab and newline (ESC, CR, BEL, backspace, CSI as \x9b...), and a byte that
+was not UTF-8 (as os.fsdecode keeps it in a name, U+DC80 to U+DCFF)."""
+_NAME_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+_NAMED_CONTROLS = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+MAX_LINE_CHARS = 2000
+"""Longest line of a file a tool shows whole (Read, Grep, NotebookRead), as in Claude Code."""
 
 _MAGIC = ((b"\x7fELF", "an ELF executable"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
           (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"), (b"PK\x03\x04", "a zip archive"),
@@ -59,6 +66,32 @@ def _visible_escape(match: re.Match[str]) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def visible(text: str, *, multiline: bool = True) -> str:
+    """`text` as stored (a file's lines, a file's name) with every control character shown as an escape.
+
+    Unlike `sanitize`, which cleans a terminal's output, nothing is removed:
+    a file that holds ESC [ 2 J reads as `\\x1b[2J`, so the agent learns
+    what the bytes are and the window never receives them live.  Tab and
+    newline stay as they are in `multiline` text; in a name (`multiline`
+    False) they are escaped too, so a name cannot forge another line.
+    """
+    controls = _TEXT_CONTROLS if multiline else _NAME_CONTROLS
+    return _INVISIBLE.sub(_visible_escape, controls.sub(_control_escape, text))
+
+
+def _control_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char) - 0xDC00 if ord(char) >= 0xDC80 else ord(char)  # a stray byte shows as that byte
+    return _NAMED_CONTROLS.get(char) or f"\\x{code:02x}"
+
+
+def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
+    """`line` up to `limit` characters; past it, a marker saying how many were left out (as Claude Code cuts)."""
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}... [line cut: {len(line) - limit:,} of {len(line):,} characters not shown]"
+
+
 def looks_binary(data: bytes) -> bool:
     """Whether `data` is not text: a NUL byte or invalid UTF-8 in its first 8 KB."""
     return _binary(data[:SNIFF_BYTES], complete=len(data) <= SNIFF_BYTES)
@@ -75,10 +108,10 @@ def _binary(head: bytes, complete: bool) -> bool:
     return False
 
 
-def summarize_binary(total_bytes: int, head: bytes) -> str:
-    """One line about binary output, naming the format when its magic number is known."""
+def summarize_binary(total_bytes: int, head: bytes, noun: str = "output") -> str:
+    """One line about binary output (or a binary "file"), naming the format when its magic number is known."""
     what = next((name for magic, name in _MAGIC if head.startswith(magic)), "")
-    return f"Binary output, {total_bytes:,} bytes{f' ({what})' if what else ''}; not shown."
+    return f"Binary {noun}, {total_bytes:,} bytes{f' ({what})' if what else ''}; not shown."
 
 
 def decode_head(data: bytes) -> str:

@@ -4,25 +4,28 @@ Files over `fsio.DEFAULT_MAX_BYTES` (10 MB) are refused as too large even
 when offset/limit are given: reading stays one bounded, atomic snapshot
 (content and stat from the same descriptor) instead of a stream, and Grep is
 the better tool for finding the part of a huge file that matters.
+
+What reaches the agent and the window is as safe as a command's output: a
+control character in the file (ESC, CR, OSC 52's BEL) is shown as an escape
+such as `\\x1b` (`core.process.output.visible`), never sent live, and a line
+over 2,000 characters is cut with a marker naming how much was left out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 
 from pydantic import ConfigDict, Field
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.process.output import cut_line, looks_binary, summarize_binary, visible
 from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 
 DEFAULT_LIMIT = 2000
-MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 25_000
 """Below the pipeline's output cap, so Read cuts at a line and says where to go on."""
-SNIFF_BYTES = 8192
 
 
 class ReadArgs(ToolArgs):
@@ -34,19 +37,6 @@ class ReadArgs(ToolArgs):
     """The line number to start reading from (1-based; 0 means 1). Only needed for long files."""
     limit: int | None = Field(default=None, ge=1)
     """The number of lines to read (default 2000)."""
-
-
-def looks_binary(data: bytes) -> bool:
-    """Whether `data` is not text: a NUL byte or invalid UTF-8 in its first 8 KB."""
-    head = data[:SNIFF_BYTES]
-    if b"\0" in head:
-        return True
-    try:
-        # An incremental decoder tolerates a multi-byte character cut at the 8 KB boundary.
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(data) <= SNIFF_BYTES)
-    except UnicodeDecodeError:
-        return True
-    return False
 
 
 def split_lines(text: str) -> list[str]:
@@ -62,8 +52,9 @@ class Read(RunTool[ReadArgs]):
     description = (
         "Read a text file from the workspace. file_path must be an absolute path. Lines are returned "
         "numbered like `cat -n` (number, tab, text), starting at line 1; by default up to 2000 lines, "
-        "use offset and limit to read a long file in parts. Lines over 2000 characters are cut. Binary "
-        "files are reported, not shown. Read a file before you Edit it."
+        "use offset and limit to read a long file in parts. Lines over 2000 characters are cut; control "
+        "characters are shown as escapes such as \\x1b. Binary files are reported, not shown. Read a file "
+        "before you Edit it."
     )
     Args = ReadArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
@@ -89,11 +80,11 @@ class Read(RunTool[ReadArgs]):
         path = ctx.workspace.resolve(args.file_path)
         data, st = await asyncio.to_thread(fsio.read_with_stat, ctx.workspace, path)
         ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)
-        rel = ctx.workspace.relative(path)
+        rel = visible(ctx.workspace.relative(path), multiline=False)
         if not data:
             return ToolOutput(f"{rel} exists but is empty.", {"path": str(path), "lines": 0, "total_lines": 0})
         if looks_binary(data):
-            text = f"Binary file, {len(data):,} bytes; not shown."
+            text = summarize_binary(len(data), data[:64], noun="file")
             return ToolOutput(text, {"path": str(path), "lines": 0, "total_lines": 0, "binary": True})
         return _numbered(rel, path_text=str(path), text=data.decode("utf-8", errors="replace"),
                          offset=args.offset, limit=args.limit)
@@ -109,7 +100,7 @@ def _numbered(rel: str, path_text: str, text: str, offset: int | None, limit: in
     wanted = lines[start - 1 : start - 1 + (limit or DEFAULT_LIMIT)]
     rendered, size = [], 0
     for number, line in enumerate(wanted, start):
-        row = f"{number:>6}\t{_cut(line.removesuffix(chr(13)))}"
+        row = f"{number:>6}\t{cut_line(visible(line.removesuffix(chr(13))))}"
         if rendered and size + len(row) + 1 > MAX_OUTPUT_CHARS:
             break
         rendered.append(row)
@@ -122,9 +113,3 @@ def _numbered(rel: str, path_text: str, text: str, offset: int | None, limit: in
         notes.append("(This file has CRLF line endings, not shown above; an Edit old_string must use \\r\\n.)")
     body = "\n".join(rendered + notes)
     return ToolOutput(body, {"path": path_text, "lines": len(rendered), "total_lines": total})
-
-
-def _cut(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line):,} characters]"

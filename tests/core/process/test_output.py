@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from core.process.output import Coalescer, LiveText, OutputCapture, looks_binary, sanitize, summarize_binary
+from core.process.output import (
+    Coalescer,
+    LiveText,
+    OutputCapture,
+    cut_line,
+    looks_binary,
+    sanitize,
+    summarize_binary,
+    visible,
+)
 
 
 def test_cr_and_erase_line_cannot_hide_earlier_text() -> None:
@@ -127,3 +136,18 @@ def test_coalescer_close_cancels_its_timer() -> None:
         return chunks
 
     assert asyncio.run(scenario()) == ["once"]
+
+
+def test_a_files_control_characters_are_shown_as_escapes_not_removed() -> None:
+    shown = visible("ok\033]52;c;Y3Vyb\007 \033[2Jx\rmore\x9b1m\u202e\ttab\nline")
+    assert shown == "ok\\x1b]52;c;Y3Vyb\\x07 \\x1b[2Jx\\rmore\\x9b1m\\u202e\ttab\nline"
+
+
+def test_a_name_cannot_forge_a_second_line_and_shows_bytes_that_were_not_utf8() -> None:
+    assert visible("a\n  - b\tc", multiline=False) == "a\\n  - b\\tc"
+    assert visible(b"caf\xe9\x1b".decode("utf-8", "surrogateescape"), multiline=False) == "caf\\xe9\\x1b"
+
+
+def test_a_long_line_is_cut_with_how_much_was_left_out() -> None:
+    assert cut_line("y" * 10) == "y" * 10
+    assert cut_line("y" * 2500) == "y" * 2000 + "... [line cut: 500 of 2,500 characters not shown]"

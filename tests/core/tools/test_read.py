@@ -59,10 +59,27 @@ def test_an_offset_past_the_end_is_an_error_naming_the_length(root: Path) -> Non
     assert error.kind is ErrorKind.INVALID_ARGS and "five.txt, which has 5 lines" in error.info.message
 
 
-def test_long_lines_are_cut_with_a_marker(root: Path) -> None:
-    (root / "wide.txt").write_text("x" * 5000 + "\n")
+def test_long_lines_are_cut_with_a_marker_saying_how_much_was_cut(root: Path) -> None:
+    (root / "wide.txt").write_text("x" * 5000 + "\nshort\n")
     out = read(make_ctx(root), file_path=f"{root}/wide.txt")
-    assert out.text.startswith("     1\t" + "x" * 2000 + "... [line cut: 5,000 characters]")
+    first, second = out.text.split("\n")[:2]
+    assert first == "     1\t" + "x" * 2000 + "... [line cut: 3,000 of 5,000 characters not shown]"
+    assert second == "     2\tshort"
+
+
+def test_terminal_control_sequences_in_a_file_are_shown_as_escapes_never_live(root: Path) -> None:
+    hostile = "ok\x1b[2K\x1b[1Aall tests passed\rrm -rf /\x1b]52;c;Y3VybCBldmls\x07\x9b31m\u202eevil\n"
+    (root / "spoof.txt").write_text(hostile)
+    out = read(make_ctx(root), file_path=f"{root}/spoof.txt")
+    assert not any(c in out.text for c in "\x1b\x07\r\x9b\u202e")
+    assert out.text == ("     1\tok\\x1b[2K\\x1b[1Aall tests passed\\rrm -rf /\\x1b]52;c;Y3VybCBldmls\\x07"
+                        "\\x9b31m\\u202eevil")
+
+
+def test_a_line_of_escapes_is_cut_as_it_is_shown(root: Path) -> None:
+    (root / "bells.txt").write_text("\x07" * 1000 + "\n")
+    out = read(make_ctx(root), file_path=f"{root}/bells.txt")
+    assert out.text == "     1\t" + "\\x07" * 500 + "... [line cut: 2,000 of 4,000 characters not shown]"
 
 
 def test_output_stays_under_the_cap_and_points_on(root: Path) -> None:
@@ -78,7 +95,7 @@ def test_empty_and_binary_files_get_a_short_note(root: Path) -> None:
     (root / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     ctx = make_ctx(root)
     assert read(ctx, file_path=f"{root}/empty.txt").text == "empty.txt exists but is empty."
-    assert read(ctx, file_path=f"{root}/blob.bin").text == "Binary file, 1,009 bytes; not shown."
+    assert read(ctx, file_path=f"{root}/blob.bin").text == "Binary file, 1,009 bytes (a PNG image); not shown."
     assert read(ctx, file_path=f"{root}/latin1.txt").text.startswith("Binary file, 5 bytes")
 
 
@@ -86,6 +103,14 @@ def test_crlf_files_say_so(root: Path) -> None:
     (root / "dos.txt").write_bytes(b"a\r\nb\r\n")
     out = read(make_ctx(root), file_path=f"{root}/dos.txt")
     assert out.text.startswith("     1\ta\n     2\tb\n") and "CRLF" in out.text
+
+
+def test_an_executable_is_summarised_by_its_kind_and_size(root: Path) -> None:
+    data = Path("/bin/ls").read_bytes()
+    (root / "a.out").write_bytes(data)
+    out = read(make_ctx(root), file_path=f"{root}/a.out")
+    assert out.text == f"Binary file, {len(data):,} bytes (an ELF executable); not shown."
+    assert out.data["binary"] is True
 
 
 def test_a_read_is_remembered_for_stale_checks(root: Path) -> None:
