@@ -2,8 +2,10 @@
 
 Agents send JSON objects, or JSON text that may be malformed on purpose:
 duplicate keys (which a naive decoder resolves silently to the last one),
-truncated text, wrong types.  All of it becomes an `invalid-args` error that
-says which field is wrong and what the tool expects.
+truncated text, wrong types, text that is not Unicode at all (a lone
+surrogate such as "\\ud800", which no UTF-8 file, journal or child process can
+hold).  All of it becomes an `invalid-args` error that says which field is
+wrong and what the tool expects.
 """
 
 from __future__ import annotations
@@ -27,8 +29,81 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+def check_text(tool_name: object, raw: object) -> None:
+    """Refuse a call whose tool name or arguments (keys included, at any depth) hold text UTF-8 cannot encode.
+
+    Run before anything else looks at the call: such a string cannot be written to the journal, a file or a
+    command line, and a tool that met one would fail halfway through instead of at the start.
+    """
+    if isinstance(tool_name, str) and not _encodable(tool_name):
+        raise _not_unicode("the tool name")
+    where = _first_unencodable(raw)
+    if where is not None:
+        raise _not_unicode(where)
+
+
+Where = tuple[Any, str] | None
+"""A place in the arguments: (the place holding it, its own key or index); None for the arguments themselves."""
+
+
+def _first_unencodable(raw: object) -> str | None:
+    """Where a string UTF-8 cannot encode sits in `raw` ("edits[2].old_string"), or None.
+
+    Walks with its own stack rather than recursing (arguments sent as Python objects may nest deeper than the
+    interpreter's stack), and keeps places as links to their parent so a deep walk stays linear."""
+    stack: list[tuple[Where, object]] = [(None, raw)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if not _encodable(value):
+                return _place(where)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and not _encodable(key):
+                    return f"a key of {_place(where)}"
+                stack.append(((where, f".{shown(key)[:60]}"), item))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(((where, f"[{i}]"), item) for i, item in enumerate(value))
+    return None
+
+
+def _place(where: Where, shown_parts: int = 8) -> str:
+    """'edits[2].old_string'; the last few steps of a deep place, after '...'."""
+    parts: list[str] = []
+    while where is not None:
+        where, part = where
+        parts.append(part)
+    if not parts:
+        return "the arguments"
+    text = "".join(reversed(parts[:shown_parts])).lstrip(".")
+    return text if len(parts) <= shown_parts else f"...{text}"
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():  # the common case, and cheap even for a megabyte
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(value: object) -> str:
+    """`value` as text that can always be written out: characters UTF-8 cannot encode appear as escapes."""
+    text = value if isinstance(value, str) else str(value)
+    return text if _encodable(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _not_unicode(where: str) -> ToolError:
+    return ToolError(ErrorKind.INVALID_ARGS, f"text that is not valid Unicode in {where} (a lone surrogate such"
+                     " as \\ud800, which cannot be encoded as UTF-8)",
+                     "Send valid Unicode text; a character outside it cannot be written to a file or a command.")
+
+
 def decode(raw: object) -> dict[str, Any]:
-    """The argument object from a dict or JSON text."""
+    """The argument object from a dict or JSON text (text checked again: JSON's \\ud800 escapes decode to lone
+    surrogates)."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw, object_pairs_hook=_no_duplicates)
@@ -41,6 +116,7 @@ def decode(raw: object) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ToolError(ErrorKind.INVALID_ARGS, f"the arguments must be a JSON object, got {type(raw).__name__}",
                         "Send a JSON object of named arguments.")
+    check_text(None, raw)
     return raw
 
 

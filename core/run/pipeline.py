@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import reprlib
 from typing import Any
 
 from core.changes.tracker import ChangeTracker
@@ -72,9 +73,8 @@ class Pipeline:
         """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it);
         `ask` has a person approve it even where the policy would allow it."""
         tool, args, problem = self._prepare(agent, tool_name, raw_args)
-        summary = tool.summary(args, self.workspace) if tool and args else _raw_summary(raw_args)
-        shown_args = args.model_dump(by_alias=True) if args else _shown_raw(raw_args)
-        call = await self.calls.open(call_id, agent, tool_name, shown_args, summary, batch)
+        summary, shown_args = _shown(tool, args, raw_args, self.workspace)
+        call = await self.calls.open(call_id, agent, arguments.shown(tool_name), shown_args, summary, batch)
         try:
             if problem is not None:
                 raise problem
@@ -84,24 +84,46 @@ class Pipeline:
                               may_read=self.calls.policy.read_filter())
             done = await self._decide_and_run(call, tool, args, ctx, timeout_s, ask)
         except asyncio.CancelledError:
-            await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The call was cancelled.",
-                                             ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
+            await shielded(self._finish(call, RunStatus.CANCELLED, "The call was cancelled.",
+                                        ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
             raise
         except BelayError as e:
             status = RunStatus.TIMED_OUT if e.info.kind == ErrorKind.TIMEOUT else RunStatus.FAILED
-            return await self.calls.finish(call, status, error_text(e.info), e.info)
+            return await self._finish(call, status, error_text(e.info), e.info)
         except Exception as e:  # a bug in a tool must not take the console down
-            log.exception("tool %s crashed on call %s", tool_name, call_id)
-            info = ErrorInfo(kind=ErrorKind.SYSTEM, message=f"{tool_name} failed unexpectedly: {e!r}")
-            return await self.calls.finish(call, RunStatus.FAILED, error_text(info), info)
+            log.exception("tool %s crashed on call %s", call.tool, call_id)
+            info = ErrorInfo(kind=ErrorKind.SYSTEM, message=f"{call.tool} failed unexpectedly: {e!r}")
+            return await self._finish(call, RunStatus.FAILED, error_text(info), info)
         if isinstance(done, Refused):
-            return await self.calls.finish(call, done.status, done.text, done.error)
+            return await self._finish(call, done.status, done.text, done.error)
         output, cached, attempts = done
-        return await self.calls.finish(call, RunStatus.DONE, output.text, data=output.data, cached=cached,
-                                       attempts=attempts, full_output=output.full_text)
+        return await self._finish(call, RunStatus.DONE, output.text, data=output.data, cached=cached,
+                                  attempts=attempts, full_output=output.full_text)
+
+    async def _finish(self, call: OpenCall, status: RunStatus, text: str, error: ErrorInfo | None = None,
+                      **details: Any) -> CallOutcome:
+        """End the call with its text writable: a tool's output can hold characters UTF-8 cannot encode (a file
+        name that is not UTF-8 reads as lone surrogates), which the journal cannot store; they are shown as
+        escapes.  Should recording the ending fail all the same, the call ends failed, saying so."""
+        if error is not None:
+            error = error.model_copy(update={"message": arguments.shown(error.message),
+                                             "suggestion": arguments.shown(error.suggestion)})
+        full = details.get("full_output")
+        if full is not None:
+            details["full_output"] = arguments.shown(full)
+        try:
+            return await self.calls.finish(call, status, arguments.shown(text), error, **details)
+        except Exception as e:  # the journal refused the ending: record that instead, so no call stays open
+            log.exception("could not record how call %s ended", call.call_id)
+            info = ErrorInfo(kind=ErrorKind.SYSTEM, message=f"Belay could not record how {call.tool} ended: {e!r}")
+            return await self.calls.finish(call, RunStatus.FAILED, error_text(info), info)
 
     def _prepare(self, agent: AgentHandle, tool_name: str,
                  raw_args: object) -> tuple[Tool | None, ToolArgs | None, BelayError | None]:
+        try:
+            arguments.check_text(tool_name, raw_args)  # before anything else reads (or journals) the call
+        except BelayError as e:
+            return None, None, e
         tool = self.registry.get(tool_name)
         if tool is None or not agent.may_call(tool_name):
             allowed = sorted(n for n in self.registry.names() if agent.may_call(n))
@@ -111,6 +133,10 @@ class Pipeline:
             return tool, arguments.validate(tool, arguments.decode(raw_args)), None
         except BelayError as e:
             return tool, None, e
+        except Exception as e:  # a bug in a tool's own checks (an MCP schema, say) fails this call only
+            log.exception("checking the arguments of %s crashed", tool_name)
+            return tool, None, ToolError(ErrorKind.SYSTEM, f"{tool_name} failed unexpectedly checking its"
+                                         f" arguments: {e!r}")
 
     async def _decide_and_run(self, call: OpenCall, tool: Tool, args: ToolArgs, ctx: ToolContext,
                               timeout_s: float | None, ask: bool) -> tuple[ToolOutput, bool, int] | Refused:
@@ -224,12 +250,44 @@ class Pipeline:
         return f"<Pipeline {self.workspace.root} tools={len(self.registry.names())}>"
 
 
+def _shown(tool: Tool | None, args: ToolArgs | None, raw: object, workspace: Workspace) -> tuple[str, dict[str, Any]]:
+    """The call's summary and arguments as journaled and shown: the tool's own for valid arguments, else a
+    readable, always-writable stand-in for what the agent sent (a bug in a tool's summary falls back to it)."""
+    if tool is not None and args is not None:
+        try:
+            return tool.summary(args, workspace), args.model_dump(by_alias=True)
+        except Exception:  # the call goes on to run (and fail or not) on its own; only its summary is lost
+            log.exception("%s could not summarise its arguments", tool.name)
+    return _raw_summary(raw), _shown_raw(raw)
+
+
 def _raw_summary(raw: object) -> str:
     return "invalid arguments" if not isinstance(raw, dict) else ""
 
 
 def _shown_raw(raw: object) -> dict[str, Any]:
+    """Refused arguments as the journal keeps them: top-level keys, plain values, anything else abridged, and
+    characters UTF-8 cannot encode (a lone surrogate) written as escapes, so the refused call is still recorded."""
     if isinstance(raw, dict):
-        return {str(k): v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)[:200]
-                for k, v in raw.items()}
-    return {"_raw": repr(raw)[:2000]}
+        return {arguments.shown(k)[:200]: _shown_value(v) for k, v in raw.items()}
+    return {"_raw": arguments.shown(_abridged(raw, 2000))}
+
+
+def _shown_value(value: object) -> object:
+    if isinstance(value, str):
+        return arguments.shown(value)
+    if isinstance(value, (int, float, bool, type(None))):
+        return value
+    return arguments.shown(_abridged(value, 200))
+
+
+def _abridged(value: object, limit: int) -> str:
+    """The start of repr(value), without building the whole of a huge or very deep value's repr first."""
+    if isinstance(value, str):
+        return repr(value[:limit])[:limit]
+    brief = reprlib.Repr()
+    brief.maxlevel, brief.maxstring, brief.maxother = 4, limit, limit
+    try:
+        return brief.repr(value)[:limit]
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to show>"

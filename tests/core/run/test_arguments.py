@@ -57,3 +57,45 @@ def test_wrong_fields_are_named_and_the_tool_says_what_it_takes(raw: dict[str, A
 @pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000, '{"a":' * 100_000 + "1" + "}" * 100_000])
 def test_arguments_nested_past_the_decoders_stack_are_refused_not_crashed_on(raw: str) -> None:
     assert _refusal(raw).info.message == "the arguments are nested too deeply to read"
+
+
+def _unicode_refusal(tool_name: str, raw: object) -> str:
+    with pytest.raises(ToolError) as caught:
+        arguments.check_text(tool_name, raw)
+        arguments.decode(raw)
+    assert caught.value.kind is ErrorKind.INVALID_ARGS
+    assert caught.value.info.message.encode("utf-8")  # the refusal itself can be journaled
+    return caught.value.info.message
+
+
+@pytest.mark.parametrize(("tool_name", "raw", "where"), [
+    ("Read", {"file_path": "/ws/a\ud800.py"}, "in file_path"),
+    ("MultiEdit", {"file_path": "/ws/a", "edits": [{"old_string": "x", "new_string": "\udcff"}]},
+     "in edits[0].new_string"),
+    ("Read", {"file_path": "/ws/a", "\ud800": 1}, "in a key of the arguments"),
+    ("Read", {"file_path": "/ws/a", "extra": {"deep": {"\udfff": 1}}}, "in a key of extra.deep"),
+    ("Read", '{"file_path": "/ws/\\ud800"}', "in file_path"),  # JSON's own escape decodes to a lone surrogate
+    ("Read", '{"file_path": "/ws/\ud800"}', "in the arguments"),  # the text itself holds one
+    ("Re\ud800ad", {"file_path": "/ws/a"}, "in the tool name"),
+])
+def test_text_utf8_cannot_encode_is_refused_saying_where(tool_name: str, raw: object, where: str) -> None:
+    message = _unicode_refusal(tool_name, raw)
+    assert message.startswith("text that is not valid Unicode ") and where in message
+
+
+@pytest.mark.parametrize("text", ["\u202eevil.txt", "e\u0301\u0301\u0301", "a\u200bb\ufeff", "\U0001f600", "\x00"])
+def test_odd_but_valid_unicode_is_not_refused_for_being_odd(text: str) -> None:
+    arguments.check_text("Read", {"file_path": text, "nested": [{"k": text}]})
+
+
+def test_a_surrogate_under_thousands_of_python_levels_is_found_without_exhausting_the_stack() -> None:
+    raw: dict[str, object] = {"leaf": "\ud800"}
+    for _ in range(50_000):
+        raw = {"a": [raw]}
+    message = _unicode_refusal("Read", raw)
+    assert "in ...[0].a[0].a[0].a[0].leaf (" in message and len(message) < 200  # the deepest steps, not 50,000
+
+
+def test_shown_text_is_always_writable_and_keeps_valid_text_as_it_is() -> None:
+    assert arguments.shown("a\ud800b") == "a\\ud800b"
+    assert arguments.shown("\u202eok \U0001f600") == "\u202eok \U0001f600"
