@@ -96,18 +96,28 @@ class GanttSpan:
 
 @dataclass
 class RunNode:
+    """One call as the timeline keeps it: its metadata in full, its arguments and output as excerpts
+    (core.timeline.excerpts); the whole call is in the journal (`Console.call_record`)."""
+
     call_id: str
     agent_id: str
     tool: str
     summary: str
     args: dict[str, Any]
+    """An excerpt of the arguments: long strings cut with a marker, the whole bounded."""
     status: RunStatus
     queued_at: datetime
     started_at: datetime | None = None
     ended_at: datetime | None = None
     duration_s: float | None = None
     output: str = ""
+    """An excerpt of what the agent was told: its beginning and its end when long."""
     error: ErrorInfo | None = None
+    """What went wrong (its message an excerpt, like `output`)."""
+    args_cut: bool = False
+    """`args` leaves something out: the journal has the rest."""
+    output_cut: bool = False
+    """`output` (or the error's message) leaves something out: the journal has the rest."""
     changes: tuple[FileChange, ...] = ()
     git_changes: tuple[GitChange, ...] = ()
     undone_by: str | None = None
@@ -117,10 +127,12 @@ class RunNode:
     git_undone: bool = False
     """Its git reference moves are undone now."""
     approval: ApprovalRequested | None = None
+    """The question put to a person: whole while it waits (the approval panel shows its diffs), then
+    lightened once answered (its arguments an excerpt, its diffs and proposed contents dropped)."""
     decision: Decision | None = None
     decision_reason: str = ""
     live_output: str = ""
-    """The tail of the output streamed while it ran (bounded)."""
+    """The tail of the output streamed while it runs (bounded); emptied when it ends (`output` says it then)."""
     batch_id: str | None = None
     batch_key: str | None = None
     """Its id within its batch."""

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from core.errors import ErrorInfo
 from core.events import (
     AgentFinished,
     AgentLinked,
@@ -49,6 +50,7 @@ from core.events import (
     ShellStarted,
 )
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
+from core.timeline.excerpts import excerpt_args, excerpt_text
 from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
 from core.timeline.nodes import (
     AgentNode,
@@ -264,13 +266,7 @@ class Timeline:
             elif isinstance(record, BatchRecord):
                 self._add_batch(_batch_node(record))
             else:
-                c = record
-                self._add_run(RunNode(c.call_id, c.agent_id, c.tool, c.summary, c.args, c.status, c.created_at,
-                                      duration_s=c.duration_s, output=c.output, error=c.error, changes=c.changes,
-                                      git_changes=c.git_changes, undone_by=c.undone_by,
-                                      undone_paths=c.undone_paths, git_undone=c.git_undone,
-                                      batch_id=c.batch_id, batch_key=c.batch_key, cached=c.cached,
-                                      attempts=c.attempts, started_at=c.started_at, ended_at=c.ended_at))
+                self._add_run(_run_node(record))
         for batch in self.batches.values():  # made from their calls, their batch record missing
             if batch.totals is None:
                 batch.interrupted = True
@@ -329,8 +325,9 @@ class Timeline:
         return [Updated(BatchKey(e.batch_id))]
 
     def _on_call_queued(self, e: CallQueued) -> list[Change]:
-        return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, e.summary, e.args, RunStatus.QUEUED, e.at,
-                                     batch_id=e.batch_id, batch_key=e.batch_key))
+        kept = excerpt_args(e.args)
+        return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, e.summary, kept.args, RunStatus.QUEUED, e.at,
+                                     args_cut=kept.cut, batch_id=e.batch_id, batch_key=e.batch_key))
 
     def _update_run(self, call_id: str, **fields: Any) -> list[Change]:
         node = self.runs.get(call_id)
@@ -353,7 +350,9 @@ class Timeline:
         return self._update_run(e.call_id, status=RunStatus.BLOCKED_ON_USER, approval=e, approval_at=e.at)
 
     def _on_approval_resolved(self, e: ApprovalResolved) -> list[Change]:
-        return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason)
+        node = self.runs.get(e.call_id)
+        light = _answered(node.approval) if node is not None and node.approval is not None else None
+        return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason, approval=light)
 
     def _on_call_started(self, e: CallStarted) -> list[Change]:
         return self._update_run(e.call_id, status=RunStatus.RUNNING, started_at=e.at)
@@ -365,9 +364,10 @@ class Timeline:
         return self._update_run(e.call_id, attempts=e.attempt + 1)
 
     def _on_call_finished(self, e: CallFinished) -> list[Change]:
+        (output, error), cut = _result(e.output, e.error)
         return self._update_run(e.call_id, status=e.status, ended_at=e.at, duration_s=e.duration_s,
-                                output=e.output, error=e.error, changes=e.changes, git_changes=e.git_changes,
-                                cached=e.cached, attempts=e.attempts)
+                                output=output, error=error, output_cut=cut, changes=e.changes,
+                                git_changes=e.git_changes, cached=e.cached, attempts=e.attempts, live_output="")
 
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
         return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths,
@@ -406,6 +406,35 @@ LIVE_OUTPUT_CHARS = 64_000
 
 def _tail(text: str) -> str:
     return text if len(text) <= LIVE_OUTPUT_CHARS else text[-LIVE_OUTPUT_CHARS:]
+
+
+def _result(output: str, error: ErrorInfo | None) -> tuple[tuple[str, ErrorInfo | None], bool]:
+    """A call's output and error as the timeline keeps them (excerpts), and whether either was cut."""
+    output, output_cut = excerpt_text(output)
+    if error is None:
+        return (output, None), output_cut
+    message, message_cut = excerpt_text(error.message)
+    if message_cut:
+        error = error.model_copy(update={"message": message})
+    return (output, error), output_cut or message_cut
+
+
+def _answered(request: ApprovalRequested) -> ApprovalRequested:
+    """An answered request without its heavy parts: nobody shows its diffs or contents again (the journal
+    and the blob store keep what the call changed)."""
+    return request.model_copy(update={"args": excerpt_args(request.args).args, "diffs": (), "proposed": ()})
+
+
+def _run_node(c: CallRecord) -> RunNode:
+    """A journaled call of an earlier session, kept as a live one is (excerpts of its arguments and output)."""
+    kept = excerpt_args(c.args)
+    (output, error), output_cut = _result(c.output, c.error)
+    return RunNode(c.call_id, c.agent_id, c.tool, c.summary, kept.args, c.status, c.created_at,
+                   duration_s=c.duration_s, output=output, error=error, args_cut=kept.cut, output_cut=output_cut,
+                   changes=c.changes, git_changes=c.git_changes, undone_by=c.undone_by,
+                   undone_paths=c.undone_paths, git_undone=c.git_undone, batch_id=c.batch_id,
+                   batch_key=c.batch_key, cached=c.cached, attempts=c.attempts, started_at=c.started_at,
+                   ended_at=c.ended_at)
 
 
 def _batch_node(record: BatchRecord) -> BatchNode:

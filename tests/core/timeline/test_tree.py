@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
+from core.console import Console
 from core.events import (
     AgentFinished,
     AgentStarted,
@@ -18,8 +22,10 @@ from core.events import (
 )
 from core.models.batches import PlanInfo
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
-from core.timeline.nodes import BatchTotals, GanttSpan, Inserted, Updated
+from core.timeline.excerpts import ARGS_CHARS, OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS, STRING_CHARS
+from core.timeline.nodes import BatchTotals, GanttSpan, Inserted, RunNode, Updated
 from core.timeline.tree import Timeline
+from tests.conftest import run, wait_until
 
 
 def _agent(agent_id: str, parent: str | None = None, spawned_by: str | None = None) -> AgentStarted:
@@ -256,3 +262,67 @@ def test_a_reloaded_batch_that_never_finished_is_interrupted_not_at_work() -> No
     orphan = Timeline()
     orphan.load(agents, calls)  # no batch records: the batch is made from its calls
     assert orphan.children("b:b1")[:2] == ["r:c2", "r:c3"] and not orphan.live("b:b1")
+
+
+# -- what the timeline keeps of each call: excerpts, whatever the agent sent ----------------------------------------
+
+CAP = ARGS_CHARS + 2 * STRING_CHARS + 200 + OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS + 200
+"""The most one call's node may keep of its arguments and output, in characters."""
+MB = 1024 * 1024
+
+
+def _kept(node: RunNode) -> int:
+    """Characters of arguments, output and approval a node holds (what grows with what the agent sent)."""
+    approval = len(node.approval.model_dump_json()) if node.approval is not None else 0
+    error = len(node.error.message) if node.error is not None else 0
+    return len(json.dumps(node.args)) + len(node.output) + len(node.live_output) + error + approval
+
+
+def test_large_calls_leave_nodes_no_bigger_than_the_cap_live_and_reloaded(workspace: Path, state_dir: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            agent = await console.start_agent("agent", "scripted")
+            for i in range(12):
+                done = await console.call(agent, "Write", {"file_path": str(workspace / f"big{i}.txt"),
+                                                           "content": f"{i}" + "x" * MB})
+                assert done.status == RunStatus.DONE
+            shown = await console.call(agent, "Bash", {"command": "seq 1 200000"})
+            runs = list(console.timeline.runs.values())
+            assert max(_kept(node) for node in runs) < CAP
+            node = console.timeline.runs[done.call_id]
+            assert node.args_cut and node.args["file_path"].endswith("big11.txt")
+            assert node.args["content"].endswith(f"{MB + 2 - STRING_CHARS:,} more characters in the journal]")
+            assert console.timeline.runs[shown.call_id].output_cut
+            record = await console.call_record(done.call_id)  # the journal keeps it whole
+            assert record is not None and len(record.args["content"]) == MB + len(str(11))
+        async with Console(workspace) as reopened:  # an earlier session's calls, read from the journal
+            reloaded = reopened.timeline.runs[done.call_id]
+            assert len(reopened.timeline.runs) == 13 and max(_kept(n) for n in reopened.timeline.runs.values()) < CAP
+            assert reloaded.args == node.args and reloaded.args_cut
+            assert reopened.timeline.runs[shown.call_id].output_cut
+
+    run(scenario())
+
+
+def test_an_approval_keeps_its_diff_while_it_waits_and_drops_it_once_answered(workspace: Path) -> None:
+    target = workspace / "README.md"
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            content = "new line\n" * 100_000
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target), "content": content}))
+            await wait_until(console.pending_approvals, what="the approval request")
+            [request] = console.pending_approvals()
+            node = console.timeline.runs[request.call_id]
+            assert node.approval is not None and node.approval.diffs and node.approval.proposed
+            assert node.approval.proposed[0].content == content  # the panel can still edit the whole of it
+            console.approve(request.call_id)
+            assert (await task).status == RunStatus.DONE
+            assert node.approval is not None and node.approval.diffs == () and node.approval.proposed == ()
+            assert node.approval.reason == request.reason and _kept(node) < CAP
+            assert target.read_text() == content
+
+    run(scenario())

@@ -1,0 +1,132 @@
+"""Excerpts: what the timeline keeps of a call's arguments and output, bounded whatever their size.
+
+The timeline lives as long as the console and holds every call of the
+workspace, earlier sessions included, so what it keeps of one call must
+not grow with what the agent sent: a Write of 1 MB would otherwise cost a
+megabyte for as long as the window is open.  It keeps an excerpt (each
+string cut to `STRING_CHARS` with a marker saying how much was cut, the
+whole at most about `ARGS_CHARS`, nesting at most `DEPTH` levels) and says
+that it did; the full call stays in the journal and the blob store, and a
+front end reads it there when a person selects the call
+(`Console.call_record`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+STRING_CHARS = 300
+"""The longest string argument kept whole; a longer one keeps its first `STRING_CHARS` characters."""
+ARGS_CHARS = 4_000
+"""About how many characters of arguments (keys and values) one call keeps in all."""
+DEPTH = 8
+"""How deep nested arguments are kept; deeper containers become a marker."""
+ITEMS = 50
+"""How many entries of one list or object are kept."""
+OUTPUT_HEAD_CHARS = 3_000
+OUTPUT_TAIL_CHARS = 1_000
+"""A longer output keeps its beginning and its end (where a command says how it ended)."""
+SCALAR_COST = 8
+"""What a number, a boolean or a null counts for against `ARGS_CHARS`."""
+
+
+def cut_marker(cut: int) -> str:
+    """The note put where characters were left out, e.g. "… [1,048,276 more characters in the journal]"."""
+    return f"… [{cut:,} more characters in the journal]"
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """Arguments as the timeline keeps them, and whether anything was left out."""
+
+    args: dict[str, Any]
+    cut: bool
+
+
+class _Budget:
+    """Characters left for the rest of one call's arguments; notes whether anything was cut."""
+
+    __slots__ = ("left", "cut")
+
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+        self.cut = False
+
+    def take(self, chars: int) -> None:
+        self.left -= chars
+
+
+def excerpt_args(args: dict[str, Any]) -> Excerpt:
+    """A bounded copy of a call's arguments: long strings cut, long lists and objects shortened, deep ones
+    folded; small arguments come back equal (and `cut` False)."""
+    budget = _Budget(ARGS_CHARS)
+    kept = _mapping(args, budget, 0)
+    return Excerpt(kept, budget.cut)
+
+
+def _value(value: Any, budget: _Budget, depth: int) -> Any:
+    if isinstance(value, str):
+        return _string(value, budget)
+    if isinstance(value, dict):
+        return _mapping(value, budget, depth + 1)
+    if isinstance(value, (list, tuple)):
+        return _sequence(value, budget, depth + 1)
+    if value is None or isinstance(value, (bool, int, float)):
+        budget.take(SCALAR_COST)
+        return value
+    return _string(repr(value), budget)  # not JSON: kept as text, for showing only
+
+
+def _string(text: str, budget: _Budget) -> str:
+    room = max(min(STRING_CHARS, budget.left), 0)
+    if len(text) <= room:
+        budget.take(len(text) + 2)
+        return text
+    budget.cut = True
+    budget.take(room + 40)
+    return text[:room] + cut_marker(len(text) - room)
+
+
+def _mapping(value: dict[Any, Any], budget: _Budget, depth: int) -> dict[str, Any]:
+    if depth > DEPTH:
+        return _folded(budget, f"{len(value):,} entries")
+    kept: dict[str, Any] = {}
+    for n, (key, item) in enumerate(value.items()):
+        if n >= ITEMS or budget.left <= 0:
+            budget.cut = True
+            kept["…"] = f"{len(value) - n:,} more entries in the journal"
+            break
+        name = key if isinstance(key, str) and len(key) <= STRING_CHARS else _string(str(key), budget)
+        budget.take(len(name) + 4)
+        kept[name] = _value(item, budget, depth)
+    return kept
+
+
+def _sequence(value: list[Any] | tuple[Any, ...], budget: _Budget, depth: int) -> list[Any]:
+    if depth > DEPTH:
+        return [_folded(budget, f"{len(value):,} items")]
+    kept: list[Any] = []
+    for n, item in enumerate(value):
+        if n >= ITEMS or budget.left <= 0:
+            budget.cut = True
+            kept.append(f"… {len(value) - n:,} more items in the journal")
+            break
+        budget.take(2)
+        kept.append(_value(item, budget, depth))
+    return kept
+
+
+def _folded(budget: _Budget, what: str) -> str:
+    budget.cut = True
+    budget.take(40)
+    return f"… [{what} nested deeper, in the journal]"
+
+
+def excerpt_text(text: str) -> tuple[str, bool]:
+    """A call's output as the timeline keeps it: its beginning and its end around a marker when it is long;
+    and whether it was cut."""
+    if len(text) <= OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS:
+        return text, False
+    cut = len(text) - OUTPUT_HEAD_CHARS - OUTPUT_TAIL_CHARS
+    return f"{text[:OUTPUT_HEAD_CHARS]}\n{cut_marker(cut)}\n{text[-OUTPUT_TAIL_CHARS:]}", True
