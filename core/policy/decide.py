@@ -22,6 +22,7 @@ from typing import Any
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, RuleAction, RuleEntry
+from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
 from core.policy.verdicts import PolicyRequest, Verdict
@@ -113,10 +114,14 @@ def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
     allowed: dict[int, tuple[str, str]] = {}
     for command in analysis.commands:
         if command.effect == "read":
+            unsure = _unsure_bash_read(command, rules, analysis.workspace)
+            if unsure is not None:
+                return rules.verdict("ask", f"`{command.text}`: {unsure}", **kw)
             continue
         hits = _allow_hits(command, rules, analysis.workspace)
         if hits is None:
-            return rules.verdict("ask", command.why, suggested_rule=suggestion, **kw)
+            return rules.verdict("ask", _why_not_allowed(command, rules, analysis.workspace),
+                                 suggested_rule=suggestion, **kw)
         used += hits
         allowed[command.node] = ("ok", f"allowed by {', '.join(f'{e.rule} [{e.scope}]' for e in hits)}" if hits
                                  else "accept-edits mode: a write inside the workspace")
@@ -126,6 +131,27 @@ def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
     names = ", ".join(dict.fromkeys(f"{e.rule} [{e.scope}]" for e in used))
     return rules.verdict("allow", f"allowed by {names}", rule=names, impact=analysis.impact,
                          analysis=_reflag(analysis, allowed))
+
+
+def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) -> str | None:
+    """Why a command judged read-only still needs a Bash rule or a person, or None.
+
+    A file with more than one name may be a file outside the workspace under a name inside it; a command
+    that reads every file below a folder may read one a Read deny rule covers (`grep -r KEY .` and a
+    denied `.env`).  An allow rule for the command answers both.
+    """
+    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
+    if command.static and _bash_match(bash_rules, command, workspace, rules.home) is not None:
+        return None
+    linked = next((p for p in command.reads if _links(p) > 1), None)
+    if linked is not None:
+        return (f"it reads {linked}, a hard link ({_links(linked)} names for one file): it may be a file outside "
+                "the workspace under a name inside it")
+    if not reads_folders(command.argv):
+        return None
+    folders = list(command.reads) or ([workspace] if searches_here(command.argv) else [])
+    denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool("Read")]
+    return next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home)) is not None), None)
 
 
 def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[RuleEntry] | None:
@@ -140,7 +166,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     bash_rules = [(e, r) for e, r in allow if r.tool == "Bash"]
     hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
     if hit is not None:
-        return [hit]
+        return _redirected(hit, command, rules, workspace)
     if command.effect not in ("edit", "run") or command.beyond_files:
         return None
     found: list[RuleEntry] = []
@@ -151,6 +177,33 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
             if entry is None and not (tool == "Edit" and rules.mode == "accept_edits"):
                 return None
             found += [entry] if entry is not None else []
+    return list(dict.fromkeys(found))
+
+
+def _why_not_allowed(command: SimpleCommand, rules: RuleSet, workspace: str) -> str:
+    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
+    hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
+    if hit is None:
+        return command.why
+    written = ", ".join(command.writes) or "a file"
+    return (f"`{command.text}` is allowed by {hit.rule}, but the shell writes {written} for it: that needs an "
+            "Edit rule or accept-edits mode")
+
+
+def _redirected(hit: RuleEntry, command: SimpleCommand, rules: RuleSet, workspace: str) -> list[RuleEntry] | None:
+    """A Bash rule covers what the command does, not the files the shell writes for it (`mytool a > out.txt`).
+
+    Those need an Edit rule (or accept-edits mode), as they would from the file tools.
+    """
+    if not any(r.writes_file for r in command.redirects) or rules.mode == "accept_edits":
+        return [hit]
+    found = [hit]
+    for path in command.writes:
+        entry = next((e for e, r in rules.of("allow") if r.kind == "path" and r.tool == "Edit" and
+                      r.matches_path(path, workspace, rules.home)), None)
+        if entry is None:
+            return None
+        found.append(entry)
     return list(dict.fromkeys(found))
 
 

@@ -189,3 +189,33 @@ def test_reading_a_hard_linked_file_asks_saying_it_may_be_a_file_outside(ws: Pat
     verdict = file_tool("Read", ws / "innocent.txt", ws, ruleset(home))
     assert verdict.action == "ask" and "hard link" in verdict.reason
     assert file_tool("Read", ws / "src" / "app.py", ws, ruleset(home)).action == "allow"
+
+
+def test_a_command_reading_a_folder_that_holds_a_denied_file_asks_naming_the_file(ws: Path, home: Path) -> None:
+    (ws / ".env").write_text("KEY=1\n")
+    rules = ruleset(home, deny=("Read(./.env)",))
+    for line in ("grep -r KEY .", "rg KEY", "grep -rn KEY " + str(ws)):
+        verdict = bash(line, ws, rules)
+        assert verdict.action == "ask" and str(ws / ".env") in verdict.reason, line
+    assert bash("cat .env", ws, rules).action == "deny"
+    assert bash("grep -r KEY src", ws, rules).action == "allow"  # nothing denied below src
+    assert bash("grep -r KEY .", ws, ruleset(home)).action == "allow"  # no deny rule: only reads
+    assert bash("grep -r KEY .", ws, ruleset(home, deny=("Read(./.env)",), allow=("Bash(grep:*)",))).action == "allow"
+
+
+def test_a_bash_read_of_a_hard_linked_file_asks(ws: Path, home: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "outside-secret.txt"
+    secret.write_text("token\n")
+    os.link(secret, ws / "innocent.txt")
+    verdict = bash("cat innocent.txt", ws, ruleset(home))
+    assert verdict.action == "ask" and "hard link" in verdict.reason
+
+
+def test_a_redirect_into_the_workspace_does_not_ride_a_commands_allow_rule(ws: Path, home: Path) -> None:
+    rules = ruleset(home, allow=("Bash(mytool:*)",))
+    assert bash("mytool a", ws, rules).action == "allow"
+    assert bash("mytool a 2>/dev/null", ws, rules).action == "allow"
+    asked = bash("mytool a > out.txt", ws, rules)
+    assert asked.action == "ask" and "Edit rule" in asked.reason
+    assert bash("mytool a > out.txt", ws, ruleset(home, allow=("Bash(mytool:*)", "Edit(./out.txt)"))).action == "allow"
+    assert bash("mytool a > out.txt", ws, ruleset(home, "accept_edits", allow=("Bash(mytool:*)",))).action == "allow"
