@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 from core.ids import CallId
 from core.models.records import AgentStatus
 from core.outside.claude_session import ClaudeSession, SessionEnd
-from core.outside.endpoint import Endpoint
+from core.outside.endpoint import Endpoint, RefusePeer
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
 from core.outside.requests import ByeRequest, CallRequest, HookRequest, ToolsRequest
@@ -79,9 +79,12 @@ class OutsideAgents:
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
 
-    async def serve(self, token: str) -> Endpoint:
-        """Open the console's socket with this install's token, and answer on it."""
-        endpoint = Endpoint(self.state_dir, token, self.workspace.root)
+    async def serve(self, token: str, refuse_peer: RefusePeer | None = None) -> Endpoint:
+        """Open the console's socket with this install's token, and answer on it.
+
+        `refuse_peer(pid)` says which connecting processes to turn away though they hold the token:
+        the console's own commands (see core.outside.endpoint)."""
+        endpoint = Endpoint(self.state_dir, token, self.workspace.root, refuse_peer=refuse_peer)
         endpoint.handle(HookRequest, self._hook)
         endpoint.handle(ToolsRequest, self._tools)
         endpoint.handle(CallRequest, self._call)

@@ -7,6 +7,18 @@ private runtime directory (0700, owned by the user; the socket itself
 the user's config directory with 0600 permissions.  Nothing listens on a
 network interface.
 
+The token alone does not say who is asking: a command Belay itself runs
+(the Bash tool's) runs as the same user and can read the token file.  So
+the socket also asks the kernel who connected (SO_PEERCRED: pid, uid,
+gid): a peer of another user is refused, and so is one the console's
+`refuse_peer(pid)` says no to (core/console.py asks the shell manager
+whether a command Belay runs started that process), before its request is
+read any further.  The answer is an error saying why, and the refusal is
+logged.  Where the kernel cannot say (no SO_PEERCRED: not Linux) only the
+token is checked.  This is the console's only door; `belay mcp-serve
+--http` listens on a loopback port of its own, where no peer pid can be
+learnt, and reaches the console through this socket as itself.
+
 Protocol: one request per connection, one JSON object per line each way:
 `{"token": ..., "kind": "hook" | "ping" | ..., ...}` answered by
 `{"ok": true, ...}` or `{"ok": false, "error": "..."}`.  Each kind has a
@@ -16,7 +28,10 @@ as long as a person takes to approve; the client waits.  The hook client,
 which must start fast, uses a framing that needs no JSON parser on its
 side: a header line with `"length": N` followed by N bytes of the hook's
 event, answered by `HOOK <exit> <stdout bytes> <stderr bytes>\n` and the
-two texts.
+two texts.  Until that answer, a `WAIT\n` line goes out every few seconds
+(`KEEPALIVE_S`) while the handler works: the hook client gives up on a
+console that stays silent (a hung window) well before Claude Code's own
+hour, and these lines are how it tells a person still deciding from that.
 
 Where to find it: `<workspace state dir>/endpoint.json` names the socket
 and the console's pid while it runs, and is removed when it closes.
@@ -32,7 +47,9 @@ import json
 import logging
 import os
 import secrets
+import socket
 import stat
+import struct
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,7 +58,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.outside.requests import PingRequest
 from core.store.atomic_file import write_text_atomically
-from core.tasks import spawn
+from core.tasks import shielded, spawn
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +71,12 @@ ENDPOINT_FILE = "endpoint.json"
 SOCKET_FILE = "endpoint.sock"
 """The socket's path alone, as plain text: the hook client reads it without loading a JSON parser."""
 TOKEN_FILE = "token"
+KEEPALIVE = b"WAIT\n"
+"""Sent to the hook client while its event is handled (core.outside.hook_client.KEEPALIVE)."""
+KEEPALIVE_S = 5.0
+"""How often: a sixth of the hook client's default silence limit (30 s), so a busy loop still makes it."""
+RefusePeer = Callable[[int], bool]
+"""Says True for a process id that must not use the socket (one a command Belay runs started)."""
 
 
 def install_token(config_dir: Path) -> str:
@@ -100,8 +123,12 @@ def socket_path(state_dir: Path) -> Path:
 class Endpoint:
     """The console's socket: dispatches authenticated requests to handlers by kind."""
 
-    def __init__(self, state_dir: Path, token: str, workspace: Path) -> None:
+    def __init__(self, state_dir: Path, token: str, workspace: Path, *, refuse_peer: RefusePeer | None = None,
+                 keepalive_s: float = KEEPALIVE_S) -> None:
         self.state_dir, self.workspace = state_dir, workspace
+        self._refuse_peer, self.keepalive_s = refuse_peer, keepalive_s
+        self.uid = os.getuid()
+        """The only user whose processes are served: the console's."""
         self._token = token.encode()
         self.path = socket_path(state_dir)
         self._handlers: dict[str, tuple[type[BaseModel], Handler]] = {"ping": (PingRequest, self._ping)}
@@ -145,7 +172,7 @@ class Endpoint:
         assert task is not None
         self._clients.add(task)
         try:
-            answer, framed = await self._answer(reader)
+            answer, framed = await self._answer(reader, writer, self._refusal(writer))
             writer.write(_framed(answer) if framed else json.dumps(answer).encode() + b"\n")
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -156,7 +183,32 @@ class Endpoint:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> tuple[dict[str, Any], bool]:
+    def _refusal(self, writer: asyncio.StreamWriter) -> str | None:
+        """Why the process at the other end may not use the socket (logged), or None when it may."""
+        try:
+            peer = _peer(writer)
+        except OSError as e:
+            log.warning("refused a connection to %s: the kernel did not say who connected (%s)", self.path, e)
+            return f"Belay could not tell which process connected ({e})"
+        if peer is None:
+            return None  # no SO_PEERCRED here: the token is the only check
+        pid, uid = peer
+        if uid != self.uid:
+            log.warning("refused a connection to %s from pid %d of another user (uid %d)", self.path, pid, uid)
+            return f"this socket serves only uid {self.uid}, not uid {uid}"
+        try:
+            refused = self._refuse_peer is not None and self._refuse_peer(pid)
+        except Exception:  # a bug in the check must not open the door
+            log.exception("checking peer pid %d of %s failed; refusing it", pid, self.path)
+            refused = True
+        if refused:
+            log.warning("refused a connection to %s from pid %d: a command Belay runs started it", self.path, pid)
+            return (f"process {pid} was started by a command Belay runs; such commands may not talk to Belay's "
+                    f"console (they could approve their own calls)")
+        return None
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      refusal: str | None) -> tuple[dict[str, Any], bool]:
         try:
             line = await reader.readline()
             request = json.loads(line)
@@ -165,6 +217,10 @@ class Endpoint:
         if not isinstance(request, dict):
             return {"ok": False, "error": "the request is not a JSON object"}, False
         framed = isinstance(request.get("length"), int)
+        if refusal is not None:
+            if framed and 0 <= request["length"] <= MAX_REQUEST_BYTES:
+                await reader.readexactly(request["length"])  # read, so closing does not reset the client
+            return {"ok": False, "error": f"refused: {refusal}"}, framed
         token = request.get("token")
         if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
             log.warning("refused a request to %s with a wrong token", self.path)
@@ -186,19 +242,28 @@ class Endpoint:
         except ValidationError as e:
             log.info("refused a malformed %s request: %s", request.get("kind"), _problems(e))
             return {"ok": False, "error": f"malformed {request.get('kind')} request: {_problems(e)}"}, framed
-        return await self._run(handler, valid, reader), framed
+        return await self._run(handler, valid, reader, writer if framed else None), framed
 
-    async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader) -> dict[str, Any]:
+    async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader,
+                   keepalive: asyncio.StreamWriter | None) -> dict[str, Any]:
+        """The handler's answer; meanwhile a keepalive line to `keepalive` (the hook client) every few seconds."""
         kind = getattr(request, "kind", "?")
         work = spawn(handler(request), f"endpoint: {kind}")  # owned here: awaited or cancelled below
         gone = spawn(reader.read(1), "endpoint: client gone?")  # EOF: the client stopped waiting (its process ended)
+        abandoned = False
         try:
-            await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+            while not (work.done() or gone.done()):
+                await asyncio.wait({work, gone}, timeout=self.keepalive_s, return_when=asyncio.FIRST_COMPLETED)
+                if keepalive is not None and not (work.done() or gone.done()):
+                    keepalive.write(KEEPALIVE)
+                    await keepalive.drain()
         finally:
             gone.cancel()
-        if not work.done():
-            work.cancel()  # e.g. an approval nobody is waiting for any more: it is withdrawn
-            await asyncio.wait([work])
+            if not work.done():
+                abandoned = True
+                work.cancel()  # e.g. an approval nobody is waiting for any more: it is withdrawn
+                await shielded(asyncio.wait([work]))
+        if abandoned:
             raise ConnectionResetError("the client went away")
         try:
             return {"ok": True, **work.result()}
@@ -211,6 +276,16 @@ class Endpoint:
 
     def __repr__(self) -> str:
         return f"<Endpoint {self.path} serving={self._server is not None}>"
+
+
+def _peer(writer: asyncio.StreamWriter) -> tuple[int, int] | None:
+    """The connected process's (pid, uid), as the kernel recorded them when it connected."""
+    sock = writer.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return None
+    size = struct.calcsize("3i")
+    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size))
+    return pid, uid
 
 
 def _problems(error: ValidationError) -> str:

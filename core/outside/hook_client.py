@@ -1,17 +1,28 @@
 """The hook command Claude Code runs: hand the event to the running Belay console, print its answer.
 
 Every tool call runs this twice (before and after), so it must start fast: standard library only, run
-as `python -I -S hook_client.py --state-root DIR --config-dir DIR` (nothing on PYTHONPATH or in
-site-packages can change what it does), and not even a JSON parser: the event is passed on as the bytes
-Claude Code wrote, and the console answers in a length-prefixed frame (see core/outside/endpoint.py).  The
-console is the one that owns the nearest workspace at or above the project directory
-(`$CLAUDE_PROJECT_DIR`, else the working directory): its socket's path is a plain-text file in that
-workspace's state directory.  A PreToolUse may wait as long as a person takes to approve.
+as `python -I -S hook_client.py --state-root DIR --config-dir DIR [--wait S] [--max-wait S]` (nothing on
+PYTHONPATH or in site-packages can change what it does), and not even a JSON parser: the event is passed
+on as the bytes Claude Code wrote, and the console answers in a length-prefixed frame (see
+core/outside/endpoint.py).  The console is the one that owns the nearest workspace at or above the
+project directory (`$CLAUDE_PROJECT_DIR`, else the working directory): its socket's path is a plain-text
+file in that workspace's state directory.
 
-Fails closed: when no console is running for the workspace, or it cannot be reached, a call that can
-still be stopped (PreToolUse, PermissionRequest, UserPromptSubmit) is blocked with exit code 2 and a
-message saying how to start Belay; for the other events the message is only a warning (exit 1).  Belay
-installs its hooks with `"onFailure": "block"` as well, so a crash of this client blocks too.
+A PreToolUse may wait as long as a person takes to approve, so the client does not time the answer, it
+times the console's *silence*: while the console handles the event it sends a keepalive line every few
+seconds, and each one restarts the clock.  A console that accepted the connection and then says nothing
+for `--wait` seconds (default 30; `$BELAY_HOOK_WAIT` when the command line does not say) is hung (its
+loop is blocked, or it is stopped in a debugger), and the call is blocked at once rather than after
+Claude Code's own hour.  `--max-wait` (default 3,000 s, `$BELAY_HOOK_MAX_WAIT`) caps the whole wait,
+keepalives or not, under the hour Claude Code gives the hook (core.outside.install.HOOK_TIMEOUT_S).
+
+Fails closed, and only ever exits in ways Claude Code honours: an event that can still be stopped
+(PreToolUse, PermissionRequest, UserPromptSubmit, or one whose name cannot be read) is blocked with exit
+code 2 and the reason on stderr whenever the console cannot give an answer (none running, unreachable,
+silent, a garbled answer, a bug in this script).  Any other exit code would be a "non-blocking error" to
+Claude Code and the call would run.  The other events report what already happened: for them a failure
+exits 0 quietly, as there is nothing left to stop.  Belay installs its hooks with `"onFailure": "block"`
+as well, so a crash of the interpreter itself blocks too.
 """
 
 from __future__ import annotations
@@ -25,10 +36,19 @@ except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha256
 
 import _socket
+from time import monotonic
 
-BLOCKING = (b'"PreToolUse"', b'"PermissionRequest"', b'"UserPromptSubmit"')
-BLOCK, WARN = 2, 1
+BLOCKING = (b"PreToolUse", b"PermissionRequest", b"UserPromptSubmit")
+BLOCK, QUIET = 2, 0
 SOCKET_FILE = "endpoint.sock"
+KEEPALIVE = b"WAIT"
+"""The console's keepalive line (core.outside.endpoint.KEEPALIVE): still working on it, keep waiting."""
+WAIT_S, MAX_WAIT_S = 30.0, 3000.0
+WAIT_ENV, MAX_WAIT_ENV = "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT"
+
+
+class Silent(Exception):
+    """The console stopped talking: no keepalive or answer within the silence limit (or the overall cap)."""
 
 
 def workspace_state_dir(state_root: str, workspace: str) -> str:
@@ -61,37 +81,123 @@ def find_endpoint(state_root: str, directory: str) -> dict[str, str] | None:
     return {"socket": path} if path is not None else None
 
 
-def ask_console(socket_path: str, token: str, event: bytes) -> tuple[int, bytes, bytes]:
-    """Send the event and wait for (exit code, stdout, stderr); no timeout: Claude Code's own applies."""
+def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT_S,
+                max_wait_s: float = MAX_WAIT_S) -> tuple[int, bytes, bytes]:
+    """Send the event and read (exit code, stdout, stderr), skipping keepalives.
+
+    Raises Silent when the console goes quiet for `wait_s` or the whole wait passes `max_wait_s`, and
+    OSError or ValueError when it cannot be reached or its answer is not a hook answer."""
+    deadline = monotonic() + max_wait_s
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(socket_path)
+        sock.settimeout(min(wait_s, max_wait_s))
         header = b'{"token": "%s", "kind": "hook", "length": %d}\n' % (token.encode("ascii"), len(event))
-        sock.sendall(header + event)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
+        try:
+            sock.connect(socket_path)
+            sock.sendall(header + event)
+        except TimeoutError:
+            raise Silent(silence(wait_s)) from None
+        return read_answer(sock, wait_s, deadline, max_wait_s)
     finally:
         sock.close()
-    reply = b"".join(chunks)
-    head, _, rest = reply.partition(b"\n")
+
+
+def read_answer(sock: _socket.socket, wait_s: float, deadline: float, max_wait_s: float) -> tuple[int, bytes, bytes]:
+    """`HOOK <exit> <stdout bytes> <stderr bytes>` and the two texts, after any number of keepalive lines."""
+    buffer = b""
+    while True:
+        head, newline, rest = buffer.partition(b"\n")
+        if newline and head == KEEPALIVE:
+            buffer = rest
+        elif newline or len(buffer) > 200:
+            break
+        else:
+            buffer += receive(sock, wait_s, deadline, max_wait_s)
     words = head.split()
-    if len(words) != 4 or words[0] != b"HOOK":
+    if not newline or len(words) != 4 or words[0] != b"HOOK":
         raise ValueError("the console's answer is not a hook answer")
     code, out_len, err_len = (int(w) for w in words[1:])
+    while len(rest) < out_len + err_len:
+        rest += receive(sock, wait_s, deadline, max_wait_s)
     return code, rest[:out_len], rest[out_len:out_len + err_len]
 
 
+def receive(sock: _socket.socket, wait_s: float, deadline: float, max_wait_s: float) -> bytes:
+    """The next bytes from the console; its silence is timed afresh for each."""
+    left = deadline - monotonic()
+    if left <= 0:
+        raise Silent(too_long(max_wait_s))
+    sock.settimeout(min(wait_s, left))
+    try:
+        chunk = sock.recv(65536)
+    except TimeoutError:
+        raise Silent(too_long(max_wait_s) if left <= wait_s else silence(wait_s)) from None
+    if not chunk:
+        raise ValueError("the console closed the connection without answering")
+    return chunk
+
+
+def silence(wait_s: float) -> str:
+    return (f"Belay's console did not answer within {wait_s:g} s; the call was blocked. Is the Belay window hung? "
+            f"(The limit is the hook command's --wait, or ${WAIT_ENV}.)")
+
+
+def too_long(max_wait_s: float) -> str:
+    return (f"Belay's console kept this call waiting for more than {max_wait_s:g} s, the longest a hook may wait "
+            f"(--max-wait, or ${MAX_WAIT_ENV}); the call was blocked.")
+
+
+def event_name(event: bytes) -> bytes | None:
+    """The event's `hook_event_name`, read without a JSON parser: the first such key, which Claude Code writes
+    before the tool's input (a quote inside a JSON string is escaped, so text in the input cannot match)."""
+    at = event.find(b'"hook_event_name"')
+    if at < 0:
+        return None
+    rest = event[at + len(b'"hook_event_name"'):].lstrip()
+    if not rest.startswith(b":"):
+        return None
+    rest = rest[1:].lstrip()
+    end = rest.find(b'"', 1)
+    return rest[1:end] if rest.startswith(b'"') and end > 0 else None
+
+
+def gates(event: bytes) -> bool:
+    """Whether the event can still stop something; an event whose name cannot be read is assumed to."""
+    name = event_name(event)
+    return name is None or name in BLOCKING
+
+
 def fail(event: bytes, message: str) -> int:
-    """Closed for events that can still be stopped; a warning for the rest."""
+    """Blocked, saying why, for events that can still be stopped; quiet for the rest (nothing left to stop)."""
+    if not gates(event):
+        return QUIET
     sys.stderr.write(f"Belay: {message}\n")
-    return BLOCK if any(name in event for name in BLOCKING) else WARN
+    return BLOCK
 
 
-def main(argv: list[str]) -> int:
+def seconds(options: dict[str, str], flag: str, env: str, default: float) -> float:
+    """A limit from the command line, else the environment, else the default; nonsense is an error."""
+    text = options.get(flag) or os.environ.get(env, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{flag} (or ${env}) must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def answer(argv: list[str], event: bytes) -> int:
+    """Ask the console about `event`, print its answer and return the exit code Claude Code acts on."""
     options = dict(zip(argv[0::2], argv[1::2]))
     state_root, config_dir = options.get("--state-root", ""), options.get("--config-dir", "")
-    event = sys.stdin.buffer.read()
+    try:
+        wait_s = seconds(options, "--wait", WAIT_ENV, WAIT_S)
+        max_wait_s = seconds(options, "--max-wait", MAX_WAIT_ENV, MAX_WAIT_S)
+    except ValueError as e:
+        return fail(event, f"{e}; the call is refused until that is fixed.")
     where = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     socket_path = find_socket(state_root, where)
     if socket_path is None:
@@ -100,13 +206,27 @@ def main(argv: list[str]) -> int:
     try:
         with open(os.path.join(config_dir, "token"), encoding="ascii") as f:
             token = f.read().strip()
-        code, out, err = ask_console(socket_path, token, event)
+        code, out, err = ask_console(socket_path, token, event, wait_s, max_wait_s)
+    except Silent as e:
+        return fail(event, str(e))
     except (OSError, ValueError) as e:
         return fail(event, f"the Belay console for {where} cannot be reached ({e}); the call is refused. "
                            f"Restart it with `belay watch --workspace {where}`.")
+    if code not in (QUIET, BLOCK):  # Claude Code would run the call on any other code
+        return fail(event, f"the console answered with exit code {code}, which would not stop the call; "
+                           f"it was blocked instead.")
     sys.stdout.buffer.write(out)
     sys.stderr.buffer.write(err)
     return code
+
+
+def main(argv: list[str]) -> int:
+    event = b""
+    try:
+        event = sys.stdin.buffer.read()
+        return answer(argv, event)
+    except Exception as e:  # noqa: BLE001 - a bug here must not exit 1, which Claude Code treats as "go ahead"
+        return fail(event, f"Belay's hook client failed ({type(e).__name__}: {e}); the call was blocked.")
 
 
 if __name__ == "__main__":

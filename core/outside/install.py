@@ -48,10 +48,21 @@ def settings_file(project: Path | None, user: bool) -> Path:
     return (project or Path.cwd()).resolve() / ".claude" / "settings.json"
 
 
-def hook_command(state_root: Path, config_dir: Path) -> str:
-    """The command line of Belay's hook client: this Python, isolated, with where to find the console."""
+def hook_command(state_root: Path, config_dir: Path, *, wait_s: float | None = None,
+                 max_wait_s: float | None = None) -> str:
+    """The command line of Belay's hook client: this Python, isolated, with where to find the console.
+
+    `wait_s` is how long a silent console is given before the call is blocked, `max_wait_s` the longest
+    any call may wait (a person deciding); left out, the client's defaults (30 s and 3,000 s, or
+    $BELAY_HOOK_WAIT and $BELAY_HOOK_MAX_WAIT) apply.  Both stay under HOOK_TIMEOUT_S, so Belay, not
+    Claude Code's timeout, is the one that says why a call was blocked."""
+    limits = [("--wait", wait_s), ("--max-wait", max_wait_s)]
+    for flag, value in limits:
+        if value is not None and not 0 < value < HOOK_TIMEOUT_S:
+            raise ValueError(f"{flag} must be more than 0 and less than {HOOK_TIMEOUT_S} s, not {value}")
     return shlex.join([sys.executable, "-I", "-S", str(CLIENT), "--state-root", str(state_root),
-                       "--config-dir", str(config_dir)])
+                       "--config-dir", str(config_dir),
+                       *(word for flag, value in limits if value is not None for word in (flag, f"{value:g}"))])
 
 
 def install(path: Path, command: str, config_dir: Path) -> Changed:

@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core import Console
+from core import Console, install_token
 from core.outside import install
 from core.outside.endpoint import Endpoint
-from core.outside.requests import CallRequest
+from core.outside.requests import CallRequest, HookRequest, PingRequest
 from core.policy.settings import config_dir
-from core.settings import state_root
+from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
 
 
@@ -94,3 +96,134 @@ def test_a_hook_event_with_a_tool_input_that_is_not_an_object_is_refused_not_gue
 
     done, calls = run(scenario())
     assert done.returncode == 2 and "event.tool_input" in done.stderr and calls == 0
+
+
+_CLIENT = """
+import json, socket, sys
+sys.stdin.readline()  # connect only once the test knows this process's pid
+with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps({"token": "secret", "kind": "ping"}).encode() + b"\\n")
+    print(s.makefile().readline(), end="")
+"""
+
+
+def _ping_from_a_process(path: Path, started: set[int]) -> tuple[int, dict[str, Any]]:
+    """A real process that holds the token pings the socket; its pid goes in `started` before it connects."""
+    process = subprocess.Popen([sys.executable, "-c", _CLIENT, str(path)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    started.add(process.pid)
+    out, _ = process.communicate("go\n", timeout=30)
+    return process.pid, json.loads(out)
+
+
+@pytest.mark.allow_warning_logs  # a refused peer is logged as a warning
+def test_a_process_started_by_a_command_belay_runs_is_refused_though_it_holds_the_token(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    commands: set[int] = set()  # what the shell manager would say Belay's commands started
+    asked: list[int] = []
+
+    def refuse_peer(pid: int) -> bool:
+        asked.append(pid)
+        return pid in commands
+
+    async def scenario() -> None:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path, refuse_peer=refuse_peer)
+        await endpoint.start()
+        try:
+            inside, refused = await asyncio.to_thread(_ping_from_a_process, endpoint.path, commands)
+            outside, answered = await asyncio.to_thread(_ping_from_a_process, endpoint.path, set())
+        finally:
+            await endpoint.close()
+        assert refused == {"ok": False, "error": f"refused: process {inside} was started by a command Belay runs; "
+                                                 f"such commands may not talk to Belay's console (they could "
+                                                 f"approve their own calls)"}
+        assert answered == {"ok": True, "workspace": str(tmp_path), "pid": os.getpid()}
+        assert asked == [inside, outside]  # the kernel's pid of each peer, not anything the peer claimed
+        assert f"refused a connection to {endpoint.path} from pid {inside}" in caplog.text
+
+    run(scenario())
+
+
+@pytest.mark.allow_warning_logs
+def test_a_peer_of_another_user_is_refused(tmp_path: Path) -> None:
+    """The socket's 0600 mode already keeps other users out; the uid check holds if that is ever loosened."""
+    async def scenario() -> dict[str, Any]:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path)
+        endpoint.uid = os.getuid() + 1  # the console serves someone else: this test's process is the stranger
+        await endpoint.start()
+        try:
+            return await _ask(endpoint.path, {"token": "secret", "kind": "ping"})
+        finally:
+            await endpoint.close()
+
+    answer = run(scenario())
+    assert answer == {"ok": False, "error": f"refused: this socket serves only uid {os.getuid() + 1}, "
+                                            f"not uid {os.getuid()}"}
+
+
+@pytest.mark.allow_warning_logs
+def test_a_refused_hook_client_blocks_its_call_saying_why(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    seen: list[HookRequest] = []
+    pids: list[int] = []
+
+    async def handler(request: HookRequest) -> dict[str, Any]:
+        seen.append(request)
+        return {"exit": 0, "stdout": None}
+
+    def refuse_peer(pid: int) -> bool:
+        pids.append(pid)
+        return True
+
+    event = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Write", "tool_use_id": "t1",
+             "tool_input": {"file_path": str(workspace / "x"), "content": "x"}}
+    argv = shlex.split(install.hook_command(state_root(), config_dir()))
+
+    def hook() -> tuple[subprocess.Popen[str], str]:
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=workspace)
+        return process, process.communicate(json.dumps(event), 30)[1]
+
+    async def scenario() -> tuple[subprocess.Popen[str], str]:
+        endpoint = Endpoint(workspace_state_dir(workspace), install_token(config_dir()), workspace,
+                            refuse_peer=refuse_peer)
+        endpoint.handle(HookRequest, handler)
+        await endpoint.start()
+        try:
+            return await asyncio.to_thread(hook)
+        finally:
+            await endpoint.close()
+
+    process, err = run(scenario())
+    assert process.returncode == 2 and seen == [] and pids == [process.pid]
+    assert f"the console refused the event: refused: process {process.pid} was started by a command Belay runs" in err
+
+
+def test_the_hook_client_hears_keepalives_while_the_handler_works_and_json_clients_do_not(tmp_path: Path) -> None:
+    async def slow(request: PingRequest) -> dict[str, Any]:
+        await asyncio.sleep(1)
+        return {"exit": 0, "stdout": None}
+
+    async def lines(path: Path, request: bytes) -> list[bytes]:
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        writer.write(request)
+        await writer.drain()
+        received = [line async for line in reader]
+        writer.close()
+        return received
+
+    async def scenario() -> tuple[list[bytes], list[bytes]]:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path, keepalive_s=0.2)
+        endpoint.handle(PingRequest, slow)
+        await endpoint.start()
+        try:
+            framed = await lines(endpoint.path, b'{"token": "secret", "kind": "ping", "length": 2}\n{}')
+            plain = await lines(endpoint.path, b'{"token": "secret", "kind": "ping"}\n')
+        finally:
+            await endpoint.close()
+        return framed, plain
+
+    framed, plain = run(scenario())
+    assert 3 <= len(framed) - 1 <= 5 and set(framed[:-1]) == {b"WAIT\n"} and framed[-1] == b"HOOK 0 0 0\n"
+    assert plain == [b'{"ok": true, "exit": 0, "stdout": null}\n']
