@@ -5,7 +5,10 @@ Figures:
   Unix socket and answered (agent lookup, journal, policy, events), against the same request sent to a
   no-op endpoint on the same transport (an asyncio Unix server that answers at once);
 - hook command: the whole command hook as Claude Code runs it (`python -I -S hook_client.py`, which finds the
-  console, sends the event and prints the answer), against starting the same Python with `-c pass`.
+  console, sends the event and prints the answer), against starting the same Python with `-c pass`;
+- hung console: how long the hook command waits on a console that accepts the event and never answers (a
+  window whose loop is blocked), with a short silence limit (`--wait`), before it blocks the call.  Not a
+  ratio: the figure is the wait itself, to be read against the limit (and against Claude Code's hour).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROUND_TRIPS = 300
 COMMANDS = 30
+SILENCE_LIMIT_S = 2.0
 
 
 def _send(path: str, request: dict[str, object]) -> dict[str, object]:
@@ -57,6 +61,25 @@ async def _noop_endpoint(path: str) -> asyncio.AbstractServer:
         writer.close()
 
     return await asyncio.start_unix_server(serve, path=path, limit=64 * 1024 * 1024)
+
+
+async def _hung_console(path: str) -> asyncio.AbstractServer:
+    """Accepts, reads whatever comes, never answers; lets go when the client hangs up."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await reader.read(65536):
+            pass
+        writer.close()
+
+    return await asyncio.start_unix_server(serve, path=path)
+
+
+def _gives_up_s(command: str, stdin: bytes, cwd: Path) -> float:
+    """Seconds the hook command takes to block a PreToolUse on a hung console."""
+    started = time.perf_counter()
+    done = subprocess.run(["sh", "-c", command], input=stdin, capture_output=True, cwd=cwd, check=False, timeout=60)
+    took = time.perf_counter() - started
+    assert done.returncode == 2 and b"did not answer within" in done.stderr, done.stderr
+    return took
 
 
 def _command_ms(argv: list[str], stdin: bytes) -> float:
@@ -98,7 +121,30 @@ async def measure(root: Path) -> dict[str, float]:
         server.close()
         await server.wait_closed()
     figures["python_ms"] = await asyncio.to_thread(_command_ms, [sys.executable, "-I", "-S", "-c", "pass"], b"")
+    figures["gives_up_s"] = await _hung(root, event)
     return figures
+
+
+async def _hung(root: Path, event: dict[str, object]) -> float:
+    """The hook command against a console that is there but hung, with a silence limit of SILENCE_LIMIT_S."""
+    from core.outside.install import hook_command
+    from core.policy.settings import config_dir
+    from core.settings import state_root, workspace_state_dir
+
+    workspace = root / "hung-ws"
+    workspace.mkdir()
+    state = workspace_state_dir(workspace)
+    state.mkdir(parents=True)
+    hung_path = str(root / "hung.sock")
+    (state / "endpoint.sock").write_text(hung_path)  # where the hook client looks for the console's socket
+    server = await _hung_console(hung_path)
+    try:
+        command = hook_command(state_root(), config_dir(), wait_s=SILENCE_LIMIT_S)
+        return await asyncio.to_thread(_gives_up_s, command, json.dumps({**event, "cwd": str(workspace)}).encode(),
+                                       workspace)
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 def main() -> None:
@@ -114,6 +160,8 @@ def main() -> None:
           f"same Unix socket transport; {f['belay_us'] / 1000:.2f} ms per call)")
     print(f"RESULT hook_command_start = {f['command_ms'] / f['python_ms']:.2f} x the time (starting the same Python "
           f"with -I -S -c pass; {f['command_ms']:.1f} ms per hook)")
+    print(f"RESULT hook_client_gives_up = {f['gives_up_s']:.2f} s (silence limit {SILENCE_LIMIT_S:g} s; a console "
+          f"that accepts the event and never answers; the call is blocked, exit 2)")
 
 
 if __name__ == "__main__":
