@@ -11,14 +11,15 @@ Every method blocks.  The console calls them from one dedicated thread.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from core.errors import ErrorInfo
 from core.models.batches import PlanInfo
@@ -34,7 +35,12 @@ from core.models.records import (
     RollbackRecord,
     RunStatus,
 )
+from core.store import journal_file
+from core.store.journal_file import APPLICATION_ID
 from core.store.undone import Ref, RollbackLink, undoing, undone_positions
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -90,15 +96,57 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
+def _writes(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Journal, P], T]:
+    """SQLite's failures while recording read as `JournalUnusable`, naming the file (see journal_file)."""
+    @functools.wraps(fn)
+    def recording(self: Journal, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise journal_file.translated(self.path, e, "written") from e
+    return recording
+
+
+def _reads(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Journal, P], T]:
+    """As `_writes`; a row Belay cannot make sense of (edited by hand, say) reads as damage too."""
+    @functools.wraps(fn)
+    def reading(self: Journal, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise journal_file.translated(self.path, e, "read") from e
+        except (ValueError, KeyError, TypeError) as e:
+            detail = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise journal_file.damaged(self.path, f"a record Belay cannot read: {detail}") from e
+    return reading
+
+
 class Journal:
-    """Typed reads and writes over the workspace's SQLite database."""
+    """Typed reads and writes over the workspace's SQLite database.
+
+    Opening raises `JournalUnusable` (a `BelayError`) for a damaged file or another program's database,
+    having written nothing to it; so does any later read or write that finds damage.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        unmarked = journal_file.inspect(path)  # read-only: nothing below runs on a file that is not ours
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        except sqlite3.Error as e:
+            raise journal_file.translated(path, e, "opened") from e
+        try:
+            self._prepare(unmarked)
+        except sqlite3.Error as e:
+            self._db.close()
+            raise journal_file.translated(path, e, "opened") from e
+
+    def _prepare(self, unmarked: bool) -> None:
         self._db.row_factory = sqlite3.Row
+        if unmarked:  # before WAL mode, so that the mark lands in the file's own header
+            self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -135,14 +183,17 @@ class Journal:
 
     # -- writes ---------------------------------------------------------
 
+    @_writes
     def start_session(self, session_id: str, workspace: str) -> None:
         with self._tx() as db:
             db.execute("INSERT INTO sessions VALUES (?, ?, ?, NULL)", (session_id, workspace, _now()))
 
+    @_writes
     def end_session(self, session_id: str) -> None:
         with self._tx() as db:
             db.execute("UPDATE sessions SET ended_at=? WHERE id=?", (_now(), session_id))
 
+    @_writes
     def add_agent(self, agent_id: str, session_id: str, name: str, kind: str,
                   parent_id: str | None, spawned_by: str | None,
                   tools: Sequence[str] | None) -> None:
@@ -154,14 +205,17 @@ class Journal:
                  AgentStatus.RUNNING.value, _now()),
             )
 
+    @_writes
     def link_agent(self, agent_id: str, spawned_by: str) -> None:
         with self._tx() as db:
             db.execute("UPDATE agents SET spawned_by=? WHERE id=?", (spawned_by, agent_id))
 
+    @_writes
     def finish_agent(self, agent_id: str, status: AgentStatus) -> None:
         with self._tx() as db:
             db.execute("UPDATE agents SET status=?, ended_at=? WHERE id=?", (status.value, _now(), agent_id))
 
+    @_writes
     def add_call(self, call_id: str, session_id: str, agent_id: str, tool: str,
                  args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None) -> None:
         with self._tx() as db:
@@ -171,22 +225,26 @@ class Journal:
                         batch[0] if batch else None, batch[1] if batch else None))
             db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
 
+    @_writes
     def set_status(self, call_id: str, status: RunStatus) -> None:
         with self._tx() as db:
             started = _now() if status == RunStatus.RUNNING else None
             db.execute("UPDATE runs SET status=?, started_at=COALESCE(?, started_at) WHERE call_id=?",
                        (status.value, started, call_id))
 
+    @_writes
     def add_decision(self, call_id: str, decision: str, reason: str, by: str) -> None:
         with self._tx(durable=True) as db:
             db.execute("INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at)"
                        " VALUES (?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now()))
 
+    @_writes
     def add_changes(self, op_id: str, changes: Sequence[FileChange]) -> None:
         """Record what an operation changes, or is about to (replacing what was recorded for it before)."""
         with self._tx(durable=True) as db:
             _insert_changes(db, op_id, changes)
 
+    @_writes
     def finish_run(self, call_id: str, status: RunStatus, output: str, error: ErrorInfo | None,
                    duration_s: float, cached: bool = False, attempts: int = 1, durable: bool = True) -> None:
         """How a run ended.  `durable=False` for runs that changed nothing: a power cut may then lose the
@@ -199,17 +257,20 @@ class Journal:
                  error.model_dump_json() if error else None, int(cached), attempts, call_id),
             )
 
+    @_writes
     def add_batch(self, batch_id: str, session_id: str, agent_id: str, name: str, plan: PlanInfo) -> None:
         with self._tx() as db:
             db.execute("INSERT INTO batches (id, session_id, agent_id, name, plan, created_at)"
                        " VALUES (?, ?, ?, ?, ?, ?)",
                        (batch_id, session_id, agent_id, name, plan.model_dump_json(), _now()))
 
+    @_writes
     def finish_batch(self, batch_id: str, summary: dict[str, Any]) -> None:
         with self._tx() as db:
             db.execute("UPDATE batches SET finished_at=?, summary=? WHERE id=?",
                        (_now(), json.dumps(summary), batch_id))
 
+    @_reads
     def batches(self) -> list[BatchRecord]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM batches ORDER BY created_at, rowid").fetchall()
@@ -218,16 +279,19 @@ class Journal:
                             finished_at=r["finished_at"], summary=json.loads(r["summary"]) if r["summary"] else None)
                 for r in rows]
 
+    @_writes
     def add_full_output(self, call_id: str, text: str) -> None:
         """A command's whole output (up to the tool's journal limit), beyond what the agent was shown."""
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?)", (call_id, text))
 
+    @_reads
     def full_output(self, call_id: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT text FROM outputs WHERE call_id=?", (call_id,)).fetchone()
         return row["text"] if row else None
 
+    @_reads
     def latest_contents(self) -> dict[str, str | None]:
         """Each stored path the journal knows, with the content hash its latest recorded change left
         (None: deleted, or moved away by a rename).  Failed undos wrote nothing and do not count."""
@@ -242,11 +306,13 @@ class Journal:
             latest[r["path"]] = r["after_hash"]
         return latest
 
+    @_reads
     def call_tool(self, call_id: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT tool FROM calls WHERE id=?", (call_id,)).fetchone()
         return row["tool"] if row else None
 
+    @_writes
     def add_rollback(self, rollback_id: str, call_id: str, target: str, forced: bool,
                      changes: Sequence[tuple[int, FileChange]], git: Sequence[tuple[int, GitChange]] = ()) -> None:
         """Record an undo before it writes anything: `changes` pairs the position of each target change it
@@ -258,6 +324,7 @@ class Journal:
             _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
             _insert_git(db, rollback_id, git)
 
+    @_writes
     def finish_rollback(self, rollback_id: str, state: str, message: str = "",
                         changes: Sequence[tuple[int, FileChange]] | None = None) -> None:
         """Mark an undo done (its files are written) or failed (nothing of it stands); `changes` replaces
@@ -267,23 +334,27 @@ class Journal:
             if changes is not None:
                 _insert_changes(db, rollback_id, [c for _, c in changes], [seq for seq, _ in changes])
 
+    @_writes
     def add_external(self, op_id: str, session_id: str | None, changes: Sequence[FileChange], note: str) -> None:
         """Changes nobody in Belay made (an editor, a build running beside it), found on disk."""
         with self._tx(durable=True) as db:
             db.execute("INSERT INTO externals VALUES (?, ?, ?, ?)", (op_id, session_id, _now(), note))
             _insert_changes(db, op_id, changes)
 
+    @_writes
     def add_git_changes(self, op_id: str, changes: Sequence[GitChange]) -> None:
         """Record the git reference moves of an operation (replacing what was recorded for it before)."""
         with self._tx(durable=True) as db:
             db.execute("DELETE FROM git_changes WHERE op_id=?", (op_id,))
             _insert_git(db, op_id, [(None, g) for g in changes])
 
+    @_reads
     def git_changes_of(self, op_id: str) -> list[GitChange]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM git_changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
         return [_git_change(r) for r in rows]
 
+    @_writes
     def mark_interrupted(self) -> list[str]:
         """Runs left unfinished by a console that died: mark them, return their ids."""
         with self._tx(durable=True) as db:
@@ -295,11 +366,13 @@ class Journal:
 
     # -- reads ----------------------------------------------------------
 
+    @_reads
     def changes_of(self, op_id: str) -> list[FileChange]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
         return [_change(r) for r in rows]
 
+    @_reads
     def operation_kind(self, op_id: str) -> str | None:
         """"call", "rollback" or "external"; None when the journal has no such operation."""
         with self._lock:
@@ -308,6 +381,7 @@ class Journal:
                     return kind
         return None
 
+    @_reads
     def root_call(self, op_id: str) -> str | None:
         """The call an operation belongs to: itself for a call, the undone call for an undo (or a redo)."""
         with self._lock:
@@ -316,11 +390,13 @@ class Journal:
             row = self._db.execute("SELECT call_id FROM rollbacks WHERE id=?", (op_id,)).fetchone()
         return row["call_id"] if row else None
 
+    @_reads
     def rollback_state(self, rollback_id: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT state FROM rollbacks WHERE id=?", (rollback_id,)).fetchone()
         return row["state"] if row else None
 
+    @_reads
     def rollbacks(self, state: str | None = "done") -> list[RollbackRecord]:
         """Undos oldest first (only those in `state`; None for all), each with its own changes."""
         where, params = ("WHERE state=?", (state,)) if state else ("", ())
@@ -336,6 +412,7 @@ class Journal:
                 git.setdefault(r["op_id"], []).append(r)
         return [_rollback(r, changes.get(r["id"], []), git.get(r["id"], [])) for r in rows]
 
+    @_reads
     def externals(self) -> list[ExternalRecord]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM externals ORDER BY detected_at, rowid").fetchall()
@@ -346,6 +423,7 @@ class Journal:
         return [ExternalRecord(op_id=r["id"], detected_at=r["detected_at"], note=r["note"],
                                changes=tuple(changes.get(r["id"], []))) for r in rows]
 
+    @_reads
     def agents(self) -> list[AgentRecord]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM agents ORDER BY started_at, rowid").fetchall()
@@ -353,6 +431,7 @@ class Journal:
                             parent_id=r["parent_id"], spawned_by=r["spawned_by"],
                             status=AgentStatus(r["status"]), started_at=r["started_at"]) for r in rows]
 
+    @_reads
     def calls(self, call_id: str | None = None) -> list[CallRecord]:
         query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at,"
                  " r.ended_at, a.name AS agent_name"
@@ -373,6 +452,7 @@ class Journal:
         undone = self.undo_state()
         return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone) for r in rows]
 
+    @_reads
     def undo_state(self) -> dict[Ref, Ref]:
         """Every change undone now, mapped to the rollback change undoing it (see core.store.undone)."""
         rollbacks = self.rollbacks()

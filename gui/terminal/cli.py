@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 MCP_PORT = 7391
@@ -127,7 +129,35 @@ def _concurrency(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; what goes wrong reaches the person as one line on stderr, never a traceback.
+
+    A `BelayError` (a damaged journal, a missing workspace...) is expected bad state or input: its message
+    and suggestion, exit 2.  Anything else is a bug: one line saying so, exit 1; BELAY_DEBUG=1 shows where.
+    """
     args = _parser().parse_args(argv)
+    from core import BelayError
+
+    try:
+        return _dispatch(args)
+    except BelayError as e:
+        _say(args.command, " ".join(p for p in (e.info.message, e.info.suggestion) if p))
+        return 2
+    except KeyboardInterrupt:
+        _say(args.command, "interrupted")
+        return 130
+    except Exception as e:  # noqa: BLE001 - the boundary: a bug still ends in one line, not a traceback
+        if os.environ.get("BELAY_DEBUG"):
+            traceback.print_exc()
+        _say(args.command, f"unexpected error ({type(e).__name__}: {e}); this is a bug in Belay, please report "
+                           "it (BELAY_DEBUG=1 shows where it happened)")
+        return 1
+
+
+def _say(command: str, text: str) -> None:
+    print(f"belay {command}: {' '.join(text.split())}", file=sys.stderr)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "calls":
         from gui.terminal.commands import list_calls
         return list_calls(args.workspace, args.state_dir, args.json)

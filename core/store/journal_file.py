@@ -1,0 +1,156 @@
+"""Whether the file at the journal's place is a journal Belay may write, decided by reading it only.
+
+A journal is the audit trail: Belay must never make a damaged one worse,
+nor write its tables into somebody else's database that happens to sit
+at that path.  So before the journal is opened for writing (before WAL
+mode, CREATE TABLE or a migration touch it) the file is opened read-only
+and looked at: its header (`application_id`), its tables, and, up to a
+size, SQLite's own quick check.  Journals since this check carry
+`APPLICATION_ID`; older ones are recognised by their tables.
+
+Every problem is a `JournalUnusable` whose message names the file and
+says what to do, so the command line and the window can show it as one
+line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from core.errors import BelayError, ErrorKind
+
+APPLICATION_ID = 0x42454C59
+"""`PRAGMA application_id` of a Belay journal ("BELY"): what tells it from another program's database."""
+TABLES = frozenset({"sessions", "agents", "calls", "runs", "decisions", "changes", "rollbacks", "outputs",
+                    "externals", "git_changes", "batches"})
+"""Belay's own tables; a journal written before `APPLICATION_ID` existed has some of them and no others."""
+FIRST_TABLES = frozenset({"sessions", "agents", "calls", "runs"})
+"""Tables every journal has had since the first release."""
+QUICK_CHECK_MAX_BYTES = 64 << 20
+"""Larger journals skip `PRAGMA quick_check` at open (it reads the whole file); damage found later still
+reads as `JournalUnusable`."""
+_MAGIC = b"SQLite format 3\0"
+_DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary codes: extended ones carry more bits)
+
+
+class JournalUnusable(BelayError):
+    """The journal's file cannot be used as it is; Belay did not change it."""
+
+    def __init__(self, path: Path, message: str, suggestion: str) -> None:
+        super().__init__(ErrorKind.SYSTEM, message, suggestion, code="journal-unusable")
+        self.path = path
+
+
+def damaged(path: Path, detail: str) -> JournalUnusable:
+    return JournalUnusable(
+        path, f"the journal {path} is damaged ({detail}); Belay changed nothing in it.",
+        f"Move it aside, with its -wal file if there is one (for example: mv '{path}' '{path}.damaged'); "
+        "Belay then starts a new journal and the old file stays with you.")
+
+
+def foreign(path: Path, tables: set[str], app_id: int) -> JournalUnusable:
+    what = f"{'table' if len(tables) == 1 else 'tables'} {', '.join(sorted(tables))}" if tables else "no tables"
+    if app_id not in (0, APPLICATION_ID):
+        what += f", application id {app_id:#x}"
+    return JournalUnusable(
+        path, f"{path} is not a Belay journal (an SQLite database with {what}); Belay did not change it.",
+        f"Move that file elsewhere; Belay then starts a new journal at {path}.")
+
+
+def translated(path: Path, error: sqlite3.Error, doing: str) -> BelayError | sqlite3.Error:
+    """The error to raise for an SQLite failure on the journal: damage and refusals read as
+    `JournalUnusable`; a broken constraint (a bug, not the file's fault) stays as it is."""
+    if isinstance(error, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)):
+        return error
+    if is_damage(error):
+        return damaged(path, str(error))
+    return JournalUnusable(path, f"the journal {path} could not be {doing}: {error}.",
+                           "Check the disk has room and the file can be written; Belay recorded nothing more.")
+
+
+def is_damage(error: sqlite3.Error) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _DAMAGE_CODES
+
+
+def inspect(path: Path) -> bool:
+    """Raises JournalUnusable unless `path` is missing, empty, or a Belay journal SQLite finds whole.
+
+    Returns whether it lacks `APPLICATION_ID` (new, or written before the mark existed) so that the
+    caller marks it.  Nothing is written: the header is read as bytes, another program's tables through
+    an immutable connection (no lock, no -wal or -shm file made beside it), and only a file that is
+    Belay's own is opened by SQLite read-only for its quick check.
+    """
+    header = _header(path)
+    if header is None:
+        return True
+    app_id = int.from_bytes(header[68:72], "big")
+    if app_id not in (0, APPLICATION_ID):
+        raise foreign(path, _tables(path), app_id)
+    if app_id == 0:
+        tables = _tables(path)
+        if tables and not _belays(tables):
+            raise foreign(path, tables, app_id)
+    _check_whole(path)
+    return app_id == 0
+
+
+def _header(path: Path) -> bytes | None:
+    """The file's 100-byte SQLite header; None for no file (or an empty one, with no WAL to replay)."""
+    try:
+        with open(path, "rb") as f:
+            header, size = f.read(100), os.fstat(f.fileno()).st_size
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise JournalUnusable(path, f"the journal {path} cannot be read: {e.strerror}.",
+                              "Check the file's permissions.") from None
+    if not header:
+        return None if not os.path.exists(f"{path}-wal") else header
+    if len(header) < 100 or not header.startswith(_MAGIC):
+        raise damaged(path, "file is not a database")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if header[24:28] == header[92:96] and size < pages * page_size:  # the page count is valid, the file short
+        raise damaged(path, f"the file is cut short: {size} bytes of {pages * page_size}")
+    return header
+
+
+def _belays(tables: set[str]) -> bool:
+    own = {t for t in tables if not t.startswith("sqlite_")}
+    return FIRST_TABLES <= own <= TABLES
+
+
+def _tables(path: Path) -> set[str]:
+    """The tables as the file itself holds them (immutable: read without locks or side files)."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as e:
+        raise translated(path, e, "opened") from None
+    try:
+        return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as e:
+        raise translated(path, e, "read") from None
+    finally:
+        db.close()
+
+
+def _check_whole(path: Path) -> None:
+    """SQLite's quick check of a journal that is Belay's, read-only (another console may be writing it)."""
+    if path.stat().st_size > QUICK_CHECK_MAX_BYTES:
+        return
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    except sqlite3.Error as e:
+        raise translated(path, e, "opened") from None
+    try:
+        problems = [r[0] for r in db.execute("PRAGMA quick_check(3)")]
+    except sqlite3.Error as e:
+        raise translated(path, e, "read") from None
+    finally:
+        db.close()
+    if problems != ["ok"]:
+        raise damaged(path, "; ".join(problems))
