@@ -14,15 +14,17 @@ import asyncio
 import json
 import os
 import signal
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core import Console, RunStatus
+from core import Console, RunStatus, install_token
 from core.outside import install
 from core.policy.settings import config_dir
-from core.settings import state_root
+from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
 
@@ -154,3 +156,78 @@ def test_with_the_console_stopped_the_hook_blocks_the_call(tmp_path: Path) -> No
     assert not (workspace / "x.txt").exists()
     assert result["is_error"] and "belay watch" in result_text(result)
     assert json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"] == "block"
+
+
+@pytest.mark.timeout(120)
+def test_a_hung_console_blocks_the_call_after_the_silence_limit_not_claude_codes_hour(tmp_path: Path) -> None:
+    """A console that accepts the hook's connection and never answers (its window hung): the call is blocked
+    within seconds, and the model is told why."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    state = workspace_state_dir(workspace)
+    state.mkdir(parents=True)
+    install_token(config_dir())
+    turns = [Turn(tools=[ToolCall("Write", {"file_path": str(workspace / "x.txt"), "content": "x\n"}, id="t_x")]),
+             Turn(text="Could not write.", when=answers("t_x"))]
+    settings = tmp_path / "claude-settings.json"
+    install.install(settings, install.hook_command(state_root(), config_dir(), wait_s=2), config_dir())
+
+    async def hung(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await reader.read(65536):  # takes the event, says nothing, lets go when the hook gives up
+            pass
+        writer.close()
+
+    async def scenario() -> tuple[dict[str, Any], float]:
+        with tempfile.TemporaryDirectory(dir="/tmp") as short:
+            server = await asyncio.start_unix_server(hung, path=f"{short}/c.sock")
+            (state / "endpoint.sock").write_text(f"{short}/c.sock")
+            try:
+                with ScriptedModel(turns) as model:
+                    started = time.monotonic()
+                    code, output = await _claude(model, workspace, settings)
+                    took = time.monotonic() - started
+                    assert code == 0, output
+                    return next(r.tool_result("t_x") for r in model.message_requests() if r.tool_result("t_x")), took
+            finally:
+                server.close()
+                await server.wait_closed()
+
+    result, took = run(scenario())
+    assert not (workspace / "x.txt").exists()
+    assert result["is_error"] and "did not answer within 2 s; the call was blocked" in result_text(result)
+    assert "Is the Belay window hung?" in result_text(result)
+    assert took < CLI_TIMEOUT  # a handful of 2 s silences (SessionStart, PreToolUse, ...), not an hour
+
+
+@pytest.mark.timeout(120)
+def test_a_person_slower_than_the_silence_limit_still_gets_to_approve(workspace: Path, tmp_path: Path) -> None:
+    """The console's keepalives keep the hook waiting while the person thinks for longer than the limit."""
+    turns = [Turn(tools=[ToolCall("Write", {"file_path": str(workspace / "slow.md"), "content": "slow\n"},
+                                  id="t_slow")]),
+             Turn(text="Written.", when=answers("t_slow"))]
+    settings = tmp_path / "claude-settings.json"
+    install.install(settings, install.hook_command(state_root(), config_dir(), wait_s=1), config_dir())
+
+    async def slow_person(console: Console) -> None:
+        while not console.pending_approvals():
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(3)  # three silence limits
+        console.approve(console.pending_approvals()[0].call_id)
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            assert console.endpoint is not None
+            console.endpoint.keepalive_s = 0.3  # under this test's 1 s silence limit
+            console.register_approver("test")
+            person = asyncio.ensure_future(slow_person(console))
+            try:
+                with ScriptedModel(turns) as model:
+                    code, output = await _claude(model, workspace, settings)
+                    assert code == 0 and model.unscripted == [], output
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+            assert [(r.tool, r.status) for r in await console.history()] == [("Write", RunStatus.DONE)]
+
+    run(scenario())
+    assert (workspace / "slow.md").read_text() == "slow\n"

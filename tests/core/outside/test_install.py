@@ -101,3 +101,14 @@ def test_the_settings_file_is_the_projects_or_the_users_claude_config(tmp_path: 
     assert install.settings_file(project, user=False) == project.resolve() / ".claude" / "settings.json"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
     assert install.settings_file(project, user=True) == tmp_path / "claude-home" / "settings.json"
+
+
+def test_the_silence_limits_go_on_the_command_line_under_claude_codes_own_timeout(tmp_path: Path) -> None:
+    command = install.hook_command(state_root(), config_dir(), wait_s=45, max_wait_s=1200)
+    assert command.endswith(" --wait 45 --max-wait 1200") and "--wait" not in _command()
+    path = _settings(tmp_path)
+    install.install(path, command, config_dir())
+    assert install.uninstall(path, config_dir()).events == install.HOOK_EVENTS  # still recognised as Belay's
+    for too_long in ({"wait_s": install.HOOK_TIMEOUT_S}, {"max_wait_s": 0}):
+        with pytest.raises(ValueError, match="less than 3600 s"):
+            install.hook_command(state_root(), config_dir(), **too_long)
