@@ -40,7 +40,7 @@ from core.policy.engine import PolicyEngine
 from core.policy.settings import config_dir
 from core.policy.verdicts import PolicyRequest
 from core.process.environment import make_non_dumpable
-from core.process.sandbox import SandboxInfo
+from core.process.sandbox import SandboxInfo, describe
 from core.process.shells import ShellManager
 from core.recorder import Recorder
 from core.run.approvals import Answer, ApprovalBroker
@@ -371,10 +371,7 @@ class Console:
                                        problems=self.settings_problems))
 
     def _sandbox_text(self) -> str:
-        if not self.sandbox.available:
-            return f"sandbox off: {self.sandbox.detail}"
-        network = "network on" if self.bash_settings.network else "network off"
-        return f"bubblewrap sandbox ({network}): {self.sandbox.detail}"
+        return describe(self.sandbox, self.bash_settings.network)
 
     def cancel(self, call_id: str) -> bool:
         """Stop a queued, waiting or running call; the agent is told it was cancelled."""

@@ -40,6 +40,19 @@ class SandboxInfo(BaseModel):
     """One sentence for the window and the logs."""
     executable: str = ""
     """Absolute path of bwrap when available."""
+    processes: str = ""
+    """How many processes a command may have and what enforces it ("at most 256 processes (pids cgroup)");
+    filled in by the Bash tool, which knows the setting (core.process.limits)."""
+
+
+def describe(info: SandboxInfo, network: bool) -> str:
+    """One line on what an approved command can reach, for approval cards and the status line."""
+    limit = f", {info.processes}" if info.processes else ""
+    if not info.available:
+        why = info.detail.rpartition(": ")[0] or info.detail  # "<why>: commands run unsandboxed ..."
+        return (f"sandbox off: commands can read and write anything your user can, including files outside "
+                f"the workspace ({why}){limit}")
+    return f"bubblewrap sandbox (network {'on' if network else 'off'}){limit}: {info.detail}"
 
 
 def _base_options(network: bool) -> list[str]:
@@ -73,17 +86,20 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path, network: bool, info: SandboxInfo,
-         hide: Sequence[Path] = ()) -> list[str]:
+         hide: Sequence[Path] = (), own_users: bool = False) -> list[str]:
     """`argv` run inside bubblewrap (unchanged when `info` says there is none).
 
     The private `tmp` is mounted before the workspace, so a workspace under
     /tmp stays visible.  Each existing directory in `hide` (the console's
-    state) is covered by an empty tmpfs, unless it holds the workspace.
+    state and settings) is covered by an empty tmpfs, unless it holds the
+    workspace.  `own_users` gives the sandbox its own user namespace, where
+    RLIMIT_NPROC counts only the sandbox's processes (core.process.limits).
     """
     if not info.available:
         return list(argv)
     ws = os.path.realpath(workspace)
-    options = [info.executable, *_base_options(network), "--bind", str(tmp), "/tmp", "--bind", ws, ws]
+    users = ["--unshare-user"] if own_users else []
+    options = [info.executable, *_base_options(network), *users, "--bind", str(tmp), "/tmp", "--bind", ws, ws]
     for path in hide:
         real = os.path.realpath(path)
         if os.path.isdir(real) and not _overlaps(real, ws) and not _overlaps(real, "/tmp"):
@@ -96,7 +112,7 @@ def _overlaps(a: str, b: str) -> bool:
     return common in (a, b)
 
 
-def _proc_stat(pid: int) -> tuple[int, int, int, str, int] | None:
+def proc_stat(pid: int) -> tuple[int, int, int, str, int] | None:
     """(ppid, pgid, session, state, start time) of `pid`, or None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -117,7 +133,7 @@ def tree_pids(root: int, known: Mapping[int, int] | None = None) -> dict[int, in
     """
     table: dict[int, tuple[int, int, int, str, int]] = {}
     for name in os.listdir("/proc"):
-        if name.isdigit() and (entry := _proc_stat(int(name))) is not None and entry[3] != "Z":
+        if name.isdigit() and (entry := proc_stat(int(name))) is not None and entry[3] != "Z":
             table[int(name)] = entry
     known = known or {}
     found = {pid for pid, (_, pgid, sid, _, start) in table.items()

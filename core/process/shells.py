@@ -4,7 +4,10 @@
 stdout+stderr on one pipe it owns, and ends it completely: SIGTERM to the
 whole tree, SIGKILL after a grace period, what the command left behind
 swept after it exits, the pipe abandoned after a drain timeout (an escaped
-orphan holding it cannot hang the call), the private /tmp removed.
+orphan holding it cannot hang the call), the private /tmp removed.  With
+a pids cgroup (core.process.limits) it is also sealed against new
+processes when the command is stopped, and every member is killed and the
+group removed at the end: what escaped the sweep by `setsid` goes too.
 `ShellManager` keeps background shells (Bash with run_in_background): each
 has an owning task here, bounded output, and events for the window.
 """
@@ -16,20 +19,23 @@ import itertools
 import os
 import shutil
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from core.errors import ErrorKind, ToolError
 from core.events import Event, ShellFinished, ShellOutput, ShellStarted
+from core.process.limits import PidsGroup
 from core.process.output import Coalescer, LiveText, OutputCapture
-from core.process.sandbox import signal_pids, tree_pids
+from core.process.sandbox import proc_stat, signal_pids, tree_pids
 from core.tasks import shielded, spawn
 
 T = TypeVar("T")
 _POLL_S = 0.05
 _KILLED_GONE_S = 1.0
+_MAX_DEPTH = 256
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,15 @@ class Launch:
     """Whether `argv` runs bubblewrap (its PID namespace contains the tree)."""
     kill_grace_s: float = 2.0
     drain_timeout_s: float = 2.0
+    group: PidsGroup | None = None
+    """The command's own pids cgroup (its argv joins it first); removed, members killed, when it is done."""
+
+
+def discard(launch: Launch) -> None:
+    """Remove what a launch holds: its private /tmp and its pids cgroup (blocking; for a worker thread)."""
+    shutil.rmtree(launch.tmp, ignore_errors=True)
+    if launch.group is not None:
+        launch.group.remove()
 
 
 class _Pipe(asyncio.Protocol):
@@ -72,6 +87,8 @@ class ShellProcess:
         self.killed = False
         """The command was still running when it was stopped (timeout, cancel, kill)."""
         self._seen: dict[int, int] = {}
+        self.refused_processes = 0
+        """With a pids cgroup: how many new processes the limit refused before the command was stopped."""
         """Outside a sandbox: every process of the tree seen so far (pid -> start time)."""
 
     @property
@@ -120,17 +137,25 @@ class ShellProcess:
             await self.stop()
             await self._drain()
         finally:
-            await asyncio.to_thread(shutil.rmtree, self.launch.tmp, True)
+            await asyncio.to_thread(discard, self.launch)
 
     async def _end_tree(self) -> None:
         assert self._proc is not None
-        if self.launch.sandboxed and await self._pin_sandbox():
-            return
-        await self._signal_tree(signal.SIGTERM)
-        await self._gone_within(self.launch.kill_grace_s)
-        await self._signal_tree(signal.SIGKILL)
-        await self._proc.wait()
-        await self._gone_within(_KILLED_GONE_S)  # SIGKILL is not instant: return once the tree has really gone
+        group = self.launch.group
+        if group is not None:
+            self.refused_processes = group.refused()  # before the seal, which refuses more
+            group.seal()  # one small write: what is dying cannot be replaced (a fork bomb ends at once)
+        try:
+            if self.launch.sandboxed and await self._pin_sandbox():
+                return
+            await self._signal_tree(signal.SIGTERM)
+            await self._gone_within(self.launch.kill_grace_s)
+            await self._signal_tree(signal.SIGKILL)
+            await self._proc.wait()
+            await self._gone_within(_KILLED_GONE_S)  # SIGKILL is not instant: return once the tree has gone
+        finally:
+            if group is not None:
+                await asyncio.to_thread(group.kill_all)  # what left the tree by setsid is still in the group
 
     async def _pin_sandbox(self) -> bool:
         """Stop bubblewrap before looking inside it; True when it was still setting up and is now gone.
@@ -187,6 +212,22 @@ class ShellProcess:
             return True
         return bool(await self._scan())
 
+    def started(self, pid: int) -> bool:
+        """Whether `pid` is this command or one of its processes (blocking: a few /proc reads).
+
+        Its pids cgroup answers exactly when it has one; otherwise the parent chain of `pid` is walked up
+        to this command's first process, or to a process an earlier scan found in its tree (matched by
+        start time, so a reused pid is not taken for it).
+        """
+        if self._proc is None:
+            return False
+        if self.launch.group is not None and self.launch.group.holds(pid):
+            return True
+        for ancestor, start in _ancestry(pid):
+            if (ancestor == self._proc.pid and self._proc.returncode is None) or self._seen.get(ancestor) == start:
+                return True
+        return False
+
     async def _drain(self) -> None:
         """Read what is left in the pipe, but not for ever: a process that escaped may hold it open."""
         if self._pipe is None or self._transport is None:
@@ -200,6 +241,16 @@ class ShellProcess:
     def __repr__(self) -> str:
         state = "not started" if self._proc is None else f"pid {self._proc.pid} rc {self._proc.returncode}"
         return f"<ShellProcess {state}{' killed' if self.killed else ''} {'bwrap' if self.launch.sandboxed else ''}>"
+
+
+def _ancestry(pid: int) -> Iterator[tuple[int, int]]:
+    """`pid` and its ancestors up to (not including) pid 1, as (pid, start time)."""
+    for _ in range(_MAX_DEPTH):
+        stat = proc_stat(pid)
+        if stat is None or pid <= 1:
+            return
+        yield pid, stat[4]
+        pid = stat[0]
 
 
 def exit_code(returncode: int | None) -> int | None:
@@ -266,12 +317,13 @@ class ShellManager:
         self._shells: dict[str, _Shell] = {}
         self._ids = itertools.count(1)
         self._closed = False
+        self._foreground: set[ShellProcess] = set()
 
     async def start(self, launch: Launch, *, command: str, call_id: str) -> str:
         """Start `launch` in the background and return its shell id (bash_1, bash_2, ...)."""
         running = sum(1 for s in self._shells.values() if s.process.returncode is None)
         if self._closed or running >= self.max_running:
-            await asyncio.to_thread(shutil.rmtree, launch.tmp, True)  # the launch was handed over: ours to clean
+            await asyncio.to_thread(discard, launch)  # the launch was handed over: ours to clean
             raise ToolError(ErrorKind.RESOURCE_LIMIT, f"{running} background shells are already running"
                             if not self._closed else "the console is closing", "Kill a shell with KillShell first.")
         shell_id = f"bash_{next(self._ids)}"
@@ -281,12 +333,30 @@ class ShellManager:
         try:
             await shell.process.start()
         except BaseException:
-            await asyncio.to_thread(shutil.rmtree, launch.tmp, True)
+            await asyncio.to_thread(discard, launch)
             raise
         self._shells[shell_id] = shell
         self._publish(ShellStarted(shell_id=shell_id, call_id=call_id, command=command))
         shell.task = spawn(self._watch(shell), f"background shell {shell_id}")
         return shell_id
+
+    @contextmanager
+    def foreground(self, process: ShellProcess) -> Iterator[None]:
+        """Count `process` (a command the Bash tool waits for) among the commands Belay runs, while inside."""
+        self._foreground.add(process)
+        try:
+            yield
+        finally:
+            self._foreground.discard(process)
+
+    def started_by_a_command(self, pid: int) -> bool:
+        """Whether `pid` is a command Belay runs (foreground or background) or one of its processes.
+
+        For refusing connections from agent commands: a socket peer's pid goes in.  Blocking but cheap (a
+        few small /proc and cgroup reads per running command).
+        """
+        running = [*self._foreground, *(s.process for s in self._shells.values() if s.task and not s.task.done())]
+        return any(process.started(pid) for process in running)
 
     def _on_output(self, shell_id: str, chunk: bytes) -> None:
         shell = self._shells.get(shell_id)

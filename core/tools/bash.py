@@ -3,8 +3,9 @@
 A command runs as `bash --noprofile --norc -c <command>` in the workspace
 root with stdin closed, stdout and stderr on one pipe, a filtered
 environment (`core.process.environment`), resource limits (address space, file
-size, no core dumps) and, when bubblewrap works here, inside its sandbox
-(`core.process.sandbox`).  The limits are applied by `prlimit(1)` placed in the
+size, no core dumps, a number of processes a fork bomb cannot pass:
+`core.process.limits`) and, when bubblewrap works here, inside its sandbox
+(`core.process.sandbox`), which hides Belay's state and settings.  The limits are applied by `prlimit(1)` placed in the
 argv, or a two-line Python exec wrapper when prlimit is missing, rather than
 a `preexec_fn`: no Python code runs between fork and exec in a process
 that has Qt and worker threads.
@@ -32,10 +33,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.policy.settings import config_dir
 from core.process.environment import build_env, make_non_dumpable, refusal
+from core.process.limits import PidsGroup, ProcessLimit, detect_limit
 from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
-from core.process.shells import Launch, ShellManager, ShellProcess, exit_code
+from core.process.shells import Launch, ShellManager, ShellProcess, discard, exit_code
 from core.settings import state_root
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
@@ -46,9 +49,11 @@ MAX_COMMAND_BYTES = 128 * 1024
 MAX_TIMEOUT_MS = 600_000
 _MEMORY_WORDS = re.compile(r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory", re.IGNORECASE)
 _LIMITS_PY = ("import os, resource as r, sys\n"
-              "for k, v in ((r.RLIMIT_AS, sys.argv[1]), (r.RLIMIT_FSIZE, sys.argv[2]), (r.RLIMIT_CORE, '0')):\n"
-              "    v = int(v); v = r.RLIM_INFINITY if v < 0 else v; r.setrlimit(k, (v, v))\n"
-              "os.execv(sys.argv[3], sys.argv[3:])")
+              "for k, v in ((r.RLIMIT_AS, sys.argv[1]), (r.RLIMIT_FSIZE, sys.argv[2]), (r.RLIMIT_CORE, '0'),\n"
+              "             (r.RLIMIT_NPROC, sys.argv[3])):\n"
+              "    v = int(v)\n"
+              "    if v >= 0 or k != r.RLIMIT_NPROC: v = r.RLIM_INFINITY if v < 0 else v; r.setrlimit(k, (v, v))\n"
+              "os.execv(sys.argv[4], sys.argv[4:])")
 
 __all__ = ["BashArgs", "BashOutputTool", "BashSettings", "BashTool", "KillShellTool"]
 
@@ -79,7 +84,10 @@ class BashSettings(BaseModel):
     journal_output_bytes: int = Field(default=1_048_576, ge=0)
     """How much of a command's output is kept for the journal."""
     hidden_paths: tuple[str, ...] = ()
-    """Directories sandboxed commands must not see, besides the console's state directory."""
+    """Directories sandboxed commands must not see, besides the console's state and settings directories."""
+    max_processes: int = Field(default=256, ge=16, le=65536)
+    """Processes (and threads) one command may have at once: a fork bomb stops there, and so does a build
+    that needs more (raise it then)."""
 
     def overlaid(self, overrides: dict[str, Any], timeout_s: float | None) -> tuple[BashSettings, str | None]:
         """These settings under the user's `[bash]` table and `[timeouts] Bash = N` (the default when a
@@ -166,18 +174,26 @@ class BashTool(RunTool[BashArgs]):
         return args.model_copy(update={"timeout": limit})
 
     async def sandbox_info(self) -> SandboxInfo:
-        """What commands run in: bubblewrap when settings allow and it works here (probed once)."""
+        """What commands run in: bubblewrap when settings allow and it works here (probed once), and what
+        limits their processes (`processes`)."""
+        info, limit = await asyncio.to_thread(self._containment)
+        return info.model_copy(update={"processes": limit.text()})
+
+    def _containment(self) -> tuple[SandboxInfo, ProcessLimit]:
+        """The sandbox and the process limit (blocking: both are probed, once per process)."""
         if self.settings.sandbox == "off":
-            return SandboxInfo(available=False, kind="none",
+            info = SandboxInfo(available=False, kind="none",
                                detail="sandbox turned off in settings: commands run in their own process group")
-        return await asyncio.to_thread(detect_sandbox)
+        else:
+            info = detect_sandbox()
+        return info, detect_limit(self.settings.max_processes, bwrap=info.executable if info.available else None)
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         if not self._hardened:
             make_non_dumpable()  # the console does this at start; be certain before the first command
             self._hardened = True
-        info = await self.sandbox_info()
-        launch = await self._prepare(args.command, ctx.workspace.root, info)
+        info, limit = await asyncio.to_thread(self._containment)
+        launch = await self._prepare(args.command, ctx.workspace.root, info, limit)
         if args.run_in_background:
             shell_id = await self.shells.start(launch, command=args.command, call_id=ctx.call_id)
             return ToolOutput(f"Started background shell {shell_id}; read its output with BashOutput "
@@ -187,36 +203,51 @@ class BashTool(RunTool[BashArgs]):
                     self.settings.max_timeout_s)
         return await self._foreground(launch, limit, ctx, info)
 
-    async def _prepare(self, command: str, workspace: Path, info: SandboxInfo) -> Launch:
-        """`_launch` off the loop; if the call is cancelled meanwhile, the temp dir it made is removed."""
-        task = spawn(asyncio.to_thread(self._launch, command, workspace, info), "prepare a command")
+    async def _prepare(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit) -> Launch:
+        """`_launch` off the loop; if the call is cancelled meanwhile, what it made is removed."""
+        task = spawn(asyncio.to_thread(self._launch, command, workspace, info, limit), "prepare a command")
         try:
             return await shielded(task)
         except asyncio.CancelledError:
             if not task.cancelled() and task.exception() is None:
-                shutil.rmtree(task.result().tmp, ignore_errors=True)  # an empty directory: instant
+                discard(task.result())  # an empty directory and an empty cgroup: instant
             raise
 
-    def _launch(self, command: str, workspace: Path, info: SandboxInfo) -> Launch:
-        """The argv and environment for `command` (blocking: creates the private temp dir)."""
+    def _launch(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit) -> Launch:
+        """The argv and environment for `command` (blocking: creates the private temp dir and pids cgroup)."""
         tmp = Path(tempfile.mkdtemp(prefix="belay-cmd-"))
         env = build_env(workspace, tmpdir="/tmp" if info.available else str(tmp),
                         passthrough=self.settings.env_passthrough)
         bash = shutil.which("bash", path=env["PATH"]) or "/bin/bash"
-        argv = [*self._limits(env["PATH"]), bash, "--noprofile", "--norc", "-c", command]
-        hide = [state_root(), *map(Path, self.settings.hidden_paths)]
-        argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide)
-        return Launch(tuple(argv), env, workspace, tmp, info.available,
-                      self.settings.kill_grace_s, self.settings.drain_timeout_s)
+        nproc = limit.maximum if limit.kind == "rlimit" else -1
+        argv = [*self._limits(env["PATH"], nproc), bash, "--noprofile", "--norc", "-c", command]
+        hide = [state_root(), config_dir(), *map(Path, self.settings.hidden_paths)]
+        argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide,
+                    own_users=limit.kind == "rlimit")
+        group = self._group(limit, tmp)
+        return Launch(tuple([*group.join_argv(), *argv] if group else argv), env, workspace, tmp, info.available,
+                      self.settings.kill_grace_s, self.settings.drain_timeout_s, group)
 
-    def _limits(self, path: str) -> list[str]:
+    @staticmethod
+    def _group(limit: ProcessLimit, tmp: Path) -> PidsGroup | None:
+        """The command's pids cgroup when that is how processes are limited here; never run without it."""
+        if limit.kind != "cgroup":
+            return None
+        try:
+            return PidsGroup.create(limit)
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ToolError(ErrorKind.SYSTEM, f"could not create the command's pids cgroup in {limit.parent}: "
+                            f"{e.strerror or e}", "Check the cgroup filesystem; the command was not run.") from None
+
+    def _limits(self, path: str, nproc: int) -> list[str]:
         mem = self.settings.memory_limit_mb * 1024 * 1024 or -1
         fsize = self.settings.file_size_limit_mb * 1024 * 1024 or -1
         prlimit = shutil.which("prlimit", path=path)
         if prlimit is None:
-            return [sys.executable, "-I", "-S", "-c", _LIMITS_PY, str(mem), str(fsize)]
+            return [sys.executable, "-I", "-S", "-c", _LIMITS_PY, str(mem), str(fsize), str(nproc)]
         shown = [f"--as={mem}" if mem > 0 else "--as=unlimited", f"--fsize={fsize}" if fsize > 0 else
-                 "--fsize=unlimited"]
+                 "--fsize=unlimited", *([f"--nproc={nproc}"] if nproc > 0 else [])]
         return [prlimit, *shown, "--core=0", "--"]
 
     async def _foreground(self, launch: Launch, limit: float, ctx: ToolContext, info: SandboxInfo) -> ToolOutput:
@@ -238,19 +269,20 @@ class BashTool(RunTool[BashArgs]):
         try:
             await process.start()
         except OSError as e:
-            await asyncio.to_thread(shutil.rmtree, launch.tmp, True)
+            await asyncio.to_thread(discard, launch)
             raise ToolError(ErrorKind.SYSTEM, f"could not start bash: {e.strerror or e}",
                             "Check that bash is installed.") from None
         timed_out = False
-        try:
-            async with asyncio.timeout(limit):
-                await process.wait()
-        except TimeoutError:
-            timed_out = True
-        finally:
-            await shielded(process.close())
-            if coalescer is not None:
-                coalescer.close()
+        with self.shells.foreground(process):
+            try:
+                async with asyncio.timeout(limit):
+                    await process.wait()
+            except TimeoutError:
+                timed_out = True
+            finally:
+                await shielded(process.close())
+                if coalescer is not None:
+                    coalescer.close()
         oom = oom_kills() > oom_before
         return self._result(process, capture, info, limit if timed_out else None, oom)
 
@@ -262,11 +294,11 @@ class BashTool(RunTool[BashArgs]):
                             f"with every process it started. Output until then:\n{text or '(no output)'}",
                             "Use run_in_background for long jobs, or a larger timeout (ms, at most 600000).")
         code = exit_code(process.returncode)
-        problem = self._limit_hit(code, text, oom)
+        problem = self._limit_hit(code, text, oom, process.refused_processes)
         if problem:
             raise ToolError(ErrorKind.RESOURCE_LIMIT, f"the command {problem} (exit code {code}). "
-                            f"Output:\n{text or '(no output)'}", "Use less memory or disk, or raise the limit "
-                            "in Belay's settings.")
+                            f"Output:\n{text or '(no output)'}", "Use less memory, disk or processes, or raise "
+                            "the limit in Belay's settings ([bash] in settings.toml).")
         shown = text or "(no output)"
         if code:
             shown = f"{text.rstrip(chr(10))}\nExit code {code}" if text else f"Exit code {code}"
@@ -274,8 +306,11 @@ class BashTool(RunTool[BashArgs]):
                                 "sandbox": info.kind}
         return ToolOutput(shown, data, full_text=capture.journal_text())
 
-    def _limit_hit(self, code: int | None, text: str, oom: bool) -> str | None:
+    def _limit_hit(self, code: int | None, text: str, oom: bool, refused: int) -> str | None:
         fsize, mem = self.settings.file_size_limit_mb, self.settings.memory_limit_mb
+        if refused:
+            return (f"reached the process limit ({self.settings.max_processes} processes at once): "
+                    f"{refused} new processes were refused, and every process it started was killed")
         if fsize and code == 128 + signal.SIGXFSZ:
             return f"exceeded the file size limit ({fsize} MB)"
         if code == 128 + signal.SIGKILL and oom:

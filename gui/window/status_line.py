@@ -3,7 +3,9 @@
 The sandbox indicator is always visible because it changes what approving
 a command means: inside bubblewrap a command can write only the workspace
 (and, with the network off, reach nothing); without it a command runs with
-all of the user's rights.
+all of the user's rights.  It also says how many processes one command may
+have, and what enforces that, since without a limit a fork bomb can stall
+the machine.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from PySide6.QtWidgets import QLabel, QWidget
 from core import RunStatus, SandboxInfo, Timeline
 
 ON_TIP = ("Bash commands run inside bubblewrap: the filesystem is read-only except the workspace, /tmp is "
-          "private, processes cannot see yours, and {network}.\n\n{detail}")
+          "private, Belay's settings and state are hidden, processes cannot see yours, and {network}."
+          "{processes}\n\n{detail}")
 OFF_TIP = ("Bash commands are NOT sandboxed: an approved command runs with all your rights and can read or change "
-           "any file you can, not only the workspace.\n\nWhy: {detail}\n\n"
+           "any file you can, not only the workspace.{processes}\n\nWhy: {detail}\n\n"
            "Install bubblewrap (e.g. apt install bubblewrap) and allow unprivileged user namespaces to turn it on.")
+PROCESSES_TIP = "\n\nProcesses: one command may have {processes}; past that, starting another fails."
+NO_LIMIT_TIP = ("\n\nProcesses: {processes}. A command that starts processes without end (a fork bomb) can "
+                "stall the machine.")
 SHORT_DETAIL = 60
 
 
@@ -37,17 +43,33 @@ class SandboxIndicator(QLabel):
 
     def show_sandbox(self, info: SandboxInfo, network: bool) -> None:
         self.info = info
+        limit = self._limit_html(info.processes)
         if info.available:
             state = "network on" if network else "network off"
-            self.setText(f"<span style='color:#1a7f37'>✓ Sandbox: {info.kind} ({state})</span>")
+            self.setText(f"<span style='color:#1a7f37'>✓ Sandbox: {info.kind} ({state})</span>{limit}")
             reach = "commands can reach the network" if network else "commands cannot reach the network"
-            self.setToolTip(ON_TIP.format(network=reach, detail=info.detail))
+            self.setToolTip(ON_TIP.format(network=reach, detail=info.detail, processes=self._limit_tip(info)))
         else:
             why, _, _ = info.detail.rpartition(": ")  # "<why>: commands run unsandboxed ..."
             reason = html.escape(_elide(why or info.detail, SHORT_DETAIL))
             self.setText(f"<span style='background:#cf222e; color:white'>&nbsp;<b>⚠ Sandbox OFF</b>: "
-                         f"{reason}&nbsp;</span>")
-            self.setToolTip(OFF_TIP.format(detail=info.detail))
+                         f"{reason}&nbsp;</span>{limit}")
+            self.setToolTip(OFF_TIP.format(detail=info.detail, processes=self._limit_tip(info)))
+
+    @staticmethod
+    def _limit_html(processes: str) -> str:
+        """", at most 256 processes (pids cgroup)" in grey, or "no process limit (why)" in red."""
+        if not processes:
+            return ""
+        colour = "#cf222e" if processes.startswith("no ") else "#57606a"
+        return f"<span style='color:{colour}'>, {html.escape(processes)}</span>"
+
+    @staticmethod
+    def _limit_tip(info: SandboxInfo) -> str:
+        if not info.processes:
+            return ""
+        tip = NO_LIMIT_TIP if info.processes.startswith("no ") else PROCESSES_TIP
+        return tip.format(processes=info.processes)
 
     def __repr__(self) -> str:
         return f"<SandboxIndicator {self.info!r}>"
