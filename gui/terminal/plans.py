@@ -5,12 +5,21 @@ problem is a `PlanError` whose message is one paragraph a person can act
 on; nothing runs until the whole plan has been read.  `{workspace}` in any
 string becomes the workspace's absolute path, as in scripts (`${...}`
 references are left alone for the batch to resolve).
+
+A plan may come from anywhere, so reading it is bounded: at most
+`MAX_PLAN_BYTES`, at most `MAX_DEPTH` levels of nesting (checked while
+YAML is composed, before Python's recursion could fail), no YAML anchors or
+aliases (a few lines of them expand to billions of nodes: refused on the
+first one, before anything is built), and only text that is valid Unicode
+(a JSON `\\ud800` escape alone is not).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +32,10 @@ from core import BatchCall, Script
 _WORKSPACE = re.compile(r"(?<!\$)\{workspace\}")
 """`{workspace}`, but not `${workspace}` (a reference to a call named workspace)."""
 MAX_ERRORS_SHOWN = 5
+MAX_PLAN_BYTES = 1 << 20
+"""A plan is a list of calls, not their data: a megabyte is thousands of them."""
+MAX_DEPTH = 32
+"""Levels of nesting (mappings and lists); a script's Task steps nest about five per sub-agent."""
 MAX_CONCURRENCY = 64
 """As for a script's batch steps."""
 
@@ -85,9 +98,19 @@ def load_plan(path: str | Path, workspace: Path) -> Plan:
 
 def _read(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise PlanError(f"cannot read the plan {path}: {getattr(e, 'strerror', None) or e}") from e
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would never end, or block
+            raise PlanError(f"the plan {path} is not a file")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_PLAN_BYTES + 1)
+    except OSError as e:
+        raise PlanError(f"cannot read the plan {path}: {e.strerror or e}") from None
+    if len(raw) > MAX_PLAN_BYTES:
+        raise PlanError(f"the plan {path} is larger than {MAX_PLAN_BYTES // 1024} KB; a plan lists calls, "
+                        "and content it needs can be read from files by the calls themselves")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise PlanError(f"the plan {path} is not UTF-8 text (byte {raw[e.start]:#04x} at offset {e.start})") from None
     if not text.strip():
         raise PlanError(f"the plan {path} is empty")
     return text
@@ -96,15 +119,82 @@ def _read(path: Path) -> str:
 def _parse(text: str) -> Any:
     """JSON when it parses as JSON, else YAML; the error shown is the one for what it looks like."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
+    except RecursionError:
+        raise PlanError(_too_deep("")) from None
     except json.JSONDecodeError as json_error:
+        data = _parse_yaml(text, json_error)
+    except ValueError as e:  # an integer of thousands of digits (Python refuses to convert them)
+        raise PlanError(_too_long(e)) from None
+    _check_tree(data, "", 0)
+    return data
+
+
+def _parse_yaml(text: str, json_error: json.JSONDecodeError) -> Any:
+    try:
+        return yaml.load(text, Loader=_PlanLoader)  # noqa: S506 - a SafeLoader, made stricter
+    except yaml.YAMLError as yaml_error:
+        if text.lstrip()[:1] in ("{", "["):
+            raise PlanError(f"the plan is not valid JSON: {json_error.msg} at line {json_error.lineno}, "
+                            f"column {json_error.colno}") from None
+        raise PlanError(f"the plan is not valid YAML: {_yaml_problem(yaml_error)}") from None
+    except PlanError:
+        raise
+    except ValueError as e:
+        raise PlanError(_too_long(e)) from None
+
+
+class _PlanLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing anchors and aliases and deep nesting as it composes the document."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise PlanError(f"plans may not use YAML aliases or anchors (*name, &name; line "
+                            f"{event.start_mark.line + 1}): write each value out where it is used")
+        if self._depth >= MAX_DEPTH:
+            raise PlanError(_too_deep(f" (line {event.start_mark.line + 1})"))
+        self._depth += 1
         try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as yaml_error:
-            if text.lstrip()[:1] in ("{", "["):
-                raise PlanError(f"the plan is not valid JSON: {json_error.msg} at line {json_error.lineno}, "
-                                f"column {json_error.colno}") from None
-            raise PlanError(f"the plan is not valid YAML: {_yaml_problem(yaml_error)}") from None
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
+
+
+def _check_tree(value: Any, where: str, depth: int) -> None:
+    """Nesting within `MAX_DEPTH` (a JSON plan is only checked once parsed) and text that is Unicode."""
+    if isinstance(value, str):
+        _check_text(value, where)
+        return
+    if not isinstance(value, (dict, list)):
+        return
+    if depth >= MAX_DEPTH:
+        raise PlanError(_too_deep(f" (at {where})"))
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(key, str):
+            _check_text(key, where or "the plan")
+        _check_tree(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key),
+                    depth + 1)
+
+
+def _check_text(text: str, where: str) -> None:
+    bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        raise PlanError(f"the plan holds a lone surrogate (\\u{ord(bad):04x}) in {where or 'a value'}: text in a "
+                        "plan must be valid Unicode (a \\uD800-\\uDFFF escape is only valid as half of a pair)")
+
+
+def _too_deep(where: str) -> str:
+    return f"the plan nests more than {MAX_DEPTH} levels deep{where}; plans are lists of calls, not deep trees"
+
+
+def _too_long(error: ValueError) -> str:
+    return f"the plan cannot be read: {error}".split(";")[0]  # what follows names a Python setting
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
