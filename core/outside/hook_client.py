@@ -104,11 +104,11 @@ def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT
 
 def read_answer(sock: _socket.socket, wait_s: float, deadline: float, max_wait_s: float) -> tuple[int, bytes, bytes]:
     """`HOOK <exit> <stdout bytes> <stderr bytes>` and the two texts, after any number of keepalive lines."""
-    buffer = b""
+    buffer = bytearray()  # grown in place: an answer may carry a whole file (updatedInput)
     while True:
         head, newline, rest = buffer.partition(b"\n")
         if newline and head == KEEPALIVE:
-            buffer = rest
+            buffer = bytearray(rest)
         elif newline or len(buffer) > 200:
             break
         else:
@@ -119,7 +119,7 @@ def read_answer(sock: _socket.socket, wait_s: float, deadline: float, max_wait_s
     code, out_len, err_len = (int(w) for w in words[1:])
     while len(rest) < out_len + err_len:
         rest += receive(sock, wait_s, deadline, max_wait_s)
-    return code, rest[:out_len], rest[out_len:out_len + err_len]
+    return code, bytes(rest[:out_len]), bytes(rest[out_len:out_len + err_len])
 
 
 def receive(sock: _socket.socket, wait_s: float, deadline: float, max_wait_s: float) -> bytes:

@@ -241,7 +241,8 @@ def test_a_console_that_accepts_and_never_answers_is_given_up_on_after_the_silen
 def test_a_console_that_keeps_sending_keepalives_past_the_silence_limit_is_waited_for(tmp_path: Path) -> None:
     workspace, state = _workspace_with_token(tmp_path)
     allow = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                    "permissionDecisionReason": "approved by a person"}}
+                                    "permissionDecisionReason": "approved by a person",
+                                    "updatedInput": {"content": "as the person wrote it\n" * 200_000}}}
     with _fake_console(state, _keepalives_then(3.5, every=0.3, frame=_frame(0, allow))):
         done, took = _timed("PreToolUse", workspace, env_extra={"BELAY_HOOK_WAIT": "1"})
     assert done.returncode == 0, done.stderr
