@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from core import Console, install_token
+from core import BashSettings, Console, install_token
 from core.outside import install
 from core.outside.endpoint import Endpoint
 from core.outside.requests import CallRequest, HookRequest, PingRequest
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
-from tests.conftest import run
+from tests.conftest import run, wait_until
 
 
 async def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any]:
@@ -227,3 +227,38 @@ def test_the_hook_client_hears_keepalives_while_the_handler_works_and_json_clien
     framed, plain = run(scenario())
     assert 3 <= len(framed) - 1 <= 5 and set(framed[:-1]) == {b"WAIT\n"} and framed[-1] == b"HOOK 0 0 0\n"
     assert plain == [b'{"ok": true, "exit": 0, "stdout": null}\n']
+
+
+_PROBE = """
+import json, socket, sys
+token = open(sys.argv[2]).read().strip()
+with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps({"token": token, "kind": "ping"}).encode() + b"\\n")
+    print("ANSWER", s.makefile().readline(), end="")
+"""
+
+
+@pytest.mark.allow_warning_logs  # the refusal is logged
+def test_a_command_the_console_runs_cannot_use_its_socket_even_with_the_token(workspace: Path) -> None:
+    """Unsandboxed, a command can read the token and reach the socket: the kernel's word on who connected
+    is what turns it away (else it could answer its own approvals)."""
+    (workspace / "probe.py").write_text(_PROBE)
+
+    async def scenario() -> tuple[str, dict[str, Any]]:
+        async with Console(workspace, bash=BashSettings(sandbox="off")) as console:
+            assert console.endpoint is not None
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            command = f"{sys.executable} probe.py {console.endpoint.path} {config_dir() / 'token'}"
+            call = asyncio.ensure_future(console.call(agent, "Bash", {"command": command}))
+            await wait_until(console.pending_approvals, timeout=30, what="the command to be asked")
+            console.approve(console.pending_approvals()[0].call_id)
+            outcome = await call
+            outside = await _ask(console.endpoint.path, {"token": install_token(config_dir()), "kind": "ping"})
+            return outcome.text, outside
+
+    text, outside = run(scenario())
+    answer = json.loads(text.split("ANSWER ", 1)[1].splitlines()[0])
+    assert answer["ok"] is False and "was started by a command Belay runs" in answer["error"], text
+    assert outside["ok"] is True  # the same token from a process of its own is served
