@@ -193,14 +193,9 @@ class Console:
                                        tracker=self._tracker_)
         self.outside = OutsideAgents(self.roster, self.recorder, self.interceptor, state_dir=self.state_dir)
         self.hooks = self.outside.hooks
+        # A command Belay runs may read the token: its processes are turned away (it could approve itself).
         self.endpoint = await self.outside.serve(await asyncio.to_thread(install_token, config_dir()),
-                                                 refuse_peer=self._started_by_a_command)
-
-    def _started_by_a_command(self, pid: int) -> bool:
-        """The endpoint's `refuse_peer`: a command Belay runs can read the token, so its processes are turned
-        away from the socket (else one could answer its own approval)."""
-        check = getattr(self.shells, "started_by_a_command", None)  # looked up late: ShellManager is gaining it
-        return bool(check(pid)) if check is not None else False
+                                                 refuse_peer=self.shells.started_by_a_command)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
                       cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
