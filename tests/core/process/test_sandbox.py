@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.process.sandbox import SandboxInfo, detect_sandbox, signal_pids, tree_pids, wrap
+from core.process.sandbox import SandboxInfo, describe, detect_sandbox, signal_pids, tree_pids, wrap
 
 NONE = SandboxInfo(available=False, kind="none", detail="none here")
 
@@ -56,6 +56,26 @@ def test_argv_mounts_private_tmp_before_the_workspace(info: SandboxInfo, dirs: t
                    "--cap-drop ALL", f"--chdir {ws}"):
         assert option in joined
     assert "--unshare-net" not in wrap(["true"], workspace=ws, tmp=tmp, network=True, info=info)
+
+
+def test_the_description_says_what_a_command_can_reach_and_how_many_processes_it_may_have() -> None:
+    on = SandboxInfo(available=True, kind="bubblewrap", detail="bubblewrap 0.8.0: PID namespace",
+                     processes="at most 256 processes (pids cgroup)")
+    assert describe(on, network=False) == ("bubblewrap sandbox (network off), at most 256 processes (pids cgroup): "
+                                           "bubblewrap 0.8.0: PID namespace")
+    off = SandboxInfo(available=False, kind="none", processes="no process limit (no cgroup)",
+                      detail="bubblewrap not found: commands run unsandboxed in their own process group")
+    assert describe(off, network=True) == ("sandbox off: commands can read and write anything your user can, "
+                                           "including files outside the workspace (bubblewrap not found), "
+                                           "no process limit (no cgroup)")
+
+
+def test_its_own_user_namespace_on_request(info: SandboxInfo, dirs: tuple[Path, Path]) -> None:
+    assert "--unshare-user" not in wrap(["true"], workspace=dirs[0], tmp=dirs[1], network=False, info=info)
+    argv = wrap(["cat", "/proc/self/uid_map"], workspace=dirs[0], tmp=dirs[1], network=False, info=info,
+                own_users=True)
+    mapped = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL).stdout
+    assert mapped.split() != ["0", "0", "4294967295"]  # not the initial namespace's identity map
 
 
 def test_without_a_sandbox_the_argv_is_unchanged(dirs: tuple[Path, Path]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,8 +13,13 @@ import pytest
 
 from core.errors import ErrorKind, ToolError
 from core.events import Event, ShellFinished, ShellOutput, ShellStarted
+from core.ids import AgentId, CallId
+from core.paths import Workspace
+from core.process.limits import pids_parent
 from core.process.sandbox import detect_sandbox, wrap
 from core.process.shells import Launch, ShellManager, ShellProcess
+from core.tools.base import ReadState, ToolContext
+from core.tools.bash import BashArgs, BashSettings, BashTool
 from tests.conftest import wait_until
 
 TAG = os.getpid()
@@ -182,5 +188,60 @@ def test_a_sandbox_stopped_while_it_is_still_starting_leaves_nothing(tmp_path: P
             await asyncio.sleep((attempt % 5) / 1000)
             await process.close()
             assert sleeps(98789) == [], f"the sandbox outlived its stop (attempt {attempt})"
+
+    asyncio.run(go())
+
+
+# --- which processes are the commands' ------------------------------------------------------------------------
+
+def bash_tool(shells: ShellManager, sandbox: str) -> tuple[BashTool, ToolContext]:
+    ws = Path(tempfile.mkdtemp(prefix="belay-test-ws-"))
+    return (BashTool(BashSettings(sandbox=sandbox, kill_grace_s=0.5), shells),  # type: ignore[arg-type]
+            ToolContext(Workspace(ws), AgentId("a"), CallId("c"), ReadState()))
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_a_background_commands_processes_are_known_and_others_are_not(sandbox: str) -> None:
+    """What the endpoint asks before it talks to a socket peer: is this one of the agent's commands?"""
+    async def go(stranger: int) -> None:
+        shells = ShellManager(lambda event: None)
+        tool, ctx = bash_tool(shells, sandbox)
+        try:
+            await tool.run(BashArgs(command=f"(setsid {sleep(98785)} &); {sleep(98786)}", run_in_background=True),
+                           ctx)
+            await wait_until(lambda: sleeps(98785) and sleeps(98786), what="both sleeps")
+            inner, escaped = sleeps(98786)[0], sleeps(98785)[0]
+            assert shells.started_by_a_command(inner)
+            # A setsid'd orphan is tied to the command only by its cgroup, or by the sandbox's PID namespace.
+            assert shells.started_by_a_command(escaped) == (pids_parent() is not None or sandbox == "auto")
+            assert not shells.started_by_a_command(os.getpid()) and not shells.started_by_a_command(stranger)
+            assert not shells.started_by_a_command(1)
+        finally:
+            await shells.aclose()
+        assert not shells.started_by_a_command(inner)
+
+    stranger = subprocess.Popen(["sleep", "30"])
+    try:
+        asyncio.run(go(stranger.pid))
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_a_foreground_commands_processes_are_known_while_it_runs() -> None:
+    async def go() -> None:
+        shells = ShellManager(lambda event: None)
+        tool, ctx = bash_tool(shells, "auto")
+        call = asyncio.create_task(tool.run(BashArgs(command=f"{sleep(98787)}; echo done", timeout=20_000), ctx))
+        try:
+            await wait_until(lambda: sleeps(98787), what="the sleep")
+            pid = sleeps(98787)[0]
+            assert shells.started_by_a_command(pid)
+        finally:
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            await shells.aclose()
+        assert not shells.started_by_a_command(pid)
 
     asyncio.run(go())

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,6 +124,14 @@ def test_timeouts_are_clamped_to_ten_minutes() -> None:
     assert BashArgs.model_validate({"command": "x", "timeout": 1500}).timeout == 1500
 
 
+@pytest.mark.parametrize("value", [0, 15, "many", -1, 10**6])
+def test_a_bad_process_limit_is_a_settings_problem(value: object) -> None:
+    settings, problem = BashSettings().overlaid({"max_processes": value}, None)
+    assert settings.max_processes == 256 and problem is not None
+    assert problem.startswith("user settings [bash]: max_processes: ") and problem.endswith("the defaults are used")
+    assert BashSettings().overlaid({"max_processes": 64}, None)[0].max_processes == 64
+
+
 def test_settings_refuse_secret_passthrough() -> None:
     with pytest.raises(ValidationError, match="looks like it holds a secret"):
         BashSettings(env_passthrough=("GITHUB_TOKEN",))
@@ -219,6 +229,19 @@ def test_writes_outside_the_workspace_fail_in_the_sandbox(ws: Path) -> None:
     out = bash(ws, "touch /usr/belay-x; touch ./x /tmp/y && ls /tmp/y && echo $TMPDIR")
     assert "Read-only file system" in out.text and out.text.endswith("/tmp/y\n/tmp\n")
     assert (ws / "x").exists() and not Path("/usr/belay-x").exists()
+
+
+def test_the_settings_directory_is_hidden_in_the_sandbox(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's token lives there: a command that could read it could answer its own approvals."""
+    config = Path(tempfile.mkdtemp(prefix="belay-config-", dir="/var/tmp"))  # not under /tmp, which is private
+    try:
+        (config / "token").write_text("SENTINEL-token")
+        monkeypatch.setenv("BELAY_CONFIG_DIR", str(config))
+        out = bash(ws, f"cat {config}/token; ls -A {config}; echo listed")
+        assert "SENTINEL" not in out.text and "No such file or directory" in out.text
+        assert out.text.endswith("\nlisted\n") and "token" not in out.text.replace(f"{config}/token", "")
+    finally:
+        shutil.rmtree(config)
 
 
 @pytest.mark.parametrize("network", [False, True])

@@ -1,12 +1,12 @@
-"""The status line's run counts: skipped calls and the result cache's hits and misses."""
+"""The status line: run counts (skipped calls, the result cache), and how commands are contained."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from core import CallFinished, CallQueued, RunStatus, Timeline
-from gui.window.status_line import RunCounts
+from core import CallFinished, CallQueued, RunStatus, SandboxInfo, Timeline
+from gui.window.status_line import RunCounts, SandboxIndicator
 
 
 @dataclass(frozen=True)
@@ -39,3 +39,27 @@ def test_without_a_cache_the_line_says_nothing_about_one(qtbot: Any) -> None:
     qtbot.addWidget(counts)
     counts.show_counts(_timeline(), None)
     assert "cache" not in counts.text() and counts.toolTip() == ""
+
+
+def test_the_sandbox_indicator_shows_the_process_limit_with_the_sandbox_state(qtbot: Any) -> None:
+    indicator = SandboxIndicator()
+    qtbot.addWidget(indicator)
+    on = SandboxInfo(available=True, kind="bubblewrap", detail="bubblewrap 0.8.0: PID namespace",
+                     processes="at most 256 processes (pids cgroup)")
+    indicator.show_sandbox(on, network=False)
+    assert "Sandbox: bubblewrap (network off)</span><span style='color:#57606a'>, at most 256 processes (pids " \
+           "cgroup)" in indicator.text()
+    assert "one command may have at most 256 processes (pids cgroup)" in indicator.toolTip()
+    assert "settings and state are hidden" in indicator.toolTip()
+
+
+def test_without_a_limit_or_a_sandbox_the_indicator_says_what_a_command_can_do(qtbot: Any) -> None:
+    indicator = SandboxIndicator()
+    qtbot.addWidget(indicator)
+    off = SandboxInfo(available=False, kind="none", processes="no process limit (RLIMIT_NPROC does not bind root)",
+                      detail="bubblewrap not found: commands run unsandboxed in their own process group")
+    indicator.show_sandbox(off, network=True)
+    assert "Sandbox OFF</b>: bubblewrap not found" in indicator.text()
+    assert "color:#cf222e'>, no process limit (RLIMIT_NPROC does not bind root)" in indicator.text()
+    tip = indicator.toolTip()
+    assert "can read or change any file you can" in tip and "fork bomb" in tip
