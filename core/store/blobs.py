@@ -56,6 +56,22 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class DamagedBlob(OSError):
+    """A blob whose stored bytes no longer hash to its name: changed or cut short outside Belay."""
+
+    def __init__(self, digest: str, where: str) -> None:
+        super().__init__(f"blob {digest[:12]} at {where} is damaged: its content does not match its hash")
+        self.digest, self.where = digest, where
+
+
+class MissingBlob(FileNotFoundError):
+    """A blob that is neither a loose file nor in an indexed pack (removed outside Belay)."""
+
+    def __init__(self, digest: str, where: str) -> None:
+        super().__init__(f"blob {digest[:12]} is missing: there is no {where}")
+        self.digest, self.where = digest, where
+
+
 class BlobStore:
     """Blobs keyed by the hex SHA-256 of their bytes, loose under `root/ab/cdef...` or in `root/packs`."""
 
@@ -89,10 +105,15 @@ class BlobStore:
             raise
 
     def get(self, digest: str) -> bytes:
-        """The blob's bytes: FileNotFoundError if it is not stored, OSError if it is corrupt."""
-        data = self._read(digest)
+        """The blob's bytes: MissingBlob (a FileNotFoundError) if it is not stored, DamagedBlob (an OSError)
+        if what is stored does not match its hash; both name the file, for a message a person can act on."""
+        try:
+            data = self._read(digest)
+        except FileNotFoundError:
+            raise MissingBlob(digest, str(self._path(digest))) from None
         if content_hash(data) != digest:
-            raise OSError(f"blob {digest[:12]} is corrupt")
+            packed = self._find_packed(digest)
+            raise DamagedBlob(digest, packed.pack if packed is not None else str(self._path(digest)))
         return data
 
     def has(self, digest: str) -> bool:

@@ -11,7 +11,8 @@ newest first, and stops at the first refusal.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from core.changes.tracker import ChangeTracker
@@ -21,7 +22,7 @@ from core.ids import new_rollback_id
 from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
 from core.recorder import Recorder
-from core.store.blobs import BlobStore
+from core.store.blobs import BlobStore, DamagedBlob, MissingBlob
 from core.undo import git as undo_git
 from core.undo import plan as undo_mod
 from core.undo.report import Resolution, UndoPreview, UndoReport
@@ -129,6 +130,8 @@ class Undoer:
         call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
+        if paths is not None:
+            _check_touched(op_id, kind, changes, paths)
         chosen = [(i, c) for i, c in enumerate(changes)
                   if (op_id, i) not in undone and (paths is None or c.path in paths or c.old_path in paths)]
         refs = [(-1 - i, g) for i, g in enumerate(git) if (op_id, -1 - i) not in undone] if paths is None else []
@@ -140,6 +143,7 @@ class Undoer:
     async def _undo(self, op_id: str, paths: Sequence[str] | None, force: bool,
                     resolutions: dict[str, Resolution]) -> UndoReport:
         target = await self._target(op_id, paths)
+        await asyncio.to_thread(_check_blobs, self.blobs, target.changes)  # before the journal hears of it
         await self.recorder.session()
         rollback_id = new_rollback_id()
         tracker = self._tracker()
@@ -163,8 +167,9 @@ class Undoer:
             self.journal.add_rollback(rollback_id, target.call_id, target.op_id, force, own, own_git)
 
         try:
-            plan = undo_mod.plan_undo(self.workspace, self.blobs, target.op_id, target.changes)
-            files = undo_mod.apply_undo(self.workspace, self.blobs, plan, resolutions, force, record)
+            with _blob_problems():
+                plan = undo_mod.plan_undo(self.workspace, self.blobs, target.op_id, target.changes)
+                files = undo_mod.apply_undo(self.workspace, self.blobs, plan, resolutions, force, record)
             if moving:
                 undo_git.apply_refs(self.workspace.root, moving)
         except BelayError as e:
@@ -202,6 +207,46 @@ class Undoer:
 
     def __repr__(self) -> str:
         return f"<Undoer {self.workspace.root}>"
+
+
+def _check_touched(op_id: str, kind: str, changes: Sequence[FileChange], paths: Sequence[str]) -> None:
+    """Files asked for that the operation never changed are named, with the ones it did change."""
+    touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
+    strangers = [p for p in paths if p not in touched]
+    if strangers:
+        what = "call" if kind == "call" else "undo"
+        raise ToolError(ErrorKind.NOT_FOUND, f"{what} {op_id} did not change {', '.join(strangers)}; it changed: "
+                        f"{', '.join(sorted(touched))}", "Give the paths relative to the workspace, as listed.")
+
+
+def _check_blobs(blobs: BlobStore, changes: Sequence[tuple[int, FileChange]]) -> None:
+    """Every earlier content the undo puts back is there and whole, before anything is recorded or written.
+
+    A missing or damaged blob is damage to Belay's store, not a choice the person made: the undo is
+    refused as a whole, naming the file and the blob, rather than restoring the rest around a hole.
+    """
+    for _, change in changes:
+        if change.stored and change.before_hash is not None:
+            try:
+                blobs.get(change.before_hash)
+            except (DamagedBlob, MissingBlob) as e:
+                raise _unreadable(e, change.old_path or change.path) from e
+
+
+@contextmanager
+def _blob_problems() -> Iterator[None]:
+    """A blob found missing or damaged later on (a merge reads the call's own version) as a refusal."""
+    try:
+        yield
+    except (DamagedBlob, MissingBlob) as e:
+        raise _unreadable(e, None) from e
+
+
+def _unreadable(error: DamagedBlob | MissingBlob, path: str | None) -> ToolError:
+    whose = f"the earlier content of {path}" if path else "a content the undo needs"
+    return ToolError(ErrorKind.SYSTEM, f"cannot undo: {whose} cannot be read from Belay's blob store ({error}); "
+                     "nothing was changed", "The blob store was changed outside Belay; restore it from a backup "
+                     "if there is one. Other calls can still be undone.", code="blob-unreadable")
 
 
 def _unmoved(change: GitChange) -> GitChange:

@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except BelayError as e:
-        _say(args.command, " ".join(p for p in (e.info.message, e.info.suggestion) if p))
+        _say(args.command, _sentences(e.info.message, e.info.suggestion))
         return 2
     except KeyboardInterrupt:
         _say(args.command, "interrupted")
@@ -151,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(args.command, f"unexpected error ({type(e).__name__}: {e}); this is a bug in Belay, please report "
                            "it (BELAY_DEBUG=1 shows where it happened)")
         return 1
+
+
+def _sentences(*parts: str) -> str:
+    return " ".join(p if p.endswith((".", "!", "?")) else f"{p}." for p in parts if p)
 
 
 def _say(command: str, text: str) -> None:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 from core import (
+    BelayError,
     CallRecord,
     Console,
+    ErrorKind,
     UndoReport,
     claude_settings_file,
     config_dir,
@@ -42,7 +45,41 @@ def _row(call: CallRecord) -> dict[str, object]:
     }
 
 
+class WorkspaceMissing(BelayError):
+    """The --workspace given is not a directory: there is nothing to list or undo in."""
+
+    def __init__(self, workspace: str) -> None:
+        super().__init__(ErrorKind.NOT_FOUND, f"the workspace {workspace} does not exist or is not a directory",
+                         "Belay finds a workspace's journal by the workspace's path: give the directory the "
+                         "calls were made in (recreate it first if it was removed).")
+
+
+def _existing(workspace: str) -> str:
+    """The workspace, checked before a console is opened on it (which would fail less clearly)."""
+    if not os.path.isdir(os.path.expanduser(workspace)):
+        raise WorkspaceMissing(workspace)
+    return os.path.expanduser(workspace)
+
+
+def _relative(workspace: str, files: Sequence[str] | None) -> list[str] | None:
+    """--file paths as the journal lists them: relative to the workspace, whether typed so or not."""
+    if not files:
+        return None
+    root = os.path.realpath(workspace)
+    out: list[str] = []
+    for name in files:
+        path = os.path.normpath(name)
+        if os.path.isabs(path):
+            real = os.path.realpath(path)
+            inside = os.path.commonpath([real, root]) == root
+            path = os.path.relpath(real, root) if inside else path
+        out.append(path)
+    return out
+
+
 def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO = sys.stdout) -> int:
+    workspace = _existing(workspace)
+
     async def load() -> list[CallRecord]:
         async with Console(workspace, state_dir=state_dir, track=False) as console:
             return await console.history()
@@ -66,6 +103,9 @@ def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO
 def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as_json: bool,
               files: Sequence[str] | None = None, redo: bool = False, out: TextIO = sys.stdout) -> int:
     """Undo (or, with `redo`, put back) a call or some of its files; conflicts need --force."""
+    workspace = _existing(workspace)
+    files = _relative(workspace, files)
+
     async def run() -> UndoReport:
         async with Console(workspace, state_dir=state_dir) as console:
             if not as_json:
