@@ -162,6 +162,8 @@ def _remove_stale(parent: Path) -> None:
     for entry in parent.glob(f"{_PREFIX}*-*"):
         owner = entry.name.removeprefix(_PREFIX).split("-")[0]
         if owner.isdigit() and not _alive(int(owner)):
+            for inner in sorted(entry.rglob(f"{_PREFIX}*"), key=lambda p: len(p.parts), reverse=True):
+                _rmdir(inner)  # groups of the groups (a test's safety net held commands' groups)
             _rmdir(entry)
 
 
