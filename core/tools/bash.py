@@ -2,13 +2,16 @@
 
 A command runs as `bash --noprofile --norc -c <command>` in the workspace
 root with stdin closed, stdout and stderr on one pipe, a filtered
-environment (`core.process.environment`), resource limits (address space, file
-size, no core dumps, a number of processes a fork bomb cannot pass:
-`core.process.limits`) and, when bubblewrap works here, inside its sandbox
-(`core.process.sandbox`), which hides Belay's state and settings.  The limits are applied by `prlimit(1)` placed in the
-argv, or a two-line Python exec wrapper when prlimit is missing, rather than
-a `preexec_fn`: no Python code runs between fork and exec in a process
-that has Qt and worker threads.
+environment (`core.process.environment`), resource limits (address space,
+file size, no core dumps) and, when bubblewrap works here, inside its
+sandbox (`core.process.sandbox`), which hides Belay's state and settings.
+The limits are applied by `prlimit(1)` placed in the argv, or a short
+Python exec wrapper when prlimit is missing, rather than a `preexec_fn`:
+no Python code runs between fork and exec in a process that has Qt and
+worker threads.  The number of processes is capped the same way, by an
+argv prefix: the command joins a pids cgroup of its own, or (without one)
+gets RLIMIT_NPROC in the sandbox's user namespace (`core.process.limits`),
+so a fork bomb stops at `max_processes`.
 
 The tool keeps its own per-call timeout (`timeout_s = None` for the
 pipeline): on timeout the whole tree is killed and the call fails with
