@@ -22,9 +22,9 @@ from typing import Any
 
 import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core import AutoReviewer, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
+from core import AutoReviewer, BelayError, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
 from gui.window.collector import MainThreadCollector
 from gui.window.main_window import MainWindow
 from gui.window.resources import demo_script, demo_workspace_template, style_sheet
@@ -153,10 +153,37 @@ def _workspace_dir(given: str | None, command: str) -> Path | None:
     return workspace
 
 
-async def _serving_console(workspace: Path, state_dir: str | None, command: str) -> Console | None:
-    """An open console serving the workspace to outside agents; None (said) when another console already does."""
+async def _opened(console: Console, command: str, interactive: bool) -> bool:
+    """Open the console; when it cannot be (a damaged journal, another program's database in its place)
+    say why on stderr as the command line does, and in a message box when someone is watching."""
+    try:
+        await console.open()
+    except BelayError as e:
+        text = " ".join(p if p.endswith(".") else f"{p}." for p in (e.info.message, e.info.suggestion) if p)
+        print(f"belay {command}: {text}", file=sys.stderr, flush=True)
+        if interactive:
+            await _show_error(text)
+        return False
+    return True
+
+
+async def _show_error(text: str) -> None:
+    """A message box (opened, not exec'd: the loop keeps running) until the person dismisses it."""
+    box = QMessageBox(QMessageBox.Icon.Critical, "Belay cannot open this workspace", text)
+    dismissed = asyncio.Event()
+    box.finished.connect(lambda _: dismissed.set())
+    box.open()
+    await dismissed.wait()
+    box.deleteLater()
+
+
+async def _serving_console(workspace: Path, state_dir: str | None, command: str,
+                           interactive: bool = True) -> Console | None:
+    """An open console serving the workspace to outside agents; None (said) when another console already does,
+    or when it cannot be opened."""
     console = Console(workspace, state_dir=state_dir)
-    await console.open()
+    if not await _opened(console, command, interactive):
+        return None
     if console.endpoint is None:
         print(f"belay {command}: another Belay console already supervises {workspace}", file=sys.stderr)
         await console.close()
@@ -171,7 +198,7 @@ def run_watch(options: WatchOptions) -> int:
 
 
 async def _watch(options: WatchOptions, workspace: Path) -> int:
-    console = await _serving_console(workspace, options.state_dir, "watch")
+    console = await _serving_console(workspace, options.state_dir, "watch", options.quit_after is None)
     if console is None:
         return 2
     async with _window_on(console) as (window, closed):
@@ -195,7 +222,7 @@ def run_claude(options: ClaudeOptions) -> int:
 
 
 async def _claude(options: ClaudeOptions, workspace: Path) -> int:
-    console = await _serving_console(workspace, options.state_dir, "claude")
+    console = await _serving_console(workspace, options.state_dir, "claude", not options.quit_when_done)
     if console is None:
         return 2
     reviewer = AutoReviewer(console, [], delay=0.0) if options.auto_approve else None
@@ -234,7 +261,8 @@ def run_demo(options: DemoOptions) -> int:
 
 async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
     console = Console(workspace, state_dir=options.state_dir)
-    await console.open()
+    if not await _opened(console, "demo", not options.quit_when_done):
+        return 2
     reviewer = AutoReviewer(console, script.review, delay=0.0 if options.quit_when_done else 1.0) \
         if options.auto_approve else None
     async with _window_on(console, reviewer) as (window, closed):
