@@ -5,9 +5,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from core.errors import ErrorInfo, ErrorKind
 from core.models.records import AgentStatus, ChangeKind, FileChange, RunStatus
 from core.store.journal import Journal
+from core.store.journal_file import JournalUnusable
 
 
 def _journal_with_one_call(path: Path) -> Journal:
@@ -129,3 +132,27 @@ def test_errors_are_kept_as_data(tmp_path: Path) -> None:
     error = ErrorInfo(kind=ErrorKind.NOT_FOUND, message="no such file: a.py", suggestion="check the name")
     j.finish_run("c1", RunStatus.FAILED, "Error", error, 0.0)
     assert j.calls()[0].error == error
+
+
+def test_a_record_edited_into_nonsense_reads_as_a_damaged_journal_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    _journal_with_one_call(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE runs SET status='exploded'")
+    db.commit()
+    db.close()
+    j = Journal(path)
+    with pytest.raises(JournalUnusable) as caught:
+        j.calls()
+    assert f"the journal {path} is damaged" in caught.value.info.message and "exploded" in caught.value.info.message
+    j.close()
+
+
+def test_damage_found_after_opening_is_reported_as_such_not_as_an_sqlite_error(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    j = _journal_with_one_call(path)
+    j._db.execute("DROP TABLE outputs")  # the file changed under an open journal
+    with pytest.raises(JournalUnusable) as caught:
+        j.full_output("c1")
+    assert f"the journal {path} could not be read: no such table: outputs" in caught.value.info.message
+    j.close()
