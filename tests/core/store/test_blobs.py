@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.store.blobs import ABANDONED_AFTER_S, PACK_MIN_BLOBS, BlobStore, content_hash
+from core.store.blobs import ABANDONED_AFTER_S, PACK_MIN_BLOBS, BlobStore, DamagedBlob, MissingBlob, content_hash
 from tests.conftest import ROOT
 
 SMALL, LARGE = 3, 10 * PACK_MIN_BLOBS  # a batch of loose files, a batch written to a pack
@@ -218,3 +218,37 @@ def test_threads_read_while_a_batch_commits(tmp_path: Path) -> None:
     for thread in readers:
         thread.join(timeout=30)
     assert failures == []
+
+
+def test_a_damaged_blob_is_named_with_its_file_and_never_returned(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    digest = store.put(b"what undo puts back\n")
+    loose = tmp_path / "blobs" / digest[:2] / digest[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"something else\n")
+    with pytest.raises(DamagedBlob) as caught:
+        store.get(digest)
+    assert isinstance(caught.value, OSError) and str(loose) in str(caught.value)
+    assert "does not match its hash" in str(caught.value)
+
+
+def test_a_missing_blob_is_a_file_not_found_naming_where_it_should_be(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    digest = store.put(b"gone\n")
+    loose = tmp_path / "blobs" / digest[:2] / digest[2:]
+    loose.unlink()
+    with pytest.raises(MissingBlob) as caught:
+        store.get(digest)
+    assert isinstance(caught.value, FileNotFoundError) and str(loose) in str(caught.value)
+
+
+def test_a_packed_blob_whose_pack_was_cut_short_is_damaged_naming_the_pack(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    with store.batch() as batch:
+        digests = [batch.put(data) for data in _contents(LARGE)]
+    [pack] = (tmp_path / "blobs" / "packs").glob("*.pack")
+    pack.chmod(0o644)
+    pack.write_bytes(pack.read_bytes()[:10])
+    with pytest.raises(DamagedBlob) as caught:
+        BlobStore(tmp_path / "blobs").get(digests[-1])
+    assert str(pack) in str(caught.value)

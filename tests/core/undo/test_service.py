@@ -341,3 +341,44 @@ def test_an_agents_commit_is_undone_by_moving_the_branch_back_and_redone(tmp_pat
 
     run(scenario())
     assert (tmp_path / "a.txt").read_text() == "a, changed by the agent\n"  # like reset --soft: the work stays
+
+
+def test_a_damaged_kept_content_refuses_the_undo_naming_the_file_and_the_blob(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text(LINES)
+
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Write") as console:
+            call = await _write(console, target, "rewritten\n")
+            record = await console.call_record(call)
+            assert record is not None
+            [change] = record.changes
+            assert change.before_hash is not None
+            blob = console.state_dir / "blobs" / change.before_hash[:2] / change.before_hash[2:]
+            blob.chmod(0o644)
+            blob.write_bytes(b"not what was there\n")
+            refused = await console.undo(call)
+            assert not refused.ok
+            assert "the earlier content of notes.txt" in refused.message and str(blob) in refused.message
+            assert "nothing was changed" in refused.message
+            assert target.read_text() == "rewritten\n"
+            blob.unlink()
+            missing = await console.undo(call)
+            assert not missing.ok and "is missing" in missing.message and target.read_text() == "rewritten\n"
+            again = await console.call_record(call)
+            assert again is not None and again.undone_paths == ()
+
+    run(scenario())
+
+
+def test_undoing_a_file_the_call_did_not_change_names_the_files_it_did(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Write") as console:
+            agent = await console.start_agent("agent", "scripted")
+            a = await console.call(agent, "Write", {"file_path": str(tmp_path / "a.py"), "content": "a\n"})
+            refused = await console.undo(a.call_id, paths=["b.py"])
+            assert not refused.ok
+            assert refused.message == f"call {a.call_id} did not change b.py; it changed: a.py"
+            assert (tmp_path / "a.py").read_text() == "a\n"
+
+    run(scenario())
