@@ -7,6 +7,15 @@ Without rg, the same search runs as a small ripgrep-compatible Python
 process (see `fallback_main`) under the same limits, because Python's `re`
 can backtrack for ever.  The fallback ignores .gitignore and knows only a
 few `type` names.
+
+Both print each file's name followed by a NUL byte (`--null`), so the
+output is split into rows by file without guessing where a name with a
+colon ends.  Rows of files `ToolContext.may_read` refuses (a Read deny
+rule, a secret) are dropped, whatever path the search was given, and the
+answer says how many files were hidden.  What is shown is made safe as
+Read's text is: control characters as escapes, lines cut at 2,000
+characters with a marker.  An argument ripgrep cannot be given (a NUL
+byte) is an invalid-args error, not a crash.
 """
 
 from __future__ import annotations
@@ -19,7 +28,8 @@ import shutil
 import signal
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,15 +37,23 @@ from pydantic import ConfigDict, Field
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.process.output import MAX_LINE_CHARS, cut_line, visible
 from core.store import fsio
 from core.tasks import shielded
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
-from core.tools.listing import glob_regex
+from core.tools.listing import glob_regex, hidden_note, readable
 
 TIME_LIMIT_S = 20.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024
 MAX_RESULT_LINES = 500
 MAX_RESULT_CHARS = 25_000
+MAX_COLUMNS = 4000
+"""Longest line ripgrep prints whole; past it, a preview of this many characters (Belay shows 2,000)."""
+_PREVIEW_CUT = re.compile(r" \[\.\.\. (?:omitted end of long line|[0-9]+ more match(?:es)?)\]$")
+"""How ripgrep's --max-columns-preview ends a line it cut."""
+_RECORD = re.compile("--\n|([^\0\n]*?): (binary file matches[^\n]*)\n|([^\0]*?)\0([^\n]*)\n")
+"""One row of --null output: a break between context groups, ripgrep's note on a binary file it was asked to
+search (printed without a NUL), or a file's name, a NUL and what follows it (a name may hold a newline)."""
 _STDERR_KEEP = 16 * 1024
 _FALLBACK = "import sys; sys.path.insert(0, sys.argv[1]); from core.tools.grep import fallback_main; fallback_main()"
 
@@ -94,6 +112,7 @@ class Grep(RunTool[GrepArgs]):
         return f"{args.pattern!r}{where}" + (f" ({args.glob})" if args.glob else "")
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
+        _check_passable(args)
         ws = ctx.workspace
         target = ws.resolve(args.path, "path") if args.path is not None else ws.root
         _check_target(ws, target, await asyncio.to_thread(fsio.stat_path, ws, target))
@@ -102,10 +121,66 @@ class Grep(RunTool[GrepArgs]):
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
         if rc not in (0, 1) and not out:
             raise _search_error(err, args)
-        lines = [ln for ln in out.decode("utf-8", errors="replace").split("\n") if ln]
-        if args.output_mode == "files_with_matches":
-            lines = await asyncio.to_thread(_newest_first, ws, lines)
-        return _result(lines, args)
+        rows, hidden = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args, ctx.may_read)
+        notes = [note for note in (hidden_note(hidden), _stopped_note(rc)) if note]
+        return _result(rows, args, notes)
+
+
+def _check_passable(args: GrepArgs) -> None:
+    """Refuse what cannot reach ripgrep's command line: a NUL byte ends a C string."""
+    for name, value in (("pattern", args.pattern), ("glob", args.glob), ("type", args.type)):
+        if value is not None and "\0" in value:
+            hint = " Write it as \\x00 in the pattern." if name == "pattern" else ""
+            raise ToolError(ErrorKind.INVALID_ARGS, f"{name} contains a NUL character, which cannot be passed to"
+                            " the search", f"Remove the NUL character.{hint}")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the search's output: the file it is about, and what follows the file's name."""
+
+    path: str
+    """The file as the search printed it (absolute); "" for the "--" between groups of context lines."""
+    rest: str
+    """"12:text" (a match) or "12-text" (context) in content mode, the count in count mode, "" for a file
+    listed as matching, or ripgrep's note on a binary file."""
+
+
+def parse_rows(out: bytes, mode: Mode) -> list[Row]:
+    """The rows of --null output; a last row cut off by the output cap (no terminator) is dropped."""
+    text = out.decode("utf-8", errors="surrogateescape")  # names exactly as on disk, for may_read
+    if mode == "files_with_matches":
+        return [Row(path, "") for path in text.split("\0")[:-1] if path]
+    rows, at = [], 0
+    while record := _RECORD.match(text, at):
+        note_path, note, path, rest = record.groups()
+        rows.append(Row(path, rest) if path is not None else Row(note_path, note) if note else Row("", "--"))
+        at = record.end()
+    return rows
+
+
+def _allowed(ws: Workspace, rows: list[Row], args: GrepArgs,
+             may_read: Callable[[Path], str | None]) -> tuple[list[Row], list[str]]:
+    """The rows of files the Read rules let the agent see, and why each other file was hidden.  Blocking."""
+    kept, hidden = readable(rows, lambda row: row.path, may_read)
+    if args.output_mode == "files_with_matches":
+        kept = _newest_first(ws, kept)
+    return _tidy_breaks(kept), hidden
+
+
+def _tidy_breaks(rows: list[Row]) -> list[Row]:
+    """No "--" first, last or twice in a row, as happens when the file between two was hidden."""
+    tidy: list[Row] = []
+    for row in rows:
+        if row.path or (tidy and tidy[-1].path):
+            tidy.append(row)
+    return tidy[:-1] if tidy and not tidy[-1].path else tidy
+
+
+def _stopped_note(rc: int) -> str:
+    if rc != -signal.SIGKILL:
+        return ""
+    return f"(The search printed over {MAX_OUTPUT_BYTES:,} bytes and was stopped; narrow it with path, glob or type.)"
 
 
 def _check_target(ws: Workspace, target: Path, st: os.stat_result | None) -> None:
@@ -129,8 +204,8 @@ def find_rg() -> str | None:
 
 def rg_argv(rg: str, args: GrepArgs, target: Path) -> list[str]:
     """The ripgrep command line for `args`; the pattern goes through --regexp so "-x" is a pattern."""
-    argv = [rg, "--no-config", "--color=never", "--no-messages", "--hidden", "--sort=path",
-            "--max-columns=1000", "--max-columns-preview"]
+    argv = [rg, "--no-config", "--color=never", "--no-messages", "--hidden", "--sort=path", "--null",
+            f"--max-columns={MAX_COLUMNS}", "--max-columns-preview"]
     if args.case_insensitive:
         argv.append("--ignore-case")
     if args.multiline:
@@ -149,8 +224,7 @@ def _mode_flags(args: GrepArgs) -> list[str]:
         return ["--files-with-matches"]
     if args.output_mode == "count":
         return ["--count", "--with-filename"]
-    flags = ["--with-filename", "--no-heading"]
-    flags.append("--no-line-number" if args.line_numbers is False else "--line-number")
+    flags = ["--with-filename", "--no-heading", "--line-number"]  # numbers tell a match from context
     for flag, value in (("-B", args.before), ("-A", args.after), ("-C", args.context)):
         if value is not None:
             flags.append(f"{flag}{value}")
@@ -194,7 +268,7 @@ async def _read(stream: asyncio.StreamReader | None, cap: int, stop: asyncio.sub
         kept += chunk[: max(cap - len(kept), 0)]
         if len(kept) >= cap and stop is not None:
             _kill(stop)
-            kept = kept[: kept.rfind(b"\n") + 1]  # drop the cut line
+            kept = kept[: max(kept.rfind(b"\n"), kept.rfind(b"\0")) + 1]  # drop the cut line or name
             break
     return bytes(kept)
 
@@ -217,25 +291,49 @@ def _search_error(err: bytes, args: GrepArgs) -> ToolError:
                      "Retry, or narrow the search.")
 
 
-def _newest_first(ws: Workspace, paths: list[str]) -> list[str]:
+def _newest_first(ws: Workspace, rows: list[Row]) -> list[Row]:
     def mtime(p: str) -> int:
         st = fsio.stat_path(ws, Path(p)) if ws.contains(p) else None
         return st.st_mtime_ns if st else 0
-    return sorted(paths, key=lambda p: (-mtime(p), p))
+    return sorted(rows, key=lambda row: (-mtime(row.path), row.path))
 
 
-def _result(lines: list[str], args: GrepArgs) -> ToolOutput:
-    if not lines:
-        return ToolOutput("No matches found", {"files": [], "matches": 0})
+def _result(rows: list[Row], args: GrepArgs, notes: list[str]) -> ToolOutput:
+    if not rows:
+        return ToolOutput("\n".join(["No matches found", *notes]), {"files": [], "matches": 0})
     if args.output_mode == "count":
-        counts = {p: int(n) for p, _, n in (ln.rpartition(":") for ln in lines) if n.isdigit()}
+        counts = {visible(row.path, multiline=False): int(row.rest) for row in rows if row.rest.isdigit()}
         summary = f"Found {sum(counts.values()):,} matching lines in {len(counts):,} files."
-        shown, note = _limited(lines, args.head_limit)
-        return ToolOutput("\n".join([*shown, summary, *note]), {"matches": sum(counts.values()), "files": list(counts)})
-    shown, note = _limited(lines, args.head_limit)
+        shown, note = _limited([f"{path}:{n}" for path, n in counts.items()], args.head_limit)
+        return ToolOutput("\n".join([*shown, summary, *note, *notes]),
+                          {"matches": sum(counts.values()), "files": list(counts)})
     if args.output_mode == "files_with_matches":
-        return ToolOutput("\n".join([f"Found {len(lines):,} files", *shown, *note]), {"files": shown})
-    return ToolOutput("\n".join(shown + note), {"matches": sum(1 for ln in lines if ln != "--")})
+        shown, note = _limited([visible(row.path, multiline=False) for row in rows], args.head_limit)
+        return ToolOutput("\n".join([f"Found {len(rows):,} files", *shown, *note, *notes]), {"files": shown})
+    shown, note = _limited([_content_line(row, args.line_numbers is not False) for row in rows], args.head_limit)
+    return ToolOutput("\n".join(shown + note + notes), {"matches": sum(1 for row in rows if row.path)})
+
+
+def _content_line(row: Row, numbered: bool) -> str:
+    """path:12:text for a match, path-12-text for context, as ripgrep prints them, made safe to show."""
+    if not row.path:
+        return "--"
+    path = visible(row.path, multiline=False)
+    number = re.match(r"([0-9]+)([:-])", row.rest)
+    if number is None:
+        return f"{path}: {visible(row.rest, multiline=False)}"  # ripgrep's note on a binary file
+    sep, text = number.group(2), _shown_text(row.rest[number.end():])
+    return f"{path}{sep}{number.group(1)}{sep}{text}" if numbered else f"{path}{sep}{text}"
+
+
+def _shown_text(text: str) -> str:
+    """A matching line as Read shows lines: escapes visible, cut at 2,000 characters saying how much was cut."""
+    text = text.removesuffix("\r")
+    preview = _PREVIEW_CUT.search(text)
+    if preview is None:
+        return cut_line(visible(text))
+    head = visible(text[: preview.start()])[:MAX_LINE_CHARS]
+    return f"{head}... [line cut at {len(head):,} of more than {MAX_COLUMNS:,} characters]"
 
 
 def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[str]]:
@@ -268,7 +366,7 @@ def fallback_main() -> None:
         except ToolError:
             continue  # vanished, swapped or too large: rg skips such files too
         if b"\0" not in data[:8192]:
-            found |= _emit(str(path), data.decode("utf-8", errors="replace"), regex, spec)
+            found = _emit(str(path), data.decode("utf-8", errors="replace"), regex, spec, found) or found
     sys.exit(0 if found else 1)
 
 
@@ -310,25 +408,29 @@ def _selected(rel: str, spec: dict[str, Any]) -> bool:
     return bool(glob_regex(pattern).fullmatch(rel if "/" in pattern else base)) != negated
 
 
-def _emit(path: str, text: str, regex: re.Pattern[str], spec: dict[str, Any]) -> bool:
+def _emit(path: str, text: str, regex: re.Pattern[str], spec: dict[str, Any], after_another: bool) -> bool:
+    """Print one file's results as rg --null does; `after_another`: a file's were printed before (a "--" goes
+    between files' context groups)."""
     lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # the end of the last line, not a line
     hits = _hit_lines(text, lines, regex, bool(spec["multiline"]))
     if not hits:
         return False
     if spec["output_mode"] == "files_with_matches":
-        print(path)
+        print(path, end="\0")
     elif spec["output_mode"] == "count":
-        print(f"{path}:{len(hits)}")
+        print(f"{path}\0{len(hits)}")
     else:
         context = spec["context"] or 0
         before, after = spec["before"] or context, spec["after"] or context
         shown = sorted({j for i in hits for j in range(max(i - before, 0), min(i + after + 1, len(lines)))})
-        numbered = spec["line_numbers"] is not False
+        if after_another and (before or after):
+            print("--")
         for k, i in enumerate(shown):
             if k and i != shown[k - 1] + 1:
                 print("--")
-            sep = ":" if i in hits else "-"
-            print(f"{path}{sep}{i + 1}{sep}{lines[i]}" if numbered else f"{path}{sep}{lines[i]}")
+            print(f"{path}\0{i + 1}{':' if i in hits else '-'}{lines[i]}")  # as rg --null --line-number
     return True
 
 

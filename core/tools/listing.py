@@ -14,7 +14,9 @@ import fnmatch
 import os
 import re
 import stat
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ConfigDict, Field
 
@@ -29,6 +31,7 @@ MAX_GLOB_SCANNED = 200_000
 """Entries Glob looks at before it stops, so a huge tree cannot pin a worker thread."""
 SKIP_DIRS = frozenset({".git"})
 _READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True)
+T = TypeVar("T")
 
 
 class LSArgs(ToolArgs):
@@ -78,6 +81,37 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     if braces:
         raise re.error("unbalanced '{'")
     return re.compile("".join(out), re.DOTALL)
+
+
+def hidden_note(reasons: Sequence[str], noun: str = "file") -> str:
+    """What was left out because the Read rules refuse it, as a line for the agent: how many, and why.
+
+    Only the count and the kind of reason: the names themselves are what
+    a deny rule keeps from the agent.
+    """
+    if not reasons:
+        return ""
+    why = [label for label, found in (("Read deny rules", any("deny rule" in r for r in reasons)),
+                                      ("secret protection", any("deny rule" not in r for r in reasons))) if found]
+    many = noun if len(reasons) == 1 else f"{noun}s"
+    return f"({len(reasons):,} {many} hidden by {' and '.join(why)}.)"
+
+
+def readable(paths: Iterable[T], path_of: Callable[[T], str], may_read: Callable[[Path], str | None],
+             ) -> tuple[list[T], list[str]]:
+    """The items whose path `may_read` allows, and the refusals of the paths it does not (one per path).
+
+    Blocking (`may_read` resolves links): call off the loop.
+    """
+    verdicts: dict[str, str | None] = {}
+    kept = []
+    for item in paths:
+        path = path_of(item)
+        if path not in verdicts:
+            verdicts[path] = may_read(Path(path)) if path else None
+        if verdicts[path] is None:
+            kept.append(item)
+    return kept, [why for why in verdicts.values() if why]
 
 
 def _simple_token(c: str, braces: int) -> str:

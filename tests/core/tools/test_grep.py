@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from core import Console, RunStatus
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
+from core.run.calls import CallOutcome
 from core.tools import grep
 from core.tools.base import ReadState, ToolContext, ToolOutput
 from core.tools.grep import Grep, GrepArgs
+from tests.conftest import run
 
 
 def make_ctx(root: Path) -> ToolContext:
@@ -168,3 +171,120 @@ def test_a_fifo_named_explicitly_is_refused_not_waited_on(root: Path, engine: st
     assert search_error(root, pattern="x", path=f"{root}/pipe").kind is ErrorKind.NOT_REGULAR_FILE
     assert search(root, pattern="TODO", path=str(root)).data["files"]  # and a walk skips it
     assert time.monotonic() - started < 5
+
+
+def deny_env(path: Path) -> str | None:
+    """A stand-in for the policy's read filter with `Read(./.env)` denied."""
+    return f"{path} matches the deny rule Read(./.env)" if path.name == ".env" else None
+
+
+def search_denying(root: Path, **args: object) -> ToolOutput:
+    ctx = make_ctx(root)
+    ctx.may_read = deny_env
+    return asyncio.run(Grep().run(GrepArgs.model_validate(args), ctx))
+
+
+def test_a_nul_byte_in_an_argument_is_an_invalid_args_error_not_a_crash(root: Path, engine: str) -> None:
+    error = search_error(root, pattern="TO\0DO")
+    assert error.kind is ErrorKind.INVALID_ARGS
+    assert error.info.message == "pattern contains a NUL character, which cannot be passed to the search"
+    assert "\\x00" in error.info.suggestion
+    assert search_error(root, pattern="TODO", glob="*.py\0").kind is ErrorKind.INVALID_ARGS
+    assert search_error(root, pattern="TODO", type="py\0").kind is ErrorKind.INVALID_ARGS
+    assert search_error(root, pattern="TODO", path=f"{root}/src\0").kind is ErrorKind.INVALID_ARGS
+
+
+@pytest.fixture
+def with_env(root: Path) -> Path:
+    (root / ".env").write_text("API_KEY=sk-TODO-secret\nother\n")
+    (root / "sub").mkdir()
+    (root / "sub" / ".env").write_text("TODO nested secret\n")
+    return root
+
+
+@pytest.mark.parametrize("where", [None, "", "sub"])
+def test_files_a_read_deny_rule_covers_are_hidden_from_every_mode(with_env: Path, engine: str,
+                                                                   where: str | None) -> None:
+    path = {} if where is None else {"path": str(with_env / where) if where else str(with_env)}
+    for mode in ("content", "files_with_matches", "count"):
+        out = search_denying(with_env, pattern="TODO", output_mode=mode, **path)
+        assert "secret" not in out.text and ".env" not in out.text
+        assert "hidden by Read deny rules" in out.text
+    hidden = 1 if where == "sub" else 2
+    noun = "file" if hidden == 1 else "files"
+    assert search_denying(with_env, pattern="TODO", **path).text.endswith(f"({hidden} {noun} hidden by Read deny "
+                                                                           "rules.)")
+
+
+def test_a_denied_file_searched_by_name_shows_nothing(with_env: Path, engine: str) -> None:
+    out = search_denying(with_env, pattern="API_KEY", path=str(with_env / ".env"), output_mode="content")
+    assert out.text == "No matches found\n(1 file hidden by Read deny rules.)"
+
+
+def test_context_breaks_stay_tidy_around_a_hidden_file(root: Path, engine: str) -> None:
+    (root / "a.txt").write_text("x\nneedle\n")
+    (root / ".env").write_text("needle\n")
+    (root / "z.txt").write_text("needle\ny\n")
+    out = search_denying(root, pattern="needle", output_mode="content", **{"-C": 1})
+    assert out.text.split("\n") == [f"{root}/a.txt-1-x", f"{root}/a.txt:2:needle", "--",
+                                    f"{root}/z.txt:1:needle", f"{root}/z.txt-2-y",
+                                    "(1 file hidden by Read deny rules.)"]
+
+
+def test_matching_lines_show_control_sequences_as_escapes(root: Path, engine: str) -> None:
+    (root / "spoof.txt").write_text("TODO\x1b[2K\x1b]52;c;Y3VybA==\x07done\r\n")
+    out = search(root, pattern="TODO", output_mode="content", path=str(root / "spoof.txt"))
+    assert out.text == f"{root}/spoof.txt:1:TODO\\x1b[2K\\x1b]52;c;Y3VybA==\\x07done"
+
+
+def test_a_file_name_with_escapes_or_newlines_cannot_forge_output(root: Path, engine: str) -> None:
+    (root / "evil\x1b[2J\nREADME.md:1:fake").write_text("TODO\n")
+    out = search(root, pattern="TODO", path=str(root), glob="evil*")
+    assert out.text.split("\n") == ["Found 1 files", f"{root}/evil\\x1b[2J\\nREADME.md:1:fake"]
+    content = search(root, pattern="TODO", output_mode="content", glob="evil*")
+    assert content.text == f"{root}/evil\\x1b[2J\\nREADME.md:1:fake:1:TODO"
+
+
+def test_long_matching_lines_are_cut_at_2000_characters_saying_so(root: Path, engine: str) -> None:
+    (root / "wide.txt").write_text("TODO" + "w" * 2996 + "\n")
+    out = search(root, pattern="TODO", output_mode="content", path=str(root / "wide.txt"))
+    assert out.text == f"{root}/wide.txt:1:TODO{'w' * 1996}... [line cut: 1,000 of 3,000 characters not shown]"
+
+
+def test_a_minified_line_is_cut_even_when_ripgrep_only_sends_a_preview(root: Path) -> None:
+    (root / "bundle.js").write_text("TODO" + "m" * 50_000 + "\n")
+    out = search(root, pattern="TODO", output_mode="content", path=str(root / "bundle.js"))
+    assert out.text.startswith(f"{root}/bundle.js:1:TODO{'m' * 1996}... [line cut")
+    assert len(out.text) < 2200 and "4,000" in out.text
+
+
+def test_a_search_stopped_at_its_output_cap_keeps_whole_names_and_says_it_stopped(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grep, "MAX_OUTPUT_BYTES", 4096)
+    for i in range(400):
+        (root / f"match-{i:03}.txt").write_text("needle\n")
+    out = search(root, pattern="needle")
+    assert 10 < len(out.data["files"]) < 400
+    assert all(Path(f).name.startswith("match-") and Path(f).name.endswith(".txt") for f in out.data["files"])
+    assert out.text.endswith("(The search printed over 4,096 bytes and was stopped; narrow it with path, glob or type.)")
+
+
+def test_through_the_console_a_read_deny_rule_in_the_settings_hides_env_from_any_search(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".belay").mkdir(parents=True)
+    (ws / ".belay" / "settings.toml").write_text('[permissions]\ndeny = ["Read(./.env)"]\n')
+    (ws / ".env").write_text("API_KEY=sk-live-TODO\n")
+    (ws / "app.py").write_text("# TODO: ship\n")
+
+    async def scenario() -> list[CallOutcome]:
+        async with Console(ws) as console:
+            agent = await console.start_agent("agent", "scripted")
+            searches = [{"pattern": "TODO", "output_mode": "content"},
+                        {"pattern": "TODO", "output_mode": "content", "path": str(ws)},
+                        {"pattern": "API_KEY", "output_mode": "count"}]
+            return [await console.call(agent, "Grep", args) for args in searches]
+
+    for outcome in run(scenario()):
+        assert outcome.status is RunStatus.DONE
+        assert "sk-live" not in outcome.text and ".env" not in outcome.text
+        assert "(1 file hidden by Read deny rules.)" in outcome.text
