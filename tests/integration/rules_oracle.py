@@ -66,7 +66,7 @@ ASKED_MARK = "oracle: a person was asked"
 # What the CLI tells the model, found by running it (2.1.x): a rule's refusal, and (in print mode
 # without a prompt tool) a call that needed a person's approval.  Checked in this order.
 DENIED = ("has been denied", "denied by your permission settings", "denied access to",
-          "covered by a read deny rule")
+          "covered by a read deny rule", "blocked by a deny rule")
 ASKED = ("requires approval", "needs approval", "haven't granted it yet", "was blocked. for security",
          "can't be checked before it runs", "cannot be auto-allowed", "approving runs the whole script")
 # Words of a refusal that neither list explains: such an answer is not taken for a run.

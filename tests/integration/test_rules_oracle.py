@@ -65,7 +65,9 @@ TABLE = (
         bash("xargs mytool < src/a.txt"),
         bash("sudo mytool a"),
     )),
-    RuleSet("wildcards", allow=("Bash(mytool * end)", "Bash(npm run *)"), calls=(
+    RuleSet("wildcards", allow=("Bash(mytool * end)", "Bash(npm run *)", "Bash(mytool exact)"), calls=(
+        bash("mytool exact"),
+        bash("mytool exact more"),
         bash("mytool a end"),
         bash("mytool a b end"),
         bash("mytool end"),
@@ -147,7 +149,30 @@ TABLE = (
         bash("cat .env"),
         bash("cat src/a.txt"),
         bash("cp secrets/k.txt leaked.txt"),
+        bash("cat secrets/*"),
+        bash("wc -l < secrets/k.txt"),
+        bash("cd secrets && cat k.txt"),
         write("{ws}/secrets/new.txt"),
+    )),
+    RuleSet("denied edits", deny=("Edit(./src/**)",), calls=(
+        write("{ws}/src/n.txt"),
+        write("{ws}/docs/n.txt"),
+        bash("echo x > src/o.txt"),
+        bash("touch src/t.txt"),
+        bash("rm src/a.txt"),
+        bash("sed -i s/old/new/ src/b.txt"),
+        bash("cp docs/e.txt src/"),
+        bash("cat src/a.txt"),
+    )),
+    RuleSet("path globs", allow=("Edit(*.md)", "Edit(./docs/*.txt)"), ask=("Read(./docs/**)",), calls=(
+        write("{ws}/notes.md"),
+        write("{ws}/src/deep/notes.md"),
+        write("{ws}/docs/x.txt"),
+        write("{ws}/docs/sub/x.txt"),
+        write("{ws}/notes.txt"),
+        read("{ws}/docs/e.txt"),
+        read("{ws}/src/a.txt"),
+        bash("cat docs/e.txt"),
     )),
     RuleSet("edit paths", allow=("Edit(./src/**)",), calls=(
         read("{ws}/src/a.txt"),
@@ -187,6 +212,9 @@ TABLE = (
     RuleSet("mcp server", allow=("mcp__srv",), calls=(
         mcp("mcp__srv__tool"),
         mcp("mcp__srv__other"),
+    )),
+    RuleSet("mcp wildcard", allow=("mcp__srv__*",), calls=(
+        mcp("mcp__srv__tool"),
     )),
     RuleSet("mcp tool", allow=("mcp__srv__tool",), deny=("mcp__srv__other",), calls=(
         mcp("mcp__srv__tool"),
