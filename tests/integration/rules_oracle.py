@@ -328,11 +328,10 @@ def belay_verdict(rules: PolicyRules, tool: str, args: dict[str, Any], ws: Path)
 
 def judge(rules: RuleSet) -> list[Row]:
     """Every call of a rule set, judged by Claude Code and by Belay (Belay first: the calls change the disk)."""
-    box = Sandbox(Path(tempfile.mkdtemp(prefix="rules-oracle-"))).build()
+    box = Sandbox(Path(os.path.realpath(tempfile.mkdtemp(prefix="rules-oracle-")))).build()  # one spelling for both
     try:
-        ws = Path(os.path.realpath(box.ws))
         policy = policy_rules(rules, box.home)
-        belay = [belay_verdict(policy, c.tool, c.filled(ws, box.home), ws) for c in rules.calls]
+        belay = [belay_verdict(policy, c.tool, c.filled(box.ws, box.home), box.ws) for c in rules.calls]
         claude = claude_verdicts(rules, box)
     finally:
         shutil.rmtree(box.root, ignore_errors=True)
