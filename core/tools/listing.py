@@ -5,6 +5,11 @@ descends.  Glob walks the tree with `os.fwalk` from a descriptor opened by
 `core.store.fsio`, never following a symlinked directory, and skips `.git`.  A
 symlinked file is reported only when it resolves to a regular file inside
 the workspace, so a link cannot lure the agent outside.
+
+Both leave out what `ToolContext.may_read` refuses (a file a Read deny rule
+covers, a secret) and say how many entries they left out.  Names are shown
+with control characters as escapes (`\\x1b`, `\\n`): a file name can
+hold ESC, or a newline that would forge a second entry.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pydantic import ConfigDict, Field
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.process.output import visible
 from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 
@@ -83,7 +89,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
-def hidden_note(reasons: Sequence[str], noun: str = "file") -> str:
+def hidden_note(reasons: Sequence[str], noun: str = "file", nouns: str = "files") -> str:
     """What was left out because the Read rules refuse it, as a line for the agent: how many, and why.
 
     Only the count and the kind of reason: the names themselves are what
@@ -93,8 +99,7 @@ def hidden_note(reasons: Sequence[str], noun: str = "file") -> str:
         return ""
     why = [label for label, found in (("Read deny rules", any("deny rule" in r for r in reasons)),
                                       ("secret protection", any("deny rule" not in r for r in reasons))) if found]
-    many = noun if len(reasons) == 1 else f"{noun}s"
-    return f"({len(reasons):,} {many} hidden by {' and '.join(why)}.)"
+    return f"({len(reasons):,} {noun if len(reasons) == 1 else nouns} hidden by {' and '.join(why)}.)"
 
 
 def readable(paths: Iterable[T], path_of: Callable[[T], str], may_read: Callable[[Path], str | None],
@@ -140,17 +145,28 @@ class LS(RunTool[LSArgs]):
         return workspace.describe(args.path)
 
     async def run(self, args: LSArgs, ctx: ToolContext) -> ToolOutput:
+        if any("\0" in pattern for pattern in args.ignore or []):
+            raise ToolError(ErrorKind.INVALID_ARGS, "an ignore pattern contains a NUL character, which no name can"
+                            " hold", "Remove the NUL character from the ignore patterns.")
         path = ctx.workspace.resolve(args.path, "path")
-        entries = await asyncio.to_thread(fsio.list_dir, ctx.workspace, path)
+        entries, hidden = await asyncio.to_thread(_listed, ctx.workspace, path, ctx.may_read)
         shown = sorted((not is_dir, name + "/" if is_dir else name) for name, is_dir in entries
                        if not _ignored(name, is_dir, args.ignore or []))
-        names = [name for _, name in shown]
-        lines = [f"- {path}/"] + [f"  - {name}" for name in names[:MAX_LS_ENTRIES]]
+        names = [visible(name, multiline=False) for _, name in shown]
+        lines = [f"- {visible(str(path), multiline=False)}/"] + [f"  - {name}" for name in names[:MAX_LS_ENTRIES]]
         if len(names) > MAX_LS_ENTRIES:
             lines.append(f"  ... {len(names) - MAX_LS_ENTRIES:,} more (use Glob to narrow it down)")
-        if not names:
+        if not names and (entries or not hidden):
             lines.append("  (empty directory)" if not entries else f"  (all {len(entries)} entries ignored)")
+        if hidden:
+            lines.append(f"  {hidden_note(hidden, 'entry', 'entries')}")
         return ToolOutput("\n".join(lines), {"entries": names[:MAX_LS_ENTRIES]})
+
+
+def _listed(ws: Workspace, path: Path, may_read: Callable[[Path], str | None],
+            ) -> tuple[list[tuple[str, bool]], list[str]]:
+    """The entries of a directory the Read rules let the agent see, and why the others are hidden.  Blocking."""
+    return readable(fsio.list_dir(ws, path), lambda entry: os.path.join(path, entry[0]), may_read)
 
 
 def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
@@ -181,16 +197,26 @@ class Glob(RunTool[GlobArgs]):
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.workspace.resolve(args.path, "path") if args.path is not None else ctx.workspace.root
         regex = _compiled(_relative_pattern(args.pattern, root))
-        found, complete = await asyncio.to_thread(_find, ctx.workspace, root, regex)
+        found, hidden, complete = await asyncio.to_thread(_find_readable, ctx.workspace, root, regex, ctx.may_read)
         found.sort(key=lambda hit: (-hit[0], hit[1]))
-        files = [p for _, p in found[:MAX_GLOB_RESULTS]]
+        files = [visible(p, multiline=False) for _, p in found[:MAX_GLOB_RESULTS]]
         lines = [*files] or ["No files found"]
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified of {len(found):,} matching "
                          "files; use a narrower pattern or path.)")
         if not complete:
             lines.append(f"(The search stopped after {MAX_GLOB_SCANNED:,} entries; narrow the path.)")
+        if hidden:
+            lines.append(hidden_note(hidden))
         return ToolOutput("\n".join(lines), {"files": files, "truncated": len(found) > len(files) or not complete})
+
+
+def _find_readable(ws: Workspace, root: Path, regex: re.Pattern[str], may_read: Callable[[Path], str | None],
+                   ) -> tuple[list[tuple[int, str]], list[str], bool]:
+    """The matches the Read rules let the agent see, why the others are hidden, and whether the walk finished."""
+    found, complete = _find(ws, root, regex)
+    kept, hidden = readable(found, lambda hit: hit[1], may_read)
+    return kept, hidden, complete
 
 
 def _relative_pattern(pattern: str, root: Path) -> str:
@@ -204,6 +230,9 @@ def _relative_pattern(pattern: str, root: Path) -> str:
 
 
 def _compiled(pattern: str) -> re.Pattern[str]:
+    if "\0" in pattern:
+        raise ToolError(ErrorKind.INVALID_ARGS, "pattern contains a NUL character, which no file name can hold",
+                        "Remove the NUL character from the pattern.")
     try:
         return glob_regex(pattern)
     except re.error as e:

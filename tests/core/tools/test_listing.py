@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from core import Console, RunStatus
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
+from core.run.calls import CallOutcome
 from core.tools import listing
 from core.tools.base import ReadState, ToolContext, ToolOutput
 from core.tools.listing import LS, Glob, GlobArgs, LSArgs, glob_regex
+from tests.conftest import run
 
 
 def make_ctx(root: Path) -> ToolContext:
@@ -120,3 +123,84 @@ def test_glob_refuses_bad_patterns_and_paths(root: Path, tmp_path: Path) -> None
 ])
 def test_glob_regex(pattern: str, path: str, matches: bool) -> None:
     assert bool(glob_regex(pattern).fullmatch(path)) is matches
+
+
+def deny_secrets(path: Path) -> str | None:
+    """A stand-in for the policy's read filter with `Read(./.env)` and `Read(./keys/**)` denied."""
+    if path.name == ".env":
+        return f"{path} matches the deny rule Read(./.env)"
+    return f"{path} matches the deny rule Read(./keys/**)" if path.parent.name == "keys" else None
+
+
+@pytest.fixture
+def denying(root: Path) -> ToolContext:
+    (root / ".env").write_text("API_KEY=x")
+    (root / "src" / ".env").write_text("API_KEY=y")
+    (root / "keys").mkdir()
+    (root / "keys" / "id.py").write_text("KEY")
+    (root / "env_link.py").symlink_to(root / ".env")
+    ctx = make_ctx(root)
+    ctx.may_read = lambda path: deny_secrets(Path(os.path.realpath(path))) or deny_secrets(path)
+    return ctx
+
+
+def test_ls_hides_what_a_read_deny_rule_covers_and_says_how_many(root: Path, denying: ToolContext) -> None:
+    out = ls(denying, path=str(root))
+    assert ".env" not in out.text and "env_link.py" not in out.text
+    assert out.text.endswith("  - setup.py\n  (2 entries hidden by Read deny rules.)")
+    assert ls(denying, path=str(root / "keys")).text == f"- {root}/keys/\n  (1 entry hidden by Read deny rules.)"
+
+
+def test_glob_hides_what_a_read_deny_rule_covers_whatever_the_path(root: Path, denying: ToolContext) -> None:
+    out = glob(denying, pattern="**/*")
+    assert ".env" not in out.text and "keys/id.py" not in out.text and "env_link" not in out.text
+    assert out.text.endswith("(4 files hidden by Read deny rules.)")
+    assert glob(denying, pattern="*", path=str(root / "keys")).text == \
+        "No files found\n(1 file hidden by Read deny rules.)"
+    in_src = glob(denying, pattern="**/*", path=str(root / "src"))
+    assert sorted(in_src.data["files"]) == [str(root / "src/app.py"), str(root / "src/pkg/types.pyi"),
+                                            str(root / "src/pkg/util.py")]
+    assert in_src.text.endswith("(1 file hidden by Read deny rules.)")
+
+
+def test_names_with_escapes_or_newlines_are_shown_escaped(root: Path) -> None:
+    (root / "src" / "a\x1b]52;c;eA==\x07b.py").write_text("")
+    (root / "src" / "x.py\n  - fake.py").write_text("")
+    listed = ls(make_ctx(root), path=str(root / "src")).text
+    assert "\x1b" not in listed and "\x07" not in listed
+    assert "  - a\\x1b]52;c;eA==\\x07b.py" in listed.split("\n")
+    assert "  - x.py\\n  - fake.py" in listed.split("\n")
+    found = glob(make_ctx(root), pattern="src/*.py").text.split("\n")
+    assert f"{root}/src/x.py\\n  - fake.py" in found and "\x1b" not in "".join(found)
+
+
+def test_a_nul_in_a_pattern_is_an_invalid_args_error(root: Path) -> None:
+    with pytest.raises(ToolError) as info:
+        glob(make_ctx(root), pattern="*.py\0")
+    assert info.value.kind is ErrorKind.INVALID_ARGS and "NUL" in info.value.info.message
+    with pytest.raises(ToolError) as info:
+        ls(make_ctx(root), path=str(root), ignore=["x\0"])
+    assert info.value.kind is ErrorKind.INVALID_ARGS
+
+
+def test_through_the_console_ls_and_glob_hide_what_the_settings_deny(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".belay").mkdir(parents=True)
+    (ws / ".belay" / "settings.toml").write_text('[permissions]\ndeny = ["Read(./.env)", "Read(./keys/**)"]\n')
+    (ws / ".env").write_text("API_KEY=sk-live\n")
+    (ws / "keys").mkdir()
+    (ws / "keys" / "deploy.pem").write_text("KEY\n")
+    (ws / "app.py").write_text("print()\n")
+
+    async def scenario() -> list[CallOutcome]:
+        async with Console(ws) as console:
+            agent = await console.start_agent("agent", "scripted")
+            calls = [("LS", {"path": str(ws)}), ("LS", {"path": str(ws / "keys")}), ("Glob", {"pattern": "**/*"})]
+            return [await console.call(agent, tool, args) for tool, args in calls]
+
+    root_list, keys_list, globbed = run(scenario())
+    assert root_list.status is RunStatus.DONE and ".env" not in root_list.text and "app.py" in root_list.text
+    assert root_list.text.endswith("(1 entry hidden by Read deny rules.)")
+    assert keys_list.text == f"- {ws}/keys/\n  (1 entry hidden by Read deny rules.)"
+    assert "deploy.pem" not in globbed.text and ".env" not in globbed.text and f"{ws}/app.py" in globbed.text
+    assert globbed.text.endswith("(2 files hidden by Read deny rules.)")
