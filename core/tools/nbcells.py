@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from nbformat.validator import get_validator
 
 from core.errors import ErrorKind, ToolError
+from core.process.output import visible
 from core.store.fsio import MAX_CAPTURE_BYTES
 
 if TYPE_CHECKING:
@@ -149,7 +150,8 @@ def _where(path: Sequence[object], notebook: Notebook) -> str:
     if len(rest) >= 2 and rest[0] == "cells" and isinstance(rest[1], int):
         index = rest[1]
         cell_id = notebook["cells"][index].get("id")
-        head = f"cell {index}" + (f" (id {cell_id})" if isinstance(cell_id, str) and cell_id else "")
+        head = f"cell {index}" + (f" (id {visible(cell_id, multiline=False)})" if isinstance(cell_id, str) and cell_id
+                                  else "")
         rest = rest[2:]
     tail = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in rest).lstrip(".")
     return ", ".join(part for part in (head, tail) if part)
@@ -166,7 +168,7 @@ def find(cells: list[Cell], cell_id: str, rel: str) -> int:
     if not cells:
         raise ToolError(ErrorKind.NOT_FOUND, f"cell {cell_id!r} not found: {rel} has no cells",
                         "Use NotebookEdit with edit_mode insert to add one.")
-    labels = [label(cell, index) for index, cell in enumerate(cells)]
+    labels = [visible(label(cell, index), multiline=False) for index, cell in enumerate(cells)]
     more = f" and {len(labels) - SHOWN_IDS} more" if len(labels) > SHOWN_IDS else ""
     raise ToolError(ErrorKind.NOT_FOUND, f"cell {cell_id!r} not found in {rel} ({count(len(cells), 'cell')})",
                     f"Its cells are {', '.join(labels[:SHOWN_IDS])}{more}.")

@@ -7,19 +7,26 @@ and other binary data as one line ("[image/png output, 12 KB]"), errors as
 their name and value.  The whole answer stays under Read's cap; past it the
 agent is told to read one cell at a time.  The notebook must be valid
 nbformat 4 (`nbcells.load`); the workspace boundary is enforced as in Read.
+
+Sources are shown as Read shows a file's lines (control characters as
+escapes such as `\\x1b`, lines cut at 2,000 characters saying how much was
+cut); outputs, which a terminal would have shown, are sanitised as a
+command's output is (colours dropped).  A notebook `ToolContext.may_read`
+refuses (a Read deny rule, also through a link) is not opened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
-from core.process.output import sanitize
+from core.process.output import cut_line, sanitize, visible
 from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, count, find, label, load, source
@@ -77,8 +84,12 @@ class NotebookRead(RunTool[NotebookReadArgs]):
             raise ToolError(ErrorKind.INVALID_ARGS, f"notebook_path must be a Jupyter notebook (.ipynb), got"
                             f" {args.notebook_path!r}", "Use Read for other files.")
         path = ctx.workspace.resolve(args.notebook_path, "notebook_path")
+        rel = visible(ctx.workspace.relative(path), multiline=False)
+        refused = await asyncio.to_thread(_refusal, ctx, args.notebook_path, path)
+        if refused:
+            raise ToolError(ErrorKind.DENIED, f"{rel} may not be read: {refused}",
+                            "Ask the person to read it, or to change the Read rules.")
         data, st = await asyncio.to_thread(fsio.read_with_stat, ctx.workspace, path, MAX_NOTEBOOK_BYTES)
-        rel = ctx.workspace.relative(path)
         _, notebook = await asyncio.to_thread(load, data, rel)
         ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)
         cells: list[Cell] = notebook["cells"]
@@ -88,6 +99,11 @@ class NotebookRead(RunTool[NotebookReadArgs]):
         if not cells:
             return ToolOutput(f"{rel} has no cells.", {"path": str(path), "cells": [], "total_cells": 0})
         return _rendered(rel, str(path), notebook, list(range(len(cells))))
+
+
+def _refusal(ctx: ToolContext, named: str, resolved: Path) -> str | None:
+    """Why the Read rules refuse the notebook, as named or where its links lead; None when they do not."""
+    return ctx.may_read(Path(named)) or ctx.may_read(resolved)
 
 
 def _rendered(rel: str, path_text: str, notebook: dict[str, Any], indices: list[int]) -> ToolOutput:
@@ -104,7 +120,7 @@ def _rendered(rel: str, path_text: str, notebook: dict[str, Any], indices: list[
         size += len(block) + 2
         shown.append(index)
     if len(shown) < len(indices):
-        next_cell = label(cells[indices[len(shown)]], indices[len(shown)])
+        next_cell = visible(label(cells[indices[len(shown)]], indices[len(shown)]), multiline=False)
         parts.append(f"(Showing cells {shown[0]}-{shown[-1]} of {len(cells)}. Read the rest one cell at a time "
                      f'with cell_id, starting at cell_id="{next_cell}".)')
     data = {"path": path_text, "total_cells": len(cells),
@@ -116,7 +132,7 @@ def _title(rel: str, notebook: dict[str, Any]) -> str:
     metadata = notebook.get("metadata", {})
     language = metadata.get("language_info", {}).get("name") or metadata.get("kernelspec", {}).get("language")
     about = [count(len(notebook["cells"]), "cell"), f"nbformat 4.{notebook.get('nbformat_minor', 0)}"]
-    return f"{rel}: {', '.join(about + ([str(language)] if language else []))}"
+    return f"{rel}: {', '.join(about + ([visible(str(language), multiline=False)] if language else []))}"
 
 
 def _cell_text(cell: Cell, index: int) -> str:
@@ -126,12 +142,19 @@ def _cell_text(cell: Cell, index: int) -> str:
     if cell.get("execution_count") is not None:
         heading += f" · In [{cell['execution_count']}]"
     text = source(cell).removesuffix("\n")
-    lines = [f"# ── {heading} ──", *([text] if text else [])]
+    lines = [f"# ── {visible(heading, multiline=False)} ──", *_source_lines(text)]
     outputs = cell.get("outputs") or []
     if outputs:
         lines.append(f"# ── {count(len(outputs), 'output')} ──")
         lines.extend(_output_text(output) for output in outputs)
     return "\n".join(lines)
+
+
+def _source_lines(text: str) -> list[str]:
+    """A cell's source as Read shows a file: control characters as escapes, long lines cut."""
+    if not text:
+        return []
+    return [cut_line(visible(line.removesuffix("\r"))) for line in text.split("\n")]
 
 
 def _cell_data(cell: Cell, index: int) -> dict[str, Any]:
@@ -142,7 +165,7 @@ def _cell_data(cell: Cell, index: int) -> dict[str, Any]:
 def _output_text(output: dict[str, Any]) -> str:
     kind = output["output_type"]
     if kind == "stream":
-        return f"[{output['name']}]\n{_cut(_joined(output.get('text', '')))}"
+        return f"[{sanitize(str(output['name']))}]\n{_cut(_joined(output.get('text', '')))}"
     if kind == "error":
         return f"[error] {sanitize(str(output['ename']))}: {_cut(str(output['evalue']))}"
     if kind not in ("execute_result", "display_data"):

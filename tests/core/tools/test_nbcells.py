@@ -108,3 +108,13 @@ def test_the_approval_view_shows_each_cell_by_name_with_its_source_and_outputs_f
         "\n"
         "# ── cell empty · code ──\n"
     )
+
+
+def test_cell_ids_with_control_characters_are_named_with_escapes_in_errors() -> None:
+    cells = [code("a\x1b]52;c;eA==\x07", "x"), code("b\x1b[2J", "y", execution_count="three")]
+    with pytest.raises(ToolError) as info:
+        nbcells.load(notebook_bytes(cells, minor=4), "nb.ipynb")
+    assert "\x1b" not in info.value.info.message and "cell 0 (id a\\x1b]52;c;eA==\\x07)" in info.value.info.message
+    with pytest.raises(ToolError) as missing:
+        nbcells.find(json.loads(notebook_bytes(cells, minor=4))["cells"], "nope", "nb.ipynb")
+    assert missing.value.info.suggestion == "Its cells are a\\x1b]52;c;eA==\\x07, b\\x1b[2J."

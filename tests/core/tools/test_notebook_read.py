@@ -207,3 +207,26 @@ def test_it_is_a_cacheable_retryable_read_of_one_file(root: Path, nb_path: str) 
     assert tool.reads(NotebookReadArgs(notebook_path="/etc/x.ipynb"), ws) is None
     assert tool.summary(args, ws) == "sales.ipynb (cell plot)"
     assert tool.summary(NotebookReadArgs(notebook_path=nb_path), ws) == "sales.ipynb"
+
+
+def test_control_sequences_in_sources_are_shown_as_escapes_and_long_lines_cut(root: Path) -> None:
+    nb = v4.new_notebook()
+    nb.cells = [v4.new_code_cell("print('ok')\x1b[2K\x1b]52;c;Y3VybA==\x07\n" + "z" * 2500, id="evil",
+                                 outputs=[v4.new_output("stream", name="stdout", text="\x1b]52;c;eA==\x07done\n")])]
+    nbformat.write(nb, root / "evil.ipynb")
+    out = read(make_ctx(root), notebook_path=f"{root}/evil.ipynb")
+    assert "\x1b" not in out.text and "\x07" not in out.text
+    assert out.text.split("\n")[2:] == ["# ── cell 0 · code · id evil ──", "print('ok')\\x1b[2K\\x1b]52;c;Y3VybA==\\x07",
+                                        "z" * 2000 + "... [line cut: 500 of 2,500 characters not shown]",
+                                        "# ── 1 output ──", "[stdout]", "done"]
+
+
+def test_a_notebook_the_read_rules_refuse_is_not_opened_even_through_a_link(root: Path, nb_path: str) -> None:
+    (root / "alias.ipynb").symlink_to(root / "sales.ipynb")
+    ctx = make_ctx(root)
+    ctx.may_read = lambda path: f"{path} matches the deny rule Read(./sales.ipynb)" \
+        if path.name == "sales.ipynb" else None
+    for named in (nb_path, f"{root}/alias.ipynb"):
+        error = read_error(ctx, notebook_path=named)
+        assert error.kind is ErrorKind.DENIED and "Read(./sales.ipynb)" in error.info.message
+    assert ctx.read_state.seen == {}
