@@ -125,7 +125,9 @@ class Call:
     def shown(self) -> str:
         """The call as a table shows it: the command, the path or the URL, with the placeholders."""
         what = next((self.input[k] for k in ("command", "file_path", "url") if k in self.input), None)
-        return f"{self.tool}: {what}" if what is not None else self.tool
+        if what is None:
+            return self.tool
+        return f"{self.tool}: " + what.replace("\n", "\\n").replace("\t", "\\t")  # one line per call
 
 
 def bash(command: str) -> Call:
