@@ -21,6 +21,10 @@ Settings file format (TOML):
     command = "npx"
     args = ["-y", "@modelcontextprotocol/server-github"]
 
+A workspace's file tightens at once but loosens (allow rules, a looser mode,
+`on_timeout = "allow"`, `[changes] ignore`) only once the person trusts the
+workspace (`core.policy.trust`).
+
 Rule syntax: see `core.policy.rules`.  Deny beats ask beats allow; the order of
 the decision is in `core.policy.decide`.  A file that cannot be read is
 ignored and reported by `load`; adding or removing a rule rewrites the file
@@ -38,9 +42,10 @@ from core.models.bash import BashAnalysis
 from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.bash import analyse
 from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal
-from core.policy.rules import parse_rule
+from core.policy.rules import Rule, parse_rule
 from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
+from core.policy.trust import is_trusted, trust
 from core.policy.verdicts import PolicyRequest, Verdict
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
@@ -59,10 +64,12 @@ class PolicyEngine:
         self._layers: dict[Scope, Layer] = {scope: Layer(scope) for scope in SCOPES}
         self._workspace: Path | None = None
         self._session_mode: Mode | None = None
+        self._trusted = False
 
     def load(self, workspace: str | os.PathLike[str]) -> list[str]:
         """(Re)reads the user and workspace files; returns the problems found, for the console to show."""
         self._workspace = Path(os.path.realpath(workspace))
+        self._trusted = is_trusted(self._workspace)
         problems: list[str] = []
         for scope in ("user", "workspace"):
             layer, found = load_layer(scope, settings_path(scope, self._workspace))
@@ -85,14 +92,46 @@ class PolicyEngine:
         return {**self._layers["user"].timeouts, **self._layers["workspace"].timeouts}
 
     def ignore_patterns(self) -> list[str]:
-        """`[changes] ignore` of the user and workspace settings: paths reported as changed but not stored."""
-        return [*self._layers["user"].ignore, *self._layers["workspace"].ignore]
+        """`[changes] ignore` of the user and (trusted) workspace settings: paths reported as changed but not
+        stored."""
+        return [*self._layers["user"].ignore, *(self._layers["workspace"].ignore if self._trusted else [])]
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the person trusts this workspace, so its settings file may loosen the rules."""
+        return self._trusted
+
+    def trust_workspace(self) -> None:
+        """The person trusts this workspace: remembered, and its file's allow rules and mode apply now."""
+        if self._workspace is None:
+            raise ValueError("load a workspace before trusting it")
+        trust(self._workspace)
+        self._trusted = True
+
+    def held_back(self) -> list[str]:
+        """What this workspace's settings file would loosen, waiting for the person to trust the workspace."""
+        if self._trusted:
+            return []
+        layer = self._layers["workspace"]
+        held = [f"allow rule {e.rule}" for e, _ in layer.entries if e.action == "allow"]
+        if layer.mode not in (None, "default", "plan"):
+            held.append(f"mode {layer.mode}")
+        if layer.on_timeout == "allow":
+            held.append('on_timeout = "allow"')
+        held += [f"[changes] ignore {pattern}" for pattern in layer.ignore]
+        return held
 
     @property
     def mode(self) -> Mode:
         if self._session_mode is not None:
             return self._session_mode
-        return next((self._layers[s].mode for s in ("workspace", "user") if self._layers[s].mode), "default")
+        return next((mode for s in ("workspace", "user") if (mode := self._layer_mode(s))), "default")
+
+    def _layer_mode(self, scope: Scope) -> Mode | None:
+        mode = self._layers[scope].mode
+        if scope == "workspace" and not self._trusted and mode not in ("default", "plan"):
+            return None  # a looser mode waits for trust
+        return mode
 
     def set_mode(self, mode: str) -> None:
         """Sets the mode for this session (not written to any file)."""
@@ -149,6 +188,8 @@ class PolicyEngine:
         if action not in ACTIONS or scope not in SCOPES:
             raise ValueError(f"action must be one of {ACTIONS} and scope one of {SCOPES}")
         entry, parsed = entry_from(rule, action, scope, None)
+        if scope == "workspace" and action == "allow" and not self._trusted:
+            self.trust_workspace()  # the person adds it: their own allow rule for this workspace is meant to apply
         if scope == "session":
             layer = self._layers["session"]
             if all((e.rule, e.action) != (entry.rule, action) for e, _ in layer.entries):
@@ -175,8 +216,12 @@ class PolicyEngine:
         return changed
 
     def rules(self) -> list[RuleEntry]:
-        """Every rule in force, user layer first."""
-        return [entry for scope in SCOPES for entry, _ in self._layers[scope].entries]
+        """Every rule in force, user layer first (a workspace's allow rules only once it is trusted)."""
+        return [entry for entry, _ in self._entries()]
+
+    def _entries(self) -> tuple[tuple[RuleEntry, Rule], ...]:
+        return tuple(pair for scope in SCOPES for pair in self._layers[scope].entries
+                     if self._trusted or scope != "workspace" or pair[0].action != "allow")
 
     def disabled_reason(self, tool_name: str) -> str | None:
         """Why a tool is switched off by `[tools] disable`, or None when it is enabled."""
@@ -201,11 +246,12 @@ class PolicyEngine:
         return [i for i, (old, new) in enumerate(zip(before, after)) if old != new and new == action]
 
     def _ruleset(self) -> RuleSet:
-        entries = tuple(pair for scope in SCOPES for pair in self._layers[scope].entries)
+        entries = self._entries()
         timeout = next((self._layers[s].timeout_s for s in ("workspace", "user")
                         if self._layers[s].timeout_s is not None), None)
         on_timeout = next((self._layers[s].on_timeout for s in ("workspace", "user")
-                           if self._layers[s].on_timeout), "deny")
+                           if self._layers[s].on_timeout and (s == "user" or self._trusted or
+                                                              self._layers[s].on_timeout == "deny")), "deny")
         return RuleSet(entries, self.mode, self._home(), timeout, on_timeout)
 
     def _home(self) -> str:

@@ -44,6 +44,8 @@ _HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docke
 
 def protected_reason(path: str | os.PathLike[str]) -> str | None:
     """Why writing `path` needs a person even in bypass mode, or None."""
+    if belay_secret(path):
+        return f"{path} is Belay's own configuration or state (the workspaces you trust, the journal)"
     parts = PurePath(path).parts
     for index, part in enumerate(parts):
         if part in PROTECTED_DIRS:
@@ -59,6 +61,8 @@ def proc_secret(path: str | os.PathLike[str]) -> bool:
     """Whether `path` reads a process's environment, memory, or the console's own /proc entry."""
     text = os.path.normpath(os.fspath(path))
     own = f"/proc/{os.getpid()}"
+    if text.startswith(own + "/net/") or text == own + "/net":
+        return False  # /proc/net resolves here: the network's tables, not the console's own
     return _PROC_SECRET.fullmatch(text) is not None or text == own or text.startswith(own + "/")
 
 

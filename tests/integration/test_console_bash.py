@@ -180,6 +180,7 @@ def test_what_a_command_changes_is_recorded_against_it_and_undone(workspace: Pat
             await console.add_rule("Bash(echo:*)", "allow", "session")
             await console.add_rule("Bash(rm:*)", "allow", "session")
             await console.add_rule("Bash(sed:*)", "allow", "session")
+            await console.add_rule("Edit(./made.txt)", "allow", "session")  # the shell writes it for echo
             agent = await console.start_agent("agent", "scripted")
             (workspace / "notes.txt").write_text("the person's own file\n")  # not the agent's doing
             outcome = await console.call(agent, "Bash", {
@@ -204,6 +205,7 @@ def test_a_command_that_times_out_still_has_its_changes_recorded(workspace: Path
         async with Console(workspace) as console:
             await console.add_rule("Bash(echo:*)", "allow", "session")
             await console.add_rule("Bash(sleep:*)", "allow", "session")
+            await console.add_rule("Edit(./half.txt)", "allow", "session")  # the shell writes it for echo
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Bash", {"command": "echo partial > half.txt; sleep 30",
                                                          "timeout": 500})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.policy.engine import PolicyEngine, PolicyRequest, Verdict
+from core.policy.trust import trust
 from core.tools.base import Annotations
 
 
@@ -62,6 +63,7 @@ def test_user_and_workspace_layers_add_up_and_deny_beats_ask_beats_allow(engine:
                                      'deny = ["Bash(make deploy:*)"]\n')
     _write(ws / ".belay" / "settings.toml", '[permissions]\nask = ["Bash(npm run test:*)"]\n'
                                             'allow = ["Bash(cargo test:*)"]\n')
+    trust(ws)  # the person trusts the workspace: its file may add allow rules
     assert engine.load(ws) == []
     assert bash(engine, ws, "make build") == "allow"
     assert bash(engine, ws, "make deploy now") == "deny"
@@ -206,6 +208,7 @@ def test_the_mode_comes_from_the_most_specific_layer(engine: PolicyEngine, ws: P
     engine.load(ws)
     assert engine.mode == "plan"
     _write(ws / ".belay" / "settings.toml", 'mode = "acceptEdits"\n')
+    trust(ws)  # a workspace may loosen the mode once trusted
     engine.load(ws)
     assert engine.mode == "accept_edits"
     engine.set_mode("bypassPermissions")
@@ -238,6 +241,7 @@ def test_approval_timeouts_from_a_rule_entry_and_the_approval_table(engine: Poli
     _write(ws / ".belay" / "settings.toml", '[permissions]\nask = [{ rule = "Bash(npm publish:*)", timeout_s = 60, '
                                             'on_timeout = "allow" }]\n[approval]\ntimeout_s = 30\n'
                                             'on_timeout = "allow"\n')
+    trust(ws)  # on_timeout = "allow" from a workspace needs trust
     assert engine.load(ws) == []
     publish = engine.evaluate(PolicyRequest("Bash", {"command": "npm publish"}, ws))
     assert (publish.action, publish.timeout_s, publish.on_timeout) == ("ask", 60, "allow")

@@ -51,3 +51,12 @@ def test_credential_stores_in_home(path: str, secret: bool) -> None:
 ])
 def test_a_command_line_naming_a_protected_place(line: str, named: str | None) -> None:
     assert mentioned_protected(line) == named
+
+
+def test_belays_own_configuration_and_state_are_protected_from_writes(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from core.policy.protected import protected_reason
+    monkeypatch.setenv("BELAY_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("BELAY_STATE_DIR", str(tmp_path / "state"))
+    assert "Belay's own" in (protected_reason(tmp_path / "cfg" / "trusted-workspaces.json") or "")
+    assert "Belay's own" in (protected_reason(tmp_path / "state" / "workspaces" / "x" / "journal.db") or "")
+    assert protected_reason(tmp_path / "elsewhere.txt") is None

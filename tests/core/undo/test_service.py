@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from core import Console, RunStatus
+from core.policy.trust import trust
 from core.undo.report import Resolution
 from tests.conftest import run
 
@@ -266,6 +267,7 @@ def test_a_read_only_command_is_not_held_behind_the_one_author_lock(tmp_path: Pa
 def test_settings_can_keep_more_paths_out_of_the_store(tmp_path: Path) -> None:
     (tmp_path / ".belay").mkdir()
     (tmp_path / ".belay" / "settings.toml").write_text('[changes]\nignore = ["*.tmp", "cache/"]\n')
+    trust(tmp_path)  # a workspace's ignore patterns apply once it is trusted
 
     async def scenario() -> None:
         async with allowing(tmp_path, "Bash(sh:*)") as console:
