@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QImage
 
-from tests.conftest import ROOT
+from core import Console, RunStatus
+from core.store.blobs import content_hash
+from tests.conftest import ROOT, run
 
 
 def _belay(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -79,3 +84,104 @@ def test_one_file_of_a_shell_command_is_undone_from_the_terminal(tmp_path: Path,
     assert (ws / "a.txt").read_text() == "A\n" and not (ws / "b.txt").exists()
     listed = json.loads(_belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir), "--json").stdout)
     assert [c["status"] for c in listed if c["tool"] == "Bash"] == ["partly undone (1)"]
+
+
+# -- bad state and bad input: one line naming the problem, never a traceback, nothing changed ------------------
+
+
+def _one_write(ws: Path, state_dir: Path) -> tuple[str, Path]:
+    """A workspace whose journal holds one Write call that changed a.py; returns the call and the journal."""
+    ws.mkdir()
+    (ws / "a.py").write_text("before\n")
+
+    async def make() -> tuple[str, Path]:
+        async with Console(ws, state_dir=state_dir) as console:
+            console.register_approver("test")
+            await console.add_rule("Write", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Write", {"file_path": str(ws / "a.py"), "content": "after\n"})
+            assert outcome.status == RunStatus.DONE, outcome.text
+            return outcome.call_id, console.state_dir / "journal.sqlite3"
+
+    return run(make())
+
+
+def _untouched(path: Path) -> tuple[bytes, int]:
+    return path.read_bytes(), path.stat().st_mtime_ns
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str], code: int, *fragments: str) -> None:
+    assert result.returncode == code, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    text = result.stderr + result.stdout
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short"])
+def test_a_damaged_journal_is_named_and_left_as_it_is_by_calls_undo_run_and_the_window(
+        tmp_path: Path, state_dir: Path, damage: str) -> None:
+    ws = tmp_path / "ws"
+    call_id, journal = _one_write(ws, state_dir)
+    journal.write_bytes(os.urandom(5000) if damage == "garbage" else journal.read_bytes()[:6000])
+    before = _untouched(journal)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("calls:\n  - {id: w, tool: Write, args: {file_path: '{workspace}/b.py', content: 'b'}}\n")
+    where = ("--workspace", str(ws), "--state-dir", str(state_dir))
+    for command in (("calls", *where), ("undo", call_id, *where), ("run", str(plan), *where, "--auto", "approve"),
+                    ("watch", *where, "--quit-after", "1")):
+        result = _belay(*command)
+        _one_line_error(result, 2, f"belay {command[0]}: the journal {journal} is damaged", "Move it aside")
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert _untouched(journal) == before
+    assert (ws / "a.py").read_text() == "after\n" and not (ws / "b.py").exists()
+
+
+def test_another_programs_database_at_the_journals_place_is_refused_and_not_modified(
+        tmp_path: Path, state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    journal = Console(ws, state_dir=state_dir).state_dir / "journal.sqlite3"
+    journal.parent.mkdir(parents=True)
+    db = sqlite3.connect(journal)
+    db.executescript("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL);"
+                     "INSERT INTO invoices (total) VALUES (12.5);")
+    db.close()
+    before, beside = _untouched(journal), sorted(os.listdir(journal.parent))
+    for command in ("calls", "undo"):
+        result = _belay(command, *(["c-1"] if command == "undo" else []), "--workspace", str(ws),
+                        "--state-dir", str(state_dir))
+        _one_line_error(result, 2, f"{journal} is not a Belay journal", "table invoices")
+    assert _untouched(journal) == before and sorted(os.listdir(journal.parent)) == beside
+
+
+def test_undo_with_a_missing_workspace_says_so(tmp_path: Path, state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    call_id, _ = _one_write(ws, state_dir)
+    shutil.rmtree(ws)
+    result = _belay("undo", call_id, "--workspace", str(ws), "--state-dir", str(state_dir))
+    _one_line_error(result, 2, f"belay undo: the workspace {ws} does not exist")
+    assert not ws.exists()
+
+
+def test_a_damaged_blob_refuses_the_undo_naming_the_file_and_the_blob(tmp_path: Path, state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    call_id, journal = _one_write(ws, state_dir)
+    digest = content_hash(b"before\n")
+    blob = journal.parent / "blobs" / digest[:2] / digest[2:]
+    blob.chmod(0o644)
+    blob.write_bytes(b"tampered\n")
+    result = _belay("undo", call_id, "--workspace", str(ws), "--state-dir", str(state_dir))
+    _one_line_error(result, 1, "Not undone: cannot undo: the earlier content of a.py", str(blob), "damaged")
+    assert (ws / "a.py").read_text() == "after\n"
+
+
+def test_undo_of_a_file_the_call_did_not_touch_names_the_files_it_did(tmp_path: Path, state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    call_id, _ = _one_write(ws, state_dir)
+    result = _belay("undo", call_id, "--workspace", str(ws), "--state-dir", str(state_dir), "--file", "b.py")
+    _one_line_error(result, 1, f"call {call_id} did not change b.py; it changed: a.py")
+    assert (ws / "a.py").read_text() == "after\n"
+    absolute = _belay("undo", call_id, "--workspace", str(ws), "--state-dir", str(state_dir), "--file",
+                      str(ws / "a.py"))
+    assert absolute.returncode == 0 and (ws / "a.py").read_text() == "before\n", absolute.stdout + absolute.stderr
