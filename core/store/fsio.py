@@ -7,6 +7,12 @@ one component at a time with O_NOFOLLOW.  A resolved path has no symlinks,
 so meeting one means something changed underneath: the call is refused as
 outside the workspace instead of following it.  All functions block; callers
 run them off the event loop.
+
+No write goes through an existing file's inode: contents are replaced by a
+new file renamed over the name, and a mode change on a file with other
+names (`change_mode`) does the same.  A regular file in the workspace with
+st_nlink > 1 may be a hard link to a file outside it; replacing the
+directory entry changes the workspace's name only, never the other one.
 """
 
 from __future__ import annotations
@@ -97,6 +103,27 @@ def atomic_write(ws: Workspace, path: Path, data: bytes, mode: int | None = None
             _replace(dfd, name, data, keep)
     except OSError as e:
         raise _os_error(ws, path, e, "write") from None
+
+
+def change_mode(dfd: int, name: str, mode: int) -> None:
+    """Give the regular file `name` (in the directory `dfd`) the permission bits `mode`, durably.
+
+    A file with one name is changed in place.  A file with other names
+    (hard links, perhaps outside the workspace) is copied to a new file with
+    `mode` that replaces this name: chmod on the shared inode would change
+    the other names too.
+    """
+    fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if st.st_nlink <= 1 or not stat.S_ISREG(st.st_mode):
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+            return
+        data = b"".join(iter(lambda: os.read(fd, _CHUNK), b""))
+    finally:
+        os.close(fd)
+    _replace(dfd, name, data, mode)
 
 
 def remove_file(ws: Workspace, path: Path) -> None:

@@ -145,12 +145,7 @@ def _commit(ws: Workspace, op: FileOp, temp: str | None) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name, dir_fd=dfd)
         else:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
-            try:
-                os.fchmod(fd, op.mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsio.change_mode(dfd, name, op.mode)  # a hard-linked file gets a copy: its other names keep their mode
 
 
 def _fsync_dir(ws: Workspace, rel_dir: str) -> None:

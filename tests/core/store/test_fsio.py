@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import shutil
 import stat
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
 
+from core import Console, RunStatus
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.run.calls import CallOutcome
 from core.store import fsio
+from tests.conftest import run
 
 
 @pytest.fixture
@@ -180,3 +185,67 @@ def test_list_dir(root: Path, outside: Path) -> None:
     assert sorted(fsio.list_dir(ws, root)) == [("README.md", False), ("link", False), ("src", True)]
     fails(ErrorKind.INVALID_ARGS, fsio.list_dir, ws, root / "README.md")
     fails(ErrorKind.NOT_FOUND, fsio.list_dir, ws, root / "nope")
+
+
+@pytest.fixture
+def linked(root: Path, outside: Path) -> Path:
+    """src/shared.py: a hard link, in the workspace, to a file outside it."""
+    (outside / "shared.py").write_text("OUTSIDE\n")
+    (outside / "shared.py").chmod(0o640)
+    os.link(outside / "shared.py", root / "src" / "shared.py")
+    return root / "src" / "shared.py"
+
+
+def test_writing_a_hard_linked_file_replaces_the_workspace_name_only(linked: Path, outside: Path) -> None:
+    fsio.atomic_write(Workspace(linked.parent.parent), linked, b"NEW\n")
+    assert linked.read_bytes() == b"NEW\n" and stat.S_IMODE(linked.stat().st_mode) == 0o640  # its mode kept
+    assert (outside / "shared.py").read_text() == "OUTSIDE\n"
+    assert os.stat(outside / "shared.py").st_nlink == 1 and linked.stat().st_nlink == 1
+
+
+def test_removing_a_hard_linked_file_keeps_its_other_name(linked: Path, outside: Path) -> None:
+    fsio.remove_file(Workspace(linked.parent.parent), linked)
+    assert not linked.exists() and (outside / "shared.py").read_text() == "OUTSIDE\n"
+
+
+def test_a_mode_change_on_a_hard_linked_file_leaves_its_other_name_alone(linked: Path, outside: Path) -> None:
+    with fsio.parent_dir(Workspace(linked.parent.parent), linked) as (dfd, name):
+        fsio.change_mode(dfd, name, 0o755)
+    assert stat.S_IMODE(linked.stat().st_mode) == 0o755 and linked.read_text() == "OUTSIDE\n"
+    assert stat.S_IMODE((outside / "shared.py").stat().st_mode) == 0o640
+    single = linked.parent / "app.py"
+    inode = single.stat().st_ino
+    with fsio.parent_dir(Workspace(linked.parent.parent), single) as (dfd, name):
+        fsio.change_mode(dfd, name, 0o700)
+    assert stat.S_IMODE(single.stat().st_mode) == 0o700 and single.stat().st_ino == inode  # one name: in place
+
+
+def test_write_and_edit_through_the_console_never_touch_a_hard_links_outside_name(
+        linked: Path, outside: Path) -> None:
+    ws = linked.parent.parent
+
+    async def approving(console: Console, call: Awaitable[CallOutcome]) -> CallOutcome:
+        task = asyncio.ensure_future(call)
+        while not task.done():
+            for request in console.pending_approvals():
+                console.approve(request.call_id)
+            await asyncio.sleep(0.01)
+        return await task
+
+    async def scenario() -> list[CallOutcome]:
+        async with Console(ws) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            wrote = await approving(console, console.call(agent, "Write", {"file_path": str(linked),
+                                                                           "content": "WRITTEN\n"}))
+            os.link(outside / "shared.py", ws / "src" / "again.py")
+            read = await approving(console, console.call(agent, "Read", {"file_path": str(ws / "src" / "again.py")}))
+            edited = await approving(console, console.call(agent, "Edit", {
+                "file_path": str(ws / "src" / "again.py"), "old_string": "OUTSIDE", "new_string": "EDITED"}))
+            return [wrote, read, edited]
+
+    outcomes = run(scenario())
+    assert [o.status for o in outcomes] == [RunStatus.DONE] * 3, [o.text for o in outcomes]
+    assert linked.read_text() == "WRITTEN\n" and (ws / "src" / "again.py").read_text() == "EDITED\n"
+    assert (outside / "shared.py").read_text() == "OUTSIDE\n"
+    assert stat.S_IMODE((outside / "shared.py").stat().st_mode) == 0o640
