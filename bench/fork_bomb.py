@@ -4,7 +4,9 @@
 = N (default 256), in the default sandbox, against `true` run the same way
 in the same run (the baseline: what any call costs).  The wall time is the
 whole call, from the tool's start until it returned with every process of
-the bomb gone; the process count is the command's pids cgroup's pids.peak
+the bomb gone.  The classic bomb's first shell returns at once, so a call
+may end before the bomb has filled its group: one more run keeps it going
+for 2 s (`; sleep 2`) to be sure the limit is reached.  The process count is the command's pids cgroup's pids.peak
 (when the limit is a cgroup), else the most processes the safety net below
 saw at once, less those the measuring Python had before.
 
@@ -41,6 +43,9 @@ from core.tools.base import ReadState, ToolContext  # noqa: E402
 from core.tools.bash import BashArgs, BashSettings, BashTool  # noqa: E402
 
 BOMB = ":(){ :|:& };:"
+HELD = f"{BOMB}; sleep 2"
+"""The bomb kept going by its first shell for 2 s: the classic one's shell returns at once, and the call may end
+(and kill it) before it has filled its group, so the largest count is measured on this one as well."""
 BASELINE_ROUNDS = 5
 BOMB_ROUNDS = 3
 MARGIN = 96
@@ -56,7 +61,7 @@ async def timed(tool: BashTool, ctx: ToolContext, command: str) -> tuple[float, 
     try:
         text = (await tool.run(BashArgs(command=command, timeout=30_000), ctx)).text
     except ToolError as e:
-        text = f"{e.info.kind}: {e.info.message}"
+        text = f"{e.info.kind.value}: {e.info.message}"
     return time.perf_counter() - started, text
 
 
@@ -78,10 +83,11 @@ async def measure(maximum: int) -> dict[str, object]:
     baseline = [(await timed(tool, ctx, "true"))[0] for _ in range(BASELINE_ROUNDS)]
     before = own_tasks()
     bombs = [await timed(tool, ctx, BOMB) for _ in range(BOMB_ROUNDS)]
+    held = await timed(tool, ctx, HELD)
     after = await timed(tool, ctx, "echo still here")
     await shells.aclose()
     return {"sandbox": info.kind, "processes": info.processes, "baseline": baseline, "bomb": [t for t, _ in bombs],
-            "said": bombs[-1][1][:300], "peaks": [p for p in peaks if p is not None], "own_tasks": before,
+            "said": held[1][:300], "held": held[0], "peaks": [p for p in peaks if p is not None], "own_tasks": before,
             "after": after[1]}
 
 
@@ -123,8 +129,10 @@ def main() -> None:
     print(f"sandbox: {got['sandbox']}; {got['processes']}")
     print(f"median of {BASELINE_ROUNDS} calls of true: {base:.3f} s; bomb calls ({BOMB_ROUNDS}): "
           + ", ".join(f"{t:.3f} s" for t in got["bomb"]))
-    print(f"pids.peak of each command's group: {got['peaks']}; the last bomb's call said: "
+    print(f"the bomb held open for 2 s: call of {got['held']:.3f} s, which told the agent: "
           f"{got['said'].splitlines()[0] if got['said'] else '(nothing)'}")
+    print(f"pids.peak of each command's group (true x{BASELINE_ROUNDS}, bomb x{BOMB_ROUNDS}, held bomb): "
+          f"{got['peaks']}")
     print(f"after the bombs the tool still runs commands: {got['after'].strip()!r}")
     print(f"largest process count from {source}; safety net peak {outer_peak}, refused {outer_refused}"
           + (" (THE SAFETY NET HAD TO ACT: containment failed)" if outer_refused else ""))
