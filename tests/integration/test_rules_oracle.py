@@ -25,6 +25,8 @@ TABLE = (
         bash("npm run test | grep ok"),
         bash("npm run test || npm publish"),
         bash("npm run test $(npm run build)"),
+        bash("cd src && npm run test"),
+        bash("npm run test 2>&1 | tail -5"),
     )),
     RuleSet("one command", allow=("Bash(mytool:*)",), calls=(
         bash("mytool"),
@@ -204,7 +206,9 @@ TABLE = (
         read("/etc/hostname"),
         read("/etc/passwd"),
         bash("cat {home}/h.txt"),
+        bash("cat ~/h.txt"),
         bash("cat /etc/hostname"),
+        bash("cat /etc/passwd"),
     )),
     RuleSet("web fetch", allow=("WebFetch(domain:example.com)",), deny=("WebFetch(domain:evil.example.org)",), calls=(
         fetch("https://example.com/page"),
@@ -218,12 +222,13 @@ TABLE = (
     RuleSet("web fetch, no rules", calls=(
         fetch("https://example.com/page"),
     )),
-    RuleSet("mcp server", allow=("mcp__srv",), calls=(
+    RuleSet("mcp server", allow=("mcp__srv",), ask=("mcp__srv__other",), calls=(
         mcp("mcp__srv__tool"),
         mcp("mcp__srv__other"),
     )),
     RuleSet("mcp wildcard", allow=("mcp__srv__*",), calls=(
         mcp("mcp__srv__tool"),
+        mcp("mcp__srv__other"),
     )),
     RuleSet("mcp tool", allow=("mcp__srv__tool",), deny=("mcp__srv__other",), calls=(
         mcp("mcp__srv__tool"),
