@@ -313,7 +313,7 @@ _ANNOTATIONS = {**{tool.name: tool.annotations for tool in default_tools()}, **H
 def policy_rules(rules: RuleSet, home: Path) -> PolicyRules:
     """The rule set as Belay's policy holds it (one layer, the default mode)."""
     entries = tuple(entry_from(rule, action, "workspace", None) for action, rule in rules.rules)
-    return PolicyRules(entries, "default", os.path.realpath(home))
+    return PolicyRules(entries=entries, mode="default", home=os.path.realpath(home))
 
 
 def belay_verdict(rules: PolicyRules, tool: str, args: dict[str, Any], ws: Path) -> Verdict:
