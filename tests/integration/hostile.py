@@ -2,17 +2,21 @@
 
 The contract is ../shared/hostile/README.md.  A case names a tool, its input
 (with `{WS}`, `{OUTSIDE}` and `{"$repeat": s, "count": n}` to expand), an
-optional shell `setup`, rules assumed allowed, host environment variables,
-the expected outcome and post-conditions.  Everything here is pure or
-plain file/process inspection; running the call is the test module's job.
+optional shell `setup`, optional `steps` made before the call (calls through
+the same pipeline, and commands run outside Belay), rules assumed allowed or
+denied, host environment variables, the expected outcome and post-conditions.
+Everything here is pure or plain file/process inspection; running the calls
+is the test module's job.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import resource
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +28,12 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent / "corpus"
 SHARED_CORPUS = ROOT.parent / "shared" / "hostile"
 CORPUS_ENV = "BELAY_HOSTILE_DIR"
 
-RUN_EXPECTATIONS = frozenset({"kill-process-group", "truncate", "sanitize", "redact", "error:resource-limit"})
-"""Outcomes about what happens when the call runs: the harness approves if the policy asks."""
+REFUSALS = frozenset({"ask", "deny"})
+"""Outcomes where the call must not run: nobody is there to approve.  For every other outcome the harness
+answers as a person who approves: `allowed` means a legitimate call runs and succeeds; an error, a limit, a
+cut, a sanitised or redacted output is what must hold even when a person said yes."""
+CUT_MARKERS = ("characters cut ...]", "bytes cut ...]", "[line cut: ")
+"""How a capped output says it was cut (what an `allowed` call must not be)."""
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
@@ -50,7 +58,8 @@ def load_cases() -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def expand(value: Any, ws: Path, outside: Path) -> Any:
-    """Replace the placeholders; a string input stays raw JSON text for the pipeline."""
+    """Replace the placeholders, in keys too (`file_size` and `max_file_bytes` are keyed by path); a string
+    input stays raw JSON text for the pipeline."""
     if isinstance(value, str):
         return value.replace("{WS}", str(ws)).replace("{OUTSIDE}", str(outside))
     if isinstance(value, list):
@@ -58,7 +67,7 @@ def expand(value: Any, ws: Path, outside: Path) -> Any:
     if isinstance(value, dict):
         if set(value) == {"$repeat", "count"}:
             return expand(value["$repeat"], ws, outside) * int(value["count"])
-        return {k: expand(v, ws, outside) for k, v in value.items()}
+        return {expand(k, ws, outside): expand(v, ws, outside) for k, v in value.items()}
     return value
 
 
@@ -103,7 +112,29 @@ def expected_parts(expected: str) -> set[str]:
 
 
 def needs_a_person(expected: str) -> bool:
-    return bool(expected_parts(expected) & RUN_EXPECTATIONS)
+    return not expected_parts(expected) & REFUSALS
+
+
+@dataclass(frozen=True)
+class Step:
+    """One of a case's `steps`: a call through the pipeline (`tool`, `input`) or a command outside (`shell`)."""
+
+    tool: str | None = None
+    input: Any = None
+    shell: str | None = None
+
+
+def steps(case: dict[str, Any], ws: Path, outside: Path) -> list[Step]:
+    """The case's steps, expanded, in order; a step that is neither a call nor a command is a broken case."""
+    found = []
+    for raw in case.get("steps") or []:
+        if "shell" in raw:
+            found.append(Step(shell=expand(raw["shell"], ws, outside)))
+        elif "tool" in raw:
+            found.append(Step(tool=raw["tool"], input=expand(raw.get("input", {}), ws, outside)))
+        else:
+            raise ValueError(f"{case['id']}: a step must name a tool or a shell command: {raw!r}")
+    return found
 
 
 def rss_mb() -> float:
@@ -167,8 +198,11 @@ def check_expected(expected: str, seen: Observed, host_env: dict[str, str]) -> l
 
 
 def _check_part(part: str, seen: Observed, host_env: dict[str, str]) -> list[str]:
-    if part == "allowed":
-        return [] if seen.status == "done" and not seen.asked else [f"expected allowed, got {seen.status} (asked={seen.asked})"]
+    if part == "allowed":  # a person approved where asked: nothing may refuse, break or cut a legitimate call
+        if seen.status != "done":
+            return [f"expected allowed (run and succeed), got {seen.status}/{seen.error_kind} (asked={seen.asked})"]
+        return [f"a legitimate call's output was cut: {seen.text[-200:]!r}"] if any(
+            m in seen.text for m in CUT_MARKERS) else []
     if part == "ask":
         return [] if seen.asked and seen.status in ("denied", "timed_out") else [f"expected ask, got {seen.status} (asked={seen.asked})"]
     if part == "deny":
@@ -262,11 +296,43 @@ def _trivially_alive(value: Any, seen: Observed, ws: Path) -> list[str]:
     return []  # the harness runs in the console's process: reaching this line is the proof
 
 
+def _no_exception(value: Any, seen: Observed, ws: Path) -> list[str]:
+    """Nothing escaped (reaching this line), and nothing was caught as a crash of a tool or the pipeline."""
+    return [f"an exception was caught as a crash: {seen.text[:300]!r}"] if "failed unexpectedly" in seen.text else []
+
+
+def tree_state(root: Path) -> dict[str, tuple[Any, ...]]:
+    """Every entry under `root` (links not followed): kind, permission bits, and content or link target.
+
+    Git's index is left out: reading a repository's state may refresh it without changing anything."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            if path.endswith(f"{os.sep}.git{os.sep}index"):
+                continue
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                found[path] = ("link", os.readlink(path))
+            elif stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    found[path] = ("file", st.st_mode, hashlib.sha256(f.read()).hexdigest())
+            else:
+                found[path] = ("other", st.st_mode)
+    return found
+
+
+def tree_changes(before: dict[str, tuple[Any, ...]], after: dict[str, tuple[Any, ...]]) -> list[str]:
+    """Paths created, removed or changed between two `tree_state`s."""
+    return [f"{p} {'created' if p not in before else 'removed' if p not in after else 'changed'}"
+            for p in sorted(set(before) | set(after)) if before.get(p) != after.get(p)]
+
+
 _ASSERTS = {
     "file_absent": _file_absent, "file_unchanged": _file_unchanged, "file_size": _file_size,
     "max_file_bytes": _max_file_bytes, "no_partial_file": _no_partial_file,
     "output_not_contains": _not_contains, "output_not_contains_any": _not_contains,
     "max_output_chars_to_model": _max_chars, "max_line_chars": _max_line, "max_wall_s": _max_wall,
     "max_rss_mb": _max_rss, "no_process_matching": _no_process, "env_var_absent_in_child": _env_absent,
-    "host_alive": _trivially_alive, "no_exception": _trivially_alive,
+    "host_alive": _trivially_alive, "no_exception": _no_exception,
 }

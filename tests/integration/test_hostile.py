@@ -2,11 +2,15 @@
 
 Each case runs through the real console and pipeline (validation, policy,
 approval, tools, sandbox) in a fresh workspace with a fresh directory
-outside it and a throwaway HOME.  Nobody is attached to approve, so the
-policy's "ask" means the call does not run; cases whose expectation is about
-what happens when the command runs (killed by its limit, truncated,
-sanitised, redacted, out of memory) are run with the harness approving, as
-the person who wants to see the limit hold.
+outside it and a throwaway HOME, after its `setup` and its `steps` (calls
+made first by the same agent, approved if asked; commands run outside
+Belay, as a person's editor would).  Where the case expects the policy to
+ask or deny, nobody is attached to approve, so the call does not run; for
+every other outcome the harness approves as a person would: an `allowed`
+call must then run and succeed, and an error, a limit, a cut or a
+redaction must hold even though a person said yes.  A call that must not
+run, or must fail, leaves the workspace and the directory outside it as
+they were.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core import Console, RunStatus
+from core import AgentHandle, Console, RunStatus
 from core.tools.bash import BashSettings
 from tests.integration import hostile
 
@@ -50,8 +55,10 @@ def _end_setup(proc: subprocess.Popen[bytes] | None) -> None:
             pass
 
 
-async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool) -> list[hostile.Observed]:
-    """Make the case's call (a race case: many times, within a budget) and observe each outcome."""
+async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool, watched: list[str]) -> Tried:
+    """Make the case's steps, then its call (a race case: many times, within a budget), observing each outcome.
+
+    `watched` files are read just before the call, for `file_unchanged`."""
     # The machine's settings for the run: any call's timeout is capped, so a case cannot hold CI for minutes.
     console = Console(ws, bash=BashSettings(default_timeout_s=HARNESS_BASH_TIMEOUT_S,
                                             max_timeout_s=HARNESS_BASH_TIMEOUT_S))
@@ -60,11 +67,10 @@ async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool
         for action, rules in hostile.assumed_rules(case).items():
             for rule in rules:
                 await console.add_rule(rule, action, "session")
-        unregister = console.register_approver("harness") if approve else (lambda: None)
         sub = console.subscribe()
         asked: set[str] = set()
 
-        async def answer() -> None:
+        async def answer() -> None:  # answers whatever is asked while an approver is registered
             while batch := await sub.next_batch():
                 for event in batch:
                     if event.kind == "approval_requested":
@@ -75,21 +81,66 @@ async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool
 
         answering = asyncio.ensure_future(answer())
         agent = await console.start_agent("hostile", "scripted")
-        raw = hostile.expand(case["input"], ws, outside)
-        outcomes = []
-        deadline = time.monotonic() + hostile.REPEAT_BUDGET_S
-        for _ in range(hostile.repeats(case)):
-            rss, started = hostile.rss_mb(), time.monotonic()
-            outcomes.append((await console.call(agent, case["tool"], raw), time.monotonic() - started, rss))
-            if time.monotonic() > deadline:
-                break
-        await asyncio.sleep(0.05)  # let the last events reach the subscriber
-        unregister()
-        sub.close()
-        await answering
-        return [_observed(console, outcome, wall, rss, asked) for outcome, wall, rss in outcomes]
+        tried = Tried()
+        try:
+            await _make_steps(console, agent, hostile.steps(case, ws, outside), tried)
+            unregister = console.register_approver("harness") if approve else (lambda: None)
+            tried.before = _trees(ws, outside)
+            tried.snapshots = {p: Path(p).read_bytes() if Path(p).is_file() else None for p in watched}
+            await _make_calls(console, agent, case, hostile.expand(case["input"], ws, outside), asked, tried)
+            unregister()
+        finally:
+            await asyncio.sleep(0.05)  # let the last events reach the subscriber
+            sub.close()
+            await answering
+        return tried
     finally:
         await console.close()
+
+
+@dataclass
+class Tried:
+    """What happened in one case: its steps, the tries of its call, and the trees before the call."""
+
+    steps: list[str] = field(default_factory=list)
+    seen: list[hostile.Observed] = field(default_factory=list)
+    before: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    snapshots: dict[str, bytes | None] = field(default_factory=dict)
+    shells: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+
+async def _make_steps(console: Console, agent: AgentHandle, steps: list[hostile.Step], tried: Tried) -> None:
+    """Calls through the pipeline, approved if asked; commands run outside Belay, as a person would run them."""
+    stop = console.register_approver("harness")
+    try:
+        for step in steps:
+            if step.shell is not None:
+                # A person's edit does not land in the same clock tick as the agent's last look at the file.
+                await asyncio.sleep(0.05)
+                proc = await asyncio.to_thread(_setup, step.shell, console.workspace.root, dict(os.environ))
+                tried.shells.append(proc)
+                tried.steps.append(f"shell {step.shell[:80]!r}: exit {proc.returncode}")
+            else:
+                assert step.tool is not None
+                outcome = await console.call(agent, step.tool, step.input)
+                tried.steps.append(f"{step.tool} {str(step.input)[:80]!r}: {outcome.status.value} {outcome.text[:120]!r}")
+    finally:
+        stop()
+
+
+async def _make_calls(console: Console, agent: AgentHandle, case: dict[str, Any], raw: Any, asked: set[str],
+                      tried: Tried) -> None:
+    deadline = time.monotonic() + hostile.REPEAT_BUDGET_S
+    for _ in range(hostile.repeats(case)):
+        rss, started = hostile.rss_mb(), time.monotonic()
+        outcome = await console.call(agent, case["tool"], raw)
+        tried.seen.append(_observed(console, outcome, time.monotonic() - started, rss, asked))
+        if time.monotonic() > deadline:
+            break
+
+
+def _trees(ws: Path, outside: Path) -> dict[str, tuple[Any, ...]]:
+    return {**hostile.tree_state(ws), **hostile.tree_state(outside)}
 
 
 def _observed(console: Console, outcome: Any, wall: float, rss: float, asked: set[str]) -> hostile.Observed:
@@ -118,27 +169,38 @@ def test_hostile_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
     host_env = {k: hostile.expand(v, ws, outside) for k, v in case.get("host_env", {}).items()}
     for key, value in host_env.items():
         monkeypatch.setenv(key, value)
-    setup = None
+    setup, tried = None, Tried()
     try:
         if case.get("setup"):
             setup = _setup(hostile.expand(case["setup"], ws, outside), ws, dict(os.environ))
         asserts = hostile.expand(case.get("assert", {}), ws, outside)
-        snapshots = {p: Path(p).read_bytes() if Path(p).is_file() else None
-                     for p in ([asserts["file_unchanged"]] if "file_unchanged" in asserts else [])}
-        tries = asyncio.run(_run_case(case, ws, outside, hostile.needs_a_person(case["expected"])))
+        watched = [asserts["file_unchanged"]] if "file_unchanged" in asserts else []
+        tried = asyncio.run(_run_case(case, ws, outside, hostile.needs_a_person(case["expected"]), watched))
+        changed = hostile.tree_changes(tried.before, _trees(ws, outside))
+        still_running = hostile.processes_in(ws)  # a setup still at work changes the tree itself
     finally:
-        _end_setup(setup)
-    for seen in tries:
-        seen.snapshots = snapshots
-        if len(tries) == 1:
+        for proc in [setup, *tried.shells]:
+            _end_setup(proc)
+    context = f"; steps: {tried.steps}" if tried.steps else ""
+    for seen in tried.seen:
+        seen.snapshots = tried.snapshots
+        if len(tried.seen) == 1:
             problems = hostile.check_expected(case["expected"], seen, host_env)
         else:
             problems = hostile.race_outcome_ok(case["expected"], seen)
         problems += hostile.check_asserts(asserts, seen, ws)
-        assert not problems, f"{case['id']}: {problems}; the agent was told: {seen.text[:300]!r}"
+        assert not problems, f"{case['id']}: {problems}; the agent was told: {seen.text[:300]!r}{context}"
         assert seen.status in {s.value for s in RunStatus}
-    if len(tries) > 1:
-        hits = sum(not hostile.check_expected(case["expected"], t, host_env) for t in tries)
-        assert hits, f"{case['id']}: the race never produced {case['expected']} in {len(tries)} tries"
+    if len(tried.seen) > 1:
+        hits = sum(not hostile.check_expected(case["expected"], t, host_env) for t in tried.seen)
+        assert hits, f"{case['id']}: the race never produced {case['expected']} in {len(tried.seen)} tries"
+    if _leaves_no_trace(case["expected"]) and len(tried.seen) == 1 and not still_running:
+        assert not changed, f"{case['id']}: expected {case['expected']}, yet the call changed {changed[:5]}"
     if "kill-process-group" in hostile.expected_parts(case["expected"]):
         assert not _left_behind(ws), f"{case['id']}: processes outlived the call: {_left_behind(ws)}"
+
+
+def _leaves_no_trace(expected: str) -> bool:
+    """A call the policy stops, or one that fails, has no side effect (a limit may stop one halfway)."""
+    parts = hostile.expected_parts(expected)
+    return all(p in hostile.REFUSALS or (p.startswith("error:") and p != "error:resource-limit") for p in parts)
