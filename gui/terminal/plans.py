@@ -80,6 +80,8 @@ class _BatchFile(BaseModel):
 def load_plan(path: str | Path, workspace: Path) -> Plan:
     """The plan in `path`, with `{workspace}` filled in; raises PlanError."""
     data = _substitute(_parse(_read(Path(path))), str(workspace))
+    if data is None:  # YAML with nothing but comments
+        raise PlanError(f"the plan {path} is empty")
     if isinstance(data, list):
         return BatchPlan(name=Path(path).stem, calls=tuple(_validated(_BatchFile, {"calls": data}).calls))
     if not isinstance(data, dict):

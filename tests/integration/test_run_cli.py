@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -276,3 +277,42 @@ def test_a_question_whose_time_runs_out_stops_being_asked_and_the_run_ends(works
     assert "  ! sh  (ask: " in out and "timeout: 1 s, then deny" in out
     assert "  No longer asking: nobody answered in time." in out
     assert "✗ fetch  timed out: approval timed out" in out
+
+
+# -- hostile plans: refused in one line, quickly, with nothing run -----------------------------------------------
+
+BOMB = "\n".join([
+    'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    *(f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi")),
+    "calls: [{id: x, tool: Read, args: {file_path: *i}}]",
+]) + "\n"
+
+
+def _refused(result: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("belay run: ") and fragment in line, line
+
+
+def test_a_yaml_alias_bomb_is_refused_about_as_fast_as_an_empty_plan(workspace: Path, state_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    started = time.monotonic()
+    _refused(_run(_plan(tmp_path, "empty.yaml", "# nothing\n"), workspace, state_dir), "is empty")
+    baseline = time.monotonic() - started
+    started = time.monotonic()
+    _refused(_run(_plan(tmp_path, "bomb.yaml", BOMB), workspace, state_dir), "plans may not use YAML aliases")
+    assert time.monotonic() - started < baseline + 5  # expanded, it would run for minutes
+
+
+@pytest.mark.parametrize(("name", "content", "fragment"), [
+    ("deep.json", "[" * 100_000 + "]" * 100_000, "nests more than 32 levels deep"),
+    ("deep.yaml", "calls: " + "[" * 5_000 + "]" * 5_000 + "\n", "nests more than 32 levels deep"),
+    ("huge.json", json.dumps({"calls": [_write("w", "x.txt", "x" * (2 << 20))]}), "larger than 1024 KB"),
+    ("surrogate.json", json.dumps({"calls": [_write("w", "x.txt", "\ud800")]}),
+     "lone surrogate (\\ud800) in calls[0].args.content"),
+])
+def test_a_hostile_plan_is_refused_in_one_line_and_nothing_runs(workspace: Path, state_dir: Path, tmp_path: Path,
+                                                              name: str, content: str, fragment: str) -> None:
+    _refused(_run(_plan(tmp_path, name, content), workspace, state_dir), fragment)
+    assert not (workspace / "x.txt").exists()
