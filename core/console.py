@@ -362,6 +362,8 @@ class Console:
         return await asyncio.to_thread(work)
 
     def _policy_changed(self, what: str) -> None:
+        if self.cache is not None:  # what Grep, Glob, LS show depends on the Read rules: a cached answer may not
+            self.cache.changed(frozenset(), everything=True)
         self.bus.publish(PolicyChanged(what=what, mode=self.policy.mode, rules=tuple(self.policy.rules()),
                                        problems=self.settings_problems))
 

@@ -288,3 +288,21 @@ def test_through_the_console_a_read_deny_rule_in_the_settings_hides_env_from_any
         assert outcome.status is RunStatus.DONE
         assert "sk-live" not in outcome.text and ".env" not in outcome.text
         assert "(1 file hidden by Read deny rules.)" in outcome.text
+
+
+def test_a_deny_rule_added_after_a_search_holds_for_the_same_search_again(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").write_text("API_KEY=sk-live-TODO\n")
+    (ws / "app.py").write_text("# TODO: ship\n")
+
+    async def scenario() -> tuple[CallOutcome, CallOutcome]:
+        async with Console(ws) as console:
+            agent = await console.start_agent("agent", "scripted")
+            before = await console.call(agent, "Grep", {"pattern": "TODO", "output_mode": "content"})
+            await console.add_rule("Read(./.env)", "deny", "session")
+            return before, await console.call(agent, "Grep", {"pattern": "TODO", "output_mode": "content"})
+
+    before, after = run(scenario())
+    assert "sk-live" in before.text  # no rule yet
+    assert "sk-live" not in after.text and after.text.endswith("(1 file hidden by Read deny rules.)")
