@@ -341,6 +341,16 @@ class Console:
         self._policy_changed(f"added {action} rule {stored} to {scope}")
         return stored
 
+    def held_back(self) -> list[str]:
+        """What this workspace's settings file would loosen, waiting for the person to trust the workspace."""
+        return self.policy.held_back()
+
+    async def trust_workspace(self) -> None:
+        """The person trusts this workspace: its settings file's allow rules and mode apply (and are remembered)."""
+        held = self.policy.held_back()
+        await asyncio.to_thread(self.policy.trust_workspace)
+        self._policy_changed("trusted this workspace" + (f": {', '.join(held)} now apply" if held else ""))
+
     async def remove_rule(self, rule: str, action: RuleAction, scope: str) -> bool:
         """Remove a rule from a layer; False when it was not there."""
         removed = await asyncio.to_thread(self.policy.remove_rule, rule, action, scope)  # type: ignore[arg-type]
@@ -365,7 +375,7 @@ class Console:
         if self.cache is not None:  # what Grep, Glob, LS show depends on the Read rules: a cached answer may not
             self.cache.changed(frozenset(), everything=True)
         self.bus.publish(PolicyChanged(what=what, mode=self.policy.mode, rules=tuple(self.policy.rules()),
-                                       problems=self.settings_problems))
+                                       problems=self.settings_problems, held_back=tuple(self.policy.held_back())))
 
     def _sandbox_text(self) -> str:
         return describe(self.sandbox, self.bash_settings.network)

@@ -377,6 +377,9 @@ class PolicyChanged(_Event):
     """Every rule in force now, user layer first."""
     problems: tuple[str, ...] = ()
     """Settings that could not be used (file, line, why)."""
+    held_back: tuple[str, ...] = ()
+    """What the workspace's settings file would loosen (allow rules, a looser mode...), waiting until the person
+    trusts the workspace; empty once trusted."""
 
 
 class McpServerChanged(_Event):

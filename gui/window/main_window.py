@@ -59,6 +59,7 @@ from gui.window.shells_panel import ShellsPanel
 from gui.window.status_line import RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
+from gui.window.trust_banner import TrustBanner
 from gui.window.undo_dialog import UndoDialog
 from gui.window.undo_flow import UndoFlow, ask_rewind
 
@@ -87,7 +88,7 @@ class MainWindow(QMainWindow):
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
         self.model.rowsInserted.connect(self._on_model_rows_inserted)
         self.approvals = ApprovalPanel(console, self.model.timeline)
-        self.details = DetailsPane(self.model.timeline)
+        self.details = DetailsPane(self.model.timeline, records=console.call_record, tasks=self.tasks)
         self.shells = ShellsPanel(self.model.timeline)
         self.rules = RulesView(console, self.tasks)
         self.mcp = McpPanel()
@@ -115,6 +116,8 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         column.addWidget(self.banner)
+        self.trust = TrustBanner()
+        column.addWidget(self.trust)
         column.addWidget(split, 1)
         self.setCentralWidget(central)
         self.mode = ModeSelector(console.mode)
@@ -164,6 +167,7 @@ class MainWindow(QMainWindow):
         self.changes.call_chosen.connect(self._on_changes_call_chosen)
         self.mode.mode_chosen.connect(self.console.set_mode)
         self.banner.leave_requested.connect(self._on_banner_leave_requested)
+        self.trust.trust_requested.connect(self._on_trust_requested)
 
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -205,6 +209,7 @@ class MainWindow(QMainWindow):
         self.shells.set_timeline(self.model.timeline)
         self.changes.set_timeline(self.model.timeline)
         self.rules.set_rules(self.console.rules(), self.console.settings_problems)
+        self.trust.show_held_back(self.console.held_back())
         self.mcp.show_servers(self.console.mcp_servers())
         self._show_mode(self.console.mode)
         self.sandbox.show_sandbox(self.console.sandbox, self.console.bash_settings.network)
@@ -270,6 +275,7 @@ class MainWindow(QMainWindow):
         self.shells.set_timeline(self.model.timeline)
         self.changes.set_timeline(self.model.timeline)
         self.rules.set_rules(self.console.rules(), self.console.settings_problems)  # announcements may be lost
+        self.trust.show_held_back(self.console.held_back())
         self._show_mode(self.console.mode)
         self._show_shell_count()
         for request in self.console.pending_approvals():
@@ -324,6 +330,7 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_policy_changed(self, event: PolicyChanged) -> None:
         self.rules.set_rules(event.rules, event.problems)
+        self.trust.show_held_back(event.held_back)
         self._show_mode(event.mode)
 
     def _show_mode(self, mode: str) -> None:
@@ -333,6 +340,9 @@ class MainWindow(QMainWindow):
 
     def _on_banner_leave_requested(self) -> None:
         self.console.set_mode("default")
+
+    def _on_trust_requested(self) -> None:
+        self.tasks.spawn(self.console.trust_workspace(), "trust this workspace")
 
     def _on_tab_action_triggered(self) -> None:
         action = self.sender()
