@@ -46,8 +46,9 @@ class ProcessLimit(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["cgroup", "rlimit", "none"]
-    """cgroup: a pids cgroup per command; rlimit: RLIMIT_NPROC in the sandbox's user namespace; none."""
+    kind: Literal["cgroup", "rlimit", "user-rlimit", "none"]
+    """cgroup: a pids cgroup per command; rlimit: RLIMIT_NPROC in the sandbox's user namespace; user-rlimit:
+    RLIMIT_NPROC over all the user's processes, set to what they have now plus `maximum` (`nproc_for`); none."""
     maximum: int
     """Processes (and threads) one command may have at once."""
     parent: str = ""
@@ -61,6 +62,8 @@ class ProcessLimit(BaseModel):
             return f"at most {self.maximum} processes (pids cgroup)"
         if self.kind == "rlimit":
             return f"at most {self.maximum} processes (RLIMIT_NPROC in the sandbox's user namespace)"
+        if self.kind == "user-rlimit":
+            return f"about {self.maximum} processes at most (RLIMIT_NPROC, counted with all your processes)"
         return f"no process limit ({self.why})"
 
 
@@ -69,11 +72,42 @@ def detect_limit(maximum: int, *, bwrap: str | None) -> ProcessLimit:
     parent = pids_parent()
     if parent is not None:
         return ProcessLimit(kind="cgroup", maximum=maximum, parent=str(parent))
-    if bwrap and os.getuid() != 0 and own_user_namespace_works(bwrap):
+    if os.getuid() == 0:
+        return ProcessLimit(kind="none", maximum=maximum,
+                            why="no pids cgroup can be created here, and RLIMIT_NPROC does not bind root")
+    if bwrap and own_user_namespace_works(bwrap):
         return ProcessLimit(kind="rlimit", maximum=maximum)
-    why = ("no pids cgroup can be created here, and RLIMIT_NPROC does not bind root" if os.getuid() == 0 else
-           "no pids cgroup can be created here, and without the sandbox RLIMIT_NPROC would count all your processes")
-    return ProcessLimit(kind="none", maximum=maximum, why=why)
+    return ProcessLimit(kind="user-rlimit", maximum=maximum)
+
+
+def nproc_for(limit: ProcessLimit) -> int | None:
+    """The RLIMIT_NPROC a command gets under `limit`, or None when it gets none (blocking: may scan /proc).
+
+    For user-rlimit the kernel counts every task of the user, so the command may start `maximum` more than
+    the user has now: approximate (the budget moves as the user's other programs start and end), but it
+    stops a fork bomb, and other programs keep their own, unchanged limit.
+    """
+    if limit.kind == "rlimit":
+        return limit.maximum
+    if limit.kind == "user-rlimit":
+        return user_tasks(os.getuid()) + limit.maximum
+    return None
+
+
+def user_tasks(uid: int) -> int:
+    """How many tasks (threads included, as RLIMIT_NPROC counts them) `uid` has now."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{name}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("Uid", "-1 ").split()[0]) == uid:
+            count += int(fields.get("Threads", "1").strip() or 1)
+    return count
 
 
 @functools.cache

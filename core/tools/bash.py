@@ -38,7 +38,7 @@ from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.policy.settings import config_dir
 from core.process.environment import build_env, make_non_dumpable, refusal
-from core.process.limits import PidsGroup, ProcessLimit, detect_limit
+from core.process.limits import PidsGroup, ProcessLimit, detect_limit, nproc_for
 from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
 from core.process.shells import Launch, ShellManager, ShellProcess, discard, exit_code
@@ -222,8 +222,7 @@ class BashTool(RunTool[BashArgs]):
         env = build_env(workspace, tmpdir="/tmp" if info.available else str(tmp),
                         passthrough=self.settings.env_passthrough)
         bash = shutil.which("bash", path=env["PATH"]) or "/bin/bash"
-        nproc = limit.maximum if limit.kind == "rlimit" else -1
-        argv = [*self._limits(env["PATH"], nproc), bash, "--noprofile", "--norc", "-c", command]
+        argv = [*self._limits(env["PATH"], nproc_for(limit) or -1), bash, "--noprofile", "--norc", "-c", command]
         hide = [state_root(), config_dir(), *map(Path, self.settings.hidden_paths)]
         argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide,
                     own_users=limit.kind == "rlimit")

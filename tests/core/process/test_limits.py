@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from core.process.limits import PidsGroup, ProcessLimit, detect_limit, pids_parent
+from core.process.limits import PidsGroup, ProcessLimit, detect_limit, nproc_for, pids_parent, user_tasks
 
 ROOT = Path(__file__).resolve().parents[3]
 LIMIT = 24
@@ -96,7 +96,17 @@ def run_bomb(outer: PidsGroup, sandbox: str, user: tuple[str, ...] = ()) -> dict
 def test_the_text_says_the_limit_and_what_enforces_it() -> None:
     assert ProcessLimit(kind="cgroup", maximum=256).text() == "at most 256 processes (pids cgroup)"
     assert "RLIMIT_NPROC" in ProcessLimit(kind="rlimit", maximum=64).text()
+    assert "all your processes" in ProcessLimit(kind="user-rlimit", maximum=64).text()
     assert ProcessLimit(kind="none", maximum=256, why="no cgroup").text() == "no process limit (no cgroup)"
+
+
+def test_without_a_user_namespace_the_budget_is_what_the_user_has_plus_the_limit() -> None:
+    mine = user_tasks(os.getuid())
+    assert mine >= len(os.listdir("/proc/self/task"))
+    budget = nproc_for(ProcessLimit(kind="user-rlimit", maximum=100))
+    assert budget is not None and mine <= budget - 100 <= mine + 20
+    assert nproc_for(ProcessLimit(kind="rlimit", maximum=100)) == 100
+    assert nproc_for(ProcessLimit(kind="cgroup", maximum=100)) is None
 
 
 def test_a_writable_pids_cgroup_is_preferred(parent: Path) -> None:
@@ -140,8 +150,13 @@ def test_a_fork_bomb_through_the_bash_tool_is_contained_by_the_cgroup(outer: Pid
     assert outer.pids() == [], "processes of the bomb outlived the command"
 
 
-def test_without_a_cgroup_rlimit_nproc_in_the_sandbox_contains_it(outer: PidsGroup) -> None:
-    """As `nobody`, who may not create cgroups: bubblewrap's own user namespace, RLIMIT_NPROC counted there only."""
+@pytest.mark.parametrize(("sandbox", "enforcer"), [
+    ("auto", "RLIMIT_NPROC in the sandbox's user namespace"),
+    ("off", "RLIMIT_NPROC, counted with all your processes"),
+])
+def test_without_a_cgroup_rlimit_nproc_contains_it(outer: PidsGroup, sandbox: str, enforcer: str) -> None:
+    """As `nobody`, who may not create cgroups: RLIMIT_NPROC, in bubblewrap's own user namespace where it counts
+    the sandbox's processes only, or without the sandbox over all of nobody's, plus the limit."""
     if os.getuid() != 0:
         pytest.skip("switching to nobody needs root (CI runs as root)")
     user = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
@@ -149,10 +164,10 @@ def test_without_a_cgroup_rlimit_nproc_in_the_sandbox_contains_it(outer: PidsGro
     try:
         subprocess.run([*busy.join_argv(), *user, "sh", "-c", "for i in $(seq 30); do sleep 20 & done"], timeout=10)
         assert len(busy.pids()) == 30  # nobody has 30 processes outside the sandbox: more than the limit
-        result = run_bomb(outer, "auto", user)
+        result = run_bomb(outer, sandbox, user)
     finally:
         busy.remove()
-    assert str(result["processes"]).startswith(f"at most {LIMIT} processes (RLIMIT_NPROC")
+    assert enforcer in result["processes"] and str(LIMIT) in result["processes"]
     bomb, held = result["bomb"], result["held"]
     assert bomb["took"] < 5 and held["took"] < 2 + 3
     assert held["text"].startswith("timeout: the command timed out after 2 s")
