@@ -16,9 +16,10 @@ in its own user namespace with RLIMIT_NPROC set inside it.  Since Linux
 processes only, not the user's others (verified on 6.18: with 24 processes
 of the user outside, a sandbox limited to 10 still started its 10).  It is
 not enforced for root in the initial namespace (the kernel exempts the root
-user however the sandbox maps uids), and without a user namespace it would
-count all of the user's processes: in those cases there is no limit, and
-the status line says so.
+user however the sandbox maps uids): as root without a cgroup there is no
+limit, and the status line says so.  Without a user namespace (sandbox
+off) RLIMIT_NPROC counts all of the user's processes, so a command gets
+what the user has now plus the limit: approximate, but a fork bomb stops.
 """
 
 from __future__ import annotations
