@@ -115,6 +115,8 @@ def _reads(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Jou
             return fn(self, *args, **kwargs)
         except sqlite3.Error as e:
             raise journal_file.translated(self.path, e, "read") from e
+        except UnicodeEncodeError:  # a value asked about (a call id from a command line), not the file
+            raise
         except (ValueError, KeyError, TypeError) as e:
             detail = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise journal_file.damaged(self.path, f"a record Belay cannot read: {detail}") from e

@@ -137,10 +137,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from core import BelayError
 
+    problem = _not_unicode(args)
+    if problem:
+        _say(args.command, problem)
+        return 2
     try:
         return _dispatch(args)
     except BelayError as e:
         _say(args.command, _sentences(e.info.message, e.info.suggestion))
+        return 2
+    except OSError as e:  # the state directory cannot be made, a disk is full: the machine's state, not a bug
+        where = f" ({e.filename})" if e.filename else ""
+        _say(args.command, f"{e.strerror or e}{where}; Belay could not go on and changed nothing more")
         return 2
     except KeyboardInterrupt:
         _say(args.command, "interrupted")
@@ -151,6 +159,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(args.command, f"unexpected error ({type(e).__name__}: {e}); this is a bug in Belay, please report "
                            "it (BELAY_DEBUG=1 shows where it happened)")
         return 1
+
+
+_SHOWN_AS = {"files": "--file", "call_id": "call id", "plan": "plan", "prompt": "prompt", "action": "action"}
+
+
+def _not_unicode(args: argparse.Namespace) -> str | None:
+    """An argument that is not UTF-8 (bytes a terminal passed through as lone surrogates) cannot be journaled
+    or looked up: said here, naming it, before anything opens."""
+    for name, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and any("\ud800" <= c <= "\udfff" for c in text):
+                shown = text.encode("utf-8", "backslashreplace").decode()
+                label = _SHOWN_AS.get(name, "--" + name.replace("_", "-"))
+                return f"the {label} '{shown}' is not valid UTF-8 text; Belay records names and paths as UTF-8"
+    return None
 
 
 def _sentences(*parts: str) -> str:

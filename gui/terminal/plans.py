@@ -83,7 +83,7 @@ def load_plan(path: str | Path, workspace: Path) -> Plan:
     if data is None:  # YAML with nothing but comments
         raise PlanError(f"the plan {path} is empty")
     if isinstance(data, list):
-        return BatchPlan(name=Path(path).stem, calls=tuple(_validated(_BatchFile, {"calls": data}).calls))
+        return BatchPlan(name=_name(path), calls=tuple(_validated(_BatchFile, {"calls": data}).calls))
     if not isinstance(data, dict):
         raise PlanError(f"the plan must be a mapping (a batch with `calls`, or a script with `steps`) or a list "
                         f"of calls, not {type(data).__name__}")
@@ -93,9 +93,14 @@ def load_plan(path: str | Path, workspace: Path) -> Plan:
         raise PlanError(f"the plan has neither `calls` (or `batch`), nor `steps`; its keys are "
                         f"{', '.join(map(str, data)) or 'none'}. A batch is {{calls: [{{id, tool, args}}, ...]}}, "
                         f"a scripted agent {{name, steps: [{{tool, args}}, ...]}}")
-    batch = _validated(_BatchFile, {"name": Path(path).stem, **data})
+    batch = _validated(_BatchFile, {"name": _name(path), **data})
     return BatchPlan(name=batch.name, calls=tuple(batch.calls), fail_fast=batch.fail_fast,
                      concurrency=batch.concurrency)
+
+
+def _name(path: str | Path) -> str:
+    """The plan's file name, the batch's name unless it gives one: escaped where it is not UTF-8."""
+    return Path(path).stem.encode("utf-8", "backslashreplace").decode()
 
 
 def _read(path: Path) -> str:
