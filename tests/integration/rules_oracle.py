@@ -67,7 +67,7 @@ ASKED_MARK = "oracle: a person was asked"
 # without a prompt tool) a call that needed a person's approval.  Checked in this order.
 DENIED = ("has been denied", "denied by your permission settings", "denied access to",
           "covered by a read deny rule", "blocked by a deny rule")
-ASKED = ("requires approval", "needs approval", "haven't granted it yet", "was blocked. for security",
+ASKED = ("requires approval", "require approval", "needs approval", "haven't granted it yet", "was blocked. for security",
          "can't be checked before it runs", "cannot be auto-allowed", "approving runs the whole script")
 # Words of a refusal that neither list explains: such an answer is not taken for a run.
 SUSPECT = ("<tool_use_error>", "approv", "permission", "denied", "blocked", "not allowed", "can't be checked",
