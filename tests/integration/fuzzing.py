@@ -16,7 +16,7 @@ the journal holds every call to its end with every blob its changes name.
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import gc
 import json
 import os
 import random
@@ -30,6 +30,7 @@ from typing import Any
 from core import Console, RunStatus
 from core.store.blobs import BlobStore
 from core.tools.bash import BashSettings
+from tests.integration import hostile
 
 TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "NotebookRead", "NotebookEdit", "Bash")
 FINAL = frozenset({RunStatus.DONE, RunStatus.FAILED, RunStatus.DENIED, RunStatus.CANCELLED, RunStatus.TIMED_OUT})
@@ -294,43 +295,27 @@ class Gen:
 
 # -- observing --------------------------------------------------------------------------------------------
 
-def tree_state(root: Path) -> dict[str, tuple[Any, ...]]:
-    """Every entry under `root` (links not followed): kind, permission bits, and content or link target."""
-    found: dict[str, tuple[Any, ...]] = {}
-    if not root.exists():
-        return found
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = os.path.join(folder, name)
-            st = os.lstat(path)
-            if os.path.islink(path):
-                found[path] = ("link", os.readlink(path))
-            elif os.path.isdir(path):
-                found[path] = ("dir", st.st_mode)
-            else:
-                with open(path, "rb") as f:
-                    found[path] = ("file", st.st_mode, hashlib.sha256(f.read()).hexdigest())
-    return found
-
-
 def outside_state(lay: Layout) -> dict[str, Any]:
-    """What no call may change: the directory beside the workspace, HOME, and the entries beside both."""
-    return {"outside": tree_state(lay.outside), "home": tree_state(lay.home),
-            "beside": sorted(os.listdir(lay.root)), "ws_links": {p: os.readlink(lay.ws / p) for p in
-                                                                 ("out_link", "out_rel", "out_dir")
-                                                                 if os.path.islink(lay.ws / p)}}
+    """What no call may change: the directory beside the workspace (where every link out of it leads), HOME,
+    and the entries beside both."""
+    return {"outside": hostile.tree_state(lay.outside), "home": hostile.tree_state(lay.home),
+            "beside": sorted(os.listdir(lay.root))}
 
 
 def differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """Paths outside the workspace that were created, removed or changed."""
-    found: list[str] = []
-    for part in ("outside", "home"):
-        b, a = before[part], after[part]
-        found += [f"{p}: {b.get(p, 'absent')} -> {a.get(p, 'absent')}" for p in sorted(set(b) | set(a))
-                  if b.get(p) != a.get(p)]
+    found = [*hostile.tree_changes(before["outside"], after["outside"]),
+             *hostile.tree_changes(before["home"], after["home"])]
     if before["beside"] != after["beside"]:
         found.append(f"beside the workspace: {before['beside']} -> {after['beside']}")
     return found
+
+
+def rss_mb() -> float:
+    """This process's resident set size now, after a full garbage collection."""
+    gc.collect()
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 @dataclass
@@ -348,6 +333,10 @@ class Report:
     """Calls that failed with a system error: a tool or the pipeline met something it did not expect."""
     outside_writes: list[str] = field(default_factory=list)
     missing_blobs: list[str] = field(default_factory=list)
+    rss_before_mb: float = 0.0
+    """The console's process once the console is open, before the first call."""
+    rss_after_mb: float = 0.0
+    """The same after the last call, before the console closes."""
     statuses: dict[str, int] = field(default_factory=dict)
     """How many calls ended how, by "tool:status:error kind"."""
     samples: dict[str, list[str]] = field(default_factory=dict)
@@ -367,7 +356,9 @@ async def run_fuzz(lay: Layout, seed: int, count: int, concurrency: int = 4) -> 
                       bash=BashSettings(default_timeout_s=BASH_TIMEOUT_S, max_timeout_s=BASH_TIMEOUT_S))
     await console.open()
     try:
+        report.rss_before_mb = rss_mb()
         outcomes = await _make_calls(console, gen, count, concurrency, report)
+        report.rss_after_mb = rss_mb()
         named = await _check_journal(console, outcomes, report)
     finally:
         await console.close()

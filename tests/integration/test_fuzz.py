@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def test_a_lone_surrogate_anywhere_is_refused_as_invalid_and_still_journaled(tmp
 
 
 def test_a_file_name_that_is_not_utf8_is_listed_with_an_escape(tmp_path: Path) -> None:
-    """Such a name reads back as lone surrogates; the journal cannot store them, so they are escaped."""
+    """Such a name reads back as lone surrogates, which the journal cannot store: it is shown escaped."""
     (tmp_path / os.fsdecode(b"bad\xffname.txt")).write_text("hi\n")
 
     async def scenario() -> list[tuple[RunStatus, str]]:
@@ -81,4 +82,4 @@ def test_a_file_name_that_is_not_utf8_is_listed_with_an_escape(tmp_path: Path) -
             return [(records[o.call_id].status, records[o.call_id].output) for o in outcomes]
 
     for status, output in asyncio.run(scenario()):
-        assert status == RunStatus.DONE and "bad\\udcffname.txt" in output
+        assert status == RunStatus.DONE and re.search(r"bad\\(udcff|xff)name\.txt", output), output
