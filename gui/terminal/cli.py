@@ -146,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BelayError as e:
         _say(args.command, _sentences(e.info.message, e.info.suggestion))
         return 2
+    except BrokenPipeError:  # `belay calls | head`: the reader had enough (as Python's docs recommend)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as e:  # the state directory cannot be made, a disk is full: the machine's state, not a bug
         where = f" ({e.filename})" if e.filename else ""
         _say(args.command, f"{e.strerror or e}{where}; Belay could not go on and changed nothing more")

@@ -185,3 +185,12 @@ def test_undo_of_a_file_the_call_did_not_touch_names_the_files_it_did(tmp_path: 
     absolute = _belay("undo", call_id, "--workspace", str(ws), "--state-dir", str(state_dir), "--file",
                       str(ws / "a.py"))
     assert absolute.returncode == 0 and (ws / "a.py").read_text() == "before\n", absolute.stdout + absolute.stderr
+
+
+def test_arguments_that_are_not_utf8_are_named_and_refused(tmp_path: Path, state_dir: Path) -> None:
+    odd = tmp_path / "w\udcff"  # the byte 0xff in a directory name, as a terminal passes it on
+    odd.mkdir()
+    listed = _belay("calls", "--workspace", str(odd), "--state-dir", str(state_dir))
+    _one_line_error(listed, 2, "the --workspace", "w\\udcff", "is not valid UTF-8 text")
+    undone = _belay("undo", "call_\udcff", "--workspace", str(tmp_path), "--state-dir", str(state_dir))
+    _one_line_error(undone, 2, "the call id 'call_\\udcff' is not valid UTF-8 text")
