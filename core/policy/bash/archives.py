@@ -13,13 +13,14 @@ from core.policy.bash.findings import Env, Judgement, read_target, resolve, writ
 from core.policy.bash.options import Parsed, parse
 from core.policy.bash.words import WordValue
 
-_RUNS = ("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script", "--new-volume-script",
-         "--rsh-command", "--rmt-command", "-I", "-F")
-_VALUE_SHORT = "fCbHKLNTVgX"
+_RUNS_LONG = ("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",
+              "--new-volume-script", "--rsh-command", "--rmt-command")
+_RUNS = (*_RUNS_LONG, "-I", "-F")
+_VALUE_SHORT = "fCbHKLNTVgXIF"
 _VALUE_LONG = ("--file", "--directory", "--blocking-factor", "--format", "--starting-file", "--tape-length",
                "--newer", "--after-date", "--files-from", "--label", "--listed-incremental", "--exclude-from",
                "--use-compress-program", "--info-script", "--new-volume-script", "--index-file", "--owner",
-               "--group", "--mode", "--mtime", "--transform", "--xform", "--exclude", "--suffix")
+               "--group", "--mode", "--mtime", "--transform", "--xform", "--exclude", "--suffix", *_RUNS_LONG)
 _MODES = {"c": "create", "--create": "create", "r": "append", "--append": "append", "u": "append",
           "--update": "append", "A": "append", "--catenate": "append", "--concatenate": "append",
           "--delete": "append", "x": "extract", "--extract": "extract", "--get": "extract", "t": "list",
@@ -28,33 +29,49 @@ _MODES = {"c": "create", "--create": "create", "r": "append", "--append": "appen
 
 def judge_tar(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
     """Judges `tar ARGS`."""
-    for word in args:
-        if word.dynamic or any(word.text == b or word.text.startswith(b + "=") or
-                               (len(b) == 2 and word.text.startswith(b)) for b in _RUNS):
-            j.raise_to("ask", f"{shown}: {word.source.split('=')[0]} can make tar run a command", word)
-            return
+    dynamic = next((w for w in args if w.dynamic), None)
+    if dynamic is not None:
+        j.raise_to("ask", f"{shown}: {dynamic.source} is only known at run time and can make tar run a command",
+                   dynamic)
+        return
     words = _unbundle(args)
     p = parse(words, _VALUE_SHORT, _VALUE_LONG)
+    runs = next(((name, index) for name, _, index in p.options if name in _RUNS), None)
+    if runs is not None:  # bundled (`-cIsh`), abbreviated (`--to-com=sh`) or whole
+        j.raise_to("ask", f"{shown}: {runs[0]} can make tar run a command", words[runs[1]])
+        return
     mode = next((_MODES[n.lstrip("-") if len(n) == 2 else n] for n, _, _ in p.options
                  if (n.lstrip("-") if len(n) == 2 else n) in _MODES), "list")
     where = _directory(words, p, env, j, shown)
-    for word in _values(words, p, "-f", "--file"):
-        if word.text == "-":
-            continue
-        if mode in ("create", "append"):
-            write_target(word, env, j, "writes", shown)
-            j.hurt("medium", f"writes an archive: {shown}")
-        else:
-            read_target(word, env, j, shown)
+    _archive(words, p, mode, env, j, shown)
     for word in _values(words, p, "-g", "--listed-incremental", "--index-file"):
         write_target(word, env, j, "writes", shown)
     for word in _values(words, p, "-T", "--files-from", "-X", "--exclude-from"):
         read_target(word, env, j, shown)
-    if mode == "create":
+    if mode in ("create", "append"):
         for index in p.operands:
             read_target(words[index], where, j, shown)
+    if p.has("--remove-files"):
+        for index in p.operands:
+            write_target(words[index], where, j, "deletes", shown)
+        j.hurt("high", f"deletes the files it archives: {shown}")
     if mode == "extract":
         _extract(words, p, where, j, shown)
+
+
+def _archive(words: list[WordValue], p: Parsed, mode: str, env: Env, j: Judgement, shown: str) -> None:
+    """The archive itself (`-f`): written when creating or appending, read otherwise, remote when `host:`."""
+    for word in _values(words, p, "-f", "--file"):
+        if word.text == "-":
+            continue
+        if _remote(word.text) and not p.has("--force-local"):
+            j.raise_to("run", f"{shown}: {word.text} is an archive on another host, reached through a remote "
+                              "shell", word)
+        elif mode in ("create", "append"):
+            write_target(word, env, j, "writes", shown)
+            j.hurt("medium", f"writes an archive: {shown}")
+        else:
+            read_target(word, env, j, shown)
 
 
 def _extract(words: list[WordValue], p: Parsed, where: Env, j: Judgement, shown: str) -> None:
@@ -84,6 +101,11 @@ def _values(words: list[WordValue], p: Parsed, *names: str) -> list[WordValue]:
             word = words[index]
             found.append(WordValue(value, word.source, word.start, word.end, word.kinds))
     return found
+
+
+def _remote(archive: str) -> bool:
+    """`host:path` or `user@host:path`: tar reaches it with rsh/ssh (a colon before any slash)."""
+    return ":" in archive.split("/", 1)[0]
 
 
 def _unbundle(args: list[WordValue]) -> list[WordValue]:

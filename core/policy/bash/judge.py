@@ -104,6 +104,11 @@ def _keyword(raw: RawCommand, j: Judgement, shown: str) -> None:
     if keyword in ("declare", "typeset", "local", "readonly") and "i" in flags:
         j.raise_to("ask", f"{shown}: -i makes every later assignment arithmetic, which can run commands "
                           "hidden in a value")
+    if keyword == "unset" and "f" not in flags:
+        named = next((w for w in raw.words[1:] if not w.text.startswith("-") and dangerous_variable(w.text)), None)
+        if named is not None:
+            j.raise_to("ask", f"{shown}: unsets {named.text}, which changes what later commands run (an empty "
+                              "PATH finds programs in the working directory)", named)
     declares = keyword in ("declare", "typeset", "local", "readonly")
     for word in raw.words[1:]:
         if word.dynamic and (word.kinds & CODE_KINDS or (declares and not _ASSIGNMENT.match(word.source))):

@@ -1,6 +1,7 @@
 """Reading a command's options the way GNU getopt does, enough to tell operands from option values.
 
 Combined short options (`-rf`), attached values (`-n5`, `--output=x`),
+abbreviated long options (`--compress-p=sh`),
 separate values (`-o x`), `--` and GNU's permutation (options after
 operands still count) are handled; a program's table names the options
 that take a value.
@@ -56,6 +57,7 @@ def parse(words: Sequence[WordValue], value_short: str = "", value_long: Collect
 
 def _long(words: Sequence[WordValue], i: int, value_long: Collection[str], out: Parsed) -> int:
     name, eq, value = words[i].text.partition("=")
+    name = _unabbreviated(name, value_long)
     if eq:
         out.options.append((name, value, i))
     elif name in value_long and i + 1 < len(words):
@@ -64,6 +66,18 @@ def _long(words: Sequence[WordValue], i: int, value_long: Collection[str], out: 
     else:
         out.options.append((name, None, i))
     return i
+
+
+def _unabbreviated(name: str, value_long: Collection[str]) -> str:
+    """GNU getopt takes any unambiguous start of a long option: `--compress-p=sh` is `--compress-program=sh`.
+
+    Only the options that take a value are known here; a start that fits exactly one of them is read as
+    that one (the riskier reading when it could also start an option not listed).
+    """
+    if name in value_long or len(name) < 4:
+        return name
+    fits = [option for option in value_long if option.startswith(name)]
+    return fits[0] if len(fits) == 1 else name
 
 
 def _short(words: Sequence[WordValue], i: int, value_short: str, out: Parsed) -> int:

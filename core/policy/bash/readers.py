@@ -110,11 +110,31 @@ def _sort(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
     for name, value, index in p.options:
         if name == "--compress-program":
             _flag(j, args[index], "ask", f"{shown}: --compress-program runs a program")
+        elif name == "--files0-from" and value is not None:
+            read_target(_value_word(value, args, index), env, j, shown)
         elif name in ("-o", "--output") and value is not None:
             write_target(WordValue(value, args[index].source, args[index].start, args[index].end), env, j,
                          "writes", shown)
     for index in p.operands:
         read_target(args[index], env, j, shown)
+
+
+def _value_word(value: str, args: list[WordValue], index: int) -> WordValue:
+    """An option's value as a word: the next word when it was given apart, else the text after the name."""
+    word = args[index]
+    if index + 1 < len(args) and args[index + 1].text == value and not word.text.endswith(value):
+        return args[index + 1]
+    return WordValue(value, word.source, word.start, word.end, word.kinds)
+
+
+def _date(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """date reads the dates in `-f FILE` (and prints what it cannot parse: the file's lines); `-s` sets the clock."""
+    p = parse(args, "dfrs", ("--date", "--file", "--reference", "--set"))
+    for name, value, index in p.options:
+        if name in ("-s", "--set"):
+            j.raise_to("run", f"{shown} sets the system clock")
+        elif name in ("-f", "--file") and value is not None:
+            read_target(_value_word(value, args, index), env, j, shown)
 
 
 def _second_operand_written(value_short: str) -> Callable[..., None]:
@@ -184,6 +204,6 @@ _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
     "printf": _printf, "read": _assigner("adinNptu"), "mapfile": _assigner("dnOsuCc"),
     "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
     "hash": _options_ask(("-p",), "maps a command name to another program"),
-    "date": _plain_without_args("sets the system clock"),
+    "date": _date,
     "hostname": _plain_without_args("sets the host name"),
 }

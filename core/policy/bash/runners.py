@@ -163,30 +163,53 @@ _FIND_EXEC = ("-exec", "-execdir", "-ok", "-okdir")
 _FIND_WRITE = ("-fprint", "-fprint0", "-fprintf", "-fls")
 
 
+def _find_options(args: list[WordValue], j: Judgement, shown: str) -> int:
+    """Skips find's leading options (`-H -L -P -D debug -O3`); following links may lead out of the workspace."""
+    i = 0
+    while i < len(args) and not args[i].dynamic and args[i].text in ("-H", "-L", "-P", "-D") or \
+            (i < len(args) and not args[i].dynamic and args[i].text.startswith("-O") and args[i].text[2:].isdigit()):
+        if args[i].text in ("-H", "-L"):
+            j.raise_to("run", f"{shown}: {args[i].text} follows symbolic links, which may lead outside the "
+                              "workspace", args[i])
+        i += 2 if args[i].text == "-D" else 1
+    return i
+
+
 def _find(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    first = _find_options(args, j, shown)
     starts = []
-    for word in args:
+    for word in args[first:]:
         if word.text.startswith(("-", "(", "!")) or word.dynamic:
             break
         starts.append(word)
     for word in starts or [WordValue(".", ".", 0, 0)]:
         read_target(word, env, j, shown)
-    i = len(starts)
+    i = first + len(starts)
     while i < len(args):
-        word = args[i]
-        if word.dynamic:
-            j.raise_to("ask", f"{shown}: {word.source} is only known at run time and could be -exec", word)
-        elif word.text in _FIND_EXEC:
-            end = next((k for k in range(i + 1, len(args)) if args[k].text in (";", "+")), len(args))
-            j.raise_to("ask", f"{shown}: {word.text} runs a command for each file", word)
-            if end > i + 1:
-                j.inner.append((f"find {word.text}", args[i + 1:end]))
-            i = end
-        elif word.text == "-delete":
-            j.raise_to("ask", f"{shown}: -delete removes every file it finds", word)
-            for start in starts or [WordValue(".", ".", word.start, word.end)]:
-                write_target(start, env, j, "deletes", shown)
-            j.hurt("high", f"deletes recursively: {shown}")
-        elif word.text in _FIND_WRITE:
-            j.raise_to("ask", f"{shown}: {word.text} writes a file", word)
-        i += 1
+        i = _find_primary(args, i, starts, env, j, shown) + 1
+
+
+def _find_primary(args: list[WordValue], i: int, starts: list[WordValue], env: Env, j: Judgement, shown: str) -> int:
+    """Judges the expression word at `i` (with the words it takes); returns the index of its last word."""
+    word = args[i]
+    if word.dynamic:
+        j.raise_to("ask", f"{shown}: {word.source} is only known at run time and could be -exec", word)
+    elif word.text in _FIND_EXEC:
+        end = next((k for k in range(i + 1, len(args)) if args[k].text in (";", "+")), len(args))
+        j.raise_to("ask", f"{shown}: {word.text} runs a command for each file", word)
+        if end > i + 1:
+            j.inner.append((f"find {word.text}", args[i + 1:end]))
+        return end
+    elif word.text == "-follow":
+        j.raise_to("run", f"{shown}: -follow follows symbolic links, which may lead outside the workspace", word)
+    elif word.text == "-files0-from" and i + 1 < len(args):
+        read_target(args[i + 1], env, j, shown)
+        return i + 1
+    elif word.text == "-delete":
+        j.raise_to("ask", f"{shown}: -delete removes every file it finds", word)
+        for start in starts or [WordValue(".", ".", word.start, word.end)]:
+            write_target(start, env, j, "deletes", shown)
+        j.hurt("high", f"deletes recursively: {shown}")
+    elif word.text in _FIND_WRITE:
+        j.raise_to("ask", f"{shown}: {word.text} writes a file", word)
+    return i

@@ -62,9 +62,10 @@ def judge_writer(name: str, args: list[WordValue], env: Env, j: Judgement, shown
     if name in ("mv", "cp", "ln", "install") and (p.has("-t", "--target-directory") or
                                                    (name == "install" and p.has("-d", "--directory"))):
         targets = _all(args, p) if name in ("mv", "install") else []
-        directory = p.index("-t", "--target-directory")
+        directory = next(((value, index) for name, value, index in p.options
+                          if name in ("-t", "--target-directory") and value is not None), None)
         if directory is not None:
-            targets.append(_directory_word(args, directory))
+            targets.append(_directory_word(args, *directory))
     if name == "ln" and len(p.operands) == 1 and env.cwd is not None and not p.has("-t", "--target-directory"):
         source = args[p.operands[0]]
         targets = [WordValue(source.text.rstrip("/").rsplit("/", 1)[-1], source.source, source.start, source.end,
@@ -104,11 +105,11 @@ def _link_sources(args: list[WordValue], p: Parsed, targets: list[WordValue], en
                               "would land there", source)
 
 
-def _directory_word(args: list[WordValue], index: int) -> WordValue:
+def _directory_word(args: list[WordValue], value: str, index: int) -> WordValue:
+    """The target directory as a word: the next word when given apart (`-rt DIR`), else the attached text."""
     word = args[index]
-    if word.text in ("-t", "--target-directory") and index + 1 < len(args):
+    if index + 1 < len(args) and args[index + 1].text == value and not word.text.endswith(value):
         return args[index + 1]
-    _, _, value = word.text.partition("=") if word.text.startswith("--") else ("", "", word.text[2:])
     return WordValue(value, word.source, word.start, word.end, word.kinds)
 
 
