@@ -94,8 +94,13 @@ class Undoer:
 
     async def preview(self, op_id: str, *, paths: Sequence[str] | None = None) -> UndoPreview:
         target = await self._target(op_id, paths)
-        plan = await asyncio.to_thread(undo_mod.plan_undo, self.workspace, self.blobs, op_id, target.changes)
-        return await asyncio.to_thread(undo_mod.preview_of, plan, self.blobs, target.call_id, target.redo)
+
+        def build() -> UndoPreview:
+            with _blob_problems():  # a damaged blob is a refusal the window shows, like the undo's own
+                plan = undo_mod.plan_undo(self.workspace, self.blobs, op_id, target.changes)
+                return undo_mod.preview_of(plan, self.blobs, target.call_id, target.redo)
+
+        return await asyncio.to_thread(build)
 
     async def rewind_plan(self, call_id: str) -> list[CallRecord]:
         records = await self.recorder.read(self.journal.calls)

@@ -14,7 +14,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from core import Console, RunStatus
+import pytest
+
+from core import BelayError, Console, RunStatus
 from core.policy.trust import trust
 from core.undo.report import Resolution
 from tests.conftest import run
@@ -364,6 +366,8 @@ def test_a_damaged_kept_content_refuses_the_undo_naming_the_file_and_the_blob(tm
             assert "the earlier content of notes.txt" in refused.message and str(blob) in refused.message
             assert "nothing was changed" in refused.message
             assert target.read_text() == "rewritten\n"
+            with pytest.raises(BelayError, match="cannot be read from Belay's blob store"):
+                await console.undo_preview(call)  # what the window's undo dialog asks first
             blob.unlink()
             missing = await console.undo(call)
             assert not missing.ok and "is missing" in missing.message and target.read_text() == "rewritten\n"
