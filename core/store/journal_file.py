@@ -71,8 +71,11 @@ def translated(path: Path, error: sqlite3.Error, doing: str) -> BelayError | sql
 
 
 def is_damage(error: sqlite3.Error) -> bool:
+    """SQLite found the file damaged, or a text Belay wrote as UTF-8 no longer is (Python says so, not SQLite)."""
     code = getattr(error, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF in _DAMAGE_CODES
+    if code is None:
+        return str(error).startswith("Could not decode to UTF-8")
+    return code & 0xFF in _DAMAGE_CODES
 
 
 def inspect(path: Path) -> bool:

@@ -156,3 +156,16 @@ def test_damage_found_after_opening_is_reported_as_such_not_as_an_sqlite_error(t
         j.full_output("c1")
     assert f"the journal {path} could not be read: no such table: outputs" in caught.value.info.message
     j.close()
+
+
+def test_text_that_is_no_longer_utf8_reads_as_a_damaged_journal(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    _journal_with_one_call(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE calls SET summary=CAST(x'ff41' AS TEXT)")
+    db.commit()
+    db.close()
+    j = Journal(path)
+    with pytest.raises(JournalUnusable, match="is damaged .*Could not decode to UTF-8"):
+        j.calls()
+    j.close()
