@@ -273,7 +273,7 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
     outside = [p for p in paths if not _inside(p, workspace)]
     hit = _tool_match(rules.of("allow"), request, paths, workspace, rules.home)
     if reads and not writes and not hit:
-        unsure = _unsure_read(request, paths, outside)
+        unsure = _unsure_read(request, paths, outside, rules)
         if unsure is not None:
             return rules.verdict("ask", unsure, impact=impact)
         why = f"{tool} only reads" + (f"; {tool} itself refuses {outside[0]}, outside the workspace"
@@ -289,7 +289,11 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
     return rules.verdict("ask", f"{tool} {what}", impact=impact)
 
 
-def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str]) -> str | None:
+_FOLDER_READERS = frozenset({"Grep", "Glob", "LS"})
+"""An outside agent's tools that read or list everything below a folder."""
+
+
+def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], rules: RuleSet) -> str | None:
     """Why a read-only call still needs a rule or a person, or None.
 
     A tool that reaches the world (WebFetch, WebSearch, an MCP server's tool) reads what no rule here
@@ -302,6 +306,13 @@ def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str]) -
         return f"{tool} reaches outside this machine's files (the network, another program)"
     if request.outside_agent and outside:
         return f"{tool} reads {outside[0]}, outside the workspace"
+    if request.outside_agent and tool in _FOLDER_READERS:  # its own tool shows what it finds, unfiltered
+        workspace = os.path.realpath(request.workspace)
+        denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool("Read")]
+        folders = paths or [workspace]
+        found = next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home))), None)
+        if found is not None:
+            return f"{tool}: {found}"
     linked = next((p for p in paths if _links(p) > 1), None)
     if linked is not None:
         return (f"{linked} is a hard link ({_links(linked)} names for one file): it may be a file outside "

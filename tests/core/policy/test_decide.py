@@ -219,3 +219,16 @@ def test_a_redirect_into_the_workspace_does_not_ride_a_commands_allow_rule(ws: P
     assert asked.action == "ask" and "Edit rule" in asked.reason
     assert bash("mytool a > out.txt", ws, ruleset(home, allow=("Bash(mytool:*)", "Edit(./out.txt)"))).action == "allow"
     assert bash("mytool a > out.txt", ws, ruleset(home, "accept_edits", allow=("Bash(mytool:*)",))).action == "allow"
+
+
+def test_an_outside_agents_grep_over_a_folder_holding_a_denied_file_asks(ws: Path, home: Path) -> None:
+    (ws / ".env").write_text("KEY=1\n")
+    rules = ruleset(home, deny=("Read(./.env)",))
+    everywhere = PolicyRequest("Grep", {"pattern": "KEY"}, ws, outside_agent=True)
+    asked = decide_tool(everywhere, rules)
+    assert asked.action == "ask" and ".env" in asked.reason
+    src = {"pattern": "KEY", "path": str(ws / "src")}
+    assert decide_tool(PolicyRequest("Grep", src, ws, paths=resolved_paths(src), outside_agent=True),
+                       rules).action == "allow"
+    ours = PolicyRequest("Grep", {"pattern": "KEY"}, ws)  # Belay's own Grep leaves the denied file out itself
+    assert decide_tool(ours, rules).action == "allow"
