@@ -123,6 +123,11 @@ def _folded(budget: _Budget, what: str) -> str:
     return f"… [{what} nested deeper, in the journal]"
 
 
+def excerpt_line(text: str) -> str:
+    """A call's one-line summary, as the timeline keeps it: tools keep theirs short, outside agents may not."""
+    return text if len(text) <= STRING_CHARS else text[:STRING_CHARS - 1] + "…"
+
+
 def excerpt_text(text: str) -> tuple[str, bool]:
     """A call's output as the timeline keeps it: its beginning and its end around a marker when it is long;
     and whether it was cut."""

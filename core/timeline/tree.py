@@ -50,7 +50,7 @@ from core.events import (
     ShellStarted,
 )
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
-from core.timeline.excerpts import excerpt_args, excerpt_text
+from core.timeline.excerpts import excerpt_args, excerpt_line, excerpt_text
 from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
 from core.timeline.nodes import (
     AgentNode,
@@ -326,7 +326,8 @@ class Timeline:
 
     def _on_call_queued(self, e: CallQueued) -> list[Change]:
         kept = excerpt_args(e.args)
-        return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, e.summary, kept.args, RunStatus.QUEUED, e.at,
+        return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, excerpt_line(e.summary), kept.args,
+                                     RunStatus.QUEUED, e.at,
                                      args_cut=kept.cut, batch_id=e.batch_id, batch_key=e.batch_key))
 
     def _update_run(self, call_id: str, **fields: Any) -> list[Change]:
@@ -420,16 +421,17 @@ def _result(output: str, error: ErrorInfo | None) -> tuple[tuple[str, ErrorInfo 
 
 
 def _answered(request: ApprovalRequested) -> ApprovalRequested:
-    """An answered request without its heavy parts: nobody shows its diffs or contents again (the journal
-    and the blob store keep what the call changed)."""
-    return request.model_copy(update={"args": excerpt_args(request.args).args, "diffs": (), "proposed": ()})
+    """An answered request without its heavy parts: nobody shows its diffs, contents or parsed command again
+    (the journal and the blob store keep what the call changed)."""
+    return request.model_copy(update={"args": excerpt_args(request.args).args, "summary": excerpt_line(request.summary),
+                                      "diffs": (), "proposed": (), "analysis": None})
 
 
 def _run_node(c: CallRecord) -> RunNode:
     """A journaled call of an earlier session, kept as a live one is (excerpts of its arguments and output)."""
     kept = excerpt_args(c.args)
     (output, error), output_cut = _result(c.output, c.error)
-    return RunNode(c.call_id, c.agent_id, c.tool, c.summary, kept.args, c.status, c.created_at,
+    return RunNode(c.call_id, c.agent_id, c.tool, excerpt_line(c.summary), kept.args, c.status, c.created_at,
                    duration_s=c.duration_s, output=output, error=error, args_cut=kept.cut, output_cut=output_cut,
                    changes=c.changes, git_changes=c.git_changes, undone_by=c.undone_by,
                    undone_paths=c.undone_paths, git_undone=c.git_undone, batch_id=c.batch_id,

@@ -6,6 +6,14 @@ redo link, and the git references it moved), the arguments, the result or
 error, and a diff of every file it changed, with Undo and Redo buttons.
 The window decides what an undo needs (a merge, the person's choices).
 
+The timeline keeps only excerpts of a call's arguments and output (its
+memory must not follow their size), so the pane shows the excerpt at once
+and, when something was cut, reads the whole call from the journal in a
+task (`records`, e.g. `Console.call_record`, which reads on the journal's
+thread): "loading…" meanwhile, then the full text; a result that arrives
+for a call no longer selected is dropped, and a call gone from the journal
+says so.
+
 Signals:
     undo_requested(str, list): call id and the paths to undo ([]: every file).
     redo_requested(str, list): call id and the paths to put back ([]: everything undone).
@@ -14,10 +22,15 @@ Signals:
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
+import sqlite3
 import urllib.parse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
+import shiboken6
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -35,6 +48,9 @@ from PySide6.QtWidgets import (
 from core import (
     AgentKey,
     BatchKey,
+    BelayError,
+    CallRecord,
+    ErrorInfo,
     FileChange,
     FileDiff,
     NodeKey,
@@ -47,6 +63,7 @@ from core import (
 )
 from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
+from gui.window.tasks import TaskSet
 
 MAX_SHOWN_CHARS = 20_000
 
@@ -97,8 +114,46 @@ def _change_row(run: RunNode, change: FileChange) -> str:
     return f"<tr><td>{link}{what}&nbsp;</td><td><code>{path}</code>&nbsp; {action}</td></tr>"
 
 
-def describe_run(run: RunNode, timeline: Timeline) -> str:
-    """The pane's rich text for one run (pure: easy to test, cheap to call)."""
+RecordReader = Callable[[str], Awaitable[CallRecord | None]]
+"""Reads one journaled call in full (None: the journal no longer has it)."""
+
+LOADING_TEXT = "Loading… the whole arguments and result from the journal; an excerpt is shown meanwhile."
+GONE_TEXT = "This call is no longer in the journal: only the excerpt shown here is left."
+
+
+@dataclass(frozen=True)
+class FullCall:
+    """A selected call read back from the journal, ready to show (formatted off the GUI thread)."""
+
+    call_id: str
+    args_text: str | None
+    """Its whole arguments as indented JSON; None when the journal no longer has the call."""
+    output: str = ""
+    error: ErrorInfo | None = None
+    final: bool = True
+    """It had ended when read (else its result is still to come, and is read again then)."""
+    problem: str = GONE_TEXT
+    """Why there is no whole call to show, when there is none."""
+
+    @property
+    def gone(self) -> bool:
+        return self.args_text is None
+
+
+def full_call(call_id: str, record: CallRecord | None) -> FullCall:
+    """What the pane shows of a journaled call (json.dumps of megabytes: call it off the GUI thread)."""
+    if record is None:
+        return FullCall(call_id, None)
+    return FullCall(call_id, json.dumps(record.args, indent=2, ensure_ascii=False), record.output, record.error,
+                    record.status.final)
+
+
+def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None, loading: bool = False) -> str:
+    """The pane's rich text for one run (pure: easy to test, cheap to call).
+
+    `full` is the call as the journal holds it, when read; without it the timeline's excerpts are shown
+    (with `loading`, a note that the whole is on its way)."""
+    full = full if full is not None and full.call_id == run.call_id else None
     if run.undone_by:
         status = "undone"
     elif run.undone_paths:
@@ -113,23 +168,48 @@ def describe_run(run: RunNode, timeline: Timeline) -> str:
         reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
         parts.append(f"<p>Decision: {run.decision.value.replace('_', ' ')}{reason}</p>")
     parts.append(describe_changes(run))
-    parts.append("<h4>Arguments</h4>" + _pre(json.dumps(run.args, indent=2, ensure_ascii=False)))
-    if run.error is not None:
-        parts.append(f"<h4 style='color:#cf222e'>Error ({run.error.kind.value})</h4>" + _pre(run.error.message))
-        if run.error.suggestion:
-            parts.append(f"<p>{html.escape(run.error.suggestion)}</p>")
-    elif run.output:
-        parts.append("<h4>Result</h4>" + _pre(run.output))
-    if run.tool == "Bash" and run.status.final and _was_cut(run):
+    parts.append(_loading_note(run, full, loading))
+    parts.append("<h4>Arguments</h4>" + _arguments(run, full))
+    output, error = (full.output, full.error) if full is not None and full.final and not full.gone else \
+        (run.output, run.error)
+    if error is not None:
+        parts.append(f"<h4 style='color:#cf222e'>Error ({error.kind.value})</h4>" + _pre(error.message))
+        if error.suggestion:
+            parts.append(f"<p>{html.escape(error.suggestion)}</p>")
+    elif output:
+        parts.append("<h4>Result</h4>" + _pre(output))
+    if run.tool == "Bash" and run.status.final and _was_cut(error.message if error is not None else output,
+                                                            run.output_cut and full is None):
         parts.append(f"<p><a href='full-output:{run.call_id}'>Read the whole output kept in the journal</a></p>")
     elif run.live_output:
         parts.append("<h4>Output so far</h4>" + _pre(run.live_output))
     return "".join(parts)
 
 
-def _was_cut(run: RunNode) -> bool:
-    text = run.error.message if run.error is not None else run.output
-    return " cut ...]" in text  # the marker the tool and the pipeline put where they cut
+def _was_cut(text: str, excerpt_cut: bool) -> bool:
+    """Whether the output the agent saw was cut (the journal may keep more).  The excerpt of a long
+    output may have lost the marker from its middle: then its being cut at all says so."""
+    return excerpt_cut or " cut ...]" in text  # the marker the tool and the pipeline put where they cut
+
+
+def _loading_note(run: RunNode, full: FullCall | None, loading: bool) -> str:
+    if full is not None and full.gone:
+        return f"<p style='color:#9a6700'>{html.escape(full.problem)}</p>"
+    if loading and (full is None or not full.final):
+        return f"<p style='color:#6e7781'>{html.escape(LOADING_TEXT)}</p>"
+    return ""
+
+
+def _arguments(run: RunNode, full: FullCall | None) -> str:
+    """The whole arguments when read (a link opens them all when even the pane must cut them), else the
+    timeline's excerpt."""
+    if full is None or full.args_text is None:
+        return _pre(json.dumps(run.args, indent=2, ensure_ascii=False))
+    more = ""
+    if len(full.args_text) > MAX_SHOWN_CHARS:
+        more = (f"<p><a href='full-args:{run.call_id}'>Read all the arguments "
+                f"({len(full.args_text):,} characters)</a></p>")
+    return _pre(full.args_text) + more
 
 
 def describe_agent(key: AgentKey, timeline: Timeline) -> str:
@@ -166,11 +246,20 @@ class DetailsPane(QWidget):
     redo_requested = Signal(str, list)
     full_output_requested = Signal(str)
 
-    def __init__(self, timeline: Timeline, parent: QWidget | None = None) -> None:
+    def __init__(self, timeline: Timeline, parent: QWidget | None = None, *, records: RecordReader | None = None,
+                 tasks: TaskSet | None = None) -> None:
+        """`records` reads a whole call from the journal and `tasks` owns the reads; without them the pane
+        shows the timeline's excerpts only."""
         super().__init__(parent)
         self._timeline = timeline
         self._key: NodeKey | None = None
         self._diff_of: str | None = None
+        self._records = records
+        self._tasks = tasks if tasks is not None else TaskSet()
+        self._full: FullCall | None = None
+        """The selected call as last read from the journal."""
+        self._loading: str | None = None
+        """The call being read now."""
         self.full_output_dialog: QDialog | None = None
         self.info = QTextBrowser()
         self.info.setOpenLinks(False)
@@ -224,6 +313,11 @@ class DetailsPane(QWidget):
         if changed:
             self.notice.clear()
         run = self._timeline.runs.get(key.call_id) if isinstance(key, RunKey) else None
+        if self._full is not None and (run is None or run.call_id != self._full.call_id):
+            self._full = None  # a call's whole arguments are kept while it is selected, no longer
+        if run is not None and self._wants_record(run):
+            self._loading = run.call_id
+            self._tasks.spawn(self._read(run.call_id), f"details of {run.call_id}")
         if key is None:
             self.info.setHtml("<p style='color:#6e7781'>Select a call in the timeline to see its arguments,"
                               " result and the files it changed.</p>")
@@ -232,12 +326,42 @@ class DetailsPane(QWidget):
         elif isinstance(key, AgentKey):
             self.info.setHtml(describe_agent(key, self._timeline))
         else:
-            self.info.setHtml(describe_run(run, self._timeline))
+            self.info.setHtml(describe_run(run, self._timeline, self._full, self._loading == run.call_id))
         self.undo_button.setEnabled(undoable(run))
         self.redo_button.setVisible(bool(run and (run.undone_paths or run.git_undone)))
         if changed:
             self._diff_of = None
             self.diff.set_diffs([])
+
+    @property
+    def loading(self) -> bool:
+        """Whether the selected call is being read from the journal."""
+        return self._loading is not None and self._key == RunKey(self._loading)
+
+    def _wants_record(self, run: RunNode) -> bool:
+        """Whether to read the call from the journal: the timeline cut something, and the pane has not read
+        it yet (or read it before its result came)."""
+        if self._records is None or not (run.args_cut or run.output_cut) or self._loading == run.call_id:
+            return False
+        full = self._full
+        if full is None or full.call_id != run.call_id:
+            return True
+        return run.status.final and not full.final
+
+    async def _read(self, call_id: str) -> None:
+        assert self._records is not None
+        try:
+            record = await self._records(call_id)
+            full = await asyncio.to_thread(full_call, call_id, record)
+        except (BelayError, RuntimeError, OSError, sqlite3.Error) as error:  # a closed console, a broken journal
+            full = FullCall(call_id, None, problem=f"Could not read the whole call from the journal: {error}")
+        finally:
+            if self._loading == call_id:
+                self._loading = None
+        # Another row chosen meanwhile (or the pane gone with its window): the result is dropped.
+        if shiboken6.isValid(self) and self._key == RunKey(call_id):
+            self._full = full
+            self.show_key(self._key)
 
     def show_diffs(self, call_id: str, diffs: list[FileDiff]) -> None:
         if self._key == RunKey(call_id):
@@ -263,6 +387,8 @@ class DetailsPane(QWidget):
         call_id = self._key.call_id if isinstance(self._key, RunKey) else ""
         if kind == "full-output":
             self.full_output_requested.emit(value)
+        elif kind == "full-args" and self._full is not None and self._full.call_id == value:
+            self._show_text(f"Arguments of {value}", self._full.args_text or "")
         elif kind == "undo-file" and call_id:
             self.undo_requested.emit(call_id, [value])
         elif kind == "redo-file" and call_id:
@@ -270,6 +396,10 @@ class DetailsPane(QWidget):
 
     def show_full_output(self, call_id: str, text: str | None) -> None:
         """The whole journaled output in its own window: a plain-text view copes with megabytes."""
+        self._show_text(f"Full output of {call_id}",
+                        text if text is not None else "The journal holds no more than the result shown.")
+
+    def _show_text(self, title: str, text: str) -> None:
         if self.full_output_dialog is None:
             self.full_output_dialog = QDialog(self)
             self.full_output_dialog.resize(900, 600)
@@ -278,9 +408,8 @@ class DetailsPane(QWidget):
             self._full_output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
             self._full_output_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
             QVBoxLayout(self.full_output_dialog).addWidget(self._full_output_view)
-        self.full_output_dialog.setWindowTitle(f"Full output of {call_id}")
-        self._full_output_view.setPlainText(text if text is not None else
-                                            "The journal holds no more than the result shown.")
+        self.full_output_dialog.setWindowTitle(title)
+        self._full_output_view.setPlainText(text)
         self.full_output_dialog.show()
 
     def _on_undo_button_clicked(self) -> None:

@@ -10,18 +10,21 @@ from pathlib import Path
 import pytest
 
 from core.console import Console
+from core.errors import ErrorInfo, ErrorKind
 from core.events import (
     AgentFinished,
     AgentStarted,
     ApprovalRequested,
+    ApprovalResolved,
     BatchFinished,
     BatchStarted,
     CallFinished,
     CallQueued,
     CallStarted,
+    ProposedFile,
 )
 from core.models.batches import PlanInfo
-from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, RunStatus
+from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, Decision, RunStatus
 from core.timeline.excerpts import ARGS_CHARS, OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS, STRING_CHARS
 from core.timeline.nodes import BatchTotals, GanttSpan, Inserted, RunNode, Updated
 from core.timeline.tree import Timeline
@@ -266,8 +269,11 @@ def test_a_reloaded_batch_that_never_finished_is_interrupted_not_at_work() -> No
 
 # -- what the timeline keeps of each call: excerpts, whatever the agent sent ----------------------------------------
 
-CAP = ARGS_CHARS + 2 * STRING_CHARS + 200 + OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS + 200
-"""The most one call's node may keep of its arguments and output, in characters."""
+ARGS_CAP = ARGS_CHARS + 2 * STRING_CHARS + 200
+"""The most an excerpt of arguments may reach: the budget, the string that crosses it, the markers."""
+CAP = 2 * ARGS_CAP + 2 * (OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS + 100) + STRING_CHARS
+"""The most one call's node may keep, in characters: its arguments (and an answered question's), its output
+and its error's message, its summary."""
 MB = 1024 * 1024
 
 
@@ -326,3 +332,19 @@ def test_an_approval_keeps_its_diff_while_it_waits_and_drops_it_once_answered(wo
             assert target.read_text() == content
 
     run(scenario())
+
+
+def test_what_an_outside_agent_sends_is_bounded_too_summary_output_error_and_answered_question() -> None:
+    t = Timeline()
+    huge = "z" * MB
+    t.apply(CallQueued(call_id="c1", agent_id="main", tool="mcp__x__y", summary=huge, args={"blob": huge}))
+    t.apply(ApprovalRequested(call_id="c1", agent_id="main", tool="mcp__x__y", summary=huge, reason="asks",
+                              args={"blob": huge}, proposed=(ProposedFile(path="a", content=huge),)))
+    node = t.runs["c1"]
+    assert node.approval is not None and node.approval.proposed[0].content == huge  # whole while it waits
+    t.apply(ApprovalResolved(call_id="c1", decision=Decision.APPROVED))
+    t.apply(CallFinished(call_id="c1", status=RunStatus.FAILED, output=huge,
+                         error=ErrorInfo(kind=ErrorKind.SYSTEM, message=huge)))
+    assert _kept(node) + len(node.summary) < CAP and node.output_cut and node.args_cut
+    assert node.approval is not None and node.approval.reason == "asks" and node.approval.proposed == ()
+    assert node.error is not None and node.error.kind == ErrorKind.SYSTEM
