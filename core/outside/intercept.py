@@ -36,7 +36,7 @@ from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest
 from core.recorder import Recorder
 from core.run import arguments
-from core.run.calls import AgentHandle, Calls, OpenCall, Refused
+from core.run.calls import AgentHandle, Calls, OpenCall, Refused, error_text
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
@@ -98,6 +98,10 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any]) -> Verdict:
+        try:
+            arguments.check_text(tool_name, tool_input)  # before anything reads (or journals) the call
+        except BelayError as e:
+            return await self._refuse_unencodable(agent, tool_name, tool_input, e.info)
         tool = self.registry.get(tool_name)
         args = self._validated(tool, tool_input)
         summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
@@ -115,6 +119,15 @@ class Interceptor:
         await self._hold(use_id, call, tool, args)
         return Verdict("allow", "allowed by Belay", call.call_id, updated)
 
+    async def _refuse_unencodable(self, agent: AgentHandle, tool_name: str, tool_input: dict[str, Any],
+                                  info: ErrorInfo) -> Verdict:
+        """A call holding text UTF-8 cannot encode (a lone surrogate) is journaled with it escaped, and refused."""
+        call = await self.calls.open(CallId(new_call_id()), agent, arguments.shown(tool_name),
+                                     arguments.shown_raw(tool_input), "invalid arguments")
+        text = error_text(info)
+        await self.calls.finish(call, RunStatus.FAILED, text, info)
+        return Verdict("deny", text, call.call_id)
+
     async def after(self, use_id: str, response: Any = None, error: str | None = None,
                     original: str | None = None) -> str | None:
         """The agent ran the call: record how it ended and what it changed.  Returns the call id."""
@@ -123,8 +136,9 @@ class Interceptor:
             return None  # not one Belay allowed (a hook installed mid-session): nothing to attach it to
         await self._release(opened, original)
         status = RunStatus.FAILED if error else RunStatus.DONE
+        error = arguments.shown(error) if error else error  # the agent's text may not be UTF-8 the journal can hold
         info = ErrorInfo(kind=ErrorKind.SYSTEM, message=error) if error else None
-        await self.calls.finish(opened.call, status, error or _short(response, 2000), info)
+        await self.calls.finish(opened.call, status, error or arguments.shown(_short(response, 2000)), info)
         return opened.call.call_id
 
     async def abandon_all(self, why: str) -> None:

@@ -11,6 +11,7 @@ wrong and what the tool expects.
 from __future__ import annotations
 
 import json
+import reprlib
 from typing import Any
 
 from pydantic import ValidationError
@@ -143,3 +144,31 @@ def _field_names(tool: Tool) -> list[str]:
         shown = info.alias or name
         names.append(shown if info.is_required() else f"{shown} (optional)")
     return names
+
+
+def shown_raw(raw: object) -> dict[str, Any]:
+    """Refused arguments as the journal keeps them: top-level keys, plain values, anything else abridged, and
+    characters UTF-8 cannot encode (a lone surrogate) written as escapes, so the refused call is still recorded."""
+    if isinstance(raw, dict):
+        return {shown(k)[:200]: _shown_value(v) for k, v in raw.items()}
+    return {"_raw": shown(_abridged(raw, 2000))}
+
+
+def _shown_value(value: object) -> object:
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, (int, float, bool, type(None))):
+        return value
+    return shown(_abridged(value, 200))
+
+
+def _abridged(value: object, limit: int) -> str:
+    """The start of repr(value), without building the whole of a huge or very deep value's repr first."""
+    if isinstance(value, str):
+        return repr(value[:limit])[:limit]
+    brief = reprlib.Repr()
+    brief.maxlevel, brief.maxstring, brief.maxother = 4, limit, limit
+    try:
+        return brief.repr(value)[:limit]
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to show>"

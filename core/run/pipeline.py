@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import reprlib
 from typing import Any
 
 from core.changes.tracker import ChangeTracker
@@ -258,36 +257,8 @@ def _shown(tool: Tool | None, args: ToolArgs | None, raw: object, workspace: Wor
             return tool.summary(args, workspace), args.model_dump(by_alias=True)
         except Exception:  # the call goes on to run (and fail or not) on its own; only its summary is lost
             log.exception("%s could not summarise its arguments", tool.name)
-    return _raw_summary(raw), _shown_raw(raw)
+    return _raw_summary(raw), arguments.shown_raw(raw)
 
 
 def _raw_summary(raw: object) -> str:
     return "invalid arguments" if not isinstance(raw, dict) else ""
-
-
-def _shown_raw(raw: object) -> dict[str, Any]:
-    """Refused arguments as the journal keeps them: top-level keys, plain values, anything else abridged, and
-    characters UTF-8 cannot encode (a lone surrogate) written as escapes, so the refused call is still recorded."""
-    if isinstance(raw, dict):
-        return {arguments.shown(k)[:200]: _shown_value(v) for k, v in raw.items()}
-    return {"_raw": arguments.shown(_abridged(raw, 2000))}
-
-
-def _shown_value(value: object) -> object:
-    if isinstance(value, str):
-        return arguments.shown(value)
-    if isinstance(value, (int, float, bool, type(None))):
-        return value
-    return arguments.shown(_abridged(value, 200))
-
-
-def _abridged(value: object, limit: int) -> str:
-    """The start of repr(value), without building the whole of a huge or very deep value's repr first."""
-    if isinstance(value, str):
-        return repr(value[:limit])[:limit]
-    brief = reprlib.Repr()
-    brief.maxlevel, brief.maxstring, brief.maxother = 4, limit, limit
-    try:
-        return brief.repr(value)[:limit]
-    except RecursionError:
-        return f"<{type(value).__name__} nested too deeply to show>"

@@ -83,3 +83,21 @@ def test_a_file_name_that_is_not_utf8_is_listed_with_an_escape(tmp_path: Path) -
 
     for status, output in asyncio.run(scenario()):
         assert status == RunStatus.DONE and re.search(r"bad\\(udcff|xff)name\.txt", output), output
+
+
+def test_an_outside_agents_call_with_a_lone_surrogate_is_refused_and_still_journaled(tmp_path: Path) -> None:
+    """Claude Code's hooks arrive as JSON, whose \\ud800 escapes decode to lone surrogates."""
+    async def scenario() -> tuple[list[str], list[CallRecord]]:
+        async with Console(tmp_path) as console:
+            assert console.interceptor is not None
+            agent = await console.start_agent("claude", "claude-code")
+            verdicts = [await console.interceptor.before(agent, f"use{i}", tool, args) for i, (tool, args) in
+                        enumerate([("Bash", {"command": "echo \ud800"}), ("Re\udcffad", {"file_path": "/x"})])]
+            assert all(v.decision == "deny" for v in verdicts)
+            return [v.reason for v in verdicts], await console.history()
+
+    reasons, records = asyncio.run(scenario())
+    assert all("not valid Unicode" in reason for reason in reasons)
+    assert sorted(r.tool for r in records) == ["Bash", "Re\\udcffad"]
+    assert all(r.status == RunStatus.FAILED and r.error and r.error.kind == ErrorKind.INVALID_ARGS for r in records)
+    assert [r.args for r in records if r.tool == "Bash"] == [{"command": "echo \\ud800"}]
