@@ -103,7 +103,10 @@ def _writes(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Jo
         try:
             return fn(self, *args, **kwargs)
         except sqlite3.Error as e:
-            raise journal_file.translated(self.path, e, "written") from e
+            problem = journal_file.translated(self.path, e, "written")
+            if problem is None:
+                raise
+            raise problem from e
     return recording
 
 
@@ -114,7 +117,10 @@ def _reads(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Jou
         try:
             return fn(self, *args, **kwargs)
         except sqlite3.Error as e:
-            raise journal_file.translated(self.path, e, "read") from e
+            problem = journal_file.translated(self.path, e, "read")
+            if problem is None:
+                raise
+            raise problem from e
         except UnicodeEncodeError:  # a value asked about (a call id from a command line), not the file
             raise
         except (ValueError, KeyError, TypeError) as e:
@@ -137,13 +143,16 @@ class Journal:
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+            try:
+                self._prepare(unmarked)
+            except BaseException:
+                self._db.close()
+                raise
         except sqlite3.Error as e:
-            raise journal_file.translated(path, e, "opened") from e
-        try:
-            self._prepare(unmarked)
-        except sqlite3.Error as e:
-            self._db.close()
-            raise journal_file.translated(path, e, "opened") from e
+            problem = journal_file.translated(path, e, "opened")
+            if problem is None:
+                raise
+            raise problem from e
 
     def _prepare(self, unmarked: bool) -> None:
         self._db.row_factory = sqlite3.Row

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import NoReturn
 
 from core.errors import BelayError, ErrorKind
 
@@ -59,15 +60,22 @@ def foreign(path: Path, tables: set[str], app_id: int) -> JournalUnusable:
         f"Move that file elsewhere; Belay then starts a new journal at {path}.")
 
 
-def translated(path: Path, error: sqlite3.Error, doing: str) -> BelayError | sqlite3.Error:
-    """The error to raise for an SQLite failure on the journal: damage and refusals read as
-    `JournalUnusable`; a broken constraint (a bug, not the file's fault) stays as it is."""
+def translated(path: Path, error: sqlite3.Error, doing: str) -> BelayError | None:
+    """What to raise for an SQLite failure on the journal: damage and refusals (a full disk, a lock held too
+    long) read as `JournalUnusable`; None for a broken constraint, a bug rather than the file's fault."""
     if isinstance(error, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)):
-        return error
+        return None
     if is_damage(error):
         return damaged(path, str(error))
     return JournalUnusable(path, f"the journal {path} could not be {doing}: {error}.",
                            "Check the disk has room and the file can be written; Belay recorded nothing more.")
+
+
+def _raise(path: Path, error: sqlite3.Error, doing: str) -> NoReturn:
+    problem = translated(path, error, doing)
+    if problem is None:
+        raise error
+    raise problem from None
 
 
 def is_damage(error: sqlite3.Error) -> bool:
@@ -132,11 +140,11 @@ def _tables(path: Path) -> set[str]:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error as e:
-        raise translated(path, e, "opened") from None
+        _raise(path, e, "opened")
     try:
         return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.Error as e:
-        raise translated(path, e, "read") from None
+        _raise(path, e, "read")
     finally:
         db.close()
 
@@ -148,11 +156,11 @@ def _check_whole(path: Path) -> None:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     except sqlite3.Error as e:
-        raise translated(path, e, "opened") from None
+        _raise(path, e, "opened")
     try:
         problems = [r[0] for r in db.execute("PRAGMA quick_check(3)")]
     except sqlite3.Error as e:
-        raise translated(path, e, "read") from None
+        _raise(path, e, "read")
     finally:
         db.close()
     if problems != ["ok"]:
