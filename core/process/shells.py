@@ -143,13 +143,16 @@ class ShellProcess:
         assert self._proc is not None
         group = self.launch.group
         if group is not None:
-            self.refused_processes = group.refused()  # before the seal, which refuses more
-            group.seal()  # one small write: what is dying cannot be replaced (a fork bomb ends at once)
+            self.refused_processes = group.refused()  # before any seal, which refuses more
+            if self.refused_processes:
+                group.seal()  # it ran into its limit (a fork bomb?): what dies now must not be replaced
         try:
             if self.launch.sandboxed and await self._pin_sandbox():
                 return
-            await self._signal_tree(signal.SIGTERM)
+            await self._signal_tree(signal.SIGTERM)  # with a free place, an exit trap may still run its cleanup
             await self._gone_within(self.launch.kill_grace_s)
+            if group is not None:
+                group.seal()  # one small sysfs write
             await self._signal_tree(signal.SIGKILL)
             await self._proc.wait()
             await self._gone_within(_KILLED_GONE_S)  # SIGKILL is not instant: return once the tree has gone
@@ -240,7 +243,9 @@ class ShellProcess:
 
     def __repr__(self) -> str:
         state = "not started" if self._proc is None else f"pid {self._proc.pid} rc {self._proc.returncode}"
-        return f"<ShellProcess {state}{' killed' if self.killed else ''} {'bwrap' if self.launch.sandboxed else ''}>"
+        group = self.launch.group
+        where = " ".join(filter(None, ["bwrap" if self.launch.sandboxed else "", repr(group) if group else ""]))
+        return f"<ShellProcess {state}{' killed' if self.killed else ''} {where}>"
 
 
 def _ancestry(pid: int) -> Iterator[tuple[int, int]]:

@@ -288,6 +288,16 @@ def test_timeout_kills_a_tree_that_ignores_sigterm(ws: Path, sandbox: str) -> No
     assert error.info.message.endswith("Output until then:\nbefore\n")
 
 
+def test_a_stopped_command_may_still_clean_up(ws: Path) -> None:
+    """The process limit seals a group only when it is full or at the SIGKILL: an exit trap can start `touch`.
+
+    Outside the sandbox only: in it, SIGTERM ends bubblewrap, and its PID namespace dies at once.
+    """
+    error = bash_error(ws, f"trap '/usr/bin/env touch cleaned' TERM; {sleep(98769)} & wait", sandbox="off",
+                       timeout=1000)
+    assert error.kind == ErrorKind.TIMEOUT and (ws / "cleaned").exists()
+
+
 def _rss_mb() -> float:
     status = Path("/proc/self/status").read_text()
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
