@@ -52,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a plan (a batch of calls or a scripted agent) without the window",
                          description="Run a plan headless: a batch ({calls: [...]}, or a bare list of calls) or a "
                                      "scripted agent ({steps: [...]}), JSON or YAML. Exit code 0 when every call "
-                                     "succeeded, 1 when any failed, was denied or skipped, 2 for a bad plan.")
+                                     "succeeded, 1 when any failed, was denied or skipped, 2 for a bad plan or a "
+                                     "journal Belay cannot use (damaged, or another program's).")
     run.add_argument("plan", help="the plan file (JSON or YAML)")
     run.add_argument("--workspace", help="the directory the calls work in (default: the current directory)")
     run.add_argument("--state-dir",

@@ -5,7 +5,9 @@ terminal front end: a readable log of each call starting and ending (or,
 with --json, every event as a JSON line), approvals answered at a prompt or
 by --auto, and a summary.  The exit code says how it went: 0 when every
 call succeeded, 1 when any did not, 2 when the plan or the options are bad
-(then nothing runs).  No Qt is imported on this path.
+(then nothing runs; see `plans` for the bounds a plan must keep) or the
+journal cannot be used (said by the command line's boundary, `cli.main`).
+No Qt is imported on this path.
 
 A scripted-agent plan runs as `belay demo` runs it, minus the window and
 the pacing: under --auto approve its `review` rules still deny what they
