@@ -34,6 +34,7 @@ QUICK_CHECK_MAX_BYTES = 64 << 20
 reads as `JournalUnusable`."""
 _MAGIC = b"SQLite format 3\0"
 _DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary codes: extended ones carry more bits)
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 
 
 class JournalUnusable(BelayError):
@@ -67,7 +68,9 @@ def translated(path: Path, error: sqlite3.Error, doing: str) -> BelayError | Non
         return None
     if is_damage(error):
         return damaged(path, str(error))
+    busy = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF in _BUSY_CODES
     return JournalUnusable(path, f"the journal {path} could not be {doing}: {error}.",
+                           "Another program holds it locked; try again once it is done." if busy else
                            "Check the disk has room and the file can be written; Belay recorded nothing more.")
 
 
