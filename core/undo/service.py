@@ -73,6 +73,9 @@ class Undoer:
         undone = await self.recorder.read(self.journal.undo_state)
         changes = await self.recorder.read(self.journal.changes_of, call_id)
         git = await self.recorder.read(self.journal.git_changes_of, call_id)
+        strangers = _untouched(call_id, "call", changes, paths) if paths is not None and changes else None
+        if strangers:
+            return UndoReport(call_id=call_id, ok=False, message=strangers)
         wanted = [i for i, c in enumerate(changes) if paths is None or c.path in paths or c.old_path in paths]
         wanted += [-1 - i for i in range(len(git))] if paths is None else []
         by_rollback: dict[str, list[int]] = {}
@@ -135,8 +138,9 @@ class Undoer:
         call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
-        if paths is not None:
-            _check_touched(op_id, kind, changes, paths)
+        strangers = _untouched(op_id, kind, changes, paths) if paths is not None else None
+        if strangers:
+            raise ToolError(ErrorKind.NOT_FOUND, strangers, "Give the paths relative to the workspace, as listed.")
         chosen = [(i, c) for i, c in enumerate(changes)
                   if (op_id, i) not in undone and (paths is None or c.path in paths or c.old_path in paths)]
         refs = [(-1 - i, g) for i, g in enumerate(git) if (op_id, -1 - i) not in undone] if paths is None else []
@@ -214,14 +218,14 @@ class Undoer:
         return f"<Undoer {self.workspace.root}>"
 
 
-def _check_touched(op_id: str, kind: str, changes: Sequence[FileChange], paths: Sequence[str]) -> None:
-    """Files asked for that the operation never changed are named, with the ones it did change."""
+def _untouched(op_id: str, kind: str, changes: Sequence[FileChange], paths: Sequence[str]) -> str | None:
+    """Files asked for that the operation never changed, named with the ones it did change; None if none."""
     touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
     strangers = [p for p in paths if p not in touched]
-    if strangers:
-        what = "call" if kind == "call" else "undo"
-        raise ToolError(ErrorKind.NOT_FOUND, f"{what} {op_id} did not change {', '.join(strangers)}; it changed: "
-                        f"{', '.join(sorted(touched))}", "Give the paths relative to the workspace, as listed.")
+    if not strangers:
+        return None
+    what = "call" if kind == "call" else "undo"
+    return f"{what} {op_id} did not change {', '.join(strangers)}; it changed: {', '.join(sorted(touched))}"
 
 
 def _check_blobs(blobs: BlobStore, changes: Sequence[tuple[int, FileChange]]) -> None:

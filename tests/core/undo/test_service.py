@@ -388,3 +388,15 @@ def test_undoing_a_file_the_call_did_not_change_names_the_files_it_did(tmp_path:
             assert (tmp_path / "a.py").read_text() == "a\n"
 
     run(scenario())
+
+
+def test_redoing_a_file_the_call_did_not_change_names_the_files_it_did(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Write") as console:
+            call = await _write(console, tmp_path / "a.py", "a\n")
+            assert (await console.undo(call)).ok
+            refused = await console.redo(call, paths=["b.py"])
+            assert not refused.ok and refused.message == f"call {call} did not change b.py; it changed: a.py"
+            assert not (tmp_path / "a.py").exists()
+
+    run(scenario())
