@@ -42,6 +42,17 @@ def test_generated_hostile_calls_escape_nothing_and_change_nothing_outside(layou
     assert ran >= set(fuzzing.TOOLS) - {"NotebookEdit", "MultiEdit"}, f"too few calls got through: {ran}"
 
 
+def test_the_fuzz_notices_writes_through_each_link_out_and_beside_the_workspace(layout: fuzzing.Layout) -> None:
+    before = fuzzing.outside_state(layout)
+    (layout.ws / "out_link").write_text("through the symlink\n")
+    (layout.ws / "hard.txt").write_text("through the hard link\n")
+    (layout.ws / "dangling").write_text("created through a dangling link\n")
+    (layout.root / "sibling.txt").write_text("beside\n")
+    found = "\n".join(fuzzing.differences(before, fuzzing.outside_state(layout)))
+    for name in ("target.txt changed", "hard_target.txt changed", "not_yet.txt created", "sibling.txt"):
+        assert name in found
+
+
 def test_a_lone_surrogate_anywhere_is_refused_as_invalid_and_still_journaled(tmp_path: Path) -> None:
     async def scenario() -> list[tuple[RunStatus, ErrorKind | None, CallRecord | None]]:
         async with Console(tmp_path) as console:
