@@ -16,7 +16,7 @@ pids cgroup of N + 96 when one can be created, else RLIMIT_NPROC of the
 user's current count + N + 96 (which binds every user but root; as root
 without a cgroup the bench refuses to run).
 
-    .venv/bin/python bench/fork_bomb.py [N]
+    .venv/bin/python bench/fork_bomb.py [N [auto|off]]    (off: the sandbox turned off, as in settings)
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ async def timed(tool: BashTool, ctx: ToolContext, command: str) -> tuple[float, 
     return time.perf_counter() - started, text
 
 
-async def measure(maximum: int) -> dict[str, object]:
+async def measure(maximum: int, sandbox: str) -> dict[str, object]:
     """In the child: the baseline and the bomb, through one Bash tool."""
     peaks: list[int | None] = []
     remove = limits.PidsGroup.remove
@@ -76,7 +76,7 @@ async def measure(maximum: int) -> dict[str, object]:
 
     limits.PidsGroup.remove = measured_remove  # type: ignore[method-assign]  # read pids.peak before it goes
     shells = ShellManager(lambda event: None)
-    tool = BashTool(BashSettings(max_processes=maximum), shells)
+    tool = BashTool(BashSettings(max_processes=maximum, sandbox=sandbox), shells)  # type: ignore[arg-type]
     ctx = ToolContext(Workspace(Path(tempfile.mkdtemp(prefix="belay-bench-"))), new_agent_id(), new_call_id(),
                       ReadState())
     info = await tool.sandbox_info()
@@ -105,13 +105,14 @@ def outer_limit(maximum: int) -> tuple[list[str], PidsGroup | None]:
 
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
-        print(json.dumps(asyncio.run(measure(int(sys.argv[2])))))
+        print(json.dumps(asyncio.run(measure(int(sys.argv[2]), sys.argv[3]))))
         return
     maximum = int(sys.argv[1]) if len(sys.argv) > 1 else 256
+    sandbox = sys.argv[2] if len(sys.argv) > 2 else "auto"
     prefix, net = outer_limit(maximum)
     try:
-        done = subprocess.run([*prefix, sys.executable, __file__, "--child", str(maximum)], capture_output=True,
-                              text=True, timeout=110, stdin=subprocess.DEVNULL)
+        done = subprocess.run([*prefix, sys.executable, __file__, "--child", str(maximum), sandbox],
+                              capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL)
         outer_peak, outer_refused = (net.peak(), net.refused()) if net is not None else (None, 0)
     finally:
         if net is not None:

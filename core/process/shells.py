@@ -88,6 +88,7 @@ class ShellProcess:
         """The command was still running when it was stopped (timeout, cancel, kill)."""
         self._seen: dict[int, int] = {}
         self.refused_processes = 0
+        self._sealed = False
         """With a pids cgroup: how many new processes the limit refused before the command was stopped."""
         """Outside a sandbox: every process of the tree seen so far (pid -> start time)."""
 
@@ -142,10 +143,7 @@ class ShellProcess:
     async def _end_tree(self) -> None:
         assert self._proc is not None
         group = self.launch.group
-        if group is not None:
-            self.refused_processes = group.refused()  # before any seal, which refuses more
-            if self.refused_processes:
-                group.seal()  # it ran into its limit (a fork bomb?): what dies now must not be replaced
+        self._seal_if_full()
         try:
             if self.launch.sandboxed and await self._pin_sandbox():
                 return
@@ -187,7 +185,20 @@ class ShellProcess:
     async def _gone_within(self, seconds: float) -> None:
         deadline = asyncio.get_running_loop().time() + seconds
         while await self._alive() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110 - /proc tells no one
+            self._seal_if_full()
             await asyncio.sleep(_POLL_S)
+
+    def _seal_if_full(self) -> None:
+        """Seal the group once it has run into its limit (a fork bomb, most likely): what dies must not be
+        replaced.  Until then a stopping command may still start processes, so an exit trap can clean up.
+        Small sysfs reads and a write: fine on the loop thread."""
+        group = self.launch.group
+        if group is None or self._sealed:
+            return
+        self.refused_processes = group.refused()  # read before the seal, which refuses more
+        if self.refused_processes:
+            group.seal()
+            self._sealed = True
 
     async def _signal_tree(self, signum: int) -> None:
         assert self._proc is not None
