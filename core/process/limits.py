@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -89,10 +90,13 @@ def nproc_for(limit: ProcessLimit) -> int | None:
     stops a fork bomb, and other programs keep their own, unchanged limit.
     """
     if limit.kind == "rlimit":
-        return limit.maximum
-    if limit.kind == "user-rlimit":
-        return user_tasks(os.getuid()) + limit.maximum
-    return None
+        wanted = limit.maximum
+    elif limit.kind == "user-rlimit":
+        wanted = user_tasks(os.getuid()) + limit.maximum
+    else:
+        return None
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)  # only root may raise a hard limit
 
 
 def user_tasks(uid: int) -> int:

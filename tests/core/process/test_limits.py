@@ -110,6 +110,15 @@ def test_without_a_user_namespace_the_budget_is_what_the_user_has_plus_the_limit
     assert nproc_for(ProcessLimit(kind="cgroup", maximum=100)) is None
 
 
+def test_the_budget_never_asks_for_more_than_the_hard_limit() -> None:
+    """Raising a hard limit needs privilege: prlimit would fail, and with it every command."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from core.process.limits import ProcessLimit, nproc_for; "
+              "print(nproc_for(ProcessLimit(kind='rlimit', maximum=100)))")
+    done = subprocess.run(["prlimit", "--nproc=50:50", sys.executable, "-c", script, str(ROOT)], capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "50"
+
+
 def test_a_users_tasks_are_counted(outer: PidsGroup) -> None:
     if os.getuid() != 0:
         pytest.skip("starting processes as nobody needs root (CI runs as root)")
