@@ -195,9 +195,14 @@ class Interceptor:
             return
         paths = tool.writes(args, self.workspace) if tool is not None and args is not None else None
         if paths and "" not in paths and isinstance(tool, WriteTool):
-            opened.befores = await asyncio.to_thread(self._read_befores, paths)
-            self.tracker.hold(call.call_id, frozenset(paths))
-            return
+            try:
+                opened.befores = await asyncio.to_thread(self._read_befores, paths)
+            except BelayError as e:  # not a file (a directory, a link loop): compare the workspace instead
+                log.info("%s call %s: %s; its changes are found by comparing the workspace", call.tool,
+                         call.call_id, e.info.message)
+            else:
+                self.tracker.hold(call.call_id, frozenset(paths))
+                return
         ready = asyncio.get_running_loop().create_future()
         opened.capture = spawn(self._hold_lock(opened, ready), f"capture of {call.tool} {call.call_id}")
         await ready  # the lock is held (what changed before it was settled): the agent may go ahead

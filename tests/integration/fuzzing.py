@@ -10,7 +10,8 @@ files inside the workspace.
 
 `run_fuzz` drives the calls through a real Console with a person approving everything it is asked, and
 reports what escaped (an exception out of `Console.call`), what changed outside the workspace, and whether
-the journal holds every call to its end with every blob its changes name.
+the journal holds every call to its end with every blob its changes name.  `run_outside_fuzz` makes the
+same calls as an outside agent (Claude Code's hooks) would, through the console's interceptor.
 """
 
 from __future__ import annotations
@@ -372,14 +373,7 @@ async def _make_calls(console: Console, gen: Gen, count: int, concurrency: int, 
     """Run the calls `concurrency` at a time; outcome status by call id."""
     unregister = console.register_approver("fuzz")
     sub = console.subscribe()
-
-    async def approve_all() -> None:
-        while batch := await sub.next_batch():
-            for event in batch:
-                if event.kind == "approval_requested":
-                    console.approve(event.call_id)
-
-    approving = asyncio.ensure_future(approve_all())
+    approving = asyncio.ensure_future(_approve_all(console, sub))
     agent = await console.start_agent("fuzz", "scripted")
     outcomes: dict[str, str] = {}
     queue = [gen.call() for _ in range(count)]
@@ -440,3 +434,53 @@ async def _check_journal(console: Console, outcomes: dict[str, str], report: Rep
     report.unfinished += [f"{c}: left {records[c].status.value} in the journal" for c in open_ones]
     return [(f"{r.call_id} {c.path!a}", h) for r in records.values() for c in r.changes if c.stored
             for h in (c.before_hash, c.after_hash) if h]
+
+
+async def run_outside_fuzz(lay: Layout, seed: int, count: int) -> Report:
+    """The same calls as an outside agent's (Claude Code's hooks): asked before it runs its own tool, told after.
+
+    Whatever Belay allows is reported back with generated output (or an error), as the agent would; Belay's
+    tools never run, so nothing is written: what is checked is that nothing escapes and every call ends."""
+    report, gen = Report(), Gen(seed, lay)
+    console = Console(lay.ws, state_dir=lay.state)
+    await console.open()
+    try:
+        assert console.interceptor is not None
+        unregister, sub = console.register_approver("fuzz"), console.subscribe()
+        approving = asyncio.ensure_future(_approve_all(console, sub))
+        agent = await console.start_agent("outside", "claude-code")
+        started = time.monotonic()
+        for index in range(count):
+            tool, args = gen.call()
+            if isinstance(args, dict):  # a hook's tool_input is always an object
+                await _one_outside(console, agent, index, tool, args, gen, report)
+        report.seconds = time.monotonic() - started
+        unregister()
+        sub.close()
+        await approving
+        open_ones = [r for r in await console.history() if r.status not in FINAL]
+        report.unfinished += [f"{r.call_id} {r.tool!a}: left {r.status.value}" for r in open_ones]
+    finally:
+        await console.close()
+    return report
+
+
+async def _approve_all(console: Console, sub: Any) -> None:
+    while batch := await sub.next_batch():
+        for event in batch:
+            if event.kind == "approval_requested":
+                console.approve(event.call_id)
+
+
+async def _one_outside(console: Console, agent: Any, index: int, tool: str, args: dict[str, Any], gen: Gen,
+                       report: Report) -> None:
+    interceptor = console.interceptor
+    assert interceptor is not None
+    report.calls += 1
+    try:
+        verdict = await interceptor.before(agent, f"use{index}", tool, args)
+        if verdict.decision == "allow":
+            error = (gen.text(big=False) or "failed") if gen.chance(0.2) else None
+            await interceptor.after(f"use{index}", response=gen.text(big=False), error=error)
+    except Exception as e:  # noqa: BLE001 - this is what the fuzz looks for
+        report.escapes.append(f"#{index} {tool!a}{ascii(args)[:160]}: {e!r:.300}")

@@ -42,6 +42,13 @@ def test_generated_hostile_calls_escape_nothing_and_change_nothing_outside(layou
     assert ran >= set(fuzzing.TOOLS) - {"NotebookEdit", "MultiEdit"}, f"too few calls got through: {ran}"
 
 
+def test_generated_hostile_calls_from_an_outside_agent_escape_nothing_and_all_end(layout: fuzzing.Layout) -> None:
+    report = asyncio.run(fuzzing.run_outside_fuzz(layout, SEED, CALLS // 4))
+    assert report.calls > CALLS // 8
+    assert not report.escapes, f"seed {SEED}: exceptions escaped the interceptor: {report.escapes[:5]}"
+    assert not report.unfinished, f"seed {SEED}: calls left open in the journal: {report.unfinished[:5]}"
+
+
 def test_the_fuzz_notices_writes_through_each_link_out_and_beside_the_workspace(layout: fuzzing.Layout) -> None:
     before = fuzzing.outside_state(layout)
     (layout.ws / "out_link").write_text("through the symlink\n")
