@@ -14,6 +14,7 @@ from pathlib import Path
 import platformdirs
 
 STATE_DIR_ENV = "BELAY_STATE_DIR"
+CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
 
 
 def state_root(override: str | os.PathLike[str] | None = None) -> Path:
@@ -24,6 +25,14 @@ def state_root(override: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return Path(platformdirs.user_data_dir("belay", appauthor=False))
+
+
+def config_root() -> Path:
+    """Where the user's settings and the console's token live: $BELAY_CONFIG_DIR, else the platform's config
+    directory.  For the layers below the policy, which must hide it from commands; core.policy.settings.config_dir
+    answers the same (tests/core/test_settings.py holds the two together)."""
+    env = os.environ.get(CONFIG_DIR_ENV)
+    return Path(env).expanduser() if env else Path(platformdirs.user_config_dir("belay", appauthor=False))
 
 
 def workspace_state_dir(workspace: Path, override: str | os.PathLike[str] | None = None) -> Path:

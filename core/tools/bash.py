@@ -36,13 +36,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
-from core.policy.settings import config_dir
 from core.process.environment import build_env, make_non_dumpable, refusal
 from core.process.limits import PidsGroup, ProcessLimit, detect_limit, nproc_for
 from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
 from core.process.shells import Launch, ShellManager, ShellProcess, discard, exit_code
-from core.settings import state_root
+from core.settings import config_root, state_root
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.grep import find_rg
@@ -223,7 +222,7 @@ class BashTool(RunTool[BashArgs]):
                         passthrough=self.settings.env_passthrough)
         bash = shutil.which("bash", path=env["PATH"]) or "/bin/bash"
         argv = [*self._limits(env["PATH"], nproc_for(limit) or -1), bash, "--noprofile", "--norc", "-c", command]
-        hide = [state_root(), config_dir(), *map(Path, self.settings.hidden_paths)]
+        hide = [state_root(), config_root(), *map(Path, self.settings.hidden_paths)]
         argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide,
                     own_users=limit.kind == "rlimit")
         group = self._group(limit, tmp)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.outside import hook_client
-from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
+from core.policy.settings import config_dir
+from core.settings import CONFIG_DIR_ENV, STATE_DIR_ENV, config_root, state_root, workspace_state_dir
 
 
 @pytest.mark.parametrize("name", ["shop", "my project", "ünïcode-dir", "a.b_c-d", "tab\there", "."])
@@ -28,3 +29,12 @@ def test_the_state_root_follows_the_override_then_the_environment(tmp_path: Path
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "from-env"))
     assert state_root() == tmp_path / "from-env"
     assert state_root(tmp_path / "given") == tmp_path / "given"
+
+
+def test_the_config_root_is_where_the_policy_reads_the_user_settings(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands are hidden from the directory the console keeps its token in: the same one, always."""
+    monkeypatch.setenv(CONFIG_DIR_ENV, str(tmp_path / "cfg"))
+    assert config_root() == config_dir() == tmp_path / "cfg"
+    monkeypatch.delenv(CONFIG_DIR_ENV)
+    assert config_root() == config_dir() and config_root().name == "belay"
