@@ -121,9 +121,10 @@ class Grep(RunTool[GrepArgs]):
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
         if rc not in (0, 1) and not out:
             raise _search_error(err, args)
-        rows, hidden = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args, ctx.may_read)
+        rows, hidden, more = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
+                                                     ctx.may_read)
         notes = [note for note in (hidden_note(hidden), _stopped_note(rc)) if note]
-        return _result(rows, args, notes)
+        return _result(rows, args, notes, more)
 
 
 def _check_passable(args: GrepArgs) -> None:
@@ -160,12 +161,14 @@ def parse_rows(out: bytes, mode: Mode) -> list[Row]:
 
 
 def _allowed(ws: Workspace, rows: list[Row], args: GrepArgs,
-             may_read: Callable[[Path], str | None]) -> tuple[list[Row], list[str]]:
-    """The rows of files the Read rules let the agent see, and why each other file was hidden.  Blocking."""
-    kept, hidden = readable(rows, lambda row: row.path, may_read)
+             may_read: Callable[[Path], str | None]) -> tuple[list[Row], list[str], int]:
+    """The rows of files the Read rules let the agent see, why each other file was hidden, and how many files
+    past those listed were not looked at (files mode only: a list of thousands is checked as far as shown).
+    Blocking."""
     if args.output_mode == "files_with_matches":
-        kept = _newest_first(ws, kept)
-    return _tidy_breaks(kept), hidden
+        return readable(_newest_first(ws, rows), lambda row: row.path, may_read, args.head_limit or MAX_RESULT_LINES)
+    kept, hidden, _ = readable(rows, lambda row: row.path, may_read)
+    return _tidy_breaks(kept), hidden, 0
 
 
 def _tidy_breaks(rows: list[Row]) -> list[Row]:
@@ -238,7 +241,11 @@ def _fallback_argv(args: GrepArgs, ws: Workspace, target: Path) -> list[str]:
 
 
 async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int, bytes, bytes]:
-    """Run `argv` with stdin closed; kill its process group on timeout, cancel or a full output cap."""
+    """Run `argv` with stdin closed; kill its process group on timeout, cancel or a full output cap.
+
+    The exit status is -SIGKILL whenever the output reached the cap, even if the process had already ended
+    by itself when it was killed: what it printed was cut either way.
+    """
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -249,8 +256,10 @@ async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int,
                         "Reinstall Belay so that its ripgrep is present.") from None
     try:
         async with asyncio.timeout(time_limit):
-            out, err = await asyncio.gather(_read(proc.stdout, cap, proc), _read(proc.stderr, _STDERR_KEEP, None))
-            return await proc.wait(), out, err
+            (out, capped), (err, _) = await asyncio.gather(_read(proc.stdout, cap, proc),
+                                                           _read(proc.stderr, _STDERR_KEEP, None))
+            rc = await proc.wait()
+            return (-signal.SIGKILL if capped else rc), out, err
     except TimeoutError:
         raise ToolError(ErrorKind.TIMEOUT, f"the search took longer than {time_limit:g} s and was stopped",
                         "Use a simpler pattern, or narrow it with path, glob or type.") from None
@@ -260,17 +269,18 @@ async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int,
             await shielded(proc.communicate())
 
 
-async def _read(stream: asyncio.StreamReader | None, cap: int, stop: asyncio.subprocess.Process | None) -> bytes:
-    """Up to `cap` bytes; past it, kill the producer (`stop`) or drain and drop the rest."""
+async def _read(stream: asyncio.StreamReader | None, cap: int,
+                stop: asyncio.subprocess.Process | None) -> tuple[bytes, bool]:
+    """Up to `cap` bytes, and whether the cap cut them; past it, kill the producer (`stop`) or drain and drop
+    the rest."""
     assert stream is not None
     kept = bytearray()
     while chunk := await stream.read(65536):
         kept += chunk[: max(cap - len(kept), 0)]
         if len(kept) >= cap and stop is not None:
             _kill(stop)
-            kept = kept[: max(kept.rfind(b"\n"), kept.rfind(b"\0")) + 1]  # drop the cut line or name
-            break
-    return bytes(kept)
+            return bytes(kept[: max(kept.rfind(b"\n"), kept.rfind(b"\0")) + 1]), True  # drop the cut line or name
+    return bytes(kept), len(kept) >= cap
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:
@@ -298,7 +308,7 @@ def _newest_first(ws: Workspace, rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda row: (-mtime(row.path), row.path))
 
 
-def _result(rows: list[Row], args: GrepArgs, notes: list[str]) -> ToolOutput:
+def _result(rows: list[Row], args: GrepArgs, notes: list[str], more: int) -> ToolOutput:
     if not rows:
         return ToolOutput("\n".join(["No matches found", *notes]), {"files": [], "matches": 0})
     if args.output_mode == "count":
@@ -308,8 +318,9 @@ def _result(rows: list[Row], args: GrepArgs, notes: list[str]) -> ToolOutput:
         return ToolOutput("\n".join([*shown, summary, *note, *notes]),
                           {"matches": sum(counts.values()), "files": list(counts)})
     if args.output_mode == "files_with_matches":
-        shown, note = _limited([visible(row.path, multiline=False) for row in rows], args.head_limit)
-        return ToolOutput("\n".join([f"Found {len(rows):,} files", *shown, *note, *notes]), {"files": shown})
+        total = len(rows) + more  # files past those listed were not checked against the Read rules
+        shown, note = _limited([visible(row.path, multiline=False) for row in rows], args.head_limit, total)
+        return ToolOutput("\n".join([f"Found {total:,} files", *shown, *note, *notes]), {"files": shown})
     shown, note = _limited([_content_line(row, args.line_numbers is not False) for row in rows], args.head_limit)
     return ToolOutput("\n".join(shown + note + notes), {"matches": sum(1 for row in rows if row.path)})
 
@@ -336,7 +347,9 @@ def _shown_text(text: str) -> str:
     return f"{head}... [line cut at {len(head):,} of more than {MAX_COLUMNS:,} characters]"
 
 
-def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[str]]:
+def _limited(lines: list[str], head_limit: int | None, total: int | None = None) -> tuple[list[str], list[str]]:
+    """The first lines (head_limit, else up to the line and character caps), and a note when more exist."""
+    total = len(lines) if total is None else total
     wanted = lines[: head_limit or MAX_RESULT_LINES]
     shown, size = [], 0
     for line in wanted:
@@ -344,9 +357,9 @@ def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[
             break
         shown.append(line)
         size += len(line) + 1
-    if len(shown) == len(lines) or (head_limit and len(shown) == head_limit):
+    if len(shown) == total or (head_limit and len(shown) == head_limit):
         return shown, []
-    return shown, [f"(Showing {len(shown):,} of {len(lines):,} result lines; narrow the search or use head_limit.)"]
+    return shown, [f"(Showing {len(shown):,} of {total:,} result lines; narrow the search or use head_limit.)"]
 
 
 def fallback_main() -> None:

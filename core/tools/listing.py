@@ -19,7 +19,8 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -102,21 +103,26 @@ def hidden_note(reasons: Sequence[str], noun: str = "file", nouns: str = "files"
     return f"({len(reasons):,} {noun if len(reasons) == 1 else nouns} hidden by {' and '.join(why)}.)"
 
 
-def readable(paths: Iterable[T], path_of: Callable[[T], str], may_read: Callable[[Path], str | None],
-             ) -> tuple[list[T], list[str]]:
-    """The items whose path `may_read` allows, and the refusals of the paths it does not (one per path).
+def readable(items: Sequence[T], path_of: Callable[[T], str], may_read: Callable[[Path], str | None],
+             wanted: int | None = None) -> tuple[list[T], list[str], int]:
+    """The items whose path `may_read` allows, in order; the refusals of the paths it does not (one per
+    path); and how many items were not looked at because `wanted` were already kept.
 
-    Blocking (`may_read` resolves links): call off the loop.
+    `may_read` costs a realpath and the rules per path, so a tool that shows
+    only the first few of many matches asks for those only.  Blocking: call
+    off the loop.
     """
     verdicts: dict[str, str | None] = {}
-    kept = []
-    for item in paths:
+    kept: list[T] = []
+    for looked, item in enumerate(items):
+        if wanted is not None and len(kept) >= wanted:
+            return kept, [why for why in verdicts.values() if why], len(items) - looked
         path = path_of(item)
         if path not in verdicts:
             verdicts[path] = may_read(Path(path)) if path else None
         if verdicts[path] is None:
             kept.append(item)
-    return kept, [why for why in verdicts.values() if why]
+    return kept, [why for why in verdicts.values() if why], 0
 
 
 def _simple_token(c: str, braces: int) -> str:
@@ -149,24 +155,38 @@ class LS(RunTool[LSArgs]):
             raise ToolError(ErrorKind.INVALID_ARGS, "an ignore pattern contains a NUL character, which no name can"
                             " hold", "Remove the NUL character from the ignore patterns.")
         path = ctx.workspace.resolve(args.path, "path")
-        entries, hidden = await asyncio.to_thread(_listed, ctx.workspace, path, ctx.may_read)
-        shown = sorted((not is_dir, name + "/" if is_dir else name) for name, is_dir in entries
-                       if not _ignored(name, is_dir, args.ignore or []))
-        names = [visible(name, multiline=False) for _, name in shown]
-        lines = [f"- {visible(str(path), multiline=False)}/"] + [f"  - {name}" for name in names[:MAX_LS_ENTRIES]]
-        if len(names) > MAX_LS_ENTRIES:
-            lines.append(f"  ... {len(names) - MAX_LS_ENTRIES:,} more (use Glob to narrow it down)")
-        if not names and (entries or not hidden):
-            lines.append("  (empty directory)" if not entries else f"  (all {len(entries)} entries ignored)")
-        if hidden:
-            lines.append(f"  {hidden_note(hidden, 'entry', 'entries')}")
-        return ToolOutput("\n".join(lines), {"entries": names[:MAX_LS_ENTRIES]})
+        listing = await asyncio.to_thread(_listed, ctx.workspace, path, args.ignore or [], ctx.may_read)
+        names = [visible(name, multiline=False) for _, name in listing.shown]
+        lines = [f"- {visible(str(path), multiline=False)}/"] + [f"  - {name}" for name in names]
+        if listing.more:
+            lines.append(f"  ... {listing.more:,} more (use Glob to narrow it down)")
+        if not names and not listing.hidden:
+            lines.append(f"  (all {listing.ignored} entries ignored)" if listing.ignored else "  (empty directory)")
+        if listing.hidden:
+            lines.append(f"  {hidden_note(listing.hidden, 'entry', 'entries')}")
+        return ToolOutput("\n".join(lines), {"entries": names})
 
 
-def _listed(ws: Workspace, path: Path, may_read: Callable[[Path], str | None],
-            ) -> tuple[list[tuple[str, bool]], list[str]]:
-    """The entries of a directory the Read rules let the agent see, and why the others are hidden.  Blocking."""
-    return readable(fsio.list_dir(ws, path), lambda entry: os.path.join(path, entry[0]), may_read)
+@dataclass(frozen=True)
+class _Listing:
+    shown: list[tuple[bool, str]]
+    """(not a directory, name with "/" for a directory), sorted, at most MAX_LS_ENTRIES."""
+    hidden: list[str]
+    """Why each entry the Read rules refuse was left out."""
+    more: int
+    """Entries past the cap, not looked at (the count may include hidden ones)."""
+    ignored: int
+    """Entries left out by the call's own ignore patterns."""
+
+
+def _listed(ws: Workspace, path: Path, ignore: list[str], may_read: Callable[[Path], str | None]) -> _Listing:
+    """The entries of a directory, directories first, less the ignored and what the Read rules refuse.  Blocking."""
+    entries = fsio.list_dir(ws, path)
+    wanted = sorted((not is_dir, name + "/" if is_dir else name) for name, is_dir in entries
+                    if not _ignored(name, is_dir, ignore))
+    shown, hidden, more = readable(wanted, lambda entry: os.path.join(path, entry[1].removesuffix("/")), may_read,
+                                   MAX_LS_ENTRIES)
+    return _Listing(shown, hidden, more, len(entries) - len(wanted))
 
 
 def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
@@ -197,26 +217,28 @@ class Glob(RunTool[GlobArgs]):
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.workspace.resolve(args.path, "path") if args.path is not None else ctx.workspace.root
         regex = _compiled(_relative_pattern(args.pattern, root))
-        found, hidden, complete = await asyncio.to_thread(_find_readable, ctx.workspace, root, regex, ctx.may_read)
-        found.sort(key=lambda hit: (-hit[0], hit[1]))
-        files = [visible(p, multiline=False) for _, p in found[:MAX_GLOB_RESULTS]]
+        shown, hidden, more, complete = await asyncio.to_thread(_find_readable, ctx.workspace, root, regex,
+                                                                ctx.may_read)
+        files = [visible(p, multiline=False) for _, p in shown]
         lines = [*files] or ["No files found"]
-        if len(found) > MAX_GLOB_RESULTS:
-            lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified of {len(found):,} matching "
+        if more:
+            lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified of {len(shown) + more:,} matching "
                          "files; use a narrower pattern or path.)")
         if not complete:
             lines.append(f"(The search stopped after {MAX_GLOB_SCANNED:,} entries; narrow the path.)")
         if hidden:
             lines.append(hidden_note(hidden))
-        return ToolOutput("\n".join(lines), {"files": files, "truncated": len(found) > len(files) or not complete})
+        return ToolOutput("\n".join(lines), {"files": files, "truncated": bool(more) or not complete})
 
 
 def _find_readable(ws: Workspace, root: Path, regex: re.Pattern[str], may_read: Callable[[Path], str | None],
-                   ) -> tuple[list[tuple[int, str]], list[str], bool]:
-    """The matches the Read rules let the agent see, why the others are hidden, and whether the walk finished."""
+                   ) -> tuple[list[tuple[int, str]], list[str], int, bool]:
+    """The newest matches the Read rules let the agent see (up to the cap), why others were hidden, how many
+    more matches were not looked at (the count may include hidden ones), and whether the walk finished."""
     found, complete = _find(ws, root, regex)
-    kept, hidden = readable(found, lambda hit: hit[1], may_read)
-    return kept, hidden, complete
+    found.sort(key=lambda hit: (-hit[0], hit[1]))
+    shown, hidden, more = readable(found, lambda hit: hit[1], may_read, MAX_GLOB_RESULTS)
+    return shown, hidden, more, complete
 
 
 def _relative_pattern(pattern: str, root: Path) -> str:

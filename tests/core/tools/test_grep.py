@@ -306,3 +306,19 @@ def test_a_deny_rule_added_after_a_search_holds_for_the_same_search_again(tmp_pa
     before, after = run(scenario())
     assert "sk-live" in before.text  # no rule yet
     assert "sk-live" not in after.text and after.text.endswith("(1 file hidden by Read deny rules.)")
+
+
+def test_a_long_file_list_is_checked_against_the_rules_only_as_far_as_it_is_shown(root: Path, engine: str) -> None:
+    for i in range(60):
+        (root / f"hit{i:02}.txt").write_text("needle\n")
+    asked: list[Path] = []
+    ctx = make_ctx(root)
+
+    def deny_hit0x(path: Path) -> str | None:
+        asked.append(path)
+        return f"{path} matches the deny rule Read(./hit0*)" if path.name.startswith("hit0") else None
+
+    ctx.may_read = deny_hit0x
+    out = asyncio.run(Grep().run(GrepArgs.model_validate({"pattern": "needle", "head_limit": 5}), ctx))
+    assert len(out.data["files"]) == 5 and not any("hit0" in f for f in out.data["files"])
+    assert len(asked) < 20

@@ -204,3 +204,22 @@ def test_through_the_console_ls_and_glob_hide_what_the_settings_deny(tmp_path: P
     assert keys_list.text == f"- {ws}/keys/\n  (1 entry hidden by Read deny rules.)"
     assert "deploy.pem" not in globbed.text and ".env" not in globbed.text and f"{ws}/app.py" in globbed.text
     assert globbed.text.endswith("(2 files hidden by Read deny rules.)")
+
+
+def test_glob_over_many_files_checks_only_what_it_shows_and_still_shows_a_full_page(root: Path) -> None:
+    for i in range(300):
+        (root / f"m{i:03}.txt").write_text("")
+        os.utime(root / f"m{i:03}.txt", ns=(i * 10**9, i * 10**9))  # m299 newest
+    asked: list[Path] = []
+    ctx = make_ctx(root)
+
+    def refuse_every_tenth(path: Path) -> str | None:
+        asked.append(path)
+        return f"{path} matches the deny rule Read(./m*0.txt)" if path.name.endswith("0.txt") else None
+
+    ctx.may_read = refuse_every_tenth
+    out = glob(ctx, pattern="*.txt")
+    assert len(out.data["files"]) == listing.MAX_GLOB_RESULTS and str(root / "m299.txt") == out.data["files"][0]
+    assert not any(f.endswith("0.txt") for f in out.data["files"])
+    assert len(asked) < 120  # not all 300: the cost of the rules is paid for what is shown
+    assert out.text.endswith("(11 files hidden by Read deny rules.)")  # m290 to m190, passed on the way
