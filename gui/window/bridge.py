@@ -8,6 +8,12 @@ bus says this subscriber lagged, the events it missed are not replayed:
 the timeline holds their effect already, and panels that follow events
 reread it (`resynced`).
 
+Events may carry a call's whole arguments (CallQueued, ApprovalRequested):
+the bridge keeps none of them past its batch.  The timeline keeps
+excerpts (core.timeline.excerpts), the approval panel a request only
+while it waits, and the details pane reads a selected call back from the
+journal.
+
 Signals:
     approval_requested(ApprovalRequested): a call now waits for a person.
     approval_resolved(str): the call with this id no longer waits.
