@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core import Console, RunStatus
+from core import Console, RunStatus, config_dir, install_token
 from core.errors import ErrorKind, ToolError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
@@ -322,3 +323,31 @@ def test_a_long_file_list_is_checked_against_the_rules_only_as_far_as_it_is_show
     out = asyncio.run(Grep().run(GrepArgs.model_validate({"pattern": "needle", "head_limit": 5}), ctx))
     assert len(out.data["files"]) == 5 and not any("hit0" in f for f in out.data["files"])
     assert len(asked) < 20
+
+
+def test_an_mcp_clients_search_through_the_consoles_socket_hides_what_the_settings_deny(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".belay").mkdir(parents=True)
+    (ws / ".belay" / "settings.toml").write_text('[permissions]\ndeny = ["Read(./.env)"]\n')
+    (ws / ".env").write_text("API_KEY=sk-live-TODO\n")
+    (ws / "app.py").write_text("# TODO: ship\n")
+
+    async def ask(socket: Path, **fields: object) -> dict[str, object]:
+        """One call on the console's socket, as `belay mcp-serve` sends it."""
+        reader, writer = await asyncio.open_unix_connection(str(socket))
+        request = {"token": install_token(config_dir()), "kind": "call", "client": "zed", **fields}
+        writer.write(json.dumps(request).encode() + b"\n")
+        await writer.drain()
+        answer = json.loads(await reader.readline())
+        writer.close()
+        await writer.wait_closed()
+        return answer
+
+    async def scenario() -> dict[str, object]:
+        async with Console(ws) as console:
+            assert console.endpoint is not None
+            return await ask(console.endpoint.path, tool="Grep", args={"pattern": "TODO", "output_mode": "content"})
+
+    answer = run(scenario())
+    assert answer["status"] == "done" and "sk-live" not in str(answer["text"])
+    assert str(answer["text"]).endswith("(1 file hidden by Read deny rules.)")
