@@ -109,7 +109,7 @@ class Grep(RunTool[GrepArgs]):
 
     def summary(self, args: GrepArgs, workspace: Workspace) -> str:
         where = f" in {workspace.describe(args.path)}" if args.path else ""
-        return f"{args.pattern!r}{where}" + (f" ({args.glob})" if args.glob else "")
+        return visible(f"{args.pattern!r}{where}" + (f" ({args.glob})" if args.glob else ""), multiline=False)
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         _check_passable(args)

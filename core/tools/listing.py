@@ -148,7 +148,7 @@ class LS(RunTool[LSArgs]):
         return read_places(workspace, args.path, tree=True)
 
     def summary(self, args: LSArgs, workspace: Workspace) -> str:
-        return workspace.describe(args.path)
+        return visible(workspace.describe(args.path), multiline=False)
 
     async def run(self, args: LSArgs, ctx: ToolContext) -> ToolOutput:
         if any("\0" in pattern for pattern in args.ignore or []):
@@ -212,7 +212,7 @@ class Glob(RunTool[GlobArgs]):
 
     def summary(self, args: GlobArgs, workspace: Workspace) -> str:
         where = workspace.describe(args.path) if args.path else "."
-        return f"{args.pattern} in {where}" if where != "." else args.pattern
+        return visible(f"{args.pattern} in {where}" if where != "." else args.pattern, multiline=False)
 
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.workspace.resolve(args.path, "path") if args.path is not None else ctx.workspace.root

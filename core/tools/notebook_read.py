@@ -64,7 +64,7 @@ class NotebookRead(RunTool[NotebookReadArgs]):
 
     def summary(self, args: NotebookReadArgs, workspace: Workspace) -> str:
         shown = workspace.describe(args.notebook_path)
-        return f"{shown} (cell {args.cell_id})" if args.cell_id is not None else shown
+        return visible(f"{shown} (cell {args.cell_id})" if args.cell_id is not None else shown, multiline=False)
 
     def reads(self, args: NotebookReadArgs, workspace: Workspace) -> frozenset[str] | None:
         try:

@@ -73,7 +73,7 @@ class Read(RunTool[ReadArgs]):
             ctx.read_state.seen[path] = (st.st_mtime_ns, st.st_size)
 
     def summary(self, args: ReadArgs, workspace: Workspace) -> str:
-        shown = workspace.describe(args.file_path)
+        shown = visible(workspace.describe(args.file_path), multiline=False)  # a terminal front end prints it
         return f"{shown} from line {args.offset}" if args.offset and args.offset > 1 else shown
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:

@@ -223,3 +223,9 @@ def test_glob_over_many_files_checks_only_what_it_shows_and_still_shows_a_full_p
     assert not any(f.endswith("0.txt") for f in out.data["files"])
     assert len(asked) < 120  # not all 300: the cost of the rules is paid for what is shown
     assert out.text.endswith("(11 files hidden by Read deny rules.)")  # m290 to m190, passed on the way
+
+
+def test_summaries_show_escapes_not_live_control_characters(root: Path) -> None:
+    ws = Workspace(root)
+    assert LS().summary(LSArgs(path=f"{root}/a\x1b[2J"), ws) == "a\\x1b[2J"
+    assert Glob().summary(GlobArgs(pattern="*\x1b]52;c;eA==\x07"), ws) == "*\\x1b]52;c;eA==\\x07"
