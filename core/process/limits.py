@@ -100,7 +100,11 @@ def nproc_for(limit: ProcessLimit) -> int | None:
 
 
 def user_tasks(uid: int) -> int:
-    """How many tasks (threads included, as RLIMIT_NPROC counts them) `uid` has now."""
+    """How many live tasks (threads included, as RLIMIT_NPROC counts them) `uid` has now.
+
+    Zombies are left out though the kernel counts them until they are reaped: a budget taken over them would
+    let the next command add to what a killed one left, while without them those leftovers use up its share.
+    """
     count = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -110,7 +114,7 @@ def user_tasks(uid: int) -> int:
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields.get("Uid", "-1 ").split()[0]) == uid:
+        if int(fields.get("Uid", "-1 ").split()[0]) == uid and not fields.get("State", "").strip().startswith("Z"):
             count += int(fields.get("Threads", "1").strip() or 1)
     return count
 
