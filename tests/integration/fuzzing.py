@@ -62,6 +62,7 @@ def make_layout(root: Path) -> Layout:
     (ws / "src" / "m.py").write_text("x = 1\ny = 2\nx = 1\n")
     (ws / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
     (ws / "nb.ipynb").write_text(json.dumps(NOTEBOOK))
+    (ws / "book.ipynb").write_text(json.dumps(NOTEBOOK))  # a notebook only the notebook tools aim at
     (outside / "secret.txt").write_text("OUTSIDE_SECRET\n")
     (outside / "target.txt").write_text("target\n")
     (outside / "hard_target.txt").write_text("hard\n")
@@ -229,7 +230,7 @@ class Gen:
 
     def _multiedit(self) -> dict[str, Any]:
         edits = [{"old_string": self.r.choice(WORDS + [""]), "new_string": self.text(big=False)}
-                 for _ in range(self.r.randint(0, 4))]
+                 for _ in range(self.r.choice([0, 1, 1, 1, 2, 3]))]
         return {"file_path": self.path(), "edits": edits}
 
     def _glob(self) -> dict[str, Any]:
@@ -258,15 +259,17 @@ class Gen:
             args["ignore"] = [self.pattern() for _ in range(2)]
         return args
 
+    def notebook(self) -> str:
+        return f"{self.lay.ws}/book.ipynb" if self.chance(0.6) else self.path()
+
     def _notebookread(self) -> dict[str, Any]:
-        args: dict[str, Any] = {"notebook_path": self.r.choice([f"{self.lay.ws}/nb.ipynb", self.path()])}
+        args: dict[str, Any] = {"notebook_path": self.notebook()}
         if self.chance(0.4):
             args["cell_id"] = self.r.choice(["c1", "c2", "cell-0", "cell-9", self.text(big=False)])
         return args
 
     def _notebookedit(self) -> dict[str, Any]:
-        args: dict[str, Any] = {"notebook_path": self.r.choice([f"{self.lay.ws}/nb.ipynb", self.path()]),
-                                "new_source": self.text()}
+        args: dict[str, Any] = {"notebook_path": self.notebook(), "new_source": self.text()}
         if self.chance(0.7):
             args["cell_id"] = self.r.choice(["c1", "c2", "cell-0", "cell-9", self.text(big=False)])
         if self.chance(0.3):
