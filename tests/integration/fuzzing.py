@@ -231,6 +231,9 @@ class Gen:
     def _multiedit(self) -> dict[str, Any]:
         edits = [{"old_string": self.r.choice(WORDS + [""]), "new_string": self.text(big=False)}
                  for _ in range(self.r.choice([0, 1, 1, 1, 2, 3]))]
+        if edits and self.chance(0.4):  # create a file, then edit what was just written
+            edits[0] = {"old_string": "", "new_string": "alpha beta\n"}
+            return {"file_path": f"{self.lay.ws}/{self.name()}", "edits": edits}
         return {"file_path": self.path(), "edits": edits}
 
     def _glob(self) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def test_generated_hostile_calls_escape_nothing_and_change_nothing_outside(layou
     assert not report.unwritable, f"seed {SEED}: text the agent cannot be given: {report.unwritable[:5]}"
     assert not report.crashes, f"seed {SEED}: tools failed unexpectedly: {report.crashes[:5]}"
     ran = {key.split(":")[0] for key in report.statuses if ":done" in key}
-    assert ran >= set(fuzzing.TOOLS) - {"NotebookEdit", "MultiEdit"}, f"too few calls got through: {ran}"
+    assert ran == set(fuzzing.TOOLS), f"too few calls got through: only {sorted(ran)} ever ran to the end"
 
 
 def test_generated_hostile_calls_from_an_outside_agent_escape_nothing_and_all_end(layout: fuzzing.Layout) -> None:
