@@ -94,10 +94,12 @@ class GanttSpan:
     attempts: int = 1
 
 
-@dataclass
+@dataclass(slots=True)
 class RunNode:
     """One call as the timeline keeps it: its metadata in full, its arguments and output as excerpts
-    (core.timeline.excerpts); the whole call is in the journal (`Console.call_record`)."""
+    (core.timeline.excerpts); the whole call is in the journal (`Console.call_record`).  Slotted: there is
+    one per call for as long as the console runs, and a per-instance dict of its many fields cost more than
+    the fields."""
 
     call_id: str
     agent_id: str
