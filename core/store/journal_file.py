@@ -97,9 +97,10 @@ def inspect(path: Path) -> bool:
     an immutable connection (no lock, no -wal or -shm file made beside it), and only a file that is
     Belay's own is opened by SQLite read-only for its quick check.
     """
-    header = _header(path)
-    if header is None:
+    read = _header(path)
+    if read is None:
         return True
+    header, short = read
     app_id = int.from_bytes(header[68:72], "big")
     if app_id not in (0, APPLICATION_ID):
         raise foreign(path, _tables(path), app_id)
@@ -107,12 +108,17 @@ def inspect(path: Path) -> bool:
         tables = _tables(path)
         if tables and not _belays(tables):
             raise foreign(path, tables, app_id)
-    _check_whole(path)
+    _check_whole(path, short)
     return app_id == 0
 
 
-def _header(path: Path) -> bytes | None:
-    """The file's 100-byte SQLite header; None for no file (or an empty one, with no WAL to replay)."""
+def _header(path: Path) -> tuple[bytes, str | None] | None:
+    """The file's 100-byte SQLite header, and whether the file looks cut short by it; None for no file (or an
+    empty one, with no WAL to replay).
+
+    Looking short is only a hint: a console checkpointing this moment writes the header before the pages
+    that make the file that long, so SQLite (which takes the locks) has the last word.
+    """
     try:
         with open(path, "rb") as f:
             header, size = f.read(100), os.fstat(f.fileno()).st_size
@@ -122,15 +128,15 @@ def _header(path: Path) -> bytes | None:
         raise JournalUnusable(path, f"the journal {path} cannot be read: {e.strerror}.",
                               "Check the file's permissions.") from None
     if not header:
-        return None if not os.path.exists(f"{path}-wal") else header
+        return None if not os.path.exists(f"{path}-wal") else (header, None)
     if len(header) < 100 or not header.startswith(_MAGIC):
         raise damaged(path, "file is not a database")
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     if header[24:28] == header[92:96] and size < pages * page_size:  # the page count is valid, the file short
-        raise damaged(path, f"the file is cut short: {size} bytes of {pages * page_size}")
-    return header
+        return header, f"the file is cut short: {size} bytes of {pages * page_size}"
+    return header, None
 
 
 def _belays(tables: set[str]) -> bool:
@@ -152,19 +158,20 @@ def _tables(path: Path) -> set[str]:
         db.close()
 
 
-def _check_whole(path: Path) -> None:
-    """SQLite's quick check of a journal that is Belay's, read-only (another console may be writing it)."""
-    if path.stat().st_size > QUICK_CHECK_MAX_BYTES:
+def _check_whole(path: Path, short: str | None) -> None:
+    """SQLite's quick check of a journal that is Belay's, read-only (another console may be writing it);
+    a large one only if its header made it look cut short."""
+    if short is None and path.stat().st_size > QUICK_CHECK_MAX_BYTES:
         return
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            problems = [r[0] for r in db.execute("PRAGMA quick_check(3)")]
+        finally:
+            db.close()
     except sqlite3.Error as e:
-        _raise(path, e, "opened")
-    try:
-        problems = [r[0] for r in db.execute("PRAGMA quick_check(3)")]
-    except sqlite3.Error as e:
+        if short is not None and is_damage(e):
+            raise damaged(path, short) from None
         _raise(path, e, "read")
-    finally:
-        db.close()
     if problems != ["ok"]:
-        raise damaged(path, "; ".join(problems))
+        raise damaged(path, short or "; ".join(problems))

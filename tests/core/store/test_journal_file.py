@@ -48,7 +48,7 @@ def test_garbage_at_the_journals_place_is_refused_as_damaged_and_left_as_it_is(t
 def test_a_journal_cut_short_is_refused_as_damaged(tmp_path: Path) -> None:
     path = _journal(tmp_path / "journal.sqlite3")
     path.write_bytes(path.read_bytes()[:6000])
-    assert "cut short" in _refused(path).info.message
+    assert "cut short" in _refused(path, beside=False).info.message
 
 
 def test_a_damaged_page_inside_the_journal_is_found_when_it_opens(tmp_path: Path) -> None:
