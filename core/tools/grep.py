@@ -121,10 +121,10 @@ class Grep(RunTool[GrepArgs]):
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
         if rc not in (0, 1) and not out:
             raise _search_error(err, args)
-        rows, hidden, more = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
+        rows, hidden, full = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
                                                      ctx.may_read)
         notes = [note for note in (hidden_note(hidden), _stopped_note(rc)) if note]
-        return _result(rows, args, notes, more)
+        return _result(rows, args, notes, full)
 
 
 def _check_passable(args: GrepArgs) -> None:
@@ -161,14 +161,14 @@ def parse_rows(out: bytes, mode: Mode) -> list[Row]:
 
 
 def _allowed(ws: Workspace, rows: list[Row], args: GrepArgs,
-             may_read: Callable[[Path], str | None]) -> tuple[list[Row], list[str], int]:
-    """The rows of files the Read rules let the agent see, why each other file was hidden, and how many files
-    past those listed were not looked at (files mode only: a list of thousands is checked as far as shown).
+             may_read: Callable[[Path], str | None]) -> tuple[list[Row], list[str], bool]:
+    """The rows of files the Read rules let the agent see, why each other file was hidden, and whether a list
+    of files was checked only as far as it is shown (files mode: a list of thousands is not checked whole).
     Blocking."""
     if args.output_mode == "files_with_matches":
         return readable(_newest_first(ws, rows), lambda row: row.path, may_read, args.head_limit or MAX_RESULT_LINES)
     kept, hidden, _ = readable(rows, lambda row: row.path, may_read)
-    return _tidy_breaks(kept), hidden, 0
+    return _tidy_breaks(kept), hidden, False
 
 
 def _tidy_breaks(rows: list[Row]) -> list[Row]:
@@ -308,7 +308,7 @@ def _newest_first(ws: Workspace, rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda row: (-mtime(row.path), row.path))
 
 
-def _result(rows: list[Row], args: GrepArgs, notes: list[str], more: int) -> ToolOutput:
+def _result(rows: list[Row], args: GrepArgs, notes: list[str], full: bool) -> ToolOutput:
     if not rows:
         return ToolOutput("\n".join(["No matches found", *notes]), {"files": [], "matches": 0})
     if args.output_mode == "count":
@@ -318,9 +318,12 @@ def _result(rows: list[Row], args: GrepArgs, notes: list[str], more: int) -> Too
         return ToolOutput("\n".join([*shown, summary, *note, *notes]),
                           {"matches": sum(counts.values()), "files": list(counts)})
     if args.output_mode == "files_with_matches":
-        total = len(rows) + more  # files past those listed were not checked against the Read rules
-        shown, note = _limited([visible(row.path, multiline=False) for row in rows], args.head_limit, total)
-        return ToolOutput("\n".join([f"Found {total:,} files", *shown, *note, *notes]), {"files": shown})
+        shown, note = _limited([visible(row.path, multiline=False) for row in rows], args.head_limit)
+        if full and len(shown) == len(rows):  # files past these were not checked against the Read rules:
+            note = ["(There may be more matching files: narrow the search or raise head_limit.)"]  # no count
+        many = "file" if len(rows) == 1 else "files"
+        head = f"Found {len(rows):,} files" if not full else f"Showing the {len(rows):,} newest matching {many}"
+        return ToolOutput("\n".join([head, *shown, *note, *notes]), {"files": shown})
     shown, note = _limited([_content_line(row, args.line_numbers is not False) for row in rows], args.head_limit)
     return ToolOutput("\n".join(shown + note + notes), {"matches": sum(1 for row in rows if row.path)})
 
@@ -347,9 +350,9 @@ def _shown_text(text: str) -> str:
     return f"{head}... [line cut at {len(head):,} of more than {MAX_COLUMNS:,} characters]"
 
 
-def _limited(lines: list[str], head_limit: int | None, total: int | None = None) -> tuple[list[str], list[str]]:
+def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[str]]:
     """The first lines (head_limit, else up to the line and character caps), and a note when more exist."""
-    total = len(lines) if total is None else total
+    total = len(lines)
     wanted = lines[: head_limit or MAX_RESULT_LINES]
     shown, size = [], 0
     for line in wanted:

@@ -19,7 +19,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -103,26 +103,27 @@ def hidden_note(reasons: Sequence[str], noun: str = "file", nouns: str = "files"
     return f"({len(reasons):,} {noun if len(reasons) == 1 else nouns} hidden by {' and '.join(why)}.)"
 
 
-def readable(items: Sequence[T], path_of: Callable[[T], str], may_read: Callable[[Path], str | None],
-             wanted: int | None = None) -> tuple[list[T], list[str], int]:
-    """The items whose path `may_read` allows, in order; the refusals of the paths it does not (one per
-    path); and how many items were not looked at because `wanted` were already kept.
+def readable(items: Iterable[T], path_of: Callable[[T], str], may_read: Callable[[Path], str | None],
+             wanted: int | None = None) -> tuple[list[T], list[str], bool]:
+    """The items whose path `may_read` allows, in order, at most `wanted`; the refusals of the paths it does
+    not (one per path); and whether `wanted` were kept, so that later items were not looked at.
 
     `may_read` costs a realpath and the rules per path, so a tool that shows
-    only the first few of many matches asks for those only.  Blocking: call
-    off the loop.
+    only the first few of many matches asks for those only.  Then it must
+    not say how many more there are: that count would include files the
+    rules hide, and tell the agent they match.  Blocking: call off the loop.
     """
     verdicts: dict[str, str | None] = {}
     kept: list[T] = []
-    for looked, item in enumerate(items):
+    for item in items:
         if wanted is not None and len(kept) >= wanted:
-            return kept, [why for why in verdicts.values() if why], len(items) - looked
+            break
         path = path_of(item)
         if path not in verdicts:
             verdicts[path] = may_read(Path(path)) if path else None
         if verdicts[path] is None:
             kept.append(item)
-    return kept, [why for why in verdicts.values() if why], 0
+    return kept, [why for why in verdicts.values() if why], wanted is not None and len(kept) >= wanted
 
 
 def _simple_token(c: str, braces: int) -> str:
@@ -158,8 +159,9 @@ class LS(RunTool[LSArgs]):
         listing = await asyncio.to_thread(_listed, ctx.workspace, path, args.ignore or [], ctx.may_read)
         names = [visible(name, multiline=False) for _, name in listing.shown]
         lines = [f"- {visible(str(path), multiline=False)}/"] + [f"  - {name}" for name in names]
-        if listing.more:
-            lines.append(f"  ... {listing.more:,} more (use Glob to narrow it down)")
+        if listing.full:
+            lines.append(f"  (Showing the first {MAX_LS_ENTRIES:,} entries; there may be more: use Glob to narrow "
+                         "it down.)")
         if not names and not listing.hidden:
             lines.append(f"  (all {listing.ignored} entries ignored)" if listing.ignored else "  (empty directory)")
         if listing.hidden:
@@ -173,8 +175,8 @@ class _Listing:
     """(not a directory, name with "/" for a directory), sorted, at most MAX_LS_ENTRIES."""
     hidden: list[str]
     """Why each entry the Read rules refuse was left out."""
-    more: int
-    """Entries past the cap, not looked at (the count may include hidden ones)."""
+    full: bool
+    """MAX_LS_ENTRIES are shown: entries after them were not looked at."""
     ignored: int
     """Entries left out by the call's own ignore patterns."""
 
@@ -184,9 +186,9 @@ def _listed(ws: Workspace, path: Path, ignore: list[str], may_read: Callable[[Pa
     entries = fsio.list_dir(ws, path)
     wanted = sorted((not is_dir, name + "/" if is_dir else name) for name, is_dir in entries
                     if not _ignored(name, is_dir, ignore))
-    shown, hidden, more = readable(wanted, lambda entry: os.path.join(path, entry[1].removesuffix("/")), may_read,
+    shown, hidden, full = readable(wanted, lambda entry: os.path.join(path, entry[1].removesuffix("/")), may_read,
                                    MAX_LS_ENTRIES)
-    return _Listing(shown, hidden, more, len(entries) - len(wanted))
+    return _Listing(shown, hidden, full, len(entries) - len(wanted))
 
 
 def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
@@ -217,28 +219,28 @@ class Glob(RunTool[GlobArgs]):
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.workspace.resolve(args.path, "path") if args.path is not None else ctx.workspace.root
         regex = _compiled(_relative_pattern(args.pattern, root))
-        shown, hidden, more, complete = await asyncio.to_thread(_find_readable, ctx.workspace, root, regex,
+        shown, hidden, full, complete = await asyncio.to_thread(_find_readable, ctx.workspace, root, regex,
                                                                 ctx.may_read)
         files = [visible(p, multiline=False) for _, p in shown]
         lines = [*files] or ["No files found"]
-        if more:
-            lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified of {len(shown) + more:,} matching "
-                         "files; use a narrower pattern or path.)")
+        if full:
+            lines.append(f"(Showing the {MAX_GLOB_RESULTS} most recently modified matching files; there may be more: "
+                         "use a narrower pattern or path.)")
         if not complete:
             lines.append(f"(The search stopped after {MAX_GLOB_SCANNED:,} entries; narrow the path.)")
         if hidden:
             lines.append(hidden_note(hidden))
-        return ToolOutput("\n".join(lines), {"files": files, "truncated": bool(more) or not complete})
+        return ToolOutput("\n".join(lines), {"files": files, "truncated": full or not complete})
 
 
 def _find_readable(ws: Workspace, root: Path, regex: re.Pattern[str], may_read: Callable[[Path], str | None],
-                   ) -> tuple[list[tuple[int, str]], list[str], int, bool]:
-    """The newest matches the Read rules let the agent see (up to the cap), why others were hidden, how many
-    more matches were not looked at (the count may include hidden ones), and whether the walk finished."""
+                   ) -> tuple[list[tuple[int, str]], list[str], bool, bool]:
+    """The newest matches the Read rules let the agent see (up to the cap), why others were hidden, whether the
+    cap was reached (later matches not looked at), and whether the walk finished."""
     found, complete = _find(ws, root, regex)
     found.sort(key=lambda hit: (-hit[0], hit[1]))
-    shown, hidden, more = readable(found, lambda hit: hit[1], may_read, MAX_GLOB_RESULTS)
-    return shown, hidden, more, complete
+    shown, hidden, full = readable(found, lambda hit: hit[1], may_read, MAX_GLOB_RESULTS)
+    return shown, hidden, full, complete
 
 
 def _relative_pattern(pattern: str, root: Path) -> str:

@@ -351,3 +351,15 @@ def test_an_mcp_clients_search_through_the_consoles_socket_hides_what_the_settin
     answer = run(scenario())
     assert answer["status"] == "done" and "sk-live" not in str(answer["text"])
     assert str(answer["text"]).endswith("(1 file hidden by Read deny rules.)")
+
+
+def test_a_file_list_past_head_limit_says_the_same_whether_or_not_a_hidden_file_matched(
+        root: Path, engine: str) -> None:
+    (root / ".env").write_text("TODO=sk-live\n")
+    os.utime(root / ".env", ns=(1, 1))  # the oldest match: past the page
+    with_env = search_denying(root, pattern="TODO", head_limit=1)
+    (root / ".env").unlink()
+    without = search_denying(root, pattern="TODO", head_limit=1)
+    assert with_env.text == without.text == "\n".join([
+        "Showing the 1 newest matching file", f"{root}/src/app.py",
+        "(There may be more matching files: narrow the search or raise head_limit.)"])

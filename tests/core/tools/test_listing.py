@@ -64,7 +64,8 @@ def test_ls_ignore_patterns(root: Path) -> None:
 def test_ls_caps_long_listings(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(listing, "MAX_LS_ENTRIES", 3)
     out = ls(make_ctx(root), path=str(root))
-    assert len(out.data["entries"]) == 3 and "... 4 more" in out.text
+    assert len(out.data["entries"]) == 3
+    assert out.text.endswith("(Showing the first 3 entries; there may be more: use Glob to narrow it down.)")
 
 
 def test_ls_refuses_files_outside_and_missing(root: Path) -> None:
@@ -102,7 +103,8 @@ def test_glob_caps_results_with_a_note(root: Path) -> None:
         (root / "many" / f"f{i:03}.txt").write_text("")
     out = glob(make_ctx(root), pattern="many/*.txt")
     assert len(out.data["files"]) == 100 and out.data["truncated"]
-    assert "100 most recently modified of 105" in out.text
+    assert out.text.endswith("(Showing the 100 most recently modified matching files; there may be more: use a "
+                             "narrower pattern or path.)")
 
 
 def test_glob_refuses_bad_patterns_and_paths(root: Path, tmp_path: Path) -> None:
@@ -229,3 +231,14 @@ def test_summaries_show_escapes_not_live_control_characters(root: Path) -> None:
     ws = Workspace(root)
     assert LS().summary(LSArgs(path=f"{root}/a\x1b[2J"), ws) == "a\\x1b[2J"
     assert Glob().summary(GlobArgs(pattern="*\x1b]52;c;eA==\x07"), ws) == "*\\x1b]52;c;eA==\\x07"
+
+
+def test_a_glob_past_its_cap_says_the_same_whether_or_not_a_hidden_file_matched(root: Path) -> None:
+    for i in range(101):
+        (root / f"n{i:03}.txt").write_text("")
+        os.utime(root / f"n{i:03}.txt", ns=(10**9 + i, 10**9 + i))
+    ctx = make_ctx(root)
+    ctx.may_read = lambda path: "matches the deny rule Read(./n000.txt)" if path.name == "n000.txt" else None
+    with_hidden = glob(ctx, pattern="*.txt").text
+    (root / "n000.txt").unlink()
+    assert glob(ctx, pattern="*.txt").text == with_hidden  # the oldest, hidden match changes nothing shown
