@@ -87,10 +87,10 @@ class ShellProcess:
         self.killed = False
         """The command was still running when it was stopped (timeout, cancel, kill)."""
         self._seen: dict[int, int] = {}
-        self.refused_processes = 0
-        self._sealed = False
-        """With a pids cgroup: how many new processes the limit refused before the command was stopped."""
         """Outside a sandbox: every process of the tree seen so far (pid -> start time)."""
+        self.refused_processes = 0
+        """With a pids cgroup: how many new processes the limit refused before the command was stopped."""
+        self._sealed = False
 
     @property
     def pid(self) -> int | None:
@@ -150,7 +150,8 @@ class ShellProcess:
             await self._signal_tree(signal.SIGTERM)  # with a free place, an exit trap may still run its cleanup
             await self._gone_within(self.launch.kill_grace_s)
             if group is not None:
-                group.seal()  # one small sysfs write
+                group.seal()  # one small sysfs write: nothing new while the tree is killed
+                self._sealed = True
             await self._signal_tree(signal.SIGKILL)
             await self._proc.wait()
             await self._gone_within(_KILLED_GONE_S)  # SIGKILL is not instant: return once the tree has gone
