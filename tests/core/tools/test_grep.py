@@ -363,3 +363,10 @@ def test_a_file_list_past_head_limit_says_the_same_whether_or_not_a_hidden_file_
     assert with_env.text == without.text == "\n".join([
         "Showing the 1 newest matching file", f"{root}/src/app.py",
         "(There may be more matching files: narrow the search or raise head_limit.)"])
+
+
+def test_a_binary_file_searched_by_name_is_summarised_not_shown(root: Path) -> None:
+    (root / "blob.bin").write_bytes(b"\x7fELF TODO\0\x1b]52;c;eA==\x07" * 10)
+    out = search(root, pattern="TODO", output_mode="content", path=str(root / "blob.bin"))
+    assert out.text.startswith(f"{root}/blob.bin: binary file matches")
+    assert "\x1b" not in out.text and "\x07" not in out.text and "\0" not in out.text
