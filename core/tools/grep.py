@@ -96,7 +96,8 @@ class Grep(RunTool[GrepArgs]):
         "\"TODO|FIXME\". Filter files with glob (\"*.py\") or type (\"py\"). output_mode: "
         "\"files_with_matches\" (default, absolute paths, newest first), \"content\" (path:line:text, "
         "with -A/-B/-C context), or \"count\". Use -i for case-insensitive search and multiline for "
-        "patterns spanning lines. Skips .git and files ignored by .gitignore."
+        "patterns spanning lines. Skips .git, files ignored by .gitignore and files Read deny rules cover "
+        "(it says how many)."
     )
     Args = GrepArgs
     annotations = Annotations(read_only=True, destructive=False, idempotent=True)
