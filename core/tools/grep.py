@@ -55,7 +55,10 @@ _RECORD = re.compile("--\n|([^\0\n]*?): (binary file matches[^\n]*)\n|([^\0]*?)\
 """One row of --null output: a break between context groups, ripgrep's note on a binary file it was asked to
 search (printed without a NUL), or a file's name, a NUL and what follows it (a name may hold a newline)."""
 _STDERR_KEEP = 16 * 1024
-_FALLBACK = "import sys; sys.path.insert(0, sys.argv[1]); from core.tools.grep import fallback_main; fallback_main()"
+_FALLBACK = ("import sys, types; core = types.ModuleType('core'); core.__path__ = [sys.argv[1] + '/core']; "
+             "sys.modules['core'] = core; from core.tools.grep import fallback_main; fallback_main()")
+"""The fallback process's program.  `core` stands in as a bare package so that its __init__ (the console and
+all it imports: seconds on a busy machine) is not run; only the modules the search needs are loaded."""
 
 Mode = Literal["content", "files_with_matches", "count"]
 
