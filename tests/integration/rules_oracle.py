@@ -311,8 +311,8 @@ _ANNOTATIONS = {**{tool.name: tool.annotations for tool in default_tools()}, **H
 
 
 def policy_rules(rules: RuleSet, home: Path) -> PolicyRules:
-    """The rule set as Belay's policy holds it (one layer, the default mode)."""
-    entries = tuple(entry_from(rule, action, "workspace", None) for action, rule in rules.rules)
+    """The rule set as Belay's policy holds it: the user layer (always in force, trusted or not), the default mode."""
+    entries = tuple(entry_from(rule, action, "user", None) for action, rule in rules.rules)
     return PolicyRules(entries=entries, mode="default", home=os.path.realpath(home))
 
 
