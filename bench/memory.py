@@ -5,15 +5,17 @@ through the real pipeline (policy, change capture, journal, events, timeline):
 - a warm-up of one-byte writes and of 1 MB writes, so that imports, the journal's page cache and the
   allocator's pools have reached their working size before anything is measured;
 - 200 Write calls of one byte each and 200 Write calls of 1 MB each, each to a new file, in rounds of 50 and
-  50 that take turns going first (so neither kind inherits the other's freed memory every time): the RSS
-  each large write adds against what each small one adds, the baseline (a console that keeps only an excerpt
-  of each call's arguments grows about as much for both; one that keeps whole arguments grows by their
-  size);
+  50 that take turns going first: the RSS each large write adds against what each small one adds, the
+  baseline (a console that keeps only an excerpt of each call's arguments grows about as much for both;
+  one that keeps whole arguments grows by their size);
 - then 1,000 more one-byte writes: the RSS one thousand calls add (what the timeline keeps per call, plus the
   allocator's and the journal's share);
 - last, with tracemalloc on, 50 more of each: the Python objects each kind of call leaves behind.  The RSS
   moves by a few MB either way as the allocator's pools grow and shrink, which is a good part of a
   per-call figure; the traced heap is free of that noise (it leaves out SQLite's and Qt's own memory).
+  Much of that noise is the worker threads' malloc arenas: each keeps the last megabyte buffer it freed
+  resident (malloc_trim does not shrink a thread arena's top), so large rounds read about a megabyte or two
+  high and the small rounds after them low; it is bounded by the number of threads, not of calls.
 It also prints how many characters of arguments the timeline keeps for a 1 MB write (its excerpt).
 """
 
@@ -31,6 +33,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -94,7 +97,7 @@ async def traced_writes(console: Console, agent: object, folder: Path, count: in
     return (tracemalloc.get_traced_memory()[0] - before) / 1024 / count
 
 
-async def measure(root: Path) -> dict[str, float]:
+async def measure(root: Path) -> dict[str, Any]:
     work = root / "work"
     work.mkdir()
     async with Console(work, state_dir=root / "state") as console:
@@ -103,12 +106,12 @@ async def measure(root: Path) -> dict[str, float]:
         await writes(console, agent, work / "warm", WARM_UP, 1)  # imports, caches and the journal's first pages
         await writes(console, agent, work / "warm-big", WARM_UP_BIG, BIG)  # the allocator's pools for big buffers
         started = time.perf_counter()
-        small = big = 0.0
+        rounds: dict[str, list[float]] = {"small": [], "big": []}
         for n in range(ROUNDS):
             kinds = [("small", 1), ("big", BIG)]
             for kind, size in kinds if n % 2 == 0 else reversed(kinds):
-                grew = await writes(console, agent, work / f"{kind}{n}", WRITES // ROUNDS, size)
-                small, big = (small + grew, big) if kind == "small" else (small, big + grew)
+                rounds[kind].append(await writes(console, agent, work / f"{kind}{n}", WRITES // ROUNDS, size))
+        small, big = sum(rounds["small"]), sum(rounds["big"])
         many = await writes(console, agent, work / "many", MANY, 1)
         tracemalloc.start()
         try:
@@ -121,7 +124,7 @@ async def measure(root: Path) -> dict[str, float]:
         assert len(runs) == WARM_UP + WARM_UP_BIG + 2 * WRITES + MANY + 2 * TRACED
         kept = max(len(json.dumps(run.args)) + len(run.output) for run in runs)
     return {"small": small, "big": big, "many": many, "elapsed": elapsed, "kept": kept, "heap_small": heap_small,
-            "heap_big": heap_big}
+            "heap_big": heap_big, "rounds": rounds}
 
 
 def main() -> None:
@@ -131,6 +134,9 @@ def main() -> None:
     print(f"RSS growth: {WRITES} one-byte Writes {f['small']:.1f} MB, {WRITES} Writes of 1 MB {f['big']:.1f} MB "
           f"({WRITES} MB written), {MANY:,} one-byte Writes {f['many']:.1f} MB; {f['elapsed']:.0f} s in all; "
           f"the timeline keeps at most {f['kept']:,} characters of one call's arguments and output")
+    print("RSS growth by round of " + f"{WRITES // ROUNDS} (the allocator's noise): one-byte " +
+          " ".join(f"{mb:+.1f}" for mb in f["rounds"]["small"]) + " MB; 1 MB " +
+          " ".join(f"{mb:+.1f}" for mb in f["rounds"]["big"]) + " MB")
     # The baseline grows by a few KB per call, give or take the allocator's noise (it can even shrink), so a
     # ratio of the two says little: the difference, against the 1 MB more each large call carried, says it.
     print(f"RESULT rss_per_1mb_write = {big_kb:.1f} KB (one-byte writes: {small_kb:.1f} KB per call in the same "
