@@ -354,6 +354,8 @@ def read_refusal(path: str, rules: RuleSet, workspace: str) -> str | None:
                 and r.matches_path(path, workspace, rules.home)), None)
     if hit is not None:
         return f"{path} matches the deny rule {hit.rule}"
+    if _links(path) > 1:
+        return f"{path} is a hard link: it may be a file outside the workspace under a name inside it"
     return secret_reason(path, rules.home)
 
 

@@ -17,6 +17,7 @@ Code's login).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import PurePath
@@ -69,7 +70,17 @@ def proc_secret(path: str | os.PathLike[str]) -> bool:
 def belay_secret(path: str | os.PathLike[str]) -> bool:
     """Whether `path` lies in Belay's own configuration or state (wherever the environment moved them)."""
     text = os.path.normpath(os.fspath(path))
-    return any(_under(text, str(folder)) for folder in (config_dir(), state_root()))
+    return any(_under(text, folder) for folder in _belay_dirs(*(os.environ.get(n) for n in _DIR_VARIABLES)))
+
+
+_DIR_VARIABLES = ("BELAY_CONFIG_DIR", "BELAY_STATE_DIR", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+"""What the two directories are computed from: they are worked out again only when one of these changes."""
+
+
+@functools.lru_cache(maxsize=16)
+def _belay_dirs(*_environment: str | None) -> tuple[str, str]:
+    """Belay's config and state roots for these variables (a search checks thousands of paths: not each time)."""
+    return os.path.normpath(config_dir()), os.path.normpath(state_root())
 
 
 def _under(path: str, folder: str) -> bool:

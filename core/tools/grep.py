@@ -11,8 +11,9 @@ few `type` names.
 Both print each file's name followed by a NUL byte (`--null`), so the
 output is split into rows by file without guessing where a name with a
 colon ends.  Rows of files `ToolContext.may_read` refuses (a Read deny
-rule, a secret) are dropped, whatever path the search was given, and the
-answer says how many files were hidden.  What is shown is made safe as
+rule, a secret) are dropped, whatever path the search was given, without
+a word: a note that files were hidden would appear only when a denied file
+matched, and so tell the agent, one pattern at a time, what it holds.  What is shown is made safe as
 Read's text is: control characters as escapes, lines cut at 2,000
 characters with a marker.  An argument ripgrep cannot be given (a NUL
 byte) is an invalid-args error, not a crash.
@@ -41,7 +42,7 @@ from core.process.output import MAX_LINE_CHARS, cut_line, visible
 from core.store import fsio
 from core.tasks import shielded
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
-from core.tools.listing import glob_regex, hidden_note, readable
+from core.tools.listing import glob_regex, readable
 
 TIME_LIMIT_S = 20.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024
@@ -125,9 +126,9 @@ class Grep(RunTool[GrepArgs]):
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
         if rc not in (0, 1) and not out:
             raise _search_error(err, args)
-        rows, hidden, full = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
-                                                     ctx.may_read)
-        notes = [note for note in (hidden_note(hidden), _stopped_note(rc)) if note]
+        rows, _, full = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
+                                                ctx.may_read)
+        notes = [note for note in (_stopped_note(rc),) if note]
         return _result(rows, args, notes, full)
 
 

@@ -232,3 +232,13 @@ def test_an_outside_agents_grep_over_a_folder_holding_a_denied_file_asks(ws: Pat
                        rules).action == "allow"
     ours = PolicyRequest("Grep", {"pattern": "KEY"}, ws)  # Belay's own Grep leaves the denied file out itself
     assert decide_tool(ours, rules).action == "allow"
+
+
+def test_the_read_filter_of_searching_tools_leaves_out_hard_linked_files(ws: Path, home: Path, tmp_path: Path) -> None:
+    from core.policy.decide import read_refusal
+    secret = tmp_path / "outside-secret.txt"
+    secret.write_text("token\n")
+    os.link(secret, ws / "innocent.txt")
+    refused = read_refusal(str(ws / "innocent.txt"), ruleset(home), str(ws))
+    assert refused is not None and "hard link" in refused
+    assert read_refusal(str(ws / "src" / "app.py"), ruleset(home), str(ws)) is None
