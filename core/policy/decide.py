@@ -23,7 +23,7 @@ from typing import Any
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, RuleAction, RuleEntry
 from core.policy.folders import denied_below, reads_folders, searches_here
-from core.policy.protected import mentioned_protected, protected_reason, secret_reason
+from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
 from core.policy.verdicts import PolicyRequest, Verdict
 
@@ -247,7 +247,8 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     hit = _tool_match(rules.of("deny"), request, paths, workspace, rules.home)
     if hit is not None:
         return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
-    secret = next((why for p in paths if (why := secret_reason(p, rules.home)) is not None), None)
+    secret = next((why for p in paths if (why := secret_reason(p, rules.home)) is not None and
+                   _refused_here(request, p, workspace)), None)
     if secret is not None and not writes:
         return rules.verdict("deny", secret, impact=impact)
     if rules.mode == "plan" and not reads:
@@ -287,6 +288,17 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
         return rules.verdict("allow", f"allowed by {hit.rule} [{hit.scope}]", hit, impact=impact)
     what = "changes files in the workspace" if writes else "is not known to be read-only"
     return rules.verdict("ask", f"{tool} {what}", impact=impact)
+
+
+def _refused_here(request: PolicyRequest, path: str, workspace: str) -> bool:
+    """Whether the policy itself must refuse a secret, rather than leave it to the tool.
+
+    Belay's own reading tools refuse every path outside the workspace with an outside-workspace error
+    (the agent learns the rule, not a verdict); a secret inside the workspace, a process's `/proc`
+    entries, and every path an outside agent's own tool or another tool would read are denied here.
+    """
+    return request.outside_agent or request.tool not in READ_TOOLS or _inside(path, workspace) or \
+        proc_secret(path)
 
 
 _FOLDER_READERS = frozenset({"Grep", "Glob", "LS"})

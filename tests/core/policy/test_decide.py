@@ -142,11 +142,16 @@ def test_credentials_and_belays_own_files_are_denied_wherever_the_workspace_is(w
     for secret in (home / ".claude" / ".credentials.json", home / ".config" / "gcloud" / "credentials.db",
                    home / ".npmrc", config / "hook-token", state / "workspaces" / "ws-1" / "journal.sqlite3",
                    Path(f"/proc/{os.getpid()}/cmdline")):
-        verdict = file_tool("Read", secret, ws, rules)
-        assert verdict.action == "deny", secret
+        args = {"file_path": str(secret)}
+        theirs = decide_tool(PolicyRequest("Read", args, ws, paths=resolved_paths(args), outside_agent=True), rules)
+        assert theirs.action == "deny", secret
         assert bash(f"cat {secret}", ws, rules).action == "deny", secret
-    assert "Belay's own" in file_tool("Read", config / "hook-token", ws, rules).reason
-    assert file_tool("Read", home / ".claude" / "settings.json", ws, rules).action == "allow"  # not a secret
+        if not str(secret).startswith("/proc"):  # Belay's own Read refuses any path outside the workspace itself
+            assert file_tool("Read", secret, ws, rules).action == "allow"  # and the tool says outside-workspace
+    config_read = {"file_path": str(config / "hook-token")}
+    assert "Belay's own" in decide_tool(PolicyRequest("Read", config_read, ws, paths=resolved_paths(config_read),
+                                                      outside_agent=True), rules).reason
+    assert file_tool("Read", home / ".claude" / "settings.json", home, rules).action == "allow"  # not a secret
 
 
 def test_web_fetches_and_searches_need_a_rule_or_a_person(ws: Path, home: Path) -> None:
