@@ -271,7 +271,7 @@ async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int,
     finally:
         if proc.returncode is None:
             _kill(proc)
-            await shielded(proc.communicate())
+        await shielded(proc.communicate())  # the rest of a cut search's output, so its pipes are closed, not leaked
 
 
 async def _read(stream: asyncio.StreamReader | None, cap: int,
