@@ -83,6 +83,8 @@ class OpenCall:
     started: float = field(default_factory=time.monotonic)
     changes: tuple[FileChange, ...] = ()
     git: tuple[GitChange, ...] = ()
+    unrecorded: tuple[str, ...] = ()
+    """Files it changed whose names are not valid UTF-8: the journal cannot hold them (shown escaped)."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,14 @@ class Calls:
     async def captured(self, call: OpenCall, changes: tuple[FileChange, ...], git: tuple[GitChange, ...] = ()) -> None:
         """What the call changed, journaled at once so that a crash cannot lose it (with what it changed
         before: the journal keeps one change set per call)."""
+        unnamed = tuple(c for c in changes if not _utf8(c.path) or (c.old_path is not None and not _utf8(c.old_path)))
+        if unnamed:
+            shown = tuple(c.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                          for c in unnamed)
+            log.warning("call %s changed %d file(s) whose names are not UTF-8, which cannot be journaled: %s",
+                        call.call_id, len(unnamed), ", ".join(shown))
+            call.unrecorded += shown
+            changes = tuple(c for c in changes if c not in unnamed)
         call.changes += changes
         call.git += git
         await self.recorder.changes_captured(call.call_id, call.changes if changes else (), call.git if git else ())
@@ -196,6 +206,9 @@ class Calls:
                      data: dict[str, Any] | None = None, cached: bool = False, attempts: int = 1,
                      full_output: str | None = None) -> CallOutcome:
         """Record how the call ended, with everything it changed, and tell the agent."""
+        if call.unrecorded:
+            text += (f"\n(Belay could not record changes to {len(call.unrecorded)} file(s) whose names are not "
+                     f"valid UTF-8, so they cannot be undone: {', '.join(call.unrecorded[:5])})")
         text = _cap(text)
         await self.recorder.call_finished(call.call_id, status, text, error, time.monotonic() - call.started,
                                           changes=call.changes, git=call.git, cached=cached, attempts=attempts,
@@ -251,3 +264,11 @@ def _text_or_none(data: bytes | None) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -213,3 +213,18 @@ def test_a_command_that_times_out_still_has_its_changes_recorded(workspace: Path
 
     status, paths = run(scenario())
     assert status == RunStatus.TIMED_OUT and paths == ["half.txt"]
+
+
+@pytest.mark.allow_warning_logs  # the names the journal cannot hold are logged
+def test_a_file_whose_name_is_not_utf8_is_reported_not_a_crash_and_the_rest_is_recorded(workspace: Path) -> None:
+    async def scenario() -> tuple[RunStatus, str, list[str]]:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Bash", {"command": "touch \"$(printf '\\375x')\" ok.txt"})
+            return outcome.status, outcome.text, [c.path for c in console.timeline.runs[outcome.call_id].changes]
+
+    status, text, paths = run(scenario())
+    assert status == RunStatus.DONE and paths == ["ok.txt"]
+    assert "not valid UTF-8" in text and "\\xfdx" in text
+    assert (workspace / os.fsdecode(b"\xfdx")).exists()
