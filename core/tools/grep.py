@@ -125,7 +125,7 @@ class Grep(RunTool[GrepArgs]):
         argv = rg_argv(rg, args, target) if rg else _fallback_argv(args, ws, target)
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
         if rc not in (0, 1) and not out:
-            raise _search_error(err, args)
+            raise _search_error(err, args, rc)
         rows, _, full = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
                                                 ctx.may_read)
         notes = [note for note in (_stopped_note(rc),) if note]
@@ -295,8 +295,10 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         return  # it has already exited
 
 
-def _search_error(err: bytes, args: GrepArgs) -> ToolError:
+def _search_error(err: bytes, args: GrepArgs, rc: int) -> ToolError:
     text = err.decode("utf-8", errors="replace").strip()
+    if rc < 0 and not text:
+        text = f"the search program was stopped by signal {-rc}"
     if "regex" in text or "parse error" in text:
         return ToolError(ErrorKind.INVALID_ARGS, f"pattern {args.pattern!r} is not a valid regular expression: "
                          f"{text.splitlines()[-1] if text else ''}", "Escape special characters such as ( [ { with \\.")
