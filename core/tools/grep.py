@@ -124,11 +124,12 @@ class Grep(RunTool[GrepArgs]):
         rg = find_rg()
         argv = rg_argv(rg, args, target) if rg else _fallback_argv(args, ws, target)
         rc, out, err = await run_capped(argv, TIME_LIMIT_S, MAX_OUTPUT_BYTES)
-        if rc not in (0, 1) and not out:
+        unreadable = rc == 2 and not err.strip()  # --no-messages: only files it could not open or read
+        if rc not in (0, 1) and not out and not unreadable:
             raise _search_error(err, args, rc)
         rows, _, full = await asyncio.to_thread(_allowed, ws, parse_rows(out, args.output_mode), args,
                                                 ctx.may_read)
-        notes = [note for note in (_stopped_note(rc),) if note]
+        notes = [note for note in (_stopped_note(rc), UNREADABLE_NOTE if unreadable else "") if note]
         return _result(rows, args, notes, full)
 
 
@@ -183,6 +184,9 @@ def _tidy_breaks(rows: list[Row]) -> list[Row]:
         if row.path or (tidy and tidy[-1].path):
             tidy.append(row)
     return tidy[:-1] if tidy and not tidy[-1].path else tidy
+
+
+UNREADABLE_NOTE = "(Some files could not be read, for example removed while the search ran; they were skipped.)"
 
 
 def _stopped_note(rc: int) -> str:

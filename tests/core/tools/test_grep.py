@@ -371,3 +371,20 @@ def test_a_binary_file_searched_by_name_is_summarised_not_shown(root: Path) -> N
     out = search(root, pattern="TODO", output_mode="content", path=str(root / "blob.bin"))
     assert out.text.startswith(f"{root}/blob.bin: binary file matches")
     assert "\x1b" not in out.text and "\x07" not in out.text and "\0" not in out.text
+
+
+def test_files_the_search_could_not_read_are_skipped_with_a_note_not_an_error(root: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    async def vanished(argv: list[str], time_limit: float, cap: int) -> tuple[int, bytes, bytes]:
+        return 2, b"", b""  # ripgrep with --no-messages, a file removed while it searched
+
+    monkeypatch.setattr(grep, "run_capped", vanished)
+    out = search(root, pattern="TODO")
+    assert out.text == f"No matches found\n{grep.UNREADABLE_NOTE}"
+
+    async def broken(argv: list[str], time_limit: float, cap: int) -> tuple[int, bytes, bytes]:
+        return -9, b"", b""
+
+    monkeypatch.setattr(grep, "run_capped", broken)
+    with pytest.raises(ToolError, match="stopped by signal 9"):
+        search(root, pattern="TODO")
