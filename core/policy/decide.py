@@ -170,13 +170,14 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     if command.effect not in ("edit", "run") or command.beyond_files:
         return None
     found: list[RuleEntry] = []
-    for tool, paths in (("Read", [p for p in command.reads if not _inside(p, workspace)]), ("Edit", command.writes)):
-        for path in paths:
-            entry = next((e for e, r in allow if r.kind == "path" and r.tool == tool and
-                          r.matches_path(path, workspace, rules.home)), None)
-            if entry is None and not (tool == "Edit" and rules.mode == "accept_edits"):
-                return None
-            found += [entry] if entry is not None else []
+    if command.writes and rules.mode != "accept_edits":
+        return None  # an Edit rule allows the file tools, not commands (as in Claude Code)
+    for path in (p for p in command.reads if not _inside(p, workspace)):
+        entry = next((e for e, r in allow if r.kind == "path" and r.tool == "Read" and
+                      r.matches_path(path, workspace, rules.home)), None)
+        if entry is None:
+            return None
+        found.append(entry)
     return list(dict.fromkeys(found))
 
 
@@ -219,13 +220,46 @@ def _bash_match(entries: Iterable[tuple[RuleEntry, Rule]], command: SimpleComman
     if loose:
         forms += loose_forms(command.argv)
     for entry, rule in entries:
-        if rule.tool == "Bash" and any(rule.matches_command(form) for form in forms):
+        if rule.tool == "Bash" and any(rule.matches_command(form) for form in forms) and \
+                (loose or _as_written(rule, command)):
             return entry
         if rule.kind == "path" and rule.tool in ("Read", "Edit"):
             paths = command.reads if rule.tool == "Read" else command.writes
-            if any(rule.matches_path(p, workspace, home) for p in paths):
+            if any(rule.matches_path(p, workspace, home) or (loose and _below(rule, p, workspace, home))
+                   for p in paths):
                 return entry
     return None
+
+
+_SEPARATE = frozenset({"subshell", "group", "command substitution", "process substitution"})
+"""Where a command sits that an allow rule does not reach into (Claude Code asks about `(mytool a)`)."""
+
+
+def _as_written(rule: Rule, command: SimpleCommand) -> bool:
+    """Whether an allow rule covers the command as written, not only its words once the shell has read them.
+
+    `npm run "test"`, `X=1 mytool a` and `(mytool a)` are asked by Claude Code under `Bash(npm run test:*)`
+    and `Bash(mytool:*)`: its rules match the command line's text.  Belay matches the words (so quoting
+    cannot dodge a deny rule) and, for allow rules, the text as well.
+    """
+    if rule.kind == "tool":
+        return True
+    if command.assignments or any(part in _SEPARATE for part in command.context.split(" › ")):
+        return False
+    written = command.text.split()
+    if rule.kind in ("prefix", "exact"):
+        if any(c in (rule.specifier or "") for c in "\"'\\"):
+            return True  # the rule spells out a quoted name itself (as "Always allow" suggests it)
+        start = len(command.wrappers)
+        return tuple(written[start:start + len(rule.words)]) == rule.words or \
+            tuple(written[:len(rule.words)]) == rule.words
+    return not any(c in command.text for c in "\"'\\")
+
+
+def _below(rule: Rule, path: str, workspace: str, home: str) -> bool:
+    """Whether a deny or ask rule covers what is inside a folder a command reads or writes (`ls secrets`
+    under `Read(./secrets/**)`, `cp a src/` under `Edit(./src/**)`)."""
+    return os.path.isdir(path) and rule.matches_path(os.path.join(path, "x"), workspace, home)
 
 
 def _reflag(analysis: BashAnalysis, flags: dict[int, tuple[str, str]]) -> BashAnalysis:
@@ -247,6 +281,11 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     hit = _tool_match(rules.of("deny"), request, paths, workspace, rules.home)
     if hit is not None:
         return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
+    hidden = next(((e, p) for p in paths for e, r in rules.of("deny") if writes and r.kind == "path" and
+                   r.tool == "Read" and r.matches_path(p, workspace, rules.home)), None) if writes else None
+    if hidden is not None:
+        return rules.verdict("deny", f"{hidden[1]} is covered by the Read deny rule {hidden[0].rule}: it is not "
+                                     "written either", hidden[0], impact=impact)
     secret = next((why for p in paths if (why := secret_reason(p, rules.home)) is not None and
                    _refused_here(request, p, workspace)), None)
     if secret is not None and not writes:
@@ -343,6 +382,8 @@ def _links(path: str) -> int:
 
 def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyRequest, paths: list[str],
                 workspace: str, home: str) -> RuleEntry | None:
+    """The first rule covering a call; an allow rule's domain is its host alone (as Claude Code reads it),
+    a deny or ask rule's also covers the host's subdomains."""
     for entry, rule in entries:
         if not rule.covers_tool(request.tool):
             continue
@@ -351,7 +392,7 @@ def _tool_match(entries: Iterable[tuple[RuleEntry, Rule]], request: PolicyReques
         if rule.kind == "path" and any(rule.matches_path(p, workspace, home) for p in paths):
             return entry
         url = request.args.get("url")
-        if rule.kind == "domain" and isinstance(url, str) and rule.matches_url(url):
+        if rule.kind == "domain" and isinstance(url, str) and rule.matches_url(url, entry.action != "allow"):
             return entry
     return None
 

@@ -80,11 +80,12 @@ class Rule:
         rest = os.path.relpath(path, base) if path != base else ""
         return self.regex.fullmatch("" if rest == "." else rest) is not None
 
-    def matches_url(self, url: str) -> bool:
+    def matches_url(self, url: str, subdomains: bool = True) -> bool:
+        """Whether a WebFetch rule covers `url`: its host, and (for deny and ask rules) the host's subdomains."""
         if self.kind == "tool":
             return True
         host = (urlsplit(url).hostname or "").lower()
-        return self.kind == "domain" and (host == self.words[0] or host.endswith("." + self.words[0]))
+        return self.kind == "domain" and (host == self.words[0] or (subdomains and host.endswith("." + self.words[0])))
 
 
 _GIT_GLOBAL_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",

@@ -247,3 +247,49 @@ def test_the_read_filter_of_searching_tools_leaves_out_hard_linked_files(ws: Pat
     refused = read_refusal(str(ws / "innocent.txt"), ruleset(home), str(ws))
     assert refused is not None and "hard link" in refused
     assert read_refusal(str(ws / "src" / "app.py"), ruleset(home), str(ws)) is None
+
+
+@pytest.mark.parametrize("line", ['npm run "test"', "X=1 npm run test", "(npm run test)", "{ npm run test; }",
+                                  "echo $(npm run test)"])
+def test_an_allow_rule_covers_the_command_as_written_not_only_its_words(ws: Path, home: Path, line: str) -> None:
+    rules = ruleset(home, allow=("Bash(npm run test:*)",))
+    assert bash("npm run test -- --watch", ws, rules).action == "allow"
+    assert bash(line, ws, rules).action == "ask"  # as Claude Code asks (tests/integration/test_rules_oracle.py)
+
+
+def test_a_folder_a_deny_rule_covers_is_denied_to_commands_that_read_or_write_into_it(ws: Path, home: Path) -> None:
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "k.txt").write_text("key\n")
+    reads = ruleset(home, deny=("Read(./secrets/**)",))
+    assert bash("ls secrets", ws, reads).action == "deny"
+    assert bash("grep -r key secrets", ws, reads).action == "deny"
+    assert bash("ls src", ws, reads).action == "allow"
+    writes = ruleset(home, deny=("Edit(./src/**)",))
+    assert bash("cp notes.txt src/", ws, writes).action == "deny"
+
+
+def test_a_write_to_a_path_a_read_deny_rule_covers_is_denied(ws: Path, home: Path) -> None:
+    rules = ruleset(home, deny=("Read(./secrets/**)",))
+    verdict = file_tool("Write", ws / "secrets" / "new.txt", ws, rules)
+    assert verdict.action == "deny" and "Read deny rule" in verdict.reason
+    assert file_tool("Write", ws / "src" / "new.py", ws, rules).action == "ask"
+
+
+def test_edit_rules_allow_the_file_tools_not_commands_writing_the_same_files(ws: Path, home: Path) -> None:
+    rules = ruleset(home, allow=("Edit(./src/**)",))
+    assert file_tool("Write", ws / "src" / "x.py", ws, rules).action == "allow"
+    assert bash("cp src/app.py src/copy.py", ws, rules).action == "ask"
+    assert bash("cp src/app.py src/copy.py", ws, ruleset(home, "accept_edits")).action == "allow"
+
+
+def test_a_web_fetch_allow_rule_names_a_host_and_a_deny_rule_its_subdomains_too(ws: Path, home: Path) -> None:
+    from core.tools.base import Annotations
+    world = Annotations(read_only=True, destructive=False, open_world=True)
+
+    def fetch(url: str, rules: RuleSet) -> str:
+        return decide_tool(PolicyRequest("WebFetch", {"url": url, "prompt": "?"}, ws, annotations=world),
+                           rules).action
+
+    assert fetch("https://docs.example.com/p", ruleset(home, allow=("WebFetch(domain:example.com)",))) == "ask"
+    assert fetch("https://example.com/p", ruleset(home, allow=("WebFetch(domain:example.com)",))) == "allow"
+    assert fetch("https://sub.evil.org/p", ruleset(home, deny=("WebFetch(domain:evil.org)",))) == "deny"

@@ -273,7 +273,7 @@ def test_rules_for_file_tools_mcp_servers_and_web_fetch(engine: PolicyEngine, ws
     assert tool(engine, ws, "mcp__github__create_issue").action == "allow"
     assert tool(engine, ws, "mcp__github__delete_repo").action == "deny"
     assert tool(engine, ws, "mcp__gitlab__x").action == "ask"
-    assert tool(engine, ws, "WebFetch", url="https://docs.example.com/x").action == "allow"
+    assert tool(engine, ws, "WebFetch", url="https://docs.example.com/x").action == "ask"  # allow: the host alone
     assert tool(engine, ws, "WebFetch", url="https://example.com.evil.net/").action == "ask"
 
 

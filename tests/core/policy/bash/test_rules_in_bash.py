@@ -84,8 +84,8 @@ RIDING_ALLOW_RULES = [
     ("cat /etc/hostname", ("Read(//etc/**)",), "allow"),
     ("curl file:///etc/hostname https://example.com", ("Read(//etc/**)",), "ask"),
     ("cp /etc/hostname copy", ("Read(//etc/**)",), "ask"),
-    ("cp /etc/hostname copy", ("Read(//etc/**)", "Edit(./copy)"), "allow"),
-    ("tee src/x", ("Edit(./src/**)",), "allow"),
+    ("cp /etc/hostname copy", ("Read(//etc/**)", "Edit(./copy)"), "ask"),  # Edit rules allow file tools, not
+    ("tee src/x", ("Edit(./src/**)",), "ask"),  # commands: Claude Code asks here too (test_rules_oracle.py)
     ("tee src/x notes.txt", ("Edit(./src/**)",), "ask"),
     ("chown me src/app.py", ("Edit(./src/**)",), "ask"),
     ("nice -n 5 make", ("Bash(make:*)",), "allow"),
