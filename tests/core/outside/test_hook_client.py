@@ -205,10 +205,13 @@ def _hung(conn: socket.socket, stop: threading.Event) -> None:
 def _keepalives_then(seconds: float, every: float, frame: bytes) -> Behaviour:
     def behave(conn: socket.socket, stop: threading.Event) -> None:
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and not stop.wait(every):
-            conn.sendall(b"WAIT\n")
-        if not stop.is_set():
-            conn.sendall(frame)
+        try:
+            while time.monotonic() < deadline and not stop.wait(every):
+                conn.sendall(b"WAIT\n")
+            if not stop.is_set():
+                conn.sendall(frame)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up and hung up, as it should past its limit
     return behave
 
 
