@@ -5,6 +5,8 @@ the `Console` facade, events, records, errors, the timeline read model,
 diffs, settings, and the scripted agent's loader and runner.
 """
 
+from core.agents.documents import MAX_DEPTH as MAX_DOCUMENT_DEPTH
+from core.agents.documents import DocumentError, StrictLoader, load_yaml
 from core.agents.reviewer import AutoReviewer
 from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
@@ -76,6 +78,7 @@ from core.tools.bash import BashSettings
 from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
+    "DocumentError", "MAX_DOCUMENT_DEPTH", "StrictLoader", "load_yaml",
     "AgentFinished", "AgentHandle", "AgentKey", "AgentNode", "AgentStarted", "AgentStatus", "ApprovalRequested",
     "ApprovalResolved", "AutoReviewer", "BashAnalysis", "BashSettings", "BatchCall", "BatchError", "BatchFinished",
     "BatchKey", "BatchNode", "BatchReport", "BatchResult", "BatchStarted", "BatchTotals", "BelayError",

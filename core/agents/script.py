@@ -43,6 +43,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from core.agents.documents import DocumentError, load_yaml
 from core.models.batches import BatchCall
 
 
@@ -102,9 +103,14 @@ class Script(BaseModel):
 
 
 def load_script(path: str | Path) -> Script:
-    """Read a script from a .json, .yaml or .yml file."""
+    """Read a script from a .json, .yaml or .yml file (YAML strictly: no aliases, bounded nesting)."""
     text = Path(path).read_text(encoding="utf-8")
-    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    try:
+        data = json.loads(text) if str(path).endswith(".json") else load_yaml(text)
+    except RecursionError:
+        raise DocumentError(f"the script {path} nests too deeply") from None
+    except yaml.YAMLError as e:
+        raise DocumentError(f"the script {path} is not valid YAML: {str(e).splitlines()[0]}") from None
     return Script.model_validate(data)
 
 

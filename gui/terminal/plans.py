@@ -27,14 +27,14 @@ from typing import Any
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from core import BatchCall, Script
+from core import MAX_DOCUMENT_DEPTH, BatchCall, Script, StrictLoader, load_yaml
 
 _WORKSPACE = re.compile(r"(?<!\$)\{workspace\}")
 """`{workspace}`, but not `${workspace}` (a reference to a call named workspace)."""
 MAX_ERRORS_SHOWN = 5
 MAX_PLAN_BYTES = 1 << 20
 """A plan is a list of calls, not their data: a megabyte is thousands of them."""
-MAX_DEPTH = 32
+MAX_DEPTH = MAX_DOCUMENT_DEPTH
 """Levels of nesting (mappings and lists); a script's Task steps nest about five per sub-agent."""
 MAX_CONCURRENCY = 64
 """As for a script's batch steps."""
@@ -139,7 +139,7 @@ def _parse(text: str) -> Any:
 
 def _parse_yaml(text: str, json_error: json.JSONDecodeError) -> Any:
     try:
-        return yaml.load(text, Loader=_PlanLoader)  # noqa: S506 - a SafeLoader, made stricter
+        return load_yaml(text, _PlanLoader)
     except yaml.YAMLError as yaml_error:
         if text.lstrip()[:1] in ("{", "["):
             raise PlanError(f"the plan is not valid JSON: {json_error.msg} at line {json_error.lineno}, "
@@ -151,25 +151,15 @@ def _parse_yaml(text: str, json_error: json.JSONDecodeError) -> Any:
         raise PlanError(_too_long(e)) from None
 
 
-class _PlanLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing anchors and aliases and deep nesting as it composes the document."""
+class _PlanLoader(StrictLoader):
+    """The core's strict YAML loader (no aliases, bounded nesting), saying "plan" in its refusals."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
+    def refused_alias(self, line: int) -> Exception:
+        return PlanError(f"plans may not use YAML aliases or anchors (*name, &name; line {line}): write each "
+                         "value out where it is used")
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise PlanError(f"plans may not use YAML aliases or anchors (*name, &name; line "
-                            f"{event.start_mark.line + 1}): write each value out where it is used")
-        if self._depth >= MAX_DEPTH:
-            raise PlanError(_too_deep(f" (line {event.start_mark.line + 1})"))
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
-        finally:
-            self._depth -= 1
+    def too_deep(self, line: int) -> Exception:
+        return PlanError(_too_deep(f" (line {line})"))
 
 
 def _check_tree(value: Any, where: str, depth: int) -> None:
