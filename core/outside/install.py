@@ -41,10 +41,21 @@ class Changed:
 
 
 def settings_file(project: Path | None, user: bool) -> Path:
-    """Claude Code's project settings (`<dir>/.claude/settings.json`) or the user's."""
+    """Where the hooks go: the user's Claude Code settings, or a project's `.claude/settings.local.json`.
+
+    The hook command names this machine's Python and Belay's paths, and the hooks block every call when
+    no console answers; written into the project's shared `settings.json` (which projects commit) they
+    would stop a teammate's Claude Code.  `settings.local.json` is the project's file for this machine
+    alone, which Claude Code reads as well and git is meant to ignore.
+    """
     if user:
         home = os.environ.get("CLAUDE_CONFIG_DIR")
         return (Path(home) if home else Path.home() / ".claude") / "settings.json"
+    return (project or Path.cwd()).resolve() / ".claude" / "settings.local.json"
+
+
+def shared_settings_file(project: Path | None) -> Path:
+    """A project's shared `.claude/settings.json`, where earlier versions installed the hooks."""
     return (project or Path.cwd()).resolve() / ".claude" / "settings.json"
 
 

@@ -101,8 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     hooks = sub.add_parser("hooks", help="install or remove Belay's Claude Code hooks")
     hooks.add_argument("action", choices=("install", "uninstall"))
     where = hooks.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.json (default: the current "
-                                                        "directory's)")
+    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.local.json, this machine's "
+                                                        "own (default: the current directory's)")
     where.add_argument("--user", action="store_true", help="your user settings (~/.claude/settings.json)")
     hooks.add_argument("--state-dir", help="the state directory the consoles use (default: BELAY_STATE_DIR or the "
                                            "user data dir)")

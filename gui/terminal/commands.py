@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from core import (
     config_dir,
     hook_command,
     install_hooks,
+    shared_settings_file,
     state_root,
     uninstall_hooks,
 )
@@ -127,6 +129,20 @@ def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as
     return 0 if report.ok else 1
 
 
+def _local_note(path: Path) -> str:
+    """Why the hooks went to settings.local.json, and whether git will keep the file out of commits."""
+    note = ("That file is this machine's own project settings (it holds this machine's paths); Claude Code reads "
+            "it, and it is not meant to be committed.\n")
+    try:
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=path.parent.parent,
+                                 capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return note
+    if ignored.returncode == 1:  # a repository that does not ignore it
+        note += f"git does not ignore it yet: add `.claude/settings.local.json` to {path.parent.parent}/.gitignore.\n"
+    return note
+
+
 def hooks_command(action: str, project: str | None, user: bool, state_dir: str | None,
                   out: TextIO = sys.stdout) -> int:
     """`belay hooks install|uninstall`: Belay's entries in Claude Code's settings, added or taken out."""
@@ -140,11 +156,16 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
                           "start it with `belay watch`. Without a running console, calls are refused.\n")
             else:
                 out.write(f"Belay's hooks were already installed in {path}.\n")
+            if not user:
+                out.write(_local_note(path))
         else:
             changed = uninstall_hooks(path, config_dir())
             gone = " (the file, which Belay had created, is removed)" if changed.file_removed else ""
             out.write(f"Removed Belay's hooks from {path}{gone}.\n" if changed.events else
                       f"No Belay hooks in {path}; nothing changed.\n")
+            shared = shared_settings_file(Path(project) if project else None)
+            if not user and shared.exists() and uninstall_hooks(shared, config_dir()).events:
+                out.write(f"Also removed the hooks an earlier Belay wrote into the shared {shared}.\n")
     except (OSError, ValueError) as e:
         sys.stderr.write(f"belay hooks: {e}\n")
         return 2

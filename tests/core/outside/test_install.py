@@ -98,7 +98,7 @@ def test_settings_belay_cannot_read_as_claude_codes_are_refused_and_left_as_they
 def test_the_settings_file_is_the_projects_or_the_users_claude_config(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
-    assert install.settings_file(project, user=False) == project.resolve() / ".claude" / "settings.json"
+    assert install.settings_file(project, user=False) == project.resolve() / ".claude" / "settings.local.json"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
     assert install.settings_file(project, user=True) == tmp_path / "claude-home" / "settings.json"
 
