@@ -50,6 +50,12 @@ SHUTDOWN_GRACE_S = 5.0
 """How long a stopping HTTP server lets requests finish; then calls still waiting (for approval) are cancelled."""
 CALL_ID_META = "belay/call_id"
 """The journal id of the call, in a result's `_meta`, for a client that wants to show or undo it."""
+DATA_META = "belay/data"
+"""The run's facts (a Read's path and line counts, a command's exit code), in a result's `_meta`.
+
+Not `structuredContent`: that is meant to be the result itself (the spec has its text be the same JSON),
+and Claude Code gives the model only the structured one when both come, so a Read was answered with
+its line counts instead of its lines (issue 13)."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +210,11 @@ def as_mcp_tool(described: Mapping[str, Any]) -> mt.Tool:
 
 
 def as_call_result(answer: Mapping[str, Any]) -> mt.CallToolResult:
-    """The console's outcome for the model: its text (with the reason, when it did not run), its data."""
+    """The console's outcome for the model: its text (with the reason, when it did not run) as the only content.
+
+    No `structuredContent` and no `outputSchema`: the console's data only describes the text, and a client
+    that prefers structured results would hand the model that description instead of the result.
+    """
     status = str(answer.get("status") or "failed")
     text = str(answer.get("text") or "")
     if status != "done":
@@ -212,9 +222,9 @@ def as_call_result(answer: Mapping[str, Any]) -> mt.CallToolResult:
         missing = [str(error[k]) for k in ("message", "suggestion") if error.get(k) and str(error[k]) not in text]
         text = "\n".join([text or f"The call ended {status}.", *missing])
     data = answer.get("data")
-    meta = {CALL_ID_META: answer["call_id"]} if answer.get("call_id") else None
+    meta = {CALL_ID_META: answer.get("call_id"), DATA_META: data if isinstance(data, dict) else None}
     return mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=status != "done",
-                             structured_content=data if isinstance(data, dict) and data else None, meta=meta)
+                             meta={k: v for k, v in meta.items() if v} or None)
 
 
 async def serve_until_signalled(bridge: Bridge, serving: Callable[[], Coroutine[Any, Any, None]]) -> None:

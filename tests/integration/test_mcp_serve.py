@@ -7,6 +7,7 @@ approvals); `belay mcp-serve` runs as its own process, over stdio or Streamable 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -27,10 +28,13 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from core import AgentStatus, Console, RunStatus, config_dir, install_token
 from tests.conftest import ROOT, run, wait_until
+from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
 
 CLIENT = mt.Implementation(name="test-client", version="1.0")
 START_S = 30.0
 """A cold start of the command (Python, the MCP SDK, Belay's core) takes a second or two; CI more."""
+CLI_TIMEOUT_S = 90.0
+"""The Claude Code CLI's whole run: its start, `belay mcp-serve`'s start, two model turns."""
 
 
 def _command(ws: Path, state: Path, *extra: str) -> list[str]:
@@ -139,7 +143,12 @@ def test_a_stdio_client_lists_writes_is_denied_and_its_write_is_undone(tmp_path:
                         assert target.read_text() == "hello\n"
                         read = await client.call_tool("Read", {"file_path": str(target)})  # read-only: not asked
                         assert not read.is_error and "hello" in _text(read)
-                        assert read.structured_content is not None and read.structured_content["total_lines"] == 1
+                        # The text is the result; the run's facts are metadata, never a rival structured result.
+                        assert read.structured_content is None and tools["Read"].output_schema is None
+                        assert read.meta is not None and read.meta["belay/data"]["total_lines"] == 1
+                        found = await client.call_tool("Grep", {"pattern": "hel+o", "path": str(ws),
+                                                                "output_mode": "content"})
+                        assert not found.is_error and "hello" in _text(found) and found.structured_content is None
 
                         denied = await _denied_write(console, client, refused, "secrets stay out of the repo")
                         assert denied.is_error and "secrets stay out of the repo" in _text(denied)
@@ -250,3 +259,64 @@ def test_http_refuses_a_host_that_is_not_loopback(tmp_path: Path, state_dir: Pat
                             cwd=ROOT, capture_output=True, text=True, timeout=START_S, stdin=subprocess.DEVNULL)
     assert result.returncode == 2
     assert "0.0.0.0 is not a loopback address" in result.stderr
+
+
+MARKER = "belay-marker-7f3a: the line the model must see"
+
+
+async def _approving(console: Console) -> None:
+    """A person who approves whatever the window asks."""
+    while True:
+        for request in console.pending_approvals():
+            console.approve(request.call_id)
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.timeout(180)
+def test_claude_code_as_an_mcp_client_hands_the_model_the_results_not_their_metadata(tmp_path: Path,
+                                                                                       state_dir: Path) -> None:
+    """The real Claude Code CLI with `belay mcp-serve` in its --mcp-config: the tool_results it sends the
+    model hold the file's lines, the matching lines and the command's output, not a {path, lines,
+    total_lines}, {matches} or {exit_code, output_bytes} summary."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    notes = ws / "notes.txt"
+    notes.write_text(f"first line\n{MARKER}\nlast line\n")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"belay": {
+        "command": sys.executable, "args": _command(ws, state_dir),
+        "env": {"PYTHONPATH": str(ROOT)}}}}))
+    grep = {"pattern": "belay-marker", "path": str(ws), "output_mode": "content"}
+    turns = [Turn(tools=[ToolCall("mcp__belay__Read", {"file_path": str(notes)}, id="t_read"),
+                         ToolCall("mcp__belay__Grep", grep, id="t_grep"),
+                         ToolCall("mcp__belay__Bash", {"command": f"cat {notes}"}, id="t_bash")]),
+             Turn(text="Read it.", when=answers("t_read"))]
+    command = [str(bundled_cli()), "-p", "read the notes", "--output-format", "stream-json", "--verbose",
+               "--mcp-config", str(config), "--strict-mcp-config",
+               "--allowedTools", "mcp__belay__Read,mcp__belay__Grep,mcp__belay__Bash"]
+
+    async def main() -> dict[str, dict[str, Any]]:
+        async with Console(ws, state_dir=state_dir) as console:
+            unregister = console.register_approver("test")
+            person = asyncio.ensure_future(_approving(console))
+            try:
+                with ScriptedModel(turns) as model:
+                    done = await asyncio.to_thread(subprocess.run, command, cwd=ws, env=model.env(),
+                                                   stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                                   timeout=CLI_TIMEOUT_S)
+                    output = done.stderr[-2000:] + done.stdout[-2000:]
+                    assert done.returncode == 0 and model.unscripted == [], output
+                    [answered] = [r for r in model.message_requests() if r.tool_result("t_read")]
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+                unregister()
+            assert sorted((r.tool, r.status) for r in await console.history()) == [
+                ("Bash", RunStatus.DONE), ("Grep", RunStatus.DONE), ("Read", RunStatus.DONE)]
+        return {i: answered.tool_result(i) or {} for i in ("t_read", "t_grep", "t_bash")}
+
+    results = run(main())
+    for tool_use_id, result in results.items():
+        assert not result.get("is_error") and MARKER in result_text(result), (tool_use_id, result)
+    assert "first line" in result_text(results["t_read"]) and "total_lines" not in result_text(results["t_read"])
+    assert "output_bytes" not in result_text(results["t_bash"])
