@@ -69,6 +69,9 @@ class McpTool(RunTool[McpArgs]):
         self.description = spec.description or title or spec.name  # type: ignore[misc]
         self.annotations = annotations_of(spec.annotations)  # type: ignore[misc]
         self.timeout_s = timeout_s  # type: ignore[misc]
+        # A server's tool may change files (mcp-server-git's git_checkout rewrites them): unless it says it
+        # only reads, what it changes in the workspace is captured and attributed to the call, as for Bash.
+        self.captures_workspace = not self.annotations.read_only  # type: ignore[misc]
         idempotent_reader = self.annotations.read_only and self.annotations.idempotent
         self.retry = RetryPolicy() if idempotent_reader else None  # type: ignore[misc]
         self.input_schema = dict(spec.input_schema)

@@ -46,3 +46,26 @@ def test_mcp_calls_run_through_the_console_pipeline(workspace: Path) -> None:
                 await manager.close()
 
     run(scenario())
+
+
+def test_files_an_approved_mcp_tool_changes_are_recorded_against_its_call_and_undone(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace, tools=[]) as console:
+            manager = McpManager(console.registry, {"toy": stdio("toy", "--writer")}, cwd=console.workspace.root)
+            await manager.start()
+            try:
+                await manager.wait_started(START_S)
+                await console.add_rule("mcp__toy__write_note", "allow", "session")
+                agent = await console.start_agent("agent", "scripted")
+                done = await console.call(agent, "mcp__toy__write_note", {"name": "note.txt", "text": "by mcp\n"})
+                assert done.status == RunStatus.DONE, done.text
+                run_ = console.timeline.runs[done.call_id]
+                assert [(c.path, c.kind.value) for c in run_.changes] == [("note.txt", "create")]
+                assert not console.timeline.externals  # the server's write is the call's, not "outside Belay"
+                report = await console.undo(done.call_id)
+                assert report.ok, report.message
+            finally:
+                await manager.close()
+
+    run(scenario())
+    assert not (workspace / "note.txt").exists()

@@ -2,7 +2,8 @@
 
 Run it as `python toy_server.py stdio` (JSON-RPC over its stdin/stdout) or
 `python toy_server.py http PORT` (Streamable HTTP on 127.0.0.1:PORT/mcp);
-with `--legacy` (stdio only) it serves only the handshake era, as servers
+with `--writer` it also has `write_note`, a tool that writes a file in its
+working directory; with `--legacy` (stdio only) it serves only the handshake era, as servers
 built before 2026-07-28 do: clients fall back from their `server/discover`
 probe to `initialize`.
 
@@ -41,6 +42,17 @@ def echo(text: str) -> str:
 def add(a: int, b: int) -> int:
     """Add two integers (structured output)."""
     return a + b
+
+
+def write_note(name: str, text: str) -> str:
+    """Write `text` to the file `name` in the server's working directory (a tool that changes files)."""
+    with open(name, "w", encoding="utf-8") as f:
+        f.write(text)
+    return f"wrote {name}"
+
+
+if "--writer" in sys.argv:  # only when asked: the other tests count the tools
+    server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))(write_note)
 
 
 @server.tool()
