@@ -27,10 +27,11 @@ from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.endpoint import Endpoint, RefusePeer
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
-from core.outside.requests import ByeRequest, CallRequest, HookRequest, ToolsRequest
+from core.outside.requests import ByeRequest, CallRequest, HookEvent, HookRequest, ToolsRequest
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
+from core.tasks import shielded
 from core.tools.base import Tool, ToolArgs
 from core.tools.registry import ToolRegistry
 
@@ -103,9 +104,34 @@ class OutsideAgents:
         session = ClaudeSession(self.hooks, self.workspace.root, prompt, model=model, env=env,
                                 cli_path=cli_path)
         self._sessions.append(session)
-        task = self.host.launch(session.run(), "claude session")
-        task.add_done_callback(lambda _: self._sessions.remove(session))
-        return task
+        return self.host.launch(self._supervised(session), "claude session")
+
+    async def _supervised(self, session: ClaudeSession) -> SessionEnd:
+        """Run a launched session, and end its agents with it: the SDK sends no SessionEnd hook, and an agent
+        left "running" would read as failed when the workspace is opened again."""
+        status, why = AgentStatus.FAILED, "the session failed"
+        try:
+            end = await session.run()
+            status, why = (AgentStatus.DONE if end.ok else AgentStatus.FAILED), end.summary or "finished"
+            return end
+        except asyncio.CancelledError:
+            status, why = AgentStatus.CANCELLED, "the session was stopped"
+            raise
+        except Exception as e:
+            why = f"the session failed: {e}"
+            raise
+        finally:
+            self._sessions.remove(session)
+            await shielded(self._end_launched(session, status, why))
+
+    async def _end_launched(self, session: ClaudeSession, status: AgentStatus, why: str) -> None:
+        agent = self.hooks.session_agent(session.session_id or "")
+        if agent is None:
+            return  # it never made a call
+        await self.hooks.handle(HookEvent(hook_event_name="SessionEnd", session_id=session.session_id or "",
+                                          reason=why))  # its sub-agents end too
+        if status is not AgentStatus.DONE:
+            await self.recorder.agent_finished(agent.agent_id, status, why)
 
     def controls(self, agent_id: str) -> ClaudeSession | None:
         for session in self._sessions:

@@ -102,3 +102,26 @@ def test_stopping_a_launched_session_withdraws_its_waiting_call(workspace: Path)
 
     run(scenario())
     assert not (workspace / "w.md").exists()
+
+
+@pytest.mark.timeout(180)
+def test_a_launched_session_ends_its_agent_and_reads_as_done_when_the_workspace_is_reopened(
+        workspace: Path) -> None:
+    turns = [Turn(tools=[ToolCall("Read", {"file_path": str(workspace / "README.md")}, id="e_read")]),
+             Turn(text="Read it.", when=answers("e_read"))]
+
+    async def session_then_agents() -> dict[str, str]:
+        async with Console(workspace) as console:
+            with ScriptedModel(turns) as model:
+                end = await asyncio.wait_for(console.launch_claude("read the readme", env=model.env(),
+                                                                   cli_path=str(bundled_cli())), 120)
+            assert end.ok, end
+            return {a.agent_id: a.status.value for a in console.timeline.agents.values()}
+
+    async def reopened() -> dict[str, str]:
+        async with Console(workspace) as console:
+            return {a.agent_id: a.status.value for a in console.timeline.agents.values()}
+
+    live = run(session_then_agents())
+    assert list(live.values()) == ["done"]  # the session's agent ended with it
+    assert run(reopened()) == live  # and is not taken for a crashed one on reopening
