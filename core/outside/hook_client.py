@@ -17,12 +17,17 @@ Claude Code's own hour.  `--max-wait` (default 3,000 s, `$BELAY_HOOK_MAX_WAIT`) 
 keepalives or not, under the hour Claude Code gives the hook (core.outside.install.HOOK_TIMEOUT_S).
 
 Fails closed, and only ever exits in ways Claude Code honours: an event that can still be stopped
-(PreToolUse, PermissionRequest, UserPromptSubmit, or one whose name cannot be read) is blocked with exit
-code 2 and the reason on stderr whenever the console cannot give an answer (none running, unreachable,
-silent, a garbled answer, a bug in this script).  Any other exit code would be a "non-blocking error" to
-Claude Code and the call would run.  The other events report what already happened: for them a failure
-exits 0 quietly, as there is nothing left to stop.  Belay installs its hooks with `"onFailure": "block"`
-as well, so a crash of the interpreter itself blocks too.
+(PreToolUse, PermissionRequest, UserPromptSubmit) is refused whenever the console cannot give an answer
+(none running, unreachable, silent, a garbled answer, a bug in this script), in the event's own
+structured form on stdout with exit 0: a PreToolUse `permissionDecision` "deny" with Belay's reason, a
+PermissionRequest `decision` "deny" with it as the message, a UserPromptSubmit `decision` "block".  The
+model then reads Belay's reason alone; exit 2 with the reason on stderr would show it the hook's command
+line too (tests/integration/CLAUDE_CODE_HOOKS.md, 6.1).  Exit 2 remains where JSON cannot serve: an event
+whose name cannot be read, a stdout that cannot be written, and the console's own refusal of a request (a
+wrong token, a malformed event), passed on as it answered.  Any other exit code would be a "non-blocking
+error" to Claude Code and the call would run.  The other events report what already happened: for them a
+failure exits 0 quietly, as there is nothing left to stop.  Belay installs its hooks with
+`"onFailure": "block"` as well, so a crash of the interpreter itself blocks too.
 """
 
 from __future__ import annotations
@@ -41,6 +46,14 @@ from time import monotonic
 BLOCKING = (b"PreToolUse", b"PermissionRequest", b"UserPromptSubmit")
 BLOCK, QUIET = 2, 0
 SOCKET_FILE = "endpoint.sock"
+REFUSALS = {
+    b"PreToolUse": b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+                   b'"permissionDecisionReason": %s}}\n',
+    b"PermissionRequest": b'{"hookSpecificOutput": {"hookEventName": "PermissionRequest", '
+                          b'"decision": {"behavior": "deny", "message": %s}}}\n',
+    b"UserPromptSubmit": b'{"decision": "block", "reason": %s}\n',
+}
+"""Each stoppable event's refusal as Claude Code reads it (its reason goes where %s is, as a JSON string)."""
 KEEPALIVE = b"WAIT"
 """The console's keepalive line (core.outside.endpoint.KEEPALIVE): still working on it, keep waiting."""
 WAIT_S, MAX_WAIT_S = 30.0, 3000.0
@@ -168,11 +181,43 @@ def gates(event: bytes) -> bool:
 
 
 def fail(event: bytes, message: str) -> int:
-    """Blocked, saying why, for events that can still be stopped; quiet for the rest (nothing left to stop)."""
+    """Refused, saying why, for events that can still be stopped; quiet for the rest (nothing left to stop)."""
     if not gates(event):
         return QUIET
-    sys.stderr.write(f"Belay: {message}\n")
+    return refuse(event_name(event), f"Belay: {message}")
+
+
+def refuse(name: bytes | None, reason: str) -> int:
+    """The event's structured refusal on stdout (exit 0), or exit 2 with the reason on stderr where there is
+    none (the name is unknown) or stdout cannot take it: either way Claude Code does not go ahead."""
+    template = REFUSALS.get(name) if name is not None else None
+    if template is not None and sys.stdout is not None:  # None: started with no stdout at all
+        try:
+            sys.stdout.buffer.write(template % json_string(reason).encode("ascii"))
+            sys.stdout.buffer.flush()
+            return QUIET
+        except (OSError, ValueError):  # a broken pipe, or a closed file
+            pass
+    sys.stderr.write(f"{reason}\n")
     return BLOCK
+
+
+def json_string(text: str) -> str:
+    """`text` as a JSON string literal in ASCII, without loading a JSON encoder (see the module's docstring)."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif code > 0xFFFF:  # a surrogate pair, as JSON spells characters beyond the first plane
+            code -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)))
+        else:
+            out.append("\\u%04x" % code)
+    out.append('"')
+    return "".join(out)
 
 
 def seconds(options: dict[str, str], flag: str, env: str, default: float) -> float:

@@ -29,6 +29,18 @@ from tests.conftest import run
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
 
 CLI_TIMEOUT = 60.0
+CLI_PREFIX = "PreToolUse:Write hook error: "
+"""What Claude Code puts before every PreToolUse refusal it shows the model, whatever form the hook used
+(CLAUDE_CODE_HOOKS.md, 6.1): fixed text of the CLI's, which no hook answer avoids."""
+
+
+def _belays_words(result: dict[str, Any]) -> str:
+    """What the model was told of a refused Write, past the CLI's fixed prefix: Belay's reason alone, without
+    the hook's command line, which Claude Code shows only when a hook blocks with exit 2."""
+    assert result["is_error"], result
+    text = result_text(result)
+    assert "hook_client.py" not in text and "--state-root" not in text, text
+    return text.removeprefix(CLI_PREFIX)
 
 
 async def _claude(model: ScriptedModel, workspace: Path, settings: Path) -> tuple[int, str]:
@@ -113,7 +125,7 @@ def test_claude_codes_calls_and_a_sub_agents_edit_are_supervised_and_undoable(wo
             finally:
                 person.cancel()
                 await asyncio.wait([person])
-            assert denied is not None and denied["is_error"] and "no secrets in the repository" in result_text(denied)
+            assert denied is not None and "no secrets in the repository" in _belays_words(denied)
             records = {r.args.get("file_path") or r.args.get("command") or r.tool: r for r in await console.history()}
             assert records[str(workspace / "notes.md")].status == RunStatus.DONE
             assert records[str(workspace / "secret.txt")].status == RunStatus.DENIED
@@ -154,7 +166,8 @@ def test_with_the_console_stopped_the_hook_blocks_the_call(tmp_path: Path) -> No
 
     result = run(scenario())
     assert not (workspace / "x.txt").exists()
-    assert result["is_error"] and "belay watch" in result_text(result)
+    told = _belays_words(result)
+    assert told.startswith(f"Belay: no Belay console is running for {workspace}") and "belay watch" in told, told
     assert json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"] == "block"
 
 
@@ -194,8 +207,9 @@ def test_a_hung_console_blocks_the_call_after_the_silence_limit_not_claude_codes
 
     result, took = run(scenario())
     assert not (workspace / "x.txt").exists()
-    assert result["is_error"] and "did not answer within 2 s; the call was blocked" in result_text(result)
-    assert "Is the Belay window hung?" in result_text(result)
+    told = _belays_words(result)
+    assert told.startswith("Belay: Belay's console did not answer within 2 s; the call was blocked"), told
+    assert "Is the Belay window hung?" in told
     assert took < CLI_TIMEOUT  # a handful of 2 s silences (SessionStart, PreToolUse, ...), not an hour
 
 
@@ -231,3 +245,31 @@ def test_a_person_slower_than_the_silence_limit_still_gets_to_approve(workspace:
 
     run(scenario())
     assert (workspace / "slow.md").read_text() == "slow\n"
+
+
+@pytest.mark.timeout(120)
+def test_a_person_denying_a_call_tells_the_model_belays_reason_as_a_decision(workspace: Path, tmp_path: Path) -> None:
+    """The model reads the person's reason as Belay's decision, with nothing of a failed hook about it beyond
+    the CLI's fixed prefix; the call is not run, and the model goes on."""
+    turns = [Turn(tools=[ToolCall("Write", {"file_path": str(workspace / "secret.txt"), "content": "k\n"},
+                                  id="t_deny")]),
+             Turn(text="Understood.", when=answers("t_deny"))]
+    settings = _hooks_settings(tmp_path)
+
+    async def scenario() -> dict[str, Any]:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            person = asyncio.ensure_future(_person(console, {"secret.txt": ("deny", "no secrets, please")}, []))
+            try:
+                with ScriptedModel(turns) as model:
+                    code, output = await _claude(model, workspace, settings)
+                    assert code == 0 and model.unscripted == [], output
+                    return next(r.tool_result("t_deny") for r in model.message_requests() if r.tool_result("t_deny"))
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+
+    result = run(scenario())
+    assert not (workspace / "secret.txt").exists()
+    told = _belays_words(result)
+    assert "no secrets, please" in told and "error" not in told.lower(), told

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core import Console, install_token
-from core.outside import install
+from core.outside import hook_client, install
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
 from tests.conftest import run, wait_until
@@ -52,16 +52,32 @@ async def _hook_async(name: str, cwd: Path, project: Path | None = None, session
     return await asyncio.to_thread(_hook, name, cwd, project, session)
 
 
+def _refusal(done: subprocess.CompletedProcess[str], name: str) -> str:
+    """The reason in the client's refusal of a `name` event: exit 0 and the event's own structured answer on
+    stdout, so Claude Code shows the model Belay's reason as a decision rather than a failed hook."""
+    assert (done.returncode, done.stderr) == (0, ""), (name, done.returncode, done.stderr)
+    answer = json.loads(done.stdout)
+    if name == "PreToolUse":
+        specific = answer["hookSpecificOutput"]
+        assert (specific["hookEventName"], specific["permissionDecision"]) == (name, "deny"), answer
+        return str(specific["permissionDecisionReason"])
+    if name == "PermissionRequest":
+        specific = answer["hookSpecificOutput"]
+        assert (specific["hookEventName"], specific["decision"]["behavior"]) == (name, "deny"), answer
+        return str(specific["decision"]["message"])
+    assert answer["decision"] == "block", answer
+    return str(answer["reason"])
+
+
 def _sessions(console: Console) -> list[str]:
     return sorted(a.name for a in console.timeline.agents.values())
 
 
 def test_with_no_console_calls_that_can_still_be_stopped_are_blocked_and_the_rest_pass_quietly(tmp_path: Path) -> None:
     for name in BLOCKING:
-        done = _hook(name, tmp_path)
-        assert done.returncode == 2, (name, done.stderr)
-        assert done.stderr.startswith(f"Belay: no Belay console is running for {tmp_path}")
-        assert f"belay watch --workspace {tmp_path}" in done.stderr and done.stdout == ""
+        reason = _refusal(_hook(name, tmp_path), name)
+        assert reason.startswith(f"Belay: no Belay console is running for {tmp_path}")
+        assert f"belay watch --workspace {tmp_path}" in reason
     for name in AFTER_THE_FACT:  # the tool already ran: an error exit would only be noise
         done = _hook(name, tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), name
@@ -79,9 +95,10 @@ def test_a_stale_socket_of_a_console_that_died_fails_closed_saying_to_restart_it
         for address, why in ((tmp_path / "dead.sock", "Connection refused"), (tmp_path / "gone.sock", "No such file")):
             (state / "endpoint.sock").write_text(str(address))
             pre, post = _hook("PreToolUse", workspace), _hook("PostToolUse", workspace)
-            assert pre.returncode == 2 and post.returncode == 0, (pre.stderr, post.stderr)
-            assert f"the Belay console for {workspace} cannot be reached" in pre.stderr and why in pre.stderr
-            assert f"Restart it with `belay watch --workspace {workspace}`" in pre.stderr
+            reason = _refusal(pre, "PreToolUse")
+            assert (post.returncode, post.stdout, post.stderr) == (0, "", "")
+            assert f"the Belay console for {workspace} cannot be reached" in reason and why in reason
+            assert f"Restart it with `belay watch --workspace {workspace}`" in reason
     finally:
         dead.close()
 
@@ -110,8 +127,8 @@ def test_an_answer_that_is_not_the_consoles_fails_closed(tmp_path: Path) -> None
             await server.wait_closed()
 
     blocked, warned = run(scenario())
-    assert blocked.returncode == 2 and warned.returncode == 0 and blocked.stdout == ""
-    assert "cannot be reached (the console's answer is not a hook answer)" in blocked.stderr
+    assert "cannot be reached (the console's answer is not a hook answer)" in _refusal(blocked, "PermissionRequest")
+    assert (warned.returncode, warned.stdout) == (0, "")
 
 
 def test_the_console_of_the_nearest_workspace_at_or_above_the_project_answers(workspace: Path, tmp_path: Path) -> None:
@@ -233,12 +250,11 @@ def test_a_console_that_accepts_and_never_answers_is_given_up_on_after_the_silen
         post, post_took = _timed("PostToolUse", workspace, env_extra={"BELAY_HOOK_WAIT": "1.5"})
         flag = install.hook_command(state_root(), config_dir(), wait_s=1)  # the command line beats the environment
         by_flag, flag_took = _timed("PermissionRequest", workspace, env_extra={"BELAY_HOOK_WAIT": "50"}, command=flag)
-    assert pre.returncode == 2 and pre.stdout == ""
     assert ("Belay: Belay's console did not answer within 1.5 s; the call was blocked. Is the Belay window hung?"
-            in pre.stderr)
+            in _refusal(pre, "PreToolUse"))
     assert 1.5 <= pre_took < 10, pre_took  # not Claude Code's hour
     assert (post.returncode, post.stdout, post.stderr) == (0, "", "") and 1.5 <= post_took < 10  # nothing to stop
-    assert by_flag.returncode == 2 and "did not answer within 1 s" in by_flag.stderr and 1 <= flag_took < 10
+    assert "did not answer within 1 s" in _refusal(by_flag, "PermissionRequest") and 1 <= flag_took < 10
 
 
 def test_a_console_that_keeps_sending_keepalives_past_the_silence_limit_is_waited_for(tmp_path: Path) -> None:
@@ -256,8 +272,9 @@ def test_keepalives_do_not_stretch_a_call_past_the_overall_cap(tmp_path: Path) -
     workspace, state = _workspace_with_token(tmp_path)
     with _fake_console(state, _keepalives_then(60, every=0.2, frame=_frame(0))):
         done, took = _timed("PreToolUse", workspace, env_extra={"BELAY_HOOK_WAIT": "1", "BELAY_HOOK_MAX_WAIT": "2"})
-    assert done.returncode == 2 and 2 <= took < 10, (done.stderr, took)
-    assert "kept this call waiting for more than 2 s" in done.stderr and "the call was blocked" in done.stderr
+    reason = _refusal(done, "PreToolUse")
+    assert "kept this call waiting for more than 2 s" in reason and "the call was blocked" in reason
+    assert 2 <= took < 10, took
 
 
 def test_only_exit_codes_that_claude_code_honours_leave_the_client(tmp_path: Path) -> None:
@@ -267,10 +284,28 @@ def test_only_exit_codes_that_claude_code_honours_leave_the_client(tmp_path: Pat
         odd = _hook("PreToolUse", workspace)
         after = _hook("PostToolUse", workspace)
         nonsense = _hook("PreToolUse", workspace, env_extra={"BELAY_HOOK_WAIT": "soon"})
-    assert odd.returncode == 2 and "answered with exit code 1, which would not stop the call" in odd.stderr
+    assert "answered with exit code 1, which would not stop the call" in _refusal(odd, "PreToolUse")
     assert (after.returncode, after.stderr) == (0, "")
-    assert nonsense.returncode == 2
-    assert "--wait (or $BELAY_HOOK_WAIT) must be a positive number of seconds, not 'soon'" in nonsense.stderr
+    assert ("--wait (or $BELAY_HOOK_WAIT) must be a positive number of seconds, not 'soon'"
+            in _refusal(nonsense, "PreToolUse"))
+
+
+def test_where_no_structured_answer_can_be_given_exit_2_still_blocks(tmp_path: Path) -> None:
+    """A stdout that cannot be written, or an event whose name cannot be read: exit 2, the reason on stderr."""
+    closed = _hook("PreToolUse", tmp_path, command=install.hook_command(state_root(), config_dir()) + " >&-")
+    assert closed.returncode == 2 and closed.stderr.startswith(f"Belay: no Belay console is running for {tmp_path}")
+    nameless = subprocess.run(install.hook_command(state_root(), config_dir()), shell=True, input='{"tool_name": 1}',
+                              capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert (nameless.returncode, nameless.stdout) == (2, "") and "no Belay console is running" in nameless.stderr
+
+
+def test_a_reason_of_any_text_is_valid_json_in_the_refusal() -> None:
+    tricky = 'quote " backslash \\ newline \n tab \t nul \0 é 中 🧗 lone \udcff end'
+    assert json.loads(hook_client.json_string(tricky)) == tricky
+    assert hook_client.json_string(tricky).isascii()
+    for name, template in hook_client.REFUSALS.items():
+        printed = (template % hook_client.json_string(tricky).encode("ascii")).decode("ascii")
+        assert _refusal(subprocess.CompletedProcess([], 0, printed, ""), name.decode()) == tricky
 
 
 def test_a_person_taking_longer_than_the_silence_limit_to_approve_is_waited_for(workspace: Path) -> None:

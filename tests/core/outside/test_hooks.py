@@ -40,6 +40,14 @@ def _event(name: str, workspace: Path, **fields: Any) -> dict[str, Any]:
             "transcript_path": "/dev/null", "permission_mode": "default", **fields}
 
 
+def _denied(done: subprocess.CompletedProcess[str]) -> str:
+    """The reason of a PreToolUse refusal: exit 0 and a structured deny, so the model reads it as a decision."""
+    assert (done.returncode, done.stderr) == (0, ""), done
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert (output["hookEventName"], output["permissionDecision"]) == ("PreToolUse", "deny"), output
+    return str(output["permissionDecisionReason"])
+
+
 async def _pending(console: Console) -> Any:
     while not console.pending_approvals():
         await asyncio.sleep(0.01)
@@ -85,8 +93,7 @@ def test_a_denied_call_tells_the_model_why(workspace: Path) -> None:
             answer = asyncio.ensure_future(_client_async(pre, workspace))
             request = await _pending(console)
             console.deny(request.call_id, "keep the sources")
-            output = json.loads((await answer).stdout)["hookSpecificOutput"]
-            assert output["permissionDecision"] == "deny" and "keep the sources" in output["permissionDecisionReason"]
+            assert "keep the sources" in _denied(await answer)
             [record] = await console.history()
             assert record.status == RunStatus.DENIED
 
@@ -160,8 +167,7 @@ def test_sub_agents_are_linked_to_their_spawning_call(workspace: Path) -> None:
 def test_with_no_console_running_the_hook_blocks_and_says_how_to_start_one(tmp_path: Path) -> None:
     pre = _event("PreToolUse", tmp_path, tool_name="Write", tool_use_id="toolu_7",
                  tool_input={"file_path": str(tmp_path / "x"), "content": "x"})
-    done = _client(pre, tmp_path)
-    assert done.returncode == 2 and "belay watch --workspace" in done.stderr
+    assert "belay watch --workspace" in _denied(_client(pre, tmp_path))
     post = _event("PostToolUse", tmp_path, tool_name="Write", tool_use_id="toolu_7", tool_response={})
     quiet = _client(post, tmp_path)
     assert (quiet.returncode, quiet.stderr) == (0, "")  # already happened: nothing left to block
@@ -178,7 +184,7 @@ def test_a_wrong_token_is_refused(workspace: Path) -> None:
                 pre = _event("PreToolUse", workspace, tool_name="LS", tool_use_id="toolu_8",
                              tool_input={"path": str(workspace)})
                 done = await _client_async(pre, workspace)
-                assert done.returncode == 2 and "wrong token" in done.stderr
+                assert done.returncode == 2 and "wrong token" in done.stderr  # the console's refusal, as it said it
             finally:
                 token.write_text(real)
 
