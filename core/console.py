@@ -35,6 +35,7 @@ from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.endpoint import Endpoint, install_token
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
+from core.outside.requests import UndoRequest
 from core.paths import Workspace
 from core.policy.engine import PolicyEngine
 from core.policy.settings import config_dir
@@ -195,7 +196,15 @@ class Console:
         self.hooks = self.outside.hooks
         # A command Belay runs may read the token: its processes are turned away (it could approve itself).
         self.endpoint = await self.outside.serve(await asyncio.to_thread(install_token, config_dir()),
-                                                 refuse_peer=self.shells.started_by_a_command)
+                                                 refuse_peer=self.shells.started_by_a_command,
+                                                 undo=self._undo_asked)
+
+    async def _undo_asked(self, request: UndoRequest) -> UndoReport:
+        """`belay undo|redo` in a terminal while this console owns the workspace: done here, where the lock is."""
+        paths = list(request.files) or None
+        if request.redo:
+            return await self.redo(request.call_id, paths=paths)
+        return await self.undo(request.call_id, paths=paths, force=request.force)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
                       cli_path: str | None = None) -> asyncio.Task[SessionEnd]:

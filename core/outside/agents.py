@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from core.ids import CallId
 from core.models.records import AgentStatus
@@ -27,7 +29,7 @@ from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.endpoint import Endpoint, RefusePeer
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
-from core.outside.requests import ByeRequest, CallRequest, HookEvent, HookRequest, ToolsRequest
+from core.outside.requests import ByeRequest, CallRequest, HookEvent, HookRequest, ToolsRequest, UndoRequest
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
@@ -80,16 +82,22 @@ class OutsideAgents:
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
 
-    async def serve(self, token: str, refuse_peer: RefusePeer | None = None) -> Endpoint:
+    async def serve(self, token: str, refuse_peer: RefusePeer | None = None,
+                    undo: Callable[[UndoRequest], Awaitable[BaseModel]] | None = None) -> Endpoint:
         """Open the console's socket with this install's token, and answer on it.
 
         `refuse_peer(pid)` says which connecting processes to turn away though they hold the token:
-        the console's own commands (see core.outside.endpoint)."""
+        the console's own commands (see core.outside.endpoint).  `undo` answers `belay undo|redo` run in a
+        terminal while this console owns the workspace (its report, as JSON)."""
         endpoint = Endpoint(self.state_dir, token, self.workspace.root, refuse_peer=refuse_peer)
         endpoint.handle(HookRequest, self._hook)
         endpoint.handle(ToolsRequest, self._tools)
         endpoint.handle(CallRequest, self._call)
         endpoint.handle(ByeRequest, self._bye)
+        if undo is not None:
+            async def undone(request: UndoRequest) -> dict[str, Any]:
+                return {"report": (await undo(request)).model_dump(mode="json")}
+            endpoint.handle(UndoRequest, undone)
         await endpoint.start()
         return endpoint
 

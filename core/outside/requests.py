@@ -1,8 +1,9 @@
 """What other processes may ask of the console's socket, as models the endpoint validates before any handler runs.
 
-Five kinds: `hook` (one Claude Code hook event, from the hook command or a
+Six kinds: `hook` (one Claude Code hook event, from the hook command or a
 launched session's callbacks), `tools` and `call` and `bye` (from
-`belay mcp-serve` for its MCP clients), and `ping`.  A request that does
+`belay mcp-serve` for its MCP clients), `undo` (from `belay undo|redo` in a
+terminal while a window has the workspace), and `ping`.  A request that does
 not fit its model is refused at the door with what was wrong; a handler
 only ever sees typed fields.
 
@@ -91,6 +92,17 @@ class ByeRequest(_Request):
 
     kind: Literal["bye"]
     client_session: str = "default"
+
+
+class UndoRequest(_Request):
+    """Undo (or redo) a journaled call through the console that owns the workspace (`belay undo` beside a window)."""
+
+    kind: Literal["undo"]
+    call_id: str
+    files: list[str] = Field(default_factory=list)
+    """Only these files' changes (relative to the workspace); empty: all of them."""
+    force: bool = False
+    redo: bool = False
 
 
 class PingRequest(_Request):

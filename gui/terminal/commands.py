@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -24,8 +25,10 @@ from core import (
     UndoReport,
     claude_settings_file,
     config_dir,
+    find_endpoint,
     hook_command,
     install_hooks,
+    install_token,
     shared_settings_file,
     state_root,
     uninstall_hooks,
@@ -102,11 +105,18 @@ def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO
     return 0
 
 
+UNDO_WAIT_S = 120.0
+"""How long `belay undo` waits for the window's console to answer (an undo of many files takes a while)."""
+
+
 def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as_json: bool,
               files: Sequence[str] | None = None, redo: bool = False, out: TextIO = sys.stdout) -> int:
     """Undo (or, with `redo`, put back) a call or some of its files; conflicts need --force."""
     workspace = _existing(workspace)
     files = _relative(workspace, files)
+    report = _undo_in_running_console(workspace, op_id, state_dir, force, files, redo)
+    if report is not None:
+        return _show_undo(report, op_id, redo, as_json, out)
 
     async def run() -> UndoReport:
         async with Console(workspace, state_dir=state_dir) as console:
@@ -117,7 +127,37 @@ def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as
                 return await console.redo(op_id, paths=files or None)
             return await console.undo(op_id, paths=files or None, force=force)
 
-    report = asyncio.run(run())
+    return _show_undo(asyncio.run(run()), op_id, redo, as_json, out)
+
+
+def _undo_in_running_console(workspace: str, op_id: str, state_dir: str | None, force: bool,
+                             files: Sequence[str] | None, redo: bool) -> UndoReport | None:
+    """The report of the console that has the workspace open (a window), asked over its socket; None when
+    no console answers there (this command then opens the workspace itself)."""
+    endpoint = find_endpoint(str(state_root(state_dir)), workspace)
+    if endpoint is None:
+        return None
+    request = {"token": install_token(config_dir()), "kind": "undo", "call_id": op_id, "files": list(files or []),
+               "force": force, "redo": redo}
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(UNDO_WAIT_S)
+            try:
+                conn.connect(endpoint["socket"])
+            except (ConnectionRefusedError, FileNotFoundError):
+                return None  # the socket of a console that has gone: open the workspace here
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            answer = json.loads(conn.makefile("rb").readline() or b"{}")
+    except (OSError, ValueError) as e:
+        raise BelayError(ErrorKind.CONFLICT, f"the Belay window on {workspace} did not answer the undo ({e})",
+                         "Undo from the window, or close it and try again.") from None
+    if "report" not in answer:
+        raise BelayError(ErrorKind.CONFLICT, f"the Belay window on {workspace} refused the undo: "
+                         f"{answer.get('error') or answer}", "Undo from the window.")
+    return UndoReport.model_validate(answer["report"])
+
+
+def _show_undo(report: UndoReport, op_id: str, redo: bool, as_json: bool, out: TextIO) -> int:
     if as_json:
         out.write(report.model_dump_json(indent=2) + "\n")
     elif report.ok:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -194,3 +195,27 @@ def test_arguments_that_are_not_utf8_are_named_and_refused(tmp_path: Path, state
     _one_line_error(listed, 2, "the --workspace", "w\\udcff", "is not valid UTF-8 text")
     undone = _belay("undo", "call_\udcff", "--workspace", str(tmp_path), "--state-dir", str(state_dir))
     _one_line_error(undone, 2, "the call id 'call_\\udcff' is not valid UTF-8 text")
+
+
+def test_undo_from_the_terminal_goes_through_the_window_that_has_the_workspace(tmp_path: Path,
+                                                                              state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("before\n")
+
+    async def scenario() -> tuple[int, str, bool]:
+        async with Console(ws, state_dir=state_dir) as console:  # the window's console: it owns the workspace
+            await console.add_rule("Write", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            done = await console.call(agent, "Write", {"file_path": str(ws / "a.py"), "content": "after\n"})
+            terminal = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "gui.terminal.cli", "undo", done.call_id, "--workspace", str(ws),
+                "--state-dir", str(state_dir), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT)
+            out, _ = await asyncio.wait_for(terminal.communicate(), 120)
+            return terminal.returncode or 0, out.decode(), bool(console.timeline.runs[done.call_id].undone_by)
+
+    code, out, shown_undone = run(scenario())
+    assert code == 0 and f"Undone {'call_'}" in out, out
+    assert (ws / "a.py").read_text() == "before\n"
+    assert shown_undone  # the window's own timeline shows it undone
