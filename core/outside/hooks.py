@@ -199,10 +199,18 @@ class ClaudeHooks:
         return session.agent if session is not None else None
 
     async def _link_spawned(self, session: _Session, call_id: str, response: dict[str, Any]) -> None:
+        """The spawning call reported back with its sub-agent's id: link them, whichever came first.
+
+        A background sub-agent's `Agent` call returns at once, often before the sub-agent's first event:
+        the link is then kept for when the sub-agent appears (as the SDK's task messages do)."""
         agent_id = response.get("agentId") or response.get("agent_id")
-        if isinstance(agent_id, str) and agent_id in session.unlinked:
+        if not isinstance(agent_id, str) or not agent_id:
+            return
+        if agent_id in session.unlinked:
             session.unlinked.discard(agent_id)
             await self._link(session.subagents[agent_id].agent_id, call_id)
+        elif agent_id not in session.subagents:
+            session.early_links[agent_id] = call_id
 
     def __repr__(self) -> str:
         return f"<ClaudeHooks sessions={len(self._sessions)} open calls={self.interceptor.waiting}>"

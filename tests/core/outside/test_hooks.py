@@ -219,3 +219,43 @@ def test_install_writes_blocking_hooks_and_uninstall_removes_exactly_them(tmp_pa
     install.install(fresh, command, config_dir())
     assert install.uninstall(fresh, config_dir()).file_removed and not fresh.exists()
     assert os.path.isdir(fresh.parent)
+
+
+@pytest.mark.parametrize("order", ["agent call reports back first", "sub-agent starts first"])
+def test_background_sub_agents_are_linked_whichever_hook_event_arrives_first(workspace: Path, order: str) -> None:
+    """Two background `Agent` calls at once: each sub-agent is linked by the id its call reported back."""
+    async def spawn(use_id: str) -> None:
+        await _client_async(_event("PreToolUse", workspace, tool_name="Agent", tool_use_id=use_id,
+                                   tool_input={"description": use_id, "prompt": "p", "run_in_background": True}),
+                            workspace)
+
+    async def reported(use_id: str, agent_id: str) -> None:
+        await _client_async(_event("PostToolUse", workspace, tool_name="Agent", tool_use_id=use_id,
+                                   tool_input={"description": use_id, "prompt": "p", "run_in_background": True},
+                                   tool_response={"isAsync": True, "status": "async_launched", "agentId": agent_id}),
+                            workspace)
+
+    async def started(agent_id: str) -> None:
+        await _client_async(_event("SubagentStart", workspace, agent_id=agent_id, agent_type="helper"), workspace)
+
+    async def scenario() -> dict[str, str | None]:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            await spawn("toolu_a")
+            await spawn("toolu_b")  # two spawning calls open: the sub-agents cannot be told apart by being alone
+            if order == "agent call reports back first":
+                await reported("toolu_a", "agent-a")
+                await reported("toolu_b", "agent-b")
+                await started("agent-b")
+                await started("agent-a")
+            else:
+                await started("agent-b")
+                await started("agent-a")
+                await reported("toolu_a", "agent-a")
+                await reported("toolu_b", "agent-b")
+            calls = {r.args.get("description"): r.call_id for r in await console.history() if r.tool == "Agent"}
+            kids = [a for a in console.timeline.agents.values() if a.agent_kind == "subagent"]
+            return {calls_of: next((a.spawned_by for a in kids if a.spawned_by == call), None)
+                    for calls_of, call in calls.items()}
+
+    assert all(run(scenario()).values())  # both sub-agents sit under their own Agent call
