@@ -229,6 +229,11 @@ class Console:
     def mcp_servers(self) -> list[ServerStatus]:
         return self.mcp.statuses() if self.mcp is not None else []
 
+    async def mcp_started(self, timeout_s: float | None = None) -> list[ServerStatus]:
+        """Wait until every MCP server has listed its tools or failed (None: within the slowest server's own
+        startup timeout); their statuses.  Opening only starts them: a plan's first call may name their tools."""
+        return await self.mcp.wait_started(timeout_s) if self.mcp is not None else []
+
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
         if self.endpoint is not None:

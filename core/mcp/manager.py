@@ -31,6 +31,8 @@ from core.models.mcp import ServerState, ServerStatus
 from core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+START_GRACE_S = 5.0
+"""Beyond the longest `startup_timeout_s`, how long `wait_started` waits: a server's own limit fails it first."""
 
 
 class McpManager:
@@ -62,8 +64,13 @@ class McpManager:
                 if name not in self._connections and not self._closed:
                     self._connect(name)
 
-    async def wait_started(self, timeout_s: float) -> list[ServerStatus]:
-        """Wait until no server is starting any more (or `timeout_s` passed); every server's status."""
+    async def wait_started(self, timeout_s: float | None = None) -> list[ServerStatus]:
+        """Wait until no server is starting any more (or `timeout_s` passed); every server's status.
+
+        None: as long as the slowest server's `startup_timeout_s` (and a grace), after which its connection has
+        failed it, so every server has then either listed its tools or failed."""
+        if timeout_s is None:
+            timeout_s = max((s.startup_timeout_s for s in self._servers.values()), default=0.0) + START_GRACE_S
         with contextlib.suppress(TimeoutError):  # not an error: the caller sees who is still starting
             async with asyncio.timeout(timeout_s):
                 await self._settled.wait()

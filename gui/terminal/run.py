@@ -9,6 +9,12 @@ call succeeded, 1 when any did not, 2 when the plan or the options are bad
 journal cannot be used (said by the command line's boundary, `cli.main`).
 No Qt is imported on this path.
 
+Before the plan runs, the configured MCP servers get their own startup
+timeout to list their tools or fail (the terminal says what it waits for
+after a second): a plan whose first call is an MCP tool would otherwise
+find no such tool.  A plan that calls a server that did not start is not
+run (exit 2, one line naming the server and why).
+
 A scripted-agent plan runs as `belay demo` runs it, minus the window and
 the pacing: under --auto approve its `review` rules still deny what they
 name, and its `undo_after` (a demo's flourish) is not applied.
@@ -37,6 +43,8 @@ from core import (
     Console,
     Event,
     RunStatus,
+    ServerState,
+    ServerStatus,
     Subscription,
     run_script,
     spawn,
@@ -46,6 +54,8 @@ from gui.terminal.plans import BatchPlan, Plan, PlanError, ScriptPlan, load_plan
 from gui.terminal.run_log import Auto, LogView, Output, Watch, duration_text, plural
 
 FAILED = {RunStatus.FAILED, RunStatus.DENIED, RunStatus.CANCELLED, RunStatus.TIMED_OUT, RunStatus.INTERRUPTED}
+WAIT_NOTE_S = 1.0
+"""How long MCP servers may take to start before the terminal says that it waits for them."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +82,7 @@ def run_plan(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = sys.st
         return 2
     logging.basicConfig(level=logging.WARNING, format="belay: %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(_run(options, plan, workspace, out))
+        return asyncio.run(_run(options, plan, workspace, out, err))
     except BadRun as e:
         err.write(f"belay run: {e}\n")
         return 2
@@ -119,13 +129,68 @@ class Totals:
         return 0 if self.failed == 0 and self.skipped == 0 else 1
 
 
-async def _run(options: RunOptions, plan: Plan, workspace: Path, stdout: TextIO) -> int:
+async def _run(options: RunOptions, plan: Plan, workspace: Path, stdout: TextIO, stderr: TextIO) -> int:
     console = Console(workspace, state_dir=options.state_dir)
     await console.open()
     try:  # what opening recovered after a crash is logged by the core: not said twice
+        _check_servers(await _servers_started(console, stderr), plan, stderr)
         return await _supervise(console, options, plan, Output(stdout))
     finally:
         await console.close()
+
+
+async def _servers_started(console: Console, err: TextIO) -> list[ServerStatus]:
+    """The MCP servers' statuses once each has listed its tools or failed; after a second, the terminal says
+    which ones it waits for."""
+    note = spawn(_say_waiting(console, err), "belay run: waiting for MCP servers")
+    try:
+        return await console.mcp_started()
+    finally:
+        note.cancel()
+        await asyncio.wait([note])
+
+
+async def _say_waiting(console: Console, err: TextIO) -> None:
+    await asyncio.sleep(WAIT_NOTE_S)
+    starting = [s.name for s in console.mcp_servers() if s.state == ServerState.STARTING]
+    if starting:
+        err.write(f"belay run: waiting for MCP server{'s' if len(starting) > 1 else ''} {', '.join(starting)}…\n")
+        err.flush()
+
+
+def _check_servers(statuses: list[ServerStatus], plan: Plan, err: TextIO) -> None:
+    """Refuse the plan if it calls a server that is not ready (its calls would find no such tool); a note
+    for one it does not call."""
+    named = _tools_named(plan)
+    for status in statuses:
+        if status.state == ServerState.READY:
+            continue
+        why = (f"failed to start: {status.reason}" if status.state == ServerState.FAILED
+               else "did not start in time" if status.state == ServerState.STARTING else "is stopped")
+        needed = sorted(t for t in named if t.startswith(f"mcp__{status.name}__"))
+        if needed:
+            raise BadRun(f"MCP server {status.name!r} {why}; the plan calls {', '.join(needed)}, "
+                         "so nothing was run")
+        err.write(f"belay run: note: MCP server {status.name!r} {why}\n")
+
+
+def _tools_named(plan: Plan) -> set[str]:
+    """Every tool the plan names: its calls, its steps, their batches and its sub-agents' steps."""
+    if isinstance(plan, BatchPlan):
+        return {call.tool for call in plan.calls}
+    return _step_tools([step.model_dump() for step in plan.script.steps])
+
+
+def _step_tools(steps: object) -> set[str]:
+    names: set[str] = set()
+    for step in steps if isinstance(steps, list) else []:
+        if not isinstance(step, dict):
+            continue
+        tool, args, batch = step.get("tool"), step.get("args"), step.get("batch")
+        names |= {tool} if isinstance(tool, str) else set()
+        names |= _step_tools(batch.get("calls")) if isinstance(batch, dict) else set()
+        names |= _step_tools(args.get("steps")) if isinstance(args, dict) else set()  # a Task's sub-agent
+    return names
 
 
 async def _supervise(console: Console, options: RunOptions, plan: Plan, out: Output) -> int:

@@ -7,6 +7,9 @@ the "person" is the test, answering through the console's commands.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -372,3 +375,23 @@ def test_rewind_stops_at_a_file_someone_changed_since(workspace: Path) -> None:
 
     assert run(scenario()) == [False]
     assert notes.read_text() == "the person's edit\n"
+
+
+def test_mcp_started_waits_for_a_server_slow_to_start_so_a_first_call_finds_its_tools(workspace: Path) -> None:
+    toy = Path(__file__).parent / "mcp" / "toy_server.py"
+    late = f"import runpy, sys, time; time.sleep(1.5); sys.argv = [{str(toy)!r}, 'stdio']; " \
+           f"runpy.run_path({str(toy)!r}, run_name='__main__')"
+    (Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml").write_text(
+        f"[mcp.servers.late]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(['-c', late])}\n")
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            assert [s.describe() for s in console.mcp_servers()] == ["starting"]  # opening does not wait
+            [late_status] = await console.mcp_started()
+            assert late_status.describe().startswith("ready") and "mcp__late__echo" in console.registry
+            await console.add_rule("mcp__late__echo", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "mcp__late__echo", {"text": "first call"})
+            assert outcome.status == RunStatus.DONE and outcome.text == "first call"
+
+    run(scenario())

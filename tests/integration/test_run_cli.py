@@ -316,3 +316,54 @@ def test_a_hostile_plan_is_refused_in_one_line_and_nothing_runs(workspace: Path,
                                                               name: str, content: str, fragment: str) -> None:
     _refused(_run(_plan(tmp_path, name, content), workspace, state_dir), fragment)
     assert not (workspace / "x.txt").exists()
+
+
+TOY = ROOT / "tests" / "core" / "mcp" / "toy_server.py"
+LATE_TOY = ("-c", f"import runpy, sys, time; time.sleep(1.5); sys.argv = [{str(TOY)!r}, 'stdio']; "
+                  f"runpy.run_path({str(TOY)!r}, run_name='__main__')")
+"""The toy MCP server (a real one, on the official SDK), starting 1.5 s late as a server fetched by npx does."""
+CRASHY = ("-c", "import sys; print('crashy: MY_API_KEY is not set', file=sys.stderr); sys.exit(1)")
+
+
+def _mcp_servers(**servers: tuple[str, ...]) -> None:
+    """Declare MCP servers (name -> python's arguments) in the user settings, which are private to each test."""
+    lines = []
+    for name, args in servers.items():
+        lines += [f"[mcp.servers.{name}]", f"command = {json.dumps(sys.executable)}", f"args = {json.dumps(args)}"]
+    (Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_plan_whose_first_call_is_an_mcp_tool_waits_for_its_server_to_start(workspace: Path, state_dir: Path,
+                                                                            tmp_path: Path) -> None:
+    _mcp_servers(late=LATE_TOY)
+    plan = _plan(tmp_path, "mcp.json", {"name": "mcp", "calls": [
+        {"id": "hello", "tool": "mcp__late__echo", "args": {"text": "hello from the server"}},
+        {"id": "readme", "tool": "Read", "args": {"file_path": "{workspace}/README.md"}, "depends_on": ["hello"]},
+    ]})
+    result = _run(plan, workspace, state_dir, "--auto", "approve")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == "belay run: waiting for MCP server late…\n"
+    assert "✓ hello " in result.stdout and "Summary  mcp: 2 calls, 2 succeeded, 0 failed" in result.stdout
+    assert [c["status"] for c in _calls(workspace, state_dir) if c["tool"] == "mcp__late__echo"] == ["done"]
+
+
+def test_a_plan_calling_an_mcp_server_that_crashed_at_start_is_refused_naming_it(workspace: Path, state_dir: Path,
+                                                                                tmp_path: Path) -> None:
+    _mcp_servers(crashy=CRASHY)
+    batch = _plan(tmp_path, "batch.json", {"calls": [
+        {"id": "hello", "tool": "mcp__crashy__echo", "args": {"text": "hi"}}, _write("w", "x.txt")]})
+    _refused(_run(batch, workspace, state_dir, "--auto", "approve"),
+             "MCP server 'crashy' failed to start: the server closed the connection")  # not "has no tool named"
+    script = _plan(tmp_path, "script.yaml", "name: helper\nsteps:\n"
+                   "  - {tool: Write, args: {file_path: '{workspace}/x.txt', content: x}}\n"
+                   "  - tool: Task\n    args:\n      description: ask the server\n      subagent_type: asker\n"
+                   "      tools: [mcp__crashy__echo]\n      steps: [{tool: mcp__crashy__echo, args: {text: hi}}]\n")
+    result = _run(script, workspace, state_dir, "--auto", "approve")
+    _refused(result, "it said: crashy: MY_API_KEY is not set; the plan calls mcp__crashy__echo, so nothing was run")
+    assert not (workspace / "x.txt").exists() and _calls(workspace, state_dir) == []
+
+    reading = _plan(tmp_path, "reading.json", {"calls": [{"id": "r", "tool": "Read",
+                                                          "args": {"file_path": "{workspace}/README.md"}}]})
+    unaffected = _run(reading, workspace, state_dir, "--auto", "approve")  # a plan that does not need it runs
+    assert unaffected.returncode == 0, unaffected.stdout + unaffected.stderr
+    assert unaffected.stderr.startswith("belay run: note: MCP server 'crashy' failed to start: the server closed")

@@ -17,13 +17,21 @@ from pathlib import Path
 import pytest
 
 from core.errors import ErrorKind
+from core.mcp.manager import McpManager
 from core.mcp.results import MCP_TOOL_ERROR
 from core.mcp.settings import ServerSettings
 from core.models.mcp import ServerState
+from core.tools.registry import ToolRegistry
 from tests.conftest import run
-from tests.core.mcp.conftest import HttpServer, alive, free_port, harness, start_http, stdio
+from tests.core.mcp.conftest import TOY, HttpServer, alive, free_port, harness, start_http, stdio
 
 ERAS = [pytest.param((), id="2026-07-28"), pytest.param(("--legacy",), id="handshake-era")]
+
+
+def late_start(delay_s: float) -> tuple[str, ...]:
+    """Arguments for `python` that start the toy server over stdio after `delay_s` (a server slow to start)."""
+    return ("-c", f"import runpy, sys, time; time.sleep({delay_s}); sys.argv = [{str(TOY)!r}, 'stdio']; "
+                  f"runpy.run_path({str(TOY)!r}, run_name='__main__')")
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -202,6 +210,27 @@ def test_a_server_that_cannot_start_fails_with_a_readable_reason(tmp_path: Path,
             assert status.state == ServerState.FAILED and reason in status.reason, status.reason
             assert not h.manager.tools("broken")
             assert (await h.call("mcp__toy__echo", {"text": "fine"})).text == "fine"  # the others are unaffected
+
+    run(scenario())
+
+
+def test_waiting_without_a_limit_lasts_until_each_server_listed_its_tools_or_its_own_limit_failed_it(
+        tmp_path: Path) -> None:
+    late = ServerSettings(name="late", command=sys.executable, args=late_start(1.5))
+    stuck = ServerSettings(name="stuck", command="sleep", args=("60",), startup_timeout_s=2.0)
+
+    async def scenario() -> None:
+        registry = ToolRegistry()
+        manager = McpManager(registry, {"late": late, "stuck": stuck}, cwd=tmp_path)
+        await manager.start()
+        try:
+            started = time.monotonic()
+            statuses = {s.name: s for s in await manager.wait_started()}
+            assert time.monotonic() - started >= 1.5
+            assert statuses["late"].state == ServerState.READY and "mcp__late__echo" in registry
+            assert statuses["stuck"].describe() == "failed: it did not answer within 2 s (startup_timeout_s)"
+        finally:
+            await manager.close()
 
     run(scenario())
 
