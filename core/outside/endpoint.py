@@ -237,6 +237,7 @@ class Endpoint:
         if entry is None:
             return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
         model, handler = entry
+        request["peer_pid"] = _peer_pid(writer)
         try:
             valid = model.model_validate(request)
         except ValidationError as e:
@@ -276,6 +277,15 @@ class Endpoint:
 
     def __repr__(self) -> str:
         return f"<Endpoint {self.path} serving={self._server is not None}>"
+
+
+def _peer_pid(writer: asyncio.StreamWriter) -> int | None:
+    """The connected process's pid (None where the kernel cannot say): handlers may watch the agent behind it."""
+    try:
+        peer = _peer(writer)
+    except OSError:
+        return None
+    return peer[0] if peer is not None else None
 
 
 def _peer(writer: asyncio.StreamWriter) -> tuple[int, int] | None:

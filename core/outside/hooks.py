@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.outside.intercept import Interceptor, Verdict
+from core.outside.liveness import AgentProcess
 from core.outside.requests import HookEvent, HookRequest
 from core.run.calls import AgentHandle
 
@@ -56,6 +57,8 @@ class _Session:
     verdicts: dict[str, tuple[str, dict[str, Any], Verdict]] = field(default_factory=dict)
     """tool_use_id -> (tool, input, what Belay answered at PreToolUse): a PermissionRequest, which carries
     no tool_use_id, gets the same answer for the same tool and input."""
+    process: AgentProcess | None = None
+    """The agent's own process, found from its last hook command: watched while its calls hold the lock."""
 
 
 class ClaudeHooks:
@@ -70,6 +73,10 @@ class ClaudeHooks:
 
     async def request(self, request: HookRequest) -> dict[str, Any]:
         """The endpoint's handler for kind "hook" (the event was validated at the door)."""
+        if request.peer_pid is not None and request.event.hook_event_name == "PreToolUse":
+            process = AgentProcess.of_hook_client(request.peer_pid)
+            if process is not None:
+                (await self._session(request.event)).process = process
         answer = await self.handle(request.event)
         return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
 
@@ -140,7 +147,8 @@ class ClaudeHooks:
         agent = await self._agent(event)
         session = await self._session(event)
         use_id, tool_name, tool_input = event.tool_use_id, event.tool_name, event.tool_input
-        verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input)
+        alive = session.process.alive if session.process is not None else None
+        verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive)
         session.verdicts[use_id] = (tool_name, tool_input, verdict)
         if verdict.decision == "allow" and tool_name in SPAWNING:
             session.spawning[use_id] = verdict.call_id

@@ -24,6 +24,7 @@ import asyncio
 import functools
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -48,6 +49,9 @@ log = logging.getLogger(__name__)
 
 HOLD_S = 600.0
 """How long an allowed call may take to report back before its capture is closed without it."""
+WATCH_S = 1.0
+"""How often a call holding the lock checks that its agent's process still runs."""
+GONE = "the agent's process ended before the call reported back (killed or crashed mid-call)"
 HARMLESS = {
     # Claude Code's own tools that change nothing on disk: judged as read-only.
     "TodoWrite": Annotations(read_only=True, destructive=False),
@@ -75,6 +79,11 @@ class _Open:
     """An allowed call the agent is running."""
 
     call: OpenCall
+    use_id: str = ""
+    alive: Callable[[], bool] | None = None
+    """Whether the agent's process still runs (None: not known, so only HOLD_S ends the wait)."""
+    gone: bool = False
+    """The agent died before reporting back: the call ends interrupted and lets go of the lock."""
     befores: dict[str, bytes | None] = field(default_factory=dict)
     """File tools: relative path -> content before (None: absent)."""
     capture: asyncio.Task[None] | None = None
@@ -97,7 +106,8 @@ class Interceptor:
         """Calls allowed and not yet reported back."""
         return len(self._open)
 
-    async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any]) -> Verdict:
+    async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any], *,
+                     alive: Callable[[], bool] | None = None) -> Verdict:
         try:
             arguments.check_text(tool_name, tool_input)  # before anything reads (or journals) the call
         except BelayError as e:
@@ -116,7 +126,7 @@ class Interceptor:
             await self.calls.finish(call, updated.status, updated.text, updated.error)
             return Verdict("deny", updated.text, call.call_id)
         await self.calls.start(call)
-        await self._hold(use_id, call, tool, args)
+        await self._hold(use_id, call, tool, args, alive)
         return Verdict("allow", "allowed by Belay", call.call_id, updated)
 
     async def _refuse_unencodable(self, agent: AgentHandle, tool_name: str, tool_input: dict[str, Any],
@@ -186,9 +196,10 @@ class Interceptor:
 
     # -- capturing -----------------------------------------------------------
 
-    async def _hold(self, use_id: str, call: OpenCall, tool: Tool | None, args: ToolArgs | None) -> None:
+    async def _hold(self, use_id: str, call: OpenCall, tool: Tool | None, args: ToolArgs | None,
+                    alive: Callable[[], bool] | None = None) -> None:
         """Make what the allowed call changes its own: hold its file, or the one-author lock."""
-        opened = _Open(call)
+        opened = _Open(call, use_id, alive)
         self._open[use_id] = opened
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         if annotations.read_only or self.tracker is None:
@@ -222,14 +233,31 @@ class Interceptor:
         call = opened.call
         async with self.tracker.mutation(f"call {call.call_id}"):
             ready.set_result(None)
-            try:
-                await asyncio.wait_for(opened.done.wait(), HOLD_S)
-            except TimeoutError:
-                log.warning("%s call %s did not report back within %.0f s; its capture is closed",
-                            call.tool, call.call_id, HOLD_S)
+            await self._wait_for_report(opened)
             captured = await self.tracker.capture()
         if captured.changes or captured.git:
             await self.calls.captured(call, captured.changes, captured.git)
+        if opened.gone and self._open.pop(opened.use_id, None) is opened:
+            log.warning("%s call %s: %s; it ends interrupted", call.tool, call.call_id, GONE)
+            await self.calls.finish(call, RunStatus.INTERRUPTED, f"Interrupted: {GONE}.",
+                                    ErrorInfo(kind=ErrorKind.CANCELLED, message=GONE))
+
+    async def _wait_for_report(self, opened: _Open) -> None:
+        """Until the agent reports back, its process is gone, or HOLD_S passes."""
+        deadline = asyncio.get_running_loop().time() + HOLD_S
+        while True:
+            try:
+                await asyncio.wait_for(opened.done.wait(), WATCH_S)
+                return
+            except TimeoutError:
+                pass
+            if opened.alive is not None and not opened.alive():
+                opened.gone = True
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                log.warning("%s call %s did not report back within %.0f s; its capture is closed",
+                            opened.call.tool, opened.call.call_id, HOLD_S)
+                return
 
     async def _release(self, opened: _Open, original: str | None) -> None:
         """The agent reported back: capture what the call changed and let go of its file or the lock."""

@@ -66,6 +66,8 @@ class HookRequest(_Request):
 
     kind: Literal["hook"]
     event: HookEvent
+    peer_pid: int | None = None
+    """The hook command's process, as the kernel told the endpoint (its parent is the agent)."""
 
 
 class ToolsRequest(_Request):

@@ -11,6 +11,7 @@ model was told, and undo.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -273,3 +274,52 @@ def test_a_person_denying_a_call_tells_the_model_belays_reason_as_a_decision(wor
     assert not (workspace / "secret.txt").exists()
     told = _belays_words(result)
     assert "no secrets, please" in told and "error" not in told.lower(), told
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.allow_warning_logs  # the console logs the interrupted call
+def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_interrupted(workspace: Path,
+                                                                                          tmp_path: Path) -> None:
+    """Claude Code killed while its Bash call runs: no PostToolUse will come, so the console watches its process."""
+    slow = "python3 -c 'import time; time.sleep(60)'"  # Claude Code itself refuses a bare `sleep 60`
+    turns = [Turn(tools=[ToolCall("Bash", {"command": slow, "description": "wait"}, id="k_bash")]),
+             Turn(text="unreachable", when=answers("k_bash"))]
+    settings = _hooks_settings(tmp_path)
+    log = tmp_path / "cli.log"
+
+    async def scenario() -> tuple[RunStatus, float, RunStatus, float]:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            with ScriptedModel(turns) as model, log.open("wb") as out:
+                command = [str(bundled_cli()), "-p", "do the scripted work", "--output-format", "stream-json",
+                           "--verbose", "--settings", str(settings)]
+                cli = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=model.env(),
+                                                           stdin=asyncio.subprocess.DEVNULL,
+                                                           stdout=out, stderr=asyncio.subprocess.STDOUT,
+                                                           start_new_session=True)
+                try:
+                    deadline = time.monotonic() + 60
+                    while not (console.interceptor and console.interceptor.waiting) and time.monotonic() < deadline:
+                        await asyncio.sleep(0.05)
+                    assert console.interceptor is not None and console.interceptor.waiting == 1, log.read_text()[-3000:]
+                    await asyncio.sleep(0.5)  # the command runs
+                    os.killpg(cli.pid, signal.SIGKILL)
+                    killed = time.monotonic()
+                    await cli.wait()
+                    while console.interceptor.waiting and time.monotonic() < killed + 30:
+                        await asyncio.sleep(0.05)
+                    released = time.monotonic() - killed
+                finally:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(cli.pid, signal.SIGKILL)
+            other = await console.start_agent("other", "scripted")  # another agent's command must not wait
+            started = time.monotonic()
+            later = await console.call(other, "Bash", {"command": "echo later > later.txt"})
+            waited = time.monotonic() - started
+            bash = next(r for r in await console.history() if r.tool == "Bash" and r.args.get("command") == slow)
+            return bash.status, released, later.status, waited
+
+    status, released, later, waited = run(scenario())
+    assert status == RunStatus.INTERRUPTED
+    assert released < 10, released  # not HOLD_S (ten minutes)
+    assert later == RunStatus.DONE and waited < 10, waited

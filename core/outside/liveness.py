@@ -1,0 +1,59 @@
+"""Whether the agent behind a hook call is still there: its process, found from the hook command's.
+
+Claude Code runs each hook command as a child (through a shell, usually), so
+the parent of the process that connected to the console's socket is the
+agent itself.  A call the agent was allowed to run holds the change-capture
+lock until its PostToolUse arrives; if the agent is killed mid-call that
+never comes.  Watching the agent's process lets the console end such a call
+as interrupted within a second or two, instead of holding every other
+agent's calls for the ten minutes the lock otherwise waits.  A process is
+known by its pid and its start time, so a pid the kernel hands to a new
+process is not taken for the old one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "busybox", "env", "timeout"})
+"""Programs that may stand between the agent and its hook command."""
+
+
+@dataclass(frozen=True)
+class AgentProcess:
+    """One process, by pid and start time (clock ticks after boot)."""
+
+    pid: int
+    started: int
+
+    @staticmethod
+    def of_hook_client(pid: int) -> AgentProcess | None:
+        """The agent that ran the hook command `pid`: its first ancestor that is not a shell (None: unknown)."""
+        current = _stat(pid)
+        hops = 0
+        while current is not None and hops < 4:
+            parent = _stat(current[2])
+            if parent is None or parent[2] <= 1:
+                return None
+            if parent[0] not in SHELLS:
+                return AgentProcess(current[2], parent[1])
+            current, hops = parent, hops + 1
+        return None
+
+    def alive(self) -> bool:
+        """Whether the process still runs (and is the same one: same start time; a zombie counts as gone)."""
+        stat = _stat(self.pid)
+        return stat is not None and stat[1] == self.started and stat[3] != "Z"
+
+
+def _stat(pid: int) -> tuple[str, int, int, str] | None:
+    """(command name, start time, parent pid, state) of `pid`, from /proc; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    name = raw[raw.index("(") + 1:raw.rindex(")")]
+    fields = raw[raw.rindex(")") + 2:].split()
+    return os.path.basename(name), int(fields[19]), int(fields[1]), fields[0]
