@@ -104,6 +104,10 @@ class OutsideAgents:
     # -- Claude Code ---------------------------------------------------------
 
     async def _hook(self, request: HookRequest) -> dict[str, Any]:
+        if request.launched and any(s.nonce == request.launched for s in self._sessions):
+            # A session this console launched, in a project that also has Belay's hooks installed: its calls
+            # are decided through the SDK's callbacks; deciding them again here would wait on its own lock.
+            return {"exit": 0, "stdout": None, "stderr": ""}
         await self.recorder.session()
         return await self.hooks.request(request)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import TaskStartedMessage
 
+from core.outside.hook_client import LAUNCHED_ENV
 from core.outside.hooks import ClaudeHooks
 from core.outside.requests import HookEvent
 from core.tasks import spawn
@@ -59,7 +61,9 @@ class ClaudeSession:
                  env: dict[str, str] | None = None, cli_path: str | None = None,
                  on_session: Callable[[str], None] | None = None) -> None:
         self.hooks, self.workspace, self.prompt = hooks, workspace, prompt
-        self.model, self.env, self.cli_path = model, dict(env or {}), cli_path
+        self.nonce = secrets.token_hex(16)
+        """Put in the CLI's environment (LAUNCHED_ENV): hook commands it runs say they belong to this session."""
+        self.model, self.env, self.cli_path = model, {**(env or {}), LAUNCHED_ENV: self.nonce}, cli_path
         self.session_id: str | None = None
         self._on_session = on_session
         """Told the session id as soon as it is known (the console registers the window's controls)."""

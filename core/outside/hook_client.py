@@ -56,6 +56,10 @@ REFUSALS = {
 """Each stoppable event's refusal as Claude Code reads it (its reason goes where %s is, as a JSON string)."""
 KEEPALIVE = b"WAIT"
 """The console's keepalive line (core.outside.endpoint.KEEPALIVE): still working on it, keep waiting."""
+LAUNCHED_ENV = "BELAY_LAUNCHED_SESSION"
+"""Set by the console in the environment of a Claude Code it launched (`belay claude`): that session's calls
+are already decided through the Agent SDK's callbacks, so a hook command it runs (a project that also has
+Belay's hooks installed) is answered "no opinion" instead of deciding every call twice."""
 WAIT_S, MAX_WAIT_S = 30.0, 3000.0
 WAIT_ENV, MAX_WAIT_ENV = "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT"
 
@@ -104,7 +108,9 @@ def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(min(wait_s, max_wait_s))
-        header = b'{"token": "%s", "kind": "hook", "length": %d}\n' % (token.encode("ascii"), len(event))
+        launched = "".join(c for c in os.environ.get(LAUNCHED_ENV, "") if c in "0123456789abcdef")[:64]
+        header = b'{"token": "%s", "kind": "hook", "length": %d, "launched": "%s"}\n' % (
+            token.encode("ascii"), len(event), launched.encode("ascii"))
         try:
             sock.connect(socket_path)
             sock.sendall(header + event)

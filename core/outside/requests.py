@@ -68,6 +68,8 @@ class HookRequest(_Request):
     event: HookEvent
     peer_pid: int | None = None
     """The hook command's process, as the kernel told the endpoint (its parent is the agent)."""
+    launched: str = ""
+    """The nonce of a session this console launched, when the hook command runs inside one (else empty)."""
 
 
 class ToolsRequest(_Request):

@@ -125,3 +125,23 @@ def test_a_launched_session_ends_its_agent_and_reads_as_done_when_the_workspace_
     live = run(session_then_agents())
     assert list(live.values()) == ["done"]  # the session's agent ended with it
     assert run(reopened()) == live  # and is not taken for a crashed one on reopening
+
+
+@pytest.mark.timeout(180)
+def test_a_launched_session_in_a_project_with_belays_hooks_installed_decides_each_call_once(workspace: Path) -> None:
+    from core import config_dir, hook_command, install_hooks, state_root
+    install_hooks(workspace / ".claude" / "settings.local.json", hook_command(state_root(), config_dir()), config_dir())
+    turns = [Turn(tools=[ToolCall("Bash", {"command": "echo twice > once.txt", "description": "w"}, id="o_bash")]),
+             Turn(text="Done.", when=answers("o_bash"))]
+
+    async def scenario() -> list[str]:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            with ScriptedModel(turns) as model:
+                session = console.launch_claude("write it", env=model.env(), cli_path=str(bundled_cli()))
+                end = await asyncio.wait_for(session, 90)  # the hook command's copy used to wait on the lock
+            assert end.ok, end
+            return [r.tool for r in await console.history()]
+
+    assert run(scenario()) == ["Bash"]  # once, not once per route
+    assert (workspace / "once.txt").read_text() == "twice\n"
