@@ -11,6 +11,7 @@ from claude_agent_sdk import ClaudeSDKClient, PermissionResultAllow, PermissionR
 from core import Console, RunStatus
 from core.outside import install
 from core.outside.claude_session import HOOK_TIMEOUT_S, SDK_EVENTS, ClaudeSession
+from core.outside.hook_client import LAUNCHED_ENV
 from core.outside.hooks import ClaudeHooks
 from tests.conftest import run
 
@@ -51,7 +52,8 @@ def test_every_tool_lifecycle_event_is_hooked_blocking_on_failure_in_the_workspa
                 assert matcher.hooks == [session._hook], event
             assert options.cwd == str(tmp_path) and options.permission_mode == "default"
             assert options.can_use_tool == session._can_use_tool
-            assert (options.model, options.env, options.cli_path) == ("claude-test", {"HTTPS_PROXY": "p"}, "/opt/claude")
+            launched = {"HTTPS_PROXY": "p", LAUNCHED_ENV: session.nonce}  # its hook commands say they are its
+            assert (options.model, options.env, options.cli_path) == ("claude-test", launched, "/opt/claude")
 
     run(scenario())
 
