@@ -28,7 +28,7 @@ from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
 from core.models.policy import RuleAction, RuleEntry
-from core.models.records import CallRecord, Decision
+from core.models.records import CallRecord, DecidedBy, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
 from core.outside.claude_session import ClaudeSession, SessionEnd
@@ -315,14 +315,15 @@ class Console:
 
     # -- commands ------------------------------------------------------------
 
-    def approve(self, call_id: str, *, edited: dict[str, str] | None = None) -> bool:
-        """Let a waiting call run, optionally with the person's content per file."""
+    def approve(self, call_id: str, *, edited: dict[str, str] | None = None, by: DecidedBy = "person") -> bool:
+        """Let a waiting call run, optionally with the person's content per file.  `by` is who answers: a
+        person unless an unattended answerer says it is one ("auto-approver"); the journal keeps it."""
         decision = Decision.APPROVED_EDITED if edited else Decision.APPROVED
-        return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited))
+        return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited, by=by))
 
-    def deny(self, call_id: str, reason: str = "") -> bool:
-        """Refuse a waiting call; the agent is told `reason`."""
-        return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip()))
+    def deny(self, call_id: str, reason: str = "", *, by: DecidedBy = "person") -> bool:
+        """Refuse a waiting call; the agent is told `reason`.  `by` as for `approve`."""
+        return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip(), by=by))
 
     def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None) -> bool:
         """Approve a waiting call and add an allow rule so calls like it stop asking.

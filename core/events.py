@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
 from core.errors import ErrorInfo
 from core.ids import AgentId, BatchId, CallId, ExternalId, RollbackId, SessionId, ShellId
@@ -26,13 +26,7 @@ from core.models.batches import PlanInfo
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
 from core.models.policy import Mode, RuleEntry
-from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
-
-DecidedBy = Literal["user", "timeout", "headless", "console"]
-"""Who answered an approval request: "user" a front end for a person (the window, the terminal, a
-reviewer standing in for one); "timeout" nobody answered in time (the rule's default applied);
-"headless" no front end could answer, so Belay denied at once; "console" the console closed while
-the call waited."""
+from core.models.records import AgentStatus, DecidedBy, Decision, FileChange, GitChange, RunStatus, decided_by
 
 
 def _now() -> datetime:
@@ -184,10 +178,11 @@ class ApprovalRequested(_Event):
 
 
 class ApprovalResolved(_Event):
-    """A question about a call was answered, made durable first (the recorder).
+    """Whether a call runs was decided, made durable first (the recorder).
 
-    Also published when nobody could be asked (`by` "headless"), so every decision that let a call run
-    or stopped it is in the stream."""
+    Published when a question was answered, when nobody could be asked (`by` "headless"), and when the
+    policy decided without asking (`by` "rule", "mode" or "policy"), so every decision that let a call run
+    or stopped it is in the stream, with who made it."""
 
     kind: Literal["approval_resolved"] = "approval_resolved"
     """The tag that tells this event from the others."""
@@ -197,8 +192,10 @@ class ApprovalResolved(_Event):
     """approved, approved_edited (with the person's content), always_allowed, denied or timed_out."""
     reason: str = ""
     """The person's reason for a denial (the agent reads it), or how a timeout was settled."""
-    by: DecidedBy = "user"
-    """Who answered."""
+    by: Annotated[DecidedBy, BeforeValidator(decided_by)] = "person"
+    """Who decided (see core.models.records.DecidedBy); "user", as events said before, reads as "person"."""
+    rule: str | None = None
+    """With `by` "rule": the rule that decided and its layer, e.g. "Bash(ls:*) [workspace]"."""
 
 
 class CallStarted(_Event):

@@ -131,10 +131,13 @@ class Recorder:
         await self.read(self.journal.set_status, request.call_id, RunStatus.BLOCKED_ON_USER)
         self.bus.publish(request)
 
-    async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy) -> None:
-        """How a request was answered (by a person, a rule's timeout, or Belay itself), made durable."""
-        await self.read(self.journal.add_decision, call_id, decision.value, reason, by)
-        self.bus.publish(ApprovalResolved(call_id=call_id, decision=decision, reason=reason, by=by))
+    async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy,
+                                rule: str | None = None, *, durable: bool = True) -> None:
+        """Who decided whether a call runs (a person, an auto-approver, a rule, the mode, the policy, a
+        timeout, Belay itself) and how, journaled first.  An answer is made durable; a verdict given without
+        asking need not be (`durable` False): the policy would give it again."""
+        await self.read(self.journal.add_decision, call_id, decision.value, reason, by, rule, durable=durable)
+        self.bus.publish(ApprovalResolved(call_id=call_id, decision=decision, reason=reason, by=by, rule=rule))
 
     async def call_started(self, call_id: CallId) -> None:
         await self.read(self.journal.set_status, call_id, RunStatus.RUNNING)

@@ -1,7 +1,8 @@
 """An unattended reviewer: answers approval requests by rules, as a front end would.
 
 Used by `belay demo --auto-approve` (and by tests) in place of a person.  It
-acts only through the console's commands, like the window.  Every request is
+acts only through the console's commands, like the window, and says it is an
+"auto-approver" so the journal does not credit a person.  Every request is
 approved unless a rule says what a careful person would answer instead.
 """
 
@@ -44,9 +45,9 @@ class AutoReviewer:
     def answer(self, request: ApprovalRequested) -> None:
         rule = self.rule_for(request)
         if rule is not None and rule.decision == "deny":
-            if self.console.deny(request.call_id, rule.reason):
+            if self.console.deny(request.call_id, rule.reason, by="auto-approver"):
                 self.answered.append((request.call_id, "deny"))
-        elif self.console.approve(request.call_id):
+        elif self.console.approve(request.call_id, by="auto-approver"):
             self.answered.append((request.call_id, "approve"))
 
     def start(self) -> None:

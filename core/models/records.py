@@ -53,6 +53,33 @@ class Decision(str, Enum):
     TIMED_OUT = "timed_out"
 
 
+DecidedBy = Literal["person", "rule", "mode", "policy", "auto-approver", "timeout", "headless", "console"]
+"""Who decided whether a call runs: "person" a human answering in the window or at the terminal prompt;
+"rule" an allow, ask or deny rule (named beside it); "mode" the mode in force (accept_edits, bypass, plan);
+"policy" Belay's built-in policy (read-only calls allowed, secrets and protected places refused);
+"auto-approver" an unattended answerer (`--auto approve`, `--auto-approve`, a script's review);
+"timeout" nobody answered in time and the rule's `on_timeout` applied; "headless" no front end could
+answer, so asking meant denying; "console" the console closed while the call waited."""
+
+
+def decided_by(value: str) -> DecidedBy:
+    """A journaled `decided_by` as it reads now: journals written before the deciders were told apart
+    say "user" for every answer a front end gave (a person's or an auto-approver's): read as "person"."""
+    return "person" if value == "user" else value  # type: ignore[return-value]
+
+
+class CallDecision(BaseModel):
+    """The last decision journaled about a call: what, why, and who made it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    reason: str = ""
+    by: DecidedBy
+    rule: str | None = None
+    """With `by` "rule": the rule that decided and its layer, e.g. "Bash(ls:*) [workspace]"."""
+
+
 class ChangeKind(str, Enum):
     """How one path changed.  A rename may also change the content; a mode change keeps it."""
 
@@ -148,6 +175,8 @@ class CallRecord(BaseModel):
     started_at: datetime | None = None
     """When it began running (None: it never ran)."""
     ended_at: datetime | None = None
+    decision: CallDecision | None = None
+    """Who let the call run or stopped it (None: nothing journaled, e.g. a call from before this was kept)."""
 
 
 class AgentRecord(BaseModel):

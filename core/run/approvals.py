@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from core.events import ApprovalRequested, DecidedBy
-from core.models.records import Decision
+from core.events import ApprovalRequested
+from core.models.records import DecidedBy, Decision
 
 
 class Answer(BaseModel):
-    """A person's answer to one approval request."""
+    """The answer to one approval request: a person's, an auto-approver's, or what the broker settled."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -33,8 +33,8 @@ class Answer(BaseModel):
     """For always-allow: session, workspace or user."""
     rule: str | None = None
     """For always-allow: the rule to add (None: the policy's suggestion)."""
-    by: DecidedBy = "user"
-    """Who answered (see core.events.DecidedBy)."""
+    by: DecidedBy = "person"
+    """Who answered (see core.models.records.DecidedBy)."""
 
 
 class ApprovalBroker:

@@ -27,7 +27,7 @@ from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, ProposedFile
 from core.ids import AgentId, CallId, SessionId
 from core.models.diffs import FileDiff
-from core.models.records import Decision, FileChange, GitChange, RunStatus
+from core.models.records import DecidedBy, Decision, FileChange, GitChange, RunStatus
 from core.paths import Workspace
 from core.policy.engine import PolicyEngine
 from core.policy.verdicts import PolicyRequest, Verdict
@@ -40,6 +40,8 @@ MAX_OUTPUT_CHARS = 30_000
 """The most of a call's text the agent (and the journal's run row) gets; the middle is cut."""
 MAX_PROPOSED_BYTES = 1_000_000
 """Past this size a pending write's new content is not offered for editing in the approval."""
+MODE_REASONS = ("plan mode", "bypass mode", "accept-edits mode")
+"""How the policy's reason begins when the mode, not a rule or the defaults, decided (core.policy.decide)."""
 
 
 @dataclass
@@ -141,6 +143,10 @@ class Calls:
     async def permit(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None = None) -> Permission:
         """Whether the call may run: the verdict, and when it asks, a person's answer.  `plan` is what a
         file tool would write (its diff is shown)."""
+        if verdict.action != "ask":
+            await self.recorder.approval_resolved(
+                call.call_id, Decision.APPROVED if verdict.action == "allow" else Decision.DENIED, verdict.reason,
+                decider(verdict), verdict.rule, durable=False)
         if verdict.action == "deny":
             return Refused(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
                            ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
@@ -173,7 +179,8 @@ class Calls:
             if answer.decision == Decision.TIMED_OUT and verdict.on_timeout == "allow":
                 answer = answer.model_copy(update={"decision": Decision.APPROVED,
                                                    "reason": f"{answer.reason}; the rule allows it then"})
-        await self.recorder.approval_resolved(call.call_id, answer.decision, answer.reason, answer.by)
+        await self.recorder.approval_resolved(call.call_id, answer.decision, answer.reason, answer.by,
+                                              verdict.rule if answer.by == "timeout" else None)
         if answer.decision == Decision.ALWAYS_ALLOWED and answer.scope != "once":
             rule = answer.rule or verdict.suggested_rule
             if rule is not None:
@@ -238,10 +245,22 @@ def _refusal(answer: Answer, tool: str) -> Refused | None:
                                  suggestion="Try again later, or ask the person to raise the timeout."))
     if answer.decision == Decision.DENIED:
         said = f" Reason: {answer.reason}" if answer.reason else ""
-        who = "The user denied" if answer.by == "user" else "Belay denied"
+        who = "The user denied" if answer.by == "person" else "Belay denied"
         return Refused(RunStatus.DENIED, f"{who} this {tool} call.{said}",
                        ErrorInfo(kind=ErrorKind.DENIED, message=answer.reason or "denied by the user"))
     return None
+
+
+def decider(verdict: Verdict) -> DecidedBy:
+    """Who made a verdict given without asking: a rule (named in it), the mode, or Belay's built-in policy.
+
+    The policy names the mode at the start of the reason when the mode decided ("plan mode: read-only; ...",
+    "bypass mode", "accept-edits mode: ...")."""
+    if verdict.rule is not None:
+        return "rule"
+    if verdict.reason.startswith(MODE_REASONS):
+        return "mode"
+    return "policy"
 
 
 def error_text(info: ErrorInfo) -> str:

@@ -27,13 +27,16 @@ from core.models.records import (
     AgentRecord,
     AgentStatus,
     BatchRecord,
+    CallDecision,
     CallRecord,
     ChangeKind,
+    Decision,
     ExternalRecord,
     FileChange,
     GitChange,
     RollbackRecord,
     RunStatus,
+    decided_by,
 )
 from core.store import journal_file
 from core.store.journal_file import APPLICATION_ID
@@ -89,6 +92,7 @@ ADDED_COLUMNS = {
     "runs": (("cached", "INTEGER NOT NULL DEFAULT 0"), ("attempts", "INTEGER NOT NULL DEFAULT 1")),
     "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT")),
     "git_changes": (("reverts", "INTEGER"),),
+    "decisions": (("rule", "TEXT"),),
 }
 
 
@@ -244,10 +248,12 @@ class Journal:
                        (status.value, started, call_id))
 
     @_writes
-    def add_decision(self, call_id: str, decision: str, reason: str, by: str) -> None:
-        with self._tx(durable=True) as db:
-            db.execute("INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at)"
-                       " VALUES (?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now()))
+    def add_decision(self, call_id: str, decision: str, reason: str, by: str, rule: str | None = None, *,
+                     durable: bool = True) -> None:
+        """Who decided about a call (`by`, see core.models.records.DecidedBy) and, for a rule, which."""
+        with self._tx(durable=durable) as db:
+            db.execute("INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at, rule)"
+                       " VALUES (?, ?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now(), rule))
 
     @_writes
     def add_changes(self, op_id: str, changes: Sequence[FileChange]) -> None:
@@ -460,8 +466,11 @@ class Journal:
             git: dict[str, list[GitChange]] = {}
             for r in self._db.execute(f"SELECT * FROM git_changes{scope} ORDER BY op_id, seq", params):
                 git.setdefault(r["op_id"], []).append(_git_change(r))
+            decisions = {r["call_id"]: _decision(r) for r in self._db.execute(
+                f"SELECT * FROM decisions{scope.replace('op_id', 'call_id')} ORDER BY id", params)}
         undone = self.undo_state()
-        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone) for r in rows]
+        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone, decisions.get(r["id"]))
+                for r in rows]
 
     @_reads
     def undo_state(self) -> dict[Ref, Ref]:
@@ -516,8 +525,14 @@ def _rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]
         git_changes=tuple(_git_change(g) for g in git), git_reverts=tuple(g["reverts"] for g in git))
 
 
+def _decision(r: sqlite3.Row) -> CallDecision:
+    """The journaled decision; an old journal's "user" reads as "person" (see `decided_by`)."""
+    return CallDecision(decision=Decision(r["decision"]), reason=r["reason"], by=decided_by(r["decided_by"]),
+                        rule=r["rule"])
+
+
 def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
-          undone: dict[Ref, Ref]) -> CallRecord:
+          undone: dict[Ref, Ref], decision: CallDecision | None = None) -> CallRecord:
     positions = undone_positions(undone, r["id"])
     restorable = [i for i, c in enumerate(changes) if c.restorable] + [-1 - i for i in range(len(git))]
     whole = bool(restorable) and all(i in positions for i in restorable)
@@ -531,5 +546,5 @@ def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
         git_undone=any(i < 0 for i in positions),
         undone_by=positions[restorable[-1]] if whole else None,
         cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
-        started_at=r["started_at"], ended_at=r["ended_at"],
+        started_at=r["started_at"], ended_at=r["ended_at"], decision=decision,
     )

@@ -15,7 +15,7 @@ from typing import Any
 from core.errors import ErrorInfo
 from core.events import ApprovalRequested
 from core.models.batches import PlanInfo
-from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.models.records import AgentStatus, DecidedBy, Decision, FileChange, GitChange, RunStatus
 from core.timeline.keys import NodeKey
 
 
@@ -133,6 +133,10 @@ class RunNode:
     lightened once answered (its arguments an excerpt, its diffs and proposed contents dropped)."""
     decision: Decision | None = None
     decision_reason: str = ""
+    decided_by: DecidedBy | None = None
+    """Who made `decision` (a person, a rule, the mode, the policy, an auto-approver, a timeout...)."""
+    decision_rule: str | None = None
+    """The rule that decided, when one did."""
     live_output: str = ""
     """The tail of the output streamed while it runs (bounded); emptied when it ends (`output` says it then)."""
     batch_id: str | None = None

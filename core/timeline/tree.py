@@ -353,7 +353,8 @@ class Timeline:
     def _on_approval_resolved(self, e: ApprovalResolved) -> list[Change]:
         node = self.runs.get(e.call_id)
         light = _answered(node.approval) if node is not None and node.approval is not None else None
-        return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason, approval=light)
+        return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason, decided_by=e.by,
+                                decision_rule=e.rule, approval=light)
 
     def _on_call_started(self, e: CallStarted) -> list[Change]:
         return self._update_run(e.call_id, status=RunStatus.RUNNING, started_at=e.at)
@@ -427,6 +428,14 @@ def _answered(request: ApprovalRequested) -> ApprovalRequested:
                                       "diffs": (), "proposed": (), "analysis": None})
 
 
+def _decided(c: CallRecord) -> dict[str, Any]:
+    """The RunNode fields of a journaled call's decision (none when nothing was journaled)."""
+    d = c.decision
+    if d is None:
+        return {}
+    return {"decision": d.decision, "decision_reason": d.reason, "decided_by": d.by, "decision_rule": d.rule}
+
+
 def _run_node(c: CallRecord) -> RunNode:
     """A journaled call of an earlier session, kept as a live one is (excerpts of its arguments and output)."""
     kept = excerpt_args(c.args)
@@ -436,7 +445,7 @@ def _run_node(c: CallRecord) -> RunNode:
                    changes=c.changes, git_changes=c.git_changes, undone_by=c.undone_by,
                    undone_paths=c.undone_paths, git_undone=c.git_undone, batch_id=c.batch_id,
                    batch_key=c.batch_key, cached=c.cached, attempts=c.attempts, started_at=c.started_at,
-                   ended_at=c.ended_at)
+                   ended_at=c.ended_at, **_decided(c))
 
 
 def _batch_node(record: BatchRecord) -> BatchNode:

@@ -46,8 +46,16 @@ def _row(call: CallRecord) -> dict[str, object]:
         "id": call.call_id, "agent": call.agent_name, "tool": call.tool, "summary": call.summary,
         "status": _status(call), "files_changed": [c.path for c in call.changes],
         "undone_files": list(call.undone_paths), "git": [g.what for g in call.git_changes],
-        "created_at": call.created_at.isoformat(),
+        "created_at": call.created_at.isoformat(), "decision": _decision(call),
     }
+
+
+def _decision(call: CallRecord) -> dict[str, object] | None:
+    """Who let the call run or stopped it, and how (None: nothing journaled, as for calls of old journals)."""
+    d = call.decision
+    if d is None:
+        return None
+    return {"decision": d.decision.value, "decided_by": d.by, "rule": d.rule, "reason": d.reason}
 
 
 class WorkspaceMissing(BelayError):

@@ -197,12 +197,12 @@ class LogView:
 
     def _resolved(self, event: ApprovalResolved) -> str:
         """Answers the person did not type: --auto's, a script's review, a rule's timeout, the console closing."""
-        if not self.auto and event.by == "user":
-            return ""
+        if event.by in ("rule", "mode", "policy") or (not self.auto and event.by == "person"):
+            return ""  # decided without asking, or typed at the prompt: the call's own lines say it
         how = event.decision.value.replace("_", " ")
         if event.by == "timeout":
             how += " (nobody answered in time)"
-        elif event.by != "user":
+        elif event.by not in ("person", "auto-approver"):
             how += f" by {event.by}"
         elif self.auto == "approve" and event.decision.value == "denied":  # only a review rule denies then
             how += " by the script's review"

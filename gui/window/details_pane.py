@@ -50,6 +50,7 @@ from core import (
     BatchKey,
     BelayError,
     CallRecord,
+    Decision,
     ErrorInfo,
     FileChange,
     FileDiff,
@@ -148,6 +149,26 @@ def full_call(call_id: str, record: CallRecord | None) -> FullCall:
                     record.status.final)
 
 
+WHO = {"person": "by you", "auto-approver": "by the auto-approver (--auto-approve)", "mode": "by the mode",
+       "policy": "by Belay's policy", "timeout": "when nobody answered in time",
+       "headless": "as no window could ask", "console": "as the console closed"}
+"""How the details pane names who decided (core.models.records.DecidedBy), after the decision."""
+
+
+def decision_text(run: RunNode) -> str:
+    """What was decided and by whom, e.g. "approved by you", "allowed by rule Bash(ls:*) [workspace]"."""
+    assert run.decision is not None
+    what = run.decision.value.replace("_", " ")
+    if run.decided_by in ("rule", "mode", "policy") and run.decision is Decision.APPROVED:
+        what = "allowed"
+    if run.decided_by == "rule":
+        return f"{what} by rule {run.decision_rule}" if run.decision_rule else f"{what} by a rule"
+    if run.decided_by == "timeout" and run.decision_rule:
+        return f"{what} when nobody answered in time (rule {run.decision_rule})"
+    who = WHO.get(run.decided_by or "")
+    return f"{what} {who}" if who else what
+
+
 def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None, loading: bool = False) -> str:
     """The pane's rich text for one run (pure: easy to test, cheap to call).
 
@@ -166,7 +187,7 @@ def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None,
              f" · <span style='color:#6e7781'>{run.call_id}</span></p>"]
     if run.decision is not None:
         reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
-        parts.append(f"<p>Decision: {run.decision.value.replace('_', ' ')}{reason}</p>")
+        parts.append(f"<p>Decision: {html.escape(decision_text(run))}{reason}</p>")
     parts.append(describe_changes(run))
     parts.append(_loading_note(run, full, loading))
     parts.append("<h4>Arguments</h4>" + _arguments(run, full))

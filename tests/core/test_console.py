@@ -116,8 +116,11 @@ def test_always_allow_adds_the_suggested_rule_so_similar_calls_stop_asking(works
             second = await console.call(agent, "Write", {"file_path": str(workspace / "src" / "b"), "content": "2"})
             statuses.append(second.status)
             assert console.pending_approvals() == []
-            decisions = [r.decision for r in console.timeline.runs.values() if r.decision]
-            assert decisions == [Decision.ALWAYS_ALLOWED]
+            decisions = [(r.decision, r.decided_by, r.decision_rule) for r in console.timeline.runs.values()]
+            assert decisions == [(Decision.ALWAYS_ALLOWED, "person", None),  # the person, in the window
+                                 (Decision.APPROVED, "rule", "Edit(./src/**) [session]")]  # then the rule they added
+            journaled = [c.decision for c in await console.history()]
+            assert [(d.decision, d.by, d.rule) for d in journaled if d] == decisions
             assert [(e.rule, e.scope) for e in console.rules()] == [("Edit(./src/**)", "session")]
             return statuses, request.suggested_rule
 

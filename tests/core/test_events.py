@@ -52,9 +52,16 @@ def test_unknown_fields_are_refused_rather_than_dropped() -> None:
 
 
 def test_who_decided_is_one_of_the_named_answerers() -> None:
-    assert set(typing.get_args(DecidedBy)) == {"user", "timeout", "headless", "console"}
+    assert set(typing.get_args(DecidedBy)) == {"person", "rule", "mode", "policy", "auto-approver", "timeout",
+                                               "headless", "console"}
     with pytest.raises(ValidationError):
         ApprovalResolved(call_id="call_1", decision=Decision.DENIED, by="somebody")  # type: ignore[arg-type]
+
+
+def test_an_old_events_user_reads_as_a_person() -> None:
+    old = '{"kind": "approval_resolved", "call_id": "call_1", "decision": "approved", "by": "user"}'
+    decoded = EVENT_ADAPTER.validate_json(old)
+    assert isinstance(decoded, ApprovalResolved) and decoded.by == "person" and decoded.rule is None
 
 
 def test_an_event_round_trips_through_json_by_its_kind() -> None:

@@ -83,7 +83,7 @@ def test_each_step_of_a_call_is_journaled_before_its_event_is_published(tmp_path
             await rec.call_queued(call, agent, "Write", {"file_path": "/ws/a.py"}, "a.py")
             await rec.approval_requested(ApprovalRequested(call_id=call, agent_id=agent, tool="Write",
                                                            summary="a.py", reason="asks", args={}))
-            await rec.approval_resolved(call, Decision.APPROVED, "looks right", "user")
+            await rec.approval_resolved(call, Decision.APPROVED, "looks right", "person")
             await rec.call_started(call)
             await rec.changes_captured(call, [CHANGE], [COMMIT])
             await rec.call_finished(call, RunStatus.DONE, "wrote a.py", None, 0.5, changes=(CHANGE,), git=(COMMIT,))
@@ -94,7 +94,7 @@ def test_each_step_of_a_call_is_journaled_before_its_event_is_published(tmp_path
                 ("agent_started", [("agent", AgentStatus.RUNNING, None)]),
                 ("call_queued", [(RunStatus.QUEUED, False, "", (), (), False)]),
                 ("approval_requested", [(RunStatus.BLOCKED_ON_USER, False, "", (), (), False)]),
-                ("approval_resolved", [("approved", "looks right", "user")]),
+                ("approval_resolved", [("approved", "looks right", "person")]),
                 ("call_started", [(RunStatus.RUNNING, True, "", (), (), False)]),
                 ("call_finished", [(RunStatus.DONE, True, "wrote a.py", (CHANGE,), (COMMIT,), False)]),
                 ("agent_finished", [("agent", AgentStatus.DONE, None)]),

@@ -24,15 +24,15 @@ async def _allowing(console: Console, *rules: str) -> None:
 
 
 def test_a_read_only_pipeline_runs_without_asking_and_the_agent_gets_its_output(workspace: Path) -> None:
-    async def scenario() -> tuple[RunStatus, str, list[Decision]]:
+    async def scenario() -> tuple[RunStatus, str, list[tuple[Decision | None, str | None]]]:
         async with Console(workspace) as console:  # headless: an ask would be a denial
             agent = await console.start_agent("agent", "scripted")
             outcome = await console.call(agent, "Bash", {"command": "grep -rn 'def ' src | sort | head -3"})
-            return outcome.status, outcome.text, [r.decision for r in console.timeline.runs.values() if r.decision]
+            return outcome.status, outcome.text, [(r.decision, r.decided_by) for r in console.timeline.runs.values()]
 
     status, text, decisions = run(scenario())
     assert status == RunStatus.DONE and "def " in text
-    assert decisions == []
+    assert decisions == [(Decision.APPROVED, "policy")]  # Belay's read-only allow, not a person's answer
 
 
 def test_a_command_riding_an_allow_rule_is_asked_and_shows_what_caused_it(workspace: Path) -> None:

@@ -169,6 +169,23 @@ def test_always_allow_adds_a_session_rule_so_the_same_write_is_not_asked_again(w
     assert result.stdout.count("Allow?") == 1
     assert "Allowed; the session rule Edit(./a.txt) allows calls like it from now on." in result.stdout
     assert "✓ first " in result.stdout and "✓ second " in result.stdout
+    decided = [(c["decision"]["decision"], c["decision"]["decided_by"], c["decision"]["rule"])  # type: ignore[index]
+               for c in _calls(workspace, state_dir)]
+    assert decided == [("always_allowed", "person", None), ("approved", "rule", "Edit(./a.txt) [session]")]
+
+
+def test_auto_approve_is_journaled_as_the_auto_approver_not_a_person(workspace: Path, state_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "mixed.json", {"calls": [
+        {"id": "look", "tool": "Read", "args": {"file_path": "{workspace}/README.md"}},
+        _write("w1", "a.txt", depends_on=["look"])]})
+    result = _run(plan, workspace, state_dir, "--auto", "approve")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "? w1    approved by --auto approve" in result.stdout  # the answer it gave, shown as before
+    assert "? look" not in result.stdout  # the policy's own allow is not an answer to show
+    decisions = {c["tool"]: c["decision"] for c in _calls(workspace, state_dir)}
+    assert decisions["Write"] == {"decision": "approved", "decided_by": "auto-approver", "rule": None, "reason": ""}
+    assert decisions["Read"]["decided_by"] == "policy"  # type: ignore[index]
 
 
 def test_always_deny_adds_a_session_deny_rule(workspace: Path, state_dir: Path, tmp_path: Path) -> None:
@@ -277,6 +294,8 @@ def test_a_question_whose_time_runs_out_stops_being_asked_and_the_run_ends(works
     assert "  ! sh  (ask: " in out and "timeout: 1 s, then deny" in out
     assert "  No longer asking: nobody answered in time." in out
     assert "✗ fetch  timed out: approval timed out" in out
+    [call] = _calls(workspace, state_dir)
+    assert call["decision"]["decision"] == "timed_out" and call["decision"]["decided_by"] == "timeout"  # type: ignore[index]
 
 
 # -- hostile plans: refused in one line, quickly, with nothing run -----------------------------------------------

@@ -131,9 +131,31 @@ def test_a_deny_is_refused_with_the_policys_reason_and_an_allow_runs_without_ask
             assert refused.text == "Denied by Belay's policy: Write matches the deny rule Write."
             assert refused.error.kind == ErrorKind.DENIED and refused.error.message == "Write matches the deny rule Write"
             assert await r.calls.permit(call, Verdict(action="allow", reason="bypass mode")) == Allowed()
-            assert not [e for e in r.seen() if isinstance(e, (ApprovalRequested, ApprovalResolved))]  # nobody asked
+            events = r.seen()
+            assert not [e for e in events if isinstance(e, ApprovalRequested)]  # nobody asked
+            decided = [(e.decision, e.by) for e in events if isinstance(e, ApprovalResolved)]
+            assert decided == [(Decision.DENIED, "policy"), (Decision.APPROVED, "mode")]  # but who decided is said
 
     run(scenario())
+
+
+def test_a_verdict_given_without_asking_journals_who_made_it_a_rule_with_its_text(workspace: Path,
+                                                                                  state_dir: Path) -> None:
+    by_rule = Verdict(action="allow", reason="allowed by the rule Bash(ls:*)", rule="Bash(ls:*) [workspace]")
+    plan_mode = Verdict(action="deny", reason="plan mode: read-only; Write changes things")
+    read_only = Verdict(action="allow", reason="Read only reads")
+
+    async def scenario() -> None:
+        async with rig(workspace, state_dir) as r:
+            for verdict in (by_rule, plan_mode, read_only):
+                await r.calls.permit(await r.open(), verdict)
+            [rule_event, *_] = [e for e in r.seen() if isinstance(e, ApprovalResolved)]
+            assert (rule_event.by, rule_event.rule) == ("rule", "Bash(ls:*) [workspace]")
+            records = await r.recorder.read(r.recorder.journal.calls)
+            return [(c.decision.decision, c.decision.by, c.decision.rule) for c in records if c.decision]
+
+    assert run(scenario()) == [(Decision.APPROVED, "rule", "Bash(ls:*) [workspace]"), (Decision.DENIED, "mode", None),
+                               (Decision.APPROVED, "policy", None)]
 
 
 def test_a_persons_answer_becomes_the_calls_permission(workspace: Path, state_dir: Path) -> None:
@@ -158,7 +180,7 @@ def test_a_persons_answer_becomes_the_calls_permission(workspace: Path, state_di
             assert refused.text == "The user denied this Write call. Reason: keep the notes"
             assert refused.error.message == "keep the notes"
             resolved = [e for e in r.seen() if isinstance(e, ApprovalResolved) and e.call_id == call.call_id]
-            assert [(e.decision, e.reason, e.by) for e in resolved] == [(Decision.DENIED, "keep the notes", "user")]
+            assert [(e.decision, e.reason, e.by) for e in resolved] == [(Decision.DENIED, "keep the notes", "person")]
 
             once = Answer(decision=Decision.ALWAYS_ALLOWED, scope="once")
             always = Answer(decision=Decision.ALWAYS_ALLOWED, scope="workspace")
@@ -201,6 +223,8 @@ def test_nobody_answering_in_time_is_a_timeout_unless_the_rule_allows_then(works
             assert resolved.decision == Decision.APPROVED and "the rule allows it then" in resolved.reason
             assert resolved.by == "timeout"
             assert r.calls.approvals.pending() == []
+            records = {c.call_id: c.decision for c in await r.recorder.read(r.recorder.journal.calls)}
+            assert records[call.call_id] is not None and records[call.call_id].by == "timeout"  # journaled so
 
     run(scenario())
 

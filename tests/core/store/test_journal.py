@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import ErrorInfo, ErrorKind
-from core.models.records import AgentStatus, ChangeKind, FileChange, RunStatus
+from core.models.records import AgentStatus, CallDecision, ChangeKind, Decision, FileChange, RunStatus
 from core.store.journal import Journal
 from core.store.journal_file import JournalUnusable
 
@@ -98,6 +98,30 @@ def test_a_journal_from_before_redo_still_reads_its_rollbacks(tmp_path: Path) ->
     db.close()
     [call] = Journal(path).calls()
     assert call.undone_by == "u0"
+
+
+def test_a_calls_last_decision_comes_back_with_who_made_it_and_the_rule(tmp_path: Path) -> None:
+    j = _journal_with_one_call(tmp_path / "j.sqlite3")
+    j.add_decision("c1", "approved", "allowed by the rule", "rule", "Edit(./x) [workspace]", durable=False)
+    [call] = j.calls()
+    assert call.decision == CallDecision(decision=Decision.APPROVED, reason="allowed by the rule", by="rule",
+                                         rule="Edit(./x) [workspace]")
+    j.add_decision("c1", "denied", "nobody answered", "timeout")
+    [call] = j.calls("c1")
+    assert call.decision is not None and (call.decision.decision, call.decision.by) == (Decision.DENIED, "timeout")
+
+
+def test_a_journal_from_before_the_deciders_were_told_apart_reads_user_as_a_person(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    _journal_with_one_call(path).close()
+    db = sqlite3.connect(path)  # the decisions table as it was: no rule column, "user" for every answer
+    db.executescript("DROP TABLE decisions; CREATE TABLE decisions (id INTEGER PRIMARY KEY, call_id TEXT NOT NULL,"
+                     " decision TEXT NOT NULL, reason TEXT NOT NULL, decided_by TEXT NOT NULL, decided_at TEXT NOT NULL);"
+                     " INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at)"
+                     " VALUES ('c1', 'approved', '', 'user', '2026-01-01T00:00:00+00:00');")
+    db.close()
+    [call] = Journal(path).calls()
+    assert call.decision == CallDecision(decision=Decision.APPROVED, by="person")
 
 
 def test_renames_and_external_changes_come_back(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,36 @@ def test_a_short_output_has_no_such_link(qtbot: Any, loop: Any, workspace: Path)
             assert "whole output" not in pane.info.toHtml()
 
     loop.run_until_complete(scenario())
+
+
+def test_the_decision_line_says_who_decided_a_rule_a_person_or_the_auto_approver(qtbot: Any, loop: Any,
+                                                                                   workspace: Path) -> None:
+    async def answered(console: Console, agent: Any, name: str, by: str) -> str:
+        call = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / name), "content": "x"}))
+        await wait_until(lambda: bool(console.pending_approvals()))
+        console.approve(console.pending_approvals()[0].call_id, by=by)  # type: ignore[arg-type]
+        return (await call).call_id
+
+    async def scenario() -> list[str]:
+        async with Console(workspace) as console:
+            unregister = console.register_approver("test")
+            await console.add_rule("Bash(touch:*)", "allow", "session")
+            agent = await console.start_agent("agent", "scripted")
+            ids = [(await console.call(agent, "Bash", {"command": "touch made.txt"})).call_id,
+                   await answered(console, agent, "a.txt", "person"),
+                   await answered(console, agent, "b.txt", "auto-approver")]
+            unregister()
+            pane = DetailsPane(console.timeline)
+            qtbot.addWidget(pane)
+            lines = []
+            for call_id in ids:
+                pane.show_key(f"r:{call_id}")
+                lines.append(next(line for line in pane.info.toPlainText().splitlines() if line.startswith("Decision")))
+            return lines
+
+    lines = loop.run_until_complete(scenario())
+    assert lines[0].startswith("Decision: allowed by rule Bash(touch:*) [session]")
+    assert lines[1:] == ["Decision: approved by you", "Decision: approved by the auto-approver (--auto-approve)"]
 
 
 # -- the timeline keeps excerpts; the pane reads the whole call from the journal when it is selected --------------
