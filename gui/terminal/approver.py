@@ -125,8 +125,8 @@ class TerminalApprover:
         while True:
             answer = await self._prompt(PROMPT)
             if answer is None:
-                self.out.now(f"  denied: {EOF_REASON}")
-                self._done(self.console.deny(request.call_id, EOF_REASON))
+                self.out.now(f"  denied: {EOF_REASON}")  # nobody is left to answer: not a person's no
+                self._done(self.console.deny(request.call_id, EOF_REASON, by="headless"))
                 return
             choice = answer.strip().lower()
             if choice in ("y", "yes"):

@@ -204,6 +204,9 @@ def test_closed_standard_input_denies(workspace: Path, state_dir: Path, tmp_path
     assert result.returncode == 1, result.stdout + result.stderr
     assert "✗ w1  denied: no answer (stdin closed)" in result.stdout
     assert not (workspace / "a.txt").exists()
+    [call] = _calls(workspace, state_dir)
+    assert call["decision"] == {"decision": "denied", "decided_by": "headless", "rule": None,
+                                "reason": "no answer (stdin closed)"}  # nobody answered: not a person's no
 
 
 def test_a_scripted_agent_plan_runs_headless_with_its_review(workspace: Path, state_dir: Path,
