@@ -234,7 +234,7 @@ def _auto_answer(console: Console, auto: Auto, plan: Plan) -> Callable[[Approval
     """--auto deny denies; --auto approve approves, unless a script's review rules say to deny."""
     if auto == "deny":
         def deny(request: ApprovalRequested) -> None:
-            console.deny(request.call_id, "denied by --auto deny")
+            console.deny(request.call_id, "denied by --auto deny", by="auto-approver")
         return deny
     reviewer = AutoReviewer(console, plan.script.review if isinstance(plan, ScriptPlan) else ())
     return reviewer.answer

@@ -188,6 +188,15 @@ def test_auto_approve_is_journaled_as_the_auto_approver_not_a_person(workspace: 
     assert decisions["Read"]["decided_by"] == "policy"  # type: ignore[index]
 
 
+def test_auto_deny_is_journaled_as_the_auto_approver_not_a_person(workspace: Path, state_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "denied.json", {"calls": [_write("w1", "a.txt")]})
+    result = _run(plan, workspace, state_dir, "--auto", "deny")
+    assert result.returncode == 1 and not (workspace / "a.txt").exists(), result.stdout + result.stderr
+    [call] = _calls(workspace, state_dir)
+    assert call["decision"]["decided_by"] == "auto-approver"  # type: ignore[index]
+
+
 def test_always_deny_adds_a_session_deny_rule(workspace: Path, state_dir: Path, tmp_path: Path) -> None:
     plan = _plan(tmp_path, "deny.json", {"calls": [_write("w1", "a.txt"), _write("w2", "a.txt")]})
     result = _run(plan, workspace, state_dir, answers="na\n")
