@@ -176,7 +176,9 @@ class OutsideAgents:
     async def _client(self, client: str, session: str) -> AgentHandle:
         handle = self._clients.get(session)
         if handle is None:
-            handle = self._clients[session] = await self.host.start_agent(client, "mcp")
+            taken = {h.name for h in self._clients.values()}
+            name = next(n for n in (client, *(f"{client} #{i}" for i in range(2, len(taken) + 3))) if n not in taken)
+            handle = self._clients[session] = await self.host.start_agent(name, "mcp")
         return handle
 
     def _finish(self, handle: AgentHandle, message: str) -> Awaitable[None]:

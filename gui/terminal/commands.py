@@ -13,11 +13,12 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from core import (
+    AgentNode,
     BelayError,
     CallRecord,
     Console,
@@ -41,9 +42,13 @@ def _status(call: CallRecord) -> str:
     return f"partly undone ({len(call.undone_paths)})" if call.undone_paths else call.status.value
 
 
-def _row(call: CallRecord) -> dict[str, object]:
+def _row(call: CallRecord, agents: Mapping[str, AgentNode] | None = None) -> dict[str, object]:
+    """One call for `calls --json`; with its agent's id, kind and parent (a sub-agent's calls tie to its parent's)."""
+    agent = (agents or {}).get(call.agent_id)
     return {
-        "id": call.call_id, "agent": call.agent_name, "tool": call.tool, "summary": call.summary,
+        "id": call.call_id, "agent": call.agent_name, "agent_id": call.agent_id,
+        "agent_kind": agent.agent_kind if agent else None, "parent_agent_id": agent.parent_id if agent else None,
+        "spawned_by": agent.spawned_by if agent else None, "tool": call.tool, "summary": call.summary,
         "status": _status(call), "files_changed": [c.path for c in call.changes],
         "undone_files": list(call.undone_paths), "git": [g.what for g in call.git_changes],
         "created_at": call.created_at.isoformat(), "decision": _decision(call),
@@ -93,13 +98,13 @@ def _relative(workspace: str, files: Sequence[str] | None) -> list[str] | None:
 def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO = sys.stdout) -> int:
     workspace = _existing(workspace)
 
-    async def load() -> list[CallRecord]:
+    async def load() -> tuple[list[CallRecord], dict[str, AgentNode]]:
         async with Console(workspace, state_dir=state_dir, track=False) as console:
-            return await console.history()
+            return await console.history(), dict(console.timeline.agents)
 
-    calls = asyncio.run(load())
+    calls, agents = asyncio.run(load())
     if as_json:
-        json.dump([_row(c) for c in calls], out, indent=2)
+        json.dump([_row(c, agents) for c in calls], out, indent=2)
         out.write("\n")
         return 0
     if not calls:

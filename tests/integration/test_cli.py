@@ -219,3 +219,24 @@ def test_undo_from_the_terminal_goes_through_the_window_that_has_the_workspace(t
     assert code == 0 and f"Undone {'call_'}" in out, out
     assert (ws / "a.py").read_text() == "before\n"
     assert shown_undone  # the window's own timeline shows it undone
+
+
+def test_calls_json_ties_a_sub_agents_calls_to_its_parent_with_full_names(tmp_path: Path, state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+
+    async def make() -> tuple[str, str]:
+        async with Console(ws, state_dir=state_dir) as console:
+            parent = await console.start_agent("the orchestrating agent of this repository", "scripted")
+            child = await console.start_agent("documentation writer", "subagent", parent=parent)
+            await console.call(parent, "Read", {"file_path": str(ws / "a.txt")})
+            await console.call(child, "Read", {"file_path": str(ws / "a.txt")})
+            return parent.agent_id, child.agent_id
+
+    parent_id, child_id = run(make())
+    rows = json.loads(_belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir), "--json").stdout)
+    by_agent = {r["agent_id"]: r for r in rows}
+    assert by_agent[parent_id]["agent"] == "the orchestrating agent of this repository"  # not cut to a column
+    assert by_agent[child_id]["parent_agent_id"] == parent_id and by_agent[child_id]["agent_kind"] == "subagent"
+    assert by_agent[parent_id]["parent_agent_id"] is None

@@ -133,7 +133,7 @@ def test_a_clients_call_runs_through_the_console_journaled_under_an_agent_named_
             assert records[read["call_id"]].agent_id == records[denied["call_id"]].agent_id  # one session, one agent
             second = console.timeline.agents[records[other["call_id"]].agent_id]
             assert second.agent_id != records[read["call_id"]].agent_id and (second.name, second.agent_kind) == (
-                "zed", "mcp")
+                "zed #2", "mcp")  # two sessions of one client at once: told apart by name too
             assert not (workspace / "notes.md").exists()
 
     run(scenario())
