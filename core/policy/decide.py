@@ -143,9 +143,9 @@ def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) ->
     bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
     if command.static and _bash_match(bash_rules, command, workspace, rules.home) is not None:
         return None
-    linked = next((p for p in command.reads if _links(p) > 1), None)
+    linked = next(((p, n) for p in command.reads if (n := _links(p)) > 1), None)
     if linked is not None:
-        return (f"it reads {linked}, a hard link ({_links(linked)} names for one file): it may be a file outside "
+        return (f"it reads {linked[0]}, a hard link ({linked[1]} names for one file): it may be a file outside "
                 "the workspace under a name inside it")
     if not reads_folders(command.argv):
         return None
@@ -364,9 +364,9 @@ def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], r
         found = next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home))), None)
         if found is not None:
             return f"{tool}: {found}"
-    linked = next((p for p in paths if _links(p) > 1), None)
+    linked = next(((p, n) for p in paths if (n := _links(p)) > 1), None)
     if linked is not None:
-        return (f"{linked} is a hard link ({_links(linked)} names for one file): it may be a file outside "
+        return (f"{linked[0]} is a hard link ({linked[1]} names for one file): it may be a file outside "
                 "the workspace under a name inside it")
     return None
 
