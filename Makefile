@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean bench system-deps
+.PHONY: demo test install clean bench system-deps test-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,13 +28,24 @@ system-deps:
 	  else echo "note: install bubblewrap for a sandboxed Bash tool (Debian/Ubuntu: apt-get install bubblewrap)"; fi; }
 
 # The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps test-tools
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+# The real agent CLIs (Codex, Gemini CLI) and the MCP conformance suite the integration tests drive,
+# at the versions test-tools/package-lock.json pins.  Without npm the tests that need them say so and skip.
+TOOLS_STAMP := test-tools/node_modules/.installed
+test-tools:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(TOOLS_STAMP); \
+	else echo "note: npm not found; the Codex CLI, Gemini CLI and MCP conformance tests will skip"; fi
+
+$(TOOLS_STAMP): test-tools/package.json test-tools/package-lock.json
+	cd test-tools && npm ci --no-audit --no-fund --loglevel=error
+	touch $(TOOLS_STAMP)
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info test-tools/node_modules
