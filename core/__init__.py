@@ -52,7 +52,7 @@ from core.outside.agents import SERVED_TOOLS, describe_tool
 from core.outside.claude_session import SessionEnd
 from core.outside.endpoint import install_token
 from core.outside.hook_client import find_endpoint
-from core.outside.install import hook_command, shared_settings_file
+from core.outside.install import agent_hooks, hook_command, shared_settings_file
 from core.outside.install import install as install_hooks
 from core.outside.install import settings_file as claude_settings_file
 from core.outside.install import uninstall as uninstall_hooks
@@ -83,7 +83,7 @@ __all__ = [
     "ApprovalResolved", "AutoReviewer", "BashAnalysis", "BashSettings", "BatchCall", "BatchError", "BatchFinished",
     "BatchKey", "BatchNode", "BatchReport", "BatchResult", "BatchStarted", "BatchTotals", "BelayError",
     "CallFinished", "CallOutcome", "CallOutput", "CallProgress", "CallQueued", "CallRecord", "CallRetrying",
-    "CallStarted", "ChangeKind", "claude_settings_file", "shared_settings_file", "config_dir", "Console",
+    "agent_hooks", "CallStarted", "ChangeKind", "claude_settings_file", "shared_settings_file", "config_dir", "Console",
     "CycleError", "Decision",
     "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
     "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview", "find_endpoint", "GanttSpan",

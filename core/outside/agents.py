@@ -55,6 +55,14 @@ class Host(Protocol):
     def launch(self, coro: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]: ...
 
 
+class HookAdapter(Protocol):
+    """One agent CLI's hook events turned into Belay's records and answers (ClaudeHooks is one)."""
+
+    async def request(self, request: HookRequest) -> dict[str, Any]:
+        """The hook command's answer: `{"exit": code, "stdout": JSON object or None, "stderr": text}`."""
+        ...
+
+
 def describe_tool(tool: Tool) -> dict[str, Any]:
     """A tool as an MCP client sees it: name, description, JSON schema of its arguments, annotations."""
     a = tool.annotations
@@ -78,6 +86,8 @@ class OutsideAgents:
         self.workspace: Workspace = interceptor.workspace
         self.registry: ToolRegistry = interceptor.registry
         self.hooks = ClaudeHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
+        self.adapters: dict[str, HookAdapter] = {"claude": self.hooks}
+        """Each agent CLI's hook protocol, by the hook command's `--agent`."""
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
@@ -109,7 +119,10 @@ class OutsideAgents:
             # are decided through the SDK's callbacks; deciding them again here would wait on its own lock.
             return {"exit": 0, "stdout": None, "stderr": ""}
         await self.recorder.session()
-        return await self.hooks.request(request)
+        adapter = self.adapters.get(request.agent)
+        if adapter is None:
+            return {"exit": 2, "stdout": None, "stderr": f"Belay: this console does not serve {request.agent}'s hooks"}
+        return await adapter.request(request)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
                       cli_path: str | None = None) -> asyncio.Task[SessionEnd]:

@@ -43,17 +43,27 @@ except ImportError:  # pragma: no cover - a Python built without it
 import _socket
 from time import monotonic
 
-BLOCKING = (b"PreToolUse", b"PermissionRequest", b"UserPromptSubmit")
 BLOCK, QUIET = 2, 0
 SOCKET_FILE = "endpoint.sock"
-REFUSALS = {
-    b"PreToolUse": b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
-                   b'"permissionDecisionReason": %s}}\n',
-    b"PermissionRequest": b'{"hookSpecificOutput": {"hookEventName": "PermissionRequest", '
-                          b'"decision": {"behavior": "deny", "message": %s}}}\n',
-    b"UserPromptSubmit": b'{"decision": "block", "reason": %s}\n',
+AGENTS = ("claude", "codex", "gemini")
+"""The agent CLIs whose hooks this client serves (`--agent`, default claude): each has its own event names
+and its own way of being told no."""
+REFUSALS: dict[str, dict[bytes, bytes]] = {
+    "claude": {
+        b"PreToolUse": b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+                       b'"permissionDecisionReason": %s}}\n',
+        b"PermissionRequest": b'{"hookSpecificOutput": {"hookEventName": "PermissionRequest", '
+                              b'"decision": {"behavior": "deny", "message": %s}}}\n',
+        b"UserPromptSubmit": b'{"decision": "block", "reason": %s}\n',
+    },
+    "codex": {},
+    "gemini": {},
 }
-"""Each stoppable event's refusal as Claude Code reads it (its reason goes where %s is, as a JSON string)."""
+"""Per agent, each stoppable event's refusal as the agent reads it (its reason goes where %s is, as a JSON
+string).  An agent's stoppable events are exactly the keys here."""
+BLOCKING: dict[str, tuple[bytes, ...]] = {agent: tuple(events) for agent, events in REFUSALS.items()}
+PROJECT_ENV = {"claude": "CLAUDE_PROJECT_DIR", "codex": "CODEX_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR"}
+"""The variable in which each agent names the project it works in (else the working directory)."""
 KEEPALIVE = b"WAIT"
 """The console's keepalive line (core.outside.endpoint.KEEPALIVE): still working on it, keep waiting."""
 LAUNCHED_ENV = "BELAY_LAUNCHED_SESSION"
@@ -99,7 +109,7 @@ def find_endpoint(state_root: str, directory: str) -> dict[str, str] | None:
 
 
 def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT_S,
-                max_wait_s: float = MAX_WAIT_S) -> tuple[int, bytes, bytes]:
+                max_wait_s: float = MAX_WAIT_S, agent: str = "claude") -> tuple[int, bytes, bytes]:
     """Send the event and read (exit code, stdout, stderr), skipping keepalives.
 
     Raises Silent when the console goes quiet for `wait_s` or the whole wait passes `max_wait_s`, and
@@ -109,8 +119,8 @@ def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT
     try:
         sock.settimeout(min(wait_s, max_wait_s))
         launched = "".join(c for c in os.environ.get(LAUNCHED_ENV, "") if c in "0123456789abcdef")[:64]
-        header = b'{"token": "%s", "kind": "hook", "length": %d, "launched": "%s"}\n' % (
-            token.encode("ascii"), len(event), launched.encode("ascii"))
+        header = b'{"token": "%s", "kind": "hook", "agent": "%s", "length": %d, "launched": "%s"}\n' % (
+            token.encode("ascii"), agent.encode("ascii"), len(event), launched.encode("ascii"))
         try:
             sock.connect(socket_path)
             sock.sendall(header + event)
@@ -180,23 +190,23 @@ def event_name(event: bytes) -> bytes | None:
     return rest[1:end] if rest.startswith(b'"') and end > 0 else None
 
 
-def gates(event: bytes) -> bool:
+def gates(event: bytes, agent: str = "claude") -> bool:
     """Whether the event can still stop something; an event whose name cannot be read is assumed to."""
     name = event_name(event)
-    return name is None or name in BLOCKING
+    return name is None or name in BLOCKING.get(agent, ())
 
 
-def fail(event: bytes, message: str) -> int:
+def fail(event: bytes, message: str, agent: str = "claude") -> int:
     """Refused, saying why, for events that can still be stopped; quiet for the rest (nothing left to stop)."""
-    if not gates(event):
+    if not gates(event, agent):
         return QUIET
-    return refuse(event_name(event), f"Belay: {message}")
+    return refuse(event_name(event), f"Belay: {message}", agent)
 
 
-def refuse(name: bytes | None, reason: str) -> int:
+def refuse(name: bytes | None, reason: str, agent: str = "claude") -> int:
     """The event's structured refusal on stdout (exit 0), or exit 2 with the reason on stderr where there is
-    none (the name is unknown) or stdout cannot take it: either way Claude Code does not go ahead."""
-    template = REFUSALS.get(name) if name is not None else None
+    none (the name is unknown) or stdout cannot take it: either way the agent does not go ahead."""
+    template = REFUSALS.get(agent, {}).get(name) if name is not None else None
     if template is not None and sys.stdout is not None:  # None: started with no stdout at all
         try:
             sys.stdout.buffer.write(template % json_string(reason).encode("ascii"))
@@ -244,28 +254,32 @@ def answer(argv: list[str], event: bytes) -> int:
     """Ask the console about `event`, print its answer and return the exit code Claude Code acts on."""
     options = dict(zip(argv[0::2], argv[1::2]))
     state_root, config_dir = options.get("--state-root", ""), options.get("--config-dir", "")
+    agent = options.get("--agent", "claude")
+    if agent not in AGENTS:
+        return fail(event, f"--agent must be one of {', '.join(AGENTS)}, not {agent!r}; the call is refused.")
     try:
         wait_s = seconds(options, "--wait", WAIT_ENV, WAIT_S)
         max_wait_s = seconds(options, "--max-wait", MAX_WAIT_ENV, MAX_WAIT_S)
     except ValueError as e:
-        return fail(event, f"{e}; the call is refused until that is fixed.")
-    where = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+        return fail(event, f"{e}; the call is refused until that is fixed.", agent)
+    where = os.environ.get(PROJECT_ENV[agent]) or os.getcwd()
     socket_path = find_socket(state_root, where)
     if socket_path is None:
         return fail(event, f"no Belay console is running for {where}, so this call is refused. Start one with "
-                           f"`belay watch --workspace {where}` (or remove Belay's hooks: `belay hooks uninstall`).")
+                           f"`belay watch --workspace {where}` (or remove Belay's hooks: `belay hooks uninstall`).",
+                    agent)
     try:
         with open(os.path.join(config_dir, "token"), encoding="ascii") as f:
             token = f.read().strip()
-        code, out, err = ask_console(socket_path, token, event, wait_s, max_wait_s)
+        code, out, err = ask_console(socket_path, token, event, wait_s, max_wait_s, agent)
     except Silent as e:
-        return fail(event, str(e))
+        return fail(event, str(e), agent)
     except (OSError, ValueError) as e:
         return fail(event, f"the Belay console for {where} cannot be reached ({e}); the call is refused. "
-                           f"Restart it with `belay watch --workspace {where}`.")
-    if code not in (QUIET, BLOCK):  # Claude Code would run the call on any other code
+                           f"Restart it with `belay watch --workspace {where}`.", agent)
+    if code not in (QUIET, BLOCK):  # the agent would run the call on any other code
         return fail(event, f"the console answered with exit code {code}, which would not stop the call; "
-                           f"it was blocked instead.")
+                           f"it was blocked instead.", agent)
     sys.stdout.buffer.write(out)
     sys.stderr.buffer.write(err)
     return code
@@ -277,7 +291,8 @@ def main(argv: list[str]) -> int:
         event = sys.stdin.buffer.read()
         return answer(argv, event)
     except Exception as e:  # noqa: BLE001 - a bug here must not exit 1, which Claude Code treats as "go ahead"
-        return fail(event, f"Belay's hook client failed ({type(e).__name__}: {e}); the call was blocked.")
+        agent = dict(zip(argv[0::2], argv[1::2])).get("--agent", "claude")
+        return fail(event, f"Belay's hook client failed ({type(e).__name__}: {e}); the call was blocked.", agent)
 
 
 if __name__ == "__main__":

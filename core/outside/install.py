@@ -10,10 +10,12 @@ Belay's own config directory.  Writes are atomic (a temporary file renamed over 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,19 +62,20 @@ def shared_settings_file(project: Path | None) -> Path:
 
 
 def hook_command(state_root: Path, config_dir: Path, *, wait_s: float | None = None,
-                 max_wait_s: float | None = None) -> str:
+                 max_wait_s: float | None = None, agent: str = "claude") -> str:
     """The command line of Belay's hook client: this Python, isolated, with where to find the console.
 
     `wait_s` is how long a silent console is given before the call is blocked, `max_wait_s` the longest
     any call may wait (a person deciding); left out, the client's defaults (30 s and 3,000 s, or
     $BELAY_HOOK_WAIT and $BELAY_HOOK_MAX_WAIT) apply.  Both stay under HOOK_TIMEOUT_S, so Belay, not
-    Claude Code's timeout, is the one that says why a call was blocked."""
+    Claude Code's timeout, is the one that says why a call was blocked.  `agent` names the agent CLI whose
+    hook protocol the command speaks (core.outside.hook_client.AGENTS)."""
     limits = [("--wait", wait_s), ("--max-wait", max_wait_s)]
     for flag, value in limits:
         if value is not None and not 0 < value < HOOK_TIMEOUT_S:
             raise ValueError(f"{flag} must be more than 0 and less than {HOOK_TIMEOUT_S} s, not {value}")
     return shlex.join([sys.executable, "-I", "-S", str(CLIENT), "--state-root", str(state_root),
-                       "--config-dir", str(config_dir),
+                       "--config-dir", str(config_dir), *(("--agent", agent) if agent != "claude" else ()),
                        *(word for flag, value in limits if value is not None for word in (flag, f"{value:g}"))])
 
 
@@ -163,3 +166,32 @@ def _remember_created(config_dir: Path, path: Path, created: bool) -> bool:
     config_dir.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(sorted(known)), encoding="utf-8")
     return was
+
+
+@dataclass(frozen=True)
+class AgentHooks:
+    """Where one agent CLI keeps its hook settings, and how Belay's entries go in and come out again."""
+
+    agent: str
+    """As the hook command's `--agent` names it (core.outside.hook_client.AGENTS)."""
+    settings_file: Callable[[Path | None, bool], Path]
+    """(project or None for the working directory, user-wide?) -> the settings file."""
+    install: Callable[[Path, str, Path], Changed]
+    """(settings file, hook command, Belay's config dir) -> what was added."""
+    uninstall: Callable[[Path, Path], Changed]
+    """(settings file, Belay's config dir) -> what was taken out."""
+    console_word: str = "Claude Code"
+    """The agent's name in what `belay hooks` prints."""
+
+
+CLAUDE = AgentHooks("claude", settings_file, install, uninstall)
+
+
+def agent_hooks(agent: str) -> AgentHooks:
+    """The hook settings of `agent` (claude, codex or gemini)."""
+    if agent == "claude":
+        return CLAUDE
+    if agent in ("codex", "gemini"):  # each agent's module (core.outside.codex, ...) says where its settings are
+        hooks: AgentHooks = importlib.import_module(f"core.outside.{agent}").HOOKS
+        return hooks
+    raise ValueError(f"Belay has no hooks for {agent!r}; it supervises claude, codex and gemini")

@@ -66,6 +66,8 @@ class HookRequest(_Request):
 
     kind: Literal["hook"]
     event: HookEvent
+    agent: Literal["claude", "codex", "gemini"] = "claude"
+    """Which agent CLI's hook command sent it (its `--agent`): each speaks its own hook protocol."""
     peer_pid: int | None = None
     """The hook command's process, as the kernel told the endpoint (its parent is the agent)."""
     launched: str = ""

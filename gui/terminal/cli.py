@@ -98,12 +98,14 @@ def _parser() -> argparse.ArgumentParser:
     claude.add_argument("--quit-when-done", action="store_true", help="close when the session ends")
     claude.add_argument("--screenshot", metavar="FILE", help="with --quit-when-done: save a PNG of the window")
 
-    hooks = sub.add_parser("hooks", help="install or remove Belay's Claude Code hooks")
+    hooks = sub.add_parser("hooks", help="install or remove Belay's hooks in Claude Code, Codex or Gemini CLI")
     hooks.add_argument("action", choices=("install", "uninstall"))
+    hooks.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
+                       help="the agent CLI whose settings get the hooks (default: claude)")
     where = hooks.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.local.json, this machine's "
-                                                        "own (default: the current directory's)")
-    where.add_argument("--user", action="store_true", help="your user settings (~/.claude/settings.json)")
+    where.add_argument("--project", metavar="DIR", help="the project's own settings for this machine (Claude Code: "
+                                                        ".claude/settings.local.json; default: the current directory)")
+    where.add_argument("--user", action="store_true", help="your user settings (Claude Code: ~/.claude/settings.json)")
     hooks.add_argument("--state-dir", help="the state directory the consoles use (default: BELAY_STATE_DIR or the "
                                            "user data dir)")
     return parser
@@ -199,7 +201,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                                    concurrency=args.concurrency))
     if args.command == "hooks":
         from gui.terminal.commands import hooks_command
-        return hooks_command(args.action, args.project, args.user, args.state_dir)
+        return hooks_command(args.action, args.project, args.user, args.state_dir, agent=args.agent)
     if args.command == "mcp-serve":
         if not args.http and (args.host is not None or args.port is not None):
             print("belay mcp-serve: --host and --port go with --http (stdio needs neither)", file=sys.stderr)

@@ -24,11 +24,10 @@ from core import (
     Console,
     ErrorKind,
     UndoReport,
-    claude_settings_file,
+    agent_hooks,
     config_dir,
     find_endpoint,
     hook_command,
-    install_hooks,
     install_token,
     shared_settings_file,
     state_root,
@@ -197,27 +196,30 @@ def _local_note(path: Path) -> str:
 
 
 def hooks_command(action: str, project: str | None, user: bool, state_dir: str | None,
-                  out: TextIO = sys.stdout) -> int:
-    """`belay hooks install|uninstall`: Belay's entries in Claude Code's settings, added or taken out."""
-    path = claude_settings_file(Path(project) if project else None, user)
+                  out: TextIO = sys.stdout, agent: str = "claude") -> int:
+    """`belay hooks install|uninstall [--agent claude|codex|gemini]`: Belay's entries in that agent CLI's
+    settings, added or taken out."""
+    hooks = agent_hooks(agent)
+    path = hooks.settings_file(Path(project) if project else None, user)
     try:
         if action == "install":
-            changed = install_hooks(path, hook_command(state_root(state_dir), config_dir()), config_dir())
+            changed = hooks.install(path, hook_command(state_root(state_dir), config_dir(), agent=agent),
+                                    config_dir())
             if changed.events:
                 out.write(f"Installed Belay's hooks ({', '.join(changed.events)}) in {path}.\n"
-                          "Claude Code now asks the Belay console for this workspace before every tool call; "
-                          "start it with `belay watch`. Without a running console, calls are refused.\n")
+                          f"{hooks.console_word} now asks the Belay console for this workspace before every tool "
+                          "call; start it with `belay watch`. Without a running console, calls are refused.\n")
             else:
                 out.write(f"Belay's hooks were already installed in {path}.\n")
-            if not user:
+            if not user and agent == "claude":
                 out.write(_local_note(path))
         else:
-            changed = uninstall_hooks(path, config_dir())
+            changed = hooks.uninstall(path, config_dir())
             gone = " (the file, which Belay had created, is removed)" if changed.file_removed else ""
             out.write(f"Removed Belay's hooks from {path}{gone}.\n" if changed.events else
                       f"No Belay hooks in {path}; nothing changed.\n")
             shared = shared_settings_file(Path(project) if project else None)
-            if not user and shared.exists() and uninstall_hooks(shared, config_dir()).events:
+            if agent == "claude" and not user and shared.exists() and uninstall_hooks(shared, config_dir()).events:
                 out.write(f"Also removed the hooks an earlier Belay wrote into the shared {shared}.\n")
     except (OSError, ValueError) as e:
         sys.stderr.write(f"belay hooks: {e}\n")

@@ -303,7 +303,7 @@ def test_a_reason_of_any_text_is_valid_json_in_the_refusal() -> None:
     tricky = 'quote " backslash \\ newline \n tab \t nul \0 é 中 🧗 lone \udcff end'
     assert json.loads(hook_client.json_string(tricky)) == tricky
     assert hook_client.json_string(tricky).isascii()
-    for name, template in hook_client.REFUSALS.items():
+    for name, template in hook_client.REFUSALS["claude"].items():
         printed = (template % hook_client.json_string(tricky).encode("ascii")).decode("ascii")
         assert _refusal(subprocess.CompletedProcess([], 0, printed, ""), name.decode()) == tricky
 
