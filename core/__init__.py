@@ -41,6 +41,7 @@ from core.events import (
     ShellOutput,
     ShellStarted,
 )
+from core.hub import Hub
 from core.models.bash import BashAnalysis, DisplayNode, Impact
 from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
 from core.models.diffs import DiffLine, FileDiff, Hunk
@@ -87,7 +88,7 @@ __all__ = [
     "CycleError", "Decision",
     "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
     "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview", "find_endpoint", "GanttSpan",
-    "GitChange", "hook_command", "Hunk", "Impact", "Inserted", "install_hooks", "install_token", "Lagged",
+    "GitChange", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token", "Lagged",
     "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",

@@ -113,6 +113,10 @@ class OutsideAgents:
 
     # -- Claude Code ---------------------------------------------------------
 
+    async def hook(self, request: HookRequest) -> dict[str, Any]:
+        """One hook event from any agent CLI (also handed on by the console for every workspace, core.hub)."""
+        return await self._hook(request)
+
     async def _hook(self, request: HookRequest) -> dict[str, Any]:
         if request.launched and any(s.nonce == request.launched for s in self._sessions):
             # A session this console launched, in a project that also has Belay's hooks installed: its calls

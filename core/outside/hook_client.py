@@ -6,7 +6,8 @@ PYTHONPATH or in site-packages can change what it does), and not even a JSON par
 on as the bytes Claude Code wrote, and the console answers in a length-prefixed frame (see
 core/outside/endpoint.py).  The console is the one that owns the nearest workspace at or above the
 project directory (`$CLAUDE_PROJECT_DIR`, else the working directory): its socket's path is a plain-text
-file in that workspace's state directory.
+file in that workspace's state directory.  A project with no console of its own asks the console for every
+workspace (`belay watch`, core/hub.py), when one runs, saying which directory it works in.
 
 A PreToolUse may wait as long as a person takes to approve, so the client does not time the answer, it
 times the console's *silence*: while the console handles the event it sends a keepalive line every few
@@ -45,6 +46,8 @@ from time import monotonic
 
 BLOCK, QUIET = 2, 0
 SOCKET_FILE = "endpoint.sock"
+HUB_DIR = "console"
+"""Where, under the state root, the console for every workspace keeps its socket's path (core.hub.HUB_DIR)."""
 AGENTS = ("claude", "codex", "gemini")
 """The agent CLIs whose hooks this client serves (`--agent`, default claude): each has its own event names
 and its own way of being told no."""
@@ -102,6 +105,16 @@ def find_socket(state_root: str, directory: str) -> str | None:
         path = parent
 
 
+def hub_socket(state_root: str) -> str | None:
+    """The socket of the console for every workspace (core.hub), when one runs: a project without a console
+    of its own asks it, saying where it works."""
+    try:
+        with open(os.path.join(state_root, HUB_DIR, SOCKET_FILE), encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def find_endpoint(state_root: str, directory: str) -> dict[str, str] | None:
     """`find_socket` as a mapping ({"socket": path}), for callers that also read other endpoint fields."""
     path = find_socket(state_root, directory)
@@ -109,7 +122,7 @@ def find_endpoint(state_root: str, directory: str) -> dict[str, str] | None:
 
 
 def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT_S,
-                max_wait_s: float = MAX_WAIT_S, agent: str = "claude") -> tuple[int, bytes, bytes]:
+                max_wait_s: float = MAX_WAIT_S, agent: str = "claude", where: str = "") -> tuple[int, bytes, bytes]:
     """Send the event and read (exit code, stdout, stderr), skipping keepalives.
 
     Raises Silent when the console goes quiet for `wait_s` or the whole wait passes `max_wait_s`, and
@@ -119,8 +132,9 @@ def ask_console(socket_path: str, token: str, event: bytes, wait_s: float = WAIT
     try:
         sock.settimeout(min(wait_s, max_wait_s))
         launched = "".join(c for c in os.environ.get(LAUNCHED_ENV, "") if c in "0123456789abcdef")[:64]
-        header = b'{"token": "%s", "kind": "hook", "agent": "%s", "length": %d, "launched": "%s"}\n' % (
-            token.encode("ascii"), agent.encode("ascii"), len(event), launched.encode("ascii"))
+        header = b'{"token": "%s", "kind": "hook", "agent": "%s", "length": %d, "launched": "%s", "where": %s}\n' % (
+            token.encode("ascii"), agent.encode("ascii"), len(event), launched.encode("ascii"),
+            json_string(where).encode("ascii"))
         try:
             sock.connect(socket_path)
             sock.sendall(header + event)
@@ -263,15 +277,17 @@ def answer(argv: list[str], event: bytes) -> int:
     except ValueError as e:
         return fail(event, f"{e}; the call is refused until that is fixed.", agent)
     where = os.environ.get(PROJECT_ENV[agent]) or os.getcwd()
-    socket_path = find_socket(state_root, where)
+    socket_path, hub = find_socket(state_root, where), ""
+    if socket_path is None:
+        socket_path, hub = hub_socket(state_root), where  # the console for every workspace, told where
     if socket_path is None:
         return fail(event, f"no Belay console is running for {where}, so this call is refused. Start one with "
-                           f"`belay watch --workspace {where}` (or remove Belay's hooks: `belay hooks uninstall`).",
-                    agent)
+                           f"`belay watch --workspace {where}`, or `belay watch` to supervise every project from one "
+                           f"window (or remove Belay's hooks: `belay hooks uninstall`).", agent)
     try:
         with open(os.path.join(config_dir, "token"), encoding="ascii") as f:
             token = f.read().strip()
-        code, out, err = ask_console(socket_path, token, event, wait_s, max_wait_s, agent)
+        code, out, err = ask_console(socket_path, token, event, wait_s, max_wait_s, agent, hub)
     except Silent as e:
         return fail(event, str(e), agent)
     except (OSError, ValueError) as e:

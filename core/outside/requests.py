@@ -72,6 +72,9 @@ class HookRequest(_Request):
     """The hook command's process, as the kernel told the endpoint (its parent is the agent)."""
     launched: str = ""
     """The nonce of a session this console launched, when the hook command runs inside one (else empty)."""
+    where: str = ""
+    """The project directory the agent works in, sent when the hook falls back to the console for every
+    workspace (core.hub) because that project has no console of its own."""
 
 
 class ToolsRequest(_Request):

@@ -1,0 +1,244 @@
+"""One console for every workspace: the calls of agents in any project reach the one window.
+
+A `Console` supervises one workspace and serves its own socket (core/outside/endpoint.py).  The hub
+keeps several of them and serves one more socket, the user's, in `<state root>/console/`: a hook
+command whose project has no console of its own (core/outside/hook_client.py looks for the
+workspace's socket first) falls back to it and says which directory it works in.  The first call from
+a directory the hub has not seen asks the person, once, whether to supervise it there (`Ask`, given by
+the window); the answer is remembered in Belay's config directory (`supervised.json`).  Yes opens a
+console on the directory, which from then on serves its hooks on its own socket, with its own journal
+and state directory as any workspace has; no refuses that directory's calls, saying how to change
+the answer.  Without anyone to ask (no window), a call from an unseen directory is refused, saying why.
+
+Each console the hub opens is announced to the listeners (`on_opened`): the window adds it to its
+sessions sidebar.  Closing the hub closes every console it opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from core.console import Console
+from core.outside.endpoint import ENDPOINT_FILE, Endpoint, install_token
+from core.outside.hook_client import BLOCKING, REFUSALS, json_string
+from core.outside.requests import HookRequest
+from core.policy.settings import config_dir
+from core.settings import state_root
+from core.store.atomic_file import write_text_atomically
+from core.tasks import spawn
+
+log = logging.getLogger(__name__)
+
+HUB_DIR = "console"
+"""The hub's folder under the state root, where the hook client finds its socket (hook_client.HUB_DIR)."""
+REMEMBERED_FILE = "supervised.json"
+Answer = Literal["supervise", "refuse"]
+Ask = Callable[[Path, str], Awaitable[Answer | None]]
+"""(directory, which agent asks) -> the person's answer, or None when it was dismissed (asked again next time)."""
+Opened = Callable[[Console], None]
+
+
+class Remembered:
+    """Which directories the person chose to supervise or not, kept in Belay's config directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _read(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"supervise": [], "refuse": []}
+        return {key: [str(p) for p in data.get(key, []) if isinstance(p, str)] for key in ("supervise", "refuse")}
+
+    def answer(self, directory: Path) -> Answer | None:
+        """The remembered answer for `directory` or the nearest ancestor that has one."""
+        data = self._read()
+        for path in (directory, *directory.parents):
+            for key in ("supervise", "refuse"):
+                if str(path) in data[key]:
+                    return key  # type: ignore[return-value]
+        return None
+
+    def remember(self, directory: Path, answer: Answer) -> None:
+        data = self._read()
+        for key in ("supervise", "refuse"):
+            data[key] = [p for p in data[key] if p != str(directory)]
+        data[answer].append(str(directory))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(self.path, json.dumps(data, indent=2) + "\n", mode=0o600)
+
+    def supervised(self) -> list[Path]:
+        return [Path(p) for p in self._read()["supervise"]]
+
+
+class Hub:
+    """The consoles of every workspace the person supervises, and the socket unseen ones ask through."""
+
+    def __init__(self, state_dir: str | None = None, *, ask: Ask | None = None,
+                 console_factory: Callable[[Path], Console] | None = None) -> None:
+        self.state_dir = state_dir
+        self.ask = ask
+        self.dir = state_root(state_dir) / HUB_DIR
+        self.remembered = Remembered(config_dir() / REMEMBERED_FILE)
+        self.consoles: dict[Path, Console] = {}
+        self.endpoint: Endpoint | None = None
+        self._factory = console_factory or (lambda root: Console(root, state_dir=state_dir))
+        self._asking: dict[Path, asyncio.Future[Answer | None]] = {}
+        self._opening: dict[Path, asyncio.Task[Console | None]] = {}
+        self._listeners: list[Opened] = []
+
+    def on_opened(self, listener: Opened) -> None:
+        self._listeners.append(listener)
+
+    async def start(self) -> bool:
+        """Serve the user's socket; False (and nothing served) when another hub already does."""
+        if await asyncio.to_thread(self._another_runs):
+            return False
+        token = await asyncio.to_thread(install_token, config_dir())
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.endpoint = Endpoint(self.dir, token, self.dir, refuse_peer=self._refuse_peer)
+        self.endpoint.handle(HookRequest, self._hook)
+        await self.endpoint.start()
+        return True
+
+    def _another_runs(self) -> bool:
+        """Whether a hub answers on the socket its files name (a stale file of one that died does not count)."""
+        try:
+            path = json.loads((self.dir / ENDPOINT_FILE).read_text(encoding="utf-8"))["socket"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(2)
+            try:
+                probe.connect(str(path))
+            except OSError:
+                return False
+        return True
+
+    def _refuse_peer(self, pid: int) -> bool:
+        """A process that a command of any supervised workspace started may not use the hub's socket either."""
+        return any(c.shells.started_by_a_command(pid) for c in self.consoles.values())
+
+    async def open(self, directory: Path, *, remember: bool = True) -> Console | None:
+        """Supervise `directory` (the person named it: `belay watch --workspace`, Open in the window).
+
+        Returns its console, or None when it cannot be opened here (another console already supervises it,
+        or its journal cannot be opened: the error is raised)."""
+        root = await asyncio.to_thread(directory.resolve)
+        if root in self.consoles:
+            return self.consoles[root]
+        task = self._opening.get(root)
+        if task is None:
+            task = self._opening[root] = spawn(self._open(root), f"opening {root}")
+        await asyncio.wait([task])  # a waiter that gives up does not stop the opening for the others
+        console = task.result()
+        if console is not None and remember:
+            await asyncio.to_thread(self.remembered.remember, root, "supervise")
+        return console
+
+    async def _open(self, root: Path) -> Console | None:
+        try:
+            console = self._factory(root)
+            await console.open()
+        finally:
+            self._opening.pop(root, None)
+        if console.endpoint is None:  # another window supervises it: its hooks go there
+            await console.close()
+            return None
+        self.consoles[root] = console
+        for listener in list(self._listeners):
+            listener(console)
+        return console
+
+    def console_for(self, directory: Path) -> Console | None:
+        """The open console of `directory` or of its nearest ancestor the hub supervises."""
+        for path in (directory, *directory.parents):
+            if path in self.consoles:
+                return self.consoles[path]
+        return None
+
+    async def _hook(self, request: HookRequest) -> dict[str, Any]:
+        """A hook from a project without a console of its own: supervise it (asking once), or refuse."""
+        if not request.where:
+            return _refused(request, "the hook command did not say which project it works in; the call is refused.")
+        directory = Path(await asyncio.to_thread(os.path.realpath, request.where))
+        console = self.console_for(directory)
+        if console is None:
+            answer = self.remembered.answer(directory)
+            if answer is None:
+                answer = await self._asked(directory, request.agent)
+            if answer == "refuse":
+                return _refused(request, f"you chose not to supervise {directory} in Belay, so its agent's calls are "
+                                         f"refused. To supervise it, open it in the window (Workspace > Open) or run "
+                                         f"`belay watch --workspace {directory}`.")
+            if answer is None:
+                return _refused(request, f"Belay has not been told whether to supervise {directory}; the call is "
+                                         f"refused. Answer in the Belay window, or run "
+                                         f"`belay watch --workspace {directory}`.")
+            try:
+                console = await self.open(directory)
+            except Exception as e:  # a damaged journal, a full disk: refuse, saying why
+                log.exception("opening %s for its agent failed", directory)
+                return _refused(request, f"Belay could not open {directory}: {e}; the call is refused.")
+            if console is None:
+                return _refused(request, f"another Belay window supervises {directory}; retry the call there.")
+        if console.outside is None:
+            return _refused(request, f"the console for {console.workspace.root} does not serve outside agents.")
+        return await console.outside.hook(request)
+
+    async def _asked(self, directory: Path, agent: str) -> Answer | None:
+        """The person's answer for `directory`, asked once however many calls wait for it."""
+        if self.ask is None:
+            return None
+        pending = self._asking.get(directory)
+        if pending is None:
+            pending = self._asking[directory] = asyncio.get_running_loop().create_future()
+            try:
+                answer = await self.ask(directory, AGENT_NAMES.get(agent, agent))
+            except Exception as e:
+                pending.set_exception(e)
+                raise
+            finally:
+                self._asking.pop(directory, None)
+            if answer is not None:
+                await asyncio.to_thread(self.remembered.remember, directory, answer)
+            pending.set_result(answer)
+            return answer
+        await asyncio.wait([pending])  # one caller giving up does not withdraw the question from the others
+        return pending.result()
+
+    async def close(self) -> None:
+        if self.endpoint is not None:
+            await self.endpoint.close()
+            self.endpoint = None
+        for future in self._asking.values():
+            if not future.done():
+                future.set_result(None)
+        for console in list(self.consoles.values()):
+            with contextlib.suppress(Exception):
+                await console.close()
+        self.consoles.clear()
+
+    def __repr__(self) -> str:
+        return f"<Hub consoles={len(self.consoles)} serving={self.endpoint is not None}>"
+
+
+AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+
+
+def _refused(request: HookRequest, reason: str) -> dict[str, Any]:
+    """The agent's own refusal for an event that can still be stopped; nothing for the rest."""
+    name = request.event.hook_event_name.encode()
+    if name not in BLOCKING.get(request.agent, ()):
+        return {"exit": 0, "stdout": None, "stderr": ""}
+    template = REFUSALS[request.agent][name]
+    return {"exit": 0, "stdout": json.loads(template % json_string(f"Belay: {reason}").encode("ascii")), "stderr": ""}
