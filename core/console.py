@@ -23,6 +23,7 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
 from core.ids import CallId, new_session_id
+from core.mcp.elicitation import Elicitations
 from core.mcp.manager import McpManager
 from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
@@ -88,6 +89,8 @@ class Console:
         self.bus.listen(self.timeline.apply)
         self.policy = PolicyEngine()
         self.approvals = ApprovalBroker()
+        self.elicitations = Elicitations(self.bus.publish, can_ask=lambda: bool(self.approvals.approvers))
+        """MCP servers' requests for the person's input; front ends answer with `elicitations.answer`."""
         self.shells = ShellManager(self.bus.publish)
         self.bash_settings = bash or BashSettings()
         if tools is None:
@@ -166,7 +169,7 @@ class Console:
         self._policy_changed("settings loaded")
         if self._tracking:  # only the owning console starts programs; `belay calls` does not
             self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
-                                  cwd=self.workspace.root)
+                                  cwd=self.workspace.root, elicit=self.elicitations.ask)
             await self.mcp.start()
         if self._tracking and self._serve:
             await self._open_endpoint()

@@ -388,6 +388,42 @@ class McpServerChanged(_Event):
     """The server's state now."""
 
 
+class ElicitationRequested(_Event):
+    """An MCP server asks the person for input (MCP elicitation), shown in the window like an approval (core.mcp).
+
+    Front ends answer through `Console.elicitations.answer` (accept with the form's content, decline or cancel);
+    the request ends with an ElicitationResolved.  Without a front end that can answer, it is declined at once."""
+
+    kind: Literal["elicitation_requested"] = "elicitation_requested"
+    """The tag that tells this event from the others."""
+    elicitation_id: str
+    """The request, for answering it: `eli_...`."""
+    server: str
+    """The MCP server that asks (its name in the settings)."""
+    message: str
+    """What the server says it needs, in its own words."""
+    requested_schema: dict[str, Any] = Field(default_factory=dict)
+    """The form: a flat JSON schema of strings, numbers, integers, booleans and enums (empty in URL mode)."""
+    mode: Literal["form", "url"] = "form"
+    """"form": the person fills in the schema; "url": the server asks the person to open `url`."""
+    url: str | None = None
+    """The page to open, in URL mode."""
+
+
+class ElicitationResolved(_Event):
+    """A server's request for input ended: answered, or given up (core.mcp)."""
+
+    kind: Literal["elicitation_resolved"] = "elicitation_resolved"
+    """The tag that tells this event from the others."""
+    elicitation_id: str
+    """The request that ended."""
+    action: Literal["accept", "decline", "cancel"]
+    """What the server is told: the person accepted (with content), declined, or dismissed it."""
+    by: Literal["person", "headless", "server", "belay"] = "person"
+    """Who ended it: the person, nobody to ask (declined), the server (it stopped waiting or went away), or Belay
+    itself (a form it cannot show is declined)."""
+
+
 class BatchStarted(_Event):
     """A batch of calls was accepted: its plan is known, its calls are about to be queued (the recorder)."""
 
@@ -460,6 +496,8 @@ Event = Annotated[
         BatchStarted,
         BatchFinished,
         McpServerChanged,
+        ElicitationRequested,
+        ElicitationResolved,
         Lagged,
     ],
     Field(discriminator="kind"),

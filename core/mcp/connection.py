@@ -14,14 +14,19 @@ list fails at once.
 A server that cannot start, stops answering the start-up within its
 `startup_timeout_s`, or whose connection ends, fails: pending and later
 calls get the reason, until the manager starts a new connection.
+
+A server that asks the person for input (`elicitation/create`) is answered
+by `elicit` (the console's `Elicitations`: the window's form, or a decline
+when nobody can answer); without one, it is declined.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -30,7 +35,7 @@ import anyio
 import mcp.types as mt
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import Client
-from mcp.client import IncomingMessage
+from mcp.client import ClientRequestContext, IncomingMessage
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -48,7 +53,18 @@ STOP_GRACE_S = 10.0
 """How long `stop` waits for the session to close (a stdio server gets 2 s to exit, 2 s more after SIGTERM)."""
 MAX_PAGES = 100
 """A server whose tool list never ends cannot hang the start-up."""
-CLIENT_INFO = mt.Implementation(name="belay", version="0.1")
+
+
+def _belay_version() -> str:
+    try:
+        return importlib.metadata.version("belay-console")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0.0.0+unknown"
+
+
+CLIENT_INFO = mt.Implementation(name="belay", version=_belay_version())
+Elicit = Callable[[str, mt.ElicitRequestParams], Awaitable[mt.ElicitResult]]
+"""Asks the person for what a server (named first) requests; the answer goes back to the server."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +95,13 @@ class ServerConnection:
     """The live session with one MCP server: started once, stopped once."""
 
     def __init__(self, settings: ServerSettings, report: Callable[[ServerConnection, Report], None],
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, elicit: Elicit | None = None) -> None:
         """`report` hears what happens to this connection; `cwd` is where a stdio server runs when its settings
-        name no directory (the workspace)."""
+        name no directory (the workspace); `elicit` answers the server's requests for the person's input."""
         self.settings = settings
         self._tell = report
         self._cwd = cwd
+        self._elicit = elicit
         self._send, self._requests = anyio.create_memory_object_stream[_Call](math.inf)
         self._calls: set[_Call] = set()
         self._tools: dict[str, mt.Tool] | None = None
@@ -189,8 +206,15 @@ class ServerConnection:
     async def _connect(self, stack: AsyncExitStack) -> Client:
         transport = await open_transport(self.settings, self._errlog, self._cwd, stack)
         client = Client(watched(transport, self._on_end), message_handler=self._on_message, cache=None,
-                        client_info=CLIENT_INFO)
+                        client_info=CLIENT_INFO, elicitation_callback=self._on_elicit)
         return await stack.enter_async_context(client)
+
+    async def _on_elicit(self, context: ClientRequestContext, params: mt.ElicitRequestParams,
+                         ) -> mt.ElicitResult | mt.ErrorData:
+        """The server asks the person for input: raised like an approval (see core.mcp.elicitation)."""
+        if self._elicit is None or self._stopping:
+            return mt.ElicitResult(action="decline")
+        return await self._elicit(self.name, params)
 
     async def _serve(self, client: Client) -> None:
         """Answer calls until stopped (the stream closes) or the connection ends (the scope is cancelled)."""

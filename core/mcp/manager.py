@@ -22,7 +22,7 @@ from typing import Any
 import mcp.types as mt
 
 from core.errors import ErrorKind, ToolError
-from core.mcp.connection import Report, ServerConnection, ToolsListed
+from core.mcp.connection import Elicit, Report, ServerConnection, ToolsListed
 from core.mcp.names import tool_names
 from core.mcp.settings import ServerSettings
 from core.mcp.state import Happening, Listed, Starting, Stopped, advance
@@ -39,9 +39,12 @@ class McpManager:
     """Starts the configured MCP servers and adapts their tools into a `ToolRegistry`."""
 
     def __init__(self, registry: ToolRegistry, servers: Mapping[str, ServerSettings], *,
-                 on_status: Callable[[ServerStatus], None] = lambda status: None, cwd: Path | None = None) -> None:
-        """`cwd`: where stdio servers run when their settings name no directory (the workspace, as Claude Code)."""
+                 on_status: Callable[[ServerStatus], None] = lambda status: None, cwd: Path | None = None,
+                 elicit: Elicit | None = None) -> None:
+        """`cwd`: where stdio servers run when their settings name no directory (the workspace, as Claude Code);
+        `elicit`: who answers a server's request for the person's input (None: it is declined)."""
         self.registry = registry
+        self._elicit = elicit
         self._servers = dict(servers)
         self._on_status = on_status
         self._cwd = str(cwd) if cwd is not None else None
@@ -106,7 +109,7 @@ class McpManager:
     # -- inside ---------------------------------------------------------------------------------------
 
     def _connect(self, name: str) -> None:
-        connection = ServerConnection(self._servers[name], self._on_report, cwd=self._cwd)
+        connection = ServerConnection(self._servers[name], self._on_report, cwd=self._cwd, elicit=self._elicit)
         self._connections[name] = connection
         self._advance(name, Starting())  # at once, not when its task first runs: `wait_started` relies on it
         connection.start()

@@ -7,7 +7,16 @@ private socket (core/outside/endpoint.py), so each call goes through Belay's pol
 in the window, change capture and the journal, under an agent named after the MCP client.
 
 One socket connection per request: closing it (the client cancelled the call or went away) cancels
-the call in the console.  On exit, every client that made a call has its agent ended ("bye").
+the call in the console.  While a call waits (for a person's approval, most often), a client that
+sent a progress token hears `notifications/progress` every few seconds, so its per-request timeout
+does not give up on a slow approval.  An HTTP client's agent is ended ("bye") when its MCP session
+ends (DELETE, or the session's idle timeout); on exit, every client that made a call has its agent
+ended.
+
+Over HTTP, a request without the token is answered 401 with `WWW-Authenticate: Bearer
+resource_metadata=...`, and the protected-resource metadata (RFC 9728) is served without the token,
+as the MCP authorization spec has a client discover it.  It says what is true: the token is a static
+bearer token sent in the Authorization header; no authorization server issues it.
 Without a console, tools/list still answers from Belay's own description of its tools (so a client
 that lists tools once at start-up can use them as soon as a console opens) and every tools/call
 fails with how to start one.
@@ -17,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import importlib.metadata
 import ipaddress
 import json
 import logging
@@ -31,10 +41,12 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as mt
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -48,6 +60,12 @@ BYE_TIMEOUT_S = 5.0
 """How long exiting waits for the console to end the clients' agents."""
 SHUTDOWN_GRACE_S = 5.0
 """How long a stopping HTTP server lets requests finish; then calls still waiting (for approval) are cancelled."""
+PROGRESS_EVERY_S = 3.0
+"""How often a waiting call tells a client that sent a progress token that it is still alive."""
+WAITING = "waiting for approval in Belay (or running)"
+"""The progress message: most long waits are a person deciding in the window."""
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+"""Where a client looks for the protected-resource metadata (RFC 9728), with the resource's path appended."""
 CALL_ID_META = "belay/call_id"
 """The journal id of the call, in a result's `_meta`, for a client that wants to show or undo it."""
 DATA_META = "belay/data"
@@ -67,6 +85,14 @@ class ServeOptions:
     http: bool = False
     host: str = "127.0.0.1"
     port: int = 0
+
+
+def belay_version() -> str:
+    """This install's version (serverInfo.version)."""
+    try:
+        return importlib.metadata.version("belay-console")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0.0.0+unknown"
 
 
 class BridgeError(Exception):
@@ -133,43 +159,87 @@ class Bridge:
         self.link, self._prefix = link, prefix
         self._offline = offline_tools(link.workspace)
         self._schemas = {d["name"]: d["input_schema"] for d in self._offline}
+        self._names = set(self._schemas)
+        """The tools offered: Belay's own, and whatever the console last listed."""
         self._sessions: set[str] = set()
-        """Client session keys that made a call: their agents are ended on exit."""
+        """Client session keys that made a call: their agents are ended when their session ends, or on exit."""
+        self.progress_every_s = PROGRESS_EVERY_S
 
     def server(self) -> Server[Any]:
-        return Server("belay", instructions=instructions(self.link.workspace), on_list_tools=self.list_tools,
-                      on_call_tool=self.call_tool, get_tool_input_schema=self._schemas.get)
+        return Server("belay", version=belay_version(), instructions=instructions(self.link.workspace),
+                      on_list_tools=self.list_tools, on_call_tool=self.call_tool,
+                      get_tool_input_schema=self._schemas.get)
 
     async def list_tools(self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None,
                          ) -> mt.ListToolsResult:
+        if params is not None and params.cursor is not None:
+            # The list is one page, so no cursor was ever handed out: any cursor is not one of ours.
+            raise MCPError(mt.INVALID_PARAMS, f"Invalid cursor {params.cursor!r}: Belay's tool list has one page")
         try:
             described = (await self.link.ask("tools")).get("tools") or []
         except BridgeError as e:
             log.info("tools/list answered from Belay's own description: %s", e)
             described = self._offline
+        self._names |= {d["name"] for d in described}
         return mt.ListToolsResult(tools=[as_mcp_tool(d) for d in described])
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        if params.name not in self._names:
+            offered = ", ".join(sorted(self._names))
+            raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name!r}; Belay offers {offered}")
         client = client_name(ctx)
-        session = f"{self._prefix}:{_session_of(ctx) or 'client:' + client}"
-        self._sessions.add(session)  # before asking: a call cancelled mid-way has started the agent too
+        http_session = _session_of(ctx)
+        session = f"{self._prefix}:{http_session or 'client:' + client}"
+        if session not in self._sessions:
+            self._sessions.add(session)  # before asking: a call cancelled mid-way has started the agent too
+            if http_session is not None:
+                _on_close(ctx, lambda: self._end_session(session))
         try:
-            answer = await self.link.ask("call", client=client, client_session=session, tool=params.name,
-                                         args=params.arguments or {})
+            answer = await self._waiting(ctx, self.link.ask("call", client=client, client_session=session,
+                                                            tool=params.name, args=params.arguments or {}))
         except BridgeError as e:
             return mt.CallToolResult(content=[mt.TextContent(text=f"Belay did not run {params.name}: {e}")],
                                      is_error=True)
         return as_call_result(answer)
 
+    async def _waiting(self, ctx: ServerRequestContext[Any], asking: Coroutine[Any, Any, dict[str, Any]],
+                       ) -> dict[str, Any]:
+        """The console's answer; meanwhile, progress every few seconds when the client sent a progress token."""
+        task = spawn(asking, "mcp-serve call")
+        waited = 0.0
+        try:
+            while True:
+                done, _ = await asyncio.wait([task], timeout=self.progress_every_s)
+                if done:
+                    return task.result()
+                waited += self.progress_every_s
+                try:  # a no-op without a progress token
+                    await ctx.session.report_progress(waited, None, f"{WAITING}: {waited:g} s")
+                except Exception as e:  # noqa: BLE001 - a lost stream must not lose the call: its answer may still go
+                    log.debug("progress not sent: %r", e)
+        finally:
+            if not task.done():
+                task.cancel()  # the client cancelled: closing the connection cancels the call in the console
+                await asyncio.wait([task])
+
+    async def _end_session(self, session: str) -> None:
+        """The client's MCP session ended (DELETE, idle timeout): end its agent now, not on exit."""
+        if session in self._sessions:
+            self._sessions.discard(session)
+            await self._bye(session)
+
+    async def _bye(self, session: str) -> None:
+        try:
+            async with asyncio.timeout(BYE_TIMEOUT_S):
+                await self.link.ask("bye", client_session=session)
+        except (BridgeError, TimeoutError) as e:
+            log.info("could not end the agent of %s in the console: %s", session, e)
+
     async def close(self) -> None:
         """End the agents of the clients that made calls (bounded: exiting must not hang on a dead console)."""
         sessions, self._sessions = self._sessions, set()
         for session in sorted(sessions):
-            try:
-                async with asyncio.timeout(BYE_TIMEOUT_S):
-                    await self.link.ask("bye", client_session=session)
-            except (BridgeError, TimeoutError) as e:
-                log.info("could not end the agent of %s in the console: %s", session, e)
+            await self._bye(session)
 
     def __repr__(self) -> str:
         return f"<Bridge {self._prefix} sessions={len(self._sessions)} {self.link!r}>"
@@ -185,6 +255,18 @@ def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
     """The Streamable HTTP session id, when the client has one (the handshake era); stdio has none."""
     headers = getattr(ctx.request, "headers", None)
     return headers.get("mcp-session-id") if headers is not None else None
+
+
+def _on_close(ctx: ServerRequestContext[Any], then: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run `then` when the client's connection (an HTTP session: DELETE, idle timeout, server exit) ends.
+
+    The connection's exit stack is the SDK's place for per-connection cleanup; the lowlevel context reaches
+    it only through the session's connection (a private attribute, pinned with the SDK's version)."""
+    connection = getattr(ctx.session, "_connection", None)
+    if isinstance(connection, Connection):
+        connection.exit_stack.push_async_callback(then)
+    else:
+        log.warning("the MCP SDK no longer exposes the connection: agents end only when mcp-serve exits")
 
 
 def offline_tools(workspace: Path) -> list[dict[str, Any]]:
@@ -259,13 +341,35 @@ async def serve_stdio(bridge: Bridge) -> None:
 
 
 class BearerGate:
-    """Answers 401 to every HTTP request that does not carry the install's token as its bearer token."""
+    """Answers 401 to every HTTP request that does not carry the install's token as its bearer token.
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    The protected-resource metadata (RFC 9728) is the one thing served without the token: a client that
+    follows the MCP authorization spec reads it after the 401 to learn how to authorize."""
+
+    def __init__(self, app: ASGIApp, token: str, resource: str) -> None:
+        """`resource`: the MCP endpoint's URL (http://127.0.0.1:<port>/mcp)."""
         self.app = app
         self._token = token.encode()
+        self.resource = resource
+        path = resource.partition("://")[2].partition("/")[2]
+        base = resource[:len(resource) - len(path) - 1]
+        self._metadata_paths = {f"{METADATA_PATH}/{path}", METADATA_PATH}
+        self.metadata_url = f"{base}{METADATA_PATH}/{path}"
+
+    def metadata(self) -> dict[str, Any]:
+        """What Belay's HTTP server is, as a protected resource: a static bearer token in the header, no
+        authorization server (none can issue Belay's token: it is the install's, read from its file), so
+        `authorization_servers`, optional in RFC 9728, is left out rather than naming one that cannot back it."""
+        return {"resource": self.resource, "resource_name": "Belay (belay mcp-serve)",
+                "bearer_methods_supported": ["header"]}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") in self._metadata_paths:
+            if scope.get("method") in ("GET", "HEAD"):
+                await JSONResponse(self.metadata(), 200, {"Cache-Control": "no-store"})(scope, receive, send)
+            else:
+                await JSONResponse({"error": "method not allowed"}, 405, {"Allow": "GET"})(scope, receive, send)
+            return
         if scope["type"] == "http":
             refused = self._refusal(dict(scope["headers"]).get(b"authorization"))
             if refused:
@@ -275,7 +379,10 @@ class BearerGate:
                 message = (f"Unauthorized ({refused}): send `Authorization: Bearer <token>` with the token in "
                            f"{config_dir() / 'token'}")
                 body = {"jsonrpc": "2.0", "id": None, "error": {"code": mt.INVALID_REQUEST, "message": message}}
-                await JSONResponse(body, 401, {"WWW-Authenticate": 'Bearer realm="belay"'})(scope, receive, send)
+                challenge = f'Bearer realm="belay", resource_metadata="{self.metadata_url}"'
+                if refused == "a wrong bearer token":
+                    challenge += ', error="invalid_token"'
+                await JSONResponse(body, 401, {"WWW-Authenticate": challenge})(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -322,11 +429,12 @@ async def serve_http(bridge: Bridge, sock: socket.socket, token: str) -> None:
     """Streamable HTTP at /mcp on `sock`, behind the bearer check and the SDK's DNS-rebinding guard."""
     import uvicorn  # only this mode needs it
 
-    host = url_host(sock.getsockname()[0])
+    host, port = url_host(sock.getsockname()[0]), sock.getsockname()[1]
     names = [f"{host}:*", "localhost:*"]
     guard = TransportSecuritySettings(allowed_hosts=names, allowed_origins=[f"http://{n}" for n in names])
     app = bridge.server().streamable_http_app(transport_security=guard)
-    config = uvicorn.Config(BearerGate(app, token), log_config=None, access_log=False, ws="none", lifespan="on",
+    gate = BearerGate(app, token, f"http://{host}:{port}/mcp")
+    config = uvicorn.Config(gate, log_config=None, access_log=False, ws="none", lifespan="on",
                             timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
     await uvicorn.Server(config).serve(sockets=[sock])
 

@@ -17,6 +17,7 @@ import pytest
 
 from core.errors import BelayError
 from core.ids import AgentId, CallId
+from core.mcp.connection import Elicit
 from core.mcp.manager import McpManager
 from core.mcp.settings import ServerSettings
 from core.models.mcp import ServerState, ServerStatus
@@ -75,11 +76,12 @@ class Harness:
 
 
 @asynccontextmanager
-async def harness(tmp_path: Path, *servers: ServerSettings) -> AsyncIterator[Harness]:
+async def harness(tmp_path: Path, *servers: ServerSettings, elicit: Elicit | None = None) -> AsyncIterator[Harness]:
     """The servers started (and settled) in a fresh registry; all stopped on the way out."""
     registry = ToolRegistry()
     announced: list[ServerStatus] = []
-    manager = McpManager(registry, {s.name: s for s in servers}, on_status=announced.append, cwd=tmp_path)
+    manager = McpManager(registry, {s.name: s for s in servers}, on_status=announced.append, cwd=tmp_path,
+                         elicit=elicit)
     h = Harness(registry, manager, Workspace(tmp_path), announced)
     await manager.start()
     try:

@@ -3,7 +3,7 @@
 Run it as `python toy_server.py stdio` (JSON-RPC over its stdin/stdout) or
 `python toy_server.py http PORT` (Streamable HTTP on 127.0.0.1:PORT/mcp);
 with `--writer` it also has `write_note`, a tool that writes a file in its
-working directory; with `--legacy` (stdio only) it serves only the handshake era, as servers
+working directory; with `--eliciting`, `book`, a tool that asks the person for input (elicitation); with `--legacy` (stdio only) it serves only the handshake era, as servers
 built before 2026-07-28 do: clients fall back from their `server/discover`
 probe to `initialize`.
 
@@ -18,14 +18,17 @@ import base64
 import os
 import sys
 import time
+from typing import Annotated, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
 
 server = MCPServer("toy", log_level="WARNING")
 PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmM"
@@ -53,6 +56,31 @@ def write_note(name: str, text: str) -> str:
 
 if "--writer" in sys.argv:  # only when asked: the other tests count the tools
     server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))(write_note)
+
+
+class Booking(BaseModel):
+    """What `book` asks the person for."""
+
+    name: str = Field(description="Who the room is for")
+    nights: int = Field(default=2, ge=1, le=14, description="How many nights")
+    room: Literal["single", "double"] = "double"
+    breakfast: bool = True
+
+
+def _who() -> Elicit[Booking]:
+    return Elicit("Who is the booking for?", Booking)
+
+
+async def book(booking: Annotated[ElicitationResult[Booking], Resolve(_who)]) -> str:
+    """Book a room, asking the person who it is for (elicitation: mid-call in the handshake era, an
+    input-required round at 2026-07-28)."""
+    if booking.action == "accept":
+        return f"booked {booking.data.model_dump_json()}"
+    return f"not booked: {booking.action}"
+
+
+if "--eliciting" in sys.argv:
+    server.tool()(book)
 
 
 @server.tool()
