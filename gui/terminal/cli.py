@@ -65,9 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fail-fast", action="store_true", help="stop starting calls at the first failure")
     run.add_argument("--concurrency", type=_concurrency, metavar="N", help="at most N calls at once (default 10)")
 
-    watch = sub.add_parser("watch", help="open the window on a workspace and supervise outside agents "
-                                         "(Claude Code through its hooks, MCP clients through `belay mcp-serve`)")
-    watch.add_argument("--workspace", help="the directory to supervise (default: the current directory)")
+    watch = sub.add_parser("watch", help="open the window for every workspace and supervise outside agents "
+                                         "(Claude Code, Codex, Gemini CLI through their hooks, MCP clients through "
+                                         "`belay mcp-serve`)")
+    watch.add_argument("--workspace", help="a directory to supervise at once (without it, the window waits for "
+                                           "any project whose agent asks)")
     watch.add_argument("--state-dir")
     watch.add_argument("--screenshot", metavar="FILE", help="with --quit-after: save a PNG of the window first")
     watch.add_argument("--quit-after", type=float, metavar="SECONDS", help="close by itself (for checks)")

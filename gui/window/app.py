@@ -22,10 +22,11 @@ from typing import Any
 
 import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from core import AutoReviewer, BelayError, Console, RunStatus, Script, ScriptedAgent, load_script, run_script
+from core import AutoReviewer, BelayError, Console, Hub, RunStatus, Script, ScriptedAgent, load_script, run_script
 from gui.window.collector import MainThreadCollector
+from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
 from gui.window.resources import demo_script, demo_workspace_template, style_sheet
 
@@ -192,27 +193,70 @@ async def _serving_console(workspace: Path, state_dir: str | None, command: str,
 
 
 def run_watch(options: WatchOptions) -> int:
-    """The window on a workspace with no built-in agent: it supervises outside ones (Claude Code, MCP)."""
-    workspace = _workspace_dir(options.workspace, "watch")
-    return 2 if workspace is None else _run_with_window(lambda: _watch(options, workspace))
+    """The window for every workspace (core.hub), with `--workspace` opened at once: it supervises outside agents
+    (Claude Code, Codex, Gemini CLI, MCP clients) in any project that asks."""
+    workspace = _workspace_dir(options.workspace, "watch") if options.workspace else None
+    if options.workspace and workspace is None:
+        return 2
+    return _run_with_window(lambda: _watch(options, workspace))
 
 
-async def _watch(options: WatchOptions, workspace: Path) -> int:
+async def _watch(options: WatchOptions, workspace: Path | None) -> int:
+    hub = Hub(options.state_dir)
+    if not await hub.start():
+        if workspace is None:
+            print("belay watch: a Belay window for every workspace is already open; its sidebar has them all",
+                  file=sys.stderr)
+            return 2
+        return await _watch_one(options, workspace)  # that window does not have this one: a window of its own
+    window = HubWindow(hub)
+    try:
+        if workspace is not None:
+            try:
+                console = await hub.open(workspace)
+            except BelayError as e:
+                text = " ".join(p if p.endswith(".") else f"{p}." for p in (e.info.message, e.info.suggestion) if p)
+                print(f"belay watch: {text}", file=sys.stderr, flush=True)
+                if options.quit_after is None:
+                    await _show_error(text)
+                return 2
+            if console is None:
+                print(f"belay watch: another Belay console already supervises {workspace}", file=sys.stderr)
+                return 2
+        window.show()
+        closed = asyncio.Event()
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        app.lastWindowClosed.connect(closed.set)
+        named = f"{workspace} and every" if workspace is not None else "Every"
+        print(f"Watching: {named} project whose agent asks (Claude Code, Codex or Gemini CLI with Belay's hooks, "
+              f"`belay mcp-serve` clients) goes through this window.", flush=True)
+        return await _stay_open(window, closed, options)
+    finally:
+        await window.aclose()
+
+
+async def _watch_one(options: WatchOptions, workspace: Path) -> int:
     console = await _serving_console(workspace, options.state_dir, "watch", options.quit_after is None)
     if console is None:
         return 2
     async with _window_on(console) as (window, closed):
         print(f"Watching {workspace}: Claude Code sessions with Belay's hooks installed (`belay hooks install`) "
               f"and `belay mcp-serve` clients now go through this window.", flush=True)
-        if options.quit_after is None:
-            await closed.wait()
-        else:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(closed.wait(), options.quit_after)
-            if options.screenshot:
-                window.grab().save(options.screenshot)
-                print(f"Screenshot: {options.screenshot}", flush=True)
-        return 0
+        return await _stay_open(window, closed, options)
+
+
+async def _stay_open(window: QWidget, closed: asyncio.Event, options: WatchOptions) -> int:
+    """Until the window is closed, or `--quit-after` seconds (then its screenshot, if asked for)."""
+    if options.quit_after is None:
+        await closed.wait()
+    else:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(closed.wait(), options.quit_after)
+        if options.screenshot:
+            window.grab().save(options.screenshot)
+            print(f"Screenshot: {options.screenshot}", flush=True)
+    return 0
 
 
 def run_claude(options: ClaudeOptions) -> int:
