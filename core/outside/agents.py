@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from core.ids import CallId
 from core.models.records import AgentStatus
 from core.outside.claude_session import ClaudeSession, SessionEnd
+from core.outside.codex import CodexHooks
 from core.outside.endpoint import Endpoint, RefusePeer
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
@@ -88,6 +89,7 @@ class OutsideAgents:
         self.hooks = ClaudeHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self.adapters: dict[str, HookAdapter] = {"claude": self.hooks}
         """Each agent CLI's hook protocol, by the hook command's `--agent`."""
+        self.adapters["codex"] = CodexHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []

@@ -59,7 +59,12 @@ REFUSALS: dict[str, dict[bytes, bytes]] = {
                               b'"decision": {"behavior": "deny", "message": %s}}}\n',
         b"UserPromptSubmit": b'{"decision": "block", "reason": %s}\n',
     },
-    "codex": {},
+    "codex": {  # Codex reads a hook that exits other than 0 or 2 (or times out) as failed, and runs the call
+        b"PreToolUse": b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+                       b'"permissionDecisionReason": %s}}\n',
+        b"PermissionRequest": b'{"hookSpecificOutput": {"hookEventName": "PermissionRequest", '
+                              b'"decision": {"behavior": "deny", "message": %s}}}\n',
+    },
     "gemini": {},
 }
 """Per agent, each stoppable event's refusal as the agent reads it (its reason goes where %s is, as a JSON

@@ -107,12 +107,14 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any], *,
-                     alive: Callable[[], bool] | None = None) -> Verdict:
+                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> Verdict:
+        """`tool`: Belay's model of an agent's own tool that no registry holds (Codex's apply_patch), which
+        plans its diff and names its files; else the registry's tool of that name."""
         try:
             arguments.check_text(tool_name, tool_input)  # before anything reads (or journals) the call
         except BelayError as e:
             return await self._refuse_unencodable(agent, tool_name, tool_input, e.info)
-        tool = self.registry.get(tool_name)
+        tool = tool or self.registry.get(tool_name)
         args = self._validated(tool, tool_input)
         summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
         call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary)

@@ -1,0 +1,180 @@
+"""The Codex CLI's hook events as Belay sees them, and where `belay hooks install --agent codex` puts its hooks.
+
+Codex (0.124 and later) runs command hooks from `hooks.json` next to each of its config layers
+(`$CODEX_HOME/hooks.json`, a trusted project's `.codex/hooks.json`) with events shaped like Claude
+Code's: `session_id`, `tool_name`, `tool_input`, `tool_use_id`, and `agent_id`/`agent_type` on a
+sub-agent's events (tests/integration/CODEX_HOOKS.md has what was observed with the real CLI).  So
+`CodexHooks` is `ClaudeHooks` with Codex's differences:
+- a shell command is `Bash` with `{"command": ...}`, judged by Belay's Bash tool; a file edit is
+  `apply_patch` with the patch as `command`, modelled by core.outside.codex_patch so the approval
+  shows each file's diff and undo restores them;
+- a sub-agent is spawned by `spawn_agent`, whose result (a JSON string) names the sub-agent's id;
+- PreToolUse answers "allow" with no output at all (Codex refuses `permissionDecision: allow` without
+  an `updatedInput` as an invalid answer), "deny" with `permissionDecision` and the reason the model
+  reads; a hook cannot ask, so Belay holds the call until the person answers;
+- a call that fails before it runs (a patch that does not apply) gets no PostToolUse: calls still
+  open when their turn ends (Stop, SubagentStop) are closed then, so their files and the change lock
+  are let go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from core.outside import install
+from core.outside.codex_patch import ApplyPatch
+from core.outside.hooks import ClaudeHooks, Finish, HookAnswer, Link, StartAgent, _Session
+from core.outside.intercept import Interceptor
+from core.outside.requests import HookEvent
+from core.store.atomic_file import write_text_atomically
+
+SPAWNING = frozenset({"spawn_agent"})
+NO_REPORT = ("Codex did not report how this call ended (it failed before running, or Codex itself refused it); "
+             "its turn is over")
+EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest", "SubagentStart", "SubagentStop", "SessionStart",
+          "SessionEnd", "Stop")
+TIMEOUTS_S = {"PreToolUse": install.HOOK_TIMEOUT_S, "PermissionRequest": install.HOOK_TIMEOUT_S,
+              "SessionEnd": 3}
+"""Seconds Codex gives each hook (it clamps SessionEnd's to 3 s); others get DEFAULT_TIMEOUT_S.  Codex lets a
+call run when its hook times out, so the hook client's own limit (--max-wait) stays under these."""
+DEFAULT_TIMEOUT_S = 600
+
+
+class CodexHooks(ClaudeHooks):
+    """Turns Codex's hook events into Belay's records and answers."""
+
+    def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish) -> None:
+        super().__init__(interceptor, start_agent, link, finish, client_name="codex")
+        self._patch = ApplyPatch()
+        self._turns: dict[str, set[str]] = {}
+        """turn_id -> tool_use_ids allowed in that turn and not reported back yet."""
+
+    async def handle(self, event: HookEvent) -> HookAnswer:
+        handler = {"PreToolUse": self._pre, "PostToolUse": self._post, "PermissionRequest": self._permission,
+                   "SubagentStart": self._subagent_start, "SubagentStop": self._subagent_stop,
+                   "SessionStart": self._session_start, "SessionEnd": self._session_end,
+                   "Stop": self._stop}.get(event.hook_event_name)
+        return HookAnswer() if handler is None else await handler(event)
+
+    async def _session(self, event: HookEvent) -> _Session:
+        session = self._sessions.get(event.session_id)
+        if session is None:  # a UUIDv7: its first digits are a timestamp, its last tell sessions apart
+            agent = await self._start_agent(f"codex {event.session_id[-8:]}", self.client_name)
+            session = self._sessions[event.session_id] = _Session(agent)
+        return session
+
+    async def _pre(self, event: HookEvent) -> HookAnswer:
+        agent = await self._agent(event)
+        session = await self._session(event)
+        use_id, tool_name = event.tool_use_id, event.tool_name
+        given = event.tool_input
+        tool_input, tool = given, None
+        if tool_name == ApplyPatch.name:  # the patch's paths are relative to where Codex works
+            tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
+        alive = session.process.alive if session.process is not None else None
+        verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive, tool=tool)
+        session.verdicts[use_id] = (tool_name, given, verdict)
+        if verdict.decision == "deny":
+            return HookAnswer(output={"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": verdict.reason}})
+        self._turns.setdefault(_text(event, "turn_id"), set()).add(use_id)
+        if tool_name in SPAWNING:
+            session.spawning[use_id] = verdict.call_id
+        if verdict.updated_input is None:
+            return HookAnswer()  # allowed: Codex reads an empty answer as "go ahead"
+        return HookAnswer(output={"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": verdict.updated_input}})
+
+    async def _post(self, event: HookEvent) -> HookAnswer:
+        self._turns.get(_text(event, "turn_id"), set()).discard(event.tool_use_id)
+        response = event.tool_response
+        if event.tool_name in SPAWNING and isinstance(response, str):  # {"agent_id": ..., "nickname": ...}
+            try:
+                response = json.loads(response)
+            except ValueError:
+                pass
+        return await super()._post(event.model_copy(update={"tool_response": response}))
+
+    async def _permission(self, event: HookEvent) -> HookAnswer:
+        """Codex would ask the person (its own approval policy): Belay's answer at PreToolUse stands."""
+        session = await self._session(event)
+        decided = next((v for name, given, v in reversed(session.verdicts.values())
+                        if name == event.tool_name and given == event.tool_input and v.decision == "allow"), None)
+        decision: dict[str, Any] = ({"behavior": "allow"} if decided is not None else
+                                    {"behavior": "deny", "message": "Belay has not approved this call"})
+        return HookAnswer(output={"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}})
+
+    async def _stop(self, event: HookEvent) -> HookAnswer:
+        await self._end_turn(event)
+        return HookAnswer()
+
+    async def _subagent_stop(self, event: HookEvent) -> HookAnswer:
+        await self._end_turn(event)
+        return await super()._subagent_stop(event)
+
+    async def _end_turn(self, event: HookEvent) -> None:
+        """The turn is over: its calls that never reported back end now (failed, as far as Belay knows)."""
+        session = self._sessions.get(event.session_id)
+        for use_id in sorted(self._turns.pop(_text(event, "turn_id"), set())):
+            await self.interceptor.after(use_id, error=NO_REPORT)
+            if session is not None:
+                session.verdicts.pop(use_id, None)
+                session.spawning.pop(use_id, None)
+
+    def __repr__(self) -> str:
+        return f"<CodexHooks sessions={len(self._sessions)} open turns={len(self._turns)}>"
+
+
+def _text(event: HookEvent, key: str) -> str:
+    """A field Belay's event model does not type (Codex's `turn_id`, `cwd`), as text."""
+    value = (event.model_extra or {}).get(key)
+    return value if isinstance(value, str) else ""
+
+
+# -- settings ------------------------------------------------------------------------
+
+
+def settings_file(project: Path | None, user: bool) -> Path:
+    """`$CODEX_HOME/hooks.json` (default ~/.codex), or a project's `.codex/hooks.json`.
+
+    Codex has no machine-local project file (Claude Code's settings.local.json): a project's
+    `.codex/hooks.json` is the one its config layer reads, and Codex loads it only in a project the
+    person trusts."""
+    if user:
+        home = os.environ.get("CODEX_HOME")
+        return (Path(home) if home else Path.home() / ".codex") / "hooks.json"
+    return (project or Path.cwd()).resolve() / ".codex" / "hooks.json"
+
+
+def install_hooks(path: Path, command: str, config_dir: Path) -> install.Changed:
+    """Add Belay's command hook to every event Belay reads (once: installing twice changes nothing).
+
+    No matcher (every tool), and no `onFailure`: Codex has none, and lets a call run when a hook fails
+    (an exit code other than 0 or 2, a timeout), which the hook client never does on purpose."""
+    existed = path.exists()
+    settings = install._read(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
+    added = []
+    for event in EVENTS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
+        if any(install._is_ours(e) for e in entries):
+            continue
+        timeout = TIMEOUTS_S.get(event, DEFAULT_TIMEOUT_S)
+        entries.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+        added.append(event)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
+    if not existed:
+        install._remember_created(config_dir, path, True)
+    return install.Changed(path, tuple(added), file_created=not existed)
+
+
+HOOKS = install.AgentHooks("codex", settings_file, install_hooks, install.uninstall, console_word="Codex")

@@ -1,0 +1,209 @@
+"""The real Codex CLI supervised by a real Belay console through Belay's installed hooks.
+
+The CLI (pinned in test-tools/, `npm_tools.require("codex")`) talks to a scripted OpenAI Responses
+server on 127.0.0.1 (tests/integration/fake_openai.py), so it makes real tool calls offline.  Belay's
+hooks go into a private CODEX_HOME's hooks.json as `belay hooks install --agent codex --user` writes
+them; Codex is run with `--dangerously-bypass-hook-trust` because a hook Codex has not been told to
+trust does not run (CODEX_HOOKS.md), and with its own sandbox off so that Belay's answers, not Codex's
+sandbox, decide.  The console runs in this test's event loop and a "person" task answers its approvals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import Console, RunStatus
+from core.outside import install
+from core.outside.codex import HOOKS
+from core.policy.settings import config_dir
+from core.settings import state_root
+from tests.conftest import run
+from tests.integration import npm_tools
+from tests.integration.fake_openai import ModelRequest, ScriptedModel, ToolCall, Turn, answers, patch_call, shell_call
+
+CLI_TIMEOUT = 45.0
+
+
+async def _codex(model: ScriptedModel, workspace: Path) -> tuple[int, str]:
+    """Run `codex exec` as a child of this loop (the console answers its hooks meanwhile); kill its group after."""
+    command = [str(npm_tools.require("codex")), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+               "--sandbox", "danger-full-access", "--cd", str(workspace), "do the scripted work"]
+    HOOKS.install(model.codex_home / "hooks.json",
+                  install.hook_command(state_root(), config_dir(), agent="codex"), config_dir())
+    env = {**model.env(), "PATH": f"{npm_tools.node_dir()}:{os.environ.get('PATH', '')}"}
+    process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                   start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), CLI_TIMEOUT)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await process.wait()
+    return process.returncode or 0, err.decode()[-3000:] + out.decode()[-2000:]
+
+
+async def _person(console: Console, deny: dict[str, str], seen: list[Any]) -> None:
+    """Approves what it is shown, except calls naming a key of `deny` (refused with that reason)."""
+    while True:
+        for request in console.pending_approvals():
+            if request.call_id in [r.call_id for r in seen]:
+                continue
+            seen.append(request)
+            said = str(request.args.get("command") or "")
+            reason = next((why for key, why in deny.items() if key in said), None)
+            if reason is not None:
+                console.deny(request.call_id, reason)
+            else:
+                console.approve(request.call_id)
+        await asyncio.sleep(0.02)
+
+
+def _wait_for_spawned(call_id: str) -> Callable[[ModelRequest], dict[str, Any]]:
+    """wait_agent's arguments naming the sub-agent that `call_id` (a spawn_agent call) started."""
+    def arguments(request: ModelRequest) -> dict[str, Any]:
+        spawned = json.loads(request.output(call_id) or "{}")
+        return {"targets": [spawned.get("agent_id", "")], "timeout_ms": 30000}
+    return arguments
+
+
+PATCH = """*** Begin Patch
+*** Update File: README.md
+@@
+-# shop
++# Shop, patched by Codex
+*** Add File: notes.md
++notes
+*** Delete File: docs/usage.md
+*** End Patch
+"""
+
+
+@pytest.mark.timeout(120)
+def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspace: Path) -> None:
+    """A patch over three files (shown as three diffs, approved), a shell command's side effect, a denied
+    patch whose reason the model reads, a sub-agent's command under its spawn_agent call, then undo."""
+    npm_tools.require("codex")
+    readme, usage = workspace / "README.md", workspace / "docs" / "usage.md"
+    originals = {readme: readme.read_text(), usage: usage.read_text()}
+    secret = "*** Begin Patch\n*** Add File: secret.txt\n+k\n*** End Patch\n"
+    turns = [
+        Turn(tools=[patch_call(PATCH, "c_patch")]),
+        Turn(tools=[shell_call("echo built > build.txt", "c_bash")], when=answers("c_patch")),
+        Turn(tools=[patch_call(secret, "c_deny")], when=answers("c_bash")),
+        Turn(tools=[ToolCall("spawn_agent", {"message": "SUBTASK: stamp the docs"}, "c_spawn", "multi_agent_v1")],
+             when=answers("c_deny")),
+        Turn(tools=[ToolCall("wait_agent", _wait_for_spawned("c_spawn"), "c_wait", "multi_agent_v1")],
+             when=answers("c_spawn")),
+        Turn(text="All done.", when=answers("c_wait")),
+    ]
+    agents = {"SUBTASK:": [Turn(tools=[shell_call("echo stamped > stamp.txt", "c_sub")]),
+                           Turn(text="Stamped.", when=answers("c_sub"))]}
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            person = asyncio.ensure_future(_person(console, {"secret.txt": "no secrets in the repository"}, seen))
+            try:
+                with ScriptedModel(turns, agents=agents) as model:
+                    code, output = await _codex(model, workspace)
+                    assert code == 0 and model.unscripted == [], output
+                    for _ in range(100):  # the sub-agent may report back after the main turn ends
+                        if (workspace / "stamp.txt").exists() and not console.interceptor.waiting:
+                            break
+                        await asyncio.sleep(0.05)
+                    denied = model.output("c_deny")
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+            assert denied is not None and "no secrets in the repository" in denied, denied
+            patch_request = next(r for r in seen if r.tool == "apply_patch" and "README.md" in r.args["command"])
+            assert {(d.path, d.status) for d in patch_request.diffs} == {
+                ("README.md", "modify"), ("notes.md", "create"), ("docs/usage.md", "delete")}
+            history = await console.history()
+            by_use = {r.tool + ":" + str(r.args.get("command", ""))[:40]: r for r in history}
+            patch = next(r for r in history if r.tool == "apply_patch" and "README.md" in r.args["command"])
+            assert patch.status == RunStatus.DONE
+            assert {c.path for c in patch.changes} == {"README.md", "notes.md", "docs/usage.md"}
+            assert next(r for r in history if "secret.txt" in str(r.args)).status == RunStatus.DENIED
+            bash = by_use["Bash:echo built > build.txt"]
+            assert [c.path for c in bash.changes] == ["build.txt"]
+            sub = by_use["Bash:echo stamped > stamp.txt"]
+            spawn = next(r for r in history if r.tool == "spawn_agent")
+            sub_agent = console.timeline.agents[sub.agent_id]
+            assert sub_agent.agent_kind == "subagent" and sub_agent.spawned_by == spawn.call_id
+            assert sub_agent.parent_id == spawn.agent_id
+            assert [c.path for c in sub.changes] == ["stamp.txt"]
+            assert readme.read_text().startswith("# Shop, patched by Codex") and not usage.exists()
+            for record in reversed(history):
+                if any(c.restorable for c in record.changes):
+                    report = await console.undo(record.call_id)
+                    assert report.ok, report.message
+
+    run(scenario())
+    assert readme.read_text() == originals[readme] and usage.read_text() == originals[usage]
+    assert not any((workspace / name).exists() for name in ("notes.md", "build.txt", "stamp.txt", "secret.txt"))
+
+
+@pytest.mark.timeout(90)
+def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspace: Path) -> None:
+    """Codex sends no PostToolUse for a patch it could not apply: the call still ends (when the turn does)
+    and lets go of its file, so a later call to the same file is not held up."""
+    npm_tools.require("codex")
+    bad = "*** Begin Patch\n*** Update File: README.md\n@@\n-no such line\n+x\n*** End Patch\n"
+    turns = [Turn(tools=[patch_call(bad, "c_bad")]), Turn(text="It did not apply.", when=answers("c_bad"))]
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            with ScriptedModel(turns) as model:
+                code, output = await _codex(model, workspace)
+                assert code == 0 and model.unscripted == [], output
+            for _ in range(100):
+                if not console.interceptor.waiting:
+                    break
+                await asyncio.sleep(0.05)
+            assert console.interceptor.waiting == 0
+            [record] = await console.history()
+            assert record.tool == "apply_patch" and record.status == RunStatus.FAILED
+            other = await console.start_agent("other", "scripted")
+            later = await asyncio.wait_for(console.call(other, "Write", {
+                "file_path": str(workspace / "README.md"), "content": "later\n"}), 10)
+            assert later.status == RunStatus.DONE
+
+    run(scenario())
+
+
+@pytest.mark.timeout(90)
+def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_path: Path) -> None:
+    npm_tools.require("codex")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    turns = [Turn(tools=[patch_call("*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n", "c_x")]),
+             Turn(tools=[shell_call("echo y > y.txt", "c_y")], when=answers("c_x")),
+             Turn(text="Could not.", when=answers("c_y"))]
+
+    async def scenario() -> tuple[str | None, str | None]:
+        with ScriptedModel(turns) as model:
+            code, output = await _codex(model, workspace)
+            assert code == 0 and model.unscripted == [], output
+            hooks = json.loads((model.codex_home / "hooks.json").read_text())
+            assert "--agent codex" in hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            return model.output("c_x"), model.output("c_y")
+
+    patch_told, bash_told = run(scenario())
+    assert not (workspace / "x.txt").exists() and not (workspace / "y.txt").exists()
+    for told in (patch_told, bash_told):
+        assert told is not None and f"Belay: no Belay console is running for {workspace}" in told, told
+        assert "hook_client.py" not in told, told
