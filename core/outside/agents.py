@@ -28,6 +28,7 @@ from core.models.records import AgentStatus
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.codex import CodexHooks
 from core.outside.endpoint import Endpoint, RefusePeer
+from core.outside.gemini import GeminiHooks
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
 from core.outside.requests import ByeRequest, CallRequest, HookEvent, HookRequest, ToolsRequest, UndoRequest
@@ -88,6 +89,7 @@ class OutsideAgents:
         self.registry: ToolRegistry = interceptor.registry
         self.hooks = ClaudeHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self.adapters: dict[str, HookAdapter] = {"claude": self.hooks}
+        self.adapters["gemini"] = GeminiHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         """Each agent CLI's hook protocol, by the hook command's `--agent`."""
         self.adapters["codex"] = CodexHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self._clients: dict[str, AgentHandle] = {}

@@ -65,7 +65,9 @@ REFUSALS: dict[str, dict[bytes, bytes]] = {
         b"PermissionRequest": b'{"hookSpecificOutput": {"hookEventName": "PermissionRequest", '
                               b'"decision": {"behavior": "deny", "message": %s}}}\n',
     },
-    "gemini": {},
+    "gemini": {  # Gemini CLI runs the call when its hook exits 1 or times out; exit 2 would block it too
+        b"BeforeTool": b'{"decision": "deny", "reason": %s}\n',
+    },
 }
 """Per agent, each stoppable event's refusal as the agent reads it (its reason goes where %s is, as a JSON
 string).  An agent's stoppable events are exactly the keys here."""

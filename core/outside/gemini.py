@@ -1,0 +1,275 @@
+"""Gemini CLI's hook events as Belay sees them, and where Belay's hooks go in its settings.
+
+Gemini CLI (0.61) runs a command hook before each tool call (`BeforeTool`) and after it (`AfterTool`),
+with the session's id, the tool's name and its arguments, and waits for the answer: `{"decision":
+"deny", "reason": ...}` stops the call and the model reads "Tool execution blocked: <reason>";
+`hookSpecificOutput.tool_input` replaces the arguments (the person's edited content); anything else
+lets it run.  It cannot ask a person itself, so Belay holds the hook until the person answers in the
+console (the hook command keeps waiting while the console sends keepalives).  Observed with the real
+binary: tests/integration/GEMINI_HOOKS.md.
+
+The events carry no id for the call, so an `AfterTool` is paired with the open call of the same
+session, tool and arguments (the oldest such; failing that, the oldest of that tool).  Nor do they say
+which agent made a call: a sub-agent (`invoke_agent`) runs inside its parent's call, with the parent's
+session id.  Gemini CLI runs a turn's calls only once every one of them has been let through, and a
+sub-agent's calls start after its `invoke_agent` has, so a `BeforeTool` stamped later than Belay's
+answer to an open `invoke_agent` is that sub-agent's.  A call Belay allowed that never reports back
+(Gemini's own prompt refused it, or it was cancelled) is closed when the turn ends (`AfterAgent`) or
+the session does.
+
+Calls are judged through Belay's own tools (core.outside.gemini_tools): `write_file` as Write,
+`replace` as Edit, `run_shell_command` as Bash, so a write is approved as a diff, its file held and
+its change captured for undo, and a command's side effects are captured under the one-author lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.outside import install as claude_install
+from core.outside.gemini_tools import SPAWNING, belay_call, gemini_args
+from core.outside.hooks import Finish, HookAnswer, Link, StartAgent
+from core.outside.install import AgentHooks, Changed
+from core.outside.intercept import Interceptor
+from core.outside.liveness import AgentProcess
+from core.outside.requests import HookEvent, HookRequest
+from core.run.calls import AgentHandle
+from core.store.atomic_file import write_text_atomically
+
+NOT_RUN = ("Gemini CLI did not report this call back before its turn ended: it did not run it (its own "
+           "confirmation was refused or the turn was cancelled), or ran it without telling Belay")
+
+
+@dataclass
+class _Call:
+    """A call Belay let through, until its AfterTool."""
+
+    use_id: str
+    tool: str
+    keys: tuple[str, ...]
+    """The (tool, arguments) it may report back with: the model's, and the person's edited ones."""
+
+
+@dataclass
+class _Spawn:
+    """An allowed `invoke_agent` call, running its sub-agent."""
+
+    use_id: str
+    call_id: str
+    name: str
+    by: AgentHandle
+    answered: float
+    """When Belay let it through (seconds since the epoch): later calls of the session are the sub-agent's."""
+    child: AgentHandle | None = None
+
+
+@dataclass
+class _Session:
+    agent: AgentHandle
+    open: list[_Call] = field(default_factory=list)
+    spawns: list[_Spawn] = field(default_factory=list)
+    process: AgentProcess | None = None
+
+
+class GeminiHooks:
+    """Turns Gemini CLI's hook events into Belay's records and answers (a core.outside.agents.HookAdapter)."""
+
+    def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish,
+                 client_name: str = "gemini-cli") -> None:
+        self.interceptor = interceptor
+        self._start_agent, self._link, self._finish = start_agent, link, finish
+        self.client_name = client_name
+        self._sessions: dict[str, _Session] = {}
+        self._starting = asyncio.Lock()  # a turn's BeforeTools arrive together: one agent per session
+        self._ids = itertools.count(1)
+
+    async def request(self, request: HookRequest) -> dict[str, Any]:
+        """The endpoint's handler for a hook request from `--agent gemini`."""
+        if request.peer_pid is not None and request.event.hook_event_name == "BeforeTool":
+            process = AgentProcess.of_hook_client(request.peer_pid)
+            if process is not None:
+                (await self._session(request.event)).process = process
+        answer = await self.handle(request.event)
+        return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
+
+    async def handle(self, event: HookEvent) -> HookAnswer:
+        handler = {"BeforeTool": self._before, "AfterTool": self._after, "AfterAgent": self._turn_end,
+                   "SessionStart": self._session_start, "SessionEnd": self._session_end}.get(event.hook_event_name)
+        return HookAnswer() if handler is None else await handler(event)
+
+    async def _session(self, event: HookEvent) -> _Session:
+        async with self._starting:
+            session = self._sessions.get(event.session_id)
+            if session is None:
+                agent = await self._start_agent(f"{self.client_name} {event.session_id[:8]}", self.client_name)
+                session = self._sessions[event.session_id] = _Session(agent)
+            return session
+
+    # -- events ----------------------------------------------------------------
+
+    async def _session_start(self, event: HookEvent) -> HookAnswer:
+        await self._session(event)
+        return HookAnswer()
+
+    async def _before(self, event: HookEvent) -> HookAnswer:
+        session = await self._session(event)
+        agent = await self._caller(session, event)
+        use_id = f"gemini-{event.session_id}-{next(self._ids)}"
+        call = belay_call(event.tool_name, event.tool_input, _cwd(event))
+        alive = session.process.alive if session.process is not None else None
+        verdict = await self.interceptor.before(agent, use_id, call.tool, call.args, alive=alive)
+        if verdict.decision == "deny":
+            return HookAnswer(output={"decision": "deny", "reason": verdict.reason})
+        edited = gemini_args(event.tool_name, event.tool_input, verdict.updated_input) \
+            if verdict.updated_input is not None else None
+        keys = tuple(_key(event.tool_name, given) for given in (event.tool_input, edited) if given is not None)
+        session.open.append(_Call(use_id, event.tool_name, keys))
+        if event.tool_name in SPAWNING:
+            name = str(event.tool_input.get("agent_name") or "sub-agent")
+            session.spawns.append(_Spawn(use_id, verdict.call_id, name, agent, time.time()))
+        output: dict[str, Any] = {"decision": "allow"}
+        if edited is not None:
+            output["hookSpecificOutput"] = {"tool_input": edited}
+        return HookAnswer(output=output)
+
+    async def _after(self, event: HookEvent) -> HookAnswer:
+        session = await self._session(event)
+        call = _pop_match(session.open, event.tool_name, _key(event.tool_name, event.tool_input))
+        if call is None:
+            return HookAnswer()  # not one Belay let through (hooks installed mid-session)
+        response = event.tool_response
+        error = response.get("error") if isinstance(response, dict) else None
+        text = response.get("llmContent") if isinstance(response, dict) else response
+        message = error.get("message") if isinstance(error, dict) else error
+        await self.interceptor.after(call.use_id, text, error=str(message) if message else None)
+        spawn = next((s for s in session.spawns if s.use_id == call.use_id), None)
+        if spawn is not None:
+            session.spawns.remove(spawn)
+            if spawn.child is not None:
+                await self._finish(spawn.child, "finished")
+        return HookAnswer()
+
+    async def _turn_end(self, event: HookEvent) -> HookAnswer:
+        session = self._sessions.get(event.session_id)
+        if session is not None:
+            await self._close_open(session, NOT_RUN)
+        return HookAnswer()
+
+    async def _session_end(self, event: HookEvent) -> HookAnswer:
+        session = self._sessions.pop(event.session_id, None)
+        if session is not None:
+            await self._close_open(session, NOT_RUN)
+            await self._finish(session.agent, f"session ended ({event.reason or 'no reason given'})")
+        return HookAnswer()
+
+    # -- agents ----------------------------------------------------------------
+
+    async def _caller(self, session: _Session, event: HookEvent) -> AgentHandle:
+        """The session's agent, or the sub-agent whose `invoke_agent` was let through before this call began."""
+        began = _timestamp(event)
+        running = [s for s in session.spawns if began is not None and began > s.answered]
+        if not running:
+            return session.agent
+        spawn = running[-1]  # the latest: a nested sub-agent runs inside the one that started it
+        if spawn.child is None:
+            spawn.child = await self._start_agent(spawn.name, "subagent", parent=spawn.by, spawned_by=spawn.call_id)
+        return spawn.child
+
+    async def _close_open(self, session: _Session, why: str) -> None:
+        """Calls still open when the turn ended never ran (or never said so): they end failed, saying why."""
+        for call in session.open:
+            await self.interceptor.after(call.use_id, error=why)
+        session.open.clear()
+        for spawn in session.spawns:
+            if spawn.child is not None:
+                await self._finish(spawn.child, "its turn ended")
+        session.spawns.clear()
+
+    def __repr__(self) -> str:
+        open_calls = sum(len(s.open) for s in self._sessions.values())
+        return f"<GeminiHooks sessions={len(self._sessions)} open calls={open_calls}>"
+
+
+def _cwd(event: HookEvent) -> str:
+    cwd = (event.model_extra or {}).get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else os.getcwd()
+
+
+def _timestamp(event: HookEvent) -> float | None:
+    """When Gemini CLI made the event (its ISO 8601 `timestamp`), in seconds since the epoch."""
+    stamp = (event.model_extra or {}).get("timestamp")
+    try:
+        return datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+
+
+def _key(tool: str, args: dict[str, Any]) -> str:
+    return json.dumps([tool, args], sort_keys=True, default=str)
+
+
+def _pop_match(calls: list[_Call], tool: str, key: str) -> _Call | None:
+    """The open call this AfterTool reports on: same arguments if any, else the oldest of that tool."""
+    found = next((c for c in calls if key in c.keys), None) or next((c for c in calls if c.tool == tool), None)
+    if found is not None:
+        calls.remove(found)
+    return found
+
+
+# -- settings ------------------------------------------------------------------
+
+EVENTS = ("BeforeTool", "AfterTool", "AfterAgent", "SessionStart", "SessionEnd")
+TOOL_EVENTS = frozenset({"BeforeTool", "AfterTool"})
+HOOK_NAME = "belay"
+"""The name Gemini CLI shows for Belay's hook (`/hooks panel`, `hooksConfig.disabled`)."""
+TIMEOUT_MS = claude_install.HOOK_TIMEOUT_S * 1000
+"""Gemini CLI runs a call whose hook timed out, so the hook's own limit stays above the hook command's
+(--max-wait, 3,000 s by default): Belay, not the timeout, is the one that says no."""
+
+
+def settings_file(project: Path | None, user: bool) -> Path:
+    """The user's `~/.gemini/settings.json` (`$GEMINI_CLI_HOME` moves it), or the project's `.gemini/settings.json`.
+
+    Gemini CLI has no per-machine project file: the project one is the shared one, which projects may
+    commit, and it is read only in a trusted folder (tests/integration/GEMINI_HOOKS.md)."""
+    if user:
+        home = os.environ.get("GEMINI_CLI_HOME")
+        return (Path(home) if home else Path.home()) / ".gemini" / "settings.json"
+    return (project or Path.cwd()).resolve() / ".gemini" / "settings.json"
+
+
+def install(path: Path, command: str, config_dir: Path) -> Changed:
+    """Add Belay's hook to every event it listens to (once: installing twice changes nothing)."""
+    existed = path.exists()
+    settings = claude_install._read(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
+    added = []
+    for event in EVENTS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
+        if any(claude_install._is_ours(e) for e in entries):
+            continue
+        entry: dict[str, Any] = {"hooks": [{"name": HOOK_NAME, "type": "command", "command": command,
+                                            "timeout": TIMEOUT_MS,
+                                            "description": "Belay: the console decides and records this call"}]}
+        entries.append({"matcher": "*", **entry} if event in TOOL_EVENTS else entry)
+        added.append(event)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
+    if not existed:
+        claude_install._remember_created(config_dir, path, True)
+    return Changed(path, tuple(added), file_created=not existed)
+
+
+HOOKS = AgentHooks("gemini", settings_file, install, claude_install.uninstall, console_word="Gemini CLI")
+"""`belay hooks install|uninstall --agent gemini`: uninstalling is Claude Code's own (the same shape of entries)."""

@@ -1,0 +1,193 @@
+"""The real Gemini CLI supervised by a real Belay console through Belay's installed hooks.
+
+The CLI (test-tools/, pinned) talks to a scripted Gemini API server on 127.0.0.1
+(tests/integration/fake_gemini.py), so it makes real tool calls offline.  Belay's hooks are
+installed as `belay hooks install --agent gemini --user` writes them, into the user settings of the
+CLI's private home; the console runs in this test's event loop and a "person" task answers its
+approvals.  Gemini CLI runs headless (`-p`) in YOLO mode, so Belay's hook is the only gate.  What
+is checked is what a user would see: the calls under the right agents, the files on disk, what the
+model was told, and undo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import Console, RunStatus
+from core.outside import gemini
+from core.outside.install import hook_command
+from core.policy.settings import config_dir
+from core.settings import state_root
+from tests.conftest import run
+from tests.integration import npm_tools
+from tests.integration.fake_gemini import ScriptedModel, ToolCall, Turn, answers, response_text
+
+CLI_TIMEOUT = 45.0
+BLOCKED = "Tool execution blocked: "
+"""What Gemini CLI puts before a hook's reason in the function response the model reads."""
+
+
+async def _gemini(model: ScriptedModel, workspace: Path) -> tuple[int, str]:
+    """Run the CLI headless as a child of this loop (the console answers its hooks meanwhile); kill its group after."""
+    cli = npm_tools.require("gemini")
+    command = [str(cli), "-p", "do the scripted work", "-m", "gemini-2.5-flash", "--approval-mode", "yolo",
+               "--skip-trust", "--output-format", "stream-json"]
+    process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=model.env(path_first=npm_tools.node_dir()),
+                                                   stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), CLI_TIMEOUT)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+    return process.returncode or 0, err.decode()[-3000:] + out.decode()[-3000:]
+
+
+def _install_hooks(model: ScriptedModel) -> None:
+    """Belay's hooks in the CLI's user settings, as `belay hooks install --agent gemini --user` puts them."""
+    gemini.install(model.user_settings, hook_command(state_root(), config_dir(), agent="gemini"), config_dir())
+
+
+async def _person(console: Console, says: dict[str, Any]) -> None:
+    """Approves what it is shown, except as `says` has it by a fragment of the path or command: ("deny", reason)
+    or the edited content of the file."""
+    seen: set[str] = set()
+    while True:
+        for request in console.pending_approvals():
+            if request.call_id in seen:
+                continue
+            seen.add(request.call_id)
+            target = str(request.args.get("file_path") or request.args.get("command") or "")
+            answer = next((a for key, a in says.items() if key in target), None)
+            if isinstance(answer, tuple):
+                console.deny(request.call_id, answer[1])
+            elif isinstance(answer, dict):
+                console.approve(request.call_id, edited=answer)
+            else:
+                console.approve(request.call_id)
+        await asyncio.sleep(0.02)
+
+
+async def _supervised(workspace: Path, model: ScriptedModel, says: dict[str, Any]) -> Console:
+    """Run the CLI once under a console whose person answers as `says`; the console, still open, for checks."""
+    console = Console(workspace)
+    await console.__aenter__()
+    console.register_approver("test")
+    person = asyncio.ensure_future(_person(console, says))
+    try:
+        code, output = await _gemini(model, workspace)
+        assert code == 0 and model.unscripted == [], output
+    except BaseException:
+        await console.__aexit__(None, None, None)
+        raise
+    finally:
+        person.cancel()
+        await asyncio.wait([person])
+    return console
+
+
+@pytest.mark.timeout(120)
+def test_gemini_clis_write_edit_command_and_sub_agent_are_supervised_and_undoable(workspace: Path) -> None:
+    readme, usage = workspace / "README.md", workspace / "docs" / "usage.md"
+    originals = {readme: readme.read_text(), usage: usage.read_text()}
+    turns = [
+        Turn(tools=[ToolCall("write_file", {"file_path": "notes.md", "content": "notes\n"}, id="g_write")]),
+        Turn(tools=[ToolCall("replace", {"file_path": str(readme), "old_string": "# shop", "new_string": "# Shop",
+                                         "instruction": "capitalise the title"}, id="g_edit")], when=answers("g_write")),
+        Turn(tools=[ToolCall("run_shell_command", {"command": "echo built > build.txt", "description": "build"},
+                             id="g_shell")], when=answers("g_edit")),
+        Turn(tools=[ToolCall("invoke_agent", {"agent_name": "generalist", "prompt": "SUBTASK: document receipts"},
+                             id="g_agent")], when=answers("g_shell")),
+        Turn(text="All done.", when=answers("g_agent")),
+    ]
+    agents = {"SUBTASK:": [
+        Turn(tools=[ToolCall("replace", {"file_path": str(usage), "old_string": "# Using", "new_string": "# Using shop",
+                                         "instruction": "name the project"}, id="g_sub_edit")]),
+        Turn(tools=[ToolCall("complete_task", {"result": {"response": "Documented."}}, id="g_sub_done")],
+             when=answers("g_sub_edit")),
+    ]}
+    says = {"README.md": {"README.md": "# Shop, retitled by the person\n"}}
+
+    async def scenario() -> None:
+        with ScriptedModel(turns, agents=agents) as model:
+            _install_hooks(model)
+            console = await _supervised(workspace, model, says)
+        try:
+            history = await console.history()
+            records = {(r.tool, r.args.get("file_path") or r.args.get("command") or ""): r for r in history}
+            write = records[("Write", str(workspace / "notes.md"))]
+            assert write.status == RunStatus.DONE and [c.path for c in write.changes] == ["notes.md"]
+            assert readme.read_text() == "# Shop, retitled by the person\n"  # the person's edit is what ran
+            assert (workspace / "build.txt").read_text() == "built\n"
+            assert [c.path for c in records[("Bash", "echo built > build.txt")].changes] == ["build.txt"]
+            sub_edit = records[("Edit", str(usage))]
+            spawn = next(r for r in history if r.tool == "Agent")
+            sub_agent = console.timeline.agents[sub_edit.agent_id]
+            assert sub_agent.agent_kind == "subagent" and sub_agent.spawned_by == spawn.call_id
+            assert sub_agent.parent_id == spawn.agent_id and sub_edit.agent_id != spawn.agent_id
+            assert "# Using shop" in usage.read_text()
+            for record in reversed(history):
+                if any(c.restorable for c in record.changes):
+                    report = await console.undo(record.call_id)
+                    assert report.ok, report.message
+        finally:
+            await console.__aexit__(None, None, None)
+
+    run(scenario())
+    assert not (workspace / "notes.md").exists() and not (workspace / "build.txt").exists()
+    assert readme.read_text() == originals[readme] and usage.read_text() == originals[usage]
+
+
+@pytest.mark.timeout(90)
+def test_a_person_denying_a_call_tells_the_model_the_reason(workspace: Path) -> None:
+    turns = [Turn(tools=[ToolCall("write_file", {"file_path": str(workspace / "secret.txt"), "content": "k\n"},
+                                  id="g_deny")]),
+             Turn(text="Understood.", when=answers("g_deny"))]
+
+    async def scenario() -> tuple[dict[str, Any] | None, RunStatus]:
+        with ScriptedModel(turns) as model:
+            _install_hooks(model)
+            console = await _supervised(workspace, model, {"secret.txt": ("deny", "no secrets, please")})
+            told = model.function_response("g_deny")
+        try:
+            return told, (await console.history())[-1].status
+        finally:
+            await console.__aexit__(None, None, None)
+
+    told, status = run(scenario())
+    assert not (workspace / "secret.txt").exists() and status == RunStatus.DENIED
+    assert told is not None, "the model never heard of its call"
+    text = response_text(told)
+    assert text.startswith(BLOCKED) and "no secrets, please" in text, text
+    assert "hook_client.py" not in text and "--state-root" not in text, text
+
+
+@pytest.mark.timeout(90)
+def test_with_no_console_running_the_hook_blocks_the_call(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    turns = [Turn(tools=[ToolCall("write_file", {"file_path": str(workspace / "x.txt"), "content": "x\n"}, id="g_x")]),
+             Turn(text="Could not write.", when=answers("g_x"))]
+
+    async def scenario() -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        with ScriptedModel(turns) as model:
+            _install_hooks(model)
+            code, output = await _gemini(model, workspace)
+            assert code == 0, output
+            return model.function_response("g_x"), json.loads(model.user_settings.read_text())
+
+    told, settings = run(scenario())
+    assert not (workspace / "x.txt").exists()
+    assert told is not None
+    text = response_text(told)
+    assert text.startswith(f"{BLOCKED}Belay: no Belay console is running for {workspace}") and "belay watch" in text, text
+    assert settings["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == gemini.TIMEOUT_MS
