@@ -148,12 +148,43 @@ async def _hung(root: Path, event: dict[str, object]) -> float:
         await server.wait_closed()
 
 
+async def measure_gemini(root: Path) -> dict[str, float]:
+    """Gemini CLI's BeforeTool (a read_file, which the policy allows) through the console, against the same
+    request to a no-op endpoint on the same Unix socket transport: what supervising a Gemini call adds."""
+    from core import Console
+    from core.policy.settings import config_dir
+
+    workspace = root / "gemini-ws"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "resources" / "demo" / "workspace", workspace)
+    event = {"session_id": "bench-gemini-session", "transcript_path": "/dev/null", "cwd": str(workspace),
+             "hook_event_name": "BeforeTool", "timestamp": "2026-01-01T00:00:00.000Z", "tool_name": "read_file",
+             "tool_input": {"file_path": "README.md"}}
+    figures: dict[str, float] = {}
+    async with Console(workspace) as console:
+        assert console.endpoint is not None
+        request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": "gemini",
+                   "event": event}
+        answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
+        assert answer["stdout"] == {"decision": "allow"}, answer
+        figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
+    noop_path = str(root / "gemini-noop.sock")
+    server = await _noop_endpoint(noop_path)
+    try:
+        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "agent": "gemini",
+                                                                               "event": event})
+    finally:
+        server.close()
+        await server.wait_closed()
+    return figures
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         os.environ["BELAY_STATE_DIR"] = str(root / "state")
         os.environ["BELAY_CONFIG_DIR"] = str(root / "config")
         f = asyncio.run(measure(root))
+        gemini = asyncio.run(measure_gemini(root))
     print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay, {f['noop_us']:.0f} us to a no-op "
           f"endpoint (medians of {ROUND_TRIPS}). Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
           f"{f['python_ms']:.1f} ms (medians of {COMMANDS})")
@@ -163,7 +194,9 @@ def main() -> None:
           f"with -I -S -c pass; {f['command_ms']:.1f} ms per hook)")
     print(f"RESULT hook_client_gives_up = {f['gives_up_s']:.2f} s (silence limit {SILENCE_LIMIT_S:g} s; a console "
           f"that accepts the event and never answers; the call is blocked with a JSON deny)")
-
+    print(f"RESULT gemini_pretooluse_round_trip = {gemini['belay_us'] / gemini['noop_us']:.1f} x the time (a no-op "
+          f"endpoint on the same socket; Gemini CLI's BeforeTool for an auto-allowed read_file, "
+          f"{gemini['belay_us'] / 1000:.2f} ms per call)")
 
 if __name__ == "__main__":
     main()
