@@ -190,3 +190,23 @@ def test_mcp_serve_passes_the_conformance_suites_server_scenarios(tmp_path: Path
     assert not problems, json.dumps(problems, indent=1)
     for scenario, (_, _, checks) in results.items():
         assert any(c.get("status") in ("SUCCESS", "INFO") for c in checks), f"{scenario}: no check ran: {checks}"
+
+
+# -- the client -------------------------------------------------------------------------------------------
+
+CLIENT = Path(__file__).with_name("conformance_client.py")
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
+def test_belays_mcp_client_passes_the_conformance_suites_client_scenario(tmp_path: Path, scenario: str) -> None:
+    """initialize (the handshake), tools_call (a call through the registry), sse-retry (the call's answer
+    comes on a resumed stream after the server's retry delay) and the SEP-1034 elicitation (the server's
+    form accepted as it opens, filled with its defaults)."""
+    npm_tools.require("conformance")
+    out = tmp_path / "results"
+    code, said = run(_suite("client", "--command", f"{sys.executable} {CLIENT}", "--scenario", scenario,
+                            "--timeout", "60000", out=out))
+    checks = _checks(out)
+    assert code == 0 and not _failures(checks), _failures(checks) or said[-3000:]
+    assert any(c.get("status") == "SUCCESS" for c in checks), checks
