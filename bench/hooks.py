@@ -198,5 +198,6 @@ def main() -> None:
           f"endpoint on the same socket; Gemini CLI's BeforeTool for an auto-allowed read_file, "
           f"{gemini['belay_us'] / 1000:.2f} ms per call)")
 
+
 if __name__ == "__main__":
     main()
