@@ -12,6 +12,7 @@ from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
 from core.changes.diffs import unified_text
+from core.changes.tracker import Holding
 from core.console import Console
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.events import (
@@ -88,7 +89,8 @@ __all__ = [
     "CycleError", "Decision",
     "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
     "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview", "find_endpoint", "GanttSpan",
-    "GitChange", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token", "Lagged",
+    "GitChange", "Holding", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token",
+    "Lagged",
     "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from core.bus import EventBus, Subscription
 from core.changes.diffs import diff_of_change
-from core.changes.tracker import ChangeTracker
+from core.changes.tracker import ChangeTracker, Holding
 from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
 from core.ids import CallId, new_session_id
@@ -477,6 +477,10 @@ class Console:
         runner = BatchRunner(workspace=self.workspace, registry=self.registry, recorder=self.recorder,
                              call=self.roster.call)
         return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
+
+    def workspace_held(self) -> Holding | None:
+        """Who holds the workspace's one-author lock while other calls wait for it (None: nobody waits)."""
+        return self._tracker_.holding if self._tracker_ is not None else None
 
     def cache_stats(self) -> CacheStats | None:
         """Hits and misses of the result cache; None when results are not cached (no workspace watcher)."""

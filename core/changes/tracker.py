@@ -42,6 +42,21 @@ ExternalSink = Callable[[list[FileChange], str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
+class Holding:
+    """Who holds the one-author lock, since when (loop time), and how many wait for it."""
+
+    who: str
+    since: float
+    waiting: int
+
+    @property
+    def call_id(self) -> str | None:
+        """The holding call, when it is one ("call <id> ...", as calls name themselves)."""
+        words = self.who.split()
+        return words[1] if len(words) > 1 and words[0] == "call" else None
+
+
+@dataclass(frozen=True)
 class Captured:
     """What one command changed."""
 
@@ -65,6 +80,8 @@ class ChangeTracker:
         self._stirred = asyncio.Event()
         self._settler: asyncio.Task[None] | None = None
         self._held: dict[str, frozenset[str]] = {}
+        self._holder: tuple[str, float] | None = None
+        self._waiting = 0
         """Paths an outside agent's approved call is about to write (call id -> paths): their changes are
         that call's, recorded when it reports back, never external or another call's."""
 
@@ -93,10 +110,26 @@ class ChangeTracker:
     @contextlib.asynccontextmanager
     async def mutation(self, who: str) -> AsyncIterator[None]:
         """Hold the one-author lock; what changed before it is recorded as external first."""
-        async with self._lock:
+        self._waiting += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._waiting -= 1
+        self._holder = (who, asyncio.get_running_loop().time())
+        try:
             await self._settle(f"before {who}")
             self._git_before = await asyncio.to_thread(read_git_state, self.workspace.root)
             yield
+        finally:
+            self._holder = None
+            self._lock.release()
+
+    @property
+    def holding(self) -> Holding | None:
+        """Who holds the lock (as it said in `mutation(who)`) while anyone waits for it; None otherwise."""
+        if self._holder is None or not self._waiting:
+            return None
+        return Holding(self._holder[0], self._holder[1], self._waiting)
 
     async def capture(self) -> Captured:
         """Inside a mutation, after a command: the files and git references it changed."""

@@ -40,7 +40,7 @@ from gui.window.tasks import TaskSet
 Index = QModelIndex | QPersistentModelIndex
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
               "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "
-              "<code>belay mcp-serve</code> clients and <code>belay watch --workspace DIR</code> open one at once.</p>"
+              "<code>belay watch --workspace DIR</code> opens one at once.</p>"
               "<p>Or open a folder now: <b>Workspace › Open…</b> (Ctrl+O).</p>")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QInputDialog,
@@ -56,7 +56,7 @@ from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
 from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
-from gui.window.status_line import RunCounts, SandboxIndicator
+from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
 from gui.window.trust_banner import TrustBanner
@@ -130,6 +130,11 @@ class MainWindow(QMainWindow):
         self.sandbox = SandboxIndicator()
         self._status = RunCounts()
         self.statusBar().addPermanentWidget(self._status, 1)
+        self.held = HeldIndicator()
+        self.statusBar().addPermanentWidget(self.held)
+        self._held_timer = QTimer(self)
+        self._held_timer.setInterval(1000)
+        self._held_timer.timeout.connect(self._show_held)
         self.statusBar().addPermanentWidget(self.sandbox)
         self.sandbox.show_sandbox(console.sandbox, console.bash_settings.network)
         self._show_mode(console.mode)
@@ -219,6 +224,7 @@ class MainWindow(QMainWindow):
                                "(Claude Code with `belay hooks install`, MCP clients with `belay mcp-serve`)")
             self.statusBar().addPermanentWidget(serving)
         self._show_shell_count()
+        self._held_timer.start()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
         self.tree.expandAll()
@@ -483,6 +489,9 @@ class MainWindow(QMainWindow):
         if report.ok and self.details.key == RunKey(report.call_id):
             self._show_selected()
 
+    def _show_held(self) -> None:
+        self.held.show_held(self.console.workspace_held(), asyncio.get_running_loop().time(), self.model.timeline)
+
     def _update_status(self) -> None:
         self._status.show_counts(self.model.timeline, self.console.cache_stats())
 
@@ -493,5 +502,6 @@ class MainWindow(QMainWindow):
         return self._status.text()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self._held_timer.stop()
         self.bridge.stop()
         super().closeEvent(event)

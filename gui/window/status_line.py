@@ -15,7 +15,7 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core import RunStatus, SandboxInfo, Timeline
+from core import Holding, RunStatus, SandboxInfo, Timeline
 
 ON_TIP = ("Bash commands run inside bubblewrap: the filesystem is read-only except the workspace, /tmp is "
           "private, Belay's settings and state are hidden, processes cannot see yours, and {network}."
@@ -110,3 +110,35 @@ class RunCounts(QLabel):
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+HELD_AFTER_S = 2.0
+"""How long calls must have waited for the workspace before the status bar says why."""
+
+
+class HeldIndicator(QLabel):
+    """Says why calls wait while one call holds the workspace (its changes must be its own): which call, whose,
+    for how long.  Hidden while nobody waits, or only briefly."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("heldIndicator")
+        self.setStyleSheet("QLabel#heldIndicator { color: #9a6700; }")
+        self.hide()
+
+    def show_held(self, holding: Holding | None, now: float, timeline: Timeline) -> None:
+        held_for = now - holding.since if holding is not None else 0.0
+        if holding is None or held_for < HELD_AFTER_S:
+            self.hide()
+            return
+        run = timeline.runs.get(holding.call_id or "")
+        agent = timeline.agents.get(run.agent_id) if run is not None else None
+        what = f"{run.tool} · {run.summary}" if run is not None else holding.who
+        whose = f" ({agent.name})" if agent is not None else ""
+        calls = "1 call waits" if holding.waiting == 1 else f"{holding.waiting} calls wait"
+        self.setText(f" ⏳ {calls}: {html.escape(what)}{html.escape(whose)} holds the workspace ({held_for:.0f} s) ")
+        self.setToolTip(f"{calls} for {what}{whose} to finish. A command holds the workspace while it runs so that "
+                        "every change found afterwards is its own. If the agent running it is killed, Belay lets go "
+                        "within about a second of noticing (within 10 minutes when it cannot watch the agent's "
+                        "process), and the call ends as interrupted.")
+        self.show()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -147,3 +148,26 @@ def test_changes_made_while_nothing_runs_are_recorded_after_a_quiet_moment(tmp_p
             assert external == [([("draft.md", ChangeKind.CREATE), ("src/app.py", ChangeKind.DELETE)],
                                  "while no call was running")]
     run(scenario())
+
+
+def test_holding_names_the_author_while_others_wait_and_nobody_once_it_lets_go(tmp_path: Path) -> None:
+    make_workspace(tmp_path)
+
+    async def scenario() -> None:
+        async with tracking(tmp_path, watch=False) as (tracker, _):
+            assert tracker.holding is None
+            async with tracker.mutation("call call_abc123"):
+                assert tracker.holding is None  # held, but nobody waits: nothing to explain
+                waiter = asyncio.ensure_future(_briefly(tracker))
+                await wait_until(lambda: tracker.holding is not None, what="the waiter to be counted")
+                held = tracker.holding
+                assert held is not None and (held.who, held.call_id, held.waiting) == ("call call_abc123", "call_abc123", 1)
+            await waiter
+            assert tracker.holding is None
+
+    run(scenario())
+
+
+async def _briefly(tracker: ChangeTracker) -> None:
+    async with tracker.mutation("call call_def456"):
+        pass

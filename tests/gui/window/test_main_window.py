@@ -7,6 +7,8 @@ is shared with them.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -16,7 +18,10 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from core import Console, SandboxInfo
+from core import AutoReviewer, Console, SandboxInfo
+from core.outside import install
+from core.policy.settings import config_dir
+from core.settings import state_root
 from gui.window.changes_view import GIT_ROW
 from gui.window.main_window import MainWindow
 from gui.window.status_line import SandboxIndicator
@@ -282,5 +287,39 @@ def test_the_mcp_tab_shows_a_configured_server_and_restarts_it_after_a_crash(qtb
         window.mcp.tree.setCurrentItem(window.mcp.tree.topLevelItem(0))
         qtbot.mouseClick(window.mcp.restart_button, LEFT)
         await wait_until(lambda: window.mcp.states()["toy"].startswith("ready"), timeout=30, what="the restart")
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def _claude_hook(workspace: Path, name: str, session: str, use_id: str, command: str
+                 ) -> subprocess.CompletedProcess[str]:
+    """Belay's hook command with one Claude Code Bash event, as Claude Code runs it."""
+    event = {"session_id": session, "hook_event_name": name, "cwd": str(workspace), "tool_name": "Bash",
+             "tool_use_id": use_id, "tool_input": {"command": command}, "tool_response": {"stdout": ""}}
+    env = {k: v for k, v in os.environ.items() if k not in ("BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT")}
+    env["CLAUDE_PROJECT_DIR"] = str(workspace)
+    return subprocess.run(install.hook_command(state_root(), config_dir()), shell=True, input=json.dumps(event),
+                          capture_output=True, text=True, cwd=workspace, env=env, timeout=60)
+
+
+def test_the_status_bar_says_which_call_holds_the_workspace_while_others_wait_for_it(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        reviewer = AutoReviewer(console)
+        reviewer.start()
+        try:
+            first = await asyncio.to_thread(_claude_hook, workspace, "PreToolUse", "sess-aaaa1111", "toolu_a",
+                                            "sleep 30")
+            assert "allow" in first.stdout  # allowed: it holds the workspace until it reports back
+            second = asyncio.ensure_future(asyncio.to_thread(_claude_hook, workspace, "PreToolUse", "sess-bbbb2222",
+                                                             "toolu_b", "echo hi"))
+            await wait_until(window.held.isVisible, 8, "the status bar to say why the call waits")
+            assert "1 call waits: Bash · sleep 30 (claude-code sess-aaa" in window.held.text()
+            assert not second.done()
+            await asyncio.to_thread(_claude_hook, workspace, "PostToolUse", "sess-aaaa1111", "toolu_a", "sleep 30")
+            assert "allow" in (await second).stdout
+            await wait_until(lambda: not window.held.isVisible(), 5, "the line to go once nobody waits")
+        finally:
+            await reviewer.stop()
 
     in_window(qtbot, loop, workspace, body)
