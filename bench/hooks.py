@@ -178,12 +178,69 @@ async def measure_gemini(root: Path) -> dict[str, float]:
     return figures
 
 
+AGENT = """
+import subprocess, sys, time
+with open(sys.argv[2], "rb") as event:
+    subprocess.run(sys.argv[1], shell=True, stdin=event, stdout=subprocess.DEVNULL)
+time.sleep(120)
+"""
+"""A stand-in for Claude Code: runs one hook command through a shell, then carries on with the call (sleeps)."""
+
+
+async def measure_dead_session(root: Path) -> float:
+    """Seconds from killing an agent whose allowed command holds the workspace to another session's command being
+    let through: the console notices the dead process and ends its call as interrupted."""
+    from core import AutoReviewer, Console
+    from core.outside.install import hook_command
+    from core.policy.settings import config_dir
+    from core.settings import state_root
+
+    workspace = root / "dead-ws"
+    workspace.mkdir()
+    command = hook_command(state_root(), config_dir())
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(workspace)}
+
+    def event(session: str, touched: str) -> Path:
+        path = root / f"{session}.json"
+        path.write_text(json.dumps({"session_id": session, "cwd": str(workspace), "hook_event_name": "PreToolUse",
+                                    "tool_name": "Bash", "tool_use_id": f"toolu_{session}",
+                                    "tool_input": {"command": f"touch {touched}"}}))
+        return path
+
+    async with Console(workspace) as console:
+        reviewer = AutoReviewer(console)
+        reviewer.start()
+        assert console.interceptor is not None
+        agent = subprocess.Popen([sys.executable, "-c", AGENT, command, str(event("dead-agent", "a"))], cwd=workspace,
+                                 env=env)
+        try:
+            while console.interceptor.waiting < 1:  # allowed: its call now holds the workspace
+                await asyncio.sleep(0.01)
+            live = event("live-agent", "b").read_bytes()
+            other = asyncio.ensure_future(asyncio.to_thread(
+                subprocess.run, ["sh", "-c", command], input=live, capture_output=True, cwd=workspace, env=env,
+                timeout=60))
+            await asyncio.sleep(0.5)
+            assert not other.done(), "the second command did not wait for the first"
+            agent.kill()
+            killed = time.perf_counter()
+            answer = await other
+            took = time.perf_counter() - killed
+            assert b'"allow"' in answer.stdout, answer
+        finally:
+            agent.kill()
+            agent.wait()
+            await reviewer.stop()
+    return took
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         os.environ["BELAY_STATE_DIR"] = str(root / "state")
         os.environ["BELAY_CONFIG_DIR"] = str(root / "config")
         f = asyncio.run(measure(root))
+        dead_s = asyncio.run(measure_dead_session(root))
         gemini = asyncio.run(measure_gemini(root))
     print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay, {f['noop_us']:.0f} us to a no-op "
           f"endpoint (medians of {ROUND_TRIPS}). Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
@@ -197,6 +254,9 @@ def main() -> None:
     print(f"RESULT gemini_pretooluse_round_trip = {gemini['belay_us'] / gemini['noop_us']:.1f} x the time (a no-op "
           f"endpoint on the same socket; Gemini CLI's BeforeTool for an auto-allowed read_file, "
           f"{gemini['belay_us'] / 1000:.2f} ms per call)")
+    print(f"RESULT dead_session_release = {dead_s:.2f} s (from killing an agent mid-command to another session's "
+          f"command going ahead; without watching the agent's process the lock is held for HOLD_S = 600 s)")
+
 
 
 if __name__ == "__main__":
