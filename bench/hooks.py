@@ -190,7 +190,7 @@ time.sleep(120)
 async def measure_dead_session(root: Path) -> float:
     """Seconds from killing an agent whose allowed command holds the workspace to another session's command being
     let through: the console notices the dead process and ends its call as interrupted."""
-    from core import AutoReviewer, Console
+    from core import AutoReviewer, Console, spawn
     from core.outside.install import hook_command
     from core.policy.settings import config_dir
     from core.settings import state_root
@@ -211,15 +211,16 @@ async def measure_dead_session(root: Path) -> float:
         reviewer = AutoReviewer(console)
         reviewer.start()
         assert console.interceptor is not None
-        agent = subprocess.Popen([sys.executable, "-c", AGENT, command, str(event("dead-agent", "a"))], cwd=workspace,
-                                 env=env)
+        agent = await asyncio.create_subprocess_exec(sys.executable, "-c", AGENT, command,
+                                                     str(event("dead-agent", "a")), cwd=workspace, env=env)
         try:
-            while console.interceptor.waiting < 1:  # allowed: its call now holds the workspace
+            for _ in range(3000):  # until it is allowed: its call then holds the workspace
+                if console.interceptor.waiting:
+                    break
                 await asyncio.sleep(0.01)
             live = event("live-agent", "b").read_bytes()
-            other = asyncio.ensure_future(asyncio.to_thread(
-                subprocess.run, ["sh", "-c", command], input=live, capture_output=True, cwd=workspace, env=env,
-                timeout=60))
+            other = spawn(asyncio.to_thread(subprocess.run, ["sh", "-c", command], input=live, capture_output=True,
+                                            cwd=workspace, env=env, timeout=60), "the live agent's hook")
             await asyncio.sleep(0.5)
             assert not other.done(), "the second command did not wait for the first"
             agent.kill()
@@ -228,8 +229,9 @@ async def measure_dead_session(root: Path) -> float:
             took = time.perf_counter() - killed
             assert b'"allow"' in answer.stdout, answer
         finally:
-            agent.kill()
-            agent.wait()
+            if agent.returncode is None:
+                agent.kill()
+            await agent.wait()
             await reviewer.stop()
     return took
 
