@@ -29,6 +29,8 @@ from core.events import (
     CallQueued,
     CallRetrying,
     CallStarted,
+    ElicitationRequested,
+    ElicitationResolved,
     Event,
     ExternalChangesRecorded,
     Lagged,
@@ -43,6 +45,9 @@ from core.events import (
     ShellStarted,
 )
 from core.hub import Hub
+from core.mcp.elicitation import FormField, form_fields
+from core.mcp.elicitation import checked as checked_elicitation
+from core.mcp.elicitation import defaults as elicitation_defaults
 from core.models.bash import BashAnalysis, DisplayNode, Impact
 from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
 from core.models.diffs import DiffLine, FileDiff, Hunk
@@ -97,4 +102,6 @@ __all__ = [
     "SessionEnd", "SessionStarted", "ShellFinished", "ShellNode", "ShellOutput", "ShellStarted", "shielded", "spawn",
     "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "UndoPreview", "UndoReport", "unified_text",
     "uninstall_hooks", "Updated", "workspace_state_dir",
+    "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
+    "form_fields",
 ]

@@ -23,6 +23,8 @@ Signals:
     policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
     external_changes(ExternalChangesRecorded): files changed outside Belay were found and journaled.
     mcp_changed(ServerStatus): an MCP server started, became ready, failed or stopped.
+    elicitation_requested(ElicitationRequested): an MCP server asks the person for input.
+    elicitation_resolved(str): the request for input with this id no longer waits.
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): events were missed; panels reread the timeline and the pending approvals.
 """
@@ -42,6 +44,8 @@ from core import (
     CallOutput,
     CallStarted,
     Console,
+    ElicitationRequested,
+    ElicitationResolved,
     Event,
     ExternalChangesRecorded,
     Lagged,
@@ -70,6 +74,8 @@ class Bridge(QObject):
     policy_changed = Signal(object)
     external_changes = Signal(object)
     mcp_changed = Signal(object)
+    elicitation_requested = Signal(object)
+    elicitation_resolved = Signal(str)
     batch_applied = Signal()
     resynced = Signal()
 
@@ -131,6 +137,10 @@ class Bridge(QObject):
             self.external_changes.emit(event)
         elif isinstance(event, McpServerChanged):
             self.mcp_changed.emit(event.status)
+        elif isinstance(event, ElicitationRequested):
+            self.elicitation_requested.emit(event)
+        elif isinstance(event, ElicitationResolved):
+            self.elicitation_resolved.emit(event.elicitation_id)
 
     def __repr__(self) -> str:
         return f"<Bridge subscription={self._subscription!r}>"

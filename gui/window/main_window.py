@@ -36,6 +36,7 @@ from core import (
     ApprovalRequested,
     CallRecord,
     Console,
+    ElicitationRequested,
     ExternalChangesRecorded,
     PolicyChanged,
     RollbackRefused,
@@ -51,6 +52,7 @@ from gui.window.bridge import Bridge
 from gui.window.changes_view import ChangesView
 from gui.window.details_pane import DetailsPane, undoable
 from gui.window.edit_dialog import EditDialog
+from gui.window.elicitation_form import ElicitationPanel
 from gui.window.gantt import COLUMN_WIDTH, GanttDelegate
 from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
@@ -88,6 +90,7 @@ class MainWindow(QMainWindow):
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
         self.model.rowsInserted.connect(self._on_model_rows_inserted)
         self.approvals = ApprovalPanel(console, self.model.timeline)
+        self.elicitations = ElicitationPanel()
         self.details = DetailsPane(self.model.timeline, records=console.call_record, tasks=self.tasks)
         self.shells = ShellsPanel(self.model.timeline)
         self.rules = RulesView(console, self.tasks)
@@ -103,6 +106,7 @@ class MainWindow(QMainWindow):
         right = QWidget()
         self._right = QVBoxLayout(right)
         self._right.setContentsMargins(4, 4, 4, 0)
+        self._right.addWidget(self.elicitations, 0)
         self._right.addWidget(self.approvals, 0)
         self._right.addWidget(self.tabs, 1)
         self.approvals.waiting_changed.connect(self._on_approvals_waiting_changed)
@@ -160,6 +164,9 @@ class MainWindow(QMainWindow):
         self.bridge.policy_changed.connect(self._on_bridge_policy_changed)
         self.bridge.external_changes.connect(self._on_bridge_external_changes)
         self.bridge.mcp_changed.connect(self._on_bridge_mcp_changed)
+        self.bridge.elicitation_requested.connect(self._on_bridge_elicitation_requested)
+        self.bridge.elicitation_resolved.connect(self.elicitations.remove)
+        self.elicitations.answered.connect(self._on_elicitations_answered)
         self.mcp.restart_requested.connect(self._on_mcp_restart_requested)
         self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
         self.details.undo_requested.connect(self._on_details_undo_requested)
@@ -227,6 +234,7 @@ class MainWindow(QMainWindow):
         self._held_timer.start()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
+        self.elicitations.set_pending(self.console.elicitations.pending())
         self.tree.expandAll()
         self._resize_columns()
         self._update_status()
@@ -286,6 +294,7 @@ class MainWindow(QMainWindow):
         self._show_shell_count()
         for request in self.console.pending_approvals():
             self.approvals.add(request)
+        self.elicitations.set_pending(self.console.elicitations.pending())
 
     def _on_bridge_external_changes(self, event: ExternalChangesRecorded) -> None:
         self.changes.refresh_soon()
@@ -297,6 +306,20 @@ class MainWindow(QMainWindow):
         self.mcp.show_servers(self.console.mcp_servers())
         if status.state == ServerState.FAILED:
             self.statusBar().showMessage(f"MCP server {status.name} {status.describe()}", 15_000)
+
+    def _on_bridge_elicitation_requested(self, request: ElicitationRequested) -> None:
+        self.elicitations.add(request)
+        if self.elicitations.form(request.elicitation_id) is not None and not self.isActiveWindow():
+            QGuiApplication.alert(self)
+
+    def _on_elicitations_answered(self, elicitation_id: str, action: str, content: object) -> None:
+        """The person answered a server's request for input: to the console (the form leaves when it ends)."""
+        try:
+            if not self.console.elicitations.answer(elicitation_id, action,  # type: ignore[arg-type]
+                                                    content if isinstance(content, dict) else None):
+                self.elicitations.remove(elicitation_id)  # it had ended already (the server gave up)
+        except ValueError as e:
+            self.elicitations.show_error(elicitation_id, str(e))
 
     def _on_mcp_restart_requested(self, name: str) -> None:
         self.tasks.spawn(self.console.restart_mcp_server(name), f"restart MCP server {name}")
