@@ -1,4 +1,4 @@
-"""The Codex CLI's hook events as Belay sees them, and where `belay hooks install --agent codex` puts its hooks.
+"""The Codex CLI's hook events as Belay sees them (where its hooks go: core.outside.codex_settings).
 
 Codex (0.124 and later) runs command hooks from `hooks.json` next to each of its config layers
 (`$CODEX_HOME/hooks.json`, a trusted project's `.codex/hooks.json`) with events shaped like Claude
@@ -20,27 +20,50 @@ sub-agent's events (tests/integration/CODEX_HOOKS.md has what was observed with 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
+import re
 from typing import Any
 
-from core.outside import install
+from pydantic import ConfigDict
+
+from core.outside import codex_settings, install
 from core.outside.codex_patch import ApplyPatch
 from core.outside.hooks import ClaudeHooks, Finish, HookAnswer, Link, StartAgent, _Session
 from core.outside.intercept import Interceptor
 from core.outside.requests import HookEvent
-from core.store.atomic_file import write_text_atomically
+from core.paths import Workspace
+from core.tools.base import Annotations, Tool, ToolArgs
 
 SPAWNING = frozenset({"spawn_agent"})
+OWN_TOOLS = frozenset({
+    # Codex's tools that change nothing on disk: coordinating sub-agents (whose own calls are supervised),
+    # planning, goals, looking at an image, searching its tool list or the web, reading MCP resources.
+    "spawn_agent", "wait_agent", "send_input", "send_message", "close_agent", "resume_agent", "list_agents",
+    "interrupt_agent", "followup_task", "update_plan", "view_image", "request_user_input", "get_goal",
+    "create_goal", "update_goal", "tool_search", "web_search", "list_mcp_resources",
+    "list_mcp_resource_templates", "read_mcp_resource"})
+"""Judged as read-only, as Claude Code's Agent and TodoWrite are: one that took the change lock would hold it
+while it waits (wait_agent) for a sub-agent whose command waits for that lock."""
+NAMESPACE = re.compile(r"^multi_agent_v\d+")
+"""Codex names a namespaced tool in its hooks with the namespace in front: `multi_agent_v1wait_agent`."""
 NO_REPORT = ("Codex did not report how this call ended (it failed before running, or Codex itself refused it); "
              "its turn is over")
-EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest", "SubagentStart", "SubagentStop", "SessionStart",
-          "SessionEnd", "Stop")
-TIMEOUTS_S = {"PreToolUse": install.HOOK_TIMEOUT_S, "PermissionRequest": install.HOOK_TIMEOUT_S,
-              "SessionEnd": 3}
-"""Seconds Codex gives each hook (it clamps SessionEnd's to 3 s); others get DEFAULT_TIMEOUT_S.  Codex lets a
-call run when its hook times out, so the hook client's own limit (--max-wait) stays under these."""
-DEFAULT_TIMEOUT_S = 600
+
+
+class _AnyArgs(ToolArgs):
+    model_config = ConfigDict(extra="allow", strict=False, frozen=True)
+
+
+class CodexOwnTool(Tool[_AnyArgs]):
+    """One of Codex's own tools that change nothing on disk (OWN_TOOLS), as Belay judges it: read-only."""
+
+    name = "codex"
+    description = "A tool of Codex's own that changes nothing on disk."
+    Args = _AnyArgs
+    annotations = Annotations(read_only=True, destructive=False)
+
+    def summary(self, args: _AnyArgs, workspace: Workspace) -> str:
+        texts = [v for v in (args.model_extra or {}).values() if isinstance(v, str) and v.strip()]
+        return " ".join(texts[0].split())[:100] if texts else ""
 
 
 class CodexHooks(ClaudeHooks):
@@ -48,7 +71,7 @@ class CodexHooks(ClaudeHooks):
 
     def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish) -> None:
         super().__init__(interceptor, start_agent, link, finish, client_name="codex")
-        self._patch = ApplyPatch()
+        self._patch, self._own = ApplyPatch(), CodexOwnTool()
         self._turns: dict[str, set[str]] = {}
         """turn_id -> tool_use_ids allowed in that turn and not reported back yet."""
 
@@ -74,6 +97,8 @@ class CodexHooks(ClaudeHooks):
         tool_input, tool = given, None
         if tool_name == ApplyPatch.name:  # the patch's paths are relative to where Codex works
             tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
+        elif NAMESPACE.sub("", tool_name) in OWN_TOOLS:
+            tool = self._own
         alive = session.process.alive if session.process is not None else None
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive, tool=tool)
         session.verdicts[use_id] = (tool_name, given, verdict)
@@ -135,46 +160,6 @@ def _text(event: HookEvent, key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-# -- settings ------------------------------------------------------------------------
-
-
-def settings_file(project: Path | None, user: bool) -> Path:
-    """`$CODEX_HOME/hooks.json` (default ~/.codex), or a project's `.codex/hooks.json`.
-
-    Codex has no machine-local project file (Claude Code's settings.local.json): a project's
-    `.codex/hooks.json` is the one its config layer reads, and Codex loads it only in a project the
-    person trusts."""
-    if user:
-        home = os.environ.get("CODEX_HOME")
-        return (Path(home) if home else Path.home() / ".codex") / "hooks.json"
-    return (project or Path.cwd()).resolve() / ".codex" / "hooks.json"
-
-
-def install_hooks(path: Path, command: str, config_dir: Path) -> install.Changed:
-    """Add Belay's command hook to every event Belay reads (once: installing twice changes nothing).
-
-    No matcher (every tool), and no `onFailure`: Codex has none, and lets a call run when a hook fails
-    (an exit code other than 0 or 2, a timeout), which the hook client never does on purpose."""
-    existed = path.exists()
-    settings = install._read(path)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
-    added = []
-    for event in EVENTS:
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
-        if any(install._is_ours(e) for e in entries):
-            continue
-        timeout = TIMEOUTS_S.get(event, DEFAULT_TIMEOUT_S)
-        entries.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
-        added.append(event)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
-    if not existed:
-        install._remember_created(config_dir, path, True)
-    return install.Changed(path, tuple(added), file_created=not existed)
-
-
-HOOKS = install.AgentHooks("codex", settings_file, install_hooks, install.uninstall, console_word="Codex")
+HOOKS = install.AgentHooks("codex", codex_settings.settings_file, codex_settings.install_hooks,
+                           codex_settings.uninstall_hooks, console_word="Codex")
+"""Where `belay hooks install --agent codex` writes (core.outside.codex_settings)."""

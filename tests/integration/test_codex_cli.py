@@ -2,10 +2,10 @@
 
 The CLI (pinned in test-tools/, `npm_tools.require("codex")`) talks to a scripted OpenAI Responses
 server on 127.0.0.1 (tests/integration/fake_openai.py), so it makes real tool calls offline.  Belay's
-hooks go into a private CODEX_HOME's hooks.json as `belay hooks install --agent codex --user` writes
-them; Codex is run with `--dangerously-bypass-hook-trust` because a hook Codex has not been told to
-trust does not run (CODEX_HOOKS.md), and with its own sandbox off so that Belay's answers, not Codex's
-sandbox, decide.  The console runs in this test's event loop and a "person" task answers its approvals.
+hooks go into a private CODEX_HOME's hooks.json, with Codex's trust in them recorded in its config.toml,
+as `belay hooks install --agent codex --user` writes them (Codex silently skips a hook it has no trust
+record for, so these runs also show that the recorded trust is the one Codex accepts); Codex's own
+sandbox is off so that Belay's answers, not the sandbox, decide.  The console runs in this test's event loop and a "person" task answers its approvals.
 """
 
 from __future__ import annotations
@@ -32,13 +32,16 @@ from tests.integration.fake_openai import ModelRequest, ScriptedModel, ToolCall,
 CLI_TIMEOUT = 45.0
 
 
-async def _codex(model: ScriptedModel, workspace: Path) -> tuple[int, str]:
-    """Run `codex exec` as a child of this loop (the console answers its hooks meanwhile); kill its group after."""
-    command = [str(npm_tools.require("codex")), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-               "--sandbox", "danger-full-access", "--cd", str(workspace), "do the scripted work"]
-    HOOKS.install(model.codex_home / "hooks.json",
-                  install.hook_command(state_root(), config_dir(), agent="codex"), config_dir())
+async def _codex(model: ScriptedModel, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """Install Belay's hooks as `belay hooks install --agent codex --user` does in the model's private
+    CODEX_HOME, run `codex exec` as a child of this loop (the console answers its hooks meanwhile), and
+    kill its process group after."""
     env = {**model.env(), "PATH": f"{npm_tools.node_dir()}:{os.environ.get('PATH', '')}"}
+    monkeypatch.setenv("CODEX_HOME", str(model.codex_home))
+    HOOKS.install(HOOKS.settings_file(None, True), install.hook_command(state_root(), config_dir(), agent="codex"),
+                  config_dir())
+    command = [str(npm_tools.require("codex")), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access",
+               "--cd", str(workspace), "do the scripted work"]
     process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                                                    start_new_session=True)
@@ -90,7 +93,8 @@ PATCH = """*** Begin Patch
 
 
 @pytest.mark.timeout(120)
-def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspace: Path) -> None:
+def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspace: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A patch over three files (shown as three diffs, approved), a shell command's side effect, a denied
     patch whose reason the model reads, a sub-agent's command under its spawn_agent call, then undo."""
     npm_tools.require("codex")
@@ -117,17 +121,18 @@ def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspac
             person = asyncio.ensure_future(_person(console, {"secret.txt": "no secrets in the repository"}, seen))
             try:
                 with ScriptedModel(turns, agents=agents) as model:
-                    code, output = await _codex(model, workspace)
+                    code, output = await _codex(model, workspace, monkeypatch)
                     assert code == 0 and model.unscripted == [], output
                     for _ in range(100):  # the sub-agent may report back after the main turn ends
                         if (workspace / "stamp.txt").exists() and not console.interceptor.waiting:
                             break
                         await asyncio.sleep(0.05)
-                    denied = model.output("c_deny")
+                    denied, waited = model.output("c_deny"), model.output("c_wait")
             finally:
                 person.cancel()
                 await asyncio.wait([person])
             assert denied is not None and "no secrets in the repository" in denied, denied
+            assert waited is not None and "Stamped." in waited, waited  # the sub-agent finished, not timed out
             patch_request = next(r for r in seen if r.tool == "apply_patch" and "README.md" in r.args["command"])
             assert {(d.path, d.status) for d in patch_request.diffs} == {
                 ("README.md", "modify"), ("notes.md", "create"), ("docs/usage.md", "delete")}
@@ -157,7 +162,8 @@ def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspac
 
 
 @pytest.mark.timeout(90)
-def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspace: Path) -> None:
+def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspace: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Codex sends no PostToolUse for a patch it could not apply: the call still ends (when the turn does)
     and lets go of its file, so a later call to the same file is not held up."""
     npm_tools.require("codex")
@@ -168,7 +174,7 @@ def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspac
         async with Console(workspace) as console:
             console.set_mode("bypass")
             with ScriptedModel(turns) as model:
-                code, output = await _codex(model, workspace)
+                code, output = await _codex(model, workspace, monkeypatch)
                 assert code == 0 and model.unscripted == [], output
             for _ in range(100):
                 if not console.interceptor.waiting:
@@ -186,7 +192,8 @@ def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspac
 
 
 @pytest.mark.timeout(90)
-def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_path: Path) -> None:
+def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     npm_tools.require("codex")
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -196,7 +203,7 @@ def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_
 
     async def scenario() -> tuple[str | None, str | None]:
         with ScriptedModel(turns) as model:
-            code, output = await _codex(model, workspace)
+            code, output = await _codex(model, workspace, monkeypatch)
             assert code == 0 and model.unscripted == [], output
             hooks = json.loads((model.codex_home / "hooks.json").read_text())
             assert "--agent codex" in hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from core import Console, RunStatus
 from core.outside import install
-from core.outside.codex import EVENTS, HOOKS, NO_REPORT
+from core.outside.codex import NO_REPORT
 from core.policy.settings import config_dir
 from core.settings import state_root
 from tests.conftest import run
@@ -153,27 +153,3 @@ def test_with_no_console_a_call_is_refused_in_codexs_form_and_a_report_is_quiet(
     assert json.loads(permission.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
     post = _client(_event("PostToolUse", tmp_path, tool_name="Bash", tool_use_id="c", tool_response=""), tmp_path)
     assert (post.returncode, post.stdout) == (0, "")
-
-
-def test_install_writes_codexs_hooks_json_once_and_uninstall_takes_out_only_belays(tmp_path: Path,
-                                                                                  monkeypatch: Any) -> None:
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-    user = HOOKS.settings_file(None, True)
-    assert user == tmp_path / "codex-home" / "hooks.json"
-    assert HOOKS.settings_file(tmp_path / "proj", False) == (tmp_path / "proj").resolve() / ".codex" / "hooks.json"
-    theirs = {"type": "command", "command": "their-logger"}
-    user.parent.mkdir()
-    user.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [theirs]}]}}))
-    command = install.hook_command(state_root(), config_dir(), agent="codex")
-    changed = HOOKS.install(user, command, config_dir())
-    assert changed.events == EVENTS and not changed.file_created
-    hooks = json.loads(user.read_text())["hooks"]
-    pre = hooks["PreToolUse"][0]["hooks"][0]
-    assert pre == {"type": "command", "command": command, "timeout": install.HOOK_TIMEOUT_S}  # no onFailure
-    assert "matcher" not in hooks["PreToolUse"][0] and hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3
-    assert HOOKS.install(user, command, config_dir()).events == ()
-    assert set(HOOKS.uninstall(user, config_dir()).events) == set(EVENTS)
-    assert json.loads(user.read_text()) == {"hooks": {"Stop": [{"hooks": [theirs]}]}}
-    project = HOOKS.settings_file(tmp_path / "proj", False)
-    assert HOOKS.install(project, command, config_dir()).file_created
-    assert HOOKS.uninstall(project, config_dir()).file_removed and not project.exists()
