@@ -170,6 +170,7 @@ class Console:
         if self._tracking:  # only the owning console starts programs; `belay calls` does not
             self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
                                   cwd=self.workspace.root, elicit=self.elicitations.ask)
+            self._pipeline.tool_starting = self.mcp.wait_for_tool  # a call to a starting server's tool waits
             await self.mcp.start()
         if self._tracking and self._serve:
             await self._open_endpoint()

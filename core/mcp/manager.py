@@ -23,7 +23,7 @@ import mcp.types as mt
 
 from core.errors import ErrorKind, ToolError
 from core.mcp.connection import Elicit, Report, ServerConnection, ToolsListed
-from core.mcp.names import tool_names
+from core.mcp.names import PREFIX, tool_names
 from core.mcp.settings import ServerSettings
 from core.mcp.state import Happening, Listed, Starting, Stopped, advance
 from core.mcp.tool import McpTool
@@ -55,6 +55,8 @@ class McpManager:
         self._settled = asyncio.Event()
         """Set while no server is starting."""
         self._settled.set()
+        self._advanced = asyncio.Event()
+        """Set (and replaced) each time a server's state changes."""
         self._closed = False
 
     # -- commands -----------------------------------------------------------------------------------
@@ -78,6 +80,26 @@ class McpManager:
             async with asyncio.timeout(timeout_s):
                 await self._settled.wait()
         return self.statuses()
+
+    async def wait_for_tool(self, tool_name: str) -> None:
+        """Wait while the server that would offer `tool_name` (`mcp__<server>__...`) is still starting: at most its
+        `startup_timeout_s` and a grace, after which its connection has failed it.  At once for any other name.
+
+        A call made while the window opens (a demo's first call) would otherwise fail "no tool named ..."."""
+        server = self._server_of(tool_name)
+        if server is None:
+            return
+        limit = self._servers[server].startup_timeout_s + START_GRACE_S
+        with contextlib.suppress(TimeoutError):  # the caller then finds the tool missing, and says so
+            async with asyncio.timeout(limit):
+                while self._status[server].state == ServerState.STARTING and tool_name not in self.registry:
+                    await self._advanced.wait()
+
+    def _server_of(self, tool_name: str) -> str | None:
+        if not tool_name.startswith(PREFIX):
+            return None
+        server = tool_name[len(PREFIX):].split("__", 1)[0]
+        return server if server in self._servers else None
 
     async def restart(self, name: str) -> None:
         """Stop the server (if it runs) and start it afresh: what the window's restart button does."""
@@ -171,6 +193,8 @@ class McpManager:
         after = advance(before, what)
         if after is not before:
             self._status[name] = after
+            self._advanced.set()
+            self._advanced = asyncio.Event()
             if any(s.state == ServerState.STARTING for s in self._status.values()):
                 self._settled.clear()
             else:

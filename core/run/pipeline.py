@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from core.changes.tracker import ChangeTracker
@@ -65,12 +66,17 @@ class Pipeline:
         """Answers read-only calls whose files have not changed (None: every call runs)."""
         self.timeouts = timeouts
         """Per-tool limits from settings (`[timeouts]`, a callable giving seconds by tool); 0 means none."""
+        self.tool_starting: Callable[[str], Awaitable[None]] | None = None
+        """Waits, bounded, while the MCP server that would offer a tool not yet registered is still starting (the
+        console's MCP manager); None: a tool not registered is unknown at once."""
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None, *, timeout_s: float | None = None,
                       batch: tuple[str, str] | None = None, ask: bool = False) -> CallOutcome:
         """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it);
         `ask` has a person approve it even where the policy would allow it."""
+        if self.tool_starting is not None and isinstance(tool_name, str) and tool_name not in self.registry:
+            await self.tool_starting(tool_name)  # before the call is opened: it is journaled with its tool
         tool, args, problem = self._prepare(agent, tool_name, raw_args)
         summary, shown_args = _shown(tool, args, raw_args, self.workspace)
         call = await self.calls.open(call_id, agent, arguments.shown(tool_name), shown_args, summary, batch)

@@ -69,3 +69,35 @@ def test_files_an_approved_mcp_tool_changes_are_recorded_against_its_call_and_un
 
     run(scenario())
     assert not (workspace / "note.txt").exists()
+
+
+def test_a_call_to_a_server_still_starting_waits_for_it_rather_than_failing(workspace: Path) -> None:
+    """The window's and the demo's path: the console opens, starts its MCP servers, and an agent's first call
+    names a tool of one that is still starting.  It waits (bounded by the server's start-up limit), as
+    `belay run` waits for every server before its plan; a tool no server can offer still fails at once."""
+    import sys
+
+    from core.policy.settings import config_dir
+    from tests.core.mcp.test_manager import late_start
+
+    args = ", ".join(f'"{a}"' for a in late_start(2.0)).replace("\\", "\\\\")
+    (config_dir() / "settings.toml").write_text(
+        f'[mcp.servers.late]\ncommand = "{sys.executable}"\nargs = [{args}]\nstartup_timeout_s = 20\n'
+        f'[mcp.servers.never]\ncommand = "{sys.executable}"\nargs = ["-c", "import time; time.sleep(60)"]\n'
+        'startup_timeout_s = 1\n')
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            assert {s.name: s.state.value for s in console.mcp_servers()} == {"late": "starting", "never": "starting"}
+            agent = await console.start_agent("agent", "scripted")
+            echo = await console.call(agent, "mcp__late__echo", {"text": "after the start"})
+            assert echo.status == RunStatus.DONE and echo.text == "after the start"
+            unknown = await console.call(agent, "mcp__nobody__echo", {"text": "x"})
+            assert unknown.status == RunStatus.FAILED and unknown.error is not None
+            assert unknown.error.kind == ErrorKind.UNKNOWN_TOOL
+            never = await console.call(agent, "mcp__never__echo", {"text": "x"})  # waits for its failure, no more
+            assert never.status == RunStatus.FAILED and never.error is not None
+            assert never.error.kind == ErrorKind.UNKNOWN_TOOL
+            assert {s.name: s.state.value for s in console.mcp_servers()}["never"] == "failed"
+
+    run(scenario())
