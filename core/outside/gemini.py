@@ -35,17 +35,21 @@ from pathlib import Path
 from typing import Any
 
 from core.outside import install as claude_install
-from core.outside.gemini_tools import SPAWNING, belay_call, gemini_args
+from core.outside.gemini_tools import SPAWNING, BelayCall, belay_call, gemini_args, own_tool, takes_the_lock
 from core.outside.hooks import Finish, HookAnswer, Link, StartAgent
 from core.outside.install import AgentHooks, Changed
-from core.outside.intercept import Interceptor
+from core.outside.intercept import HARMLESS, Interceptor
 from core.outside.liveness import AgentProcess
 from core.outside.requests import HookEvent, HookRequest
 from core.run.calls import AgentHandle
 from core.store.atomic_file import write_text_atomically
+from core.tools.base import Annotations, Tool
 
 NOT_RUN = ("Gemini CLI did not report this call back before its turn ended: it did not run it (its own "
            "confirmation was refused or the turn was cancelled), or ran it without telling Belay")
+ONE_AT_A_TIME = ("Belay: not run. Belay records which command changed what by running one at a time, and Gemini "
+                 "CLI starts a turn's commands together, so this one would wait for the other for ever. Run it "
+                 "again on its own once the other command has finished (or with wait_for_previous: true).")
 
 
 @dataclass
@@ -56,6 +60,10 @@ class _Call:
     tool: str
     keys: tuple[str, ...]
     """The (tool, arguments) it may report back with: the model's, and the person's edited ones."""
+    exclusive: bool = False
+    """It runs under the one-author lock (a command), which it holds until it reports back."""
+    answered: float | None = None
+    """When Belay let it through (None: still deciding)."""
 
 
 @dataclass
@@ -122,23 +130,38 @@ class GeminiHooks:
     async def _before(self, event: HookEvent) -> HookAnswer:
         session = await self._session(event)
         agent = await self._caller(session, event)
-        use_id = f"gemini-{event.session_id}-{next(self._ids)}"
-        call = belay_call(event.tool_name, event.tool_input, _cwd(event))
+        call, tool = belay_call(event.tool_name, event.tool_input, _cwd(event)), own_tool(event.tool_name)
+        exclusive = takes_the_lock(call, self._read_only(call, tool))
+        if exclusive and _sibling_holds_the_lock(session, _timestamp(event)):
+            return HookAnswer(output={"decision": "deny", "reason": ONE_AT_A_TIME})
+        pending = _Call(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
+                        (_key(event.tool_name, event.tool_input),), exclusive)
+        session.open.append(pending)  # before deciding: a sibling arriving meanwhile must see it
         alive = session.process.alive if session.process is not None else None
-        verdict = await self.interceptor.before(agent, use_id, call.tool, call.args, alive=alive)
+        try:
+            verdict = await self.interceptor.before(agent, pending.use_id, call.tool, call.args, alive=alive, tool=tool)
+        finally:
+            if pending in session.open:  # back in once allowed (the turn may have ended meanwhile)
+                session.open.remove(pending)
         if verdict.decision == "deny":
             return HookAnswer(output={"decision": "deny", "reason": verdict.reason})
         edited = gemini_args(event.tool_name, event.tool_input, verdict.updated_input) \
             if verdict.updated_input is not None else None
-        keys = tuple(_key(event.tool_name, given) for given in (event.tool_input, edited) if given is not None)
-        session.open.append(_Call(use_id, event.tool_name, keys))
+        if edited is not None:
+            pending.keys += (_key(event.tool_name, edited),)
+        pending.answered = time.time()
+        session.open.append(pending)
         if event.tool_name in SPAWNING:
             name = str(event.tool_input.get("agent_name") or "sub-agent")
-            session.spawns.append(_Spawn(use_id, verdict.call_id, name, agent, time.time()))
+            session.spawns.append(_Spawn(pending.use_id, verdict.call_id, name, agent, pending.answered))
         output: dict[str, Any] = {"decision": "allow"}
         if edited is not None:
             output["hookSpecificOutput"] = {"tool_input": edited}
         return HookAnswer(output=output)
+
+    def _read_only(self, call: BelayCall, tool: Tool[Any] | None) -> bool:
+        known = tool or self.interceptor.registry.get(call.tool)
+        return (known.annotations if known is not None else HARMLESS.get(call.tool, Annotations())).read_only
 
     async def _after(self, event: HookEvent) -> HookAnswer:
         session = await self._session(event)
@@ -185,9 +208,10 @@ class GeminiHooks:
 
     async def _close_open(self, session: _Session, why: str) -> None:
         """Calls still open when the turn ended never ran (or never said so): they end failed, saying why."""
-        for call in session.open:
+        ended = [c for c in session.open if c.answered is not None]  # not those still being decided
+        for call in ended:
+            session.open.remove(call)
             await self.interceptor.after(call.use_id, error=why)
-        session.open.clear()
         for spawn in session.spawns:
             if spawn.child is not None:
                 await self._finish(spawn.child, "its turn ended")
@@ -212,13 +236,20 @@ def _timestamp(event: HookEvent) -> float | None:
         return None
 
 
+def _sibling_holds_the_lock(session: _Session, began: float | None) -> bool:
+    """Whether a command of the same turn holds (or is about to hold) the one-author lock: let through after
+    this call began, or not yet decided.  Gemini CLI runs neither before both are let through."""
+    return began is not None and any(c.exclusive and (c.answered is None or began < c.answered) for c in session.open)
+
+
 def _key(tool: str, args: dict[str, Any]) -> str:
     return json.dumps([tool, args], sort_keys=True, default=str)
 
 
 def _pop_match(calls: list[_Call], tool: str, key: str) -> _Call | None:
     """The open call this AfterTool reports on: same arguments if any, else the oldest of that tool."""
-    found = next((c for c in calls if key in c.keys), None) or next((c for c in calls if c.tool == tool), None)
+    reported = [c for c in calls if c.answered is not None]
+    found = next((c for c in reported if key in c.keys), None) or next((c for c in reported if c.tool == tool), None)
     if found is not None:
         calls.remove(found)
     return found

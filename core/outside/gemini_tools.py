@@ -15,11 +15,18 @@ arguments; `gemini_args` puts them back in the Gemini tool's form, as the hook's
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ConfigDict
+
+from core.errors import ErrorKind, ToolError
+from core.paths import Workspace
+from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 
 Args = dict[str, Any]
 
@@ -115,6 +122,49 @@ TOOLS: dict[str, tuple[str, Callable[[Args, str], Args]]] = {
     "invoke_agent": ("Agent", _agent),
 }
 """Gemini CLI 0.61's built-in tools that Belay models, by the name the CLI gives them in its hooks."""
+
+
+OWN_HARMLESS = frozenset({"update_topic", "enter_plan_mode", "exit_plan_mode", "activate_skill", "ask_user",
+                          "list_background_processes", "read_background_output", "complete_task",
+                          "get_internal_docs"})
+"""Gemini CLI's own tools that change nothing in the workspace (its topic line, its mode, a skill's
+instructions read, a background command's output read): judged read-only, so they neither ask the
+person nor take the one-author lock a command holds."""
+
+
+class _OwnArgs(ToolArgs):
+    model_config = ConfigDict(extra="allow", strict=False)
+
+
+class _OwnTool(RunTool[_OwnArgs]):
+    """One of Gemini CLI's harmless tools, as far as Belay judges it: read-only, any arguments.  Gemini
+    CLI runs it; Belay never does."""
+
+    description = "A Gemini CLI tool that changes nothing in the workspace."
+    Args = _OwnArgs
+    annotations = Annotations(read_only=True, destructive=False, idempotent=True)
+
+    def summary(self, args: _OwnArgs, workspace: Workspace) -> str:
+        extra = args.model_extra or {}
+        return next((str(v)[:100] for k in ("title", "name", "reason", "pid") if (v := extra.get(k))), "")
+
+    async def run(self, args: _OwnArgs, ctx: ToolContext) -> ToolOutput:
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{self.name} is Gemini CLI's own tool; Belay does not run it")
+
+
+@functools.cache
+def own_tool(name: str) -> RunTool[Any] | None:
+    """Belay's model of one of Gemini CLI's harmless tools (None: not one of them)."""
+    if name not in OWN_HARMLESS:
+        return None
+    tool: RunTool[Any] = type(f"GeminiOwnTool_{name}", (_OwnTool,), {"name": name})()
+    return tool
+
+
+def takes_the_lock(call: BelayCall, read_only: bool) -> bool:
+    """Whether Belay runs the call under the one-author lock until it reports back: anything that may
+    change files other than a write to named files (Write, Edit hold just their file)."""
+    return not read_only and call.tool not in ("Write", "Edit")
 
 
 def belay_call(tool_name: str, args: Args, cwd: str) -> BelayCall:

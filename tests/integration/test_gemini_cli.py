@@ -191,3 +191,38 @@ def test_with_no_console_running_the_hook_blocks_the_call(tmp_path: Path) -> Non
     text = response_text(told)
     assert text.startswith(f"{BLOCKED}Belay: no Belay console is running for {workspace}") and "belay watch" in text, text
     assert settings["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == gemini.TIMEOUT_MS
+
+
+@pytest.mark.timeout(90)
+def test_two_commands_of_one_turn_run_one_at_a_time_instead_of_waiting_on_each_other(workspace: Path) -> None:
+    """Gemini CLI starts a turn's commands only once all are let through, and Belay runs one command at a time
+    (so that each change has one author): the later one is refused with a reason, and the model runs it next.
+    The turn's harmless update_topic is let through without asking and without the lock."""
+    again = "test -e a.txt || echo a > a.txt; test -e b.txt || echo b > b.txt"
+    turns = [Turn(tools=[ToolCall("update_topic", {"title": "Building", "summary": "two steps",
+                                                   "strategic_intent": "build both"}, id="g_topic"),
+                         ToolCall("run_shell_command", {"command": "echo a > a.txt"}, id="g_a"),
+                         ToolCall("run_shell_command", {"command": "echo b > b.txt"}, id="g_b")]),
+             Turn(tools=[ToolCall("run_shell_command", {"command": again}, id="g_again")],
+                  when=lambda request: len(request.latest_function_responses()) == 3),
+             Turn(text="Both built.", when=answers("g_again"))]
+
+    async def scenario() -> tuple[list[str], list[Any]]:
+        with ScriptedModel(turns) as model:
+            _install_hooks(model)
+            console = await _supervised(workspace, model, {})
+            told = [response_text(model.function_response(i) or {}) for i in ("g_a", "g_b")]
+        try:
+            return told, await console.history()
+        finally:
+            await console.__aexit__(None, None, None)
+
+    told, history = run(scenario())
+    refused = [t for t in told if t.startswith(f"{BLOCKED}Belay: not run.")]
+    assert len(refused) == 1 and "on its own" in refused[0], told
+    commands = [r for r in history if r.tool == "Bash"]
+    assert [r.status for r in commands] == [RunStatus.DONE, RunStatus.DONE]
+    assert sorted(c.path for r in commands for c in r.changes) == ["a.txt", "b.txt"]
+    assert commands[1].args["command"] == again and (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
+    topic = next(r for r in history if r.tool == "update_topic")
+    assert topic.status == RunStatus.DONE and topic.decision is not None and topic.decision.by != "person"

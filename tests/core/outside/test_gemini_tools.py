@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.outside.gemini_tools import BelayCall, belay_call, gemini_args
+from core.outside.gemini_tools import BelayCall, belay_call, gemini_args, own_tool, takes_the_lock
 from core.tools.bash import BashArgs
 from core.tools.edit import EditArgs
 from core.tools.write import WriteArgs
@@ -45,3 +45,12 @@ def test_edited_content_goes_back_as_the_whole_argument_set_of_the_gemini_tool()
     assert gemini_args("replace", replace, {"old_string": "whole\n", "new_string": "edited\n", "replace_all": False}) == {
         **replace, "old_string": "whole\n", "new_string": "edited\n", "allow_multiple": False}
     assert gemini_args("run_shell_command", {"command": "ls"}, {"command": "pwd"}) is None
+
+
+def test_gemini_clis_own_harmless_tools_are_read_only_and_only_they_take_no_lock() -> None:
+    topic = own_tool("update_topic")
+    assert topic is not None and topic.name == "update_topic" and topic.annotations.read_only
+    assert own_tool("save_memory") is None and own_tool("run_shell_command") is None
+    assert not takes_the_lock(belay_call("update_topic", {}, CWD), read_only=True)
+    assert takes_the_lock(belay_call("run_shell_command", {"command": "make"}, CWD), read_only=False)
+    assert not takes_the_lock(belay_call("write_file", {"file_path": "a", "content": ""}, CWD), read_only=False)
