@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -319,11 +319,17 @@ class Console:
 
     # -- commands ------------------------------------------------------------
 
-    def approve(self, call_id: str, *, edited: dict[str, str] | None = None, by: DecidedBy = "person") -> bool:
-        """Let a waiting call run, optionally with the person's content per file.  `by` is who answers: a
-        person unless an unattended answerer says it is one ("auto-approver"); the journal keeps it."""
-        decision = Decision.APPROVED_EDITED if edited else Decision.APPROVED
-        return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited, by=by))
+    def approve(self, call_id: str, *, edited: dict[str, str] | None = None,
+                hunks: Mapping[str, Collection[int]] | None = None, reason: str = "",
+                by: DecidedBy = "person") -> bool:
+        """Let a waiting call run, optionally with the person's content per file, or only in part: `hunks` gives
+        the accepted hunks (0-based indices into the approval's diff) per relative path, and `reason` why the
+        others were not (the agent is told which ones).  `by` is who answers: a person unless an unattended
+        answerer says it is one ("auto-approver"); the journal keeps it."""
+        kept = {path: tuple(sorted(set(indices))) for path, indices in hunks.items()} if hunks is not None else None
+        decision = Decision.APPROVED_EDITED if edited or kept is not None else Decision.APPROVED
+        return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited, hunks=kept,
+                                                      reason=reason.strip(), by=by))
 
     def deny(self, call_id: str, reason: str = "", *, by: DecidedBy = "person") -> bool:
         """Refuse a waiting call; the agent is told `reason`.  `by` as for `approve`."""

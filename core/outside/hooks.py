@@ -156,6 +156,8 @@ class ClaudeHooks:
                                   "permissionDecisionReason": verdict.reason}
         if verdict.updated_input is not None:
             output["updatedInput"] = verdict.updated_input
+        if verdict.note:  # the hunks a partial approval left out: the model is not told of updatedInput otherwise
+            output["additionalContext"] = verdict.note
         return HookAnswer(output={"hookSpecificOutput": output})
 
     async def _post(self, event: HookEvent) -> HookAnswer:

@@ -72,6 +72,8 @@ class Verdict:
     call_id: str
     updated_input: dict[str, Any] | None = None
     """The input the person edited, to run instead of the agent's."""
+    note: str = ""
+    """What the model should be told beside the allow (the hunks of a partial approval not applied); "": nothing."""
 
 
 @dataclass
@@ -119,7 +121,7 @@ class Interceptor:
         summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
         call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary)
         try:
-            updated = await self._decide(call, tool, args)
+            updated, note = await self._decide(call, tool, args)
         except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
             await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The agent stopped waiting.",
                                              ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
@@ -129,7 +131,7 @@ class Interceptor:
             return Verdict("deny", updated.text, call.call_id)
         await self.calls.start(call)
         await self._hold(use_id, call, tool, args, alive)
-        return Verdict("allow", "allowed by Belay", call.call_id, updated)
+        return Verdict("allow", "allowed by Belay", call.call_id, updated, note)
 
     async def _refuse_unencodable(self, agent: AgentHandle, tool_name: str, tool_input: dict[str, Any],
                                   info: ErrorInfo) -> Verdict:
@@ -172,8 +174,9 @@ class Interceptor:
             return None  # the agent's tool may take more than Belay's model of it: judge it by name
 
     async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None
-                      ) -> dict[str, Any] | None | Refused:
-        """The refusal; or, allowed, the input the person edited (None: the agent's own)."""
+                      ) -> tuple[dict[str, Any] | None | Refused, str]:
+        """The refusal; or, allowed, the input the person edited (None: the agent's own); with what the model is
+        to be told of a partial approval."""
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
                                     annotations=annotations, outside_agent=True)
@@ -181,10 +184,14 @@ class Interceptor:
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
         permission = await self.calls.permit(call, verdict, plan)
         if isinstance(permission, Refused):
-            return permission
+            return permission, ""
         if permission.edited and plan is not None:
-            return _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
-        return None
+            updated = _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
+            if updated is None and permission.note:  # running the agent's input would write the rejected hunks too
+                text = f"Belay cannot make {call.tool} write only the approved part of this change, so it was not run."
+                return Refused(RunStatus.DENIED, text, ErrorInfo(kind=ErrorKind.DENIED, message=text)), ""
+            return updated, permission.note
+        return None, ""
 
     async def _plan(self, tool: Tool | None, args: ToolArgs | None) -> WritePlan | None:
         """What a file tool would write, for the diff the person approves (None when it cannot be told)."""

@@ -29,6 +29,9 @@ class Answer(BaseModel):
     reason: str = ""
     edited: dict[str, str] | None = None
     """Replacement content per relative path, when approved with edits."""
+    hunks: dict[str, tuple[int, ...]] | None = None
+    """When approved in part: the accepted hunks (0-based, of the approval's diff) per relative path; a path not
+    named keeps all its hunks.  `core.run.calls` turns them into `edited` content before the journal sees it."""
     scope: str = "session"
     """For always-allow: session, workspace or user."""
     rule: str | None = None

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.changes.diffs import compute_diff
+from core.changes.partial import PartialError, apply_hunks, not_applied, partial_note
 from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, ProposedFile
 from core.ids import AgentId, CallId, SessionId
@@ -95,6 +96,8 @@ class Allowed:
 
     edited: dict[str, str] | None = None
     """The person's content per relative path, when they edited a pending write before approving it."""
+    note: str = ""
+    """What the agent is told of the person's edit when it is more than "edited": the hunks not applied."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,11 @@ class Calls:
         if verdict.action == "allow":
             return Allowed()
         answer = await self.ask(call, verdict, plan)
-        return _refusal(answer, call.tool) or Allowed(answer.edited if answer.edited and plan is not None else None)
+        refusal = _refusal(answer, call.tool)
+        if refusal is not None:
+            return refusal
+        note = partial_note([answer.reason]) if answer.hunks is not None else ""
+        return Allowed(answer.edited if answer.edited and plan is not None else None, note)
 
     async def ask(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None) -> Answer:
         """Put the call before a person (the window, the terminal) and wait for the answer.
@@ -176,6 +183,8 @@ class Calls:
         else:
             await self.recorder.approval_requested(request)
             answer = await self.approvals.wait(request, verdict.timeout_s)
+            if answer.hunks is not None and answer.decision == Decision.APPROVED_EDITED:
+                answer = await asyncio.to_thread(_in_part, answer, plan, diffs, self.workspace)
             if answer.decision == Decision.TIMED_OUT and verdict.on_timeout == "allow":
                 answer = answer.model_copy(update={"decision": Decision.APPROVED,
                                                    "reason": f"{answer.reason}; the rule allows it then"})
@@ -234,6 +243,41 @@ class Calls:
 
     def __repr__(self) -> str:
         return f"<Calls {self.workspace.root} waiting={len(self.approvals.pending())}>"
+
+
+def _in_part(answer: Answer, plan: WritePlan | None, diffs: tuple[FileDiff, ...], workspace: Workspace) -> Answer:
+    """Blocking: a partial approval as the content it writes (the accepted hunks applied to each file as the
+    agent saw it) and, as its reason, the hunks not applied; a denial when the hunks cannot be applied."""
+    hunks = answer.hunks or {}
+    edited = dict(answer.edited or {})
+    said: list[str] = []
+    try:
+        if plan is None:
+            raise PartialError("this call has no diff to approve in part")
+        for write, diff in zip(plan.writes, diffs, strict=True):
+            rel = workspace.relative(write.path)
+            if rel not in hunks:
+                continue
+            accepted = set(hunks[rel])
+            if write.shown is not None:
+                raise PartialError(f"{rel} is shown as a readable rendering, not its bytes, so it cannot be "
+                                   "approved in part")
+            if write.before is None:
+                raise PartialError(f"{rel} is created whole by this call, so it cannot be approved in part")
+            edited[rel] = apply_hunks(write.before, diff, accepted).decode("utf-8")
+            rejected = set(range(len(diff.hunks))) - accepted
+            said.append(not_applied(rel, rejected, len(diff.hunks), answer.reason))
+        missing = sorted(set(hunks) - {workspace.relative(w.path) for w in plan.writes})
+        if missing:
+            raise PartialError(f"this call does not write {missing[0]}")
+    except PartialError as e:
+        return Answer(decision=Decision.DENIED, by=answer.by,
+                      reason=f"the person approved it only in part, and that part could not be applied: {e}")
+    parts = [p for p in said if p]
+    if not parts:  # every hunk kept: a plain approval (or the person's other edits alone)
+        return answer.model_copy(update={"hunks": None, "decision": Decision.APPROVED_EDITED if answer.edited
+                                         else Decision.APPROVED})
+    return answer.model_copy(update={"edited": edited, "reason": "; ".join(parts)})
 
 
 def _refusal(answer: Answer, tool: str) -> Refused | None:

@@ -226,7 +226,7 @@ class Pipeline:
         if permission.edited:
             plan = replace_contents(plan, {p: c.encode() for p, c in permission.edited.items()}, self.workspace)
         call.changes = await self._apply(call.call_id, plan, read_state)
-        note = EDITED_NOTE if permission.edited else ""
+        note = f" {permission.note}" if permission.note else EDITED_NOTE if permission.edited else ""
         return ToolOutput(plan.message + note, {"paths": [c.path for c in call.changes]})
 
     async def _apply(self, call_id: CallId, plan: WritePlan, read_state: ReadState) -> tuple[FileChange, ...]:

@@ -120,6 +120,33 @@ def test_an_edited_approval_rewrites_the_agents_input(workspace: Path) -> None:
     run(scenario())
 
 
+def test_a_multiedit_approved_in_part_runs_with_only_the_accepted_hunks_and_the_model_is_told(
+        workspace: Path) -> None:
+    target = workspace / "src" / "app.py"
+    before = "".join(f"line_{n} = {n}\n" for n in range(60))
+    target.write_text(before)
+    edits = [{"old_string": f"line_{n} = {n}\n", "new_string": f"line_{n} = -{n}\n"} for n in (5, 30, 55)]
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            pre = _event("PreToolUse", workspace, tool_name="MultiEdit", tool_use_id="toolu_9",
+                         tool_input={"file_path": str(target), "edits": edits})
+            answer = asyncio.ensure_future(_client_async(pre, workspace))
+            request = await _pending(console)
+            assert len(request.diffs[0].hunks) == 3
+            console.approve(request.call_id, hunks={"src/app.py": {0, 2}}, reason="30 stays positive")
+            output = json.loads((await answer).stdout)["hookSpecificOutput"]
+            assert output["permissionDecision"] == "allow"
+            [edit] = output["updatedInput"]["edits"]
+            assert edit["old_string"] == before
+            assert edit["new_string"] == before.replace("line_5 = 5\n", "line_5 = -5\n").replace(
+                "line_55 = 55\n", "line_55 = -55\n")
+            assert "hunk 2 of 3 in src/app.py was not applied: 30 stays positive" in output["additionalContext"]
+
+    run(scenario())
+
+
 def test_a_command_side_effects_are_captured_for_its_call(workspace: Path) -> None:
     async def scenario() -> None:
         async with Console(workspace) as console:

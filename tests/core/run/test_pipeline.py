@@ -163,3 +163,60 @@ def test_a_tool_that_crashes_becomes_a_failed_run_and_the_console_carries_on(wor
             assert records == {crashed.call_id: RunStatus.FAILED, after.call_id: RunStatus.DONE}
 
     run(scenario())
+
+
+def test_a_write_approved_in_part_writes_only_the_accepted_hunks_and_tells_the_agent_which_were_not(
+        workspace: Path) -> None:
+    target = workspace / "src" / "app.py"
+    old = [f"    value_{n} = x + {n}\n" for n in range(2000)]
+    new = list(old)
+    for k in range(30):
+        new[15 + k * 66] = f"    value_{15 + k * 66} = x * 2  # the agent's\n"
+    target.write_text("".join(old))
+    rejected = {2, 8, 11, 15, 20, 26, 29}
+    expected = list(new)
+    for k in rejected:
+        expected[15 + k * 66] = old[15 + k * 66]
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target),
+                                                                       "content": "".join(new)}))
+            await wait_until(console.pending_approvals, what="the approval request")
+            [request] = console.pending_approvals()
+            assert len(request.diffs[0].hunks) == 30
+            console.approve(request.call_id, hunks={"src/app.py": set(range(30)) - rejected},
+                            reason="keep the additions")
+            outcome = await task
+            assert outcome.status == RunStatus.DONE
+            assert ("hunks 3, 9, 12, 16, 21, 27 and 30 of 30 in src/app.py were not applied: keep the additions."
+                    in outcome.text), outcome.text
+            assert target.read_bytes() == "".join(expected).encode()
+            [record] = await console.history()
+            assert record.decision is not None and record.decision.decision.value == "approved_edited"
+            assert record.decision.reason.startswith("hunks 3, 9, 12, 16, 21, 27 and 30 of 30 in src/app.py")
+            assert (await console.undo(outcome.call_id)).ok
+            assert target.read_text() == "".join(old)
+
+    run(scenario())
+
+
+def test_a_partial_approval_of_a_new_file_is_refused_and_nothing_is_written(workspace: Path) -> None:
+    target = workspace / "fresh.txt"
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(target), "content": "a\n"}))
+            await wait_until(console.pending_approvals, what="the approval request")
+            [request] = console.pending_approvals()
+            console.approve(request.call_id, hunks={"fresh.txt": ()})
+            outcome = await task
+            assert outcome.status == RunStatus.DENIED
+            assert "fresh.txt is created whole by this call, so it cannot be approved in part" in outcome.text
+
+    run(scenario())
+    assert not target.exists()
