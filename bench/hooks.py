@@ -178,6 +178,39 @@ async def measure_gemini(root: Path) -> dict[str, float]:
     return figures
 
 
+async def measure_codex(root: Path) -> dict[str, float]:
+    """Codex's PreToolUse for an `update_plan` (a tool of Codex's own, judged read-only and auto-allowed, as Read is
+    for Claude Code) through the console, against the same request to a no-op endpoint on the same Unix socket
+    transport: what supervising a Codex call adds.  (A Codex shell command also takes the change lock until its
+    PostToolUse, so it cannot be repeated without one.)"""
+    from core import Console
+    from core.policy.settings import config_dir
+
+    workspace = root / "codex-ws"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "resources" / "demo" / "workspace", workspace)
+    event = {"session_id": "01a2160e-4a86-7cc3-85e1-d048b50bf374", "turn_id": "bench-turn", "transcript_path": None,
+             "cwd": str(workspace), "hook_event_name": "PreToolUse", "model": "gpt-5.5",
+             "permission_mode": "bypassPermissions", "tool_name": "update_plan", "tool_use_id": "call_bench",
+             "tool_input": {"plan": [{"step": "measure", "status": "in_progress"}]}}
+    figures: dict[str, float] = {}
+    async with Console(workspace) as console:
+        assert console.endpoint is not None
+        request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": "codex",
+                   "event": event}
+        answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
+        assert answer["exit"] == 0 and answer["stdout"] is None, answer  # Codex's "go ahead": no output
+        figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
+    noop_path = str(root / "codex-noop.sock")
+    server = await _noop_endpoint(noop_path)
+    try:
+        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "agent": "codex",
+                                                                               "event": event})
+    finally:
+        server.close()
+        await server.wait_closed()
+    return figures
+
+
 AGENT = """
 import subprocess, sys, time
 with open(sys.argv[2], "rb") as event:
@@ -242,6 +275,7 @@ def main() -> None:
         os.environ["BELAY_STATE_DIR"] = str(root / "state")
         os.environ["BELAY_CONFIG_DIR"] = str(root / "config")
         f = asyncio.run(measure(root))
+        codex = asyncio.run(measure_codex(root))
         dead_s = asyncio.run(measure_dead_session(root))
         gemini = asyncio.run(measure_gemini(root))
     print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay, {f['noop_us']:.0f} us to a no-op "
@@ -256,6 +290,9 @@ def main() -> None:
     print(f"RESULT gemini_pretooluse_round_trip = {gemini['belay_us'] / gemini['noop_us']:.1f} x the time (a no-op "
           f"endpoint on the same socket; Gemini CLI's BeforeTool for an auto-allowed read_file, "
           f"{gemini['belay_us'] / 1000:.2f} ms per call)")
+    print(f"RESULT codex_pretooluse_round_trip = {codex['belay_us'] / codex['noop_us']:.1f} x the time (a no-op "
+          f"endpoint on the same socket; Codex's PreToolUse for an auto-allowed update_plan, "
+          f"{codex['belay_us'] / 1000:.2f} ms per call)")
     print(f"RESULT dead_session_release = {dead_s:.2f} s (from killing an agent mid-command to another session's "
           f"command going ahead; without watching the agent's process the lock is held for HOLD_S = 600 s)")
 
