@@ -35,12 +35,18 @@ BLOCKED = "Tool execution blocked: "
 """What Gemini CLI puts before a hook's reason in the function response the model reads."""
 
 
-async def _gemini(model: ScriptedModel, workspace: Path) -> tuple[int, str]:
-    """Run the CLI headless as a child of this loop (the console answers its hooks meanwhile); kill its group after."""
+async def _gemini(model: ScriptedModel, workspace: Path, trust: str = "--skip-trust") -> tuple[int, str]:
+    """Run the CLI headless as a child of this loop (the console answers its hooks meanwhile); kill its group after.
+
+    `trust`: how the workspace is trusted for the run (headless, Gemini CLI refuses an untrusted folder): the
+    `--skip-trust` flag, or "env" for `GEMINI_CLI_TRUST_WORKSPACE=true`."""
     cli = npm_tools.require("gemini")
     command = [str(cli), "-p", "do the scripted work", "-m", "gemini-2.5-flash", "--approval-mode", "yolo",
-               "--skip-trust", "--output-format", "stream-json"]
-    process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=model.env(path_first=npm_tools.node_dir()),
+               "--output-format", "stream-json", *([trust] if trust != "env" else [])]
+    env = model.env(path_first=npm_tools.node_dir())
+    if trust == "env":
+        env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+    process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=env,
                                                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                                                    stderr=asyncio.subprocess.PIPE, start_new_session=True)
     try:
@@ -226,3 +232,29 @@ def test_two_commands_of_one_turn_run_one_at_a_time_instead_of_waiting_on_each_o
     assert commands[1].args["command"] == again and (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
     topic = next(r for r in history if r.tool == "update_topic")
     assert topic.status == RunStatus.DONE and topic.decision is not None and topic.decision.by != "person"
+
+
+@pytest.mark.timeout(90)
+def test_hooks_installed_in_the_project_block_when_the_folder_is_trusted_and_are_skipped_under_skip_trust(
+        tmp_path: Path) -> None:
+    """`belay hooks install --agent gemini --project`: Gemini CLI reads a project's settings only in a trusted
+    folder, and `--skip-trust` trusts the folder after the settings were read, so the project's hooks do not
+    run at all under it (GEMINI_HOOKS.md, 2); `GEMINI_CLI_TRUST_WORKSPACE=true` or a trusted folder reads them."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gemini.install(gemini.settings_file(workspace, False), hook_command(state_root(), config_dir(), agent="gemini"),
+                   config_dir())
+    turns = [Turn(tools=[ToolCall("write_file", {"file_path": str(workspace / "x.txt"), "content": "x\n"}, id="g_x")]),
+             Turn(text="Could not write.", when=answers("g_x"))]
+
+    async def attempt(trust: str) -> dict[str, Any] | None:
+        with ScriptedModel(turns) as model:
+            code, output = await _gemini(model, workspace, trust)
+            assert code == 0, output
+            return model.function_response("g_x")
+
+    told = run(attempt("env"))
+    assert told is not None and not (workspace / "x.txt").exists()
+    assert response_text(told).startswith(f"{BLOCKED}Belay: no Belay console is running for {workspace}")
+    told = run(attempt("--skip-trust"))
+    assert told is not None and "error" not in told["response"] and (workspace / "x.txt").read_text() == "x\n"
