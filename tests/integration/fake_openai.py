@@ -215,8 +215,11 @@ class ScriptedModel:
         return path
 
     def config_toml(self) -> str:
-        """The config.toml lines that send Codex here, with no update check, analytics or feedback."""
+        """The config.toml lines that send Codex here and nowhere else: no update check, analytics or feedback,
+        and no plugins (found with strace: with them on, Codex looks up github.com, api.github.com and
+        chatgpt.com even with a custom model provider)."""
         return (f'model = "{MODEL}"\nmodel_provider = "belay-fake"\ncheck_for_update_on_startup = false\n'
+                f'[features]\nplugins = false\nremote_plugin = false\n'
                 f'[analytics]\nenabled = false\n[feedback]\nenabled = false\n'
                 f'[model_providers.belay-fake]\nname = "belay fake"\nbase_url = "{self.url}/v1"\n'
                 f'wire_api = "responses"\nenv_key = "{KEY_ENV}"\nrequest_max_retries = 0\n'
