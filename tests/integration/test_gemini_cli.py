@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,42 @@ def test_hooks_installed_in_the_project_block_when_the_folder_is_trusted_and_are
     assert response_text(told).startswith(f"{BLOCKED}Belay: no Belay console is running for {workspace}")
     told = run(attempt("--skip-trust"))
     assert told is not None and "error" not in told["response"] and (workspace / "x.txt").read_text() == "x\n"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.allow_warning_logs  # the console logs the interrupted call
+def test_a_gemini_killed_mid_command_lets_go_of_the_lock_within_seconds(workspace: Path) -> None:
+    """No AfterTool will come for a command whose Gemini CLI was killed: the console watches the CLI's process
+    (the hook command's parent) and ends the call interrupted, so other agents' commands do not wait."""
+    slow = "python3 -c 'import os, time; open(\"slow.pid\", \"w\").write(str(os.getpid())); time.sleep(60)'"
+    turns = [Turn(tools=[ToolCall("run_shell_command", {"command": slow}, id="g_slow")]),
+             Turn(text="unreachable", when=answers("g_slow"))]
+
+    async def scenario() -> tuple[RunStatus, float, RunStatus]:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            with ScriptedModel(turns) as model:
+                _install_hooks(model)
+                cli = asyncio.ensure_future(_gemini(model, workspace))
+                try:
+                    deadline = time.monotonic() + 30
+                    while not (workspace / "slow.pid").exists() and time.monotonic() < deadline:
+                        await asyncio.sleep(0.05)
+                    assert console.interceptor is not None and console.interceptor.waiting == 1
+                finally:
+                    cli.cancel()  # _gemini kills the CLI's process group
+                    await asyncio.wait([cli])
+                killed = time.monotonic()
+                while console.interceptor.waiting and time.monotonic() < killed + 30:
+                    await asyncio.sleep(0.05)
+                released = time.monotonic() - killed
+            with contextlib.suppress(OSError, ValueError):  # the command leads its own process group: not killed
+                os.killpg(os.getpgid(int((workspace / "slow.pid").read_text())), signal.SIGKILL)
+            other = await console.start_agent("other", "scripted")
+            later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 10)
+            record = next(r for r in await console.history() if r.tool == "Bash" and r.args.get("command") == slow)
+            return record.status, released, later.status
+
+    status, released, later = run(scenario())
+    assert status == RunStatus.INTERRUPTED and released < 10, released
+    assert later == RunStatus.DONE
