@@ -32,16 +32,18 @@ from tests.integration.fake_openai import ModelRequest, ScriptedModel, ToolCall,
 CLI_TIMEOUT = 45.0
 
 
-async def _codex(model: ScriptedModel, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+async def _codex(model: ScriptedModel, workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                 project: bool = False) -> tuple[int, str]:
     """Install Belay's hooks as `belay hooks install --agent codex --user` does in the model's private
-    CODEX_HOME, run `codex exec` as a child of this loop (the console answers its hooks meanwhile), and
-    kill its process group after."""
+    CODEX_HOME (or with `project`, as `--project WORKSPACE` does, and the person trusting the project in
+    Codex: `--trust`), run `codex exec` as a child of this loop (the console answers its hooks meanwhile),
+    and kill its process group after."""
     env = {**model.env(), "PATH": f"{npm_tools.node_dir()}:{os.environ.get('PATH', '')}"}
     monkeypatch.setenv("CODEX_HOME", str(model.codex_home))
-    HOOKS.install(HOOKS.settings_file(None, True), install.hook_command(state_root(), config_dir(), agent="codex"),
-                  config_dir())
+    HOOKS.install(HOOKS.settings_file(workspace if project else None, not project),
+                  install.hook_command(state_root(), config_dir(), agent="codex"), config_dir())
     command = [str(npm_tools.require("codex")), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access",
-               "--cd", str(workspace), "do the scripted work"]
+               *(["--trust"] if project else []), "--cd", str(workspace), "do the scripted work"]
     process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                                                    start_new_session=True)
@@ -194,6 +196,8 @@ def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspac
 @pytest.mark.timeout(90)
 def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hooks installed in the project (`--project`): with no console running, a patch and a command are both
+    refused in Codex's own form, and the model reads Belay's reason."""
     npm_tools.require("codex")
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -203,9 +207,9 @@ def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_
 
     async def scenario() -> tuple[str | None, str | None]:
         with ScriptedModel(turns) as model:
-            code, output = await _codex(model, workspace, monkeypatch)
+            code, output = await _codex(model, workspace, monkeypatch, project=True)
             assert code == 0 and model.unscripted == [], output
-            hooks = json.loads((model.codex_home / "hooks.json").read_text())
+            hooks = json.loads((workspace / ".codex" / "hooks.json").read_text())
             assert "--agent codex" in hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
             return model.output("c_x"), model.output("c_y")
 
