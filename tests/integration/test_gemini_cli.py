@@ -16,17 +16,18 @@ import contextlib
 import json
 import os
 import signal
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core import Console, RunStatus
+from core import Console, RunStatus, install_token
 from core.outside import gemini
 from core.outside.install import hook_command
 from core.policy.settings import config_dir
-from core.settings import state_root
+from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
 from tests.integration import npm_tools
 from tests.integration.fake_gemini import ScriptedModel, ToolCall, Turn, answers, response_text
@@ -298,3 +299,42 @@ def test_a_gemini_killed_mid_command_lets_go_of_the_lock_within_seconds(workspac
     status, released, later = run(scenario())
     assert status == RunStatus.INTERRUPTED and released < 10, released
     assert later == RunStatus.DONE
+
+
+@pytest.mark.timeout(90)
+def test_a_hung_console_blocks_the_call_after_the_silence_limit_not_after_geminis_timeout(tmp_path: Path) -> None:
+    """A console that takes the event and never answers (its window hung): the hook command gives up after its
+    silence limit and denies, well before Gemini CLI's own hook timeout, which would let the call run."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    state = workspace_state_dir(workspace)
+    state.mkdir(parents=True)
+    install_token(config_dir())
+    turns = [Turn(tools=[ToolCall("write_file", {"file_path": str(workspace / "x.txt"), "content": "x\n"}, id="g_x")]),
+             Turn(text="Could not write.", when=answers("g_x"))]
+
+    async def hung(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await reader.read(65536):  # takes the event, says nothing, lets go when the hook gives up
+            pass
+        writer.close()
+
+    async def scenario() -> tuple[dict[str, Any] | None, float]:
+        with tempfile.TemporaryDirectory(dir="/tmp") as short:
+            server = await asyncio.start_unix_server(hung, path=f"{short}/c.sock")
+            (state / "endpoint.sock").write_text(f"{short}/c.sock")
+            try:
+                with ScriptedModel(turns) as model:
+                    gemini.install(model.user_settings, hook_command(state_root(), config_dir(), wait_s=2,
+                                                                     agent="gemini"), config_dir())
+                    started = time.monotonic()
+                    code, output = await _gemini(model, workspace)
+                    assert code == 0, output
+                    return model.function_response("g_x"), time.monotonic() - started
+            finally:
+                server.close()
+                await server.wait_closed()
+
+    told, took = run(scenario())
+    assert not (workspace / "x.txt").exists() and told is not None
+    assert response_text(told).startswith(f"{BLOCKED}Belay: Belay's console did not answer within 2 s"), told
+    assert took < CLI_TIMEOUT  # a few 2 s silences (SessionStart, BeforeTool, AfterAgent, ...), not an hour
