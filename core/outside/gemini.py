@@ -17,6 +17,10 @@ answer to an open `invoke_agent` is that sub-agent's.  A call Belay allowed that
 (Gemini's own prompt refused it, or it was cancelled) is closed when the turn ends (`AfterAgent`) or
 the session does.
 
+Because a turn's calls all wait for each other's answers, a second command of the same turn cannot
+wait for the one-author lock the first holds until it reports back: it would wait for ever.  It is
+refused at once with a reason that tells the model to run it again on its own.
+
 Calls are judged through Belay's own tools (core.outside.gemini_tools): `write_file` as Write,
 `replace` as Edit, `run_shell_command` as Bash, so a write is approved as a diff, its file held and
 its change captured for undo, and a command's side effects are captured under the one-author lock.
@@ -88,7 +92,10 @@ class _Session:
 
 
 class GeminiHooks:
-    """Turns Gemini CLI's hook events into Belay's records and answers (a core.outside.agents.HookAdapter)."""
+    """Turns Gemini CLI's hook events into Belay's records and answers (a core.outside.agents.HookAdapter).
+
+    Takes the same parts as ClaudeHooks; `link` goes unused, as a sub-agent is known with its spawning
+    call from its first call on."""
 
     def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish,
                  client_name: str = "gemini-cli") -> None:
