@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton
 
 from core import ApprovalRequested, Console, Timeline
 from gui.window.command_card import CommandCard, impact_html
-from gui.window.diff_view import DiffView
+from gui.window.review_view import ReviewView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
 SCOPES = (("once", "Just this once"), ("session", "For this session"),
@@ -69,7 +69,7 @@ class ApprovalPanel(QWidget):
         self.detail = QLabel()
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.RichText)
-        self.diff = DiffView()
+        self.diff = ReviewView()
         self.command_card = CommandCard()
         self.countdown = QLabel()
         self.countdown.setStyleSheet("color:#9a6700; font-weight:bold")
@@ -213,7 +213,7 @@ class ApprovalPanel(QWidget):
         if request.tool == "Bash":
             self.command_card.show_request(request)
         else:
-            self.diff.set_diffs(list(request.diffs))
+            self.diff.show_request(request)
 
     def _start_countdown(self, request: ApprovalRequested | None) -> None:
         self._deadline = time.monotonic() + request.timeout_s if request is not None and request.timeout_s else None
@@ -236,8 +236,14 @@ class ApprovalPanel(QWidget):
     # -- answers -----------------------------------------------------------------
 
     def approve(self) -> None:
-        if self.current is not None:
-            self._console.approve(self.current.call_id)
+        request = self.current
+        if request is not None:
+            hunks = self.diff.accepted_hunks() if request.tool != "Bash" else None
+            if hunks is None:
+                self._console.approve(request.call_id)
+                return
+            # Approved in part: the typed reason says why the rejected changes were left out (the agent is told).
+            self._console.approve(request.call_id, hunks=hunks, reason=self.reason.text())
 
     def always_allow(self) -> None:
         """Offer the scopes for the suggested rule (the menu says which rule)."""

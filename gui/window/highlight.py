@@ -157,6 +157,28 @@ def _line_html(line: DiffLine, tokens: _LineTokens, palette: Palette, width: int
 # -- highlighting ------------------------------------------------------------------
 
 
+def diff_tokens(diff: FileDiff, budget: int = HIGHLIGHT_BUDGET) -> _LineTokens:
+    """Pygments tokens per diff line (`.get(line)`), at most `budget` lines highlighted (blocking)."""
+    return _tokenize_file(diff, budget)
+
+
+def token_look(style_name: str, ttype: Any) -> tuple[str | None, bool, bool]:
+    """The colour ("#rrggbb" or None), boldness and slant of a token type in a pygments style."""
+    return _token_look(style_name, ttype)
+
+
+@lru_cache(maxsize=4096)
+def _token_look(style_name: str, ttype: Any) -> tuple[str | None, bool, bool]:
+    spec = _style(style_name).style_for_token(ttype)
+    return (f"#{spec['color']}" if spec["color"] else None), bool(spec["bold"]), bool(spec["italic"])
+
+
+def display_text(text: str) -> str:
+    """A line as shown: tabs expanded, controls made visible, very long lines cut."""
+    return _display_text(text)
+
+
+
 class _LineTokens:
     """Tokens per diff line, from tokenizing each side's lines in order."""
 

@@ -1,0 +1,316 @@
+"""The approval's diff, reviewed hunk by hunk: side by side or unified, each hunk accepted or rejected.
+
+The rows are built in a worker thread (`gui.window.review_rows`: syntax
+colours, changed words, enclosing functions) and painted by
+`gui.window.review_canvas`, which draws only what is on screen; a newer
+`set_diffs` supersedes a pending one and its late result is dropped.  Every
+hunk starts accepted.  The person moves between hunks and toggles them with
+the toolbar or, while the diff has the focus, with keys that no other part
+of the window uses:
+
+    N / P     next / previous change          Space   accept or reject it
+    A         accept every change             R       reject every change
+    V         side by side <-> unified        F       focus mode (the diff takes the column)
+
+The view (split or unified) is remembered between runs (QSettings, under
+Belay's config directory).  Hunks of a file that cannot be approved in part
+(a new file, a binary or truncated diff, a notebook's rendering) cannot be
+rejected; the view says so.
+
+Signals:
+    rendered: the latest request is on screen.
+    review_changed(int): the number of rejected hunks changed (or a new diff came).
+    focus_changed(bool): focus mode was turned on or off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Mapping, Sequence
+
+import shiboken6
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+
+from core import ApprovalRequested, FileDiff, config_dir, spawn
+from gui.window.review_canvas import ReviewCanvas
+from gui.window.review_rows import Layout, Row, build_layout
+
+log = logging.getLogger(__name__)
+
+SPLIT_KEY = "review/side_by_side"
+KEYS_HELP = "N / P next / previous · Space accept or reject · A accept all · R reject all · V view · F focus"
+WRITTEN_WHOLE = frozenset({"NotebookEdit"})
+"""Tools whose diff shows a rendering of the file, not its bytes: the core cannot apply part of it."""
+NOT_SPLITTABLE = "this file is written whole: its changes cannot be approved in part"
+
+
+def review_settings() -> QSettings:
+    """Where the window's view choices are kept: an INI file in Belay's config directory."""
+    return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)
+
+
+class ReviewView(QWidget):
+    """A diff with per-hunk accept / reject, a "change n of m" line and a side-by-side / unified switch."""
+
+    rendered = Signal()
+    review_changed = Signal(int)
+    focus_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None, *, dark: bool | None = None,
+                 settings: QSettings | None = None) -> None:
+        super().__init__(parent)
+        self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
+        self._settings = settings if settings is not None else review_settings()
+        self._diffs: tuple[FileDiff, ...] = ()
+        self._contents: dict[str, str] = {}
+        self._fixed: set[str] = set()
+        self._layout = Layout()
+        self._rejected: set[int] = set()
+        self._current = -1
+        self._generation = 0
+        self._task: asyncio.Task[None] | None = None
+        self._is_rendered = True
+        self.canvas = ReviewCanvas(self)
+        self.canvas.hunk_clicked.connect(self._on_hunk_clicked)
+        self.position = QLabel()
+        self.position.setObjectName("reviewPosition")
+        self.previous_button = _tool("◀", "Previous change (P)", self.previous_hunk)
+        self.next_button = _tool("▶", "Next change (N)", self.next_hunk)
+        self.toggle_button = QPushButton("Reject change  (Space)")
+        self.toggle_button.clicked.connect(self.toggle_hunk)
+        self.accept_all_button = QPushButton("Accept all (A)")
+        self.accept_all_button.clicked.connect(self.accept_all)
+        self.reject_all_button = QPushButton("Reject all (R)")
+        self.reject_all_button.clicked.connect(self.reject_all)
+        self.view_button = QPushButton()
+        self.view_button.setCheckable(True)
+        self.view_button.toggled.connect(self._on_view_toggled)
+        self.focus_button = QPushButton("Focus (F)")
+        self.focus_button.setCheckable(True)
+        self.focus_button.setToolTip("Give the diff the whole column")
+        self.focus_button.toggled.connect(self.focus_changed.emit)
+        self._build()
+        split = self._settings.value(SPLIT_KEY, True, type=bool)
+        self.view_button.setChecked(bool(split))
+        self._on_view_toggled(bool(split))
+        for keys, slot in (("N", self.next_hunk), ("P", self.previous_hunk), ("Space", self.toggle_hunk),
+                           ("A", self.accept_all), ("R", self.reject_all), ("V", self.view_button.toggle),
+                           ("F", self.focus_button.toggle)):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+        self._update_controls()
+
+    def _build(self) -> None:
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.previous_button, self.position, self.next_button, self.toggle_button,
+                       self.accept_all_button, self.reject_all_button):
+            bar.addWidget(widget)
+        bar.addStretch(1)
+        bar.addWidget(self.view_button)
+        bar.addWidget(self.focus_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(bar)
+        layout.addWidget(self.canvas, 1)
+        self.setToolTip(KEYS_HELP)
+
+    def __repr__(self) -> str:
+        return (f"<ReviewView files={len(self._diffs)} hunks={self.total} rejected={sorted(self._rejected)} "
+                f"current={self._current} rendered={self._is_rendered}>")
+
+    # -- showing -------------------------------------------------------------------
+
+    def set_diffs(self, diffs: Sequence[FileDiff], *, contents: Mapping[str, str] | None = None,
+                  whole: Sequence[str] = ()) -> None:
+        """Show `diffs`, every hunk accepted; `contents` (path: new text) names enclosing functions and
+        counts the unchanged tail; the files in `whole` cannot be split (beyond those the diff rules out)."""
+        self._diffs = tuple(diffs)
+        self._contents = dict(contents or {})
+        self._fixed = {d.path for d in self._diffs if not splittable(d)} | set(whole)
+        self._generation += 1
+        self._cancel()
+        self._is_rendered = False
+        self._rejected = set()  # a review belongs to the diff it was made on
+        self.canvas.set_review(self._rejected, self._current)
+        build = functools.partial(build_layout, self._diffs, dark=self._dark, contents=self._contents)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a script, a test without qasync): build here
+            self._apply(build(), self._generation)
+            return
+        self._task = spawn(self._build_off_thread(build, self._generation), f"ReviewView build #{self._generation}")
+
+    def show_request(self, request: ApprovalRequested) -> None:
+        """The diff of a pending write, its new text naming enclosing functions; a notebook's diff (a readable
+        rendering, not its bytes) and new files cannot be split."""
+        contents = {p.path: p.content for p in request.proposed if p.content is not None}
+        whole = [d.path for d in request.diffs] if request.tool in WRITTEN_WHOLE else []
+        self.set_diffs(list(request.diffs), contents=contents, whole=whole)
+
+    async def _build_off_thread(self, build: functools.partial[Layout], generation: int) -> None:
+        try:
+            layout = await asyncio.get_running_loop().run_in_executor(None, build)
+        except Exception:  # shown as an empty view with the reason logged; the request is still answerable
+            log.exception("building the review of %d diff(s) failed", len(self._diffs))
+            layout = Layout()
+        if generation == self._generation and shiboken6.isValid(self.canvas):
+            self._apply(layout, generation)
+
+    def _apply(self, layout: Layout, generation: int) -> None:
+        self._layout = layout
+        self._rejected = set()
+        self._current = 0 if layout.hunks else -1
+        self.canvas.set_layout(layout, dark=self._dark)
+        self.canvas.verticalScrollBar().setValue(0)
+        self._update_controls()
+        self.canvas.viewport().repaint()
+        if generation == self._generation:
+            self._is_rendered = True
+            self.review_changed.emit(0)
+            self.rendered.emit()
+
+    def _cancel(self) -> None:
+        task, self._task = self._task, None
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            task.cancel()
+
+    def set_dark(self, dark: bool) -> None:
+        if dark != self._dark:
+            self._dark = dark
+            self.set_diffs(self._diffs, contents=self._contents)
+
+    def is_rendered(self) -> bool:
+        return self._is_rendered
+
+    @property
+    def split(self) -> bool:
+        return self.view_button.isChecked()
+
+    def plain_text(self) -> str:
+        """What the view shows, as text: one line per row."""
+        return "\n".join(_row_text(row, self.split) for row in self.canvas.rows)
+
+    # -- review --------------------------------------------------------------------
+
+    @property
+    def total(self) -> int:
+        return len(self._layout.hunks)
+
+    @property
+    def current(self) -> int:
+        return self._current
+
+    def rejected(self) -> set[int]:
+        """The rejected hunks, by their "change n of m" index (0-based)."""
+        return set(self._rejected)
+
+    def accepted_hunks(self) -> dict[str, list[int]] | None:
+        """For `Console.approve(hunks=...)`: the accepted hunks of each file with a rejected one; None when
+        every hunk is accepted."""
+        if not self._rejected:
+            return None
+        out: dict[str, list[int]] = {}
+        for n, (file, hunk) in enumerate(self._layout.hunks):
+            path = self._diffs[file].path
+            out.setdefault(path, [])
+            if n not in self._rejected:
+                out[path].append(hunk)
+        touched = {self._diffs[self._layout.hunks[n][0]].path for n in self._rejected}
+        return {path: hunks for path, hunks in out.items() if path in touched}
+
+    def go_to(self, n: int) -> None:
+        if 0 <= n < self.total:
+            self._current = n
+            self.canvas.scroll_to_hunk(n)
+            self._update_controls()
+
+    def next_hunk(self) -> None:
+        self.go_to(min(self._current + 1, self.total - 1))
+
+    def previous_hunk(self) -> None:
+        self.go_to(max(self._current - 1, 0))
+
+    def toggle_hunk(self) -> None:
+        self._set(self._current, self._current not in self._rejected)
+
+    def accept_all(self) -> None:
+        self._rejected.clear()
+        self._changed()
+
+    def reject_all(self) -> None:
+        self._rejected = {n for n in range(self.total) if self._may_reject(n)}
+        self._changed()
+
+    def _set(self, n: int, rejected: bool) -> None:
+        if not 0 <= n < self.total or (rejected and not self._may_reject(n)):
+            return
+        (self._rejected.add if rejected else self._rejected.discard)(n)
+        self._changed()
+
+    def _may_reject(self, n: int) -> bool:
+        return self._diffs[self._layout.hunks[n][0]].path not in self._fixed
+
+    def _changed(self) -> None:
+        self._update_controls()
+        self.review_changed.emit(len(self._rejected))
+
+    def _on_hunk_clicked(self, n: int, on_header: bool) -> None:
+        self.go_to(n)
+        if on_header:
+            self.toggle_hunk()
+
+    def _on_view_toggled(self, split: bool) -> None:
+        self.view_button.setText("Side by side (V)" if split else "Unified (V)")
+        self.canvas.set_split(split)
+        self._settings.setValue(SPLIT_KEY, split)
+
+    def _update_controls(self) -> None:
+        total = self.total
+        for widget in (self.previous_button, self.next_button, self.toggle_button, self.accept_all_button,
+                       self.reject_all_button):
+            widget.setEnabled(total > 0)
+        if not total:
+            self.position.setText("")
+        else:
+            rejected = f" · {len(self._rejected)} rejected" if self._rejected else ""
+            self.position.setText(f"change {self._current + 1} of {total}{rejected}")
+            may = self._may_reject(self._current)
+            self.toggle_button.setText("Accept change  (Space)" if self._current in self._rejected
+                                       else "Reject change  (Space)")
+            self.toggle_button.setEnabled(may or self._current in self._rejected)
+            self.toggle_button.setToolTip("" if may else NOT_SPLITTABLE)
+        self.canvas.set_review(self._rejected, self._current)
+
+
+def splittable(diff: FileDiff) -> bool:
+    """Whether the core can apply part of this diff (see core.changes.partial)."""
+    return diff.status == "modify" and not diff.binary and not diff.truncated and bool(diff.hunks)
+
+
+def _tool(text: str, tip: str, slot: object) -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    button.setToolTip(tip)
+    button.clicked.connect(slot)
+    return button
+
+
+def _row_text(row: Row, split: bool) -> str:
+    if row.kind != "line":
+        return row.text
+    if not split:
+        cell = row.left
+        assert cell is not None
+        old = "" if cell.old_no is None else cell.old_no
+        new = "" if cell.new_no is None else cell.new_no
+        return f"{old:>5} {new:>5} {cell.kind} {cell.text}"
+    left = f"{row.left.old_no:>5} {row.left.kind} {row.left.text}" if row.left is not None else ""
+    right = f"{row.right.new_no:>5} {row.right.kind} {row.right.text}" if row.right is not None else ""
+    return f"{left:<60} │ {right}"

@@ -1,0 +1,180 @@
+"""Tests for gui.window.review_view: a pending write reviewed hunk by hunk in the real window, with keys.
+
+The end-to-end test runs the real console, pipeline, journal and main window on one qasync loop
+(offscreen): an agent's 30-hunk Write waits for approval, the person rejects 7 hunks with the diff's
+keys, types why and approves; the bytes on disk and what the agent is told are checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from pytestqt.qtbot import QtBot
+
+from core import Console, RunStatus, Script, Step, run_script
+from core.changes.diffs import compute_diff
+from core.models.diffs import FileDiff
+from gui.window.main_window import MainWindow
+from gui.window.review_view import ReviewView
+from tests.conftest import wait_until
+
+pytestmark = pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints\(\)")
+
+REJECTED = [2, 8, 11, 15, 20, 26, 29]
+
+
+def thirty_changes() -> tuple[str, str]:
+    """A 2,000-line module with functions, and the agent's version with 30 separate changes."""
+    old = [f"def function_{n}(x):\n" if n % 40 == 0 else f"    value_{n} = compute(x, {n})\n" for n in range(2000)]
+    new = list(old)
+    for k in range(30):
+        n = 15 + k * 66
+        new[n] = f"    value_{n} = compute(x * 2, {n})  # changed\n"
+    return "".join(old), "".join(new)
+
+
+def expected_partial(old: str, new: str, rejected: list[int]) -> str:
+    lines_old, lines_new = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    out = list(lines_new)
+    for k in rejected:
+        out[15 + k * 66] = lines_old[15 + k * 66]
+    return "".join(out)
+
+
+def _view(qtbot: QtBot, tmp_path: Path) -> ReviewView:
+    view = ReviewView(dark=False, settings=QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(view)
+    view.resize(1024, 640)
+    view.show()
+    view.activateWindow()  # the keys act only while the diff (in the active window) has the focus
+    qtbot.waitUntil(view.isActiveWindow, timeout=5000)
+    return view
+
+
+def _diff() -> tuple[FileDiff, str]:
+    old, new = thirty_changes()
+    return compute_diff("src/app.py", old.encode(), new.encode()), new
+
+
+def test_keys_reject_hunks_in_the_real_window_and_the_partial_content_is_written(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    target = workspace / "src" / "app.py"
+    old, new = thirty_changes()
+    target.write_text(old)
+
+    async def body(console: Console, window: MainWindow) -> None:
+        step = Step(id="rewrite", tool="Write", args={"file_path": str(target), "content": new})
+        task = console.launch(run_script(console, Script(name="agent", steps=[step])), "agent")
+        panel = window.approvals
+        await wait_until(lambda: panel.current is not None and panel.diff.is_rendered() and panel.diff.total == 30,
+                         what="the 30-hunk diff")
+        assert panel.diff.position.text() == "change 1 of 30"
+        assert "@@ -13,7 +13,7 @@ def function_0(x):" in panel.diff.plain_text()
+        panel.diff.canvas.setFocus()
+        at = 0
+        for k in REJECTED:
+            for _ in range(k - at):
+                qtbot.keyClick(panel.diff.canvas, Qt.Key.Key_N)
+            qtbot.keyClick(panel.diff.canvas, Qt.Key.Key_Space)
+            at = k
+        assert panel.diff.rejected() == set(REJECTED)
+        assert panel.diff.position.text() == "change 30 of 30 · 7 rejected"
+        qtbot.keyClicks(panel.reason, "keep the old formula there")
+        await wait_until(panel.approve_button.isEnabled, what="approve to be offered")
+        qtbot.mouseClick(panel.approve_button, Qt.MouseButton.LeftButton)
+        _, agent = await task
+        outcome = agent.outcomes["rewrite"]
+        assert outcome.status == RunStatus.DONE
+        assert ("hunks 3, 9, 12, 16, 21, 27 and 30 of 30 in src/app.py were not applied: keep the old formula there"
+                in outcome.text), outcome.text
+        [record] = await console.history()
+        assert record.decision is not None and record.decision.decision.value == "approved_edited"
+
+    console = Console(workspace)
+
+    async def run_window() -> None:
+        await console.open()
+        window = MainWindow(console)
+        qtbot.addWidget(window)
+        window.resize(1400, 900)
+        window.start()
+        window.show()
+        window.activateWindow()
+        try:
+            await asyncio.wait_for(body(console, window), 60)
+        finally:
+            await window.tasks.aclose()
+            await console.close()
+            window.close()
+
+    loop.run_until_complete(run_window())
+    assert target.read_bytes() == expected_partial(old, new, REJECTED).encode()
+
+
+def test_side_by_side_shows_both_numbers_word_highlights_folds_and_the_enclosing_function(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    view.set_diffs([diff], contents={"src/app.py": new})
+    assert view.split and view.is_rendered()
+    rows = view.canvas.rows
+    changed = next(r for r in rows if r.kind == "line" and r.left is not None and r.left.kind == "-")
+    assert (changed.left.old_no, changed.right.new_no) == (16, 16)
+    assert changed.left.text == "    value_15 = compute(x, 15)"
+    # The words that changed, and only those, are marked (the old line only lost nothing: no mark there).
+    assert [changed.right.text[a:b] for a, b in changed.right.words] == [" * 2", "  # changed"]
+    assert changed.left.words == ()
+    text = view.plain_text().splitlines()
+    assert "⋯ 12 unchanged lines" in text and "⋯ 59 unchanged lines" in text
+    assert text[-1] == "⋯ 67 unchanged lines"  # the tail, counted from the new content
+    assert "@@ -79,7 +79,7 @@ def function_80(x):" in text
+    assert f"{'   16 -     value_15 = compute(x, 15)':<60} │    16 +     value_15 = compute(x * 2, 15)  # changed" in text
+    assert view.canvas.painted > 0
+
+
+def test_the_view_choice_is_remembered_and_unified_shows_both_numbers(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    view.set_diffs([diff], contents={"src/app.py": new})
+    view.canvas.setFocus()
+    qtbot.keyClick(view.canvas, Qt.Key.Key_V)
+    assert not view.split and view.view_button.text() == "Unified (V)"
+    lines = view.plain_text().splitlines()
+    assert "   16       -     value_15 = compute(x, 15)" in lines
+    assert "         16 +     value_15 = compute(x * 2, 15)  # changed" in lines
+    again = _view(qtbot, tmp_path)
+    assert not again.split
+
+
+def test_accept_all_reject_all_and_a_file_written_whole(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    created = compute_diff("new.py", None, b"x = 1\n")
+    view.set_diffs([diff, created], contents={"src/app.py": new})
+    assert view.total == 31
+    view.canvas.setFocus()
+    qtbot.keyClick(view.canvas, Qt.Key.Key_R)
+    assert view.rejected() == set(range(30))  # the new file's one hunk cannot be left out
+    assert view.accepted_hunks() == {"src/app.py": []}
+    qtbot.keyClick(view.canvas, Qt.Key.Key_A)
+    assert view.rejected() == set() and view.accepted_hunks() is None
+    view.go_to(30)
+    qtbot.keyClick(view.canvas, Qt.Key.Key_Space)
+    assert view.rejected() == set() and not view.toggle_button.isEnabled()
+    qtbot.keyClick(view.canvas, Qt.Key.Key_P)
+    qtbot.keyClick(view.canvas, Qt.Key.Key_Space)
+    assert view.accepted_hunks() == {"src/app.py": list(range(29))}
+    assert view.position.text() == "change 30 of 31 · 1 rejected"
+
+
+def test_a_new_diff_starts_a_new_review(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    view.set_diffs([diff], contents={"src/app.py": new})
+    view.reject_all()
+    view.set_diffs([diff])
+    assert view.rejected() == set() and view.accepted_hunks() is None and view.current == 0
