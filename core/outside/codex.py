@@ -109,10 +109,13 @@ class CodexHooks(ClaudeHooks):
         self._turns.setdefault(_text(event, "turn_id"), set()).add(use_id)
         if tool_name in SPAWNING:
             session.spawning[use_id] = verdict.call_id
-        if verdict.updated_input is None:
-            return HookAnswer()  # allowed: Codex reads an empty answer as "go ahead"
-        return HookAnswer(output={"hookSpecificOutput": {
-            "hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": verdict.updated_input}})
+        output: dict[str, Any] = {"hookEventName": "PreToolUse"}
+        if verdict.updated_input is not None:  # the person's version: Codex takes it only with an explicit allow
+            output.update(permissionDecision="allow", updatedInput=verdict.updated_input)
+        if verdict.note:  # the hunks a partial approval left out, for the model
+            output["additionalContext"] = verdict.note
+        # Allowed as it is: an empty answer is Codex's "go ahead" (a bare "allow" is refused as unsupported).
+        return HookAnswer(output={"hookSpecificOutput": output} if len(output) > 1 else None)
 
     async def _post(self, event: HookEvent) -> HookAnswer:
         self._turns.get(_text(event, "turn_id"), set()).discard(event.tool_use_id)

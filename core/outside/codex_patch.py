@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ConfigDict
 
@@ -225,11 +226,52 @@ class ApplyPatch(WriteTool[ApplyPatchArgs]):
         names = ", ".join(ctx.workspace.relative(w.path) for w in changed)
         return WritePlan(writes=changed, message=f"Patched {names}." if names else "The patch changes nothing.")
 
+    def edited_input(self, tool_input: dict[str, Any], plan: WritePlan, edited: dict[str, str],
+                     workspace: Workspace) -> dict[str, Any] | None:
+        """The patch rewritten to write what the person approved (their edit, or the hunks they accepted):
+        each file whole, as Add, Delete or an Update replacing every line.  None when Codex's format cannot
+        say it (an empty new file, content without a final newline, bytes that are not UTF-8)."""
+        cwd = tool_input.get("cwd")
+        lines = [BEGIN]
+        for write in plan.writes:
+            rel = workspace.relative(write.path)
+            after = edited[rel].encode("utf-8") if rel in edited else write.after
+            name = os.path.relpath(write.path, cwd) if isinstance(cwd, str) and _inside(write.path, cwd) \
+                else str(write.path)
+            new = _patch_lines(after)
+            old = _patch_lines(write.before)
+            if after is None:
+                lines.append(DELETE + name)
+            elif not new or old is None and write.before is not None:
+                return None
+            elif write.before is None:
+                lines += [ADD + name, *("+" + line for line in new)]
+            else:
+                lines += [UPDATE + name, "@@", *("-" + line for line in old or ()), *("+" + line for line in new)]
+        return {"command": "\n".join([*lines, END]) + "\n"}
+
     @staticmethod
     def _absolute(args: ApplyPatchArgs, name: str | None) -> str:
         if not name:
             return ""
         return name if os.path.isabs(name) or not args.cwd else os.path.join(args.cwd, name)
+
+
+def _patch_lines(content: bytes | None) -> list[str] | None:
+    """A file's lines as a patch carries them; None when a patch cannot (not UTF-8, no final newline)."""
+    if content is None:
+        return None
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text and not text.endswith("\n"):
+        return None
+    return text.split("\n")[:-1]
+
+
+def _inside(path: Path, directory: str) -> bool:
+    return os.path.commonpath([os.path.abspath(directory), os.path.abspath(path)]) == os.path.abspath(directory)
 
 
 def _writes(patched: FilePatch, path: Path, before: bytes | None, workspace: Workspace,

@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
@@ -74,6 +74,15 @@ class Verdict:
     """The input the person edited, to run instead of the agent's."""
     note: str = ""
     """What the model should be told beside the allow (the hunks of a partial approval not applied); "": nothing."""
+
+
+@runtime_checkable
+class EditableInput(Protocol):
+    """A model of an agent's own tool (Codex's apply_patch) that can rewrite the agent's input so the agent's
+    tool writes what the person approved: `edited` maps workspace-relative paths to their new content."""
+
+    def edited_input(self, tool_input: dict[str, Any], plan: WritePlan, edited: dict[str, str],
+                     workspace: Workspace) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -186,7 +195,10 @@ class Interceptor:
         if isinstance(permission, Refused):
             return permission, ""
         if permission.edited and plan is not None:
-            updated = _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
+            if isinstance(tool, EditableInput):  # the tool knows how to say the person's version in its own input
+                updated = tool.edited_input(call.args, plan, permission.edited, self.workspace)
+            else:
+                updated = _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
             if updated is None and permission.note:  # running the agent's input would write the rejected hunks too
                 text = f"Belay cannot make {call.tool} write only the approved part of this change, so it was not run."
                 return Refused(RunStatus.DENIED, text, ErrorInfo(kind=ErrorKind.DENIED, message=text)), ""

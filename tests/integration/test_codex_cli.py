@@ -58,8 +58,10 @@ async def _codex(model: ScriptedModel, workspace: Path, monkeypatch: pytest.Monk
     return process.returncode or 0, err.decode()[-3000:] + out.decode()[-2000:]
 
 
-async def _person(console: Console, deny: dict[str, str], seen: list[Any]) -> None:
-    """Approves what it is shown, except calls naming a key of `deny` (refused with that reason)."""
+async def _person(console: Console, deny: dict[str, str], seen: list[Any],
+                  edit: dict[str, dict[str, str]] | None = None) -> None:
+    """Approves what it is shown, except calls naming a key of `deny` (refused with that reason); a call naming
+    a key of `edit` is approved with those files' content as the person rewrote it."""
     while True:
         for request in console.pending_approvals():
             if request.call_id in [r.call_id for r in seen]:
@@ -67,10 +69,11 @@ async def _person(console: Console, deny: dict[str, str], seen: list[Any]) -> No
             seen.append(request)
             said = str(request.args.get("command") or "")
             reason = next((why for key, why in deny.items() if key in said), None)
+            edited = next((files for key, files in (edit or {}).items() if key in said), None)
             if reason is not None:
                 console.deny(request.call_id, reason)
             else:
-                console.approve(request.call_id)
+                console.approve(request.call_id, edited=edited)
         await asyncio.sleep(0.02)
 
 
@@ -97,8 +100,9 @@ PATCH = """*** Begin Patch
 @pytest.mark.timeout(120)
 def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspace: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A patch over three files (shown as three diffs, approved), a shell command's side effect, a denied
-    patch whose reason the model reads, a sub-agent's command under its spawn_agent call, then undo."""
+    """A patch over three files (shown as three diffs, approved with one file rewritten by the person, which is
+    what Codex writes), a shell command's side effect, a denied patch whose reason the model reads, a sub-agent's
+    command under its spawn_agent call, then undo."""
     npm_tools.require("codex")
     readme, usage = workspace / "README.md", workspace / "docs" / "usage.md"
     originals = {readme: readme.read_text(), usage: usage.read_text()}
@@ -120,7 +124,8 @@ def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspac
     async def scenario() -> None:
         async with Console(workspace) as console:
             console.register_approver("test")
-            person = asyncio.ensure_future(_person(console, {"secret.txt": "no secrets in the repository"}, seen))
+            person = asyncio.ensure_future(_person(console, {"secret.txt": "no secrets in the repository"}, seen,
+                                                   {"notes.md": {"notes.md": "notes, as the person wrote them\n"}}))
             try:
                 with ScriptedModel(turns, agents=agents) as model:
                     code, output = await _codex(model, workspace, monkeypatch)
@@ -153,6 +158,7 @@ def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspac
             assert sub_agent.parent_id == spawn.agent_id
             assert [c.path for c in sub.changes] == ["stamp.txt"]
             assert readme.read_text().startswith("# Shop, patched by Codex") and not usage.exists()
+            assert (workspace / "notes.md").read_text() == "notes, as the person wrote them\n"  # Codex wrote the edit
             for record in reversed(history):
                 if any(c.restorable for c in record.changes):
                     report = await console.undo(record.call_id)

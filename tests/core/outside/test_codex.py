@@ -75,6 +75,22 @@ def test_an_approved_patch_shows_each_files_diff_is_allowed_silently_and_undoes(
     assert readme.read_text() == before and not (workspace / "notes.md").exists()
 
 
+def test_a_patch_the_person_rewrote_is_allowed_with_codexs_updated_input(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            pre = _event("PreToolUse", workspace, tool_name="apply_patch", tool_use_id="call_e",
+                         tool_input={"command": PATCH})
+            answer = asyncio.ensure_future(_client_async(pre, workspace))
+            console.approve((await _pending(console)).call_id, edited={"notes.md": "the person's notes\n"})
+            output = json.loads((await answer).stdout)["hookSpecificOutput"]
+            assert output["permissionDecision"] == "allow" and set(output["updatedInput"]) == {"command"}
+            patch = output["updatedInput"]["command"]
+            assert "*** Add File: notes.md\n+the person's notes\n" in patch and "+# Shop" in patch
+
+    run(scenario())
+
+
 def test_a_denied_command_is_refused_in_codexs_form_with_the_reason(workspace: Path) -> None:
     async def scenario() -> None:
         async with Console(workspace) as console:

@@ -83,3 +83,21 @@ def test_the_summary_names_the_files(tmp_path: Path) -> None:
     args = ApplyPatchArgs(command="*** Begin Patch\n*** Add File: a\n+x\n*** Delete File: b\n*** End Patch",
                           cwd=str(tmp_path))
     assert ApplyPatch().summary(args, Workspace(tmp_path)) == "patch a, b"
+
+
+def test_the_persons_version_is_said_as_a_patch_codex_applies_to_the_same_result(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("one\ntwo\n")
+    (tmp_path / "gone.txt").write_text("bye\n")
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** Add File: b.txt\n+b\n"
+             "*** Delete File: ../gone.txt\n*** End Patch\n")
+    tool, args = ApplyPatch(), ApplyPatchArgs(command=patch, cwd=str(tmp_path / "sub"))
+    plan = tool.plan(args, _ctx(tmp_path))
+    edited = {"sub/a.txt": "one\nTWO, as the person wrote it\n"}
+    rewritten = tool.edited_input(args.model_dump(), plan, edited, Workspace(tmp_path))
+    assert rewritten is not None and set(rewritten) == {"command"}  # Codex's own input: no cwd added
+    again = _plan(tmp_path, rewritten["command"], cwd=tmp_path / "sub")
+    assert again == {"sub/a.txt": (b"one\ntwo\n", b"one\nTWO, as the person wrote it\n"), "sub/b.txt": (None, b"b\n"),
+                     "gone.txt": (b"bye\n", None)}
+    assert tool.edited_input(args.model_dump(), plan, {"sub/a.txt": "no final newline"}, Workspace(tmp_path)) is None
+    assert tool.edited_input(args.model_dump(), plan, {"sub/b.txt": ""}, Workspace(tmp_path)) is None
