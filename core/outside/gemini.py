@@ -38,6 +38,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from core.errors import ErrorInfo, ErrorKind
+from core.ids import CallId, new_call_id
+from core.models.records import RunStatus
 from core.outside import install as claude_install
 from core.outside.gemini_tools import SPAWNING, BelayCall, belay_call, gemini_args, own_tool, takes_the_lock
 from core.outside.hooks import Finish, HookAnswer, Link, StartAgent
@@ -140,6 +143,7 @@ class GeminiHooks:
         call, tool = belay_call(event.tool_name, event.tool_input, _cwd(event)), own_tool(event.tool_name)
         exclusive = takes_the_lock(call, self._read_only(call, tool))
         if exclusive and _sibling_holds_the_lock(session, _timestamp(event)):
+            await self._skipped(agent, call)
             return HookAnswer(output={"decision": "deny", "reason": ONE_AT_A_TIME})
         pending = _Call(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
                         (_key(event.tool_name, event.tool_input),), exclusive)
@@ -165,6 +169,14 @@ class GeminiHooks:
         if edited is not None:
             output["hookSpecificOutput"] = {"tool_input": edited}
         return HookAnswer(output=output)
+
+    async def _skipped(self, agent: AgentHandle, call: BelayCall) -> None:
+        """Journal a command refused for waiting on its sibling, so the person sees what the model was told."""
+        calls = self.interceptor.calls
+        summary = " ".join(str(call.args.get("command") or call.tool).split())[:100]
+        opened = await calls.open(CallId(new_call_id()), agent, call.tool, call.args, summary)
+        await calls.finish(opened, RunStatus.SKIPPED, ONE_AT_A_TIME,
+                           ErrorInfo(kind=ErrorKind.SKIPPED, message=ONE_AT_A_TIME))
 
     def _read_only(self, call: BelayCall, tool: Tool[Any] | None) -> bool:
         known = tool or self.interceptor.registry.get(call.tool)

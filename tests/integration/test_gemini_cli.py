@@ -228,7 +228,9 @@ def test_two_commands_of_one_turn_run_one_at_a_time_instead_of_waiting_on_each_o
     told, history = run(scenario())
     refused = [t for t in told if t.startswith(f"{BLOCKED}Belay: not run.")]
     assert len(refused) == 1 and "on its own" in refused[0], told
-    commands = [r for r in history if r.tool == "Bash"]
+    skipped = [r for r in history if r.tool == "Bash" and r.status == RunStatus.SKIPPED]
+    assert len(skipped) == 1 and skipped[0].error is not None and "on its own" in skipped[0].error.message
+    commands = [r for r in history if r.tool == "Bash" and r.status != RunStatus.SKIPPED]
     assert [r.status for r in commands] == [RunStatus.DONE, RunStatus.DONE]
     assert sorted(c.path for r in commands for c in r.changes) == ["a.txt", "b.txt"]
     assert commands[1].args["command"] == again and (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
