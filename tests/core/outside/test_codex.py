@@ -91,6 +91,28 @@ def test_a_patch_the_person_rewrote_is_allowed_with_codexs_updated_input(workspa
     run(scenario())
 
 
+def test_a_patch_approved_in_part_sends_codex_only_the_accepted_hunk_and_tells_the_model(workspace: Path) -> None:
+    lines = workspace / "lines.txt"
+    lines.write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    two = ("*** Begin Patch\n*** Update File: lines.txt\n@@\n-line 1\n+LINE ONE\n@@\n-line 20\n+LINE TWENTY\n"
+           "*** End Patch\n")
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            pre = _event("PreToolUse", workspace, tool_name="apply_patch", tool_use_id="call_h",
+                         tool_input={"command": two})
+            answer = asyncio.ensure_future(_client_async(pre, workspace))
+            request = await _pending(console)
+            console.approve(request.call_id, hunks={"lines.txt": [0]}, reason="keep the last line")
+            output = json.loads((await answer).stdout)["hookSpecificOutput"]
+            patch = output["updatedInput"]["command"]
+            assert "+LINE ONE\n" in patch and "+line 20\n" in patch and "TWENTY" not in patch, patch
+            assert "keep the last line" in output["additionalContext"]
+
+    run(scenario())
+
+
 def test_a_denied_command_is_refused_in_codexs_form_with_the_reason(workspace: Path) -> None:
     async def scenario() -> None:
         async with Console(workspace) as console:
