@@ -25,6 +25,7 @@ from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
 from core.ids import CallId, new_session_id
 from core.mcp.elicitation import Elicitations
 from core.mcp.manager import McpManager
+from core.mcp.oauth import OAuthPlace
 from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
@@ -169,7 +170,8 @@ class Console:
         self._policy_changed("settings loaded")
         if self._tracking:  # only the owning console starts programs; `belay calls` does not
             self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
-                                  cwd=self.workspace.root, elicit=self.elicitations.ask)
+                                  cwd=self.workspace.root, elicit=self.elicitations.ask,
+                                  oauth=OAuthPlace(config_dir() / "mcp-oauth"))
             self._pipeline.tool_starting = self.mcp.wait_for_tool  # a call to a starting server's tool waits
             await self.mcp.start()
         if self._tracking and self._serve:

@@ -42,6 +42,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from core.errors import ErrorKind, ToolError
+from core.mcp.oauth import SIGN_IN_S, OAuthPlace
 from core.mcp.results import error_of
 from core.mcp.settings import ServerSettings
 from core.mcp.state import Failed, Starting, Stopped
@@ -95,13 +96,15 @@ class ServerConnection:
     """The live session with one MCP server: started once, stopped once."""
 
     def __init__(self, settings: ServerSettings, report: Callable[[ServerConnection, Report], None],
-                 cwd: str | None = None, elicit: Elicit | None = None) -> None:
+                 cwd: str | None = None, elicit: Elicit | None = None, oauth: OAuthPlace | None = None) -> None:
         """`report` hears what happens to this connection; `cwd` is where a stdio server runs when its settings
-        name no directory (the workspace); `elicit` answers the server's requests for the person's input."""
+        name no directory (the workspace); `elicit` answers the server's requests for the person's input;
+        `oauth` keeps the sign-ins of servers configured with `oauth = true`."""
         self.settings = settings
         self._tell = report
         self._cwd = cwd
         self._elicit = elicit
+        self._oauth = oauth
         self._send, self._requests = anyio.create_memory_object_stream[_Call](math.inf)
         self._calls: set[_Call] = set()
         self._tools: dict[str, mt.Tool] | None = None
@@ -177,7 +180,8 @@ class ServerConnection:
         try:
             if self.settings.command is not None:
                 self._errlog = await asyncio.to_thread(stderr_file)
-            with anyio.CancelScope(deadline=anyio.current_time() + self.settings.startup_timeout_s) as life:
+            limit = self.settings.startup_timeout_s + (SIGN_IN_S if self.settings.oauth else 0.0)  # a person signs in
+            with anyio.CancelScope(deadline=anyio.current_time() + limit) as life:
                 self._life = life
                 if self._stopping:
                     life.cancel()
@@ -204,7 +208,12 @@ class ServerConnection:
                 self._errlog.close()
 
     async def _connect(self, stack: AsyncExitStack) -> Client:
-        transport = await open_transport(self.settings, self._errlog, self._cwd, stack)
+        auth = None
+        if self.settings.oauth:
+            if self._oauth is None:
+                raise RuntimeError("oauth = true, but this console keeps no sign-ins")
+            auth = await self._oauth.provider(self.settings)
+        transport = await open_transport(self.settings, self._errlog, self._cwd, stack, auth)
         client = Client(watched(transport, self._on_end), message_handler=self._on_message, cache=None,
                         client_info=CLIENT_INFO, elicitation_callback=self._on_elicit)
         return await stack.enter_async_context(client)

@@ -24,6 +24,7 @@ import mcp.types as mt
 from core.errors import ErrorKind, ToolError
 from core.mcp.connection import Elicit, Report, ServerConnection, ToolsListed
 from core.mcp.names import PREFIX, tool_names
+from core.mcp.oauth import SIGN_IN_S, OAuthPlace
 from core.mcp.settings import ServerSettings
 from core.mcp.state import Happening, Listed, Starting, Stopped, advance
 from core.mcp.tool import McpTool
@@ -40,11 +41,13 @@ class McpManager:
 
     def __init__(self, registry: ToolRegistry, servers: Mapping[str, ServerSettings], *,
                  on_status: Callable[[ServerStatus], None] = lambda status: None, cwd: Path | None = None,
-                 elicit: Elicit | None = None) -> None:
+                 elicit: Elicit | None = None, oauth: OAuthPlace | None = None) -> None:
         """`cwd`: where stdio servers run when their settings name no directory (the workspace, as Claude Code);
-        `elicit`: who answers a server's request for the person's input (None: it is declined)."""
+        `elicit`: who answers a server's request for the person's input (None: it is declined); `oauth`: where
+        sign-ins to servers with `oauth = true` are kept, and how the person is shown a sign-in page."""
         self.registry = registry
         self._elicit = elicit
+        self._oauth = oauth
         self._servers = dict(servers)
         self._on_status = on_status
         self._cwd = str(cwd) if cwd is not None else None
@@ -89,7 +92,8 @@ class McpManager:
         server = self._server_of(tool_name)
         if server is None:
             return
-        limit = self._servers[server].startup_timeout_s + START_GRACE_S
+        settings = self._servers[server]
+        limit = settings.startup_timeout_s + (SIGN_IN_S if settings.oauth else 0.0) + START_GRACE_S
         with contextlib.suppress(TimeoutError):  # the caller then finds the tool missing, and says so
             async with asyncio.timeout(limit):
                 while self._status[server].state == ServerState.STARTING and tool_name not in self.registry:
@@ -131,7 +135,8 @@ class McpManager:
     # -- inside ---------------------------------------------------------------------------------------
 
     def _connect(self, name: str) -> None:
-        connection = ServerConnection(self._servers[name], self._on_report, cwd=self._cwd, elicit=self._elicit)
+        connection = ServerConnection(self._servers[name], self._on_report, cwd=self._cwd, elicit=self._elicit,
+                                      oauth=self._oauth)
         self._connections[name] = connection
         self._advance(name, Starting())  # at once, not when its task first runs: `wait_started` relies on it
         connection.start()

@@ -12,12 +12,19 @@
     url = "http://127.0.0.1:8808/mcp"
     headers = { Authorization = "Bearer ..." }
 
+    [mcp.servers.linear]                 # Streamable HTTP, signing in with OAuth (MCP authorization)
+    url = "https://mcp.linear.app/mcp"
+    oauth = true                         # the person signs in in their browser when the server asks
+    oauth_client_id = "..."              # optional: a client registered beforehand (else dynamic registration)
+    oauth_client_secret = "..."          # optional, with oauth_client_id (a secret: never shown)
+
 Only the user's settings may declare servers: a workspace's settings file
 comes with the code in it, and must not be able to start programs.  A
 stdio server's process gets a minimal environment (HOME, LOGNAME, PATH,
 SHELL, TERM, USER) plus its own `env`, never the console's other
-variables.  `env` and `headers` hold secrets: they are left out of every
-repr and are never logged.
+variables.  `env`, `headers` and `oauth_client_secret` hold secrets: they are
+left out of every repr and are never logged.  OAuth tokens are kept in
+`<config dir>/mcp-oauth/<server>.json`, readable by the user only (core.mcp.oauth).
 """
 
 from __future__ import annotations
@@ -51,6 +58,12 @@ class ServerSettings(BaseModel):
     """Streamable HTTP: the endpoint, http:// or https://."""
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     """Streamable HTTP: sent with every request (secrets: never shown)."""
+    oauth: bool = False
+    """Streamable HTTP: sign in with OAuth (the MCP authorization spec) when the server answers 401."""
+    oauth_client_id: str | None = None
+    """With `oauth`: a client id registered with the authorization server beforehand (None: register)."""
+    oauth_client_secret: str | None = Field(default=None, repr=False)
+    """With `oauth_client_id`: its secret, for a confidential client (a secret: never shown)."""
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     """How long one tool call may take before it fails as timed out."""
     startup_timeout_s: float = Field(default=DEFAULT_STARTUP_TIMEOUT_S, gt=0)
@@ -87,6 +100,14 @@ class ServerSettings(BaseModel):
             raise ValueError("headers are for url servers")
         if self.command is None and (self.args or self.env or self.cwd):
             raise ValueError("args, env and cwd are for command servers")
+        if (self.oauth_client_id or self.oauth_client_secret) and not self.oauth:
+            raise ValueError("oauth_client_id and oauth_client_secret need oauth = true")
+        if self.oauth_client_secret and not self.oauth_client_id:
+            raise ValueError("oauth_client_secret needs oauth_client_id")
+        if self.oauth and self.url is None:
+            raise ValueError("oauth is for url servers")
+        if self.oauth and any(k.lower() == "authorization" for k in self.headers):
+            raise ValueError("give either oauth = true or an Authorization header, not both")
         return self
 
 

@@ -56,14 +56,16 @@ def last_words(errlog: TextIO | None) -> str:
 
 
 async def open_transport(settings: ServerSettings, errlog: TextIO | None, cwd: str | None,
-                         stack: AsyncExitStack) -> Transport:
-    """The SDK transport for `settings`; an HTTP client it needs is closed by `stack`."""
+                         stack: AsyncExitStack, auth: httpx2.Auth | None = None) -> Transport:
+    """The SDK transport for `settings`; an HTTP client it needs is closed by `stack`; `auth` signs its
+    requests (OAuth, see core.mcp.oauth)."""
     if settings.command is not None:
         params = StdioServerParameters(command=settings.command, args=list(settings.args), env=dict(settings.env),
                                        cwd=settings.cwd or cwd)
         return stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
     assert settings.url is not None
-    http = await stack.enter_async_context(httpx2.AsyncClient(headers=settings.headers, timeout=HTTP_TIMEOUT))
+    http = await stack.enter_async_context(httpx2.AsyncClient(headers=settings.headers, timeout=HTTP_TIMEOUT,
+                                                              auth=auth))
     return streamable_http_client(settings.url, http_client=http)
 
 

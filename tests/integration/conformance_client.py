@@ -6,16 +6,25 @@ started by Belay's `McpManager`, and its tools are called through the registry t
 calls them.  A server's request for the person's input goes through Belay's `Elicitations`, answered
 as a person would who presses Accept on the form as it opens (filled with the schema's defaults).
 
+The auth/* scenarios configure the server with `oauth = true` (and, for a pre-registered client, the
+client id and secret the suite gives in MCP_CONFORMANCE_CONTEXT): Belay's sign-in (core.mcp.oauth)
+runs against the suite's authorization server, whose authorization page answers at once by sending
+the browser back to Belay's loopback listener; the "browser" here is an HTTP client that follows it.
+
 Exit 0 when the scenario's work was done; what the suite checks is what it saw on the wire.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
+
+import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -23,6 +32,7 @@ from core.events import ElicitationRequested, Event  # noqa: E402
 from core.ids import AgentId, CallId  # noqa: E402
 from core.mcp.elicitation import Elicitations, defaults  # noqa: E402
 from core.mcp.manager import McpManager  # noqa: E402
+from core.mcp.oauth import OAuthPlace  # noqa: E402
 from core.mcp.settings import ServerSettings  # noqa: E402
 from core.models.mcp import ServerState  # noqa: E402
 from core.paths import Workspace  # noqa: E402
@@ -51,17 +61,23 @@ async def main(url: str, scenario: str) -> int:
             person.append(asyncio.ensure_future(accept()))
 
     elicitations = Elicitations(published, can_ask=lambda: True)
-    settings = ServerSettings(name=SERVER, url=url, timeout_s=20, startup_timeout_s=20)
-    manager = McpManager(registry, {SERVER: settings}, elicit=elicitations.ask, cwd=workspace.root)
+    settings = ServerSettings(name=SERVER, url=url, timeout_s=20, startup_timeout_s=20, **_oauth(scenario))
+    tokens = Path(tempfile.mkdtemp(prefix="belay-conformance-oauth-"))
+    manager = McpManager(registry, {SERVER: settings}, elicit=elicitations.ask, cwd=workspace.root,
+                         oauth=OAuthPlace(tokens, _browser))
     await manager.start()
     try:
         [status] = await manager.wait_started()
         if status.state != ServerState.READY:
             print(f"the server did not start: {status.describe()}", file=sys.stderr)
             return 1
-        if scenario not in CALLS:
+        if scenario.startswith("auth/"):  # signed in; a call may need more scope (step-up)
+            name, args = next((t.removeprefix(f"mcp__{SERVER}__"), {}) for t in registry.names()
+                              if t.startswith(f"mcp__{SERVER}__"))
+        elif scenario in CALLS:
+            name, args = CALLS[scenario]
+        else:
             return 0
-        name, args = CALLS[scenario]
         tool = registry.get(f"mcp__{SERVER}__{name}")
         if not isinstance(tool, RunTool):
             print(f"no tool {name}: {registry.names()}", file=sys.stderr)
@@ -73,6 +89,20 @@ async def main(url: str, scenario: str) -> int:
     finally:
         await manager.close()
         await asyncio.gather(*person, return_exceptions=True)
+
+
+def _oauth(scenario: str) -> dict[str, object]:
+    if not scenario.startswith("auth/"):
+        return {}
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    given = {"oauth_client_id": context.get("client_id"), "oauth_client_secret": context.get("client_secret")}
+    return {"oauth": True, **{k: v for k, v in given.items() if v}}
+
+
+async def _browser(url: str) -> None:
+    """The person's browser: opens the authorization page and follows it back to Belay's listener."""
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=20) as browser:
+        await browser.get(url)
 
 
 if __name__ == "__main__":
