@@ -290,7 +290,8 @@ def answer(argv: list[str], event: bytes) -> int:
     if socket_path is None:
         return fail(event, f"no Belay console is running for {where}, so this call is refused. Start one with "
                            f"`belay watch --workspace {where}`, or `belay watch` to supervise every project from one "
-                           f"window (or remove Belay's hooks: `belay hooks uninstall`).", agent)
+                           f"window (or remove Belay's hooks: `belay hooks uninstall"
+                           f"{'' if agent == 'claude' else ' --agent ' + agent}`).", agent)
     try:
         with open(os.path.join(config_dir, "token"), encoding="ascii") as f:
             token = f.read().strip()

@@ -187,6 +187,7 @@ def test_with_no_console_a_call_is_refused_in_codexs_form_and_a_report_is_quiet(
     output = json.loads(done.stdout)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny"
     assert output["permissionDecisionReason"].startswith(f"Belay: no Belay console is running for {tmp_path}")
+    assert "`belay hooks uninstall --agent codex`" in output["permissionDecisionReason"]
     permission = _client(_event("PermissionRequest", tmp_path, tool_name="Bash", tool_input={}), tmp_path)
     assert json.loads(permission.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
     post = _client(_event("PostToolUse", tmp_path, tool_name="Bash", tool_use_id="c", tool_response=""), tmp_path)
