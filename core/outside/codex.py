@@ -5,7 +5,8 @@ Codex (0.124 and later) runs command hooks from `hooks.json` next to each of its
 Code's: `session_id`, `tool_name`, `tool_input`, `tool_use_id`, and `agent_id`/`agent_type` on a
 sub-agent's events (tests/integration/CODEX_HOOKS.md has what was observed with the real CLI).  So
 `CodexHooks` is `ClaudeHooks` with Codex's differences:
-- a shell command is `Bash` with `{"command": ...}`, judged by Belay's Bash tool; a file edit is
+- a shell command is `Bash` with `{"command": ...}`, judged by Belay's Bash tool (as `cd DIR && ...`
+  when it runs elsewhere than the workspace root: the event's `cwd` is the model's `workdir`); a file edit is
   `apply_patch` with the patch as `command`, modelled by core.outside.codex_patch so the approval
   shows each file's diff and undo restores them;
 - a sub-agent is spawned by `spawn_agent`, whose result (a JSON string) names the sub-agent's id;
@@ -20,7 +21,10 @@ sub-agent's events (tests/integration/CODEX_HOOKS.md has what was observed with 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict
@@ -99,6 +103,10 @@ class CodexHooks(ClaudeHooks):
             tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
         elif NAMESPACE.sub("", tool_name) in OWN_TOOLS:
             tool = self._own
+        elif tool_name == "Bash" and isinstance(given.get("command"), str):
+            elsewhere = _elsewhere(_text(event, "cwd"), self.interceptor.workspace.root)
+            if elsewhere is not None:  # judged, shown and journaled where it runs, not in the workspace root
+                tool_input = {**given, "command": f"cd {shlex.quote(elsewhere)} && {given['command']}"}
         alive = session.process.alive if session.process is not None else None
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive, tool=tool)
         session.verdicts[use_id] = (tool_name, given, verdict)
@@ -155,6 +163,14 @@ class CodexHooks(ClaudeHooks):
 
     def __repr__(self) -> str:
         return f"<CodexHooks sessions={len(self._sessions)} open turns={len(self._turns)}>"
+
+
+def _elsewhere(cwd: str, root: Path) -> str | None:
+    """The directory a command runs in (the event's `cwd`: Codex sets it to the model's `workdir`) when it is
+    not the workspace root, where Belay's Bash tool runs commands."""
+    if not cwd or os.path.realpath(cwd) == os.path.realpath(root):
+        return None
+    return cwd
 
 
 def _text(event: HookEvent, key: str) -> str:

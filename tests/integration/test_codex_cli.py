@@ -200,6 +200,36 @@ def test_a_patch_that_does_not_apply_ends_failed_at_the_end_of_the_turn(workspac
 
 
 @pytest.mark.timeout(90)
+def test_a_command_sent_to_another_directory_is_judged_and_journaled_there(workspace: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's input leaves the model's `workdir` out, but Codex runs the hook there (its `cwd`): the
+    person sees, and the policy judges, where the command really runs."""
+    npm_tools.require("codex")
+    turns = [Turn(tools=[ToolCall("exec_command", {"cmd": "echo hi > hi.txt", "workdir": "docs"}, "c_dir")]),
+             Turn(text="Done.", when=answers("c_dir"))]
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            person = asyncio.ensure_future(_person(console, {}, seen))
+            try:
+                with ScriptedModel(turns) as model:
+                    code, output = await _codex(model, workspace, monkeypatch)
+                    assert code == 0 and model.unscripted == [], output
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+            [record] = await console.history()
+            assert record.args["command"] == f"cd {workspace / 'docs'} && echo hi > hi.txt"
+            assert [r.args["command"] for r in seen] == [record.args["command"]]  # what the person was shown
+            assert [c.path for c in record.changes] == ["docs/hi.txt"]
+
+    run(scenario())
+    assert (workspace / "docs" / "hi.txt").read_text() == "hi\n"
+
+
+@pytest.mark.timeout(90)
 def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Hooks installed in the project (`--project`): with no console running, a patch and a command are both
