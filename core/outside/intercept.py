@@ -237,7 +237,15 @@ class Interceptor:
                 return
         ready = asyncio.get_running_loop().create_future()
         opened.capture = spawn(self._hold_lock(opened, ready), f"capture of {call.tool} {call.call_id}")
-        await ready  # the lock is held (what changed before it was settled): the agent may go ahead
+        try:
+            await asyncio.wait([ready])  # the lock is held (what changed before it was settled): the agent may go on
+        except asyncio.CancelledError:  # the agent stopped waiting for the lock (its hook gave up, it was killed)
+            self._open.pop(use_id, None)
+            opened.capture.cancel()
+            await shielded(asyncio.wait([opened.capture]))
+            await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The agent stopped waiting.",
+                                             ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
+            raise
 
     def _read_befores(self, paths: frozenset[str]) -> dict[str, bytes | None]:
         befores = {}
@@ -253,6 +261,8 @@ class Interceptor:
         assert self.tracker is not None
         call = opened.call
         async with self.tracker.mutation(f"call {call.call_id}"):
+            if ready.done():  # nobody waits for it any more
+                return
             ready.set_result(None)
             await self._wait_for_report(opened)
             captured = await self.tracker.capture()

@@ -138,3 +138,29 @@ def test_abandoning_marks_every_open_call_interrupted_keeping_what_it_changed_an
 
     run(scenario())
     assert usage.read_text() == original
+
+
+def test_a_command_whose_agent_stops_waiting_for_the_lock_ends_cancelled_and_the_lock_goes_on(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            first = await interceptor.before(agent, "toolu_1", "Bash", {"command": "touch one"})
+            assert first.decision == "allow"  # it holds the lock until it reports back
+            second = asyncio.ensure_future(interceptor.before(agent, "toolu_2", "Bash", {"command": "touch two"}))
+            await wait_until(lambda: len(console.timeline.runs) == 2, what="the second call to wait for the lock")
+            await asyncio.sleep(0.1)
+            second.cancel()  # its hook gave up (the agent was killed, or the hook timed out)
+            await asyncio.wait([second])
+            assert interceptor.waiting == 1
+            (workspace / "one").touch()
+            assert await interceptor.after("toolu_1", {"stdout": ""}) == first.call_id
+            third = await interceptor.before(agent, "toolu_3", "Bash", {"command": "touch three"})
+            assert third.decision == "allow"  # the lock went on to the next call
+            assert await interceptor.after("toolu_3", {"stdout": ""}) == third.call_id
+            statuses = {r.args["command"]: r.status for r in await console.history()}
+            assert statuses == {"touch one": RunStatus.DONE, "touch two": RunStatus.CANCELLED,
+                                "touch three": RunStatus.DONE}
+
+    run(scenario())
