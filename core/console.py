@@ -90,8 +90,9 @@ class Console:
         self.bus.listen(self.timeline.apply)
         self.policy = PolicyEngine()
         self.approvals = ApprovalBroker()
-        self.elicitations = Elicitations(self.bus.publish, can_ask=lambda: bool(self.approvals.approvers))
-        """MCP servers' requests for the person's input; front ends answer with `elicitations.answer`."""
+        self.elicitations = Elicitations(self.bus.publish)
+        """MCP servers' requests for the person's input; a front end that shows them registers with
+        `elicitations.register` and answers with `elicitations.answer` (with none, they are declined)."""
         self.shells = ShellManager(self.bus.publish)
         self.bash_settings = bash or BashSettings()
         if tools is None:

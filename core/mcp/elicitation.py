@@ -4,10 +4,11 @@ A configured server may send `elicitation/create` while it works (most often in 
 call): a message and a flat JSON schema of what it needs.  `Elicitations` is the table of those
 requests: each is published as an `ElicitationRequested` and waits until a front end answers through
 `answer` (accept with the form's content, decline, cancel) or the server stops waiting; its end is
-an `ElicitationResolved`.  With no front end that can answer (`belay run`), a request is declined at
-once: nobody is there to fill in the form.  A schema Belay cannot show as a simple form (nested
-objects, unknown types) and URL mode (a page to open: sign-ins, payments) are declined too, saying so
-in the log.
+an `ElicitationResolved`.  A front end that can show the form says so with `register` (the window
+does; `belay run`'s terminal prompts and auto-approvers answer approvals, not forms): with none, a
+request is declined at once, since nobody is there to fill in the form.  A schema Belay cannot show
+as a simple form (nested objects, unknown types) and URL mode (a page to open: sign-ins, payments)
+are declined too, saying so in the log.
 
 `form_fields` reads the schema the way the window draws it (string, number, integer, boolean, a
 choice among an enum, several choices among an enum's items), `defaults` is what the form starts
@@ -204,11 +205,19 @@ Action = Literal["accept", "decline", "cancel"]
 class Elicitations:
     """The servers' requests for input that wait for the person."""
 
-    def __init__(self, publish: Callable[[Event], object], can_ask: Callable[[], bool]) -> None:
-        """`publish` puts an event on the console's bus; `can_ask` says whether a front end can answer now."""
+    def __init__(self, publish: Callable[[Event], object], can_ask: Callable[[], bool] | None = None) -> None:
+        """`publish` puts an event on the console's bus; `can_ask` says whether someone can answer now (None:
+        whether a front end is registered)."""
         self._publish = publish
-        self._can_ask = can_ask
+        self._answerers: dict[int, str] = {}
+        self._can_ask = can_ask if can_ask is not None else lambda: bool(self._answerers)
         self._pending: dict[str, tuple[ElicitationRequested, asyncio.Future[mt.ElicitResult]]] = {}
+
+    def register(self, name: str) -> Callable[[], None]:
+        """Say that `name` (the window) shows the forms and answers them; returns the way to unsay it."""
+        token = max(self._answerers, default=0) + 1
+        self._answerers[token] = name
+        return lambda: self._answerers.pop(token, None) and None
 
     async def ask(self, server: str, params: mt.ElicitRequestParams) -> mt.ElicitResult:
         """Raise the request to the person and wait for the answer (cancelled when the server gives up)."""

@@ -88,15 +88,18 @@ class Bridge(QObject):
         self._subscription = None
         self._pump: asyncio.Task[None] | None = None
         self._unregister: Callable[[], None] = lambda: None
+        self._unregister_forms: Callable[[], None] = lambda: None
 
     def start(self) -> None:
         timeline, self._subscription = self._console.attach(self._backlog)
         self._unregister = self._console.register_approver("window")
+        self._unregister_forms = self._console.elicitations.register("window")  # MCP servers' questions
         self._model.reset(timeline)
         self._pump = self._tasks.spawn(self._run(), "event bridge")
 
     def stop(self) -> None:
         self._unregister()
+        self._unregister_forms()
         if self._subscription is not None:
             self._subscription.close()
         if self._pump is not None:
