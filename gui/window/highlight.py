@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import logging
 import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +35,8 @@ HIGHLIGHT_BUDGET = 10_000
 MAX_LINE_CHARS = 2_000
 """Longer lines are cut for display (and a count of the hidden characters shown)."""
 TAB_SIZE = 4
+YIELD_EVERY_TOKENS = 200
+"""Tokens lexed between two offers of the GIL to the GUI thread (about a millisecond of pygments)."""
 
 Tokens = list[tuple[Any, str]]
 """(pygments token type, text) pairs of one line."""
@@ -219,7 +222,9 @@ def _tokenize_side(lexer_class: type[Lexer], numbered: list[tuple[int | None, st
 
 def _split_tokens(stream: Iterable[tuple[Any, str]], count: int) -> list[Tokens]:
     lines: list[Tokens] = [[]]
-    for ttype, value in stream:
+    for n, (ttype, value) in enumerate(stream):
+        if n % YIELD_EVERY_TOKENS == 0:
+            time.sleep(0)  # in a worker: hand the GIL to the GUI thread now, not after the 5 ms switch interval
         pieces = value.split("\n")
         for k, piece in enumerate(pieces):
             if k:

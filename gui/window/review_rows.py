@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -120,6 +121,7 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
     layout.widths.append(_number_width(diff))
     end = 0  # old-side index after the previous hunk
     for h, hunk in enumerate(diff.hunks):
+        time.sleep(0)  # in a worker: hand the GIL to the GUI thread between hunks (see highlight.YIELD_EVERY_TOKENS)
         hidden = _first_index(hunk) - end
         if hidden > 0:
             fold = Row("fold", index, text=_fold_text(hidden))
