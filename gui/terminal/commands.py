@@ -181,6 +181,12 @@ def _show_undo(report: UndoReport, op_id: str, redo: bool, as_json: bool, out: T
     return 0 if report.ok else 1
 
 
+GEMINI_PROJECT_NOTE = (
+    "Gemini CLI has no per-machine project settings: this is the project's shared .gemini/settings.json, which "
+    "projects may commit, and it names this machine's paths; `--user` avoids both. Gemini CLI reads a project's "
+    "hooks only in a folder it trusts, and never under --skip-trust.\n")
+
+
 def _local_note(path: Path) -> str:
     """Why the hooks went to settings.local.json, and whether git will keep the file out of commits."""
     note = ("That file is this machine's own project settings (it holds this machine's paths); Claude Code reads "
@@ -213,6 +219,8 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
                 out.write(f"Belay's hooks were already installed in {path}.\n")
             if not user and agent == "claude":
                 out.write(_local_note(path))
+            elif not user and agent == "gemini":
+                out.write(GEMINI_PROJECT_NOTE)
         else:
             changed = hooks.uninstall(path, config_dir())
             gone = " (the file, which Belay had created, is removed)" if changed.file_removed else ""

@@ -240,3 +240,17 @@ def test_calls_json_ties_a_sub_agents_calls_to_its_parent_with_full_names(tmp_pa
     assert by_agent[parent_id]["agent"] == "the orchestrating agent of this repository"  # not cut to a column
     assert by_agent[child_id]["parent_agent_id"] == parent_id and by_agent[child_id]["agent_kind"] == "subagent"
     assert by_agent[parent_id]["parent_agent_id"] is None
+
+
+def test_a_gemini_project_install_says_the_file_is_shared_and_read_only_in_a_trusted_folder(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    installed = _belay("hooks", "install", "--agent", "gemini", "--project", str(project))
+    assert installed.returncode == 0, installed.stderr
+    settings = project / ".gemini" / "settings.json"
+    assert f"in {settings}" in installed.stdout and "Gemini CLI now asks the Belay console" in installed.stdout
+    assert "shared .gemini/settings.json, which projects may commit" in installed.stdout
+    assert "never under --skip-trust" in installed.stdout
+    assert "BeforeTool" in json.loads(settings.read_text())["hooks"]
+    removed = _belay("hooks", "uninstall", "--agent", "gemini", "--project", str(project))
+    assert removed.returncode == 0 and "Removed Belay's hooks" in removed.stdout, removed.stdout + removed.stderr
