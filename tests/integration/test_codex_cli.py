@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -254,3 +255,44 @@ def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_
     for told in (patch_told, bash_told):
         assert told is not None and f"Belay: no Belay console is running for {workspace}" in told, told
         assert "hook_client.py" not in told, told
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.allow_warning_logs  # the console logs the interrupted call
+def test_codex_killed_mid_command_lets_go_within_seconds(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex killed while its command runs: no PostToolUse will come, so the console watches Codex's process
+    (the hook command's parent) and ends the call interrupted, letting another agent's command run."""
+    npm_tools.require("codex")
+    slow = "python3 -c 'import time; time.sleep(15)'"  # still running when Codex is killed
+    turns = [Turn(tools=[ToolCall("exec_command", {"cmd": slow, "yield_time_ms": 30000}, "c_slow")]),
+             Turn(text="unreachable", when=answers("c_slow"))]
+
+    async def scenario() -> tuple[RunStatus, float, RunStatus]:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            assert console.interceptor is not None
+            with ScriptedModel(turns) as model:
+                cli = asyncio.ensure_future(_codex(model, workspace, monkeypatch))
+                try:
+                    for _ in range(600):
+                        if console.interceptor.waiting or cli.done():
+                            break
+                        await asyncio.sleep(0.05)
+                    assert console.interceptor.waiting == 1, await cli
+                    await asyncio.sleep(0.5)  # the command runs
+                    cli.cancel()  # _codex kills the CLI's process group on the way out
+                    await asyncio.wait([cli])
+                    killed = time.monotonic()
+                    while console.interceptor.waiting and time.monotonic() < killed + 30:
+                        await asyncio.sleep(0.05)
+                    released = time.monotonic() - killed
+                finally:
+                    cli.cancel()
+            other = await console.start_agent("other", "scripted")
+            later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 10)
+            [call] = [r for r in await console.history() if r.args.get("command") == slow]
+            return call.status, released, later.status
+
+    status, released, later = run(scenario())
+    assert status == RunStatus.INTERRUPTED and released < 10, (status, released)
+    assert later == RunStatus.DONE
