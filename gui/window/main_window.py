@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         self.elicitations.answered.connect(self._on_elicitations_answered)
         self.mcp.restart_requested.connect(self._on_mcp_restart_requested)
         self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
+        self.approvals.diff.focus_changed.connect(self._on_review_focus_changed)
         self.details.undo_requested.connect(self._on_details_undo_requested)
         self.details.redo_requested.connect(self._on_details_redo_requested)
         self.changes.undo_requested.connect(self._on_details_undo_requested)
@@ -251,6 +252,10 @@ class MainWindow(QMainWindow):
         """A waiting call takes the larger share of the right side; otherwise the details do."""
         self._right.setStretch(0, 3 if waiting else 0)
         self._right.setStretch(1, 2 if waiting else 1)
+
+    def _on_review_focus_changed(self, on: bool) -> None:
+        """Focus mode: the pending write's diff takes the whole right column (the tabs step aside)."""
+        self.tabs.setVisible(not on)
 
     # -- slots ---------------------------------------------------------------------
 

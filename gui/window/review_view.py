@@ -97,12 +97,19 @@ class ReviewView(QWidget):
         split = self._settings.value(SPLIT_KEY, True, type=bool)
         self.view_button.setChecked(bool(split))
         self._on_view_toggled(bool(split))
-        for keys, slot in (("N", self.next_hunk), ("P", self.previous_hunk), ("Space", self.toggle_hunk),
-                           ("A", self.accept_all), ("R", self.reject_all), ("V", self.view_button.toggle),
-                           ("F", self.focus_button.toggle)):
+        self.shortcuts: list[tuple[str, str]] = []
+        """(keys, what they do), for the shortcuts sheet; they act while the diff has the focus."""
+        for keys, slot, what in (("N", self.next_hunk, "Next change in the diff"),
+                                 ("P", self.previous_hunk, "Previous change in the diff"),
+                                 ("Space", self.toggle_hunk, "Accept or reject the current change"),
+                                 ("A", self.accept_all, "Accept every change"),
+                                 ("R", self.reject_all, "Reject every change"),
+                                 ("V", self.view_button.toggle, "Side by side or unified diff"),
+                                 ("F", self.focus_button.toggle, "Focus mode: the diff takes the column")):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
+            self.shortcuts.append((keys, what))
         self._update_controls()
 
     def _build(self) -> None:
@@ -139,6 +146,8 @@ class ReviewView(QWidget):
         self._is_rendered = False
         self._rejected = set()  # a review belongs to the diff it was made on
         self.canvas.set_review(self._rejected, self._current)
+        if not self._diffs:
+            self.focus_button.setChecked(False)  # nothing to focus on: the column goes back to normal
         build = functools.partial(build_layout, self._diffs, dark=self._dark, contents=self._contents)
         try:
             asyncio.get_running_loop()

@@ -75,6 +75,8 @@ def test_keys_reject_hunks_in_the_real_window_and_the_partial_content_is_written
         assert panel.diff.position.text() == "change 1 of 30"
         assert "@@ -13,7 +13,7 @@ def function_0(x):" in panel.diff.plain_text()
         panel.diff.canvas.setFocus()
+        qtbot.keyClick(panel.diff.canvas, Qt.Key.Key_F)
+        assert panel.diff.focus_button.isChecked() and not window.tabs.isVisible()  # the diff takes the column
         at = 0
         for k in REJECTED:
             for _ in range(k - at):
@@ -93,6 +95,8 @@ def test_keys_reject_hunks_in_the_real_window_and_the_partial_content_is_written
                 in outcome.text), outcome.text
         [record] = await console.history()
         assert record.decision is not None and record.decision.decision.value == "approved_edited"
+        await wait_until(lambda: panel.current is None, what="the panel to clear")
+        assert not panel.diff.focus_button.isChecked() and window.tabs.isVisible()
 
     console = Console(workspace)
 
