@@ -101,7 +101,7 @@ class CodexHooks(ClaudeHooks):
         tool_input, tool = given, None
         if tool_name == ApplyPatch.name:  # the patch's paths are relative to where Codex works
             tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
-        elif NAMESPACE.sub("", tool_name) in OWN_TOOLS:
+        elif _bare(tool_name) in OWN_TOOLS:
             tool = self._own
         elif tool_name == "Bash" and isinstance(given.get("command"), str):
             elsewhere = _elsewhere(_text(event, "cwd"), self.interceptor.workspace.root)
@@ -115,7 +115,7 @@ class CodexHooks(ClaudeHooks):
                 "hookEventName": "PreToolUse", "permissionDecision": "deny",
                 "permissionDecisionReason": verdict.reason}})
         self._turns.setdefault(_text(event, "turn_id"), set()).add(use_id)
-        if tool_name in SPAWNING:
+        if _bare(tool_name) in SPAWNING:
             session.spawning[use_id] = verdict.call_id
         output: dict[str, Any] = {"hookEventName": "PreToolUse"}
         if verdict.updated_input is not None:  # the person's version: Codex takes it only with an explicit allow
@@ -128,7 +128,7 @@ class CodexHooks(ClaudeHooks):
     async def _post(self, event: HookEvent) -> HookAnswer:
         self._turns.get(_text(event, "turn_id"), set()).discard(event.tool_use_id)
         response = event.tool_response
-        if event.tool_name in SPAWNING and isinstance(response, str):  # {"agent_id": ..., "nickname": ...}
+        if _bare(event.tool_name) in SPAWNING and isinstance(response, str):  # {"agent_id": ..., "nickname": ...}
             try:
                 response = json.loads(response)
             except ValueError:
@@ -171,6 +171,11 @@ def _elsewhere(cwd: str, root: Path) -> str | None:
     if not cwd or os.path.realpath(cwd) == os.path.realpath(root):
         return None
     return cwd
+
+
+def _bare(tool_name: str) -> str:
+    """A tool's name without the namespace Codex glues in front of it in hook events."""
+    return NAMESPACE.sub("", tool_name)
 
 
 def _text(event: HookEvent, key: str) -> str:
