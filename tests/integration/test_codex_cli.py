@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import signal
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from core import Console, RunStatus
+from core import Console, RunStatus, install_token
 from core.outside import install
 from core.outside.codex import HOOKS
 from core.policy.settings import config_dir
-from core.settings import state_root
+from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
 from tests.integration import npm_tools
 from tests.integration.fake_openai import ModelRequest, ScriptedModel, ToolCall, Turn, answers, patch_call, shell_call
@@ -34,7 +35,7 @@ CLI_TIMEOUT = 45.0
 
 
 async def _codex(model: ScriptedModel, workspace: Path, monkeypatch: pytest.MonkeyPatch,
-                 project: bool = False) -> tuple[int, str]:
+                 project: bool = False, wait_s: float | None = None) -> tuple[int, str]:
     """Install Belay's hooks as `belay hooks install --agent codex --user` does in the model's private
     CODEX_HOME (or with `project`, as `--project WORKSPACE` does, and the person trusting the project in
     Codex: `--trust`), run `codex exec` as a child of this loop (the console answers its hooks meanwhile),
@@ -42,7 +43,7 @@ async def _codex(model: ScriptedModel, workspace: Path, monkeypatch: pytest.Monk
     env = {**model.env(), "PATH": f"{npm_tools.node_dir()}:{os.environ.get('PATH', '')}"}
     monkeypatch.setenv("CODEX_HOME", str(model.codex_home))
     HOOKS.install(HOOKS.settings_file(workspace if project else None, not project),
-                  install.hook_command(state_root(), config_dir(), agent="codex"), config_dir())
+                  install.hook_command(state_root(), config_dir(), agent="codex", wait_s=wait_s), config_dir())
     command = [str(npm_tools.require("codex")), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access",
                *(["--trust"] if project else []), "--cd", str(workspace), "do the scripted work"]
     process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
@@ -255,6 +256,42 @@ def test_with_no_console_the_hook_blocks_the_call_and_the_model_is_told_why(tmp_
     for told in (patch_told, bash_told):
         assert told is not None and f"Belay: no Belay console is running for {workspace}" in told, told
         assert "hook_client.py" not in told, told
+
+
+@pytest.mark.timeout(90)
+def test_a_hung_console_blocks_the_call_after_the_silence_limit(workspace: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A console that takes the event and never answers (its window hung): the hook client blocks the call
+    after its silence limit, well inside Codex's hook timeout (which would let the call run)."""
+    npm_tools.require("codex")
+    state = workspace_state_dir(workspace)
+    state.mkdir(parents=True)
+    install_token(config_dir())
+    turns = [Turn(tools=[shell_call("echo x > x.txt", "c_x")]), Turn(text="Could not.", when=answers("c_x"))]
+
+    async def hung(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await reader.read(65536):
+            pass
+        writer.close()
+
+    async def scenario() -> tuple[str | None, float]:
+        with tempfile.TemporaryDirectory(dir="/tmp") as short:
+            server = await asyncio.start_unix_server(hung, path=f"{short}/c.sock")
+            (state / "endpoint.sock").write_text(f"{short}/c.sock")
+            try:
+                with ScriptedModel(turns) as model:
+                    started = time.monotonic()
+                    code, output = await _codex(model, workspace, monkeypatch, wait_s=2)
+                    assert code == 0 and model.unscripted == [], output
+                    return model.output("c_x"), time.monotonic() - started
+            finally:
+                server.close()
+                await server.wait_closed()
+
+    told, took = run(scenario())
+    assert not (workspace / "x.txt").exists()
+    assert told is not None and "Belay's console did not answer within 2 s; the call was blocked" in told, told
+    assert took < CLI_TIMEOUT
 
 
 @pytest.mark.timeout(90)
