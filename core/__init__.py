@@ -11,7 +11,8 @@ from core.agents.reviewer import AutoReviewer
 from core.agents.script import ReviewRule, Script, Step, load_script
 from core.agents.scripted import ScriptedAgent, run_script
 from core.bus import Subscription
-from core.changes.diffs import unified_text
+from core.changes.diffs import compute_diff, unified_text
+from core.changes.partial import PartialError, revert_hunks
 from core.changes.tracker import Holding
 from core.console import Console
 from core.errors import BelayError, ErrorInfo, ErrorKind
@@ -104,4 +105,5 @@ __all__ = [
     "uninstall_hooks", "Updated", "workspace_state_dir",
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
+    "compute_diff", "PartialError", "revert_hunks",
 ]

@@ -8,7 +8,9 @@ removed lines, with their endings), so a diff that does not describe that
 content is refused rather than half applied.  A truncated or binary diff,
 a create and a delete cannot be split; partial approval refuses them too.
 
-`not_applied` words what the agent is told, naming the hunks it lost
+`revert_hunks` is the mirror, from the new content: the window, which holds
+only the proposed text, takes every hunk back to show the file as it is
+beside the person's edit.  `not_applied` words what the agent is told, naming the hunks it lost
 ("hunks 3, 9 and 12 of 30 in src/app.py were not applied").  Pure functions,
 linear in the file's size.
 """
@@ -95,3 +97,26 @@ def _split(text: str) -> list[str]:
     if last:
         lines.append(last)
     return lines
+
+
+def revert_hunks(after: bytes, diff: FileDiff, reverted: Collection[int]) -> bytes:
+    """`after` with the hunks whose index is in `reverted` taken back to their old lines (all of them: the
+    content before).  The mirror of `apply_hunks`, for a front end that holds only the new content."""
+    if diff.binary or diff.truncated or diff.status != "modify":
+        raise PartialError(f"the diff of {diff.path} cannot be taken back hunk by hunk")
+    try:
+        new = _split(after.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise PartialError(f"{diff.path} is not UTF-8 text") from None
+    out: list[str] = []
+    at = 0
+    for index, hunk in enumerate(diff.hunks):
+        start = hunk.new_start - 1 if hunk.new_len else hunk.new_start
+        covered = new[start:start + hunk.new_len]
+        if start < at or _new_side(hunk) != covered:
+            raise PartialError(f"hunk {index + 1} of {diff.path} does not match the new content")
+        out.extend(new[at:start])
+        out.extend(_old_side(hunk) if index in reverted else covered)
+        at = start + hunk.new_len
+    out.extend(new[at:])
+    return "".join(out).encode("utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.changes.diffs import compute_diff
-from core.changes.partial import PartialError, apply_hunks, not_applied, partial_note
+from core.changes.partial import PartialError, apply_hunks, not_applied, partial_note, revert_hunks
 
 REJECTED = {2, 8, 11, 15, 20, 26, 29}
 
@@ -84,3 +84,13 @@ def test_the_agent_is_told_which_hunks_were_not_applied_and_why() -> None:
     assert note == ("The user approved this change only in part; hunks 1 and 2 of 3 in a.py were not applied; "
                     "hunk 3 of 3 in b.py was not applied: no. The rest was written; read the file to see what it "
                     "holds now.")
+
+
+def test_taking_hunks_back_from_the_new_content_mirrors_applying_them_to_the_old() -> None:
+    old, new = thirty_hunk_files("\r\n")
+    before, after = "".join(old).encode(), "".join(new).encode()
+    diff = compute_diff("src/app.py", before, after)
+    assert revert_hunks(after, diff, range(30)) == before
+    assert revert_hunks(after, diff, REJECTED) == apply_hunks(before, diff, set(range(30)) - REJECTED)
+    with pytest.raises(PartialError, match="does not match the new content"):
+        revert_hunks(before, diff, {0})
