@@ -5,7 +5,8 @@ server on 127.0.0.1 (tests/integration/fake_openai.py), so it makes real tool ca
 hooks go into a private CODEX_HOME's hooks.json, with Codex's trust in them recorded in its config.toml,
 as `belay hooks install --agent codex --user` writes them (Codex silently skips a hook it has no trust
 record for, so these runs also show that the recorded trust is the one Codex accepts); Codex's own
-sandbox is off so that Belay's answers, not the sandbox, decide.  The console runs in this test's event loop and a "person" task answers its approvals.
+sandbox is off so that Belay's answers, not the sandbox, decide.  The console runs in this test's event
+loop and a "person" task answers its approvals.
 """
 
 from __future__ import annotations
