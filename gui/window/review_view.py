@@ -80,7 +80,7 @@ class ReviewView(QWidget):
         self.position.setObjectName("reviewPosition")
         self.previous_button = _tool("◀", "Previous change (P)", self.previous_hunk)
         self.next_button = _tool("▶", "Next change (N)", self.next_hunk)
-        self.toggle_button = QPushButton("Reject change  (Space)")
+        self.toggle_button = QPushButton("Reject  (Space)")
         self.toggle_button.clicked.connect(self.toggle_hunk)
         self.accept_all_button = QPushButton("Accept all (A)")
         self.accept_all_button.clicked.connect(self.accept_all)
@@ -291,8 +291,8 @@ class ReviewView(QWidget):
             rejected = f" · {len(self._rejected)} rejected" if self._rejected else ""
             self.position.setText(f"change {self._current + 1} of {total}{rejected}")
             may = self._may_reject(self._current)
-            self.toggle_button.setText("Accept change  (Space)" if self._current in self._rejected
-                                       else "Reject change  (Space)")
+            self.toggle_button.setText("Accept  (Space)" if self._current in self._rejected
+                                       else "Reject  (Space)")
             self.toggle_button.setEnabled(may or self._current in self._rejected)
             self.toggle_button.setToolTip("" if may else NOT_SPLITTABLE)
         self.canvas.set_review(self._rejected, self._current)
