@@ -1,0 +1,57 @@
+"""Tests for gui.window.review_rows: hunk headers, changed words and folds as the reviewer reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.changes.diffs import compute_diff
+from gui.window.review_rows import MAX_WORD_DIFF_CHARS, build_layout, enclosing, word_changes
+
+
+@pytest.mark.parametrize(("above", "expected"), [
+    (["    return x", "    def total(self, items):", "class Cart:"], "def total(self, items):"),
+    (["  const y = 2;", "export async function load(url) {"], "export async function load(url) {"),
+    (["    let y = 2;", "pub(crate) fn parse(input: &str) -> Result<Ast> {"], "pub(crate) fn parse(input: &str) -> Result<Ast> {"),
+    (["\treturn 0;", "static int count_lines(const char *text)", "#include <stdio.h>"],
+     "static int count_lines(const char *text)"),
+    (["\tx := 1", "func (s *Server) Serve(ctx context.Context) error {"], "func (s *Server) Serve(ctx context.Context) error {"),
+    (["    printf(\"%d\", n);", "    total = add(n, 1);", "x = 1"], ""),
+])
+def test_a_hunk_header_names_the_nearest_definition_above(above: list[str], expected: str) -> None:
+    assert enclosing(above) == expected
+
+
+def test_a_long_definition_is_cut_for_the_header() -> None:
+    title = enclosing(["def " + "very_long_name_" * 10 + "(x):"])
+    assert len(title) == 60 and title.endswith("…")
+
+
+def test_changed_words_are_marked_and_dissimilar_or_long_lines_are_left_whole() -> None:
+    old, new = word_changes("total = price * qty", "total = price * quantity + tax")
+    assert ["total = price * qty"[a:b] for a, b in old] == ["qty"]
+    assert ["total = price * quantity + tax"[a:b] for a, b in new] == ["quantity + tax"]
+    assert word_changes("import os", "class Cart(Base): pass") == ((), ())
+    long = "x" * (MAX_WORD_DIFF_CHARS + 1)
+    assert word_changes(long, long + "y") == ((), ())
+
+
+def test_removed_lines_stand_beside_the_added_ones_and_extra_lines_face_a_blank() -> None:
+    old = "a = 1\nb = 2\nc = 3\n"
+    new = "a = 10\nb = 20\nextra = 0\nc = 3\n"
+    layout = build_layout([compute_diff("m.py", old.encode(), new.encode())])
+    lines = [r for r in layout.split if r.kind == "line"]
+    pairs = [(r.left.text if r.left else None, r.right.text if r.right else None) for r in lines]
+    assert pairs == [("a = 1", "a = 10"), ("b = 2", "b = 20"), (None, "extra = 0"), ("c = 3", "c = 3")]
+    unified = [(r.left.kind, r.left.text) for r in layout.unified if r.kind == "line"]
+    assert unified == [("-", "a = 1"), ("-", "b = 2"), ("+", "a = 10"), ("+", "b = 20"), ("+", "extra = 0"),
+                       (" ", "c = 3")]
+    assert unified and lines[0].left is not None and lines[0].left.words  # "1" -> "10" is marked
+
+
+def test_folds_count_the_unchanged_lines_between_hunks_and_after_the_last() -> None:
+    old = "".join(f"line {n}\n" for n in range(100))
+    new = old.replace("line 20\n", "line twenty\n").replace("line 70\n", "line seventy\n")
+    layout = build_layout([compute_diff("f.txt", old.encode(), new.encode())], contents={"f.txt": new})
+    folds = [r.text for r in layout.split if r.kind == "fold"]
+    assert folds == ["⋯ 17 unchanged lines", "⋯ 43 unchanged lines", "⋯ 26 unchanged lines"]
+    assert 17 + 7 + 43 + 7 + 26 == 100
