@@ -156,6 +156,8 @@ def with_trust(text: str, path: Path, trust: dict[str, str]) -> str:
     while lines and not lines[-1].strip():
         lines.pop()
     rest = "\n".join(lines) + ("\n" if lines else "")
+    if not trust:  # taking Belay's lines out needs nothing else of the file, not even that it parses
+        return rest
     try:
         hooks = tomllib.loads(rest).get("hooks")
     except tomllib.TOMLDecodeError as e:

@@ -89,3 +89,12 @@ def test_a_config_belay_cannot_add_to_is_left_alone_with_the_reason(codex_home: 
     with pytest.raises(ValueError, match="trust Belay's hooks in Codex instead"):
         HOOKS.install(user, command, config_dir())
     assert (codex_home / "config.toml").read_text() == 'hooks = { state = {} }\n'
+
+
+def test_uninstall_takes_belays_trust_out_of_a_config_that_no_longer_parses(codex_home: Path) -> None:
+    user = HOOKS.settings_file(None, True)
+    HOOKS.install(user, install.hook_command(state_root(), config_dir(), agent="codex"), config_dir())
+    config = codex_home / "config.toml"
+    config.write_text(config.read_text() + "broken = \n")  # the person's edit since
+    assert set(HOOKS.uninstall(user, config_dir()).events) == set(EVENTS)
+    assert config.read_text() == THEIRS + "\nbroken = \n" and "Belay" not in config.read_text()
