@@ -2,7 +2,8 @@
 
 Progress while a call waits for a person; JSON-RPC errors for an unknown tool and a cursor Belay never
 gave; its version in serverInfo; the 401's pointer to the protected-resource metadata and that document;
-and an HTTP client's agent ended when its MCP session ends, not only when mcp-serve exits.
+and an HTTP client's agent ended when its MCP session ends (DELETE, or the idle timeout of a session its
+client abandoned), not only when mcp-serve exits.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import mcp.types as mt
@@ -17,7 +19,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from core import AgentStatus, Console, config_dir, install_token
-from gui.terminal.mcp_serve import PROGRESS_EVERY_S
+from gui.terminal.mcp_serve import PROGRESS_EVERY_S, Bridge, ConsoleLink
 from tests.conftest import run, wait_until
 from tests.integration.test_mcp_serve import ERAS, _http_server, _over_http, _over_stdio, _text
 
@@ -124,3 +126,56 @@ def test_an_http_clients_agent_ends_when_its_session_ends(tmp_path: Path, state_
                         agents.append(agent)
 
     run(main())
+
+
+class _Link(ConsoleLink):
+    """The console's side, recorded: every call is done at once, every request is kept."""
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__(workspace, workspace, "token")
+        self.asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def ask(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.asked.append((kind, fields))
+        return {"ok": True, "status": "done", "text": "listed", "tools": None}
+
+
+def test_a_session_the_client_abandons_ends_its_agent_when_it_times_out(tmp_path: Path) -> None:
+    """A client that goes away without DELETE: its session's idle timeout ends it, and with it its agent."""
+    import uvicorn
+
+    link = _Link(tmp_path)
+    bridge = Bridge(link, prefix="test")
+    app = bridge.server().streamable_http_app(session_idle_timeout=0.5)
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+    async def main() -> None:
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on"))
+        serving = asyncio.ensure_future(server.serve())
+        try:
+            while not server.started:
+                await asyncio.sleep(0.02)
+            url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/mcp"
+            async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+                opened = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "gone-client", "version": "1"}}})
+                session = opened.headers["mcp-session-id"]
+                mine = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+                await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=mine)
+                called = await http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "LS", "arguments": {"path": str(tmp_path)}}}, headers=mine)
+                assert called.status_code == 200 and "listed" in called.text
+                # No DELETE: the client is gone.  Half a second idle ends the session, and its agent.
+                await wait_until(lambda: ("bye", {"client_session": f"test:{session}"}) in link.asked, 10,
+                                 "the abandoned session's agent to be ended")
+                assert (await http.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                                        headers=mine)).status_code == 404
+        finally:
+            server.should_exit = True
+            await asyncio.wait([serving])
+
+    run(main())
+    assert [k for k, _ in link.asked].count("bye") == 1
+    [(_, call)] = [a for a in link.asked if a[0] == "call"]
+    assert call["client"] == "gone-client" and call["client_session"].startswith("test:")
