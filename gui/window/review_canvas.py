@@ -12,6 +12,7 @@ says so.
 Signals:
     hunk_clicked(int, bool): a hunk (its "change n of m" index) was clicked;
         True when on its header (which toggles it).
+    fold_clicked(int): a fold row (its index in the rows shown) was clicked.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class ReviewCanvas(QAbstractScrollArea):
     """Paints a `Layout` split or unified, with the review state of its hunks."""
 
     hunk_clicked = Signal(int, bool)
+    fold_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -266,6 +268,9 @@ class ReviewCanvas(QAbstractScrollArea):
         k = self.verticalScrollBar().value() + int(event.position().y()) // self._line
         if 0 <= k < len(self.rows):
             row = self.rows[k]
+            if row.kind == "fold":
+                self.fold_clicked.emit(k)
+                return
             n = self._hunk_of.get((row.file, row.hunk), -1)
             if n >= 0:
                 self.hunk_clicked.emit(n, row.kind == "hunk")

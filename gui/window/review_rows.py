@@ -77,6 +77,8 @@ class Row:
     """Split: the old side; unified: the line."""
     right: Cell | None = None
     """Split: the new side; unified: None."""
+    span: tuple[int, int, int] | None = None
+    """A fold that can be opened (the new text is known): its first old and new line numbers and its length."""
 
 
 @dataclass
@@ -119,15 +121,16 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
     tokens = diff_tokens(diff, budget)
     new_lines = new_text.split("\n") if new_text is not None else None
     layout.widths.append(_number_width(diff))
-    end = 0  # old-side index after the previous hunk
+    end = shift = 0  # old-side index after the previous hunk; new index minus old index in unchanged lines
     for h, hunk in enumerate(diff.hunks):
         time.sleep(0)  # in a worker: hand the GIL to the GUI thread between hunks (see highlight.YIELD_EVERY_TOKENS)
         hidden = _first_index(hunk) - end
         if hidden > 0:
-            fold = Row("fold", index, text=_fold_text(hidden))
+            fold = _fold(index, end, shift, hidden, new_lines is not None)
             layout.split.append(fold)
             layout.unified.append(fold)
         end = _first_index(hunk) + hunk.old_len
+        shift = (hunk.new_start - 1 if hunk.new_len else hunk.new_start) + hunk.new_len - end
         head = Row("hunk", index, h, _hunk_title(hunk, diff, new_lines))
         layout.hunks.append((index, h))
         layout.split_at.append(len(layout.split))
@@ -144,7 +147,7 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
             layout.unified.append(Row("line", index, h, left=cell))
     tail = _tail(diff, new_lines)
     if tail > 0:
-        fold = Row("fold", index, text=_fold_text(tail))
+        fold = _fold(index, end, shift, tail, True)
         layout.split.append(fold)
         layout.unified.append(fold)
     if diff.truncated and diff.hunks:
@@ -159,6 +162,40 @@ def _file_title(diff: FileDiff) -> str:
 
 def _fold_text(count: int) -> str:
     return f"⋯ {count:,} unchanged line{'s' if count != 1 else ''}"
+
+
+def _fold(file: int, old_index: int, shift: int, count: int, openable: bool) -> Row:
+    if not openable:
+        return Row("fold", file, text=_fold_text(count))
+    return Row("fold", file, text=f"{_fold_text(count)}  (click to show)",
+               span=(old_index + 1, old_index + shift + 1, count))
+
+
+def open_fold(layout: Layout, fold: Row, new_text: str) -> bool:
+    """Replace `fold` in both views with its unchanged lines, from the new text; False if it cannot be."""
+    if fold.span is None or fold not in layout.split:
+        return False
+    old_no, new_no, count = fold.span
+    lines = new_text.split("\n")
+    if new_no - 1 + count > len(lines):
+        return False
+    rows = []
+    for k in range(count):
+        text = display_text(lines[new_no - 1 + k].removesuffix("\r"))
+        cell = Cell(" ", old_no + k, new_no + k, text)
+        rows.append(Row("line", fold.file, left=cell, right=cell))
+        layout.longest = max(layout.longest, len(text))
+    unified = [Row("line", fold.file, left=row.left) for row in rows]
+    layout.split_at[:] = _splice(layout.split, fold, rows, layout.split_at)
+    layout.unified_at[:] = _splice(layout.unified, fold, unified, layout.unified_at)
+    return True
+
+
+def _splice(rows: list[Row], fold: Row, new: list[Row], at: list[int]) -> list[int]:
+    """Put `new` where `fold` is in `rows`; the hunk header positions after it move down."""
+    where = next(k for k, row in enumerate(rows) if row is fold)
+    rows[where:where + 1] = new
+    return [k + len(new) - 1 if k > where else k for k in at]
 
 
 def _first_index(hunk: Hunk) -> int:

@@ -12,7 +12,8 @@ of the window uses:
     A         accept every change             R       reject every change
     V         side by side <-> unified        F       focus mode (the diff takes the column)
 
-The view (split or unified) is remembered between runs (QSettings, under
+A click on a fold ("⋯ 59 unchanged lines") shows those lines, when the new
+text is known.  The view (split or unified) is remembered between runs (QSettings, under
 Belay's config directory).  Hunks of a file that cannot be approved in part
 (a new file, a binary or truncated diff, a notebook's rendering) cannot be
 rejected; the view says so.
@@ -37,7 +38,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 
 from core import ApprovalRequested, FileDiff, config_dir, spawn
 from gui.window.review_canvas import ReviewCanvas
-from gui.window.review_rows import Layout, Row, build_layout
+from gui.window.review_rows import Layout, Row, build_layout, open_fold
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class ReviewView(QWidget):
         self._is_rendered = True
         self.canvas = ReviewCanvas(self)
         self.canvas.hunk_clicked.connect(self._on_hunk_clicked)
+        self.canvas.fold_clicked.connect(self.open_fold)
         self.position = QLabel()
         self.position.setObjectName("reviewPosition")
         self.previous_button = _tool("◀", "Previous change (P)", self.previous_hunk)
@@ -274,6 +276,15 @@ class ReviewView(QWidget):
         self.go_to(n)
         if on_header:
             self.toggle_hunk()
+
+    def open_fold(self, k: int) -> None:
+        """Show the unchanged lines folded at row `k` of the current view (when the new text is known)."""
+        rows = self.canvas.rows
+        if not 0 <= k < len(rows) or rows[k].kind != "fold" or rows[k].file >= len(self._diffs):
+            return
+        text = self._contents.get(self._diffs[rows[k].file].path)
+        if text is not None and open_fold(self._layout, rows[k], text):
+            self.canvas.set_layout(self._layout, dark=self._dark)
 
     def _on_view_toggled(self, split: bool) -> None:
         self.view_button.setText("Side by side (V)" if split else "Unified (V)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.changes.diffs import compute_diff
-from gui.window.review_rows import MAX_WORD_DIFF_CHARS, build_layout, enclosing, word_changes
+from gui.window.review_rows import MAX_WORD_DIFF_CHARS, build_layout, enclosing, open_fold, word_changes
 
 
 @pytest.mark.parametrize(("above", "expected"), [
@@ -53,5 +53,20 @@ def test_folds_count_the_unchanged_lines_between_hunks_and_after_the_last() -> N
     new = old.replace("line 20\n", "line twenty\n").replace("line 70\n", "line seventy\n")
     layout = build_layout([compute_diff("f.txt", old.encode(), new.encode())], contents={"f.txt": new})
     folds = [r.text for r in layout.split if r.kind == "fold"]
-    assert folds == ["⋯ 17 unchanged lines", "⋯ 43 unchanged lines", "⋯ 26 unchanged lines"]
-    assert 17 + 7 + 43 + 7 + 26 == 100
+    assert folds == [f"⋯ {n} unchanged lines  (click to show)" for n in (17, 43, 26)]  # 17 + 7 + 43 + 7 + 26 = 100
+    without_text = build_layout([compute_diff("f.txt", old.encode(), new.encode())])
+    assert [r.text for r in without_text.split if r.kind == "fold"] == ["⋯ 17 unchanged lines", "⋯ 43 unchanged lines"]
+
+
+def test_an_opened_fold_shows_its_lines_numbered_on_both_sides() -> None:
+    old = "".join(f"line {n}\n" for n in range(1, 101))
+    new = old.replace("line 10\n", "").replace("line 70\n", "line seventy\n")
+    layout = build_layout([compute_diff("f.txt", old.encode(), new.encode())], contents={"f.txt": new})
+    middle = [r for r in layout.split if r.kind == "fold"][1]
+    assert middle.span == (14, 13, 53)
+    assert open_fold(layout, middle, new)
+    opened = [r for r in layout.split if r.kind == "line" and r.hunk == -1]
+    assert [(r.left.old_no, r.right.new_no, r.right.text) for r in (opened[0], opened[-1])] == [
+        (14, 13, "line 14"), (66, 65, "line 66")]
+    assert layout.split[layout.split_at[1]].kind == layout.unified[layout.unified_at[1]].kind == "hunk"
+    assert not open_fold(layout, middle, new)  # already open

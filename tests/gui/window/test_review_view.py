@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QPoint, QSettings, Qt
 from pytestqt.qtbot import QtBot
 
 from core import Console, RunStatus, Script, Step, run_script
@@ -133,8 +133,8 @@ def test_side_by_side_shows_both_numbers_word_highlights_folds_and_the_enclosing
     assert [changed.right.text[a:b] for a, b in changed.right.words] == [" * 2", "  # changed"]
     assert changed.left.words == ()
     text = view.plain_text().splitlines()
-    assert "⋯ 12 unchanged lines" in text and "⋯ 59 unchanged lines" in text
-    assert text[-1] == "⋯ 67 unchanged lines"  # the tail, counted from the new content
+    assert "⋯ 12 unchanged lines  (click to show)" in text and "⋯ 59 unchanged lines  (click to show)" in text
+    assert text[-1] == "⋯ 67 unchanged lines  (click to show)"  # the tail, counted from the new content
     assert "@@ -79,7 +79,7 @@ def function_80(x):" in text
     assert f"{'   16 -     value_15 = compute(x, 15)':<60} │    16 +     value_15 = compute(x * 2, 15)  # changed" in text
     assert view.canvas.painted > 0
@@ -182,3 +182,20 @@ def test_a_new_diff_starts_a_new_review(qtbot: QtBot, tmp_path: Path) -> None:
     view.reject_all()
     view.set_diffs([diff])
     assert view.rejected() == set() and view.accepted_hunks() is None and view.current == 0
+
+
+def test_clicking_a_fold_shows_the_unchanged_lines_with_their_numbers(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    view.set_diffs([diff], contents={"src/app.py": new})
+    rows = view.canvas.rows
+    assert rows[1].text == "⋯ 12 unchanged lines  (click to show)"
+    line = view.canvas._line  # noqa: SLF001  (the painted row height)
+    qtbot.mouseClick(view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(200, line + line // 2))
+    text = view.plain_text().splitlines()
+    assert "⋯ 12 unchanged lines  (click to show)" not in text
+    assert text[1] == f"{'    1   def function_0(x):':<60} │     1   def function_0(x):"
+    assert text[12].startswith("   12       value_11 = compute(x, 11)")
+    assert text[13].startswith("@@ -13,7 +13,7 @@ def function_0(x):")
+    at = view.canvas._layout.split_at  # noqa: SLF001  (the hunks' rows moved down with the lines put in above)
+    assert [view.canvas.rows[k].text.split(" @@")[0] for k in at[:2]] == ["@@ -13,7 +13,7", "@@ -79,7 +79,7"]
