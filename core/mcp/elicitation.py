@@ -7,8 +7,11 @@ requests: each is published as an `ElicitationRequested` and waits until a front
 an `ElicitationResolved`.  A front end that can show the form says so with `register` (the window
 does; `belay run`'s terminal prompts and auto-approvers answer approvals, not forms): with none, a
 request is declined at once, since nobody is there to fill in the form.  A schema Belay cannot show
-as a simple form (nested objects, unknown types) and URL mode (a page to open: sign-ins, payments)
-are declined too, saying so in the log.
+as a simple form (nested objects, unknown types) is declined too, saying so in the log.
+
+URL mode (a page the server needs the person to visit: a sign-in elsewhere, a payment) is asked the
+same way: the window shows the message and the whole address and opens it only if the person says
+so (accept); an address that is not http(s) is declined.
 
 `form_fields` reads the schema the way the window draws it (string, number, integer, boolean, a
 choice among an enum, several choices among an enum's items), `defaults` is what the form starts
@@ -26,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import mcp.types as mt
 
@@ -224,13 +228,15 @@ class Elicitations:
         if isinstance(params, mt.ElicitRequestURLParams):
             request = ElicitationRequested(elicitation_id=_new_id(), server=server, message=params.message,
                                            mode="url", url=params.url)
-            return self._declined(request, "belay", "URL mode (a page to open) is not offered by Belay")
-        request = ElicitationRequested(elicitation_id=_new_id(), server=server, message=params.message,
-                                       requested_schema=dict(params.requested_schema))
-        try:
-            form_fields(request.requested_schema)
-        except UnsupportedSchema as e:
-            return self._declined(request, "belay", str(e))
+            if urlsplit(params.url).scheme not in ("http", "https") or not urlsplit(params.url).netloc:
+                return self._declined(request, "belay", "the page to open is not an http(s) address")
+        else:
+            request = ElicitationRequested(elicitation_id=_new_id(), server=server, message=params.message,
+                                           requested_schema=dict(params.requested_schema))
+            try:
+                form_fields(request.requested_schema)
+            except UnsupportedSchema as e:
+                return self._declined(request, "belay", str(e))
         if not self._can_ask():
             return self._declined(request, "headless", "nobody can answer (no window)")
         future: asyncio.Future[mt.ElicitResult] = asyncio.get_running_loop().create_future()
@@ -258,7 +264,7 @@ class Elicitations:
             return False
         request, future = entry
         result = mt.ElicitResult(action=action)
-        if action == "accept":
+        if action == "accept" and request.mode == "form":
             result = mt.ElicitResult(action="accept", content=checked(request.requested_schema, content or {}))
         self._pending.pop(elicitation_id)
         future.set_result(result)

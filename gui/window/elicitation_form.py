@@ -9,6 +9,10 @@ sends what the form holds once it fits the schema (what does not is said under t
 is sent); Decline says no; Cancel dismisses it without a choice.  A request leaves the panel when the
 bridge says it ended (answered here, or the server stopped waiting).
 
+A server may instead ask the person to visit a page (URL mode: a sign-in elsewhere, a payment): the
+form then shows the whole address and its host, and "Open the page" opens it in the browser and tells
+the server so; nothing opens without that click.
+
 Signals:
     answered(str, str, object): elicitation id, "accept" | "decline" | "cancel", the content (accept only).
     waiting_changed(int): how many requests wait now.
@@ -18,9 +22,12 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -37,6 +44,11 @@ from PySide6.QtWidgets import (
 from core import ElicitationRequested, FormField, checked_elicitation, form_fields
 
 Editor = QLineEdit | QCheckBox | QComboBox | QWidget
+Opener = Callable[[str], object]
+
+
+def open_in_browser(url: str) -> None:
+    QDesktopServices.openUrl(QUrl(url))
 
 
 class ElicitationForm(QFrame):
@@ -44,12 +56,14 @@ class ElicitationForm(QFrame):
 
     answered = Signal(str, str, object)
 
-    def __init__(self, request: ElicitationRequested, parent: QWidget | None = None) -> None:
+    def __init__(self, request: ElicitationRequested, parent: QWidget | None = None,
+                 opener: Opener = open_in_browser) -> None:
         super().__init__(parent)
         self.setObjectName("elicitationForm")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.request = request
-        self.fields = form_fields(request.requested_schema)
+        self._opener = opener
+        self.fields = form_fields(request.requested_schema) if request.mode == "form" else []
         self.title = QLabel(f"<b>MCP server {html.escape(request.server)} asks for your input</b>")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.message = QLabel(request.message)
@@ -61,7 +75,16 @@ class ElicitationForm(QFrame):
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color:#b42318")
         self.error.hide()
-        self.accept_button = QPushButton("Accept")
+        self.address = QLabel()
+        self.address.setTextFormat(Qt.TextFormat.RichText)
+        self.address.setWordWrap(True)
+        self.address.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if request.mode == "url" and request.url:
+            host = urlsplit(request.url).hostname or "?"
+            self.address.setText(f"It asks you to open a page on <b>{html.escape(host)}</b>:<br>"
+                                 f"<code>{html.escape(request.url)}</code>")
+        self.address.setVisible(request.mode == "url")
+        self.accept_button = QPushButton("Open the page" if request.mode == "url" else "Accept")
         self.accept_button.setObjectName("elicitationAccept")
         self.decline_button = QPushButton("Decline")
         self.cancel_button = QPushButton("Cancel")
@@ -85,6 +108,7 @@ class ElicitationForm(QFrame):
         column = QVBoxLayout(self)
         column.addWidget(self.title)
         column.addWidget(self.message)
+        column.addWidget(self.address)
         column.addLayout(form)
         column.addWidget(self.error)
         column.addLayout(buttons)
@@ -110,6 +134,11 @@ class ElicitationForm(QFrame):
         return values
 
     def accept(self) -> None:
+        if self.request.mode == "url":
+            if self.request.url:
+                self._opener(self.request.url)
+            self.answered.emit(self.elicitation_id, "accept", None)
+            return
         try:
             content = checked_elicitation(self.request.requested_schema, self.content())
         except ValueError as e:
@@ -203,9 +232,11 @@ class ElicitationPanel(QWidget):
     answered = Signal(str, str, object)
     waiting_changed = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, opener: Opener = open_in_browser) -> None:
         super().__init__(parent)
         self.setObjectName("elicitationPanel")
+        self.opener = opener
+        """Opens a page a server asks the person to visit (the browser; tests record it)."""
         self._column = QVBoxLayout(self)
         self._column.setContentsMargins(0, 0, 0, 0)
         self._forms: dict[str, ElicitationForm] = {}
@@ -218,10 +249,10 @@ class ElicitationPanel(QWidget):
         return self._forms.get(elicitation_id)
 
     def add(self, request: ElicitationRequested) -> None:
-        if request.mode != "form" or request.elicitation_id in self._forms:
-            return  # URL mode is declined by the core before anyone could answer
+        if request.elicitation_id in self._forms:
+            return
         try:
-            form = ElicitationForm(request)
+            form = ElicitationForm(request, opener=self.opener)
         except ValueError:
             return  # a schema no form can show: the core declines it
         form.answered.connect(self.answered)

@@ -169,17 +169,36 @@ def test_a_question_the_server_stops_waiting_for_leaves_the_window(tmp_path: Pat
     assert (resolved.action, resolved.by) == ("cancel", "server")
 
 
-def test_url_mode_and_unshowable_forms_are_declined_saying_why(caplog: pytest.LogCaptureFixture) -> None:
+def test_unshowable_forms_and_pages_that_are_not_web_pages_are_declined_saying_why(
+        caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "core.mcp.elicitation")
     window = Window()
-    url = mt.ElicitRequestURLParams(message="Sign in", url="https://example.org/login", elicitation_id="e1")
+    script = mt.ElicitRequestURLParams(message="Sign in", url="javascript:alert(1)", elicitation_id="e1")
     nested = mt.ElicitRequestFormParams(message="Where?", requested_schema={
         "type": "object", "properties": {"place": {"type": "object"}}})
 
     async def scenario() -> list[mt.ElicitResult]:
-        return [await window.elicitations.ask("web", url), await window.elicitations.ask("web", nested)]
+        return [await window.elicitations.ask("web", script), await window.elicitations.ask("web", nested)]
 
     assert [r.action for r in run(scenario())] == ["decline", "decline"]
     assert [(r.action, r.by) for r in window.resolutions()] == [("decline", "belay"), ("decline", "belay")]
-    assert window.requests()[0].mode == "url" and window.requests()[0].url == "https://example.org/login"
-    assert "URL mode" in caplog.text and "'place' is of type 'object'" in caplog.text
+    assert window.requests()[0].mode == "url" and window.requests()[0].url == "javascript:alert(1)"
+    assert "not an http(s) address" in caplog.text and "'place' is of type 'object'" in caplog.text
+
+
+def test_a_page_to_visit_waits_for_the_person_and_accepting_sends_no_content() -> None:
+    window = Window()
+    page = mt.ElicitRequestURLParams(message="Sign in to the tracker", url="https://example.org/login",
+                                     elicitation_id="e1")
+
+    async def scenario() -> mt.ElicitResult:
+        asked = asyncio.ensure_future(window.elicitations.ask("tracker", page))
+        await wait_until(window.elicitations.pending, 5, "the page to be offered")
+        [request] = window.elicitations.pending()
+        assert (request.mode, request.url, request.requested_schema) == ("url", "https://example.org/login", {})
+        assert window.elicitations.answer(request.elicitation_id, "accept", {"ignored": 1})
+        return await asked
+
+    result = run(scenario())
+    assert result.action == "accept" and result.content is None
+    assert [(r.action, r.by) for r in window.resolutions()] == [("accept", "person")]

@@ -102,8 +102,6 @@ def test_the_panel_shows_one_form_per_waiting_request_and_hides_when_none_waits(
     panel.add(_request(elicitation_id="eli_1"))
     panel.add(_request(elicitation_id="eli_2"))
     panel.add(_request(elicitation_id="eli_2"))  # told twice (a resync): shown once
-    panel.add(ElicitationRequested(elicitation_id="eli_url", server="web", message="Sign in", mode="url",
-                                   url="https://example.org"))  # declined by the core: nothing to fill in
     panel.add(_request({"type": "object", "properties": {"where": {"type": "object"}}}, "eli_nested"))
     assert [f.elicitation_id for f in panel.forms()] == ["eli_1", "eli_2"] and panel.isVisible()
     panel.set_pending([_request(elicitation_id="eli_2"), _request(elicitation_id="eli_3")])
@@ -113,6 +111,24 @@ def test_the_panel_shows_one_form_per_waiting_request_and_hides_when_none_waits(
     panel.remove("eli_3")
     assert panel.forms() == [] and not panel.isVisible()
     assert waiting == [1, 2, 1, 2, 1, 0]
+
+
+def test_a_page_to_visit_opens_only_when_the_person_says_so(qtbot: Any) -> None:
+    opened: list[str] = []
+    window = QWidget()
+    panel = ElicitationPanel(window, opener=opened.append)
+    qtbot.addWidget(window)
+    window.show()
+    url = "https://pay.example.org/checkout?id=42&next=%3Cb%3E"
+    panel.add(ElicitationRequested(elicitation_id="eli_url", server="shop", message="Pay for the build minutes",
+                                   mode="url", url=url))
+    [form] = panel.forms()
+    heard = _answers(form)
+    assert opened == [] and form.address.isVisible() and form.editors == {}
+    assert "<b>pay.example.org</b>" in form.address.text() and "&amp;next=%3Cb%3E" in form.address.text()
+    assert form.accept_button.text() == "Open the page"
+    qtbot.mouseClick(form.accept_button, LEFT)
+    assert opened == [url] and heard == [("eli_url", "accept", None)]
 
 
 def test_in_the_window_a_servers_question_is_answered_with_the_form(qtbot: Any, loop: Any,
