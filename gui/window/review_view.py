@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 import shiboken6
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from core import ApprovalRequested, FileDiff, config_dir, spawn
 from gui.window.review_canvas import ReviewCanvas
@@ -80,9 +80,12 @@ class ReviewView(QWidget):
         self.canvas.fold_clicked.connect(self.open_fold)
         self.position = QLabel()
         self.position.setObjectName("reviewPosition")
+        # The label gives way (cut at its end) rather than widening the window's right column.
+        self.position.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.position.setMinimumWidth(self.position.fontMetrics().horizontalAdvance("change 30 of 30 · 7 rejected"))
         self.previous_button = _tool("◀", "Previous change (P)", self.previous_hunk)
         self.next_button = _tool("▶", "Next change (N)", self.next_hunk)
-        self.toggle_button = QPushButton("Reject  (Space)")
+        self.toggle_button = QPushButton("Reject (Space)")
         self.toggle_button.clicked.connect(self.toggle_hunk)
         self.accept_all_button = QPushButton("Accept all (A)")
         self.accept_all_button.clicked.connect(self.accept_all)
@@ -287,7 +290,8 @@ class ReviewView(QWidget):
             self.canvas.set_layout(self._layout, dark=self._dark)
 
     def _on_view_toggled(self, split: bool) -> None:
-        self.view_button.setText("Side by side (V)" if split else "Unified (V)")
+        self.view_button.setText("Split (V)" if split else "Unified (V)")
+        self.view_button.setToolTip("Side by side, or unified in one column (V); remembered")
         self.canvas.set_split(split)
         self._settings.setValue(SPLIT_KEY, split)
 
@@ -299,11 +303,14 @@ class ReviewView(QWidget):
         if not total:
             self.position.setText("")
         else:
+            kept = total - len(self._rejected)
             rejected = f" · {len(self._rejected)} rejected" if self._rejected else ""
             self.position.setText(f"change {self._current + 1} of {total}{rejected}")
+            self.position.setToolTip(f"Approving writes the {kept} accepted change{'s' if kept != 1 else ''} only"
+                                     if self._rejected else "Approving writes every change")
             may = self._may_reject(self._current)
-            self.toggle_button.setText("Accept  (Space)" if self._current in self._rejected
-                                       else "Reject  (Space)")
+            self.toggle_button.setText("Accept (Space)" if self._current in self._rejected
+                                       else "Reject (Space)")
             self.toggle_button.setEnabled(may or self._current in self._rejected)
             self.toggle_button.setToolTip("" if may else NOT_SPLITTABLE)
         self.canvas.set_review(self._rejected, self._current)

@@ -85,6 +85,7 @@ def test_keys_reject_hunks_in_the_real_window_and_the_partial_content_is_written
             at = k
         assert panel.diff.rejected() == set(REJECTED)
         assert panel.diff.position.text() == "change 30 of 30 · 7 rejected"
+        assert panel.diff.position.toolTip() == "Approving writes the 23 accepted changes only"
         qtbot.keyClicks(panel.reason, "keep the old formula there")
         await wait_until(panel.approve_button.isEnabled, what="approve to be offered")
         qtbot.mouseClick(panel.approve_button, Qt.MouseButton.LeftButton)
