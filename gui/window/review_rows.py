@@ -18,13 +18,13 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Literal
 
 from core import DiffLine, FileDiff, Hunk
-from gui.window.highlight import DARK, LIGHT, diff_tokens, display_text, token_look
+from gui.window.highlight import DARK, LIGHT, Tokens, diff_tokens, display_text, token_look
 
 MAX_WORD_DIFF_CHARS = 400
 """Longer lines are not diffed by words (difflib is quadratic in the tokens)."""
@@ -36,6 +36,8 @@ MAX_ENCLOSING_CHARS = 60
 
 Span = tuple[int, int]
 """[start, end) character offsets in a cell's display text."""
+TokensOf = Callable[[DiffLine], Tokens]
+"""A diff line's pygments tokens (of its display text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +285,7 @@ def enclosing(lines_above: Iterable[str]) -> str:
 # -- cells -----------------------------------------------------------------------
 
 
-def _pairs(hunk: Hunk, tokens_of, style: str) -> Iterator[tuple[Cell | None, Cell | None]]:  # noqa: ANN001
+def _pairs(hunk: Hunk, tokens_of: TokensOf, style: str) -> Iterator[tuple[Cell | None, Cell | None]]:
     """Split rows: context on both sides; a change's removed lines beside its added ones."""
     removed: list[DiffLine] = []
     added: list[DiffLine] = []
@@ -301,7 +303,7 @@ def _pairs(hunk: Hunk, tokens_of, style: str) -> Iterator[tuple[Cell | None, Cel
             yield cell, cell
 
 
-def _change(removed: list[DiffLine], added: list[DiffLine], tokens_of, style: str  # noqa: ANN001
+def _change(removed: list[DiffLine], added: list[DiffLine], tokens_of: TokensOf, style: str
             ) -> Iterator[tuple[Cell | None, Cell | None]]:
     for old, new in zip_longest(removed, added):
         if old is not None and new is not None:
@@ -312,7 +314,7 @@ def _change(removed: list[DiffLine], added: list[DiffLine], tokens_of, style: st
                    _cell(new, tokens_of(new), style) if new is not None else None)
 
 
-def _unified(hunk: Hunk, pairs: list[tuple[Cell | None, Cell | None]], tokens_of,  # noqa: ANN001
+def _unified(hunk: Hunk, pairs: list[tuple[Cell | None, Cell | None]], tokens_of: TokensOf,
              style: str) -> Iterator[Cell]:
     """Unified rows in the diff's order, reusing the split view's cells (and so its changed words)."""
     paired: dict[tuple[str, int | None], Cell] = {}
@@ -328,12 +330,12 @@ def _unified(hunk: Hunk, pairs: list[tuple[Cell | None, Cell | None]], tokens_of
         yield paired.get(key) or _cell(line, tokens_of(line), style)
 
 
-def _cell(line: DiffLine, tokens: list, style: str, words: tuple[Span, ...] = ()) -> Cell:
+def _cell(line: DiffLine, tokens: Tokens, style: str, words: tuple[Span, ...] = ()) -> Cell:
     text = display_text(line.text)
     return Cell(line.kind, line.old_no, line.new_no, text, _runs(tokens, style), words, not line.ending)
 
 
-def _runs(tokens: list, style: str) -> tuple[Run, ...]:
+def _runs(tokens: Tokens, style: str) -> tuple[Run, ...]:
     runs: list[Run] = []
     at = 0
     for ttype, value in tokens:

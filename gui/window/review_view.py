@@ -69,6 +69,7 @@ class ReviewView(QWidget):
         self._diffs: tuple[FileDiff, ...] = ()
         self._contents: dict[str, str] = {}
         self._fixed: set[str] = set()
+        self._whole: tuple[str, ...] = ()
         self._layout = Layout()
         self._rejected: set[int] = set()
         self._current = -1
@@ -76,6 +77,7 @@ class ReviewView(QWidget):
         self._task: asyncio.Task[None] | None = None
         self._is_rendered = True
         self.canvas = ReviewCanvas(self)
+        self.canvas.setAccessibleName("Diff of the pending write, change by change")
         self.canvas.hunk_clicked.connect(self._on_hunk_clicked)
         self.canvas.fold_clicked.connect(self.open_fold)
         self.position = QLabel()
@@ -145,6 +147,7 @@ class ReviewView(QWidget):
         counts the unchanged tail; the files in `whole` cannot be split (beyond those the diff rules out)."""
         self._diffs = tuple(diffs)
         self._contents = dict(contents or {})
+        self._whole = tuple(whole)
         self._fixed = {d.path for d in self._diffs if not splittable(d)} | set(whole)
         self._generation += 1
         self._cancel()
@@ -198,7 +201,7 @@ class ReviewView(QWidget):
     def set_dark(self, dark: bool) -> None:
         if dark != self._dark:
             self._dark = dark
-            self.set_diffs(self._diffs, contents=self._contents)
+            self.set_diffs(self._diffs, contents=self._contents, whole=self._whole)
 
     def is_rendered(self) -> bool:
         return self._is_rendered
