@@ -3,7 +3,8 @@
 The left side is the file as the agent found it (read-only), the right side
 the content the call would leave, which the person edits; what the right
 side holds when they approve is what gets written (the agent is told it was
-edited).  Both sides are numbered and the diff between them is marked
+edited); changes already rejected in the review are taken out of it first.
+Both sides are numbered and the diff between them is marked
 (removed lines on the left, added ones on the right) and recomputed, in a
 worker thread, a moment after each pause in typing; "change n of m" steps
 through it, and the left side follows the right one's scrolling.  The file
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection, Mapping
 
 import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -50,13 +52,16 @@ class EditDialog(QDialog):
 
     approved_with_edits = Signal(str, dict)
 
-    def __init__(self, request: ApprovalRequested, parent: QWidget | None = None) -> None:
+    def __init__(self, request: ApprovalRequested, parent: QWidget | None = None, *,
+                 rejected: Mapping[str, Collection[int]] | None = None) -> None:
+        """`rejected`: hunks the person already rejected in the review, per path; the edit starts without them."""
         super().__init__(parent)
         self.setWindowTitle(f"Edit before approving · {request.tool} {request.summary}")
         self.resize(1100, 680)
         self._request = request
-        self._texts = {p.path: p.content for p in request.proposed if p.content is not None}
-        self._befores = {path: _before(request, path, text) for path, text in self._texts.items()}
+        self._texts = {p.path: _without(request, p.path, p.content, (rejected or {}).get(p.path, ()))
+                       for p in request.proposed if p.content is not None}
+        self._befores = {p.path: _before(request, p.path, p.content) for p in request.proposed if p.content is not None}
         self._hunks: tuple[Hunk, ...] = ()
         self._change = -1
         self._task: asyncio.Task[None] | None = None
@@ -208,6 +213,18 @@ def old_line_for(new_line: int, hunks: tuple[Hunk, ...]) -> int:
             break
         shift = (hunk.old_start + hunk.old_len) - (hunk.new_start + hunk.new_len)
     return max(new_line + shift, 1)
+
+
+def _without(request: ApprovalRequested, path: str, after: str, rejected: Collection[int]) -> str:
+    """The proposed content with the rejected hunks taken back (as it is when none are, or they cannot be)."""
+    diff = next((d for d in request.diffs if d.path == path), None)
+    if not rejected or diff is None or request.tool == "NotebookEdit":
+        return after
+    try:
+        return revert_hunks(after.encode(), diff, rejected).decode()
+    except PartialError:
+        log.warning("could not take back the rejected hunks of %s; editing the whole proposal", path)
+        return after
 
 
 def _before(request: ApprovalRequested, path: str, after: str) -> str | None:

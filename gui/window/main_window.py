@@ -405,7 +405,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Undo refused: {event.message}", 10_000)
 
     def _on_approvals_edit_requested(self, request: ApprovalRequested) -> None:
-        dialog = EditDialog(request, self)
+        dialog = EditDialog(request, self, rejected=self.approvals.diff.rejected_hunks())  # starts from the review
         dialog.approved_with_edits.connect(lambda call_id, edits: self.console.approve(call_id, edited=edits))
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()

@@ -242,6 +242,14 @@ class ReviewView(QWidget):
         touched = {self._diffs[self._layout.hunks[n][0]].path for n in self._rejected}
         return {path: hunks for path, hunks in out.items() if path in touched}
 
+    def rejected_hunks(self) -> dict[str, list[int]]:
+        """The rejected hunks of each file that has one (indices into its diff), e.g. to edit from."""
+        out: dict[str, list[int]] = {}
+        for n in sorted(self._rejected):
+            file, hunk = self._layout.hunks[n]
+            out.setdefault(self._diffs[file].path, []).append(hunk)
+        return out
+
     def go_to(self, n: int) -> None:
         if 0 <= n < self.total:
             self._current = n

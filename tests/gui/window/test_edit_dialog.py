@@ -77,3 +77,16 @@ def test_the_left_side_follows_the_shift_of_the_changes_above() -> None:
     assert old_line_for(5, hunks) == 5
     assert old_line_for(40, hunks) == 38  # two lines were added above
     assert old_line_for(90, hunks) == 89  # and one removed since
+
+
+def test_hunks_rejected_in_the_review_are_left_out_of_the_text_to_edit(qtbot: QtBot) -> None:
+    old, new = thirty_changes()
+    request = _request(old, new)
+    dialog = EditDialog(request, rejected={"src/app.py": [0, 29]})
+    qtbot.addWidget(dialog)
+    lines_old, lines_new = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    expected = list(lines_new)
+    for k in (0, 29):
+        expected[15 + k * 66] = lines_old[15 + k * 66]
+    assert dialog.editor.toPlainText() == "".join(expected)
+    assert dialog.position.text() == "28 changes · +28 −28"

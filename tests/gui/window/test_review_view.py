@@ -84,6 +84,7 @@ def test_keys_reject_hunks_in_the_real_window_and_the_partial_content_is_written
             qtbot.keyClick(panel.diff.canvas, Qt.Key.Key_Space)
             at = k
         assert panel.diff.rejected() == set(REJECTED)
+        assert panel.diff.rejected_hunks() == {"src/app.py": REJECTED}  # what Edit & approve would start without
         assert panel.diff.position.text() == "change 30 of 30 · 7 rejected"
         assert panel.diff.position.toolTip() == "Approving writes the 23 accepted changes only"
         qtbot.keyClicks(panel.reason, "keep the old formula there")
