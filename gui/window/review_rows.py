@@ -28,6 +28,8 @@ from gui.window.highlight import DARK, LIGHT, Tokens, diff_tokens, display_text,
 
 MAX_WORD_DIFF_CHARS = 400
 """Longer lines are not diffed by words (difflib is quadratic in the tokens)."""
+MAX_WORD_PAIRS = 2_000
+"""Line pairs diffed by words per file; past that, changed lines are shown whole (a rewrite of a big file)."""
 MIN_WORD_RATIO = 0.3
 """Lines with less in common than this are shown changed whole, not word by word."""
 ENCLOSING_SCAN = 5_000
@@ -121,6 +123,7 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
         layout.split.append(note)
         layout.unified.append(note)
     tokens = diff_tokens(diff, budget)
+    words = [MAX_WORD_PAIRS]  # line pairs left to diff by words, in this file
     new_lines = new_text.split("\n") if new_text is not None else None
     layout.widths.append(_number_width(diff))
     end = shift = 0  # old-side index after the previous hunk; new index minus old index in unchanged lines
@@ -139,7 +142,7 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
         layout.unified_at.append(len(layout.unified))
         layout.split.append(head)
         layout.unified.append(head)
-        pairs = list(_pairs(hunk, tokens.get, style))
+        pairs = list(_pairs(hunk, tokens.get, style, words))
         for left, right in pairs:
             layout.split.append(Row("line", index, h, left=left, right=right))
             for cell in (left, right):
@@ -285,7 +288,8 @@ def enclosing(lines_above: Iterable[str]) -> str:
 # -- cells -----------------------------------------------------------------------
 
 
-def _pairs(hunk: Hunk, tokens_of: TokensOf, style: str) -> Iterator[tuple[Cell | None, Cell | None]]:
+def _pairs(hunk: Hunk, tokens_of: TokensOf, style: str, words: list[int]
+           ) -> Iterator[tuple[Cell | None, Cell | None]]:
     """Split rows: context on both sides; a change's removed lines beside its added ones."""
     removed: list[DiffLine] = []
     added: list[DiffLine] = []
@@ -293,21 +297,23 @@ def _pairs(hunk: Hunk, tokens_of: TokensOf, style: str) -> Iterator[tuple[Cell |
         if line is not None and line.kind != " ":
             (removed if line.kind == "-" else added).append(line)
             if line.kind == "-" and added:  # a removal after additions starts a new change
-                yield from _change(removed[:-1], added, tokens_of, style)
+                yield from _change(removed[:-1], added, tokens_of, style, words)
                 removed, added = [line], []
             continue
-        yield from _change(removed, added, tokens_of, style)
+        yield from _change(removed, added, tokens_of, style, words)
         removed, added = [], []
         if line is not None:
             cell = _cell(line, tokens_of(line), style)
             yield cell, cell
 
 
-def _change(removed: list[DiffLine], added: list[DiffLine], tokens_of: TokensOf, style: str
+def _change(removed: list[DiffLine], added: list[DiffLine], tokens_of: TokensOf, style: str, words: list[int]
             ) -> Iterator[tuple[Cell | None, Cell | None]]:
     for old, new in zip_longest(removed, added):
         if old is not None and new is not None:
-            old_words, new_words = word_changes(display_text(old.text), display_text(new.text))
+            words[0] -= 1
+            old_words, new_words = word_changes(display_text(old.text), display_text(new.text)) \
+                if words[0] >= 0 else ((), ())
             yield (_cell(old, tokens_of(old), style, old_words), _cell(new, tokens_of(new), style, new_words))
         else:
             yield (_cell(old, tokens_of(old), style) if old is not None else None,

@@ -70,3 +70,14 @@ def test_an_opened_fold_shows_its_lines_numbered_on_both_sides() -> None:
         (14, 13, "line 14"), (66, 65, "line 66")]
     assert layout.split[layout.split_at[1]].kind == layout.unified[layout.unified_at[1]].kind == "hunk"
     assert not open_fold(layout, middle, new)  # already open
+
+
+def test_past_the_word_budget_changed_lines_are_shown_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gui.window import review_rows
+
+    monkeypatch.setattr(review_rows, "MAX_WORD_PAIRS", 1)
+    old = "".join(f"value_{n} = {n}\n" for n in range(40))
+    new = old.replace("value_5 = 5\n", "value_5 = 50\n").replace("value_30 = 30\n", "value_30 = 300\n")
+    layout = build_layout([compute_diff("m.py", old.encode(), new.encode())])
+    changed = [r for r in layout.split if r.kind == "line" and r.left is not None and r.left.kind == "-"]
+    assert [bool(r.right.words) for r in changed if r.right is not None] == [True, False]
