@@ -193,9 +193,10 @@ class ServerConnection:
             if self._stopping:
                 return self._end(ErrorKind.SYSTEM, f"MCP server {self.name!r} was stopped", "")
             if life.cancelled_caught:
-                limit = self.settings.startup_timeout_s
-                return self._end(ErrorKind.SYSTEM, f"MCP server {self.name!r} did not start",
-                                 f"it did not answer within {limit:g} s (startup_timeout_s)")
+                why = f"it did not answer within {self.settings.startup_timeout_s:g} s (startup_timeout_s)"
+                if self.settings.oauth:
+                    why += f", and {SIGN_IN_S:g} s more for signing in"
+                return self._end(ErrorKind.SYSTEM, f"MCP server {self.name!r} did not start", why)
             assert self._ended is not None  # the server ended the connection
             return self._ended[2]
         except Exception as e:  # noqa: BLE001 - the SDK raises OSError, MCPError, httpx2 errors, in groups: each ends it
