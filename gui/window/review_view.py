@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 SPLIT_KEY = "review/side_by_side"
 KEYS_HELP = "N / P next / previous · Space accept or reject · A accept all · R reject all · V view · F focus"
+KEPT_REVIEWS = 50
+"""Reviews kept for requests not shown at the moment (the oldest go first)."""
 WRITTEN_WHOLE = frozenset({"NotebookEdit"})
 """Tools whose diff shows a rendering of the file, not its bytes: the core cannot apply part of it."""
 NOT_SPLITTABLE = "this file is written whole: its changes cannot be approved in part"
@@ -70,6 +72,11 @@ class ReviewView(QWidget):
         self._contents: dict[str, str] = {}
         self._fixed: set[str] = set()
         self._whole: tuple[str, ...] = ()
+        self._call_id: str | None = None
+        """The request shown (None: diffs given directly)."""
+        self._reviews: dict[str, tuple[set[int], int]] = {}
+        """Reviews of requests shown before: rejected changes and the current one, by call id."""
+        self._review: tuple[set[int], int] = (set(), 0)
         self._layout = Layout()
         self._rejected: set[int] = set()
         self._current = -1
@@ -145,6 +152,32 @@ class ReviewView(QWidget):
                   whole: Sequence[str] = ()) -> None:
         """Show `diffs`, every hunk accepted; `contents` (path: new text) names enclosing functions and
         counts the unchanged tail; the files in `whole` cannot be split (beyond those the diff rules out)."""
+        self._keep_review()
+        self._call_id = None
+        self._show(diffs, contents, whole, (set(), 0))
+
+    def show_request(self, request: ApprovalRequested) -> None:
+        """The diff of a pending write, its new text naming enclosing functions; a notebook's diff (a readable
+        rendering, not its bytes) and new files cannot be split.  Showing the request already shown changes
+        nothing; coming back to one shown before brings back its review (which changes were rejected)."""
+        if request.call_id == self._call_id and tuple(request.diffs) == self._diffs:
+            return
+        self._keep_review()
+        self._call_id = request.call_id
+        contents = {p.path: p.content for p in request.proposed if p.content is not None}
+        whole = [d.path for d in request.diffs] if request.tool in WRITTEN_WHOLE else []
+        self._show(request.diffs, contents, whole, self._reviews.pop(request.call_id, (set(), 0)))
+
+    def _keep_review(self) -> None:
+        """Remember the review of the request shown, for when it is shown again."""
+        if self._call_id is not None and self._is_rendered and (self._rejected or self._current > 0):
+            self._reviews[self._call_id] = (set(self._rejected), self._current)
+            while len(self._reviews) > KEPT_REVIEWS:
+                del self._reviews[next(iter(self._reviews))]
+
+    def _show(self, diffs: Sequence[FileDiff], contents: Mapping[str, str] | None, whole: Sequence[str],
+              review: tuple[set[int], int]) -> None:
+        self._review = review
         self._diffs = tuple(diffs)
         self._contents = dict(contents or {})
         self._whole = tuple(whole)
@@ -164,13 +197,6 @@ class ReviewView(QWidget):
             return
         self._task = spawn(self._build_off_thread(build, self._generation), f"ReviewView build #{self._generation}")
 
-    def show_request(self, request: ApprovalRequested) -> None:
-        """The diff of a pending write, its new text naming enclosing functions; a notebook's diff (a readable
-        rendering, not its bytes) and new files cannot be split."""
-        contents = {p.path: p.content for p in request.proposed if p.content is not None}
-        whole = [d.path for d in request.diffs] if request.tool in WRITTEN_WHOLE else []
-        self.set_diffs(list(request.diffs), contents=contents, whole=whole)
-
     async def _build_off_thread(self, build: functools.partial[Layout], generation: int) -> None:
         try:
             layout = await asyncio.get_running_loop().run_in_executor(None, build)
@@ -182,15 +208,17 @@ class ReviewView(QWidget):
 
     def _apply(self, layout: Layout, generation: int) -> None:
         self._layout = layout
-        self._rejected = set()
-        self._current = 0 if layout.hunks else -1
+        rejected, current = self._review
+        self._rejected = {n for n in rejected if n < len(layout.hunks)}
+        self._current = min(current, len(layout.hunks) - 1) if layout.hunks else -1
         self.canvas.set_layout(layout, dark=self._dark)
         self.canvas.verticalScrollBar().setValue(0)
+        self.canvas.scroll_to_hunk(self._current)
         self._update_controls()
         self.canvas.viewport().repaint()
         if generation == self._generation:
             self._is_rendered = True
-            self.review_changed.emit(0)
+            self.review_changed.emit(len(self._rejected))
             self.rendered.emit()
 
     def _cancel(self) -> None:
@@ -201,7 +229,7 @@ class ReviewView(QWidget):
     def set_dark(self, dark: bool) -> None:
         if dark != self._dark:
             self._dark = dark
-            self.set_diffs(self._diffs, contents=self._contents, whole=self._whole)
+            self._show(self._diffs, self._contents, self._whole, (set(self._rejected), max(self._current, 0)))
 
     def is_rendered(self) -> bool:
         return self._is_rendered

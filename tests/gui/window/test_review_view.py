@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from pytestqt.qtbot import QtBot
 
-from core import Console, RunStatus, Script, Step, run_script
+from core import ApprovalRequested, Console, ProposedFile, RunStatus, Script, Step, run_script
 from core.changes.diffs import compute_diff
 from core.models.diffs import FileDiff
 from gui.window.main_window import MainWindow
@@ -201,3 +201,22 @@ def test_clicking_a_fold_shows_the_unchanged_lines_with_their_numbers(qtbot: QtB
     assert text[13].startswith("@@ -13,7 +13,7 @@ def function_0(x):")
     at = view.canvas._layout.split_at  # noqa: SLF001  (the hunks' rows moved down with the lines put in above)
     assert [view.canvas.rows[k].text.split(" @@")[0] for k in at[:2]] == ["@@ -13,7 +13,7", "@@ -79,7 +79,7"]
+
+
+def test_coming_back_to_a_request_brings_back_its_review_and_showing_it_again_keeps_it(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    first = ApprovalRequested(call_id="c1", agent_id="a1", tool="Write", summary="src/app.py", reason="asks",
+                              args={}, diffs=(diff,), proposed=(ProposedFile(path="src/app.py", content=new),))
+    second = first.model_copy(update={"call_id": "c2"})
+    view.show_request(first)
+    view.go_to(4)
+    view.toggle_hunk()
+    view.show_request(first)  # the panel refreshing the same request
+    assert view.rejected() == {4} and view.current == 4
+    view.show_request(second)
+    assert view.rejected() == set() and view.current == 0
+    view.show_request(first)
+    assert view.rejected() == {4} and view.current == 4
+    assert view.position.text() == "change 5 of 30 · 1 rejected"
