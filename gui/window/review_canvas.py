@@ -13,6 +13,7 @@ Signals:
     hunk_clicked(int, bool): a hunk (its "change n of m" index) was clicked;
         True when on its header (which toggles it).
     fold_clicked(int): a fold row (its index in the rows shown) was clicked.
+    drawn: a paint event has drawn the rows on screen.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class ReviewCanvas(QAbstractScrollArea):
 
     hunk_clicked = Signal(int, bool)
     fold_clicked = Signal(int)
+    drawn = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -158,6 +160,7 @@ class ReviewCanvas(QAbstractScrollArea):
                 self.painted += 1
         finally:
             painter.end()
+        self.drawn.emit()
 
     def _paint_row(self, painter: QPainter, row: Row, y: int, width: int, palette: Palette, extra: Colors) -> None:
         n = self._hunk_of.get((row.file, row.hunk), -1)

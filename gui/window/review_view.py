@@ -86,6 +86,9 @@ class ReviewView(QWidget):
         self.canvas = ReviewCanvas(self)
         self.canvas.setAccessibleName("Diff of the pending write, change by change")
         self.canvas.hunk_clicked.connect(self._on_hunk_clicked)
+        self.canvas.drawn.connect(self._on_drawn)
+        self._drawing: int | None = None
+        """The generation whose rows wait for their first paint."""
         self.canvas.fold_clicked.connect(self.open_fold)
         self.position = QLabel()
         self.position.setObjectName("reviewPosition")
@@ -192,8 +195,9 @@ class ReviewView(QWidget):
         build = functools.partial(build_layout, self._diffs, dark=self._dark, contents=self._contents)
         try:
             asyncio.get_running_loop()
-        except RuntimeError:  # no loop (a script, a test without qasync): build here
+        except RuntimeError:  # no loop (a script, a test without qasync): build and paint here
             self._apply(build(), self._generation)
+            self.canvas.viewport().repaint()
             return
         self._task = spawn(self._build_off_thread(build, self._generation), f"ReviewView build #{self._generation}")
 
@@ -215,10 +219,17 @@ class ReviewView(QWidget):
         self.canvas.verticalScrollBar().setValue(0)
         self.canvas.scroll_to_hunk(self._current)
         self._update_controls()
-        self.canvas.viewport().repaint()
-        if generation == self._generation:
+        self.review_changed.emit(len(self._rejected))
+        # Done once the rows are painted: at the next paint event (one paint, not a repaint now and the
+        # queued update after it), or now when nothing is on screen to paint.
+        self._drawing = generation
+        if not self.canvas.viewport().isVisible():
+            self._on_drawn()
+
+    def _on_drawn(self) -> None:
+        if self._drawing is not None and self._drawing == self._generation:
+            self._drawing = None
             self._is_rendered = True
-            self.review_changed.emit(len(self._rejected))
             self.rendered.emit()
 
     def _cancel(self) -> None:
