@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from gui.window.highlight import DARK, LIGHT, Palette
@@ -265,6 +265,13 @@ class ReviewCanvas(QAbstractScrollArea):
             painter.drawText(QPoint(x0 + at * self._char, baseline), cell.text[at:])
 
     # -- input -------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802  (Qt override)
+        bar = self.verticalScrollBar()
+        if event.key() in (Qt.Key.Key_Home, Qt.Key.Key_End) and not event.modifiers():
+            bar.setValue(bar.minimum() if event.key() == Qt.Key.Key_Home else bar.maximum())
+            return
+        super().keyPressEvent(event)  # the arrows and page keys scroll
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802  (Qt override)
         self.setFocus(Qt.FocusReason.MouseFocusReason)
