@@ -35,6 +35,8 @@ from core.policy.verdicts import PolicyRequest, Verdict
 from core.recorder import Recorder
 from core.run.approvals import Answer, ApprovalBroker
 from core.tools.base import ReadState, WritePlan
+from core.tools.nbpartial import notebook_in_part
+from core.tools.notebook import NotebookEdit
 
 log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 30_000
@@ -184,7 +186,7 @@ class Calls:
             await self.recorder.approval_requested(request)
             answer = await self.approvals.wait(request, verdict.timeout_s)
             if answer.hunks is not None and answer.decision == Decision.APPROVED_EDITED:
-                answer = await asyncio.to_thread(_in_part, answer, plan, diffs, self.workspace)
+                answer = await asyncio.to_thread(_in_part, answer, plan, diffs, self.workspace, call.tool)
             if answer.decision == Decision.TIMED_OUT and verdict.on_timeout == "allow":
                 answer = answer.model_copy(update={"decision": Decision.APPROVED,
                                                    "reason": f"{answer.reason}; the rule allows it then"})
@@ -245,7 +247,8 @@ class Calls:
         return f"<Calls {self.workspace.root} waiting={len(self.approvals.pending())}>"
 
 
-def _in_part(answer: Answer, plan: WritePlan | None, diffs: tuple[FileDiff, ...], workspace: Workspace) -> Answer:
+def _in_part(answer: Answer, plan: WritePlan | None, diffs: tuple[FileDiff, ...], workspace: Workspace,
+             tool: str) -> Answer:
     """Blocking: a partial approval as the content it writes (the accepted hunks applied to each file as the
     agent saw it) and, as its reason, the hunks not applied; a denial when the hunks cannot be applied."""
     hunks = answer.hunks or {}
@@ -259,12 +262,14 @@ def _in_part(answer: Answer, plan: WritePlan | None, diffs: tuple[FileDiff, ...]
             if rel not in hunks:
                 continue
             accepted = set(hunks[rel])
-            if write.shown is not None:
-                raise PartialError(f"{rel} is shown as a readable rendering, not its bytes, so it cannot be "
-                                   "approved in part")
             if write.before is None:
                 raise PartialError(f"{rel} is created whole by this call, so it cannot be approved in part")
-            edited[rel] = apply_hunks(write.before, diff, accepted).decode("utf-8")
+            if write.shown is not None and tool != NotebookEdit.name:
+                raise PartialError(f"{rel} is shown as a readable rendering, not its bytes, so it cannot be "
+                                   "approved in part")
+            written = notebook_in_part(write, diff, accepted, rel) if write.shown is not None \
+                else apply_hunks(write.before, diff, accepted)
+            edited[rel] = written.decode("utf-8")
             rejected = set(range(len(diff.hunks))) - accepted
             said.append(not_applied(rel, rejected, len(diff.hunks), answer.reason))
         missing = sorted(set(hunks) - {workspace.relative(w.path) for w in plan.writes})

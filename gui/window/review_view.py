@@ -15,8 +15,9 @@ of the window uses:
 A click on a fold ("⋯ 59 unchanged lines") shows those lines, when the new
 text is known.  The view (split or unified) is remembered between runs (QSettings, under
 Belay's config directory).  Hunks of a file that cannot be approved in part
-(a new file, a binary or truncated diff, a notebook's rendering) cannot be
-rejected; the view says so.
+(a new file, a binary or truncated diff) cannot be rejected; the view says
+so.  A notebook's diff is of its cells as shown, not its JSON: the core
+turns its accepted hunks back into the notebook (`core.tools.nbpartial`).
 
 Signals:
     rendered: the latest request is on screen.
@@ -46,8 +47,8 @@ SPLIT_KEY = "review/side_by_side"
 KEYS_HELP = "N / P next / previous · Space accept or reject · A accept all · R reject all · V view · F focus"
 KEPT_REVIEWS = 50
 """Reviews kept for requests not shown at the moment (the oldest go first)."""
-WRITTEN_WHOLE = frozenset({"NotebookEdit"})
-"""Tools whose diff shows a rendering of the file, not its bytes: the core cannot apply part of it."""
+RENDERED = frozenset({"NotebookEdit"})
+"""Tools whose diff shows a rendering of the file, not its bytes: their proposed content is not the diff's text."""
 NOT_SPLITTABLE = "this file is written whole: its changes cannot be approved in part"
 
 
@@ -160,16 +161,16 @@ class ReviewView(QWidget):
         self._show(diffs, contents, whole, (set(), 0))
 
     def show_request(self, request: ApprovalRequested) -> None:
-        """The diff of a pending write, its new text naming enclosing functions; a notebook's diff (a readable
-        rendering, not its bytes) and new files cannot be split.  Showing the request already shown changes
-        nothing; coming back to one shown before brings back its review (which changes were rejected)."""
+        """The diff of a pending write, its new text naming enclosing functions (not a notebook's: its diff is
+        of a rendering, its new text JSON).  Showing the request already shown changes nothing; coming back to
+        one shown before brings back its review (which changes were rejected)."""
         if request.call_id == self._call_id and tuple(request.diffs) == self._diffs:
             return
         self._keep_review()
         self._call_id = request.call_id
-        contents = {p.path: p.content for p in request.proposed if p.content is not None}
-        whole = [d.path for d in request.diffs] if request.tool in WRITTEN_WHOLE else []
-        self._show(request.diffs, contents, whole, self._reviews.pop(request.call_id, (set(), 0)))
+        contents = {p.path: p.content for p in request.proposed if p.content is not None} \
+            if request.tool not in RENDERED else {}
+        self._show(request.diffs, contents, (), self._reviews.pop(request.call_id, (set(), 0)))
 
     def _keep_review(self) -> None:
         """Remember the review of the request shown, for when it is shown again."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,33 @@ def test_a_partial_approval_of_a_new_file_is_refused_and_nothing_is_written(work
 
     run(scenario())
     assert not target.exists()
+
+
+def test_a_notebook_cell_edit_approved_in_part_writes_the_cell_as_the_accepted_hunks_show_it(
+        workspace: Path) -> None:
+    target = workspace / "analysis.ipynb"
+    lines = [f"step_{n} = {n}\n" for n in range(30)]
+    cells = [{"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {},
+              "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}], "source": lines}]
+    target.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+                      + "\n")
+    new_source = "".join(lines).replace("step_2 = 2\n", "step_2 = 'two'\n").replace("step_28 = 28\n", "step_28 = -28\n")
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            task = asyncio.ensure_future(console.call(agent, "NotebookEdit", {
+                "notebook_path": str(target), "cell_id": "c1", "new_source": new_source}))
+            await wait_until(console.pending_approvals, what="the approval request")
+            [request] = console.pending_approvals()
+            assert len(request.diffs[0].hunks) == 2  # the first change; the second with the cleared output
+            console.approve(request.call_id, hunks={"analysis.ipynb": [0]}, reason="keep step_28")
+            outcome = await task
+            assert outcome.status == RunStatus.DONE, outcome.text
+            assert "hunk 2 of 2 in analysis.ipynb was not applied: keep step_28" in outcome.text
+
+    run(scenario())
+    [cell] = json.loads(target.read_text())["cells"]
+    assert "".join(cell["source"]) == "".join(lines).replace("step_2 = 2\n", "step_2 = 'two'\n")
+    assert cell["outputs"] == cells[0]["outputs"]  # its clearing was in the rejected hunk

@@ -235,3 +235,20 @@ def test_page_keys_and_home_end_scroll_the_diff(qtbot: QtBot, tmp_path: Path) ->
     assert view.canvas.rows[bar.value() + bar.pageStep() - 1].text.startswith("⋯ 67 unchanged lines")
     qtbot.keyClick(view.canvas, Qt.Key.Key_Home)
     assert bar.value() == 0
+
+
+def test_a_notebooks_changes_can_be_rejected_and_its_json_is_not_taken_for_the_diffs_text(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    shown_before = "# ── cell c1 · code ──\n" + "".join(f"step_{n} = {n}\n" for n in range(30))
+    shown_after = shown_before.replace("step_2 = 2\n", "step_2 = 'two'\n").replace("step_28 = 28", "step_28 = -28")
+    diff = compute_diff("analysis.ipynb", shown_before.encode(), shown_after.encode())
+    request = ApprovalRequested(call_id="c1", agent_id="a1", tool="NotebookEdit", summary="analysis.ipynb",
+                                reason="asks", args={}, diffs=(diff,),
+                                proposed=(ProposedFile(path="analysis.ipynb", content='{"cells": []}\n'),))
+    view.show_request(request)
+    view.canvas.setFocus()
+    qtbot.keyClick(view.canvas, Qt.Key.Key_N)
+    qtbot.keyClick(view.canvas, Qt.Key.Key_Space)
+    assert view.accepted_hunks() == {"analysis.ipynb": [0]}
+    assert "click to show" not in view.plain_text()  # the JSON is not the text the diff's folds hide
