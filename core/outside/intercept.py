@@ -43,6 +43,7 @@ from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.nbpartial import notebook_edit_input
 from core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -348,6 +349,8 @@ def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, e
         if tool_name == "Edit":
             return {**tool_input, "old_string": whole, "new_string": content, "replace_all": False}
         return {**tool_input, "edits": [{"old_string": whole, "new_string": content}]}
+    if tool_name == "NotebookEdit":  # the one cell's source, as the person approved it (core.tools.nbpartial)
+        return notebook_edit_input(tool_input, write, content)
     return None
 
 

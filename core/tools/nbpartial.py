@@ -14,7 +14,9 @@ tool's notebook, none the notebook as it was.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
+from typing import Any
 
 from core.changes.partial import PartialError, apply_hunks
 from core.errors import ToolError
@@ -100,3 +102,27 @@ def _outputs_line(cell: Cell) -> str:
     if cell.get("cell_type") == "code" and isinstance(outputs, list) and outputs:
         return f"# [{count(len(outputs), 'output')} folded]\n"
     return ""
+
+
+def notebook_edit_input(tool_input: dict[str, Any], write: FileWrite, edited: str) -> dict[str, Any] | None:
+    """An agent's own NotebookEdit input that writes the person's version (`edited`, a notebook from
+    `notebook_in_part`) of a one-cell replace: the same call with that cell's source; None when the version
+    differs in more than the source (outputs kept, another cell), which the agent's tool cannot be told."""
+    if tool_input.get("edit_mode", "replace") != "replace" or write.after is None:
+        return None
+    try:
+        after = json.loads(write.after)["cells"]
+        wanted = json.loads(edited)["cells"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(after, list) or not isinstance(wanted, list) or len(after) != len(wanted):
+        return None
+    differing = [k for k, (a, w) in enumerate(zip(after, wanted, strict=True)) if a != w]
+    if not differing:
+        return dict(tool_input)
+    if len(differing) != 1:
+        return None
+    cell, mine = after[differing[0]], wanted[differing[0]]
+    if {k: v for k, v in cell.items() if k != "source"} != {k: v for k, v in mine.items() if k != "source"}:
+        return None
+    return {**tool_input, "new_source": source(mine)}

@@ -147,6 +147,33 @@ def test_a_multiedit_approved_in_part_runs_with_only_the_accepted_hunks_and_the_
     run(scenario())
 
 
+def test_a_notebook_edit_approved_in_part_gives_the_agent_the_cells_approved_source(workspace: Path) -> None:
+    target = workspace / "analysis.ipynb"
+    lines = [f"step_{n} = {n}\n" for n in range(30)]
+    cells = [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+              "source": lines}]
+    target.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+                      + "\n")
+    new_source = "".join(lines).replace("step_2 = 2\n", "step_2 = 'two'\n").replace("step_28 = 28\n", "step_28 = -28\n")
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            pre = _event("PreToolUse", workspace, tool_name="NotebookEdit", tool_use_id="toolu_nb",
+                         tool_input={"notebook_path": str(target), "cell_id": "c1", "new_source": new_source})
+            answer = asyncio.ensure_future(_client_async(pre, workspace))
+            request = await _pending(console)
+            assert len(request.diffs[0].hunks) == 2
+            console.approve(request.call_id, hunks={"analysis.ipynb": [1]}, reason="step_2 stays a number")
+            output = json.loads((await answer).stdout)["hookSpecificOutput"]
+            assert output["permissionDecision"] == "allow"
+            assert output["updatedInput"] == {"notebook_path": str(target), "cell_id": "c1",
+                                              "new_source": "".join(lines).replace("step_28 = 28\n", "step_28 = -28\n")}
+            assert "hunk 1 of 2 in analysis.ipynb was not applied: step_2 stays a number" in output["additionalContext"]
+
+    run(scenario())
+
+
 def test_a_command_side_effects_are_captured_for_its_call(workspace: Path) -> None:
     async def scenario() -> None:
         async with Console(workspace) as console:

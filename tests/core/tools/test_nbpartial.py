@@ -12,7 +12,7 @@ from core.changes.partial import PartialError, apply_hunks
 from core.models.diffs import FileDiff
 from core.tools.base import FileWrite
 from core.tools.nbcells import load, render
-from core.tools.nbpartial import notebook_in_part
+from core.tools.nbpartial import notebook_edit_input, notebook_in_part
 from tests.core.tools.test_notebook import cell, jupyter_bytes, make_ctx, notebook, plan
 
 LONG = [f"step_{n} = {n}\n" for n in range(30)]
@@ -87,3 +87,15 @@ def test_a_type_change_kept_apart_from_the_source_change_is_refused(tmp_path: Pa
     assert len(diff.hunks) == 3  # the heading, the changed line, the cleared output
     with pytest.raises(PartialError, match="changes its type"):
         notebook_in_part(write, diff, {1, 2}, "nb.ipynb")
+
+
+def test_an_agents_own_notebook_edit_gets_the_approved_source_unless_its_outputs_were_kept(
+        replaced: tuple[FileWrite, FileDiff]) -> None:
+    write, diff = replaced
+    given = {"notebook_path": "/ws/nb.ipynb", "cell_id": "c2", "new_source": "ignored"}
+    second_only = notebook_in_part(write, diff, {1}, "nb.ipynb").decode()
+    assert notebook_edit_input(given, write, second_only) == {
+        **given, "new_source": "".join(LONG).replace("step_28 = 28\n", "step_28 = -28\n").rstrip("\n")}
+    first_only = notebook_in_part(write, diff, {0}, "nb.ipynb").decode()  # keeps the outputs: not sayable
+    assert notebook_edit_input(given, write, first_only) is None
+    assert notebook_edit_input({**given, "edit_mode": "insert"}, write, second_only) is None
