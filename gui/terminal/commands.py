@@ -187,6 +187,12 @@ GEMINI_PROJECT_NOTE = (
     "hooks only in a folder it trusts, and never under --skip-trust.\n")
 
 
+CODEX_TRUST_NOTE = (
+    "Codex runs only hooks it has been told to trust, and skips the others without a word: Belay's own entries are "
+    "recorded as trusted in Codex's config.toml (in a block marked as Belay's, which uninstall takes out).\n")
+CODEX_PROJECT_NOTE = "Codex reads a project's hooks only in a project you trust in Codex (`codex exec --trust`).\n"
+
+
 def _local_note(path: Path) -> str:
     """Why the hooks went to settings.local.json, and whether git will keep the file out of commits."""
     note = ("That file is this machine's own project settings (it holds this machine's paths); Claude Code reads "
@@ -221,6 +227,8 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
                 out.write(_local_note(path))
             elif not user and agent == "gemini":
                 out.write(GEMINI_PROJECT_NOTE)
+            if agent == "codex":
+                out.write(CODEX_TRUST_NOTE + ("" if user else CODEX_PROJECT_NOTE))
         else:
             changed = hooks.uninstall(path, config_dir())
             gone = " (the file, which Belay had created, is removed)" if changed.file_removed else ""

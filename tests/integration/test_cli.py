@@ -254,3 +254,18 @@ def test_a_gemini_project_install_says_the_file_is_shared_and_read_only_in_a_tru
     assert "BeforeTool" in json.loads(settings.read_text())["hooks"]
     removed = _belay("hooks", "uninstall", "--agent", "gemini", "--project", str(project))
     assert removed.returncode == 0 and "Removed Belay's hooks" in removed.stdout, removed.stdout + removed.stderr
+
+
+def test_a_codex_install_says_it_recorded_its_trust_and_uninstall_takes_it_out(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text('model = "gpt-5.5"\n')
+    env = {"CODEX_HOME": str(home)}
+    installed = _belay("hooks", "install", "--agent", "codex", "--user", env_extra=env)
+    assert installed.returncode == 0, installed.stderr
+    assert f"in {home / 'hooks.json'}" in installed.stdout and "Codex now asks the Belay console" in installed.stdout
+    assert "recorded as trusted in Codex's config.toml" in installed.stdout
+    assert "hook_client.py" in (home / "hooks.json").read_text() and "model = " in (home / "config.toml").read_text()
+    removed = _belay("hooks", "uninstall", "--agent", "codex", "--user", env_extra=env)
+    assert removed.returncode == 0 and "Removed Belay's hooks" in removed.stdout, removed.stdout + removed.stderr
+    assert (home / "config.toml").read_text() == 'model = "gpt-5.5"\n'
