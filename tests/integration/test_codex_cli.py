@@ -134,7 +134,8 @@ def test_codex_calls_are_approved_with_diffs_captured_denied_and_undone(workspac
                     code, output = await _codex(model, workspace, monkeypatch)
                     assert code == 0 and model.unscripted == [], output
                     for _ in range(100):  # the sub-agent may report back after the main turn ends
-                        if (workspace / "stamp.txt").exists() and not console.interceptor.waiting:
+                        if (workspace / "stamp.txt").exists() and not console.interceptor.waiting and all(
+                                r.status.final for r in console.timeline.runs.values()):  # its changes are recorded
                             break
                         await asyncio.sleep(0.05)
                     denied, waited = model.output("c_deny"), model.output("c_wait")
