@@ -83,6 +83,7 @@ from core.timeline.nodes import (
 )
 from core.timeline.tree import Timeline
 from core.tools.bash import BashSettings
+from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
 from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
 __all__ = [
@@ -99,6 +100,7 @@ __all__ = [
     "Lagged",
     "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
+    "ConflictRegion", "conflict_regions", "take_side", "Take",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",
     "SessionEnd", "SessionStarted", "ShellFinished", "ShellNode", "ShellOutput", "ShellStarted", "shielded", "spawn",
     "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "UndoPreview", "UndoReport", "unified_text",
