@@ -83,6 +83,8 @@ class Timeline:
         """Changes nobody in Belay made, oldest first; never part of the agent tree."""
         self._row: dict[NodeKey, int] = {}
         self._parent: dict[NodeKey, NodeKey | None] = {}
+        self._sub_agents: dict[NodeKey, list[AgentKey]] = {}
+        """The agents shown right under each agent or batch (an agent's include those under its batches)."""
         self.last_seq = 0
         self._watchers: list[Callable[[list[Change]], None]] = []
 
@@ -119,6 +121,16 @@ class Timeline:
 
     def counts(self) -> Counter[RunStatus]:
         return Counter(run.status for run in self.runs.values())
+
+    def rollup(self, key: NodeKey | str) -> Counter[RunStatus]:
+        """The runs under an agent or a batch by status, its sub-agents' (at any depth) included: what a
+        collapsed row stands for.  Walks the agents only, never the runs."""
+        key = parse_key(key)
+        node = self._group_node(key)
+        total = Counter(node.statuses)
+        for sub in self._sub_agents.get(key, ()):
+            total.update(self.rollup(sub))
+        return total
 
     def snapshot(self) -> Timeline:
         """An independent copy nobody watches (for a reader on another thread, or a test)."""
@@ -188,6 +200,10 @@ class Timeline:
         self._row[key] = len(siblings)
         self._parent[key] = parent
         siblings.append(key)
+        if isinstance(key, AgentKey) and parent is not None:
+            self._sub_agents.setdefault(parent, []).append(key)
+            if isinstance(parent, BatchKey):
+                self._sub_agents.setdefault(AgentKey(self.batches[parent.batch_id].agent_id), []).append(key)
         return Inserted(parent, self._row[key], key)
 
     def _add_agent(self, node: AgentNode) -> list[Change]:

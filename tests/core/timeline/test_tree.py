@@ -163,6 +163,25 @@ def test_a_sub_agent_spawned_inside_a_batch_sits_in_the_batch_after_its_call() -
     assert t.parent("a:sub") == "b:b1" and t.agents["sub"].parent_id == "main"
 
 
+def test_a_rollup_counts_the_calls_of_sub_agents_at_any_depth_those_spawned_in_a_batch_too() -> None:
+    t = Timeline()
+    t.apply(_agent("main"))
+    t.apply(_started())
+    t.apply(_batch_call("c1", "find", 1, tool="Task"))
+    t.apply(_agent("sub", parent="main", spawned_by="c1"))
+    t.apply(_call("c2", "sub", "Task"))
+    t.apply(_agent("deep", parent="sub", spawned_by="c2"))
+    t.apply(_call("c3", "deep", "Edit"))
+    t.apply(_call("c4", "deep", "Bash"))
+    t.apply(CallFinished(call_id="c3", status=RunStatus.FAILED))
+    t.apply(_call("c5", "main"))
+    assert t.rollup("a:deep") == {RunStatus.FAILED: 1, RunStatus.QUEUED: 1}
+    assert sum(t.rollup("a:sub").values()) == 3 and t.rollup("a:sub")[RunStatus.FAILED] == 1
+    assert sum(t.rollup("b:b1").values()) == 4  # its call and the sub-agent it spawned, with its own
+    assert sum(t.rollup("a:main").values()) == 5 and t.rollup("a:main")[RunStatus.FAILED] == 1
+    assert t.agents["main"].statuses[RunStatus.FAILED] == 0  # its own calls alone did not fail
+
+
 def test_a_batch_counts_its_calls_as_they_finish_and_keeps_its_totals() -> None:
     t = Timeline()
     t.apply(_agent("main"))
