@@ -20,6 +20,7 @@ and repaints that column of the rows concerned, nothing else.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
@@ -110,19 +111,45 @@ def _run_columns(run: RunNode) -> tuple[str, ...]:
     return run.tool, run.summary, status, _duration(run.duration_s), changed_text(run), ""
 
 
-def _agent_columns(agent: AgentNode, parent: AgentNode | None) -> tuple[str, ...]:
-    if parent is not None:
-        role = f"sub-agent of {parent.name}"
-    else:
-        role = f"{agent.agent_kind} agent"
-    return agent.name, role, agent.status.value, "", "", ""
+ROLLUP = (("failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)), ("waiting", (RunStatus.BLOCKED_ON_USER,)),
+          ("running", (RunStatus.RUNNING,)), ("denied", (RunStatus.DENIED,)))
+"""What a roll-up names besides the number of calls, in this order, when there are any."""
 
 
-def _batch_columns(batch: BatchNode, live: bool) -> tuple[str, ...]:
-    """"6 calls · max parallel 3", "running (3/6 done)" or "done: 5 ok, 1 failed, 0 skipped"."""
+def rollup_text(counts: Counter[RunStatus]) -> str:
+    """"42 calls · 3 failed · 1 waiting": what a row (collapsed or not) holds, its sub-agents' calls included."""
+    parts = [_plural(sum(counts.values()), "call")]
+    for label, statuses in ROLLUP:
+        n = sum(counts[status] for status in statuses)
+        if n:
+            parts.append(f"{n} {label}")
+    return " · ".join(parts)
+
+
+def _rollup_colour(counts: Counter[RunStatus]) -> str | None:
+    """The status cell of an agent takes the colour of what needs a look under it: waiting, else failed."""
+    for status in (RunStatus.BLOCKED_ON_USER, RunStatus.FAILED):
+        if counts[status] or (status == RunStatus.FAILED and counts[RunStatus.TIMED_OUT]):
+            return STATUS_COLOR[status]
+    return None
+
+
+def _agent_columns(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunStatus]) -> tuple[str, ...]:
+    """The roll-up first (a collapsed row must not hide its failures), then what the agent is."""
+    role = f"sub-agent of {parent.name}" if parent is not None else f"{agent.agent_kind} agent"
+    return agent.name, f"{rollup_text(counts)} · {role}", agent.status.value, "", "", ""
+
+
+def _batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | None = None) -> tuple[str, ...]:
+    """"6 calls · max parallel 3", "running (3/6 done)" or "done: 5 ok, 1 failed, 0 skipped"; with the roll-up
+    of what it holds, its sub-agents' calls included ("+12 by sub-agents · 3 failed · 1 waiting")."""
     seen = sum(batch.statuses.values())
     calls = max(batch.size, seen)
     summary = _plural(calls, "call") + (f" · max parallel {batch.plan.max_parallelism}" if batch.plan else "")
+    if counts is not None:
+        deeper = sum(counts.values()) - seen
+        rolled = rollup_text(counts).split(" · ")[1:]
+        summary += "".join(f" · {part}" for part in ([f"+{deeper} by sub-agents"] if deeper else []) + rolled)
     finished = sum(n for status, n in batch.statuses.items() if status.final)
     totals = batch.totals
     if totals is not None:
@@ -263,8 +290,28 @@ class TimelineModel(QAbstractItemModel):
             index = self._index(key)
             self.dataChanged.emit(index, index.siblingAtColumn(len(COLUMNS) - 1))
             groups.update(self._groups_of(key))
+        self._roll_up([key for key in (*fresh, *updated) if isinstance(key, RunKey)], skip={*fresh, *updated})
         self._stretch(groups, now)
         self._keep_ticking()
+
+    def _roll_up(self, runs: Iterable[NodeKey], skip: set[NodeKey]) -> None:
+        """Refresh the roll-ups of the agents and batches above these runs: once each, and a row only when its
+        text moved (a streamed output changes no count)."""
+        above: dict[NodeKey, None] = {}
+        for key in runs:
+            parent = self._timeline.parent(key)
+            while parent is not None and parent not in above:
+                above[parent] = None
+                parent = self._timeline.parent(parent)
+        now = self._clock()
+        for key in above:
+            if key in skip:
+                continue
+            before = self._cells.get(key)
+            self._refresh(key, now)
+            if self._cells[key] != before:
+                index = self._index(key)
+                self.dataChanged.emit(index.siblingAtColumn(1), index.siblingAtColumn(STATUS_COLUMN))
 
     def _insert(self, rows: list[Inserted], now: datetime) -> None:
         """Rows appended under one parent: prepared, then shown as one insert."""
@@ -298,12 +345,15 @@ class TimelineModel(QAbstractItemModel):
         elif isinstance(key, BatchKey):
             batch = timeline.batches[key.batch_id]
             live = timeline.live(key)
-            cells = self._cells[key] = _batch_columns(batch, live)
+            cells = self._cells[key] = _batch_columns(batch, live, timeline.rollup(key))
             self._tips[key] = _batch_tip(batch, cells)
             self._set_brush(key, STATUS_COLOR[_batch_state(batch, live)])
         else:
             agent = timeline.agents[key.ident]
-            self._cells[key] = _agent_columns(agent, timeline.agents.get(agent.parent_id or ""))
+            counts = timeline.rollup(key)
+            cells = self._cells[key] = _agent_columns(agent, timeline.agents.get(agent.parent_id or ""), counts)
+            self._tips[key] = f"{cells[0]}: {cells[1]}"
+            self._set_brush(key, _rollup_colour(counts))
         self._refresh_bar(key, now)
 
     def _set_brush(self, key: NodeKey, colour: str | None) -> None:

@@ -43,7 +43,7 @@ def test_sub_agents_are_collapsible_rows_under_their_parent() -> None:
     lead = model.index(0, 0)
     assert lead.data() == "lead" and model.rowCount(lead) == 3
     sub = model.index(2, 0, lead)
-    assert sub.data() == "docs-writer" and model.index(2, 1, lead).data() == "sub-agent of lead"
+    assert sub.data() == "docs-writer" and model.index(2, 1, lead).data() == "1 call · sub-agent of lead"
     edit = model.index(0, 0, sub)
     assert edit.data() == "Edit" and model.index(0, 2, sub).data() == "✓ done"
     assert model.index(0, 3, sub).data() == "12 ms"
@@ -69,7 +69,7 @@ def test_live_inserts_and_updates_emit_the_right_signals(qtbot: Any) -> None:
     model.dataChanged.connect(on_data_changed)
     model.apply(CallQueued(seq=10, call_id="c9", agent_id="main", tool="Glob", args={}, summary="*.py"))
     model.apply(CallFinished(seq=11, call_id="c9", status=RunStatus.DONE, duration_s=0.001))
-    assert inserted == [(2, 2)] and rows_changed == ["r:c9"]
+    assert inserted == [(2, 2)] and rows_changed == ["a:main", "r:c9"]  # its roll-up: one call more
     assert bars_changed and set(bars_changed) <= {(0, 1), (0, 2)}
 
 
@@ -164,12 +164,13 @@ def test_a_batch_is_a_row_under_its_agent_with_its_calls_and_their_sub_agents() 
     lead = model.index(0, 0)
     batch = model.index(1, 0, lead)
     assert batch.data(KEY_ROLE) == "b:b1" and model.rowCount(batch) == 3
-    assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2", "running (0/3 done)", "", "", ""]
+    assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2 · +1 by sub-agents · 1 running",
+                                  "running (0/3 done)", "", "", ""]
     assert [model.index(r, 0, batch).data(KEY_ROLE) for r in range(3)] == ["r:c1", "r:c2", "a:sub"]
     model, _ = _fed()
     lead = model.index(0, 0)
     batch = model.index(1, 0, lead)
-    assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2 · 1 cached",
+    assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2 · +1 by sub-agents · 1 failed · 1 cached",
                                   "done: 2 ok, 1 failed, 0 skipped", "3.1 s", "", ""]
     assert model.index(1, STATUS_COLUMN, lead).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#cf222e"
     assert "critical path: find → read" in batch.data(Qt.ItemDataRole.ToolTipRole)
@@ -233,3 +234,35 @@ def test_a_burst_in_the_shared_timeline_is_shown_at_the_flush_as_one_range_inser
     assert inserted == [(False, 0, 0), (True, 0, 199)] and model.rowCount(lead) == 200
     assert model.index(7, 2, lead).data() == "✓ done" and model.index(199, 1, lead).data() == "file199"
     assert model.timeline is timeline
+
+
+def test_an_agent_row_rolls_up_the_calls_of_its_sub_agents_at_any_depth_and_follows_them(qtmodeltester: Any) -> None:
+    model = TimelineModel()
+    model.apply(AgentStarted(seq=1, agent_id="main", session_id="s", name="lead", agent_kind="scripted"))
+    model.apply(CallQueued(seq=2, call_id="t1", agent_id="main", tool="Task", args={}, summary="frontend"))
+    model.apply(AgentStarted(seq=3, agent_id="fe", session_id="s", name="frontend", agent_kind="subagent",
+                             parent_id="main", spawned_by="t1"))
+    model.apply(CallQueued(seq=4, call_id="t2", agent_id="fe", tool="Task", args={}, summary="tests"))
+    model.apply(AgentStarted(seq=5, agent_id="te", session_id="s", name="tests", agent_kind="subagent",
+                             parent_id="fe", spawned_by="t2"))
+    for i in range(4):
+        model.apply(CallQueued(seq=10 + i, call_id=f"e{i}", agent_id="te", tool="Bash", args={}, summary="pytest"))
+    lead = model.index(0, 0)
+    changed: list[str] = []
+    model.dataChanged.connect(lambda first, last: changed.append(first.data(KEY_ROLE)))
+    model.apply(CallFinished(seq=20, call_id="e0", status=RunStatus.FAILED, duration_s=0.1))
+    model.apply(CallFinished(seq=21, call_id="e1", status=RunStatus.TIMED_OUT, duration_s=0.1))
+    model.apply(ApprovalRequested(seq=22, call_id="e2", agent_id="te", tool="Bash", args={}, summary="pytest",
+                                  reason=""))
+    assert model.index(0, 1).data() == "6 calls · 2 failed · 1 waiting · scripted agent"  # the lead, 2 levels up
+    assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#b36b00"
+    frontend = model.index(1, 0, lead)
+    assert model.index(1, 1, lead).data() == "5 calls · 2 failed · 1 waiting · sub-agent of lead"
+    assert "frontend: 5 calls · 2 failed" in frontend.data(Qt.ItemDataRole.ToolTipRole)
+    assert {"a:main", "a:fe", "a:te"} <= set(changed)  # each row above told once its roll-up moved
+    changed.clear()
+    model.apply(CallFinished(seq=23, call_id="e2", status=RunStatus.DONE, duration_s=0.1))
+    assert model.index(0, 1).data() == "6 calls · 2 failed · scripted agent"
+    assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#cf222e"
+    assert changed.count("a:main") == 1
+    qtmodeltester.check(model, force_py=True)
