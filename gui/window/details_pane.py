@@ -65,6 +65,7 @@ from core import (
 from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
 from gui.window.tasks import TaskSet
+from gui.window.timeline_model import rollup_text
 
 MAX_SHOWN_CHARS = 20_000
 
@@ -234,13 +235,18 @@ def _arguments(run: RunNode, full: FullCall | None) -> str:
 
 
 def describe_agent(key: AgentKey, timeline: Timeline) -> str:
+    """Who the agent is and what it did: its calls counted with its sub-agents' (at any depth), as its row's
+    roll-up counts them, and how many of those are its own."""
     agent = timeline.agents[key.agent_id]
-    runs = [r for r in timeline.runs.values() if r.agent_id == agent.agent_id]  # those in its batches too
+    counts = timeline.rollup(key)
+    own = sum(agent.statuses.values())  # those in its batches too
+    deeper = sum(counts.values()) - own
+    by_subs = f"<p>{own} of them its own, {deeper} by its sub-agents</p>" if deeper else ""
     spawned = f"<p>Spawned by the Task call {agent.spawned_by}</p>" if agent.spawned_by else ""
     kind = "sub-agent" if agent.parent_id else f"{agent.agent_kind} agent"
     message = f"<p>{html.escape(agent.message)}</p>" if agent.message else ""
     return (f"<h3>{html.escape(agent_path(timeline, agent.agent_id))}</h3>"
-            f"<p>{kind} · {agent.status.value} · {len(runs)} calls</p>{spawned}{message}")
+            f"<p>{kind} · {agent.status.value} · {html.escape(rollup_text(counts))}</p>{by_subs}{spawned}{message}")
 
 
 def describe_batch(key: BatchKey, timeline: Timeline) -> str:

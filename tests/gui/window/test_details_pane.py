@@ -162,3 +162,26 @@ def test_a_call_that_cannot_be_read_says_why_instead_of_loading_for_ever(qtbot: 
         assert "Loading…" not in pane.info.toPlainText() and not pane.loading
 
     loop.run_until_complete(scenario())
+
+
+def test_an_agents_details_count_its_sub_agents_calls_at_any_depth(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            (workspace / "a.txt").write_text("a\n")
+            lead = await console.start_agent("lead", "scripted")
+            frontend = await console.start_agent("frontend", "subagent", parent=lead)
+            tests = await console.start_agent("tests", "subagent", parent=frontend)
+            await console.call(lead, "Read", {"file_path": str(workspace / "a.txt")})
+            await console.call(frontend, "Read", {"file_path": str(workspace / "a.txt")})
+            for _ in range(2):
+                await console.call(tests, "Read", {"file_path": str(workspace / "missing.txt")})
+            pane = DetailsPane(console.timeline)
+            qtbot.addWidget(pane)
+            pane.show_key(f"a:{lead.agent_id}")
+            text = pane.info.toPlainText()
+            assert "4 calls · 2 failed" in text and "1 of them its own, 3 by its sub-agents" in text
+            pane.show_key(f"a:{tests.agent_id}")
+            assert "2 calls · 2 failed" in pane.info.toPlainText()
+            assert "by its sub-agents" not in pane.info.toPlainText()
+
+    loop.run_until_complete(scenario())
