@@ -3,10 +3,17 @@
 The core's `UndoPreview` says what undoing would do to each file; this
 dialog shows it and asks one question per conflicting file: merge (write the
 edited merged text), overwrite (put back what was there before the call,
-losing the later edits) or skip (leave the file as it is).  Undo stays
-disabled until every conflict has an answer.  It is opened with `open()`,
-never a blocking `exec()`.  The versions are shown as plain text: nothing
-slow runs here but `setPlainText`, once per file shown (documents are kept).
+losing the later edits) or skip (leave the file as it is).  The merged text
+is a small merge editor: numbered lines, each conflict region coloured (the
+file now, what the call left, what the undo restores), opened on the first
+region with the cursor there, next / previous region keys, and per region
+"Take now", "Take the undo" or "Take both"; hand edits stay possible.  The
+regions are parsed back out of the text (`core.conflict_regions`) after each
+edit, so they are whatever the text now holds.  Undo stays disabled until
+every conflict has an answer and no merged text still has conflict markers.
+It is opened with `open()`, never a blocking `exec()`.  Nothing slow runs
+here: `setPlainText` once per file shown (documents are kept) and a parse of
+the merged text, debounced, after edits.
 
 Signals:
     resolved(dict): {path: Resolution} for every conflicting file, emitted
@@ -18,16 +25,27 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QKeyEvent, QKeySequence, QShortcut, QTextDocument
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPlainTextDocumentLayout,
     QPlainTextEdit,
+    QPushButton,
     QRadioButton,
     QSplitter,
     QTabWidget,
@@ -35,7 +53,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import FilePreview, Resolution, UndoPreview
+from core import ConflictRegion, FilePreview, Resolution, Take, UndoPreview, conflict_regions
+from gui.window.code_editor import CodeEditor
 
 Choice = Literal["merge", "overwrite", "skip"]
 CHOICES: tuple[Choice, ...] = ("merge", "overwrite", "skip")
@@ -55,6 +74,19 @@ _STATUS = {  # action: (order, glyph, label, what it means when the core gives n
 _MARKER = re.compile(r"^(?:<{7}|>{7})(?:\s|$)", re.MULTILINE)
 _PATH = Qt.ItemDataRole.UserRole
 _ERROR_COLOUR = "#cf222e"
+_TAKE_TEXT: dict[Take, tuple[str, str, str]] = {  # take: (button, shortcut, tooltip)
+    "now": ("Take now", "Alt+N", "Keep this region as the file is now (the later edits)"),
+    "undo": ("Take the undo", "Alt+U", "Put this region back as it was before the call"),
+    "both": ("Take both", "Alt+B", "Keep the file's lines as they are now, then the undo's"),
+}
+_MARKS = {  # what a line of a region is: (colour of the current region, colour of the others)
+    "marker": ("#d0d7de", "#eaeef2"),
+    "now": ("#b6e3ff", "#ddf4ff"),
+    "base": ("#e6e6e6", "#f3f3f3"),
+    "undo": ("#aceebb", "#dafbe1"),
+}
+_REPARSE_MS = 150
+"""After an edit, the regions are parsed again once typing pauses this long."""
 
 
 def has_conflict_markers(text: str) -> bool:
@@ -76,6 +108,12 @@ class UndoDialog(QDialog):
         self._preview = preview
         self._files = {f.path: f for f in sorted(preview.files, key=lambda f: _STATUS[f.action][0])}
         self._choices: dict[str, Choice] = {}
+        self._regions: list[ConflictRegion] = []
+        """The conflict regions of the merged text shown, as it reads now."""
+        self._region_at: int | None = None
+        """The index in `_regions` of the region the cursor is in (or the one marked as current)."""
+        self._left = {f.path: len(conflict_regions(f.merged)) for f in self._conflicts() if _mergeable(f)}
+        """Conflict regions still in each mergeable file's merged text."""
         self._docs: dict[tuple[str, str], QTextDocument] = {}
         self._font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         verb = "Redo" if preview.redo else "Undo"
@@ -90,7 +128,7 @@ class UndoDialog(QDialog):
 
     def __repr__(self) -> str:
         return (f"<UndoDialog call={self._preview.call_id} files={len(self._files)} "
-                f"conflicts={len(self._conflicts())} decided={len(self._choices)}>")
+                f"conflicts={len(self._conflicts())} decided={len(self._choices)} regions={len(self._regions)}>")
 
     # -- public -----------------------------------------------------------------------
 
@@ -119,6 +157,54 @@ class UndoDialog(QDialog):
         """The path of the file shown on the right ("" when none)."""
         item = self.files.currentItem()
         return item.data(_PATH) if item is not None else ""
+
+    def regions(self) -> list[ConflictRegion]:
+        """The conflict regions of the merged text shown, as it reads now (0-based lines)."""
+        self._refresh_regions_now()
+        return list(self._regions)
+
+    def current_region(self) -> int | None:
+        """The index of the region the cursor is in, or None when it is in none."""
+        self._refresh_regions_now()
+        return self._region_index(self.merged_edit.textCursor().blockNumber())
+
+    def go_to_region(self, step: int) -> None:
+        """Put the cursor on the next (step 1) or previous (-1) region, wrapping around; 0: the first."""
+        self._refresh_regions_now()
+        if not self._regions or not self.region_bar.isVisible():
+            return
+        line = self.merged_edit.textCursor().blockNumber()
+        if step > 0:
+            index = next((i for i, r in enumerate(self._regions) if r.start > line), 0)
+        elif step < 0:
+            index = next((i for i in reversed(range(len(self._regions))) if self._regions[i].end <= line),
+                         len(self._regions) - 1)
+        else:
+            index = 0
+        self._put_cursor_on(self._regions[index])
+
+    def take(self, take: Take) -> None:
+        """Settle the cursor's region (or the next one) with a side; the file is then merged."""
+        f = self._files.get(self.current_path())
+        self._refresh_regions_now()
+        if f is None or not _mergeable(f) or not self._regions:
+            return
+        line = self.merged_edit.textCursor().blockNumber()
+        region = next((r for r in self._regions if line < r.end), self._regions[-1])
+        doc = self.merged_edit.document()
+        cursor = QTextCursor(doc)
+        cursor.setPosition(doc.findBlockByNumber(region.start).position())
+        end = doc.findBlockByNumber(region.end)
+        cursor.setPosition(end.position() if end.isValid() else doc.characterCount() - 1,
+                           QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(region.text(take) if end.isValid() else region.text(take).removesuffix("\n"))
+        if self._choices.get(f.path) != "merge":
+            self.choose(f.path, "merge")
+        self._refresh_regions_now(force=True)
+        if self._regions:
+            self._put_cursor_on(next((r for r in self._regions if r.start >= region.start), self._regions[0]))
+        else:
+            self.merged_edit.setTextCursor(_cursor_at(doc, region.start))
 
     def resolutions(self) -> dict[str, Resolution]:
         """What Undo would emit now (every conflict must be decided)."""
@@ -153,9 +239,11 @@ class UndoDialog(QDialog):
         self.versions.addTab(self.after_view, "After the call")
         self.versions.addTab(self.before_view, f"{verb} restores")
         self.merged_label = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
-        self.merged_edit = self._text_view()
+        self.merged_edit = CodeEditor()
         self.merged_edit.setAccessibleName("Merged")
-        merged_panel = _column(self.merged_label, self.merged_edit)
+        self.merged_edit.cursorPositionChanged.connect(self._show_region_of_cursor)
+        merged_panel = _column(self.merged_label, self._region_bar(), self.merged_edit)
+        self._reparse = QTimer(self, singleShot=True, interval=_REPARSE_MS, timeout=self._refresh_regions)
         self.choice_buttons = {action: QRadioButton(_CHOICE_TEXT[action]) for action in CHOICES}
         self.choice_box = _column(*self.choice_buttons.values())
         for action, button in self.choice_buttons.items():
@@ -166,13 +254,13 @@ class UndoDialog(QDialog):
         self.texts = QSplitter(Qt.Orientation.Vertical)
         self.texts.addWidget(self.versions)
         self.texts.addWidget(merged_panel)
-        self.texts.setSizes([260, 340])
+        self.texts.setSizes([180, 420])  # the merged text is where the work is
         right = _column(self.heading, self.detail, self.texts, self.choice_box, self.message)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.files)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([280, 760])
+        self.splitter.setSizes([240, 800])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.undo_button = buttons.addButton(verb, QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = buttons.button(QDialogButtonBox.StandardButton.Cancel)
@@ -185,11 +273,38 @@ class UndoDialog(QDialog):
         self.undo_button.setDefault(True)  # drawn as the primary button (in the dialog by now); Enter is swallowed
         self._shortcuts(verb)
 
+    def _region_bar(self) -> QWidget:
+        """Where the cursor's conflict region is, how to move between regions, and the three takes."""
+        self.region_label = QLabel(textFormat=Qt.TextFormat.PlainText)
+        self.previous_button = QPushButton("↑ Previous")
+        self.previous_button.setToolTip("Previous conflict (Alt+Up, Shift+F8)")
+        self.previous_button.clicked.connect(lambda: self.go_to_region(-1))
+        self.next_button = QPushButton("↓ Next")
+        self.next_button.setToolTip("Next conflict (Alt+Down, F8)")
+        self.next_button.clicked.connect(lambda: self.go_to_region(1))
+        self.take_buttons: dict[Take, QPushButton] = {}
+        for take, (text, keys, tip) in _TAKE_TEXT.items():
+            button = self.take_buttons[take] = QPushButton(text)
+            button.setToolTip(f"{tip} ({keys})")
+            button.clicked.connect(lambda _=False, t=take: self.take(t))
+        self.region_bar = QWidget()
+        row = QHBoxLayout(self.region_bar)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.region_label, 1)
+        for button in (self.previous_button, self.next_button, *self.take_buttons.values()):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the cursor in its region
+            row.addWidget(button)
+        return self.region_bar
+
     def _shortcuts(self, verb: str) -> None:
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, self._undo)
         for keys, action in (("Alt+M", "merge"), ("Alt+O", "overwrite"), ("Alt+S", "skip")):
             QShortcut(QKeySequence(keys), self, lambda a=action: self._choose_current(a))
+        for keys, step in (("Alt+Down", 1), ("F8", 1), ("Alt+Up", -1), ("Shift+F8", -1)):
+            QShortcut(QKeySequence(keys), self, lambda s=step: self.go_to_region(s))
+        for take, (_, keys, _) in _TAKE_TEXT.items():
+            QShortcut(QKeySequence(keys), self, lambda t=take: self.take(t))
 
     def _text_view(self) -> QPlainTextEdit:
         view = QPlainTextEdit(readOnly=True)
@@ -209,7 +324,11 @@ class UndoDialog(QDialog):
             self.heading.setText("No files to show")
             self.texts.hide()
             self.choice_box.hide()
-        self.files.setFocus()  # Up / Down move between files
+        first = self._files.get(self.current_path())
+        if first is not None and _mergeable(first):
+            self.merged_edit.setFocus()  # the cursor waits on the first conflict
+        else:
+            self.files.setFocus()  # Up / Down move between files
 
     # -- showing ----------------------------------------------------------------------
 
@@ -217,9 +336,13 @@ class UndoDialog(QDialog):
         f = self._files[item.data(_PATH)]
         _, glyph, status, _ = _STATUS[f.action]
         chosen = self._choices.get(f.path)
-        item.setText(f"{glyph}  {f.path}\n      {_CHOSEN[chosen] if chosen else status}")
+        left = self._left.get(f.path, 0) if chosen == "merge" else 0
+        state = _CHOSEN[chosen] if chosen else status
+        if left:
+            state += f": {left} conflict{'s' if left != 1 else ''} left"
+        item.setText(f"{glyph}  {f.path}\n      {state}")
         item.setToolTip(f.reason or status)
-        undecided = f.action == "conflict" and chosen is None
+        undecided = f.action == "conflict" and (chosen is None or left > 0)
         font = QFont(self.files.font())
         font.setBold(undecided)
         item.setFont(font)
@@ -231,7 +354,7 @@ class UndoDialog(QDialog):
             return
         moved = f" (moved back to {f.old_path})" if f.old_path else ""
         self.heading.setText(f"{f.path}{moved}")
-        self.detail.setText(_sentence(f.reason or _STATUS[f.action][3]))
+        self.detail.setText(merge_note(f) or _sentence(f.reason or _STATUS[f.action][3]))
         for view, side, text in ((self.now_view, "now", f.now), (self.after_view, "after", f.after_call),
                                  (self.before_view, "before", f.before_call)):
             self._put(view, f, side, text, "(not shown: absent, or not text)" if f.binary else "(no such file)")
@@ -247,8 +370,84 @@ class UndoDialog(QDialog):
         why = "binary file: overwrite or skip" if f.binary else f"{f.reason}: cannot be merged; overwrite or skip"
         self._put(self.merged_edit, f, "merged", f.merged if mergeable or not conflict else None, why)
         self.merged_label.setText(
-            "Merged: edit until no conflict markers (<<<<<<< … >>>>>>>) remain" if conflict and mergeable
+            "Merged: take a side of each conflict, or edit until no conflict markers (<<<<<<< … >>>>>>>) remain"
+            if conflict and mergeable
             else f"Merged: not available ({why})" if conflict else "Merged (written by the undo, later edits kept)")
+        self.region_bar.setVisible(conflict and mergeable)
+        self._region_at = None
+        self._refresh_regions_now(force=True)
+        if self._regions:
+            self._put_cursor_on(self._regions[0])
+        else:
+            self.merged_edit.moveCursor(QTextCursor.MoveOperation.Start)
+
+    # -- conflict regions -------------------------------------------------------------
+
+    def _refresh_regions_now(self, *, force: bool = False) -> None:
+        """Parse the regions now if an edit is waiting for it (or when `force`d)."""
+        if force or self._reparse.isActive():
+            self._reparse.stop()
+            self._refresh_regions()
+
+    def _refresh_regions(self) -> None:
+        """The merged text shown was set or edited: find its regions, mark them, count what is left."""
+        f = self._files.get(self.current_path())
+        mergeable = f is not None and _mergeable(f)
+        self._regions = conflict_regions(self.merged_edit.toPlainText()) if mergeable else []
+        self._region_at = None
+        if f is not None and mergeable:
+            self._left[f.path] = len(self._regions)
+            self._label_item(self._item(f.path))
+        self._show_region_of_cursor(force=True)
+        self._sync_undo_button()
+
+    def _region_index(self, line: int) -> int | None:
+        return next((i for i, r in enumerate(self._regions) if r.start <= line < r.end), None)
+
+    def _show_region_of_cursor(self, *, force: bool = False) -> None:
+        """Say which region the cursor is in and mark it darker than the others."""
+        if self._reparse.isActive():
+            return  # the regions are stale until the edit is parsed
+        index = self._region_index(self.merged_edit.textCursor().blockNumber())
+        if index == self._region_at and not force:
+            return
+        self._region_at = index
+        count = len(self._regions)
+        for button in self.take_buttons.values():
+            button.setEnabled(bool(count))
+        self.previous_button.setEnabled(count > 0)
+        self.next_button.setEnabled(count > 0)
+        if not count:
+            self.region_label.setText("No conflicts left: Undo writes the merged text")
+        elif index is None:
+            self.region_label.setText(f"{count} conflict{'s' if count != 1 else ''} left · F8 goes to the next")
+        else:
+            r = self._regions[index]
+            self.region_label.setText(f"Conflict {index + 1} of {count} · lines {r.start + 1}–{r.end}")
+        self.merged_edit.set_marks(self._marks())
+
+    def _marks(self) -> dict[int, str]:
+        """1-based line: colour, for every line of every region (the cursor's region darker)."""
+        marks: dict[int, str] = {}
+        for i, r in enumerate(self._regions):
+            shade = 0 if i == self._region_at else 1
+            for line in range(r.start, r.end):
+                marks[line + 1] = _MARKS[_line_kind(r, line)][shade]
+        return marks
+
+    def _put_cursor_on(self, region: ConflictRegion) -> None:
+        self.merged_edit.setTextCursor(_cursor_at(self.merged_edit.document(), region.start))
+        self.merged_edit.go_to_line(region.start + 1)
+        self._show_region_of_cursor()
+        self._show_region_in_versions(region)
+
+    def _show_region_in_versions(self, region: ConflictRegion) -> None:
+        """Scroll the versions to the region's lines: now's side in Now, the undo's in what it restores."""
+        above = [r for r in self._regions if r.end <= region.start]
+        for view, side in ((self.now_view, "now"), (self.after_view, "base"), (self.before_view, "undo")):
+            line = region.start - sum(r.lines - getattr(r, side).count("\n") for r in above)
+            view.setTextCursor(_cursor_at(view.document(), line))
+            view.verticalScrollBar().setValue(max(line - 3, 0))  # unwrapped: a block is a line
 
     def _put(self, view: QPlainTextEdit, f: FilePreview, side: str, text: str | None, absent: str) -> None:
         doc = self._docs.get((f.path, side))
@@ -257,7 +456,11 @@ class UndoDialog(QDialog):
             doc.setDocumentLayout(QPlainTextDocumentLayout(doc))
             doc.setDefaultFont(self._font)
             doc.setPlainText(text or "")
+            if side == "merged":
+                doc.contentsChanged.connect(self._reparse.start)
         view.setDocument(doc)
+        if view is self.merged_edit:  # setDocument does not say the line count changed: the gutter must widen
+            self.merged_edit.blockCountChanged.emit(doc.blockCount())
         view.setPlaceholderText("" if text else "(empty)" if text == "" else absent)
 
     def _sync_choice_buttons(self, f: FilePreview) -> None:
@@ -267,7 +470,17 @@ class UndoDialog(QDialog):
         self.choice_buttons["merge"].setEnabled(_mergeable(f))
 
     def _sync_undo_button(self) -> None:
-        self.undo_button.setEnabled(all(f.path in self._choices for f in self._conflicts()))
+        self.undo_button.setEnabled(self._missing() is None)
+
+    def _missing(self) -> tuple[str, str] | None:
+        """The first conflict not settled yet and what it still needs, or None when Undo can run."""
+        for f in self._conflicts():
+            if f.path not in self._choices:
+                return f.path, f"{f.path} needs a decision: merge, overwrite or skip."
+            if self._choices[f.path] == "merge" and has_conflict_markers(self._merged_text(f.path)):
+                return f.path, (f"{f.path} still has conflict markers (<<<<<<< … >>>>>>>): take a side of each "
+                                "conflict or edit the Merged text until none remain, or choose Overwrite or Skip.")
+        return None
 
     # -- deciding ---------------------------------------------------------------------
 
@@ -279,15 +492,16 @@ class UndoDialog(QDialog):
             self._sync_choice_buttons(f)  # a click on a checked button must not uncheck it
 
     def _undo(self) -> None:
-        if not self.undo_button.isEnabled():
-            return
-        merges = [path for path, action in self._choices.items() if action == "merge"]
-        unresolved = [path for path in merges if has_conflict_markers(self._merged_text(path))]
-        if unresolved:
-            self.files.setCurrentItem(self._item(unresolved[0]))
-            self.merged_edit.setFocus()
-            self.message.setText(f"{unresolved[0]} still has conflict markers (<<<<<<< … >>>>>>>): edit the "
-                                 "Merged text until none remain, or choose Overwrite or Skip.")
+        self._refresh_regions_now()
+        missing = self._missing()
+        if missing is not None:  # Ctrl+Enter while Undo is disabled: say why, and go there
+            path, why = missing
+            if path != self.current_path():
+                self.files.setCurrentItem(self._item(path))
+            if self._choices.get(path) == "merge":
+                self.merged_edit.setFocus()
+                self.go_to_region(0)
+            self.message.setText(why)
             return
         self.resolved.emit(self.resolutions())
         self.accept()
@@ -306,6 +520,29 @@ class UndoDialog(QDialog):
 
     def _item(self, path: str) -> QListWidgetItem:
         return next(self.files.item(r) for r in range(self.files.count()) if self.files.item(r).data(_PATH) == path)
+
+
+def merge_note(f: FilePreview) -> str:
+    """What undoing needs for a conflicting text file, e.g. "… needs a merge (2 conflicting regions)"."""
+    if not _mergeable(f):
+        return ""
+    count = len(conflict_regions(f.merged or ""))
+    regions = f"{count} conflicting region{'s' if count != 1 else ''}"
+    return f"{f.path} changed since this call: undoing it needs a merge ({regions})."
+
+
+def _line_kind(r: ConflictRegion, line: int) -> str:
+    """Which part of region `r` line `line` is: a marker, the file now, what the call left, or the undo."""
+    base_at = r.start + 1 + r.now.count("\n")  # the ||||||| marker, or ======= when there is no base
+    undo_at = r.end - 1 - r.undo.count("\n")  # the first line after =======
+    if line in (r.start, r.end - 1, undo_at - 1) or (line == base_at < undo_at - 1):
+        return "marker"
+    return "now" if line < base_at else "undo" if line >= undo_at else "base"
+
+
+def _cursor_at(doc: QTextDocument, line: int) -> QTextCursor:
+    block = doc.findBlockByNumber(line)
+    return QTextCursor(block if block.isValid() else doc.lastBlock())
 
 
 def _mergeable(f: FilePreview) -> bool:

@@ -67,12 +67,14 @@ def test_undo_is_disabled_until_every_conflict_has_a_choice(dialog: UndoDialog) 
     assert not dialog.undo_button.isEnabled() and dialog.choices() == {TEXT.path: "overwrite"}
 
 
-def test_merging_while_conflict_markers_remain_is_refused_with_a_message(dialog: UndoDialog) -> None:
+def test_merging_while_conflict_markers_remain_is_refused_with_a_message(qtbot: Any, dialog: UndoDialog) -> None:
     got = _emitted(dialog)
     dialog.choose(TEXT.path, "merge")
     dialog.choose(BINARY.path, "skip")
+    assert not dialog.undo_button.isEnabled()  # every file decided, but the merge still has a conflict
+    assert "merge: 1 conflict left" in dialog.files.item(0).text()
     dialog.files.setCurrentRow(1)
-    dialog.undo_button.click()
+    qtbot.keyClick(dialog.files, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert got == [] and dialog.isVisible() and dialog.result() != QDialog.DialogCode.Accepted
     assert "conflict markers" in dialog.message.text() and TEXT.path in dialog.message.text()
     assert dialog.current_path() == TEXT.path  # brought back to the file that needs editing
