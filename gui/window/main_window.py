@@ -9,7 +9,8 @@ holds the policy mode; bypass mode keeps a red banner on top; the status
 bar always says whether Bash commands run in a sandbox.
 
 Keys: Ctrl+1 details, Ctrl+2 changes, Ctrl+3 background shells, Ctrl+4 rules, Ctrl+5 MCP servers, Ctrl+M mode,
-Ctrl+Z undo and Ctrl+Shift+Z redo the selected call.
+Ctrl+Z undo and Ctrl+Shift+Z redo the selected call; Ctrl+F filters the timeline (gui.window.timeline_filter),
+F8 goes to the next call waiting for approval, F9 to the next failed one.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
 from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
+from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
 from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
 from gui.window.trust_banner import TrustBanner
 from gui.window.undo_dialog import UndoDialog
@@ -85,6 +87,8 @@ class MainWindow(QMainWindow):
         self.tree.setAlternatingRowColors(True)
         self.gantt = GanttDelegate(self.tree)
         self.tree.setItemDelegateForColumn(TIMELINE_COLUMN, self.gantt)
+        self.tree.setIndentation(14)  # a sub-agent three levels down keeps room for its name
+        self.timeline_filter = TimelineFilter(self.tree, self.model)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
@@ -111,7 +115,13 @@ class MainWindow(QMainWindow):
         self._right.addWidget(self.tabs, 1)
         self.approvals.waiting_changed.connect(self._on_approvals_waiting_changed)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.tree)
+        timeline = QWidget()
+        stacked = QVBoxLayout(timeline)
+        stacked.setContentsMargins(0, 0, 0, 0)
+        stacked.setSpacing(0)
+        stacked.addWidget(self.timeline_filter)
+        stacked.addWidget(self.tree, 1)
+        split.addWidget(timeline)
         split.addWidget(right)
         split.setSizes([790, 610])  # wide enough for the Timeline column
         self.banner = BypassBanner()
@@ -193,6 +203,13 @@ class MainWindow(QMainWindow):
         expand.setShortcut("Ctrl+Shift+X")
         expand.triggered.connect(self.tree.expandAll)
         view.addAction(expand)
+        for text, keys, slot in (("&Find in the timeline", "Ctrl+F", self.timeline_filter.focus_text),
+                                 ("&Next waiting call", "F8", self.next_waiting),
+                                 ("Next &failed call", "F9", self.next_failure)):
+            action = QAction(text, self)
+            action.setShortcut(keys)
+            action.triggered.connect(slot)
+            view.addAction(action)
         for number, (tab, name, tip) in enumerate(self._tab_list(), 1):
             action = QAction(name, self)
             action.setShortcut(f"Ctrl+{number}")
@@ -247,6 +264,11 @@ class MainWindow(QMainWindow):
         for column, width in enumerate((150, 165, 190, 56, 64)):
             self.tree.setColumnWidth(column, width)
         self.tree.setColumnWidth(TIMELINE_COLUMN, COLUMN_WIDTH)
+        self._fit_call_column()
+
+    def _fit_call_column(self) -> None:
+        """Wide enough for the deepest agent's name; never narrower than the person made it."""
+        self.tree.setColumnWidth(0, max(self.tree.columnWidth(0), call_column_width(self.tree, self.model.timeline)))
 
     def _on_approvals_waiting_changed(self, waiting: int) -> None:
         """A waiting call takes the larger share of the right side; otherwise the details do."""
@@ -264,6 +286,7 @@ class MainWindow(QMainWindow):
             index = self.model.index(row, 0, parent)
             if isinstance(self.model.key_of(index), AgentKey):
                 self.tree.expand(index)
+                self._fit_call_column()
         if parent.isValid():
             self.tree.expand(parent)
 
@@ -467,6 +490,16 @@ class MainWindow(QMainWindow):
         index = self.model.index_of(RunKey(call_id))
         self.tree.scrollTo(index)
         self.tree.setCurrentIndex(index)
+
+    def next_waiting(self) -> None:
+        """F8: the next call waiting for approval, of those the filter shows."""
+        if not self.timeline_filter.go_to_next(WAITING):
+            self.statusBar().showMessage("No call shown is waiting for approval.", 5_000)
+
+    def next_failure(self) -> None:
+        """F9: the next failed (or timed out) call, of those the filter shows."""
+        if not self.timeline_filter.go_to_next(FAILED):
+            self.statusBar().showMessage("No call shown has failed.", 5_000)
 
     def _on_rewind_action_triggered(self) -> None:
         action = self.sender()
