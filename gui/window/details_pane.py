@@ -59,6 +59,7 @@ from core import (
     RunNode,
     RunStatus,
     Timeline,
+    UndoPreview,
     UndoReport,
     parse_key,
 )
@@ -66,6 +67,7 @@ from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import rollup_text
+from gui.window.undo_dialog import undo_notes
 
 MAX_SHOWN_CHARS = 20_000
 
@@ -274,9 +276,11 @@ class DetailsPane(QWidget):
     full_output_requested = Signal(str)
 
     def __init__(self, timeline: Timeline, parent: QWidget | None = None, *, records: RecordReader | None = None,
-                 tasks: TaskSet | None = None) -> None:
+                 tasks: TaskSet | None = None,
+                 undo_preview: Callable[[str], Awaitable[UndoPreview]] | None = None) -> None:
         """`records` reads a whole call from the journal and `tasks` owns the reads; without them the pane
-        shows the timeline's excerpts only."""
+        shows the timeline's excerpts only.  `undo_preview` previews an undo, so the pane can say beforehand
+        that undoing the selected call needs a merge."""
         super().__init__(parent)
         self._timeline = timeline
         self._key: NodeKey | None = None
@@ -300,6 +304,13 @@ class DetailsPane(QWidget):
         self.redo_button = QPushButton("Redo")
         self.redo_button.setToolTip("Put back what undoing this call took away (Ctrl+Shift+Z)")
         self.redo_button.clicked.connect(self._on_redo_button_clicked)
+        self._undo_preview = undo_preview
+        self._undo_previewed: str | None = None
+        """The call whose undo the note was last asked for (asked again when another is shown)."""
+        self.undo_note = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
+        """Before an undo that needs a merge: which files changed since the call, and how many conflicts."""
+        self.undo_note.setStyleSheet("color: #9a6700;")
+        self.undo_note.hide()
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         self.notice.setTextFormat(Qt.TextFormat.RichText)
@@ -314,6 +325,7 @@ class DetailsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
+        layout.addWidget(self.undo_note)
         layout.addLayout(row)
         self.show_key(None)
 
@@ -355,6 +367,8 @@ class DetailsPane(QWidget):
         else:
             self.info.setHtml(describe_run(run, self._timeline, self._full, self._loading == run.call_id))
         self.undo_button.setEnabled(undoable(run))
+        if changed or (run is not None and undoable(run) and self._undo_previewed != run.call_id):
+            self._preview_undo(run)
         self.redo_button.setVisible(bool(run and (run.undone_paths or run.git_undone)))
         if changed:
             self._diff_of = None
@@ -402,6 +416,7 @@ class DetailsPane(QWidget):
     def show_undo_report(self, report: UndoReport) -> None:
         if self._key != RunKey(report.call_id):
             return
+        self.undo_note.hide()  # said before the undo; the report now says what happened
         if report.ok:
             self.notice.setText(f"<span style='color:#1a7f37'>{html.escape(report.message)}</span>")
         else:
@@ -438,6 +453,27 @@ class DetailsPane(QWidget):
         self.full_output_dialog.setWindowTitle(title)
         self._full_output_view.setPlainText(text)
         self.full_output_dialog.show()
+
+    def _preview_undo(self, run: RunNode | None) -> None:
+        """Say before the undo whether it needs a merge (read off the thread; a stale answer is dropped)."""
+        self.undo_note.clear()
+        self.undo_note.hide()
+        self._undo_previewed = None
+        if self._undo_preview is not None and run is not None and undoable(run):
+            self._undo_previewed = run.call_id
+            self._tasks.spawn(self._show_undo_notes(run.call_id), f"undo preview of {run.call_id}")
+
+    async def _show_undo_notes(self, call_id: str) -> None:
+        assert self._undo_preview is not None
+        try:
+            preview = await self._undo_preview(call_id)
+        except (BelayError, RuntimeError, OSError) as error:  # nothing to undo, a closed console, a damaged blob
+            notes = [f"Undo cannot be previewed: {error}"] if isinstance(error, OSError) else []
+        else:
+            notes = undo_notes(preview)
+        if shiboken6.isValid(self) and self._key == RunKey(call_id):
+            self.undo_note.setText("\n".join(notes))
+            self.undo_note.setVisible(bool(notes))
 
     def _on_undo_button_clicked(self) -> None:
         if isinstance(self._key, RunKey):

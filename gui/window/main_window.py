@@ -95,7 +95,8 @@ class MainWindow(QMainWindow):
         self.model.rowsInserted.connect(self._on_model_rows_inserted)
         self.approvals = ApprovalPanel(console, self.model.timeline)
         self.elicitations = ElicitationPanel()
-        self.details = DetailsPane(self.model.timeline, records=console.call_record, tasks=self.tasks)
+        self.details = DetailsPane(self.model.timeline, records=console.call_record, tasks=self.tasks,
+                                   undo_preview=console.undo_preview)
         self.shells = ShellsPanel(self.model.timeline)
         self.rules = RulesView(console, self.tasks)
         self.mcp = McpPanel()

@@ -447,7 +447,8 @@ class UndoDialog(QDialog):
         for view, side in ((self.now_view, "now"), (self.after_view, "base"), (self.before_view, "undo")):
             line = region.start - sum(r.lines - getattr(r, side).count("\n") for r in above)
             view.setTextCursor(_cursor_at(view.document(), line))
-            view.verticalScrollBar().setValue(max(line - 3, 0))  # unwrapped: a block is a line
+            shown = max(view.viewport().height() // max(view.fontMetrics().height(), 1), 1)
+            view.verticalScrollBar().setValue(max(line - min(3, shown // 3), 0))  # unwrapped: a block is a line
 
     def _put(self, view: QPlainTextEdit, f: FilePreview, side: str, text: str | None, absent: str) -> None:
         doc = self._docs.get((f.path, side))
@@ -529,6 +530,18 @@ def merge_note(f: FilePreview) -> str:
     count = len(conflict_regions(f.merged or ""))
     regions = f"{count} conflicting region{'s' if count != 1 else ''}"
     return f"{f.path} changed since this call: undoing it needs a merge ({regions})."
+
+
+def undo_notes(preview: UndoPreview) -> list[str]:
+    """What the undo will have to merge, said before it runs: one sentence per file changed since the call."""
+    notes = []
+    for f in preview.files:
+        if f.action == "conflict":
+            notes.append(merge_note(f) or f"{f.path} changed since this call and cannot be merged: undoing it "
+                                          "asks you to overwrite or skip it.")
+        elif f.action == "merged":
+            notes.append(f"{f.path} changed since this call: undoing it merges the later edits (no conflicts).")
+    return notes
 
 
 def _line_kind(r: ConflictRegion, line: int) -> str:
