@@ -25,6 +25,50 @@ PERSONS_LINE = "        return sum(item.total() for item in self.items)\n"
 ORIGINAL_LINE = "        return sum(item.unit_price for item in self.items)\n"
 
 
+async def _agent_fixes_cart(console: Console, cart: Path) -> str:
+    console.policy.add_rule("Edit", "allow", "session")
+    _, agent = await console.launch(run_script(console, Script(name="agent", steps=[Step(
+        id="fix", tool="Edit", args={"file_path": str(cart), "old_string": "item.unit_price for item",
+                                     "new_string": "item.unit_price * item.quantity for item"})])), "agent")
+    assert AGENTS_LINE in cart.read_text()
+    return str(agent.outcomes["fix"].call_id)
+
+
+async def _in_window(workspace: Path, qtbot: Any, body: Any) -> None:
+    console = Console(workspace)
+    await console.open()
+    window = MainWindow(console)
+    qtbot.addWidget(window)
+    window.start()
+    window.show()
+    try:
+        await body(console, window)
+    finally:
+        await window.tasks.aclose()
+        await console.close()
+        window.close()
+
+
+def test_the_pane_says_nothing_for_a_plain_undo_and_says_so_for_one_that_merges_later_edits(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    cart = workspace / CART
+
+    async def body(console: Console, window: MainWindow) -> None:
+        call_id = await _agent_fixes_cart(console, cart)
+        window.select_call(call_id)
+        await wait_until(lambda: window.details.undo_button.isEnabled(), 10, "undo to be offered")
+        await wait_until(lambda: "undo preview of" not in repr(window.tasks), 10, "the undo's preview")
+        assert not window.details.undo_note.isVisibleTo(window)  # nothing changed since: nothing to say
+        cart.write_text(cart.read_text() + "# the person's own line\n")
+        window.details.show_key(None)  # another row, then this call again: the pane asks again
+        window.details.show_key(f"r:{call_id}")
+        await wait_until(lambda: window.details.undo_note.isVisibleTo(window), 10, "the merge note")
+        assert window.details.undo_note.text() == (
+            f"{CART.as_posix()} changed since this call: undoing it merges the later edits (no conflicts).")
+
+    loop.run_until_complete(_in_window(workspace, qtbot, body))
+
+
 def test_the_details_pane_says_a_merge_is_needed_and_the_dialog_resolves_it_on_its_conflict(
         qtbot: Any, loop: Any, workspace: Path, tmp_path: Path) -> None:
     cart = workspace / CART
@@ -32,12 +76,7 @@ def test_the_details_pane_says_a_merge_is_needed_and_the_dialog_resolves_it_on_i
     conflict_line = original.splitlines(keepends=True).index(ORIGINAL_LINE) + 1  # line 25 of cart.py
 
     async def body(console: Console, window: MainWindow) -> None:
-        console.policy.add_rule("Edit", "allow", "session")
-        _, agent = await console.launch(run_script(console, Script(name="agent", steps=[Step(
-            id="fix", tool="Edit", args={"file_path": str(cart), "old_string": "item.unit_price for item",
-                                         "new_string": "item.unit_price * item.quantity for item"})])), "agent")
-        call_id = agent.outcomes["fix"].call_id
-        assert AGENTS_LINE in cart.read_text()
+        call_id = await _agent_fixes_cart(console, cart)
         cart.write_text(cart.read_text().replace(AGENTS_LINE, PERSONS_LINE))  # the person's later edit
         window.select_call(call_id)
         await wait_until(lambda: window.details.undo_note.isVisibleTo(window), 10, "the undo's merge note")
@@ -71,18 +110,4 @@ def test_the_details_pane_says_a_merge_is_needed_and_the_dialog_resolves_it_on_i
                          "merged" in window.details.notice.text().lower(), 10, "the report")
         assert not window.details.undo_note.isVisible()
 
-    async def run() -> None:
-        console = Console(workspace)
-        await console.open()
-        window = MainWindow(console)
-        qtbot.addWidget(window)
-        window.start()
-        window.show()
-        try:
-            await body(console, window)
-        finally:
-            await window.tasks.aclose()
-            await console.close()
-            window.close()
-
-    loop.run_until_complete(run())
+    loop.run_until_complete(_in_window(workspace, qtbot, body))
