@@ -119,3 +119,26 @@ def test_a_hand_edit_is_parsed_again_and_can_settle_a_region(qtbot: Any, dialog:
     assert "merge" not in dialog.choices()  # typing is no decision: the person still chooses merge
     dialog.choose(PATH, "merge")
     assert "1 conflict left" in dialog.files.item(0).text() and not dialog.undo_button.isEnabled()
+
+
+def test_a_region_at_the_very_end_without_a_final_newline_is_taken_whole(qtbot: Any) -> None:
+    merged = "a\n<<<<<<< now\nmine\n=======\nyours\n>>>>>>> before the call"
+    dialog = UndoDialog(_preview(merged))
+    qtbot.addWidget(dialog)
+    assert dialog.region_label.text() == "Conflict 1 of 1 · lines 2–6"
+    dialog.take("undo")
+    assert dialog.merged_edit.toPlainText() == "a\nyours" and dialog.resolutions()[PATH].content == "a\nyours"
+
+
+def test_each_conflicting_file_opens_on_its_own_first_conflict(qtbot: Any) -> None:
+    other = FilePreview(path="docs/other.md", action="conflict", now="x\n", after_call="y\n", before_call="z\n",
+                        merged="<<<<<<< now\nx\n=======\nz\n>>>>>>> before the call\n", now_digest="d2")
+    dialog = UndoDialog(_preview(_merged()).model_copy(update={"files": (*_preview(_merged()).files, other)}))
+    qtbot.addWidget(dialog)
+    dialog.take("now")  # README.md's first region
+    dialog.files.setCurrentRow(1)
+    assert dialog.current_path() == "docs/other.md" and _line(dialog) == 1
+    assert dialog.region_label.text() == "Conflict 1 of 1 · lines 1–5"
+    dialog.files.setCurrentRow(0)  # back: README.md kept its edit and shows its one region left
+    assert len(dialog.regions()) == 1 and dialog.region_label.text().startswith("Conflict 1 of 1")
+    assert "merge: 1 conflict left" in dialog.files.item(0).text()
