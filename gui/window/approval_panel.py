@@ -7,13 +7,24 @@ the parts that caused the question marked (`gui.window.command_card`).  Answers 
 straight to the console; the panel moves on when the bridge says the
 request was resolved.  A request with a deadline shows it counting down.
 
-Shortcuts: Ctrl+Return approve, Ctrl+E edit then approve, Ctrl+Shift+Return
-always allow (a menu of scopes: once, session, workspace, all workspaces,
-with the exact rule it writes), Ctrl+D deny (with the typed reason).
+When more than one call waits, the inbox above (gui/window/inbox.py) lists
+them all and chooses the one shown; "Approve all" answers the waiting calls
+of one agent and tool at once where none of them is of high impact and a
+rule could allow them.
+
+Shortcuts, which act only while the panel (or its inbox) has the focus, so
+that typing elsewhere never answers a request: Ctrl+Return approve, Ctrl+E
+edit then approve, Ctrl+Shift+Return always allow (a menu of scopes: once,
+session, workspace, all workspaces, with the exact rule it writes), Ctrl+D
+deny (with the typed reason), Ctrl+R to the reason box (Enter there
+denies), J / K the next or previous waiting call.  After the shown request
+changes, approving is inert for ARM_S (the buttons say so), so that a key
+pressed for one request never answers the next.
 
 Signals:
     edit_requested(ApprovalRequested): the person wants to edit the content first.
     waiting_changed(int): how many calls wait now (0: the panel shows its empty state).
+    answered(str): an answer was sent, in words naming the request ("Approved Write notes.md (lead)").
 """
 
 from __future__ import annotations
@@ -22,14 +33,17 @@ import html
 import time
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from core import ApprovalRequested, Console, Timeline
 from gui.window.command_card import CommandCard, impact_html
+from gui.window.inbox import InboxModel, InboxView, seconds_left
 from gui.window.review_view import ReviewView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
+ARM_S = 0.4
+"""How long approving stays inert after the shown request changes."""
 SCOPES = (("once", "Just this once"), ("session", "For this session"),
           ("workspace", "For this workspace (.belay/settings.toml)"),
           ("user", "For all my workspaces (user settings)"))
@@ -55,6 +69,7 @@ class ApprovalPanel(QWidget):
 
     edit_requested = Signal(object)
     waiting_changed = Signal(int)
+    answered = Signal(str)
 
     def __init__(self, console: Console, timeline: Timeline, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,6 +78,14 @@ class ApprovalPanel(QWidget):
         self._console = console
         self._timeline = timeline
         self._queue: list[ApprovalRequested] = []
+        """Every waiting request, in the order they were asked."""
+        self._current: str | None = None
+        """The call id of the request shown."""
+        self._armed_at = 0.0
+        self._shown: str | None = None
+        self.inbox_model = InboxModel(lambda agent_id: agent_path(self._timeline, agent_id), self)
+        self.inbox = InboxView(self.inbox_model)
+        self.inbox.chosen.connect(self.focus_request)
         self.title = QLabel(EMPTY_TEXT)
         self.title.setObjectName("approvalTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -73,10 +96,12 @@ class ApprovalPanel(QWidget):
         self.command_card = CommandCard()
         self.countdown = QLabel()
         self.countdown.setStyleSheet("color:#9a6700; font-weight:bold")
-        self._deadline: float | None = None
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
-        self._tick.timeout.connect(self._update_countdown)
+        self._tick.timeout.connect(self._on_tick_timeout)
+        self._arming = QTimer(self)
+        self._arming.setSingleShot(True)
+        self._arming.timeout.connect(self._arm)
         self.scope_menu = QMenu(self)
         self.rule_action = self.scope_menu.addAction("")
         self.rule_action.setEnabled(False)
@@ -90,7 +115,8 @@ class ApprovalPanel(QWidget):
         # break on a worker thread, destroying Qt objects there.
         self.scope_menu.triggered.connect(self._on_scope_chosen)
         self.reason = QLineEdit()
-        self.reason.setPlaceholderText("Reason for denying (the agent is told)")
+        self.reason.setPlaceholderText("Reason for denying (the agent is told; Enter denies)")
+        self.reason.setAccessibleName("Reason for denying")
         self.reason.returnPressed.connect(self.deny)
         self.approve_button = QPushButton("Approve  (Ctrl+Enter)")
         self.approve_button.setObjectName("approveButton")
@@ -98,17 +124,33 @@ class ApprovalPanel(QWidget):
         self.always_button = QPushButton("Always allow…  (Ctrl+Shift+Enter)")
         self.deny_button = QPushButton("Deny  (Ctrl+D)")
         self.deny_button.setObjectName("denyButton")
+        self.bulk_button = QPushButton()
+        self.bulk_button.setObjectName("bulkButton")
+        for button, name in ((self.approve_button, "Approve"), (self.edit_button, "Edit and approve"),
+                             (self.always_button, "Always allow"), (self.deny_button, "Deny"),
+                             (self.bulk_button, "Approve all of this agent's calls like this one")):
+            button.setAccessibleName(name)
         self.approve_button.clicked.connect(self.approve)
         self.edit_button.clicked.connect(self.edit)
         self.always_button.clicked.connect(self.always_allow)
         self.deny_button.clicked.connect(self.deny)
+        self.bulk_button.clicked.connect(self.approve_alike)
         self._layout()
-        for keys, slot in (("Ctrl+Return", self.approve), ("Ctrl+Enter", self.approve),
-                           ("Ctrl+E", self.edit), ("Ctrl+Shift+Return", self.always_allow),
-                           ("Ctrl+D", self.deny)):
+        self.shortcuts: list[tuple[str, str]] = []
+        """(keys, what they do), for the shortcuts sheet."""
+        for keys, slot, what in (("Ctrl+Return", self.approve_key, "Approve the shown request"),
+                                 ("Ctrl+Enter", self.approve_key, ""),
+                                 ("Ctrl+E", self.edit, "Edit the content, then approve"),
+                                 ("Ctrl+Shift+Return", self.always_allow, "Always allow (choose the scope)"),
+                                 ("Ctrl+D", self.deny, "Deny, with the typed reason"),
+                                 ("Ctrl+R", self.focus_reason, "Type a reason for denying (Enter denies)")):
             shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
+            if what:
+                self.shortcuts.append((keys, what))
+        self.shortcuts.append(("J / K", "Next / previous waiting request (in the inbox)"))
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._show_current()
 
     def _layout(self) -> None:
@@ -116,6 +158,7 @@ class ApprovalPanel(QWidget):
         for button in (self.approve_button, self.edit_button, self.always_button):
             answers.addWidget(button)
         answers.addStretch(1)
+        answers.addWidget(self.bulk_button)
         refusal = QHBoxLayout()
         refusal.addWidget(self.reason, 1)
         refusal.addWidget(self.deny_button)
@@ -126,6 +169,7 @@ class ApprovalPanel(QWidget):
         self._buttons = QWidget()
         self._buttons.setLayout(buttons)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.inbox)
         layout.addWidget(self.title)
         layout.addWidget(self.detail)
         layout.addWidget(self.countdown)
@@ -137,10 +181,10 @@ class ApprovalPanel(QWidget):
 
     @property
     def current(self) -> ApprovalRequested | None:
-        return self._queue[0] if self._queue else None
+        return next((r for r in self._queue if r.call_id == self._current), self._queue[0] if self._queue else None)
 
     def queue(self) -> list[ApprovalRequested]:
-        """Every request waiting, the one shown first."""
+        """Every request waiting, in the order they were asked."""
         return list(self._queue)
 
     def set_timeline(self, timeline: Timeline) -> None:
@@ -150,6 +194,7 @@ class ApprovalPanel(QWidget):
         if any(r.call_id == request.call_id for r in self._queue):
             return
         self._queue.append(request)
+        self.inbox_model.add(request)
         if len(self._queue) == 1:
             self._show_current()
         else:
@@ -157,9 +202,15 @@ class ApprovalPanel(QWidget):
             self.waiting_changed.emit(len(self._queue))
 
     def remove(self, call_id: str) -> None:
+        at = next((i for i, r in enumerate(self._queue) if r.call_id == call_id), None)
+        if at is None:
+            return
         was_current = self.current is not None and self.current.call_id == call_id
-        self._queue = [r for r in self._queue if r.call_id != call_id]
+        del self._queue[at]
+        self.inbox_model.remove(call_id)
         if was_current:
+            following = self._queue[min(at, len(self._queue) - 1)] if self._queue else None
+            self._current = following.call_id if following is not None else None
             self.reason.clear()
             self._show_current()
         else:
@@ -167,24 +218,38 @@ class ApprovalPanel(QWidget):
             self.waiting_changed.emit(len(self._queue))
 
     def focus_request(self, call_id: str) -> None:
-        """Bring a particular waiting call to the front (selected in the timeline)."""
-        for i, request in enumerate(self._queue):
-            if request.call_id == call_id and i:
-                self._queue.insert(0, self._queue.pop(i))
-                self._show_current()
+        """Show a particular waiting call (chosen in the inbox, or selected in the timeline)."""
+        if call_id != self._current and any(r.call_id == call_id for r in self._queue):
+            self._current = call_id
+            self._show_current()
+
+    def step(self, delta: int) -> None:
+        """Show the next (1) or previous (-1) waiting call."""
+        current = self.current
+        if current is not None:
+            at = self._queue.index(current)
+            self.focus_request(self._queue[min(max(at + delta, 0), len(self._queue) - 1)].call_id)
 
     def _update_title(self) -> None:
         request = self.current
+        self.inbox.setVisible(len(self._queue) > 1)
         if request is None:
             self.title.setText(f"<span style='color:#6e7781'>{EMPTY_TEXT}</span>")
             return
-        more = f" &nbsp;<span style='color:#6e7781'>(1 of {len(self._queue)} waiting)</span>" \
+        place = self._queue.index(request) + 1
+        more = f" &nbsp;<span style='color:#6e7781'>({place} of {len(self._queue)} waiting)</span>" \
             if len(self._queue) > 1 else ""
         self.title.setText(f"<b>{html.escape(request.tool)}</b> · {html.escape(request.summary)}{more}")
+        self._update_bulk(request)
 
     def _show_current(self) -> None:
         request = self.current
+        shown = request.call_id if request is not None else None
+        changed = shown != self._shown
+        self._shown = shown
+        self._current = shown
         self._update_title()
+        self.inbox.show_current(shown)
         for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
@@ -202,12 +267,14 @@ class ApprovalPanel(QWidget):
             self.detail.setText("Calls that change files or run commands wait here until you approve or deny them.")
             self.diff.set_diffs([])
             return
-        who = html.escape(agent_path(self._timeline, request.agent_id))
-        rule = f" <span style='color:#6e7781'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
-        impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact)}"
-        self.detail.setText(f"Asked by <b>{who}</b> — {html.escape(request.reason)}{rule}{impact}")
+        self.detail.setText(self._detail_html(request))
         suggestion = request.suggested_rule
         self.always_button.setEnabled(suggestion is not None)
+        if changed:
+            self._disarm()
+        elif not self._armed():
+            for button in (self.approve_button, self.edit_button, self.always_button):
+                button.setEnabled(False)
         self.always_button.setToolTip(f"Adds the allow rule {suggestion}" if suggestion else NO_RULE)
         self.rule_action.setText(f"Rule: {suggestion}" if suggestion else "")
         if request.tool == "Bash":
@@ -215,25 +282,106 @@ class ApprovalPanel(QWidget):
         else:
             self.diff.show_request(request)
 
-    def _start_countdown(self, request: ApprovalRequested | None) -> None:
-        self._deadline = time.monotonic() + request.timeout_s if request is not None and request.timeout_s else None
-        self.countdown.setVisible(self._deadline is not None)
-        if self._deadline is None:
-            self._tick.stop()
+    def _detail_html(self, request: ApprovalRequested) -> str:
+        """Who asks, what the agent says the call is for, every reason the policy gave, and the impact: in full."""
+        who = html.escape(agent_path(self._timeline, request.agent_id))
+        rule = f" <span style='color:#6e7781'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
+        said = request.args.get("description")
+        purpose = f"<br><i>“{html.escape(said)}”</i>" if isinstance(said, str) and said.strip() else ""
+        impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact, limit=None)}"
+        return f"Asked by <b>{who}</b>{purpose}<br>{html.escape(request.reason)}{rule}{impact}"
+
+    # -- the lock after a change ---------------------------------------------------
+
+    def _disarm(self) -> None:
+        """A different request is shown: approving waits ARM_S, visibly, so a key meant for the last one
+        cannot answer this one unseen."""
+        self._armed_at = time.monotonic() + ARM_S
+        for button in (self.approve_button, self.edit_button, self.always_button, self.bulk_button):
+            button.setEnabled(False)
+        self._arming.start(round(ARM_S * 1000))
+
+    def _armed(self) -> bool:
+        return time.monotonic() >= self._armed_at
+
+    def _arm(self) -> None:
+        self._armed_at = 0.0  # the timer's firing is the end of the moment (Qt may fire it a little early)
+        request = self.current
+        if request is None:
             return
+        self.approve_button.setEnabled(True)
+        self.edit_button.setEnabled(any(p.content is not None for p in request.proposed))
+        self.always_button.setEnabled(request.suggested_rule is not None)
+        self._update_bulk(request)
+
+    # -- approving alike --------------------------------------------------------------
+
+    def alike(self, request: ApprovalRequested) -> list[ApprovalRequested]:
+        """The waiting calls "Approve all" would answer with `request`: the same agent and tool, none of high
+        impact, each one a rule could allow (so nothing asked every time on principle), none with changes the
+        person rejected."""
+        if request.impact.level == "high" or request.suggested_rule is None:
+            return []
+        same = [r for r in self._queue if r.agent_id == request.agent_id and r.tool == request.tool]
+        if len(same) < 2 or any(r.impact.level == "high" or r.suggested_rule is None
+                                or self.diff.has_rejections(r.call_id) for r in same):
+            return []  # nothing decided on principle, and nothing the person is reviewing hunk by hunk
+        return same
+
+    def _update_bulk(self, request: ApprovalRequested) -> None:
+        same = self.alike(request)
+        self.bulk_button.setVisible(bool(same))
+        if same:
+            agent = self._timeline.agents.get(request.agent_id)
+            name = agent.name if agent is not None else request.agent_id
+            self.bulk_button.setText(f"Approve all {len(same)} {request.tool} of {name}")
+            self.bulk_button.setToolTip("\n".join(f"{r.tool} {r.summary}" for r in same))
+            self.bulk_button.setEnabled(self._armed())
+
+    def approve_alike(self) -> None:
+        request = self.current
+        if request is None or not self._armed():
+            return
+        same = self.alike(request)
+        for each in same:
+            self._console.approve(each.call_id)
+        if same:
+            self.answered.emit(f"Approved {len(same)} {request.tool} calls of "
+                               f"{agent_path(self._timeline, request.agent_id)}")
+
+    # -- countdown ------------------------------------------------------------------
+
+    def _start_countdown(self, request: ApprovalRequested | None) -> None:
+        timed = request is not None and request.timeout_s is not None
+        self.countdown.setVisible(timed)
+        if self._queue:
+            self._tick.start()
+        else:
+            self._tick.stop()
         self._update_countdown()
-        self._tick.start()
+
+    def _on_tick_timeout(self) -> None:
+        self._update_countdown()
+        self.inbox_model.tick()
 
     def _update_countdown(self) -> None:
         request = self.current
-        if request is None or self._deadline is None:
-            self._tick.stop()
+        left = seconds_left(request) if request is not None else None
+        if request is None or left is None:
             return
-        left = max(0, round(self._deadline - time.monotonic()))
         then = "allowed" if request.on_timeout == "allow" else "denied"
         self.countdown.setText(f"⏱ Unanswered, this call is {then} in {left} s")
 
     # -- answers -----------------------------------------------------------------
+
+    def _said(self, verb: str, request: ApprovalRequested) -> None:
+        self.answered.emit(f"{verb} {request.tool} {request.summary} "
+                           f"({agent_path(self._timeline, request.agent_id)})")
+
+    def approve_key(self) -> None:
+        """The approve key: only once the shown request has been on screen for ARM_S."""
+        if self._armed():
+            self.approve()
 
     def approve(self) -> None:
         request = self.current
@@ -241,9 +389,12 @@ class ApprovalPanel(QWidget):
             hunks = self.diff.accepted_hunks() if request.tool != "Bash" else None
             if hunks is None:
                 self._console.approve(request.call_id)
+                self._said("Approved", request)
                 return
             # Approved in part: the typed reason says why the rejected changes were left out (the agent is told).
             self._console.approve(request.call_id, hunks=hunks, reason=self.reason.text())
+            self._said(f"Approved {self.diff.total - len(self.diff.rejected())} of {self.diff.total} changes of",
+                       request)
 
     def always_allow(self) -> None:
         """Offer the scopes for the suggested rule (the menu says which rule)."""
@@ -255,16 +406,31 @@ class ApprovalPanel(QWidget):
             self.always_allow_at(str(action.data()))
 
     def always_allow_at(self, scope: str) -> None:
-        if self.current is not None and self.current.suggested_rule is not None:
-            self._console.always_allow(self.current.call_id, scope=scope)
+        request = self.current
+        if request is not None and request.suggested_rule is not None:
+            self._console.always_allow(request.call_id, scope=scope)
+            self._said(f"Allowed ({request.suggested_rule}, {scope})", request)
 
     def deny(self) -> None:
+        request = self.current
+        if request is not None:
+            self._console.deny(request.call_id, self.reason.text())
+            self._said("Denied", request)
+
+    def focus_reason(self) -> None:
         if self.current is not None:
-            self._console.deny(self.current.call_id, self.reason.text())
+            self.reason.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def edit(self) -> None:
         if self.current is not None and self.edit_button.isEnabled():
             self.edit_requested.emit(self.current)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        step = {Qt.Key.Key_J: 1, Qt.Key.Key_K: -1}.get(Qt.Key(event.key()))
+        if step is not None and not event.modifiers():
+            self.step(step)
+            return
+        super().keyPressEvent(event)
 
     def __repr__(self) -> str:
         return f"<ApprovalPanel waiting={[r.call_id for r in self._queue]}>"

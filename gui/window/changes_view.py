@@ -68,6 +68,7 @@ class ChangesView(QWidget):
         self.summary = QLabel(EMPTY)
         self.summary.setWordWrap(True)
         self.tree = QTreeWidget()
+        self.tree.setAccessibleName("Changed files and the calls that changed them")
         self.tree.setHeaderLabels(["File / who changed it", "Change", "State"])
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.tree.setUniformRowHeights(True)

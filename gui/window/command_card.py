@@ -40,11 +40,13 @@ IMPACT_COLOURS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
 _SPAN = Qt.ItemDataRole.UserRole
 
 
-def impact_html(impact: Impact) -> str:
-    """'HIGH impact — deletes outside the workspace; …' as a coloured badge and its reasons."""
+def impact_html(impact: Impact, limit: int | None = 4) -> str:
+    """'HIGH impact — deletes outside the workspace; …' as a coloured badge and its reasons (at most `limit`
+    of them, the rest counted; None: every one)."""
     colour = IMPACT_COLOURS.get(impact.level, "#6e7781")
-    reasons = "; ".join(html.escape(r) for r in impact.reasons[:4])
-    more = f" (and {len(impact.reasons) - 4} more)" if len(impact.reasons) > 4 else ""
+    shown = impact.reasons if limit is None else impact.reasons[:limit]
+    reasons = "; ".join(html.escape(r) for r in shown)
+    more = f" (and {len(impact.reasons) - len(shown)} more)" if len(impact.reasons) > len(shown) else ""
     return (f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px'>"
             f"&nbsp;{impact.level.upper()} impact&nbsp;</span>&nbsp; {reasons}{more}")
 
@@ -90,6 +92,7 @@ class CommandCard(QWidget):
         self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.tree = QTreeWidget()
+        self.tree.setAccessibleName("The command's parts and why each was flagged")
         self.tree.setHeaderLabels(["Part", "Why it matters"])
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.tree.header().setStretchLastSection(True)
@@ -113,7 +116,7 @@ class CommandCard(QWidget):
         command = analysis.command if analysis is not None else str(request.args.get("command", ""))
         self.header.setText(
             f"Runs in <b>{html.escape(request.cwd or '?')}</b> &nbsp;·&nbsp; {sandbox_html(request.sandbox)}"
-            f"<br>{impact_html(request.impact)}")
+            f"<br>{impact_html(request.impact, limit=None)}")
         self._offsets = _Offsets(command)
         self.command.setPlainText(command)
         self.tree.clear()

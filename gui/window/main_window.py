@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QApplication,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMenu,
+    QPlainTextEdit,
     QSplitter,
     QTabWidget,
+    QTextEdit,
     QToolBar,
     QTreeView,
     QVBoxLayout,
@@ -59,6 +63,7 @@ from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
 from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
+from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
 from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
 from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
@@ -155,6 +160,19 @@ class MainWindow(QMainWindow):
         self._show_mode(console.mode)
         self._connect()
         self._menus()
+        self._accessible()
+
+    def _accessible(self) -> None:
+        """Names for assistive technology, and Tab in the order of the layout: the mode, the timeline, the
+        waiting requests and their answers, then the tabs."""
+        self.tree.setAccessibleName("Timeline of calls")
+        self.mode.setAccessibleName("Approval mode")
+        self.tabs.setAccessibleName("Details, changes, shells, rules and MCP servers")
+        a = self.approvals
+        order = (self.mode, self.tree, a.inbox, a.approve_button, a.edit_button, a.always_button, a.bulk_button,
+                 a.reason, a.deny_button, self.tabs)
+        for first, second in zip(order, order[1:]):
+            QWidget.setTabOrder(first, second)
 
     def _tab_list(self) -> tuple[tuple[QWidget, str, str], ...]:
         """The right-hand tabs, in the order of their Ctrl+number keys."""
@@ -181,6 +199,7 @@ class MainWindow(QMainWindow):
         self.mcp.restart_requested.connect(self._on_mcp_restart_requested)
         self.approvals.edit_requested.connect(self._on_approvals_edit_requested)
         self.approvals.diff.focus_changed.connect(self._on_review_focus_changed)
+        self.approvals.answered.connect(self._on_approvals_answered)
         self.details.undo_requested.connect(self._on_details_undo_requested)
         self.details.redo_requested.connect(self._on_details_redo_requested)
         self.changes.undo_requested.connect(self._on_details_undo_requested)
@@ -222,6 +241,10 @@ class MainWindow(QMainWindow):
         mode.setShortcut("Ctrl+M")
         mode.triggered.connect(self._on_mode_action_triggered)
         view.addAction(mode)
+        waiting = QAction("Go to the &waiting requests", self)
+        waiting.setShortcut("Ctrl+Shift+A")
+        waiting.triggered.connect(self.focus_approvals)
+        view.addAction(waiting)
         call = self.menuBar().addMenu("&Call")
         undo = QAction("&Undo selected call", self)
         undo.setShortcut("Ctrl+Z")
@@ -231,6 +254,15 @@ class MainWindow(QMainWindow):
         redo.setShortcut("Ctrl+Shift+Z")
         redo.triggered.connect(self._redo_selected)
         call.addAction(redo)
+        help_menu = self.menuBar().addMenu("&Help")
+        keys = QAction("&Keyboard shortcuts", self)
+        keys.setShortcut("F1")
+        keys.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(keys)
+        question = QShortcut(QKeySequence("?"), self)
+        question.activated.connect(self._on_question_activated)
+        for view in (self.tree, self.approvals.inbox):
+            view.installEventFilter(self)
 
     def start(self) -> None:
         """Attach to the console: snapshot, then live events."""
@@ -550,6 +582,42 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(report.message if report.ok else f"{verb} refused: {report.message}", 10_000)
         if report.ok and self.details.key == RunKey(report.call_id):
             self._show_selected()
+
+    def _on_approvals_answered(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8_000)
+
+    def focus_approvals(self) -> None:
+        """To the waiting requests: the inbox when several wait, else the panel (its keys act only there)."""
+        target = self.approvals.inbox if self.approvals.inbox.isVisible() else self.approvals
+        target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def shortcuts_sheet(self) -> ShortcutsSheet:
+        return ShortcutsSheet([*menu_shortcuts(self.menuBar()),
+                               ("Waiting requests (while they have the focus)", self.approvals.shortcuts),
+                               ("A pending write's diff (while it has the focus)", self.approvals.diff.shortcuts)],
+                              self)
+
+    def show_shortcuts(self) -> None:
+        sheet = self.shortcuts_sheet()
+        sheet.finished.connect(sheet.deleteLater)
+        sheet.open()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        """? in the timeline opens the shortcuts sheet (an item view would take it for type-ahead search)."""
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and event.text() == "?":
+            self.show_shortcuts()
+            return True
+        return super().eventFilter(watched, event)
+
+    def _on_question_activated(self) -> None:
+        """? opens the sheet, except in a text field, where it is the character typed."""
+        focus = QApplication.focusWidget()
+        if isinstance(focus, QLineEdit):
+            focus.insert("?")
+        elif isinstance(focus, QPlainTextEdit | QTextEdit) and not focus.isReadOnly():
+            focus.insertPlainText("?")
+        else:
+            self.show_shortcuts()
 
     def _show_held(self) -> None:
         self.held.show_held(self.console.workspace_held(), asyncio.get_running_loop().time(), self.model.timeline)

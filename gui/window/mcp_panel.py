@@ -48,6 +48,7 @@ class McpPanel(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setTextFormat(Qt.TextFormat.RichText)
         self.tree = QTreeWidget()
+        self.tree.setAccessibleName("MCP servers")
         self.tree.setHeaderLabels(["Server", "State", "Tools"])
         self.tree.setRootIsDecorated(False)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)

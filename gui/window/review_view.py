@@ -172,6 +172,12 @@ class ReviewView(QWidget):
             if request.tool not in RENDERED else {}
         self._show(request.diffs, contents, (), self._reviews.pop(request.call_id, (set(), 0)))
 
+    def has_rejections(self, call_id: str) -> bool:
+        """Whether the person rejected some of this request's changes (shown now, or reviewed before)."""
+        if call_id == self._call_id:
+            return bool(self._rejected)
+        return bool(self._reviews.get(call_id, (set(), 0))[0])
+
     def _keep_review(self) -> None:
         """Remember the review of the request shown, for when it is shown again."""
         if self._call_id is not None and self._is_rendered and (self._rejected or self._current > 0):

@@ -80,6 +80,7 @@ class RulesView(QWidget):
         self.table = self._table()
         self._editor_widgets()
         self.matches = QTreeWidget()
+        self.matches.setAccessibleName("Calls this rule would have matched")
         self.matches.setHeaderLabels(["When", "Tool", "Call", "Outcome then"])
         self.matches.setRootIsDecorated(False)
         self.matches.setUniformRowHeights(True)
@@ -92,6 +93,7 @@ class RulesView(QWidget):
 
     def _table(self) -> QTableView:
         table = QTableView()
+        table.setAccessibleName("Rules in force")
         table.setObjectName("rulesTable")
         table.setModel(self.model)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -102,23 +104,26 @@ class RulesView(QWidget):
         table.verticalHeader().hide()
         table.verticalHeader().setDefaultSectionSize(24)
         header = table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2, 3):
+        for column in (0, 1, 2, 3):  # the rule as wide as its text (a scroll bar when the tab is narrow)
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
         table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         return table
 
     def _editor_widgets(self) -> None:
         self.rule = QLineEdit()
+        self.rule.setAccessibleName("Rule")
         self.rule.setPlaceholderText("A rule, e.g. Bash(npm run test:*)")
         self.rule.setToolTip("Enter adds the rule")
         self.rule.returnPressed.connect(self.add)
         self.rule.textEdited.connect(self._on_rule_text_edited)
         self.action = QComboBox()
+        self.action.setAccessibleName("Rule action")
         self.action.addItems(ACTIONS)
         self.action.setToolTip("allow: run without asking · ask: always ask · deny: refuse without asking")
         self.scope = QComboBox()
+        self.scope.setAccessibleName("Rule scope")
         for scope, label in SCOPES:
             self.scope.addItem(label, scope)
         self.scope.setToolTip("This session: until Belay closes. This workspace: .belay/settings.toml. "

@@ -61,6 +61,7 @@ class ShellsPanel(QWidget):
         self._stopping: set[str] = set()
         self._shown: tuple[str, str] = ("", "")
         self.list = QTreeWidget()
+        self.list.setAccessibleName("Background shells")
         self.list.setObjectName("shellList")
         self.list.setHeaderLabels(["Shell", "State", "Command"])
         self.list.setRootIsDecorated(False)

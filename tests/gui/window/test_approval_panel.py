@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core import ApprovalRequested, Console, RunStatus
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from core import ApprovalRequested, Console, Impact, RunStatus
 from core.policy.bash import analyse
 from gui.window.approval_panel import ApprovalPanel
 from gui.window.command_card import MAX_TREE_ITEMS, CommandCard
@@ -59,6 +63,7 @@ def test_always_allow_offers_scopes_and_writes_the_exact_rule(qtbot: Any, loop: 
             panel = ApprovalPanel(console, console.timeline)
             qtbot.addWidget(panel)
             panel.add(request)
+            await wait_until(panel.always_button.isEnabled, what="the answers to arm")  # after ARM_S
             assert panel.always_button.isEnabled()
             assert panel.rule_action.text() == "Rule: Bash(touch:*)"
             assert [a.text() for a in panel.scope_actions.values()][2].startswith("For this workspace")
@@ -123,3 +128,162 @@ def test_a_ten_thousand_command_chain_renders_quickly(qtbot: Any, workspace: Pat
     last = card.tree.topLevelItem(card.tree.topLevelItemCount() - 1)
     assert last.text(0).startswith("…") and "more parts" in last.text(0)
     assert card.tree.topLevelItem(0).childCount() + 1 <= MAX_TREE_ITEMS + 1
+
+
+async def _write(console: Console, agent: Any, name: str) -> asyncio.Future[Any]:
+    return asyncio.ensure_future(console.call(agent, "Write", {"file_path": f"{console.workspace.root}/{name}",
+                                                               "content": f"{name}\n"}))
+
+
+def _panel(qtbot: Any, console: Console) -> ApprovalPanel:
+    panel = ApprovalPanel(console, console.timeline)
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    return panel
+
+
+def test_the_inbox_lists_every_waiting_call_with_its_agents_branch_and_j_k_choose_the_one_shown(
+        qtbot: Any, loop: Any, workspace: Path, qtmodeltester: Any) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            lead = await console.start_agent("lead", "scripted")
+            frontend = await console.start_agent("frontend", "scripted", parent=lead)
+            docs = await console.start_agent("docs-writer", "scripted")
+            calls = [await _write(console, agent, name)
+                     for agent, name in ((lead, "a.txt"), (frontend, "b.txt"), (docs, "c.txt"))]
+            await wait_until(lambda: len(console.pending_approvals()) == 3, what="three requests")
+            panel = _panel(qtbot, console)
+            for request in sorted(console.pending_approvals(), key=lambda r: r.summary):  # as the bridge would
+                panel.add(request)
+            qtmodeltester.check(panel.inbox_model, force_py=True)
+            assert panel.inbox.isVisible() and panel.inbox_model.rowCount() == 3
+            cells = [[panel.inbox_model.index(row, column).data() for column in range(3)] for row in range(3)]
+            assert ["lead › frontend", "Write", "b.txt"] in cells and ["docs-writer", "Write", "c.txt"] in cells
+            assert panel.current is not None and panel.current.summary == "a.txt"
+            assert "1 of 3 waiting" in panel.title.text()
+            panel.inbox.setFocus()
+            qtbot.keyClick(panel.inbox, Qt.Key.Key_J)
+            assert panel.current.summary == "b.txt" and "2 of 3 waiting" in panel.title.text()
+            assert "lead › frontend" in panel.detail.text()
+            qtbot.keyClick(panel.inbox, Qt.Key.Key_J)
+            qtbot.keyClick(panel.inbox, Qt.Key.Key_K)
+            assert panel.current.summary == "b.txt"
+            panel.approve()  # answers the one shown, not the oldest
+            assert (await calls[1]).status == RunStatus.DONE
+            panel.remove(calls[1].result().call_id)
+            assert panel.current.summary == "c.txt"  # the next one in the list takes its place
+            for _ in range(2):
+                panel.deny()
+                panel.remove(panel.current.call_id)
+            assert [(await c).status for c in calls] == [RunStatus.DENIED, RunStatus.DONE, RunStatus.DENIED]
+            assert not panel.inbox.isVisible()
+
+    loop.run_until_complete(scenario())
+
+
+def test_approve_keys_act_only_with_the_panel_focused_and_not_in_the_first_moment_of_a_new_request(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    from gui.window.main_window import MainWindow
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            window = MainWindow(console)
+            qtbot.addWidget(window)
+            window.start()
+            window.show()
+            try:
+                agent = await console.start_agent("lead", "scripted")
+                first, second = await _write(console, agent, "a.txt"), await _write(console, agent, "b.txt")
+                await wait_until(lambda: len(window.approvals.queue()) == 2, what="both requests in the panel")
+                await asyncio.sleep(0.5)  # long past the arming moment
+                window.rules.rule.setFocus()  # typing a rule elsewhere in the window
+                qtbot.keyClick(window.rules.rule, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+                await asyncio.sleep(0.1)
+                assert not first.done() and len(console.pending_approvals()) == 2
+
+                window.focus_approvals()  # Ctrl+Shift+A
+                focused = QApplication.focusWidget()
+                assert focused is window.approvals.inbox
+                qtbot.keyClick(focused, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+                assert (await first).status == RunStatus.DONE
+                assert "Approved Write a.txt (lead)" in window.statusBar().currentMessage()
+                await wait_until(lambda: window.approvals.current is not None
+                                 and window.approvals.current.summary == "b.txt", what="the next request shown")
+                window.approvals.setFocus()
+                qtbot.keyClick(window.approvals, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # too soon
+                await asyncio.sleep(0.1)
+                assert not second.done() and not window.approvals.approve_button.isEnabled()
+                await wait_until(window.approvals.approve_button.isEnabled, what="the lock to end")
+                qtbot.keyClick(window.approvals, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+                assert QApplication.focusWidget() is window.approvals.reason
+                qtbot.keyClicks(window.approvals.reason, "not that file")
+                qtbot.keyClick(window.approvals.reason, Qt.Key.Key_Return)  # Enter in the reason box denies
+                done = await second
+                assert done.status == RunStatus.DENIED and "not that file" in done.text
+            finally:
+                await window.tasks.aclose()
+                window.close()
+
+    loop.run_until_complete(scenario())
+
+
+def test_approve_all_answers_one_agents_alike_calls_but_is_not_offered_for_high_impact(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            docs = await console.start_agent("docs-writer", "scripted")
+            other = await console.start_agent("lead", "scripted")
+            mine = [await _write(console, docs, f"doc{i}.md") for i in range(3)]
+            theirs = await _write(console, other, "lead.md")
+            await wait_until(lambda: len(console.pending_approvals()) == 4, what="four requests")
+            panel = _panel(qtbot, console)
+            for request in console.pending_approvals():
+                panel.add(request)
+            panel.focus_request(next(r.call_id for r in panel.queue() if r.summary == "doc1.md"))
+            await wait_until(panel.bulk_button.isEnabled, what="the answers to arm")
+            assert panel.bulk_button.isVisible() and panel.bulk_button.text() == "Approve all 3 Write of docs-writer"
+            qtbot.mouseClick(panel.bulk_button, Qt.MouseButton.LeftButton)
+            assert [(await c).status for c in mine] == [RunStatus.DONE] * 3
+            assert not theirs.done()
+            high = ApprovalRequested(call_id="h1", agent_id=docs.agent_id, tool="Write", summary="x", reason="test",
+                                     args={}, impact=Impact(level="high", reasons=("writes outside",)),
+                                     suggested_rule="Write(x)")
+            same = high.model_copy(update={"call_id": "h2"})
+            panel.add(high)
+            panel.add(same)
+            panel.focus_request("h1")
+            assert panel.alike(high) == [] and not panel.bulk_button.isVisible()
+            console.deny(next(r.call_id for r in panel.queue() if r.summary == "lead.md"))
+            assert (await theirs).status == RunStatus.DENIED
+
+    loop.run_until_complete(scenario())
+
+
+def test_the_header_shows_what_the_agent_said_and_every_impact_reason_and_the_countdown_is_fixed_when_asked(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            panel = _panel(qtbot, console)
+            reasons = tuple(f"writes file{i}.txt" for i in range(6))
+            asked = datetime.now(UTC) - timedelta(seconds=3)
+            request = ApprovalRequested(call_id="c1", agent_id="a1", tool="Write", summary="6 files",
+                                        reason="writes need approval in this mode; and they are many",
+                                        args={"description": "Regenerate the fixtures"}, timeout_s=8, at=asked,
+                                        impact=Impact(level="medium", reasons=reasons))
+            older = request.model_copy(update={"call_id": "c0", "at": asked - timedelta(seconds=20),
+                                               "timeout_s": None})
+            panel.add(older)
+            panel.add(request)
+            panel.focus_request("c1")
+            text = panel.detail.text()
+            assert "Regenerate the fixtures" in text and "and they are many" in text
+            assert all(r in text for r in reasons) and "more)" not in text
+            assert "denied in 5 s" in panel.countdown.text()  # asked 3 s ago with 8 s: 5 left, not 8
+            row = panel.inbox_model.row_of("c1")
+            assert panel.inbox_model.index(row, 5).data() == "denied in 5 s"
+            assert panel.inbox_model.index(panel.inbox_model.row_of("c0"), 4).data() == "23 s"
+
+    loop.run_until_complete(scenario())

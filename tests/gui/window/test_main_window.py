@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QComboBox, QLineEdit, QMessageBox
 
 from core import AutoReviewer, Console, SandboxInfo
 from core.outside import install
@@ -24,6 +25,7 @@ from core.policy.settings import config_dir
 from core.settings import state_root
 from gui.window.changes_view import GIT_ROW
 from gui.window.main_window import MainWindow
+from gui.window.shortcuts_sheet import ShortcutsSheet
 from gui.window.status_line import SandboxIndicator
 from tests.conftest import ROOT, wait_until
 
@@ -321,5 +323,48 @@ def test_the_status_bar_says_which_call_holds_the_workspace_while_others_wait_fo
             await wait_until(lambda: not window.held.isVisible(), 5, "the line to go once nobody waits")
         finally:
             await reviewer.stop()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_f1_lists_the_windows_own_keys_and_question_mark_types_in_a_text_field(qtbot: Any, loop: Any,
+                                                                                workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        sheet = window.shortcuts_sheet()
+        qtbot.addWidget(sheet)
+        rows = {(keys, what) for _, keys, what in sheet.rows()}
+        assert ("Ctrl+Z", "Undo selected call") in rows and ("F1", "Keyboard shortcuts") in rows
+        assert ("Ctrl+Return", "Approve the shown request") in rows and ("Ctrl+Shift+A", "Go to the waiting requests") in rows
+        assert any(what.startswith("Next / previous waiting request") for _, what in rows)
+        menu_keys = {a.shortcut().toString() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()}
+        assert menu_keys <= {keys for keys, _ in rows}  # every menu key is on the sheet: it cannot drift
+        sheet.close()
+        window.tabs.setCurrentWidget(window.rules)
+        window.rules.rule.setFocus()
+        qtbot.keyClicks(window.rules.rule, "Bash(ls?")
+        shown = [s for s in window.findChildren(ShortcutsSheet) if s.isVisible()]
+        assert window.rules.rule.text() == "Bash(ls?" and not shown
+        window.tree.setFocus()
+        qtbot.keyClick(window.tree, Qt.Key.Key_Question)
+        shown = [s for s in window.findChildren(ShortcutsSheet) if s.isVisible()]
+        assert len(shown) == 1
+        shown[0].reject()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_every_control_has_an_accessible_name_and_tab_starts_at_the_mode(qtbot: Any, loop: Any,
+                                                                         workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        controls = [w for kind in (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView)
+                    for w in window.findChildren(kind)
+                    if w.window() is window and not w.objectName().startswith("qt_")  # Qt's own, not Belay's
+                    and not isinstance(w.parent(), QAbstractItemView | QComboBox)]
+        nameless = [f"{type(w).__name__} {w.objectName()} in {type(w.parent()).__name__}" for w in controls
+                    if not (w.accessibleName() or (isinstance(w, QAbstractButton) and w.text().strip()))]
+        assert len(controls) > 10 and nameless == [], "\n".join(nameless)
+        assert window.mode.nextInFocusChain() is window.tree or window.mode.nextInFocusChain().parent() is window.mode
+        table = window.rules.table
+        assert table.horizontalHeader().sectionSize(0) > 60 or window.rules.model.rowCount() == 0
 
     in_window(qtbot, loop, workspace, body)
