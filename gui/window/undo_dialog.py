@@ -171,7 +171,7 @@ class UndoDialog(QDialog):
     def go_to_region(self, step: int) -> None:
         """Put the cursor on the next (step 1) or previous (-1) region, wrapping around; 0: the first."""
         self._refresh_regions_now()
-        if not self._regions or not self.region_bar.isVisible():
+        if not self._regions or self.region_bar.isHidden():
             return
         line = self.merged_edit.textCursor().blockNumber()
         if step > 0:
