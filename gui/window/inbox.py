@@ -135,6 +135,9 @@ class InboxView(QTreeView):
         self.setModel(model)
         for column, width in enumerate((150, 70, 220, 60, 70, 90)):
             self.setColumnWidth(column, width)
+        rows = self.fontMetrics().height() + 6
+        self.setMinimumHeight(rows * 4 + 8)  # the header and three rows at least, at most six
+        self.setMaximumHeight(rows * 7 + 8)
         self.selectionModel().currentChanged.connect(self._on_current_changed)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
