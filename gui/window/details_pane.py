@@ -70,6 +70,8 @@ from gui.window.timeline_model import rollup_text
 from gui.window.undo_dialog import undo_notes
 
 MAX_SHOWN_CHARS = 20_000
+UNDO_PREVIEW_DELAY_S = 0.2
+"""A call shown this long has its undo previewed (it reads and merges its files, off the thread)."""
 
 
 def _pre(text: str) -> str:
@@ -307,6 +309,7 @@ class DetailsPane(QWidget):
         self._undo_preview = undo_preview
         self._undo_previewed: str | None = None
         """The call whose undo the note was last asked for (asked again when another is shown)."""
+        self._undo_note_task: asyncio.Task[None] | None = None
         self.undo_note = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
         """Before an undo that needs a merge: which files changed since the call, and how many conflicts."""
         self.undo_note.setStyleSheet("color: #9a6700;")
@@ -459,12 +462,17 @@ class DetailsPane(QWidget):
         self.undo_note.clear()
         self.undo_note.hide()
         self._undo_previewed = None
+        if self._undo_note_task is not None:
+            self._undo_note_task.cancel()  # another row shown: its preview is no longer wanted
+            self._undo_note_task = None
         if self._undo_preview is not None and run is not None and undoable(run):
             self._undo_previewed = run.call_id
-            self._tasks.spawn(self._show_undo_notes(run.call_id), f"undo preview of {run.call_id}")
+            self._undo_note_task = self._tasks.spawn(self._show_undo_notes(run.call_id),
+                                                     f"undo preview of {run.call_id}")
 
     async def _show_undo_notes(self, call_id: str) -> None:
         assert self._undo_preview is not None
+        await asyncio.sleep(UNDO_PREVIEW_DELAY_S)  # rows run through with the keyboard are not previewed
         try:
             preview = await self._undo_preview(call_id)
         except (BelayError, RuntimeError, OSError) as error:  # nothing to undo, a closed console, a damaged blob
