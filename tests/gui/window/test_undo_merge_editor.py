@@ -142,3 +142,10 @@ def test_each_conflicting_file_opens_on_its_own_first_conflict(qtbot: Any) -> No
     dialog.files.setCurrentRow(0)  # back: README.md kept its edit and shows its one region left
     assert len(dialog.regions()) == 1 and dialog.region_label.text().startswith("Conflict 1 of 1")
     assert "merge: 1 conflict left" in dialog.files.item(0).text()
+
+
+def test_taking_a_side_of_a_crlf_file_keeps_its_line_endings(qtbot: Any) -> None:
+    dialog = UndoDialog(_preview("a\r\n<<<<<<< now\r\nmine\r\n=======\r\nyours\r\n>>>>>>> before the call\r\nz\r\n"))
+    qtbot.addWidget(dialog)
+    dialog.take("both")
+    assert dialog.resolutions()[PATH].content == "a\r\nmine\r\nyours\r\nz\r\n"
