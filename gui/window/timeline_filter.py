@@ -190,6 +190,11 @@ class TimelineFilter(QWidget):
         self._tree, self._model = tree, model
         self._matcher = Matcher()
         self._hidden: set[NodeKey] = set()
+        """Every row not shown."""
+        self._told: set[NodeKey] = set()
+        """The rows the view hides: the highest of `_hidden` (a hidden agent hides what is under it)."""
+        self._applied = Criteria()
+        """What the last pass asked: a pass for the same (rows came or changed) opens nothing the person closed."""
         self.shown = 0
         self.text = QLineEdit()
         self.text.setPlaceholderText("Filter calls: summary, tool, file path… (Ctrl+F)")
@@ -262,6 +267,7 @@ class TimelineFilter(QWidget):
         model.flush()
         criteria = self.criteria()
         if not criteria.active:
+            self._applied = criteria
             self._set_hidden(set())
             self.shown = len(timeline.runs)
             self._show_count()
@@ -280,20 +286,28 @@ class TimelineFilter(QWidget):
         every = [AgentKey(a) for a in timeline.agents] + [BatchKey(b) for b in timeline.batches]
         every += [RunKey(r) for r in timeline.runs]
         self._set_hidden({key for key in every if key not in visible})
-        for key in above:
-            index = model.index_of(key)
-            if not tree.isExpanded(index):
-                tree.expand(index)
+        if criteria != self._applied:
+            for key in above:
+                index = model.index_of(key)
+                if not tree.isExpanded(index):
+                    tree.expand(index)
+        self._applied = criteria
         self.shown = len(found)
         self._show_count()
 
     def _set_hidden(self, hidden: set[NodeKey]) -> None:
-        """Tell the view only of the rows whose state changes."""
-        model, tree = self._model, self._tree
-        for key, hide in [*((k, True) for k in hidden - self._hidden), *((k, False) for k in self._hidden - hidden)]:
-            index = model.index_of(key)
-            tree.setRowHidden(index.row(), index.parent(), hide)
-        self._hidden = hidden
+        """Hide the highest rows of `hidden`; tell the view only of the rows whose state changes, each
+        parent's index made once (the model is flushed)."""
+        timeline, tree = self._model.timeline, self._tree
+        told = {key for key in hidden if timeline.parent(key) not in hidden}
+        parents: dict[NodeKey | None, QModelIndex] = {None: QModelIndex()}
+        for key, hide in [*((k, True) for k in told - self._told), *((k, False) for k in self._told - told)]:
+            parent = timeline.parent(key)
+            index = parents.get(parent)
+            if index is None:
+                index = parents[parent] = self._model.index_of(parent)  # type: ignore[arg-type]
+            tree.setRowHidden(timeline.row(key), index, hide)
+        self._hidden, self._told = hidden, told
 
     def is_hidden(self, key: NodeKey) -> bool:
         return key in self._hidden
@@ -344,7 +358,9 @@ class TimelineFilter(QWidget):
         if not self.criteria().active:
             self._show_count()
             return
-        self._hidden |= {self._model.key_of(self._model.index(row, 0, parent)) for row in range(first, last + 1)}
+        fresh = {self._model.key_of(self._model.index(row, 0, parent)) for row in range(first, last + 1)}
+        self._hidden |= fresh  # type: ignore[arg-type]
+        self._told |= fresh  # type: ignore[arg-type]
         for row in range(first, last + 1):
             self._tree.setRowHidden(row, parent, True)  # until the next pass says it matches
         if not self._typing.isActive():
@@ -357,7 +373,7 @@ class TimelineFilter(QWidget):
             self._typing.start()
 
     def _on_model_about_to_be_reset(self) -> None:
-        self._hidden = set()  # the view forgets its hidden rows with the model's indexes
+        self._hidden, self._told = set(), set()  # the view forgets its hidden rows with the model's indexes
 
     def _on_model_reset(self) -> None:
         self.refresh_choices()

@@ -134,10 +134,15 @@ def _rollup_colour(counts: Counter[RunStatus]) -> str | None:
     return None
 
 
-def _agent_columns(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunStatus]) -> tuple[str, ...]:
-    """The roll-up first (a collapsed row must not hide its failures), then what the agent is."""
+def _agent_columns(agent: AgentNode, counts: Counter[RunStatus]) -> tuple[str, ...]:
+    """The roll-up in the Summary column: a collapsed row must not hide its failures (what the agent is, the
+    tree and the tooltip say)."""
+    return agent.name, rollup_text(counts), agent.status.value, "", "", ""
+
+
+def _agent_tip(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunStatus]) -> str:
     role = f"sub-agent of {parent.name}" if parent is not None else f"{agent.agent_kind} agent"
-    return agent.name, f"{rollup_text(counts)} · {role}", agent.status.value, "", "", ""
+    return f"{agent.name}, {role}: {rollup_text(counts)}, its sub-agents' included"
 
 
 def _batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | None = None) -> tuple[str, ...]:
@@ -351,8 +356,8 @@ class TimelineModel(QAbstractItemModel):
         else:
             agent = timeline.agents[key.ident]
             counts = timeline.rollup(key)
-            cells = self._cells[key] = _agent_columns(agent, timeline.agents.get(agent.parent_id or ""), counts)
-            self._tips[key] = f"{cells[0]}: {cells[1]}"
+            self._cells[key] = _agent_columns(agent, counts)
+            self._tips[key] = _agent_tip(agent, timeline.agents.get(agent.parent_id or ""), counts)
             self._set_brush(key, _rollup_colour(counts))
         self._refresh_bar(key, now)
 
@@ -439,10 +444,12 @@ class TimelineModel(QAbstractItemModel):
     # -- QAbstractItemModel ------------------------------------------------------
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
-        if not self.hasIndex(row, column, parent):
+        # hasIndex() would call rowCount() and columnCount() back in Python: a view laying out a filtered
+        # tree asks for every row's index, so the bounds are checked here, at a third of the cost.
+        key = self._keys[parent.internalId()] if parent.isValid() else None
+        if parent.column() > 0 or not 0 <= row < self._shown.get(key, 0) or not 0 <= column < len(COLUMNS):
             return QModelIndex()
-        children = self._timeline.children(self.key_of(parent))
-        return self.createIndex(row, column, self._id(children[row]))
+        return self.createIndex(row, column, self._id(self._timeline.children(key)[row]))
 
     def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
         key = self.key_of(index)

@@ -28,6 +28,7 @@ class Work:
     waiting: str
     failed: list[str]
     ask: asyncio.Future[Any]
+    handles: dict[str, Any]
 
 
 async def _work(console: Console, window: MainWindow, workspace: Path) -> Work:
@@ -54,7 +55,8 @@ async def _work(console: Console, window: MainWindow, workspace: Path) -> Work:
     waiting = next(r.call_id for r in timeline.runs.values() if r.status == RunStatus.BLOCKED_ON_USER)
     await wait_until(lambda: window.timeline_filter.count.text() == "7 calls", what="the 7 calls in the view")
     assert [timeline.runs[c].status for c in failed] == [RunStatus.FAILED, RunStatus.FAILED]
-    return Work(lead.agent_id, frontend.agent_id, tests.agent_id, waiting, failed, ask)
+    return Work(lead.agent_id, frontend.agent_id, tests.agent_id, waiting, failed, ask,
+                {"lead": lead, "frontend": frontend})
 
 
 async def _finish(console: Console, work: Work) -> None:
@@ -63,8 +65,9 @@ async def _finish(console: Console, work: Work) -> None:
 
 
 def _hidden(window: MainWindow, key: str) -> bool:
-    index = window.model.index_of(key)
-    return window.tree.isRowHidden(index.row(), index.parent())
+    """Not among the rows the view lays out (hidden itself or under a hidden row)."""
+    window.tree.executeDelayedItemsLayout()
+    return not window.tree.visualRect(window.model.index_of(key)).isValid()
 
 
 def _activate(window: MainWindow) -> Any:
@@ -90,14 +93,22 @@ def test_typing_in_the_filter_hides_what_does_not_match_keeps_parents_and_esc_cl
         assert not _hidden(window, f"a:{work.lead}") and not _hidden(window, f"a:{work.frontend}")
         assert _hidden(window, f"a:{work.tests}")  # nothing under it matches
         assert tree.isExpanded(window.model.index_of(f"a:{work.frontend}"))
+        frontend = window.model.index_of(f"a:{work.frontend}")
+        tree.collapse(frontend)  # the person closes it while the filter is on
+        lead = work.handles["lead"]
+        late = [(await console.call(lead, "Read", {"file_path": str(workspace / p)})).call_id
+                for p in ("src/app.py", "docs/usage.md")]
+        await wait_until(lambda: bar.count.text() == "3 of 9 calls", what="the calls that came to be filtered")
+        assert _hidden(window, f"r:{late[0]}") and not _hidden(window, f"r:{late[1]}")
+        assert not tree.isExpanded(frontend)  # a pass for rows that came opens nothing the person closed
         qtbot.keyClick(bar.text, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
         qtbot.keyClicks(bar.text, "src/app")  # a path in the arguments, not in the summary's words
-        await wait_until(lambda: bar.count.text() == "2 of 7 calls" and not _hidden(window, f"a:{work.tests}"),
+        await wait_until(lambda: bar.count.text() == "3 of 9 calls" and not _hidden(window, f"a:{work.tests}"),
                          what="the path filter")
         assert _hidden(window, f"r:{work.failed[0]}")
         qtbot.keyClick(bar.text, Qt.Key.Key_Escape)
         assert bar.text.text() == ""
-        await wait_until(lambda: bar.count.text() == "7 calls", what="the filter to clear")
+        await wait_until(lambda: bar.count.text() == "9 calls", what="the filter to clear")
         assert not any(_hidden(window, f"r:{c}") for c in timeline.runs)
         await _finish(console, work)
 
