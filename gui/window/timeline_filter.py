@@ -44,7 +44,7 @@ STATUS_CHOICES: tuple[tuple[str, frozenset[RunStatus]], ...] = (
     ("failed", frozenset({RunStatus.FAILED, RunStatus.TIMED_OUT})),
     ("denied", frozenset({RunStatus.DENIED})),
     ("done", frozenset({RunStatus.DONE})),
-    ("cancelled, skipped, interrupted", frozenset({RunStatus.CANCELLED, RunStatus.SKIPPED, RunStatus.INTERRUPTED})),
+    ("cancelled / skipped", frozenset({RunStatus.CANCELLED, RunStatus.SKIPPED, RunStatus.INTERRUPTED})),
 )
 WAITING = frozenset({RunStatus.BLOCKED_ON_USER})
 FAILED = frozenset({RunStatus.FAILED, RunStatus.TIMED_OUT})
@@ -208,21 +208,24 @@ class TimelineFilter(QWidget):
         self.agent = QComboBox()
         self.agent.setAccessibleName("Filter by agent")
         self.agent.setToolTip("The calls of this agent and of its sub-agents")
-        self.agent.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.status = QComboBox()
         self.status.setAccessibleName("Filter by status")
         for label, statuses in STATUS_CHOICES:
             self.status.addItem(label, statuses)
         self.tool = QComboBox()
         self.tool.setAccessibleName("Filter by tool")
-        self.tool.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.count = QLabel()
         self.count.setObjectName("filterCount")
         row = QHBoxLayout(self)
         row.setContentsMargins(2, 2, 2, 2)
-        row.addWidget(self.text, 1)
-        for widget in (self.agent, self.status, self.tool, self.count):
-            row.addWidget(widget)
+        self.text.setMinimumWidth(150)  # the choices never squeeze the text box away
+        row.addWidget(self.text, 3)
+        for combo, letters in ((self.agent, 9), (self.status, 7), (self.tool, 6)):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(letters)
+            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+            row.addWidget(combo, 1)
+        row.addWidget(self.count)
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)
         self._typing.setInterval(TYPING_MS)

@@ -111,13 +111,14 @@ def _run_columns(run: RunNode) -> tuple[str, ...]:
     return run.tool, run.summary, status, _duration(run.duration_s), changed_text(run), ""
 
 
-ROLLUP = (("failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)), ("waiting", (RunStatus.BLOCKED_ON_USER,)),
+ROLLUP = (("waiting", (RunStatus.BLOCKED_ON_USER,)), ("failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)),
           ("running", (RunStatus.RUNNING,)), ("denied", (RunStatus.DENIED,)))
-"""What a roll-up names besides the number of calls, in this order, when there are any."""
+"""What a roll-up names besides the number of calls, most urgent first (a narrow column cuts the end), when
+there are any."""
 
 
 def rollup_text(counts: Counter[RunStatus]) -> str:
-    """"42 calls · 3 failed · 1 waiting": what a row (collapsed or not) holds, its sub-agents' calls included."""
+    """"42 calls · 1 waiting · 3 failed": what a row (collapsed or not) holds, its sub-agents' calls included."""
     parts = [_plural(sum(counts.values()), "call")]
     for label, statuses in ROLLUP:
         n = sum(counts[status] for status in statuses)
@@ -147,7 +148,7 @@ def _agent_tip(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunSt
 
 def _batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | None = None) -> tuple[str, ...]:
     """"6 calls · max parallel 3", "running (3/6 done)" or "done: 5 ok, 1 failed, 0 skipped"; with the roll-up
-    of what it holds, its sub-agents' calls included ("+12 by sub-agents · 3 failed · 1 waiting")."""
+    of what it holds, its sub-agents' calls included ("+12 by sub-agents · 1 waiting · 3 failed")."""
     seen = sum(batch.statuses.values())
     calls = max(batch.size, seen)
     summary = _plural(calls, "call") + (f" · max parallel {batch.plan.max_parallelism}" if batch.plan else "")

@@ -169,10 +169,10 @@ def test_a_collapsed_agent_rolls_up_its_sub_agents_calls_and_a_depth_three_name_
         tree.collapse(frontend)
         await wait_until(lambda: model.index_of(f"a:{work.frontend}", 1).data().startswith("4 calls · 2 failed"),
                          what="the frontend's roll-up")
-        assert model.index_of(f"a:{work.lead}", 1).data().startswith("7 calls · 2 failed · 1 waiting")
+        assert model.index_of(f"a:{work.lead}", 1).data().startswith("7 calls · 1 waiting · 2 failed")
         assert "3 calls · 2 failed" in model.index_of(f"a:{work.tests}", 1).data()
         window.tree.setCurrentIndex(lead)
-        await wait_until(lambda: "7 calls · 2 failed · 1 waiting" in window.details.info.toPlainText(),
+        await wait_until(lambda: "7 calls · 1 waiting · 2 failed" in window.details.info.toPlainText(),
                          what="the lead's details")
         assert "3 of them its own, 4 by its sub-agents" in window.details.info.toPlainText()
         tree.expand(frontend)

@@ -254,11 +254,11 @@ def test_an_agent_row_rolls_up_the_calls_of_its_sub_agents_at_any_depth_and_foll
     model.apply(CallFinished(seq=21, call_id="e1", status=RunStatus.TIMED_OUT, duration_s=0.1))
     model.apply(ApprovalRequested(seq=22, call_id="e2", agent_id="te", tool="Bash", args={}, summary="pytest",
                                   reason=""))
-    assert model.index(0, 1).data() == "6 calls · 2 failed · 1 waiting"  # the lead's, 2 levels up
+    assert model.index(0, 1).data() == "6 calls · 1 waiting · 2 failed"  # the lead's, 2 levels up
     assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#b36b00"
     frontend = model.index(1, 0, lead)
-    assert model.index(1, 1, lead).data() == "5 calls · 2 failed · 1 waiting"
-    assert frontend.data(Qt.ItemDataRole.ToolTipRole).startswith("frontend, sub-agent of lead: 5 calls · 2 failed")
+    assert model.index(1, 1, lead).data() == "5 calls · 1 waiting · 2 failed"
+    assert frontend.data(Qt.ItemDataRole.ToolTipRole).startswith("frontend, sub-agent of lead: 5 calls · 1 waiting · 2 failed")
     assert {"a:main", "a:fe", "a:te"} <= set(changed)  # each row above told once its roll-up moved
     changed.clear()
     model.apply(CallFinished(seq=23, call_id="e2", status=RunStatus.DONE, duration_s=0.1))
