@@ -16,23 +16,18 @@ Run as a script it serves a small demo script and prints the environment to use:
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-MAIN = "main"
-"""The conversation name of requests not routed to a sub-agent's script."""
+from tests.integration.scripted_server import MAIN, Handler, ScriptedServer
 
 # Variables the CLI reads that could send it to the real service or leak a real credential.
 _FOREIGN_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OTEL_", "AWS_BEARER_TOKEN_BEDROCK")
@@ -144,25 +139,6 @@ class Turn:
     """Serve this turn only to a request it accepts; None: to the next request of its conversation."""
 
 
-@dataclass
-class _Script:
-    """One conversation's turns; a request takes the first unused turn that accepts it."""
-
-    turns: list[Turn]
-    used: set[int] = field(default_factory=set)
-
-    def take(self, request: ModelRequest) -> Turn | None:
-        for i, turn in enumerate(self.turns):
-            if i not in self.used and (turn.when is None or turn.when(request)):
-                self.used.add(i)
-                return turn
-        return None
-
-    @property
-    def remaining(self) -> int:
-        return len(self.turns) - len(self.used)
-
-
 def prompt_contains(fragment: str) -> Callable[[ModelRequest], bool]:
     """A `Turn.when` accepting requests whose first user message contains `fragment`."""
     return lambda request: fragment in request.prompt
@@ -173,7 +149,7 @@ def answers(tool_use_id: str) -> Callable[[ModelRequest], bool]:
     return lambda request: any(r.get("tool_use_id") == tool_use_id for r in request.latest_tool_results())
 
 
-class ScriptedModel:
+class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
     """A fake Anthropic Messages API serving scripted turns, in a background thread.
 
     ``turns`` answer the main conversation; ``agents`` maps a fragment of a sub-agent's
@@ -183,59 +159,12 @@ class ScriptedModel:
 
     def __init__(self, turns: Sequence[Turn] = (), *, agents: Mapping[str, Sequence[Turn]] | None = None,
                  fallback: Turn = Turn(text="(no scripted turn left)"), model_name: str = "") -> None:
-        self._scripts = {MAIN: _Script(list(turns))}
-        self._scripts.update({key: _Script(list(ts)) for key, ts in (agents or {}).items()})
-        self._fallback = fallback
+        super().__init__(turns, agents, fallback)
         self._model_name = model_name
-        self._lock = threading.RLock()
-        self._ids = itertools.count(1)
-        self._requests: list[ModelRequest] = []
-        self._unscripted: list[ModelRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._home: Path | None = None
+    name = "fake-anthropic"
 
-    # -- lifecycle -------------------------------------------------------------
-
-    def __enter__(self) -> ScriptedModel:
-        self._home = Path(tempfile.mkdtemp(prefix="fake-anthropic-home-"))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-anthropic",
-                                        daemon=True)  # a short poll: shutdown() waits one interval
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        try:
-            if self._server is not None:
-                self._server.shutdown()
-                self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-        finally:
-            if self._home is not None:
-                shutil.rmtree(self._home, ignore_errors=True)
-            self._server = self._thread = self._home = None
-
-    def __repr__(self) -> str:
-        left = {k: s.remaining for k, s in self._scripts.items()}
-        return f"<ScriptedModel url={self.url if self._server else None} requests={len(self._requests)} left={left}>"
-
-    # -- what a test uses ------------------------------------------------------
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "use ScriptedModel as a context manager"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def home(self) -> Path:
-        """A private HOME for the CLI, deleted on exit (the CLI writes ~/.claude.json and ~/.claude/)."""
-        assert self._home is not None, "use ScriptedModel as a context manager"
-        return self._home
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     def env(self, base: Mapping[str, str] | None = None, *, home: Path | None = None) -> dict[str, str]:
         """A full environment for the CLI: `base` (default os.environ) without Anthropic/Claude
@@ -251,48 +180,22 @@ class ScriptedModel:
                     "CLAUDE_CODE_TMPDIR": str(tmp)})
         return env
 
-    @property
-    def requests(self) -> list[ModelRequest]:
-        """Every request received, in arrival order."""
-        with self._lock:
-            return list(self._requests)
-
     def message_requests(self, conversation: str | None = None) -> list[ModelRequest]:
         """The ``POST /v1/messages`` requests, optionally of one conversation only."""
         return [r for r in self.requests if r.method == "POST" and r.path.split("?")[0] == "/v1/messages"
                 and (conversation is None or r.conversation == conversation)]
 
     @property
-    def unscripted(self) -> list[ModelRequest]:
-        """Message requests that no turn accepted (they got the fallback)."""
-        with self._lock:
-            return list(self._unscripted)
-
-    @property
     def unknown(self) -> list[ModelRequest]:
         """Requests to paths this server does not implement (answered 404)."""
         return [r for r in self.requests if _route(r.method, r.path) is None]
 
-    def remaining(self, conversation: str = MAIN) -> int:
-        with self._lock:
-            return self._scripts[conversation].remaining
-
     # -- serving (called on handler threads) -------------------------------------
-
-    def _record(self, request: ModelRequest) -> None:
-        with self._lock:
-            self._requests.append(request)
 
     def _answer(self, request: ModelRequest) -> tuple[ModelRequest, dict[str, Any]]:
         """Pick the turn for a messages request and build the assistant message."""
         with self._lock:
-            conversation = next((k for k in self._scripts if k != MAIN and k in request.prompt), MAIN)
-            request = ModelRequest(request.method, request.path, request.headers, request.body, conversation)
-            turn = self._scripts[conversation].take(request)
-            if turn is None:
-                self._unscripted.append(request)
-                turn = self._fallback
-            self._requests.append(request)
+            request, turn = self._take(request, request.prompt)
             content = self._content(turn)
         model = self._model_name or (request.body or {}).get("model", "claude-fake")
         return request, {
@@ -355,58 +258,31 @@ def _chunks(text: str, size: int = 40) -> Iterator[str]:
 
 
 def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the CLI's HTTP client expects
-        timeout = 60  # an idle keep-alive connection ends its thread eventually
-
-        def do_POST(self) -> None:
-            self._serve()
-
-        def do_GET(self) -> None:
-            self._serve()
-
-        def do_HEAD(self) -> None:
-            self._serve()
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet: the requests are recorded on the model instead."""
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
+    class MessagesHandler(Handler):
+        def serve(self, raw: bytes, body: Any) -> None:
             request = ModelRequest(self.command, self.path, dict(self.headers.items()), body)
             route = _route(self.command, self.path)
             if route == "messages" and isinstance(body, dict):
                 request, message = model._answer(request)
                 if body.get("stream"):
                     payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in sse_events(message))
-                    self._send(200, payload.encode(), "text/event-stream")
+                    self._reply(200, payload.encode(), "text/event-stream")
                 else:
-                    self._send(200, json.dumps(message).encode())
+                    self._reply(200, json.dumps(message).encode())
                 return
             model._record(request)
             if route == "count_tokens":
-                self._send(200, json.dumps({"input_tokens": _estimate_tokens(body)}).encode())
+                self._reply(200, json.dumps({"input_tokens": _estimate_tokens(body)}).encode())
             elif route == "hello":
-                self._send(200, b"")
+                self._reply(200, b"")
             else:
                 error = {"type": "error", "error": {"type": "not_found_error", "message": f"fake: no {self.path}"}}
-                self._send(404, json.dumps(error).encode())
+                self._reply(404, json.dumps(error).encode())
 
-        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("request-id", f"req_fake_{id(payload):x}")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
+        def _reply(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+            self.send(status, payload, content_type, {"request-id": f"req_fake_{id(payload):x}"})
 
-    return Handler
+    return MessagesHandler
 
 
 def main() -> None:

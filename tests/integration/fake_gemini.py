@@ -21,23 +21,18 @@ environment to use::
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-MAIN = "main"
-"""The conversation name of requests not routed to a sub-agent's script."""
+from tests.integration.scripted_server import MAIN, Handler, ScriptedServer
 
 _FOREIGN_PREFIXES = ("GEMINI_", "GOOGLE_", "OTEL_", "CLOUD_SHELL", "VERTEX")
 """Variables the CLI reads that could send it to a real service or hand it a real credential."""
@@ -141,29 +136,12 @@ class Turn:
     """Serve this turn only to a request it accepts; None: to the next request of its conversation."""
 
 
-@dataclass
-class _Script:
-    turns: list[Turn]
-    used: set[int] = field(default_factory=set)
-
-    def take(self, request: ModelRequest) -> Turn | None:
-        for i, turn in enumerate(self.turns):
-            if i not in self.used and (turn.when is None or turn.when(request)):
-                self.used.add(i)
-                return turn
-        return None
-
-    @property
-    def remaining(self) -> int:
-        return len(self.turns) - len(self.used)
-
-
 def answers(call_id: str) -> Callable[[ModelRequest], bool]:
     """A `Turn.when` accepting the request whose latest user message carries the response to `call_id`."""
     return lambda request: any(r.get("id") == call_id for r in request.latest_function_responses())
 
 
-class ScriptedModel:
+class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
     """A fake Gemini API serving scripted turns, in a background thread.
 
     ``turns`` answer the main conversation; ``agents`` maps a fragment of a sub-agent's task to the
@@ -175,57 +153,18 @@ class ScriptedModel:
     def __init__(self, turns: Sequence[Turn] = (), *, agents: Mapping[str, Sequence[Turn]] | None = None,
                  fallback: Turn = Turn(text="(no scripted turn left)"),
                  side_answer: str = '{"next_speaker": "user", "reasoning": "scripted"}') -> None:
-        self._scripts = {MAIN: _Script(list(turns))}
-        self._scripts.update({key: _Script(list(ts)) for key, ts in (agents or {}).items()})
-        self._fallback, self._side_answer = fallback, side_answer
-        self._lock = threading.RLock()
-        self._ids = itertools.count(1)
-        self._requests: list[ModelRequest] = []
-        self._unscripted: list[ModelRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._home: Path | None = None
+        super().__init__(turns, agents, fallback)
+        self._side_answer = side_answer
 
-    def __enter__(self) -> ScriptedModel:
-        self._home = Path(tempfile.mkdtemp(prefix="fake-gemini-home-"))
-        gemini = self._home / ".gemini"
+    name = "fake-gemini"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
+
+    def _prepare_home(self, home: Path) -> None:
+        gemini = home / ".gemini"
         gemini.mkdir()
         (gemini / "settings.json").write_text(json.dumps(OFFLINE_SETTINGS, indent=2))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-gemini",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        try:
-            if self._server is not None:
-                self._server.shutdown()
-                self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-        finally:
-            if self._home is not None:
-                shutil.rmtree(self._home, ignore_errors=True)
-            self._server = self._thread = self._home = None
-
-    def __repr__(self) -> str:
-        left = {k: s.remaining for k, s in self._scripts.items()}
-        return f"<ScriptedModel url={self.url if self._server else None} requests={len(self._requests)} left={left}>"
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "use ScriptedModel as a context manager"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def home(self) -> Path:
-        """A private HOME for the CLI (its ~/.gemini holds OFFLINE_SETTINGS), deleted on exit."""
-        assert self._home is not None, "use ScriptedModel as a context manager"
-        return self._home
 
     @property
     def user_settings(self) -> Path:
@@ -244,11 +183,6 @@ class ScriptedModel:
             env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"
         return env
 
-    @property
-    def requests(self) -> list[ModelRequest]:
-        with self._lock:
-            return list(self._requests)
-
     def content_requests(self, conversation: str | None = MAIN) -> list[ModelRequest]:
         """The content requests of a conversation (None: of all, side questions included)."""
         return [r for r in self.requests if _route(r.method, r.path) in ("stream", "generate")
@@ -259,24 +193,11 @@ class ScriptedModel:
         return next((found for r in self.content_requests(None) if (found := r.function_response(call_id))), None)
 
     @property
-    def unscripted(self) -> list[ModelRequest]:
-        with self._lock:
-            return list(self._unscripted)
-
-    @property
     def unknown(self) -> list[ModelRequest]:
         """Requests to paths this server does not implement (answered 404)."""
         return [r for r in self.requests if _route(r.method, r.path) is None]
 
-    def remaining(self, conversation: str = MAIN) -> int:
-        with self._lock:
-            return self._scripts[conversation].remaining
-
     # -- serving (called on handler threads) -------------------------------------
-
-    def _record(self, request: ModelRequest) -> None:
-        with self._lock:
-            self._requests.append(request)
 
     def _answer(self, request: ModelRequest) -> dict[str, Any]:
         """The GenerateContentResponse for a content request."""
@@ -285,13 +206,7 @@ class ScriptedModel:
                 request = ModelRequest(request.method, request.path, request.headers, request.body, "")
                 self._requests.append(request)
                 return _response([{"text": self._side_answer}])
-            conversation = next((k for k in self._scripts if k != MAIN and k in request.prompt), MAIN)
-            request = ModelRequest(request.method, request.path, request.headers, request.body, conversation)
-            turn = self._scripts[conversation].take(request)
-            if turn is None:
-                self._unscripted.append(request)
-                turn = self._fallback
-            self._requests.append(request)
+            request, turn = self._take(request, request.prompt)
             parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
             for call in turn.tools:
                 parts.append({"functionCall": {"id": call.id or f"call_fake_{next(self._ids):03d}",
@@ -335,51 +250,26 @@ def _chunks(text: str, size: int = 40) -> Iterator[str]:
 
 
 def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 60
-
-        def do_POST(self) -> None:
-            self._serve()
-
-        def do_GET(self) -> None:
-            self._serve()
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet: the requests are recorded on the model instead."""
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
+    class GeminiHandler(Handler):
+        def serve(self, raw: bytes, body: Any) -> None:
             request = ModelRequest(self.command, self.path, dict(self.headers.items()), body)
             route = _route(self.command, self.path)
             if route in ("stream", "generate") and isinstance(body, dict):
                 response = model._answer(request)
                 if route == "stream":
                     payload = "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in sse_chunks(response))
-                    self._send(200, payload.encode(), "text/event-stream")
+                    self.send(200, payload.encode(), "text/event-stream")
                 else:
-                    self._send(200, json.dumps(response).encode())
+                    self.send(200, json.dumps(response).encode())
                 return
             model._record(request)
             if route == "count":
-                self._send(200, json.dumps({"totalTokens": max(1, len(raw) // 4)}).encode())
+                self.send(200, json.dumps({"totalTokens": max(1, len(raw) // 4)}).encode())
             else:
                 error = {"error": {"code": 404, "message": f"fake: no {self.path}", "status": "NOT_FOUND"}}
-                self._send(404, json.dumps(error).encode())
+                self.send(404, json.dumps(error).encode())
 
-        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
+    return GeminiHandler
 
 
 def main() -> None:

@@ -15,21 +15,16 @@ separate list of turns keyed by a fragment of that message.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shutil
-import tempfile
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-MAIN = "main"
-"""The conversation name of requests not routed to a sub-agent's script."""
+from tests.integration.scripted_server import MAIN, Handler, ScriptedServer
+
 MODEL = "gpt-5.5"
 """A model the CLI has metadata for (bundled in the binary): with it, Codex offers its freeform
 `apply_patch` tool; with an unknown name it falls back to a tool set without one."""
@@ -131,24 +126,7 @@ def answers(call_id: str) -> Callable[[ModelRequest], bool]:
     return lambda request: request.output(call_id) is not None
 
 
-@dataclass
-class _Script:
-    turns: list[Turn]
-    used: set[int] = field(default_factory=set)
-
-    def take(self, request: ModelRequest) -> Turn | None:
-        for i, turn in enumerate(self.turns):
-            if i not in self.used and (turn.when is None or turn.when(request)):
-                self.used.add(i)
-                return turn
-        return None
-
-    @property
-    def remaining(self) -> int:
-        return len(self.turns) - len(self.used)
-
-
-class ScriptedModel:
+class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
     """A fake OpenAI Responses API serving scripted turns, in a background thread.
 
     ``turns`` answer the main conversation; ``agents`` maps a fragment of a sub-agent's message to
@@ -157,56 +135,14 @@ class ScriptedModel:
 
     def __init__(self, turns: Sequence[Turn] = (), *, agents: Mapping[str, Sequence[Turn]] | None = None,
                  fallback: Turn = Turn(text="(no scripted turn left)")) -> None:
-        self._scripts = {MAIN: _Script(list(turns))}
-        self._scripts.update({key: _Script(list(ts)) for key, ts in (agents or {}).items()})
-        self._fallback = fallback
-        self._lock = threading.RLock()
-        self._ids = itertools.count(1)
-        self._requests: list[ModelRequest] = []
-        self._unscripted: list[ModelRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._home: Path | None = None
+        super().__init__(turns, agents, fallback)
 
-    def __enter__(self) -> ScriptedModel:
-        self._home = Path(tempfile.mkdtemp(prefix="fake-openai-home-"))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-openai",
-                                        daemon=True)
-        self._thread.start()
-        return self
+    name = "fake-openai"
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        try:
-            if self._server is not None:
-                self._server.shutdown()
-                self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-        finally:
-            if self._home is not None:
-                shutil.rmtree(self._home, ignore_errors=True)
-            self._server = self._thread = self._home = None
-
-    def __repr__(self) -> str:
-        left = {k: s.remaining for k, s in self._scripts.items()}
-        return f"<ScriptedModel url={self.url if self._server else None} requests={len(self._requests)} left={left}>"
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     # -- what a test uses ------------------------------------------------------
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "use ScriptedModel as a context manager"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def home(self) -> Path:
-        """A private HOME for the CLI, deleted on exit; CODEX_HOME is `home/.codex`."""
-        assert self._home is not None, "use ScriptedModel as a context manager"
-        return self._home
 
     @property
     def codex_home(self) -> Path:
@@ -236,11 +172,6 @@ class ScriptedModel:
                     "NO_COLOR": "1", "RUST_LOG": "error"})
         return env
 
-    @property
-    def requests(self) -> list[ModelRequest]:
-        with self._lock:
-            return list(self._requests)
-
     def response_requests(self, conversation: str | None = None) -> list[ModelRequest]:
         """The ``POST /v1/responses`` requests, optionally of one conversation only."""
         return [r for r in self.requests if _route(r.method, r.path) == "responses"
@@ -254,28 +185,12 @@ class ScriptedModel:
                 return text
         return None
 
-    @property
-    def unscripted(self) -> list[ModelRequest]:
-        with self._lock:
-            return list(self._unscripted)
-
-    def remaining(self, conversation: str = MAIN) -> int:
-        with self._lock:
-            return self._scripts[conversation].remaining
-
     # -- serving (on handler threads) -----------------------------------------------
 
     def _answer(self, request: ModelRequest) -> list[dict[str, Any]]:
         """Pick the turn for a responses request and build its output items."""
         with self._lock:
-            text = "\n".join(request.user_texts)
-            conversation = next((k for k in self._scripts if k != MAIN and k in text), MAIN)
-            request = ModelRequest(request.method, request.path, request.headers, request.body, conversation)
-            turn = self._scripts[conversation].take(request)
-            if turn is None:
-                self._unscripted.append(request)
-                turn = self._fallback
-            self._requests.append(request)
+            request, turn = self._take(request, "\n".join(request.user_texts))
             return self._items(turn, request)
 
     def _items(self, turn: Turn, request: ModelRequest) -> list[dict[str, Any]]:
@@ -296,10 +211,6 @@ class ScriptedModel:
                     item["namespace"] = call.namespace
                 items.append(item)
         return items
-
-    def _record(self, request: ModelRequest) -> None:
-        with self._lock:
-            self._requests.append(request)
 
 
 def sse_body(response_id: str, items: Sequence[Mapping[str, Any]], tokens: int) -> bytes:
@@ -324,41 +235,16 @@ def _route(method: str, path: str) -> str | None:
 
 
 def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 60
-
-        def do_POST(self) -> None:
-            self._serve()
-
-        def do_GET(self) -> None:
-            self._serve()
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet: the requests are recorded on the model instead."""
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
+    class ResponsesHandler(Handler):
+        def serve(self, raw: bytes, body: Any) -> None:
             request = ModelRequest(self.command, self.path, dict(self.headers.items()), body)
             if _route(self.command, self.path) == "responses" and isinstance(body, dict):
                 items = model._answer(request)
-                self._send(200, sse_body(f"resp_fake_{next(model._ids):04d}", items, max(1, len(raw) // 4)),
-                           "text/event-stream")
+                self.send(200, sse_body(f"resp_fake_{next(model._ids):04d}", items, max(1, len(raw) // 4)),
+                          "text/event-stream")
                 return
             model._record(request)
             error = {"error": {"type": "not_found", "message": f"fake: no {self.path}"}}
-            self._send(404, json.dumps(error).encode())
+            self.send(404, json.dumps(error).encode())
 
-        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
+    return ResponsesHandler
