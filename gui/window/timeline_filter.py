@@ -350,6 +350,10 @@ class TimelineFilter(QWidget):
         self._tree.setCurrentIndex(index)
         return True
 
+    def __repr__(self) -> str:
+        return (f"<TimelineFilter {self.criteria()} shown={self.shown}/{len(self._model.timeline.runs)} "
+                f"hidden={len(self._hidden)} told={len(self._told)} pending={self._typing.isActive()}>")
+
     # -- slots -------------------------------------------------------------------
 
     def _on_text_changed(self, _: str) -> None:
