@@ -63,20 +63,9 @@ def install_hooks(path: Path, command: str, config_dir: Path) -> install.Changed
     (an exit code other than 0 or 2, a timeout), which the hook client never does on purpose."""
     existed = path.exists()
     settings = install._read(path)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
-    added = []
-    for event in EVENTS:
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
-        if any(install._is_ours(e) for e in entries):
-            continue
-        entries.append({"hooks": [{"type": "command", "command": command,
-                                   "timeout": TIMEOUTS_S.get(event, DEFAULT_TIMEOUT_S)}]})
-        added.append(event)
-    trust = trusted_hashes(path.absolute(), hooks)
+    added = install.add_entries(path, settings, EVENTS, lambda event: {"hooks": [
+        {"type": "command", "command": command, "timeout": TIMEOUTS_S.get(event, DEFAULT_TIMEOUT_S)}]})
+    trust = trusted_hashes(path.absolute(), settings["hooks"])
     config = codex_home() / "config.toml"
     text = with_trust(config.read_text(encoding="utf-8") if config.exists() else "", path.absolute(), trust)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -300,21 +300,13 @@ def install(path: Path, command: str, config_dir: Path) -> Changed:
     """Add Belay's hook to every event it listens to (once: installing twice changes nothing)."""
     existed = path.exists()
     settings = claude_install._read(path)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
-    added = []
-    for event in EVENTS:
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
-        if any(claude_install._is_ours(e) for e in entries):
-            continue
-        entry: dict[str, Any] = {"hooks": [{"name": HOOK_NAME, "type": "command", "command": command,
-                                            "timeout": TIMEOUT_MS,
-                                            "description": "Belay: the console decides and records this call"}]}
-        entries.append({"matcher": "*", **entry} if event in TOOL_EVENTS else entry)
-        added.append(event)
+
+    def entry(event: str) -> dict[str, Any]:
+        handler = {"hooks": [{"name": HOOK_NAME, "type": "command", "command": command, "timeout": TIMEOUT_MS,
+                              "description": "Belay: the console decides and records this call"}]}
+        return {"matcher": "*", **handler} if event in TOOL_EVENTS else handler
+
+    added = claude_install.add_entries(path, settings, EVENTS, entry)
     write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
     if not existed:
         claude_install._remember_created(config_dir, path, True)

@@ -15,7 +15,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,26 +83,35 @@ def install(path: Path, command: str, config_dir: Path) -> Changed:
     """Add Belay's entry for every event (once: installing twice changes nothing)."""
     existed = path.exists()
     settings = _read(path)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
-    added = []
-    for event in HOOK_EVENTS:
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
-        if any(_is_ours(e) for e in entries):
-            continue
-        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S,
-                                            "onFailure": "block"}]}
-        if event in TOOL_EVENTS:
-            entry = {"matcher": "*", **entry}
-        entries.append(entry)
-        added.append(event)
+
+    def entry(event: str) -> dict[str, Any]:
+        handler = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S, "onFailure": "block"}]}
+        return {"matcher": "*", **handler} if event in TOOL_EVENTS else handler
+
+    added = add_entries(path, settings, HOOK_EVENTS, entry)
     write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
     if not existed:
         _remember_created(config_dir, path, True)
     return Changed(path, tuple(added), file_created=not existed)
+
+
+def add_entries(path: Path, settings: dict[str, Any], events: Iterable[str],
+                entry: Callable[[str], dict[str, Any]]) -> list[str]:
+    """Add `entry(event)` to `settings["hooks"][event]` for every event that has no entry of Belay's yet (the
+    agent CLIs' settings share this shape); returns the events added.  Raises ValueError, touching nothing of
+    the person's, when the shape is not what it should be."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: `hooks` is not an object; not touching it")
+    added = []
+    for event in events:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; not touching it")
+        if not any(_is_ours(e) for e in entries):
+            entries.append(entry(event))
+            added.append(event)
+    return added
 
 
 def uninstall(path: Path, config_dir: Path) -> Changed:
