@@ -305,8 +305,8 @@ class MainWindow(QMainWindow):
 
     def _on_approvals_waiting_changed(self, waiting: int) -> None:
         """A waiting call takes the larger share of the right side; otherwise the details do."""
-        self._right.setStretch(0, 3 if waiting else 0)
-        self._right.setStretch(1, 2 if waiting else 1)
+        self._right.setStretchFactor(self.approvals, 3 if waiting else 0)
+        self._right.setStretchFactor(self.tabs, 2 if waiting else 1)
 
     def _on_review_focus_changed(self, on: bool) -> None:
         """Focus mode: the pending write's diff takes the whole right column (the tabs step aside)."""

@@ -368,3 +368,20 @@ def test_every_control_has_an_accessible_name_and_tab_starts_at_the_mode(qtbot: 
         assert table.horizontalHeader().sectionSize(0) > 60 or window.rules.model.rowCount() == 0
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_with_nothing_waiting_the_details_get_the_room_and_a_waiting_call_takes_it(qtbot: Any, loop: Any,
+                                                                                  workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.resize(1400, 860)
+        await asyncio.sleep(0.05)
+        assert window.approvals.height() * 3 < window.tabs.height()  # an empty panel is a line or two
+        agent = await console.start_agent("lead", "scripted")
+        call = asyncio.ensure_future(console.call(agent, "Write", {"file_path": f"{workspace}/n.txt", "content": "n"}))
+        await wait_until(lambda: window.approvals.current is not None, what="the request")
+        await asyncio.sleep(0.05)
+        assert window.approvals.height() > window.tabs.height()
+        console.deny(window.approvals.current.call_id)
+        await call
+
+    in_window(qtbot, loop, workspace, body)
