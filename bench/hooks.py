@@ -276,8 +276,8 @@ def main() -> None:
         os.environ["BELAY_CONFIG_DIR"] = str(root / "config")
         f = asyncio.run(measure(root))
         codex = asyncio.run(measure_codex(root))
-        dead_s = asyncio.run(measure_dead_session(root))
         gemini = asyncio.run(measure_gemini(root))
+        dead_s = asyncio.run(measure_dead_session(root))
     print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay, {f['noop_us']:.0f} us to a no-op "
           f"endpoint (medians of {ROUND_TRIPS}). Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
           f"{f['python_ms']:.1f} ms (medians of {COMMANDS})")
@@ -293,9 +293,9 @@ def main() -> None:
     print(f"RESULT codex_pretooluse_round_trip = {codex['belay_us'] / codex['noop_us']:.1f} x the time (a no-op "
           f"endpoint on the same socket; Codex's PreToolUse for an auto-allowed update_plan, "
           f"{codex['belay_us'] / 1000:.2f} ms per call)")
+
     print(f"RESULT dead_session_release = {dead_s:.2f} s (from killing an agent mid-command to another session's "
           f"command going ahead; without watching the agent's process the lock is held for HOLD_S = 600 s)")
-
 
 
 if __name__ == "__main__":
