@@ -254,7 +254,7 @@ class ApprovalPanel(QWidget):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
         bash = request is not None and request.tool == "Bash"
-        self.diff.setVisible(request is not None and not bash)
+        self.diff.setVisible(request is not None and not bash and bool(request.diffs))  # a Read has none
         self.command_card.setVisible(bash)
         self._buttons.setVisible(request is not None)
         self.setProperty("waiting", request is not None)

@@ -294,7 +294,7 @@ class MainWindow(QMainWindow):
             self.details.notice.setText("<br>".join(self.console.recovery_notes))
 
     def _resize_columns(self) -> None:
-        for column, width in enumerate((150, 165, 190, 56, 64)):
+        for column, width in enumerate((150, 215, 190, 56, 64)):  # Summary: room for "201 calls · 1 waiting · 9 failed"
             self.tree.setColumnWidth(column, width)
         self.tree.setColumnWidth(TIMELINE_COLUMN, COLUMN_WIDTH)
         self._fit_call_column()

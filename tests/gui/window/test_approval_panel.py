@@ -287,3 +287,14 @@ def test_the_header_shows_what_the_agent_said_and_every_impact_reason_and_the_co
             assert panel.inbox_model.index(panel.inbox_model.row_of("c0"), 4).data() == "23 s"
 
     loop.run_until_complete(scenario())
+
+
+def test_a_request_without_a_diff_shows_no_empty_diff_box(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            panel = _panel(qtbot, console)
+            panel.add(ApprovalRequested(call_id="r1", agent_id="a1", tool="Read", summary="pkg/mod.py",
+                                        reason="the plan asks for a person's approval of this call", args={}))
+            assert panel.isVisible() and not panel.diff.isVisible() and panel.approve_button.isVisible()
+
+    loop.run_until_complete(scenario())
