@@ -163,14 +163,15 @@ class MainWindow(QMainWindow):
         self._accessible()
 
     def _accessible(self) -> None:
-        """Names for assistive technology, and Tab in the order of the layout: the mode, the timeline, the
-        waiting requests and their answers, then the tabs."""
+        """Names for assistive technology, and Tab in the order of the layout: the mode, the timeline's filter,
+        the timeline, the waiting requests and their answers, then the tabs."""
         self.tree.setAccessibleName("Timeline of calls")
         self.mode.setAccessibleName("Approval mode")
         self.tabs.setAccessibleName("Details, changes, shells, rules and MCP servers")
         a = self.approvals
-        order = (self.mode, self.tree, a.inbox, a.approve_button, a.edit_button, a.always_button, a.bulk_button,
-                 a.reason, a.deny_button, self.tabs)
+        f = self.timeline_filter
+        order = (self.mode, f.text, f.agent, f.status, f.tool, self.tree, a.inbox, a.approve_button, a.edit_button,
+                 a.always_button, a.bulk_button, a.reason, a.deny_button, self.tabs)
         for first, second in zip(order, order[1:]):
             QWidget.setTabOrder(first, second)
 
