@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean bench system-deps test-tools
+.PHONY: demo test install clean bench system-deps test-tools package
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ system-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
 	      || echo "warning: could not install bubblewrap; Bash runs unsandboxed"; \
 	  else echo "note: install bubblewrap for a sandboxed Bash tool (Debian/Ubuntu: apt-get install bubblewrap)"; fi; }
+	@command -v desktop-file-validate >/dev/null 2>&1 && command -v appstreamcli >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils appstream \
+	      >/dev/null) || echo "warning: could not install desktop-file-utils/appstream; packaging checks skip"; \
+	  else echo "note: desktop-file-utils and appstream validate packaging/ (the tests skip without them)"; fi; }
 
 # The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
 test: $(STAMP) system-deps test-tools
@@ -44,8 +49,21 @@ $(TOOLS_STAMP): test-tools/package.json test-tools/package-lock.json
 	cd test-tools && npm ci --no-audit --no-fund --loglevel=error
 	touch $(TOOLS_STAMP)
 
+# A one-folder bundle (dist/belay/belay) that runs without Python installed; PyInstaller comes from PyPI.
+# Takes minutes, so `make test` does not build it; tests/gui/terminal/test_bundle.py checks it when it exists.
+package: $(STAMP)
+	$(PY) -m pip install --quiet --prefer-binary 'pyinstaller>=6.10,<7'
+	$(VENV)/bin/pyinstaller --noconfirm --clean --onedir --name belay --log-level WARN \
+	  --distpath dist --workpath build/pyinstaller --specpath build/pyinstaller --paths "$(CURDIR)" \
+	  --add-data "$(CURDIR)/resources:resources" --add-data "$(CURDIR)/packaging:packaging" \
+	  --add-data "$(CURDIR)/core/outside/hook_client.py:core/outside" \
+	  --collect-data claude_agent_sdk --collect-data tree_sitter_bash --copy-metadata belay-console \
+	  packaging/launcher.py
+	cp $(VENV)/bin/rg dist/belay/rg  # the Grep tool looks for rg beside the program (core.tools.grep.find_rg)
+	@echo "Bundle: dist/belay/belay"
+
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info test-tools/node_modules
+	rm -rf $(VENV) build dist *.egg-info test-tools/node_modules

@@ -13,8 +13,12 @@ MCP_PORT = 7391
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="belay", description="Supervise AI coding agents: approve, record, undo.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="belay", description="Supervise AI coding agents: approve, record, undo. "
+                                                                "Without a command: open the console (`belay watch`).")
+    parser.add_argument("--version", action="version", version=f"belay {version()}")
+    parser.add_argument("--tray", action="store_true",
+                        help="without a command: start in the system tray (the autostart entry uses this)")
+    sub = parser.add_subparsers(dest="command")
 
     demo = sub.add_parser("demo", help="open the window with a scripted agent working on a demo workspace")
     demo.add_argument("--workspace", help="directory to copy the demo workspace into (default: a new temp dir)")
@@ -113,6 +117,45 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """The installed distribution's version (the bundle carries its metadata too)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+    try:
+        return installed_version("belay-console")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+WINDOWED = ("demo", "watch", "claude")
+"""The commands that open a window (and a bare `belay`, which is `watch`)."""
+
+
+def no_display(command: str, screenshot: str | None, environ: dict[str, str] | None = None) -> str | None:
+    """Why a window cannot open here, in one line with the way round it; None when it can.
+
+    Without this Qt's xcb plugin finds no X server and aborts the interpreter (SIGABRT, rc 134).  Only
+    X11/Wayland platforms need a display server; QT_QPA_PLATFORM (offscreen, vnc...) chosen by the person wins.
+    A command saving a screenshot needs no display: it is switched to the offscreen platform instead.
+    """
+    env = os.environ if environ is None else environ
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return None
+    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    chosen = env.get("QT_QPA_PLATFORM", "")
+    if chosen and not chosen.startswith(("xcb", "wayland")):
+        return None
+    if screenshot:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        return None
+    unattended = {"demo": "belay demo --auto-approve --quit-when-done --screenshot demo.png",
+                  "watch": "belay watch --quit-after 5 --screenshot console.png",
+                  "claude": "belay claude PROMPT --auto-approve --quit-when-done --screenshot claude.png"}[command]
+    return (f"no display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); run it on a desktop, "
+            f"or unattended, which needs none: {unattended}")
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -140,6 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     and suggestion, exit 2.  Anything else is a bug: one line saying so, exit 1; BELAY_DEBUG=1 shows where.
     """
     args = _parser().parse_args(argv)
+    bare = args.command is None
+    if bare:  # `belay` alone: the console, with the first-run screen until the person has chosen once
+        args = argparse.Namespace(command="watch", workspace=None, state_dir=None, screenshot=None, quit_after=None,
+                                  tray=args.tray, first_run=True)
+    if args.command in WINDOWED:
+        problem = no_display(args.command, args.screenshot)
+        if problem:
+            print(f"belay{'' if bare else ' ' + args.command}: {problem}", file=sys.stderr)
+            return 2
     from core import BelayError
 
     problem = _not_unicode(args)
@@ -220,7 +272,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "watch":
         from gui.window.app import WatchOptions, run_watch
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
-                                      screenshot=args.screenshot, quit_after=args.quit_after))
+                                      screenshot=args.screenshot, quit_after=args.quit_after,
+                                      tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
     if args.command in ("undo", "redo"):
         from gui.terminal.commands import undo_call
         return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,

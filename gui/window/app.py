@@ -51,6 +51,10 @@ class WatchOptions:
     state_dir: str | None = None
     screenshot: str | None = None
     quit_after: float | None = None
+    tray: bool = False
+    """Start minimized (`belay --tray`, the autostart entry)."""
+    first_run: bool = False
+    """A bare `belay`: show the first-run screen unless it was seen."""
 
 
 @dataclass(frozen=True)
@@ -223,7 +227,11 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             if console is None:
                 print(f"belay watch: another Belay console already supervises {workspace}", file=sys.stderr)
                 return 2
-        window.show()
+        if options.tray:
+            window.showMinimized()
+        else:
+            window.show()
+        welcome = _first_run_screen(window, options)
         closed = asyncio.Event()
         app = QApplication.instance()
         assert isinstance(app, QApplication)
@@ -231,9 +239,25 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
         named = f"{workspace} and every" if workspace is not None else "Every"
         print(f"Watching: {named} project whose agent asks (Claude Code, Codex or Gemini CLI with Belay's hooks, "
               f"`belay mcp-serve` clients) goes through this window.", flush=True)
-        return await _stay_open(window, closed, options)
+        return await _stay_open(welcome or window, closed, options)
     finally:
+        if welcome is not None:
+            await welcome.tasks.aclose()
+            welcome.close()
         await window.aclose()
+
+
+def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | None:
+    """The first-run screen over the console, the first time a bare `belay` opens it (see gui.window.first_run)."""
+    from gui.window.first_run import FirstRunScreen, first_run_done
+    if not options.first_run or first_run_done():
+        return None
+    welcome = FirstRunScreen(options.state_dir)
+    welcome.supervise.connect(lambda directory: window.tasks.spawn(window.hub.open(directory),
+                                                                   f"supervise {directory}"))
+    welcome.show()
+    welcome.raise_()
+    return welcome
 
 
 async def _watch_one(options: WatchOptions, workspace: Path) -> int:
