@@ -31,6 +31,11 @@ system-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils appstream \
 	      >/dev/null) || echo "warning: could not install desktop-file-utils/appstream; packaging checks skip"; \
 	  else echo "note: desktop-file-utils and appstream validate packaging/ (the tests skip without them)"; fi; }
+	@command -v Xvfb >/dev/null 2>&1 && command -v dbus-daemon >/dev/null 2>&1 && command -v dunst >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb dbus dunst >/dev/null) \
+	      || echo "warning: could not install xvfb/dbus/dunst; the desktop notification tests skip"; \
+	  else echo "note: xvfb, dbus and dunst run the desktop notification tests (they skip without them)"; fi; }
 
 # The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
 test: $(STAMP) system-deps test-tools

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QInputDialog,
@@ -52,7 +52,8 @@ from core import (
     SessionEnd,
     UndoReport,
 )
-from gui.window.approval_panel import ApprovalPanel
+from gui.window.approval_panel import ApprovalPanel, agent_path
+from gui.window.attention import Attention, titled
 from gui.window.bridge import Bridge
 from gui.window.changes_view import ChangesView
 from gui.window.details_pane import DetailsPane, undoable
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.console = console
         self._title = f"Belay — {console.workspace.root}"
+        self._mode = console.mode
         self.setWindowTitle(self._title)
         self.resize(1400, 860)
         self.tasks = TaskSet(on_error=self._show_error)
@@ -120,6 +122,8 @@ class MainWindow(QMainWindow):
         self._right.addWidget(self.approvals, 0)
         self._right.addWidget(self.tabs, 1)
         self.approvals.waiting_changed.connect(self._on_approvals_waiting_changed)
+        self.attention = Attention(self, self.tasks)
+        self.attention.action_requested.connect(self._on_attention_action_requested)
         split = QSplitter(Qt.Orientation.Horizontal)
         timeline = QWidget()
         stacked = QVBoxLayout(timeline)
@@ -308,6 +312,25 @@ class MainWindow(QMainWindow):
         """A waiting call takes the larger share of the right side; otherwise the details do."""
         self._right.setStretchFactor(self.approvals, 3 if waiting else 0)
         self._right.setStretchFactor(self.tabs, 2 if waiting else 1)
+        self.attention.set_waiting(waiting)
+        self.attention.keep_only({r.call_id for r in self.approvals.queue()})
+        self._show_title()
+
+    def _on_attention_action_requested(self, call_id: str, action: str) -> None:
+        """A desktop notification's button: answer the call it was about, or show it."""
+        request = next((r for r in self.approvals.queue() if r.call_id == call_id), None)
+        if request is None:
+            self.statusBar().showMessage("That request was answered already.", 10_000)
+        elif action == "approve" and request.impact.level == "low":
+            self.console.approve(call_id)
+            self.statusBar().showMessage(f"Approved {request.tool} {request.summary} from the notification.", 10_000)
+        elif action == "deny":
+            self.console.deny(call_id, "denied from the desktop notification")
+            self.statusBar().showMessage(f"Denied {request.tool} {request.summary} from the notification.", 10_000)
+        else:
+            self.attention.raise_window()
+            self.approvals.focus_request(call_id)
+            self.select_call(call_id)
 
     def _on_review_focus_changed(self, on: bool) -> None:
         """Focus mode: the pending write's diff takes the whole right column (the tabs step aside)."""
@@ -326,8 +349,7 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_approval_requested(self, request: ApprovalRequested) -> None:
         self.approvals.add(request)
-        if not self.isActiveWindow():
-            QGuiApplication.alert(self)
+        self.attention.requested(request, agent_path(self.model.timeline, request.agent_id))
 
     def _on_changes_call_chosen(self, call_id: str) -> None:
         self.select_call(call_id)
@@ -371,8 +393,9 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_elicitation_requested(self, request: ElicitationRequested) -> None:
         self.elicitations.add(request)
-        if self.elicitations.form(request.elicitation_id) is not None and not self.isActiveWindow():
-            QGuiApplication.alert(self)
+        if self.elicitations.form(request.elicitation_id) is not None and not self.isActiveWindow() \
+                and not self.attention.quiet:
+            QApplication.alert(self.window())
 
     def _on_elicitations_answered(self, elicitation_id: str, action: str, content: object) -> None:
         """The person answered a server's request for input: to the console (the form leaves when it ends)."""
@@ -427,7 +450,13 @@ class MainWindow(QMainWindow):
     def _show_mode(self, mode: str) -> None:
         self.mode.show_mode(mode)
         self.banner.show_mode(mode)
-        self.setWindowTitle(f"{self._title} — BYPASS MODE" if mode == "bypass" else self._title)
+        self._mode = mode
+        self._show_title()
+
+    def _show_title(self) -> None:
+        """The workspace, bypass mode when on, and how many requests wait."""
+        title = f"{self._title} — BYPASS MODE" if self._mode == "bypass" else self._title
+        self.setWindowTitle(titled(title, len(self.approvals.queue())))
 
     def _on_banner_leave_requested(self) -> None:
         self.console.set_mode("default")
@@ -631,6 +660,11 @@ class MainWindow(QMainWindow):
 
     def status_text(self) -> str:
         return self._status.text()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self.isWindow():
+            self.attention.show_tray()  # a workspace page inside the hub window leaves the tray to it
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self._held_timer.stop()

@@ -1,0 +1,239 @@
+"""Attention: the title count, and desktop notifications through a real notification server.
+
+The notification tests start Xvfb, a private D-Bus session bus and dunst (Debian's packages xvfb, dbus,
+dunst; `make system-deps` installs them) and point the window's notifier at that bus.  dunst opens a
+notification's actions through its context menu, which runs the `dmenu` program its config names with
+the actions on stdin; here that program is a script that writes down the menu it was shown (what the
+server received: summary and buttons) and picks the line the test chose.  `dunstctl context` opens
+that menu, so the server itself invokes the action, exactly as a click on it would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QWidget
+
+from core import Console, RunStatus
+from gui.window.attention import badge_icon, notice_for, titled
+from gui.window.main_window import MainWindow
+from tests.conftest import wait_until
+from tests.gui.window.test_main_window import in_window
+
+TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl")
+
+
+@dataclass
+class Desktop:
+    """A headless desktop with a notification server: its bus address and how to drive dunst."""
+
+    bus: str
+    folder: Path
+
+    def dunstctl(self, *args: str) -> str:
+        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": self.bus}
+        return subprocess.run(["dunstctl", *args], env=env, capture_output=True, text=True, timeout=10,
+                              check=True).stdout
+
+    def displayed(self) -> int:
+        line = next(x for x in self.dunstctl("count", "displayed").splitlines() if x.strip())
+        return int(line.split(":")[-1])
+
+    async def choose(self, pattern: str) -> str:
+        """Open the newest notification's action menu and pick the line matching `pattern`; the menu shown."""
+        (self.folder / "choice").write_text(pattern)
+        (self.folder / "menu.txt").unlink(missing_ok=True)
+        await asyncio.to_thread(self.dunstctl, "context")
+        await wait_until(lambda: (self.folder / "menu.txt").exists(), what="dunst's action menu")
+        return (self.folder / "menu.txt").read_text()
+
+
+@pytest.fixture(scope="module")
+def desktop() -> Iterator[Desktop]:
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (Debian: apt-get install xvfb dbus dunst; make system-deps)")
+    folder = Path(tempfile.mkdtemp(prefix="belay-desktop-"))
+    picker = folder / "pick.sh"
+    picker.write_text(f'#!/bin/sh\ncat > "{folder}/menu.tmp"\nmv "{folder}/menu.tmp" "{folder}/menu.txt"\n'
+                      f'grep -i -- "$(cat "{folder}/choice")" "{folder}/menu.txt" | head -n 1\n')
+    picker.chmod(0o755)
+    (folder / "dunstrc").write_text(f"[global]\n    dmenu = {picker}\n")
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        read, write = os.pipe()
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "1024x768x24"],
+                                pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(xvfb)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            display = f":{pipe.readline().strip()}"
+        bus_daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        started.append(bus_daemon)
+        assert bus_daemon.stdout is not None
+        bus = bus_daemon.stdout.readline().decode().strip()
+        bus_daemon.stdout.close()
+        env = {**os.environ, "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus}
+        started.append(subprocess.Popen(["dunst", "-config", str(folder / "dunstrc")], env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        found = Desktop(bus, folder)
+        for _ in range(100):
+            try:
+                found.displayed()
+                break
+            except subprocess.CalledProcessError:
+                subprocess.run(["sleep", "0.05"], check=True)
+        yield found
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            process.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def look_elsewhere(qtbot: Any, window: MainWindow) -> QWidget:
+    """Another application's window takes the focus: the person is not looking at Belay."""
+    other = QWidget()
+    other.setWindowTitle("another application")
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    await wait_until(lambda: other.isActiveWindow() and not window.isActiveWindow(), what="the other window's focus")
+    return other
+
+
+def _write(console: Console, agent: Any, workspace: Path, name: str) -> asyncio.Future[Any]:
+    return asyncio.ensure_future(console.call(agent, "Write", {"file_path": f"{workspace}/{name}", "content": "hi\n"}))
+
+
+def test_the_title_counts_the_waiting_requests_and_the_badge_shows_it(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        base = window.windowTitle()
+        agent = await console.start_agent("lead", "scripted")
+        first, second = _write(console, agent, workspace, "a.txt"), _write(console, agent, workspace, "b.txt")
+        await wait_until(lambda: len(window.approvals.queue()) == 2, what="two requests")
+        assert window.windowTitle() == f"{base} · 2 waiting"
+        assert window.attention.tooltip() == "Belay — 2 waiting"
+        console.deny(window.approvals.queue()[0].call_id)
+        await wait_until(lambda: window.windowTitle() == f"{base} · 1 waiting", what="one left")
+        console.deny(window.approvals.queue()[0].call_id)
+        await asyncio.gather(first, second)
+        await wait_until(lambda: window.windowTitle() == base, what="the title without a count")
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_badge_differs_with_a_count_and_the_title_form_matches_the_hub() -> None:
+    assert titled("Belay — ws", 0) == "Belay — ws"
+    assert titled("Belay — ws", 3) == "Belay — ws · 3 waiting"
+    plain, counted = badge_icon(0).pixmap(64).toImage(), badge_icon(3).pixmap(64).toImage()
+    assert plain != counted  # the red badge is drawn
+
+
+def test_a_request_reaches_the_notification_server_and_its_approve_button_answers_it(
+        qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.attention.use_bus(desktop.bus)
+        await look_elsewhere(qtbot, window)
+        await console.add_rule("Read", "ask", "session")  # a call that only reads, and still asks
+        agent = await console.start_agent("lead", "scripted")
+        call = asyncio.ensure_future(console.call(agent, "Read", {"file_path": f"{workspace}/README.md"}))
+        await wait_until(lambda: window.attention.notifier is not None and window.attention.notifier.shown(),
+                         what="the notification")
+        assert window.attention.notifier.server == "dunst"
+        assert desktop.displayed() == 1
+        menu = await desktop.choose("#Approve")
+        assert "#Approve (lead wants Read)" in menu and "#Deny (lead wants Read)" in menu, menu
+        outcome = await asyncio.wait_for(call, 10)
+        assert outcome.status is RunStatus.DONE, outcome
+        assert "Approved Read" in window.statusBar().currentMessage()
+        assert not window.approvals.queue()
+        await wait_until(lambda: desktop.displayed() == 0, what="the notification to go")
+        await window.attention.aclose()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_deny_from_the_notification_denies_and_answering_in_the_window_withdraws_it(
+        qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.attention.use_bus(desktop.bus)
+        await look_elsewhere(qtbot, window)
+        agent = await console.start_agent("lead", "scripted")
+        denied = _write(console, agent, workspace, "denied.txt")
+        await wait_until(lambda: window.attention.notifier is not None and window.attention.notifier.shown(),
+                         what="the first notification")
+        menu = await desktop.choose("#Deny")
+        assert "#Approve" not in menu, menu  # a write is looked at in the window before it is approved
+        await asyncio.wait_for(denied, 10)
+        assert not (workspace / "denied.txt").exists()
+        assert "Denied Write" in window.statusBar().currentMessage()
+        await wait_until(lambda: desktop.displayed() == 0, what="the first notification to go")
+        answered = _write(console, agent, workspace, "in-window.txt")
+        await wait_until(lambda: desktop.displayed() == 1, what="the second notification")
+        console.approve(window.approvals.queue()[0].call_id)  # answered in the window instead
+        await asyncio.wait_for(answered, 10)
+        await wait_until(lambda: desktop.displayed() == 0, what="the answered request's notification to be withdrawn")
+        await window.attention.aclose()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_quiet_mode_sends_nothing_but_still_counts(qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.attention.use_bus(desktop.bus)
+        window.attention.set_quiet(True)
+        await look_elsewhere(qtbot, window)
+        agent = await console.start_agent("lead", "scripted")
+        call = _write(console, agent, workspace, "quiet.txt")
+        await wait_until(lambda: window.approvals.queue(), what="the request")
+        await asyncio.sleep(0.3)
+        assert window.attention.notified == [] and desktop.displayed() == 0
+        assert window.windowTitle().endswith("· 1 waiting")
+        console.deny(window.approvals.queue()[0].call_id)
+        await call
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_nothing_is_sent_while_the_person_looks_at_the_window(qtbot: Any, loop: Any, workspace: Path,
+                                                              desktop: Desktop) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.attention.use_bus(desktop.bus)
+        window.activateWindow()
+        await wait_until(window.isActiveWindow, what="the window's focus")
+        agent = await console.start_agent("lead", "scripted")
+        call = _write(console, agent, workspace, "seen.txt")
+        await wait_until(lambda: window.approvals.queue(), what="the request")
+        await asyncio.sleep(0.3)
+        assert window.attention.notified == [] and desktop.displayed() == 0
+        console.deny(window.approvals.queue()[0].call_id)
+        await call
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_a_risky_call_offers_no_approve_button(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("lead", "scripted")
+        call = asyncio.ensure_future(console.call(agent, "Bash", {"command": "rm -rf build"}))
+        await wait_until(lambda: window.approvals.queue(), what="the request")
+        request = window.approvals.queue()[0]
+        notice = notice_for(request, "lead")
+        assert request.impact.level != "low"
+        assert [label for _, label in notice.actions] == ["Show", "Deny", "Open in Belay"]
+        assert request.impact.reasons[0] in notice.body
+        console.deny(request.call_id)
+        await call
+
+    in_window(qtbot, loop, workspace, body)
