@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.bus import EventBus, Subscription
 from core.changes.diffs import diff_of_change
@@ -24,8 +24,6 @@ from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
 from core.ids import CallId, new_session_id
 from core.mcp.elicitation import Elicitations
-from core.mcp.manager import McpManager
-from core.mcp.oauth import OAuthPlace
 from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
@@ -64,8 +62,19 @@ from core.undo import recovery
 from core.undo.report import Resolution, UndoPreview, UndoReport
 from core.undo.service import Undoer
 
+if TYPE_CHECKING:
+    from core.mcp.manager import McpManager
+    from core.mcp.oauth import OAuthPlace
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+def _mcp_classes() -> tuple[type[McpManager], type[OAuthPlace]]:
+    """The MCP manager and sign-in place, imported when a console first needs them (see `Console.open`)."""
+    from core.mcp.manager import McpManager
+    from core.mcp.oauth import OAuthPlace
+    return McpManager, OAuthPlace
 
 CLOSE_GRACE_S = 5.0
 """How long closing waits for calls to record how they ended before cancelling them."""
@@ -170,6 +179,8 @@ class Console:
         self._roster = Roster(recorder, self._pipeline)
         self._policy_changed("settings loaded")
         if self._tracking:  # only the owning console starts programs; `belay calls` does not
+            # The MCP package takes about a second to import: off the loop, and only for a console that serves.
+            McpManager, OAuthPlace = await asyncio.to_thread(_mcp_classes)  # noqa: N806 - classes
             self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
                                   cwd=self.workspace.root, elicit=self.elicitations.ask,
                                   oauth=OAuthPlace(config_dir() / "mcp-oauth"))

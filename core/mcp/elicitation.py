@@ -28,12 +28,13 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-import mcp.types as mt
-
 from core.events import ElicitationRequested, ElicitationResolved, Event
+
+if TYPE_CHECKING:  # the MCP package is imported where it is used: it takes a second (issue 15)
+    import mcp.types as mt
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +226,7 @@ class Elicitations:
 
     async def ask(self, server: str, params: mt.ElicitRequestParams) -> mt.ElicitResult:
         """Raise the request to the person and wait for the answer (cancelled when the server gives up)."""
+        import mcp.types as mt
         if isinstance(params, mt.ElicitRequestURLParams):
             request = ElicitationRequested(elicitation_id=_new_id(), server=server, message=params.message,
                                            mode="url", url=params.url)
@@ -251,6 +253,7 @@ class Elicitations:
                                                   by="server"))
 
     def _declined(self, request: ElicitationRequested, by: Literal["headless", "belay"], why: str) -> mt.ElicitResult:
+        import mcp.types as mt
         log.info("MCP server %s asked for input (%s); declined: %s", request.server, request.message, why)
         self._publish(request)
         self._publish(ElicitationResolved(elicitation_id=request.elicitation_id, action="decline", by=by))
@@ -262,6 +265,7 @@ class Elicitations:
         entry = self._pending.get(elicitation_id)
         if entry is None or entry[1].done():
             return False
+        import mcp.types as mt
         request, future = entry
         result = mt.ElicitResult(action=action)
         if action == "accept" and request.mode == "form":

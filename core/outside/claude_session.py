@@ -15,27 +15,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-from claude_agent_sdk import (
-    ClaudeAgentOptions,
-    ClaudeSDKClient,
-    HookMatcher,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    ResultMessage,
-)
-from claude_agent_sdk.types import TaskStartedMessage
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.outside.hook_client import LAUNCHED_ENV
 from core.outside.hooks import ClaudeHooks
 from core.outside.requests import HookEvent
 from core.tasks import spawn
+
+if TYPE_CHECKING:  # the Agent SDK (and the MCP package under it) take a second to import: only when a session runs
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        ClaudeSDKClient,
+        PermissionResultAllow,
+        PermissionResultDeny,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +78,8 @@ class ClaudeSession:
 
     async def run(self) -> SessionEnd:
         """Connect, send the prompt, follow the session to its result (or a stop).  The owning task."""
+        await asyncio.to_thread(importlib.import_module, "claude_agent_sdk")  # the first time: off the loop
+        from claude_agent_sdk import ClaudeSDKClient
         async with ClaudeSDKClient(self._options()) as client:
             await client.query(self.prompt)
             follow = spawn(self._follow(client), "claude session: messages")
@@ -94,6 +95,7 @@ class ClaudeSession:
             return follow.result()  # raises what the session raised
 
     def _options(self) -> ClaudeAgentOptions:
+        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
         matchers = {event: [HookMatcher(matcher=None, hooks=[self._hook], timeout=HOOK_TIMEOUT_S, on_failure="block")]
                     for event in SDK_EVENTS}
         return ClaudeAgentOptions(cwd=str(self.workspace), hooks=matchers,  # type: ignore[arg-type]
@@ -113,6 +115,7 @@ class ClaudeSession:
     async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any
                             ) -> PermissionResultAllow | PermissionResultDeny:
         """Claude would ask its own user: Belay's decision for the call stands in."""
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
         event = HookEvent(hook_event_name="PermissionRequest", session_id=self.session_id or "unknown",
                           cwd=str(self.workspace), tool_name=tool_name, tool_input=tool_input)
         answer = await self.hooks.handle(event)
@@ -122,6 +125,8 @@ class ClaudeSession:
         return PermissionResultDeny(message=decision.get("message") or "Belay has not approved this call")
 
     async def _follow(self, client: ClaudeSDKClient) -> SessionEnd:
+        from claude_agent_sdk import ResultMessage
+        from claude_agent_sdk.types import TaskStartedMessage
         async for message in client.receive_messages():
             if isinstance(message, TaskStartedMessage):
                 self._saw_session(message.session_id)

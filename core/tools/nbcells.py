@@ -17,8 +17,6 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nbformat.validator import get_validator
-
 from core.errors import ErrorKind, ToolError
 from core.process.output import visible
 from core.store.fsio import MAX_CAPTURE_BYTES
@@ -81,6 +79,8 @@ def parse(text: str, rel: str) -> Notebook:
 
 def check_schema(notebook: Notebook, rel: str, edited: bool = False) -> None:
     """Refuse a notebook nbformat's schema for its version refuses, naming the first problem and where."""
+    from nbformat.validator import get_validator  # a third of a second to import: when a notebook is checked
+
     minor = notebook.get("nbformat_minor", 0)
     validator = get_validator(4, minor, name="jsonschema") if minor >= 0 else None
     if validator is None:

@@ -63,3 +63,15 @@ def test_belay_alone_is_the_console_and_tray_starts_it_minimized() -> None:
     assert _parser().parse_args(["--tray"]).tray is True
     help_text = " ".join(_parser().format_help().split())
     assert "Without a command: open the console" in help_text and "--tray" in help_text
+
+
+def test_the_console_starts_without_importing_the_heavy_parts() -> None:
+    """The Agent SDK, the MCP package (under it too) and nbformat took over a second of every start (issue 15):
+    they are imported where they are used (a Claude session, an MCP server, a notebook), not to open a window."""
+    probe = ("import sys, gui.terminal.cli, gui.window.app, gui.window.hub_window, core; "
+             "print(' '.join(m for m in ('claude_agent_sdk', 'mcp', 'mcp_types', 'nbformat', 'jsonschema', 'httpx2')"
+             " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
