@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, Qt, Signal
+from PySide6.QtCore import QObject, QRect, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QFont, QGuiApplication, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QWidget
 
@@ -202,10 +202,13 @@ class Attention(QObject):
     action_requested = Signal(str, str)
     """(call id, "approve" | "deny" | "show"): a notification's button (or the tray's Show) was used."""
     counts_changed = Signal(int)
+    quit_requested = Signal()
+    """The tray menu's Quit: leave for good, even with agents attached."""
 
-    def __init__(self, window: QWidget, tasks: TaskSet, bus: str | None = None) -> None:
+    def __init__(self, window: QWidget, tasks: TaskSet, bus: str | None = None,
+                 settings: QSettings | None = None) -> None:
         """`bus`: the D-Bus address for notifications (None: the session bus, except on the offscreen
-        platform, which has no desktop to notify)."""
+        platform, which has no desktop to notify); `settings`: where quiet and sound are remembered."""
         super().__init__(window)
         self._window = window
         self._tasks = tasks
@@ -223,12 +226,23 @@ class Attention(QObject):
         self.sound_action.toggled.connect(self._on_sound_action_toggled)
         self.notified: list[Notice] = []
         """Every notice sent (desktop or tray), newest last: what the person was told."""
+        self._settings = settings
+        if settings is not None:
+            self.set_quiet(settings.value("attention/quiet", False, type=bool))
+            self.set_sound(settings.value("attention/sound", False, type=bool))
 
     def use_bus(self, bus: str | None) -> None:
         """Send notifications over `bus` (a D-Bus address) from now on; None: none at all."""
         self._bus = bus
         self._started = None
         self.notifier = None
+
+    def settings_value(self, key: str) -> object:
+        return self._settings.value(key) if self._settings is not None else None
+
+    def set_settings_value(self, key: str, value: object) -> None:
+        if self._settings is not None:
+            self._settings.setValue(key, value)
 
     # -- the tray --------------------------------------------------------------
 
@@ -241,6 +255,8 @@ class Attention(QObject):
             menu.addSeparator()
             menu.addAction(self.quiet_action)
             menu.addAction(self.sound_action)
+            menu.addSeparator()
+            menu.addAction("Quit Belay", self.quit_requested.emit)
             self.tray.setContextMenu(menu)
             self._tray_menu = menu
             self.tray.activated.connect(self._on_tray_activated)
@@ -273,9 +289,13 @@ class Attention(QObject):
 
     def _on_quiet_action_toggled(self, on: bool) -> None:
         self.quiet = on
+        if self._settings is not None:
+            self._settings.setValue("attention/quiet", on)
 
     def _on_sound_action_toggled(self, on: bool) -> None:
         self.sound = on
+        if self._settings is not None:
+            self._settings.setValue("attention/sound", on)
 
     def set_quiet(self, on: bool) -> None:
         self.quiet_action.setChecked(on)

@@ -18,16 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QFont
+from PySide6.QtGui import QAction, QCloseEvent, QFont, QShowEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QListView,
     QMainWindow,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QSystemTrayIcon,
     QVBoxLayout,
     QWidget,
 )
@@ -35,7 +38,9 @@ from PySide6.QtWidgets import (
 from core import AgentStatus, ApprovalRequested, BelayError, Console, Hub
 from gui.window import theme
 from gui.window.approval_panel import agent_path
+from gui.window.attention import Attention
 from gui.window.main_window import MainWindow
+from gui.window.review_view import review_settings
 from gui.window.tasks import TaskSet
 
 Index = QModelIndex | QPersistentModelIndex
@@ -251,6 +256,11 @@ class HubWindow(QMainWindow):
         split.setStretchFactor(1, 1)
         split.setSizes([230, 1170])
         self.setCentralWidget(split)
+        self.attention = Attention(self, self.tasks, settings=review_settings())  # the tray; pages notify
+        self.attention.quiet_action.toggled.connect(self._on_attention_settings_changed)
+        self.attention.sound_action.toggled.connect(self._on_attention_settings_changed)
+        self.attention.quit_requested.connect(self.quit)
+        self._quitting = False
         hub.ask = self.bar.ask  # type: ignore[assignment]
         hub.on_opened(self._add_page)
         self._menus()
@@ -279,6 +289,9 @@ class HubWindow(QMainWindow):
         page.bridge.approval_resolved.connect(self._on_page_resolved)
         page.approvals.waiting_changed.connect(lambda _n, page=page: self._count(page))
         page.bridge.batch_applied.connect(lambda page=page: self._count(page))
+        page.attention.set_quiet(self.attention.quiet)
+        page.attention.set_sound(self.attention.sound)
+        page.attention.action_requested.connect(lambda _id, action, page=page: self._on_page_attention(page, action))
         for request in page.approvals.queue():
             self._on_page_request(page, request)
         if self.pages.currentWidget() is self.empty:
@@ -346,6 +359,78 @@ class HubWindow(QMainWindow):
         count = len(self.workspaces.rows)
         self.setWindowTitle(f"Belay — {where}" + (f" · {count} workspaces" if count > 1 else "")
                             + (f" · {waiting} waiting" if waiting else ""))
+        self.attention.set_waiting(waiting)
+
+    # -- attention: the tray, and closing to it -------------------------------------
+
+    def _on_page_attention(self, page: MainWindow, action: str) -> None:
+        """A notification's Show: the page comes forward (the page itself raises the window and the call)."""
+        if action == "show":
+            self.show_page(page)
+
+    def _on_attention_settings_changed(self) -> None:
+        for row in self.workspaces.rows:
+            row.page.attention.set_quiet(self.attention.quiet)
+            row.page.attention.set_sound(self.attention.sound)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.attention.show_tray()
+
+    def agents_attached(self) -> int:
+        """Agents running in any workspace now (what closing the window would leave unsupervised)."""
+        return sum(1 for row in self.workspaces.rows for agent in row.page.model.timeline.agents.values()
+                   if agent.status is AgentStatus.RUNNING)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        """With agents still attached and a tray to go to, closing keeps Belay there (asked the first time)."""
+        if self._quitting or self.attention.tray is None or not self.agents_attached():
+            super().closeEvent(event)
+            return
+        event.ignore()
+        choice = str(self.attention.settings_value("attention/close") or "")
+        if choice == "tray":
+            self.to_tray()
+        elif choice == "quit":
+            self.quit()
+        else:
+            self._ask_close()
+
+    def _ask_close(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Keep Belay running?",
+                          f"{self.agents_attached()} agent(s) are still attached. Keep Belay in the tray, where it "
+                          "notifies you when one waits, or quit (calls still waiting are denied)?", parent=self)
+        keep = box.addButton("Keep in tray", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Quit", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(keep)
+        box.finished.connect(lambda _r: self._on_close_answered(box.clickedButton() is keep))
+        box.open()
+        self.close_question = box
+
+    def _on_close_answered(self, keep: bool) -> None:
+        self.attention.set_settings_value("attention/close", "tray" if keep else "quit")
+        self.close_question.deleteLater()
+        if keep:
+            self.to_tray()
+        else:
+            self.quit()
+
+    def to_tray(self) -> None:
+        self.hide()
+        if self.attention.tray is not None:
+            self.attention.tray.showMessage("Belay is still supervising", "It notifies you when an agent waits; "
+                                            "the tray icon brings the window back.",
+                                            QSystemTrayIcon.MessageIcon.Information, 5_000)
+
+    def quit(self) -> None:
+        """Close for good.  From the tray the window is hidden, and closing a hidden window does not emit
+        lastWindowClosed (what the app waits for), so it is emitted here."""
+        self._quitting = True
+        hidden = not self.isVisible()
+        self.close()
+        app = QApplication.instance()
+        if hidden and isinstance(app, QApplication):
+            app.lastWindowClosed.emit()
 
     # -- opening and closing -------------------------------------------------------
 

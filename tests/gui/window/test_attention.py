@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
-from core import Console, RunStatus
+from core import Console, Hub, RunStatus
 from gui.window.attention import badge_icon, notice_for, titled
+from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
+from gui.window.review_view import review_settings
 from tests.conftest import wait_until
 from tests.gui.window.test_main_window import in_window
 
@@ -237,3 +240,48 @@ def test_a_risky_call_offers_no_approve_button(qtbot: Any, loop: Any, workspace:
         await call
 
     in_window(qtbot, loop, workspace, body)
+
+
+def _question(window: QWidget) -> list[QMessageBox]:
+    return [box for box in window.findChildren(QMessageBox) if box.isVisible()]
+
+
+def test_closing_the_hub_with_an_agent_attached_asks_once_then_keeps_belay_in_the_tray(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        hub = Hub()
+        assert await hub.start()
+        window = HubWindow(hub)
+        qtbot.addWidget(window)
+        window.show()
+        closed: list[bool] = []
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        app.lastWindowClosed.connect(lambda: closed.append(True))
+        try:
+            page = await window.open_workspace(workspace)
+            assert page is not None
+            window.attention.tray = QSystemTrayIcon(window)  # the offscreen platform has no tray of its own
+            window.close()
+            assert not window.isVisible() and not _question(window)  # nothing attached: it just closes
+            closed.clear()
+            window.show()
+            await page.console.start_agent("lead", "scripted")
+            assert window.agents_attached() == 1
+            window.close()
+            await wait_until(lambda: _question(window), what="the question")
+            box = _question(window)[0]
+            assert "1 agent(s) are still attached" in box.text()
+            keep = next(b for b in box.buttons() if b.text() == "Keep in tray")
+            qtbot.mouseClick(keep, Qt.MouseButton.LeftButton)
+            await wait_until(lambda: not window.isVisible(), what="the window to go to the tray")
+            assert not closed and review_settings().value("attention/close") == "tray"
+            window.show()
+            window.close()  # asked once: the answer stands
+            assert not window.isVisible() and not _question(window) and not closed
+            window.attention.quit_requested.emit()  # the tray menu's Quit
+            assert closed
+        finally:
+            await window.aclose()
+
+    loop.run_until_complete(scenario())
