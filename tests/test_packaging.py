@@ -74,3 +74,20 @@ def test_each_png_is_the_svg_rendered_at_its_size(qapp: Any, size: int) -> None:
 
 def _far(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return max(abs(x - y) for x, y in zip(a, b)) > 8
+
+
+def test_the_wheel_carries_what_an_installed_belay_reads(tmp_path: Path) -> None:
+    """pipx installs the wheel: the demo, the style sheets and the hook client must be in it, beside core/ and gui/
+    (gui/window/resources.py and core/outside/install.py find them there)."""
+    import sys
+    import zipfile
+    root = PACKAGING.parent
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--quiet", "-w",
+                           str(tmp_path)], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set(zipfile.ZipFile(next(tmp_path.glob("belay_console-*.whl"))).namelist())
+    wanted = {"resources/demo/script.yaml", "resources/demo/workspace/src/shop/cart.py", "core/outside/hook_client.py",
+              "gui/terminal/cli.py"}
+    assert wanted <= names
+    assert {p.relative_to(root).as_posix() for p in (root / "resources" / "styles").glob("*.qss")} <= names
+    assert not any(name.startswith(("tests/", "bench/", "packaging/")) for name in names)
