@@ -11,6 +11,7 @@ that menu, so the server itself invokes the action, exactly as a click on it wou
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -50,6 +51,11 @@ class Desktop:
     def displayed(self) -> int:
         line = next(x for x in self.dunstctl("count", "displayed").splitlines() if x.strip())
         return int(line.split(":")[-1])
+
+    def history(self) -> list[dict[str, Any]]:
+        """The notifications dunst has closed, newest first: each field's value."""
+        entries = json.loads(self.dunstctl("history"))["data"][0]
+        return [{name: field["data"] for name, field in entry.items()} for entry in entries]
 
     async def choose(self, pattern: str) -> str:
         """Open the newest notification's action menu and pick the line matching `pattern`; the menu shown."""
@@ -162,6 +168,9 @@ def test_a_request_reaches_the_notification_server_and_its_approve_button_answer
         assert "Approved Read" in window.statusBar().currentMessage()
         assert not window.approvals.queue()
         await wait_until(lambda: desktop.displayed() == 0, what="the notification to go")
+        shown = desktop.history()[0]  # what the server showed, as it kept it
+        assert (shown["appname"], shown["summary"]) == ("Belay", "lead wants Read")
+        assert "README.md" in shown["body"] and "low impact: only reads" in shown["body"], shown
         await window.attention.aclose()
 
     in_window(qtbot, loop, workspace, body)
