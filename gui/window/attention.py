@@ -284,7 +284,8 @@ class Attention(QObject):
     def raise_window(self) -> None:
         top = self._window.window()
         top.showNormal()
-        top.raise_()
+        if QGuiApplication.platformName() != "offscreen":  # no stacking there (Qt warns that it cannot raise)
+            top.raise_()
         top.activateWindow()
 
     def _on_quiet_action_toggled(self, on: bool) -> None:

@@ -25,7 +25,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
-from core import Console, Hub, RunStatus
+from core import Console, Hub, RunKey, RunStatus
 from gui.window.attention import badge_icon, notice_for, titled
 from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
@@ -294,3 +294,40 @@ def test_closing_the_hub_with_an_agent_attached_asks_once_then_keeps_belay_in_th
             await window.aclose()
 
     loop.run_until_complete(scenario())
+
+
+def test_an_approve_from_a_notification_for_a_write_only_shows_it_and_a_late_answer_is_said(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("lead", "scripted")
+        first, second = _write(console, agent, workspace, "a.txt"), _write(console, agent, workspace, "b.txt")
+        await wait_until(lambda: len(window.approvals.queue()) == 2, what="two requests")
+        later = window.approvals.queue()[1]
+        assert window.approvals.current.call_id != later.call_id
+        window.attention.action_requested.emit(later.call_id, "approve")  # a server sent an action never offered
+        assert len(window.approvals.queue()) == 2 and not (workspace / "b.txt").exists()
+        assert window.approvals.current.call_id == later.call_id  # shown instead, in the panel and the timeline
+        assert window.model.key_of(window.tree.currentIndex()) == RunKey(later.call_id)
+        console.deny(later.call_id)
+        await wait_until(lambda: len(window.approvals.queue()) == 1, what="the denial")
+        window.attention.action_requested.emit(later.call_id, "deny")
+        assert window.statusBar().currentMessage() == "That request was answered already."
+        console.deny(window.approvals.queue()[0].call_id)
+        await asyncio.gather(first, second)
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_without_a_notification_server_the_notice_goes_to_the_tray(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.attention.use_bus(None)
+        await look_elsewhere(qtbot, window)
+        agent = await console.start_agent("lead", "scripted")
+        call = _write(console, agent, workspace, "tray.txt")
+        await wait_until(lambda: window.attention.notified, what="the notice")
+        assert [n.summary for n in window.attention.notified] == ["lead wants Write"]
+        assert window.attention.notifier is None
+        console.deny(window.approvals.queue()[0].call_id)
+        await call
+
+    in_window(qtbot, loop, workspace, body)
