@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,8 +86,11 @@ class DesktopNotifier:
         self._listener: asyncio.Task[None] | None = None
 
     @classmethod
-    async def start(cls, on_action: Callable[[str, str], None], bus: str = "SESSION") -> DesktopNotifier | None:
-        """Connect to `bus` (an address, or "SESSION"); None when there is no bus or nobody serves notifications."""
+    async def start(cls, on_action: Callable[[str, str], None], bus: str = "SESSION",
+                    start_task: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]] = spawn,
+                    ) -> DesktopNotifier | None:
+        """Connect to `bus` (an address, or "SESSION"); None when there is no bus or nobody serves notifications.
+        `start_task` starts the task that hears the server (the window's TaskSet, so closing it ends the task)."""
         try:
             from jeepney import MatchRule, new_method_call
             from jeepney.bus_messages import message_bus
@@ -111,7 +114,7 @@ class DesktopNotifier:
             await stack.aclose()  # no bus address, refused, or no answer
             return None
         notifier = cls(router, stack, capabilities, server, on_action)
-        notifier._listener = spawn(notifier._listen(queue), "hear the notification server")
+        notifier._listener = start_task(notifier._listen(queue), "hear the notification server")
         return notifier
 
     @staticmethod
@@ -333,8 +336,8 @@ class Attention(QObject):
         if self._bus is None:
             return None
         if self._started is None:
-            self._started = self._tasks.spawn(DesktopNotifier.start(self._on_notifier_action, self._bus),
-                                             "connect to the notification server")
+            connecting = DesktopNotifier.start(self._on_notifier_action, self._bus, self._tasks.spawn)
+            self._started = self._tasks.spawn(connecting, "connect to the notification server")
         self.notifier = await self._started
         return self.notifier
 
