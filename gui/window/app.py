@@ -232,7 +232,8 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
                 print(f"belay watch: another Belay console already supervises {workspace}", file=sys.stderr)
                 return 2
         if options.tray:
-            window.showMinimized()
+            if not window.attention.show_tray():  # only the tray icon; with no tray on this desktop, minimized
+                window.showMinimized()
         else:
             window.show()
         welcome = _first_run_screen(window, options)
