@@ -17,6 +17,11 @@ install: $(STAMP)
 demo: $(STAMP) system-deps
 	$(VENV)/bin/belay demo $(DEMO_ARGS)
 
+# The attention tests: a notification server (dunst) on a private D-Bus under Xvfb, and an XEmbed tray
+# (wmdocker) with the libraries Qt's xcb platform loads, for the tray icon's test.
+XCB_LIBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 \
+  libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-xkb1
+
 # Bubblewrap gives Bash calls a real sandbox (PID namespace, read-only root).
 # Installed from Debian when we can (root with apt-get); Belay still runs
 # without it, with the sandbox shown as off.
@@ -31,11 +36,12 @@ system-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils appstream \
 	      >/dev/null) || echo "warning: could not install desktop-file-utils/appstream; packaging checks skip"; \
 	  else echo "note: desktop-file-utils and appstream validate packaging/ (the tests skip without them)"; fi; }
-	@command -v Xvfb >/dev/null 2>&1 && command -v dbus-daemon >/dev/null 2>&1 && command -v dunst >/dev/null 2>&1 || { \
+	@command -v Xvfb >/dev/null 2>&1 && command -v dbus-daemon >/dev/null 2>&1 && command -v dunst >/dev/null 2>&1 \
+	  && command -v wmdocker >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb dbus dunst >/dev/null) \
-	      || echo "warning: could not install xvfb/dbus/dunst; the desktop notification tests skip"; \
-	  else echo "note: xvfb, dbus and dunst run the desktop notification tests (they skip without them)"; fi; }
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb dbus dunst wmdocker \
+	      $(XCB_LIBS) >/dev/null) || echo "warning: could not install xvfb/dbus/dunst/wmdocker; the desktop tests skip"; \
+	  else echo "note: xvfb, dbus, dunst and wmdocker run the desktop notification and tray tests (they skip without them)"; fi; }
 
 # The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
 test: $(STAMP) system-deps test-tools

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from gui.window.attention import badge_icon, notice_for, titled
 from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
 from gui.window.review_view import review_settings
-from tests.conftest import wait_until
+from tests.conftest import ROOT, wait_until
 from tests.gui.window.test_main_window import in_window
 
 TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl")
@@ -42,6 +43,7 @@ class Desktop:
 
     bus: str
     folder: Path
+    display: str
 
     def dunstctl(self, *args: str) -> str:
         env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": self.bus}
@@ -95,7 +97,7 @@ def desktop() -> Iterator[Desktop]:
         env = {**os.environ, "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus}
         started.append(subprocess.Popen(["dunst", "-config", str(folder / "dunstrc")], env=env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        found = Desktop(bus, folder)
+        found = Desktop(bus, folder, display)
         for _ in range(100):
             try:
                 found.displayed()
@@ -331,3 +333,47 @@ def test_without_a_notification_server_the_notice_goes_to_the_tray(qtbot: Any, l
         await call
 
     in_window(qtbot, loop, workspace, body)
+
+
+TRAY_CHILD = """
+import json
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMainWindow, QSystemTrayIcon
+from gui.window.attention import Attention
+from gui.window.tasks import TaskSet
+
+app = QApplication([])
+window = QMainWindow()
+attention = Attention(window, TaskSet(), bus="")
+seen = {"available": QSystemTrayIcon.isSystemTrayAvailable(), "shown": attention.show_tray()}
+for waiting in (0, 3):
+    attention.set_waiting(waiting)
+    QTest.qWait(300)
+    place = attention.tray.geometry()
+    seen[str(waiting)] = {"size": [place.width(), place.height()], "tooltip": attention.tray.toolTip(),
+                          "visible": attention.tray.isVisible()}
+print(json.dumps(seen))
+"""
+
+
+def test_the_tray_icon_sits_in_a_real_tray_and_its_tooltip_counts(desktop: Desktop) -> None:
+    """A child on the X server (the xcb platform), next to wmdocker, an XEmbed system tray: Qt finds the tray
+    (the _NET_SYSTEM_TRAY selection) and embeds the icon there."""
+    if shutil.which("wmdocker") is None:
+        pytest.skip("needs wmdocker, an XEmbed system tray (Debian: apt-get install wmdocker; make system-deps)")
+    env = {**os.environ, "DISPLAY": desktop.display, "DBUS_SESSION_BUS_ADDRESS": desktop.bus,
+           "QT_QPA_PLATFORM": "xcb", "PYTHONPATH": str(ROOT)}
+    tray = subprocess.Popen(["wmdocker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        child = subprocess.run([sys.executable, "-c", TRAY_CHILD], env=env, capture_output=True, text=True,
+                               timeout=60, cwd=ROOT)
+    finally:
+        tray.terminate()
+        tray.wait(timeout=10)
+    if "Could not load the Qt platform plugin" in child.stderr:
+        pytest.skip(f"Qt's xcb platform needs libraries this machine lacks (make system-deps): {child.stderr[:300]}")
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout)
+    assert seen["available"] and seen["shown"], seen
+    assert seen["0"]["size"][0] > 0 and seen["0"]["visible"], seen  # embedded: the tray gave it a place
+    assert seen["0"]["tooltip"] == "Belay — nothing waiting" and seen["3"]["tooltip"] == "Belay — 3 waiting"
