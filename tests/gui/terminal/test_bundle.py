@@ -50,3 +50,26 @@ def test_the_bundles_demo_runs_offscreen_as_the_source_does(tmp_path: Path) -> N
     assert source.returncode == 0, source.stderr
     finished = [line for line in bundle.stdout.splitlines() if line.startswith("Agent finished:")]
     assert finished and finished == [line for line in source.stdout.splitlines() if line.startswith("Agent finished:")]
+
+
+def test_the_hooks_the_bundle_installs_run_without_python(tmp_path: Path) -> None:
+    """`belay hooks install` writes `<this program> -I -S hook_client.py ...`: the bundle plays that interpreter."""
+    import json
+    env = _outside_env(tmp_path)
+    (tmp_path / "home").mkdir()
+    done = _run([str(BUNDLE), "hooks", "install", "--user"], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.startswith(str(BUNDLE))
+    project = tmp_path / "project"
+    project.mkdir()
+    event = {"session_id": "sess-1234abcd", "hook_event_name": "PreToolUse", "cwd": str(project),
+             "tool_name": "Write", "tool_use_id": "toolu_1",
+             "tool_input": {"file_path": str(project / "x.txt"), "content": "x"}}
+    hook = subprocess.run(command, shell=True, input=json.dumps(event), capture_output=True, text=True,
+                          cwd=project, env=env, timeout=60)
+    assert (hook.returncode, hook.stderr) == (0, ""), hook.stderr
+    answer = json.loads(hook.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert answer["permissionDecisionReason"].startswith(f"Belay: no Belay console is running for {project}")
