@@ -260,8 +260,7 @@ def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | Non
     welcome = FirstRunScreen(options.state_dir)
     welcome.supervise.connect(lambda directory: window.tasks.spawn(window.hub.open(directory),
                                                                    f"supervise {directory}"))
-    welcome.show()
-    welcome.raise_()
+    welcome.show()  # shown after the console: on top of it
     return welcome
 
 

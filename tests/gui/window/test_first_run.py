@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QApplication
 
 from core import config_dir
+from gui.window.app import WatchOptions, _watch
 from gui.window.first_run import FirstRunScreen, demo_command, first_run_done
+from gui.window.hub_window import HubWindow
+from tests.conftest import wait_until
 
 SHOTS = Path(os.environ.get("BELAY_SHOTS", "/tmp/belay-shots"))
 
@@ -78,3 +82,31 @@ def test_choosing_a_workspace_hands_it_on_and_closing_marks_the_first_run_done(q
 def test_the_demo_starts_as_a_command_of_this_install() -> None:
     command = demo_command()
     assert command[-1] == "demo" and Path(command[0]).exists()
+
+
+def test_a_bare_belay_shows_the_screen_over_the_console_once_and_supervises_what_is_chosen(
+        qtbot: Any, loop: Any, tmp_path: Path, workspace: Path) -> None:
+    async def scenario() -> None:
+        running = loop.create_task(_watch(WatchOptions(first_run=True, quit_after=30), None))
+        await wait_until(lambda: _shown(FirstRunScreen) is not None, what="the first-run screen")
+        screen, console = _shown(FirstRunScreen), _shown(HubWindow)
+        assert isinstance(screen, FirstRunScreen) and isinstance(console, HubWindow)
+        screen.choose_workspace(workspace)
+        await wait_until(lambda: workspace.resolve() in console.hub.consoles, what="the chosen workspace's console")
+        screen.close()
+        console.close()
+        assert await running == 0
+
+    def _shown(kind: type) -> Any:
+        return next((w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()), None)
+
+    loop.run_until_complete(scenario())
+    assert first_run_done()
+    again = loop.run_until_complete(_watch_briefly())
+    assert again is None
+
+
+async def _watch_briefly() -> Any:
+    """A second bare `belay`: no first-run screen (it quits by itself)."""
+    await _watch(WatchOptions(first_run=True, quit_after=0.3), None)
+    return next((w for w in QApplication.topLevelWidgets() if isinstance(w, FirstRunScreen) and w.isVisible()), None)
