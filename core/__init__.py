@@ -59,7 +59,7 @@ from core.orchestration.graph import BatchError, CycleError
 from core.outside.agents import SERVED_TOOLS, describe_tool
 from core.outside.claude_session import SessionEnd
 from core.outside.endpoint import install_token
-from core.outside.hook_client import find_endpoint
+from core.outside.hook_client import find_endpoint, hub_socket
 from core.outside.install import agent_hooks, hook_command, shared_settings_file
 from core.outside.install import install as install_hooks
 from core.outside.install import settings_file as claude_settings_file
@@ -97,7 +97,7 @@ __all__ = [
     "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
     "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview", "find_endpoint", "GanttSpan",
     "GitChange", "Holding", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token",
-    "Lagged",
+    "hub_socket", "Lagged",
     "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
     "ConflictRegion", "conflict_regions", "take_side", "Take",

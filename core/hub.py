@@ -29,7 +29,7 @@ from typing import Any, Literal
 from core.console import Console
 from core.outside.endpoint import ENDPOINT_FILE, Endpoint, install_token
 from core.outside.hook_client import BLOCKING, REFUSALS, json_string
-from core.outside.requests import HookRequest
+from core.outside.requests import HookRequest, SuperviseRequest
 from core.policy.settings import config_dir
 from core.settings import state_root
 from core.store.atomic_file import write_text_atomically
@@ -107,6 +107,7 @@ class Hub:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.endpoint = Endpoint(self.dir, token, self.dir, refuse_peer=self._refuse_peer)
         self.endpoint.handle(HookRequest, self._hook)
+        self.endpoint.handle(SuperviseRequest, self._supervise)
         await self.endpoint.start()
         return True
 
@@ -170,40 +171,56 @@ class Hub:
         """A hook from a project without a console of its own: supervise it (asking once), or refuse."""
         if not request.where:
             return _refused(request, "the hook command did not say which project it works in; the call is refused.")
-        directory = Path(await asyncio.to_thread(os.path.realpath, request.where))
-        console = self.console_for(directory)
-        if console is None:
-            answer = self.remembered.answer(directory)
-            if answer is None:
-                answer = await self._asked(directory, request.agent)
-            if answer == "refuse":
-                return _refused(request, f"you chose not to supervise {directory} in Belay, so its agent's calls are "
-                                         f"refused. To supervise it, open it in the window (Workspace > Open) or run "
-                                         f"`belay watch --workspace {directory}`.")
-            if answer is None:
-                return _refused(request, f"Belay has not been told whether to supervise {directory}; the call is "
-                                         f"refused. Answer in the Belay window, or run "
-                                         f"`belay watch --workspace {directory}`.")
-            try:
-                console = await self.open(directory)
-            except Exception as e:  # a damaged journal, a full disk: refuse, saying why
-                log.exception("opening %s for its agent failed", directory)
-                return _refused(request, f"Belay could not open {directory}: {e}; the call is refused.")
-            if console is None:
-                return _refused(request, f"another Belay window supervises {directory}; retry the call there.")
-        if console.outside is None:
-            return _refused(request, f"the console for {console.workspace.root} does not serve outside agents.")
-        return await console.outside.hook(request)
+        found = await self._supervised(request.where, AGENT_NAMES.get(request.agent, request.agent))
+        if isinstance(found, str):
+            return _refused(request, f"{found}; the call is refused.")
+        if found.outside is None:
+            return _refused(request, f"the console for {found.workspace.root} does not serve outside agents.")
+        return await found.outside.hook(request)
 
-    async def _asked(self, directory: Path, agent: str) -> Answer | None:
-        """The person's answer for `directory`, asked once however many calls wait for it."""
+    async def _supervise(self, request: SuperviseRequest) -> dict[str, Any]:
+        """`belay mcp-serve` for a project without a console: its console's socket, once supervised, or why not."""
+        found = await self._supervised(request.where, request.client or "An MCP client")
+        if isinstance(found, str):
+            return {"socket": None, "refused": f"{found}."}
+        assert found.endpoint is not None  # a console the hub opened serves its socket
+        return {"socket": str(found.endpoint.path), "refused": None}
+
+    async def _supervised(self, where: str, asker: str) -> Console | str:
+        """The console of `where` (or of the supervised folder it is in), opened after asking the person once;
+        or, in words, why there is none."""
+        directory = Path(await asyncio.to_thread(os.path.realpath, where))
+        console = self.console_for(directory)
+        if console is not None:
+            return console
+        answer = self.remembered.answer(directory)
+        if answer is None:
+            answer = await self._asked(directory, asker)
+        if answer == "refuse":
+            return (f"you chose not to supervise {directory} in Belay. To supervise it, open it in the window "
+                    f"(Workspace > Open) or run `belay watch --workspace {directory}`")
+        if answer is None:
+            return (f"Belay has not been told whether to supervise {directory}. Answer in the Belay window, or run "
+                    f"`belay watch --workspace {directory}`")
+        try:
+            console = await self.open(directory)
+        except Exception as e:  # a damaged journal, a full disk: refuse, saying why
+            log.exception("opening %s for its agent failed", directory)
+            return f"Belay could not open {directory}: {e}"
+        if console is None:
+            return f"another Belay window supervises {directory}; retry there"
+        return console
+
+    async def _asked(self, directory: Path, asker: str) -> Answer | None:
+        """The person's answer for `directory`, asked once however many calls wait for it (`asker` names who
+        wants to work there, e.g. "Claude Code")."""
         if self.ask is None:
             return None
         pending = self._asking.get(directory)
         if pending is None:
             pending = self._asking[directory] = asyncio.get_running_loop().create_future()
             try:
-                answer = await self.ask(directory, AGENT_NAMES.get(agent, agent))
+                answer = await self.ask(directory, asker)
             except Exception as e:
                 pending.set_exception(e)
                 raise

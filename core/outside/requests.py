@@ -114,6 +114,17 @@ class UndoRequest(_Request):
     redo: bool = False
 
 
+class SuperviseRequest(_Request):
+    """`belay mcp-serve` asks the console for every workspace (core.hub) for the console of a project that has
+    none of its own: answered with that console's socket once the person agreed to supervise it."""
+
+    kind: Literal["supervise"]
+    where: str
+    """The project directory."""
+    client: str = ""
+    """Who wants to work there, in words for the question ("Zed (MCP)")."""
+
+
 class PingRequest(_Request):
     """Is a console there, and which workspace does it serve?"""
 

@@ -50,7 +50,17 @@ from mcp.shared.exceptions import MCPError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core import SERVED_TOOLS, Console, config_dir, describe_tool, find_endpoint, install_token, spawn, state_root
+from core import (
+    SERVED_TOOLS,
+    Console,
+    config_dir,
+    describe_tool,
+    find_endpoint,
+    hub_socket,
+    install_token,
+    spawn,
+    state_root,
+)
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +122,24 @@ class ConsoleLink:
     async def ask(self, kind: str, **fields: Any) -> dict[str, Any]:
         """The console's answer; cancelling this closes the connection, which cancels the request there."""
         endpoint = await asyncio.to_thread(find_endpoint, str(self.state_root), str(self.workspace))
-        if endpoint is None:
+        socket_path = str(endpoint["socket"]) if endpoint is not None else await self._from_hub()
+        return await self._request(socket_path, kind, **fields)
+
+    async def _from_hub(self) -> str:
+        """No console of its own: the console for every workspace (`belay watch`) opens one, asking the person
+        once whether to supervise this project."""
+        hub = await asyncio.to_thread(hub_socket, str(self.state_root))
+        if hub is None:
             raise BridgeError(f"no Belay console is running for {self.workspace}. Start one with "
                               f"`belay watch --workspace {self.workspace}`, then try again.")
+        answer = await self._request(hub, "supervise", where=str(self.workspace), client="An MCP client (mcp-serve)")
+        if not answer.get("socket"):
+            raise BridgeError(str(answer.get("refused") or f"Belay does not supervise {self.workspace}"))
+        return str(answer["socket"])
+
+    async def _request(self, socket_path: str, kind: str, **fields: Any) -> dict[str, Any]:
         try:
-            reader, writer = await asyncio.open_unix_connection(str(endpoint["socket"]), limit=MAX_ANSWER_BYTES)
+            reader, writer = await asyncio.open_unix_connection(socket_path, limit=MAX_ANSWER_BYTES)
         except OSError as e:
             raise BridgeError(f"the Belay console for {self.workspace} cannot be reached ({e.strerror or e}). "
                               f"Restart it with `belay watch --workspace {self.workspace}`.") from None

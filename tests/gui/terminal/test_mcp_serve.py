@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import mcp.types as mt
 import pytest
 
-from gui.terminal.mcp_serve import as_call_result, as_mcp_tool
+from core import Hub, config_dir, install_token, state_root
+from gui.terminal.mcp_serve import BridgeError, ConsoleLink, as_call_result, as_mcp_tool
+from tests.conftest import run
 
 
 def _wire(answer: dict[str, Any]) -> dict[str, Any]:
@@ -40,3 +43,40 @@ def test_served_tools_declare_no_output_schema() -> None:
                         "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}})
     assert isinstance(tool, mt.Tool) and tool.output_schema is None
     assert tool.annotations is not None and tool.annotations.read_only_hint is True
+
+
+@pytest.mark.parametrize("answer", ["supervise", "refuse"])
+def test_a_project_without_a_console_is_asked_about_through_the_console_for_every_workspace(
+        tmp_path: Path, answer: str) -> None:
+    project = tmp_path / "side"
+    project.mkdir()
+    asked: list[tuple[Path, str]] = []
+
+    async def ask(directory: Path, who: str) -> Any:
+        asked.append((directory, who))
+        return answer
+
+    async def scenario() -> None:
+        hub = Hub(ask=ask)
+        assert await hub.start()
+        try:
+            link = ConsoleLink(project, state_root(), install_token(config_dir()))
+            if answer == "refuse":
+                with pytest.raises(BridgeError, match="you chose not to supervise"):
+                    await link.ask("tools")
+                assert hub.consoles == {}
+            else:
+                tools = (await link.ask("tools"))["tools"]
+                assert "Read" in {t["name"] for t in tools}
+                assert project.resolve() in hub.consoles  # its own console, socket and journal from now on
+            assert asked == [(project.resolve(), "An MCP client (mcp-serve)")]
+        finally:
+            await hub.close()
+
+    run(scenario())
+
+
+def test_without_any_console_the_client_is_told_how_to_start_one(tmp_path: Path) -> None:
+    link = ConsoleLink(tmp_path, state_root(), "token")
+    with pytest.raises(BridgeError, match="no Belay console is running"):
+        run(link.ask("tools"))
