@@ -218,6 +218,7 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             return 2
         return await _watch_one(options, workspace)  # that window does not have this one: a window of its own
     window = HubWindow(hub)
+    welcome: QWidget | None = None
     try:
         if workspace is not None:
             try:
