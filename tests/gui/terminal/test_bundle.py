@@ -16,7 +16,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 BUNDLE = ROOT / "dist" / "belay" / "belay"
 
-pytestmark = pytest.mark.skipif(not BUNDLE.exists(), reason="no bundle: `make package` builds dist/belay/belay")
+
+
+def _stale() -> str | None:
+    """The newest source file changed after the bundle was built: it would test old code against new."""
+    built = BUNDLE.stat().st_mtime
+    newer = [p for top in ("core", "gui", "resources", "packaging") for p in (ROOT / top).rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.stat().st_mtime > built]
+    return str(newer[0].relative_to(ROOT)) if newer else None
+
+
+STALE = _stale() if BUNDLE.exists() else None
+pytestmark = [
+    pytest.mark.skipif(not BUNDLE.exists(), reason="no bundle: `make package` builds dist/belay/belay"),
+    pytest.mark.skipif(STALE is not None, reason=f"the bundle is older than {STALE}: `make package` rebuilds it"),
+]
 
 
 def _outside_env(tmp_path: Path) -> dict[str, str]:
