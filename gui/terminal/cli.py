@@ -17,7 +17,8 @@ def _parser() -> argparse.ArgumentParser:
                                                                 "Without a command: open the console (`belay watch`).")
     parser.add_argument("--version", action="version", version=f"belay {version()}")
     parser.add_argument("--tray", action="store_true",
-                        help="without a command: start in the system tray (the autostart entry uses this)")
+                        help="without a command: start in the system tray, without the first-run screen (the "
+                             "autostart entry uses this)")
     sub = parser.add_subparsers(dest="command")
 
     demo = sub.add_parser("demo", help="open the window with a scripted agent working on a demo workspace")
@@ -127,6 +128,13 @@ def version() -> str:
         return "(not installed)"
 
 
+def bare_console(tray: bool) -> argparse.Namespace:
+    """`belay` alone: the console (`belay watch`), with the first-run screen until it was seen; `--tray` (the
+    autostart entry, at login) starts it without one."""
+    return argparse.Namespace(command="watch", workspace=None, state_dir=None, screenshot=None, quit_after=None,
+                              tray=tray, first_run=not tray)
+
+
 WINDOWED = ("demo", "watch", "claude")
 """The commands that open a window (and a bare `belay`, which is `watch`)."""
 
@@ -184,9 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     bare = args.command is None
-    if bare:  # `belay` alone: the console, with the first-run screen until the person has chosen once
-        args = argparse.Namespace(command="watch", workspace=None, state_dir=None, screenshot=None, quit_after=None,
-                                  tray=args.tray, first_run=True)
+    if bare:
+        args = bare_console(args.tray)
     if args.command in WINDOWED:
         problem = no_display(args.command, args.screenshot)
         if problem:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gui.terminal.cli import _parser, no_display
+from gui.terminal.cli import _parser, bare_console, no_display
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -58,9 +58,11 @@ def test_version_names_the_installed_release() -> None:
     assert done.stdout.strip() == f"belay {version('belay-console')}"
 
 
-def test_belay_alone_is_the_console_and_tray_starts_it_minimized() -> None:
+def test_belay_alone_is_the_console_with_its_welcome_and_at_login_without() -> None:
     assert _parser().parse_args([]).command is None
     assert _parser().parse_args(["--tray"]).tray is True
+    assert (bare_console(False).command, bare_console(False).first_run) == ("watch", True)
+    assert (bare_console(True).tray, bare_console(True).first_run) == (True, False)
     help_text = " ".join(_parser().format_help().split())
     assert "Without a command: open the console" in help_text and "--tray" in help_text
 
