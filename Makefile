@@ -61,7 +61,7 @@ $(TOOLS_STAMP): test-tools/package.json test-tools/package-lock.json
 	touch $(TOOLS_STAMP)
 
 # A one-folder bundle (dist/belay/belay) that runs without Python installed; PyInstaller comes from PyPI.
-# Takes minutes, so `make test` does not build it; tests/gui/terminal/test_bundle.py checks it when it exists.
+# Takes minutes, so `make test` does not build it; packaging/test_bundle.py checks what was built.
 package: $(STAMP)
 	$(PY) -m pip install --quiet --prefer-binary 'pyinstaller>=6.10,<7'
 	$(VENV)/bin/pyinstaller --noconfirm --clean --onedir --name belay --log-level WARN \
@@ -72,6 +72,7 @@ package: $(STAMP)
 	  packaging/launcher.py
 	cp $(VENV)/bin/rg dist/belay/rg  # the Grep tool looks for rg beside the program (core.tools.grep.find_rg)
 	@echo "Bundle: dist/belay/belay"
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider packaging/test_bundle.py
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

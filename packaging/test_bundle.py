@@ -1,7 +1,8 @@
 """The one-folder bundle `make package` builds runs on its own: no venv, no Python on PATH, no display.
 
-Building takes a minute or more, so `make test` does not; these tests run when dist/belay/belay exists
-(`make package` first) and skip saying so otherwise.
+Building takes a minute or more, so `make test` does not build it and does not collect these tests (they
+live here, outside tests/): `make package` runs them on the bundle it has just built.  Run by hand without
+a bundle, they skip saying so.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT / "dist" / "belay" / "belay"
-
 
 
 def _stale() -> str | None:
     """The newest source file changed after the bundle was built: it would test old code against new."""
     built = BUNDLE.stat().st_mtime
     newer = [p for top in ("core", "gui", "resources", "packaging") for p in (ROOT / top).rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts and p.stat().st_mtime > built]
+             if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith("test_")
+             and p.stat().st_mtime > built]
     return str(newer[0].relative_to(ROOT)) if newer else None
 
 
