@@ -22,26 +22,24 @@ demo: $(STAMP) system-deps
 XCB_LIBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 \
   libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-xkb1
 
-# Bubblewrap gives Bash calls a real sandbox (PID namespace, read-only root).
-# Installed from Debian when we can (root with apt-get); Belay still runs
-# without it, with the sandbox shown as off.
+# Debian packages, installed in one apt-get run when we can (root with apt-get); Belay runs without each, and
+# the tests that need one say so and skip:
+# - bubblewrap gives Bash calls a real sandbox (PID namespace, read-only root); without it Bash runs unsandboxed;
+# - desktop-file-utils and appstream validate packaging/;
+# - xvfb, dbus, dunst, wmdocker and the xcb libraries run the desktop notification and tray tests.
 system-deps:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v desktop-file-validate >/dev/null 2>&1 || missing="$$missing desktop-file-utils"; \
+	command -v appstreamcli >/dev/null 2>&1 || missing="$$missing appstream"; \
+	{ command -v Xvfb && command -v dbus-daemon && command -v dunst && command -v wmdocker; } >/dev/null 2>&1 \
+	  || missing="$$missing xvfb dbus dunst wmdocker $(XCB_LIBS)"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
-	      || echo "warning: could not install bubblewrap; Bash runs unsandboxed"; \
-	  else echo "note: install bubblewrap for a sandboxed Bash tool (Debian/Ubuntu: apt-get install bubblewrap)"; fi; }
-	@command -v desktop-file-validate >/dev/null 2>&1 && command -v appstreamcli >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils appstream \
-	      >/dev/null) || echo "warning: could not install desktop-file-utils/appstream; packaging checks skip"; \
-	  else echo "note: desktop-file-utils and appstream validate packaging/ (the tests skip without them)"; fi; }
-	@command -v Xvfb >/dev/null 2>&1 && command -v dbus-daemon >/dev/null 2>&1 && command -v dunst >/dev/null 2>&1 \
-	  && command -v wmdocker >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb dbus dunst wmdocker \
-	      $(XCB_LIBS) >/dev/null) || echo "warning: could not install xvfb/dbus/dunst/wmdocker; the desktop tests skip"; \
-	  else echo "note: xvfb, dbus, dunst and wmdocker run the desktop notification and tray tests (they skip without them)"; fi; }
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	      || echo "warning: could not install$$missing; Bash may run unsandboxed and the tests needing them skip"; \
+	  else echo "note: install$$missing (Debian/Ubuntu) for a sandboxed Bash tool and the desktop and packaging tests"; fi; \
+	fi
 
 # The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
 test: $(STAMP) system-deps test-tools
