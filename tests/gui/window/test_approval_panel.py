@@ -197,7 +197,9 @@ def test_approve_keys_act_only_with_the_panel_focused_and_not_in_the_first_momen
                 agent = await console.start_agent("lead", "scripted")
                 first, second = await _write(console, agent, "a.txt"), await _write(console, agent, "b.txt")
                 await wait_until(lambda: len(window.approvals.queue()) == 2, what="both requests in the panel")
-                await asyncio.sleep(0.5)  # long past the arming moment
+                await wait_until(window.approvals.approve_button.isEnabled, what="the arming moment to pass")
+                window.activateWindow()  # keys reach shortcuts only in the active window
+                await wait_until(window.isActiveWindow, what="the window to be active")
                 window.rules.rule.setFocus()  # typing a rule elsewhere in the window
                 qtbot.keyClick(window.rules.rule, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
                 await asyncio.sleep(0.1)
@@ -207,7 +209,7 @@ def test_approve_keys_act_only_with_the_panel_focused_and_not_in_the_first_momen
                 focused = QApplication.focusWidget()
                 assert focused is window.approvals.inbox
                 qtbot.keyClick(focused, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-                assert (await first).status == RunStatus.DONE
+                assert (await asyncio.wait_for(first, 20)).status == RunStatus.DONE  # fails, never hangs
                 assert "Approved Write a.txt (lead)" in window.statusBar().currentMessage()
                 await wait_until(lambda: window.approvals.current is not None
                                  and window.approvals.current.summary == "b.txt", what="the next request shown")
@@ -220,7 +222,7 @@ def test_approve_keys_act_only_with_the_panel_focused_and_not_in_the_first_momen
                 assert QApplication.focusWidget() is window.approvals.reason
                 qtbot.keyClicks(window.approvals.reason, "not that file")
                 qtbot.keyClick(window.approvals.reason, Qt.Key.Key_Return)  # Enter in the reason box denies
-                done = await second
+                done = await asyncio.wait_for(second, 20)
                 assert done.status == RunStatus.DENIED and "not that file" in done.text
             finally:
                 await window.tasks.aclose()
@@ -246,7 +248,7 @@ def test_approve_all_answers_one_agents_alike_calls_but_is_not_offered_for_high_
             await wait_until(panel.bulk_button.isEnabled, what="the answers to arm")
             assert panel.bulk_button.isVisible() and panel.bulk_button.text() == "Approve all 3 Write of docs-writer"
             qtbot.mouseClick(panel.bulk_button, Qt.MouseButton.LeftButton)
-            assert [(await c).status for c in mine] == [RunStatus.DONE] * 3
+            assert [(await asyncio.wait_for(c, 20)).status for c in mine] == [RunStatus.DONE] * 3
             assert not theirs.done()
             high = ApprovalRequested(call_id="h1", agent_id=docs.agent_id, tool="Write", summary="x", reason="test",
                                      args={}, impact=Impact(level="high", reasons=("writes outside",)),
@@ -257,7 +259,7 @@ def test_approve_all_answers_one_agents_alike_calls_but_is_not_offered_for_high_
             panel.focus_request("h1")
             assert panel.alike(high) == [] and not panel.bulk_button.isVisible()
             console.deny(next(r.call_id for r in panel.queue() if r.summary == "lead.md"))
-            assert (await theirs).status == RunStatus.DENIED
+            assert (await asyncio.wait_for(theirs, 20)).status == RunStatus.DENIED
 
     loop.run_until_complete(scenario())
 
