@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -151,31 +152,13 @@ async def _hung(root: Path, event: dict[str, object]) -> float:
 async def measure_gemini(root: Path) -> dict[str, float]:
     """Gemini CLI's BeforeTool (a read_file, which the policy allows) through the console, against the same
     request to a no-op endpoint on the same Unix socket transport: what supervising a Gemini call adds."""
-    from core import Console
-    from core.policy.settings import config_dir
 
     workspace = root / "gemini-ws"
     shutil.copytree(Path(__file__).resolve().parents[1] / "resources" / "demo" / "workspace", workspace)
     event = {"session_id": "bench-gemini-session", "transcript_path": "/dev/null", "cwd": str(workspace),
              "hook_event_name": "BeforeTool", "timestamp": "2026-01-01T00:00:00.000Z", "tool_name": "read_file",
              "tool_input": {"file_path": "README.md"}}
-    figures: dict[str, float] = {}
-    async with Console(workspace) as console:
-        assert console.endpoint is not None
-        request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": "gemini",
-                   "event": event}
-        answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
-        assert answer["stdout"] == {"decision": "allow"}, answer
-        figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
-    noop_path = str(root / "gemini-noop.sock")
-    server = await _noop_endpoint(noop_path)
-    try:
-        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "agent": "gemini",
-                                                                               "event": event})
-    finally:
-        server.close()
-        await server.wait_closed()
-    return figures
+    return await _agent_round_trips(workspace, "gemini", event, lambda a: a["stdout"] == {"decision": "allow"})
 
 
 async def measure_codex(root: Path) -> dict[str, float]:
@@ -183,8 +166,6 @@ async def measure_codex(root: Path) -> dict[str, float]:
     for Claude Code) through the console, against the same request to a no-op endpoint on the same Unix socket
     transport: what supervising a Codex call adds.  (A Codex shell command also takes the change lock until its
     PostToolUse, so it cannot be repeated without one.)"""
-    from core import Console
-    from core.policy.settings import config_dir
 
     workspace = root / "codex-ws"
     shutil.copytree(Path(__file__).resolve().parents[1] / "resources" / "demo" / "workspace", workspace)
@@ -192,18 +173,29 @@ async def measure_codex(root: Path) -> dict[str, float]:
              "cwd": str(workspace), "hook_event_name": "PreToolUse", "model": "gpt-5.5",
              "permission_mode": "bypassPermissions", "tool_name": "update_plan", "tool_use_id": "call_bench",
              "tool_input": {"plan": [{"step": "measure", "status": "in_progress"}]}}
+    # Codex's "go ahead" is no output at all
+    return await _agent_round_trips(workspace, "codex", event, lambda a: a["exit"] == 0 and a["stdout"] is None)
+
+
+async def _agent_round_trips(workspace: Path, agent: str, event: dict[str, object],
+                             allowed: Callable[[dict[str, object]], bool]) -> dict[str, float]:
+    """`agent`'s pre-tool event through a console on `workspace` (checked to be allowed), and the same request to
+    a no-op endpoint on the same Unix socket transport: median microseconds each."""
+    from core import Console
+    from core.policy.settings import config_dir
+
     figures: dict[str, float] = {}
     async with Console(workspace) as console:
         assert console.endpoint is not None
-        request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": "codex",
+        request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": agent,
                    "event": event}
         answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
-        assert answer["exit"] == 0 and answer["stdout"] is None, answer  # Codex's "go ahead": no output
+        assert allowed(answer), answer
         figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
-    noop_path = str(root / "codex-noop.sock")
+    noop_path = str(workspace.parent / f"{agent}-noop.sock")
     server = await _noop_endpoint(noop_path)
     try:
-        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "agent": "codex",
+        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "agent": agent,
                                                                                "event": event})
     finally:
         server.close()

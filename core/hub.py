@@ -193,7 +193,7 @@ class Hub:
         console = self.console_for(directory)
         if console is not None:
             return console
-        answer = self.remembered.answer(directory)
+        answer = await asyncio.to_thread(self.remembered.answer, directory)  # a file read: not on the loop
         if answer is None:
             answer = await self._asked(directory, asker)
         if answer == "refuse":
@@ -240,6 +240,8 @@ class Hub:
         for future in self._asking.values():
             if not future.done():
                 future.set_result(None)
+        for opening in list(self._opening.values()):  # owned here: a console half opened is finished, then closed
+            await asyncio.wait([opening])
         for console in list(self.consoles.values()):
             with contextlib.suppress(Exception):
                 await console.close()
