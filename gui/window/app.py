@@ -28,7 +28,9 @@ from core import AutoReviewer, BelayError, Console, Hub, RunStatus, Script, Scri
 from gui.window.collector import MainThreadCollector
 from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
-from gui.window.resources import demo_script, demo_workspace_template, style_sheet
+from gui.window.resources import demo_script, demo_workspace_template
+from gui.window.review_view import review_settings
+from gui.window.theme import ThemeSwitch, saved_choice
 
 log = logging.getLogger(__name__)
 DEMO_MARKER = ".belay-demo"
@@ -107,7 +109,9 @@ def _qt_app() -> QApplication:
     assert isinstance(app, QApplication)
     app.setApplicationName("Belay")
     app.setQuitOnLastWindowClosed(False)  # the coroutine ends the loop, after closing the console
-    app.setStyleSheet(style_sheet("light"))
+    if ThemeSwitch.of(app) is None:
+        settings = review_settings()
+        ThemeSwitch(app, saved_choice(settings), settings).apply()
     return app
 
 

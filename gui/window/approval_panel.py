@@ -37,6 +37,7 @@ from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from core import ApprovalRequested, Console, Timeline
+from gui.window import theme
 from gui.window.command_card import CommandCard, impact_html
 from gui.window.inbox import InboxModel, InboxView, seconds_left
 from gui.window.review_view import ReviewView
@@ -95,7 +96,7 @@ class ApprovalPanel(QWidget):
         self.diff = ReviewView()
         self.command_card = CommandCard()
         self.countdown = QLabel()
-        self.countdown.setStyleSheet("color:#9a6700; font-weight:bold")
+        self.countdown.setObjectName("approvalCountdown")  # coloured by the style sheet (resources/styles)
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
         self._tick.timeout.connect(self._on_tick_timeout)
@@ -234,10 +235,10 @@ class ApprovalPanel(QWidget):
         request = self.current
         self.inbox.setVisible(len(self._queue) > 1)
         if request is None:
-            self.title.setText(f"<span style='color:#6e7781'>{EMPTY_TEXT}</span>")
+            self.title.setText(f"<span style='color:{theme.colour('muted')}'>{EMPTY_TEXT}</span>")
             return
         place = self._queue.index(request) + 1
-        more = f" &nbsp;<span style='color:#6e7781'>({place} of {len(self._queue)} waiting)</span>" \
+        more = f" &nbsp;<span style='color:{theme.colour('muted')}'>({place} of {len(self._queue)} waiting)</span>" \
             if len(self._queue) > 1 else ""
         self.title.setText(f"<b>{html.escape(request.tool)}</b> · {html.escape(request.summary)}{more}")
         self._update_bulk(request)
@@ -285,7 +286,8 @@ class ApprovalPanel(QWidget):
     def _detail_html(self, request: ApprovalRequested) -> str:
         """Who asks, what the agent says the call is for, every reason the policy gave, and the impact: in full."""
         who = html.escape(agent_path(self._timeline, request.agent_id))
-        rule = f" <span style='color:#6e7781'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
+        muted = theme.colour("muted")
+        rule = f" <span style='color:{muted}'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
         said = request.args.get("description")
         purpose = f"<br><i>“{html.escape(said)}”</i>" if isinstance(said, str) and said.strip() else ""
         impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact, limit=None)}"

@@ -27,16 +27,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QShowEvent
+from PySide6.QtGui import QBrush, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QLabel, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from core import FileChange, RunStatus, Timeline
+from gui.window import theme
 
 EMPTY = "No file has changed yet. Files that calls create, edit or delete (Bash commands included) show here."
 GIT_ROW = "git references"
 _CALL = Qt.ItemDataRole.UserRole
 _PATH = Qt.ItemDataRole.UserRole + 1
-_GREY = QBrush(QColor("#6e7781"))
 REFRESH_AFTER_MS = 150
 """A busy agent finishes many calls a second: the whole view is rebuilt once per burst, not once per call."""
 
@@ -145,7 +145,7 @@ class ChangesView(QWidget):
                                 "just this file")
         else:
             for column in range(3):
-                child.setForeground(column, _GREY)
+                child.setForeground(column, QBrush(theme.qcolour("muted")))
             child.setToolTip(0, "Changed by someone other than an agent (your editor, a build). Recorded so that "
                                 "undoing an agent's call never throws it away.")
         child.setData(1, _CALL, "undone" if touch.undone else ("undoable" if touch.undoable else ""))

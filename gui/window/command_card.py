@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QFontDatabase, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QBrush, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -31,31 +31,34 @@ from PySide6.QtWidgets import (
 )
 
 from core import ApprovalRequested, BashAnalysis, Impact
+from gui.window import theme
 
 MAX_TREE_ITEMS = 2_000
 MAX_MARKS = 500
 """Extra selections are drawn one by one; beyond this many, only the first are marked."""
-FLAG_COLOURS = {"deny": ("#cf222e", "#ffebe9"), "ask": ("#9a6700", "#fff1c2")}
-IMPACT_COLOURS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
+FLAG_COLOURS = {"deny": ("flag_deny_fg", "flag_deny_bg"), "ask": ("flag_ask_fg", "flag_ask_bg")}
+"""Theme roles (text, background) of a flagged part of a command."""
+IMPACT_COLOURS = {"low": "approve_bg", "medium": "caution_bg", "high": "deny_bg"}
+"""Theme roles of the impact badge's background (its text is `on_strong`)."""
 _SPAN = Qt.ItemDataRole.UserRole
 
 
 def impact_html(impact: Impact, limit: int | None = 4) -> str:
     """'HIGH impact — deletes outside the workspace; …' as a coloured badge and its reasons (at most `limit`
     of them, the rest counted; None: every one)."""
-    colour = IMPACT_COLOURS.get(impact.level, "#6e7781")
+    colour = theme.colour(IMPACT_COLOURS.get(impact.level, "caution_bg"))
     shown = impact.reasons if limit is None else impact.reasons[:limit]
     reasons = "; ".join(html.escape(r) for r in shown)
     more = f" (and {len(impact.reasons) - len(shown)} more)" if len(impact.reasons) > len(shown) else ""
-    return (f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px'>"
+    return (f"<span style='background:{colour};color:{theme.colour('on_strong')};padding:1px 6px;border-radius:3px'>"
             f"&nbsp;{impact.level.upper()} impact&nbsp;</span>&nbsp; {reasons}{more}")
 
 
 def sandbox_html(text: str) -> str:
     if not text or text.startswith("sandbox off"):
-        return (f"<span style='color:#cf222e'><b>⚠ No sandbox</b></span> — "
+        return (f"<span style='color:{theme.colour('danger')}'><b>⚠ No sandbox</b></span> — "
                 f"{html.escape(text.removeprefix('sandbox off: ') or 'commands run unsandboxed')}")
-    return f"<span style='color:#1a7f37'>✓ {html.escape(text.split(':', 1)[0])}</span>"
+    return f"<span style='color:{theme.colour('success')}'>✓ {html.escape(text.split(':', 1)[0])}</span>"
 
 
 class _Offsets:
@@ -86,7 +89,7 @@ class CommandCard(QWidget):
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.problem = QLabel()
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color:#cf222e; font-weight:bold")
+        self.problem.setObjectName("commandProblem")
         self.command = QPlainTextEdit()
         self.command.setReadOnly(True)
         self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -149,7 +152,7 @@ class CommandCard(QWidget):
         cursor.setPosition(self._offsets.char(start))
         cursor.setPosition(self._offsets.char(end), QTextCursor.MoveMode.KeepAnchor)
         fmt = QTextCharFormat()
-        fmt.setBackground(QBrush(QColor(background)))
+        fmt.setBackground(QBrush(theme.qcolour(background)))
         fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
         selection.cursor, selection.format = cursor, fmt
         return selection
@@ -198,7 +201,7 @@ class CommandCard(QWidget):
         item = QTreeWidgetItem(parent, [kind + label.replace("\n", " ⏎ "), node.why if node.flag != "ok" else ""])
         item.setData(0, _SPAN, (node.start, node.end))
         if node.flag != "ok":
-            colour = QColor(FLAG_COLOURS[node.flag][0])
+            colour = theme.qcolour(FLAG_COLOURS[node.flag][0])
             for column in (0, 1):
                 item.setForeground(column, QBrush(colour))
             item.setText(0, ("⛔ " if node.flag == "deny" else "⚠ ") + item.text(0))

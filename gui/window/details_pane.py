@@ -63,6 +63,7 @@ from core import (
     UndoReport,
     parse_key,
 )
+from gui.window import theme
 from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
 from gui.window.tasks import TaskSet
@@ -101,7 +102,7 @@ def describe_changes(run: RunNode) -> str:
         state = "undone: the references are back, files and index left as they were" if run.git_undone else (
             "Undo moves branches back (like git reset --soft: files and index stay); a checkout is not undone")
         parts.append("<h4>Git</h4><p>" + "<br>".join(html.escape(g.what) for g in run.git_changes) +
-                     f"<br><span style='color:#6e7781'>{html.escape(state)}.</span></p>")
+                     f"<br><span style='color:{theme.colour('muted')}'>{html.escape(state)}.</span></p>")
     return "".join(parts)
 
 
@@ -110,7 +111,7 @@ def _change_row(run: RunNode, change: FileChange) -> str:
     what = f"renamed from {html.escape(change.old_path)}" if change.old_path else change.kind.value
     link = "link " if change.after_link or change.before_link else ""
     if not change.stored:
-        action = "<span style='color:#9a6700'>not stored: cannot be restored</span>"
+        action = f"<span style='color:{theme.colour('warning')}'>not stored: cannot be restored</span>"
     elif change.path in run.undone_paths:
         action = f"undone · <a href='redo-file:{urllib.parse.quote(change.path)}'>redo</a>"
     elif run.status.final and run.status != RunStatus.DENIED:
@@ -189,7 +190,7 @@ def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None,
     took = f" in {run.duration_s:.2f} s" if run.duration_s is not None else ""
     parts = [f"<h3>{html.escape(run.tool)} · {html.escape(run.summary)}</h3>",
              f"<p><b>{status}</b>{took} · by {html.escape(agent_path(timeline, run.agent_id))}"
-             f" · <span style='color:#6e7781'>{run.call_id}</span></p>"]
+             f" · <span style='color:{theme.colour('muted')}'>{run.call_id}</span></p>"]
     if run.decision is not None:
         reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
         parts.append(f"<p>Decision: {html.escape(decision_text(run))}{reason}</p>")
@@ -199,7 +200,8 @@ def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None,
     output, error = (full.output, full.error) if full is not None and full.final and not full.gone else \
         (run.output, run.error)
     if error is not None:
-        parts.append(f"<h4 style='color:#cf222e'>Error ({error.kind.value})</h4>" + _pre(error.message))
+        danger = theme.colour("danger")
+        parts.append(f"<h4 style='color:{danger}'>Error ({error.kind.value})</h4>" + _pre(error.message))
         if error.suggestion:
             parts.append(f"<p>{html.escape(error.suggestion)}</p>")
     elif output:
@@ -220,9 +222,9 @@ def _was_cut(text: str, excerpt_cut: bool) -> bool:
 
 def _loading_note(run: RunNode, full: FullCall | None, loading: bool) -> str:
     if full is not None and full.gone:
-        return f"<p style='color:#9a6700'>{html.escape(full.problem)}</p>"
+        return f"<p style='color:{theme.colour('warning')}'>{html.escape(full.problem)}</p>"
     if loading and (full is None or not full.final):
-        return f"<p style='color:#6e7781'>{html.escape(LOADING_TEXT)}</p>"
+        return f"<p style='color:{theme.colour('muted')}'>{html.escape(LOADING_TEXT)}</p>"
     return ""
 
 
@@ -312,7 +314,7 @@ class DetailsPane(QWidget):
         self._undo_note_task: asyncio.Task[None] | None = None
         self.undo_note = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
         """Before an undo that needs a merge: which files changed since the call, and how many conflicts."""
-        self.undo_note.setStyleSheet("color: #9a6700;")
+        self.undo_note.setObjectName("undoNote")
         self.undo_note.hide()
         self.notice = QLabel()
         self.notice.setWordWrap(True)
@@ -361,8 +363,8 @@ class DetailsPane(QWidget):
             self._loading = run.call_id
             self._tasks.spawn(self._read(run.call_id), f"details of {run.call_id}")
         if key is None:
-            self.info.setHtml("<p style='color:#6e7781'>Select a call in the timeline to see its arguments,"
-                              " result and the files it changed.</p>")
+            self.info.setHtml(f"<p style='color:{theme.colour('muted')}'>Select a call in the timeline to see its "
+                              "arguments, result and the files it changed.</p>")
         elif isinstance(key, BatchKey):
             self.info.setHtml(describe_batch(key, self._timeline))
         elif isinstance(key, AgentKey):
@@ -421,10 +423,11 @@ class DetailsPane(QWidget):
             return
         self.undo_note.hide()  # said before the undo; the report now says what happened
         if report.ok:
-            self.notice.setText(f"<span style='color:#1a7f37'>{html.escape(report.message)}</span>")
+            self.notice.setText(f"<span style='color:{theme.colour('success')}'>{html.escape(report.message)}</span>")
         else:
             verb = "redone" if report.redo else "undone"
-            self.notice.setText(f"<span style='color:#cf222e'>Not {verb}: {html.escape(report.message)}</span>")
+            danger = theme.colour("danger")
+            self.notice.setText(f"<span style='color:{danger}'>Not {verb}: {html.escape(report.message)}</span>")
 
     def _on_link(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")

@@ -37,8 +37,9 @@ from PySide6.QtWidgets import (
 )
 
 from core import ApprovalRequested, FileDiff, Hunk, PartialError, compute_diff, revert_hunks, spawn
+from gui.window import theme
 from gui.window.code_editor import CodeEditor
-from gui.window.highlight import LIGHT
+from gui.window.highlight import DARK, LIGHT
 
 log = logging.getLogger(__name__)
 
@@ -153,9 +154,10 @@ class EditDialog(QDialog):
 
     def _set_diff(self, diff: FileDiff | None) -> None:
         self._hunks = diff.hunks if diff is not None else ()
-        removed = {line.old_no: LIGHT.removed_bg for h in self._hunks for line in h.lines
+        palette = DARK if theme.current().dark else LIGHT
+        removed = {line.old_no: palette.removed_bg for h in self._hunks for line in h.lines
                    if line.kind == "-" and line.old_no is not None}
-        added = {line.new_no: LIGHT.added_bg for h in self._hunks for line in h.lines
+        added = {line.new_no: palette.added_bg for h in self._hunks for line in h.lines
                  if line.kind == "+" and line.new_no is not None}
         self.before.set_marks(removed)
         self.editor.set_marks(added)

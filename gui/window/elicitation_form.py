@@ -73,7 +73,6 @@ class ElicitationForm(QFrame):
         self.error = QLabel()
         self.error.setObjectName("elicitationError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("color:#b42318")
         self.error.hide()
         self.address = QLabel()
         self.address.setTextFormat(Qt.TextFormat.RichText)

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtGui import QBrush, QPainter, QPen
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from core import GanttSpan, RunStatus
+from gui.window import theme
 
 GANTT_ROLE = Qt.ItemDataRole.UserRole + 2
 """The role under which the timeline model gives a row's `GanttBar` (None for agent rows)."""
@@ -34,24 +35,23 @@ MIN_RUN_PX = 2.0
 CACHED_PX = 8.0
 MIN_WINDOW_S = 0.001
 
-QUEUED = QColor("#afb8c1")
-APPROVAL = QColor("#d4a72c")
-RUNNING = QColor("#1f6feb")
-AXIS = QColor("#d8dee4")
+QUEUED = "chart_queued"
+"""Theme roles (gui/window/theme.py) of the bar's parts; looked up when painting, so a theme switch shows."""
+APPROVAL = "waiting_border"
+RUNNING = "running"
+AXIS = "chart_axis"
 OUTCOME = {
-    RunStatus.DONE: QColor("#1a7f37"),
-    RunStatus.FAILED: QColor("#cf222e"),
-    RunStatus.TIMED_OUT: QColor("#cf222e"),
-    RunStatus.INTERRUPTED: QColor("#cf222e"),
-    RunStatus.SKIPPED: QColor("#6e7781"),
-    RunStatus.DENIED: QColor("#6e7781"),
-    RunStatus.CANCELLED: QColor("#6e7781"),
+    RunStatus.DONE: "success",
+    RunStatus.FAILED: "danger",
+    RunStatus.TIMED_OUT: "danger",
+    RunStatus.INTERRUPTED: "danger",
+    RunStatus.SKIPPED: "muted",
+    RunStatus.DENIED: "muted",
+    RunStatus.CANCELLED: "muted",
     RunStatus.QUEUED: QUEUED,
     RunStatus.BLOCKED_ON_USER: APPROVAL,
     RunStatus.RUNNING: RUNNING,
 }
-_HATCH = {status: QBrush(colour, Qt.BrushStyle.BDiagPattern) for status, colour in OUTCOME.items()}
-_OUTLINE = {status: QPen(colour, 1.0) for status, colour in OUTCOME.items()}
 
 
 class GanttWindow:
@@ -111,29 +111,31 @@ class GanttDelegate(QStyledItemDelegate):
         scale, left, top = width / length, rect.left() + PAD, rect.center().y() - BAR_HEIGHT / 2
         end = length if span.live else min(span.ended, length)
         painter.save()
-        painter.fillRect(QRectF(left, rect.center().y(), width, 1), AXIS)
+        painter.fillRect(QRectF(left, rect.center().y(), width, 1), theme.qcolour(AXIS))
         asked, ran = span.waiting_from, span.running_from
         self._fill(painter, left, top, scale, span.queued, _first(asked, ran, end), QUEUED, 0.0)
         if asked is not None:
             self._fill(painter, left, top, scale, asked, _first(ran, end), APPROVAL, 0.0)
         if ran is not None and span.cached:
             x = left + ran * scale
-            painter.fillRect(QRectF(x, top - 1, CACHED_PX, BAR_HEIGHT + 2), _HATCH[span.status])
-            painter.setPen(_OUTLINE[span.status])
+            outcome = theme.qcolour(OUTCOME[span.status])
+            painter.fillRect(QRectF(x, top - 1, CACHED_PX, BAR_HEIGHT + 2), QBrush(outcome, Qt.BrushStyle.BDiagPattern))
+            painter.setPen(QPen(outcome, 1.0))
             painter.drawRect(QRectF(x, top - 1, CACHED_PX, BAR_HEIGHT + 2))
         elif ran is not None:
             colour = RUNNING if span.live else OUTCOME[span.status]
             self._fill(painter, left, top, scale, ran, end, colour, MIN_RUN_PX)
         elif not span.live:  # it never ran: a tick where it ended
-            painter.fillRect(QRectF(left + end * scale - 1, top - 2, 2, BAR_HEIGHT + 4), OUTCOME[span.status])
+            painter.fillRect(QRectF(left + end * scale - 1, top - 2, 2, BAR_HEIGHT + 4),
+                             theme.qcolour(OUTCOME[span.status]))
         painter.restore()
 
     @staticmethod
     def _fill(painter: QPainter, left: float, top: float, scale: float, start: float, end: float,
-              colour: QColor, min_px: float) -> None:
+              role: str, min_px: float) -> None:
         width = max((end - start) * scale, min_px)
         if width > 0:
-            painter.fillRect(QRectF(left + start * scale, top, width, BAR_HEIGHT), colour)
+            painter.fillRect(QRectF(left + start * scale, top, width, BAR_HEIGHT), theme.qcolour(role))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
         return QSize(COLUMN_WIDTH, super().sizeHint(option, index).height())

@@ -27,6 +27,7 @@ from pygments.token import Text
 from pygments.util import ClassNotFound
 
 from core import DiffLine, FileDiff, Hunk
+from gui.window.contrast import readable
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +61,12 @@ class Palette:
 
 
 LIGHT = Palette(
-    style="default", page_bg="#ffffff", text="#1f2328", muted="#8c959f",
+    style="default", page_bg="#ffffff", text="#1f2328", muted="#59636e",
     header_bg="#eaeef2", hunk_bg="#ddf4ff", hunk_fg="#57606a",
     added_bg="#dafbe1", removed_bg="#ffebe9", added_fg="#1a7f37", removed_fg="#cf222e",
 )
 DARK = Palette(
-    style="github-dark", page_bg="#0d1117", text="#e6edf3", muted="#6e7681",
+    style="github-dark", page_bg="#0d1117", text="#e6edf3", muted="#9198a1",
     header_bg="#161b22", hunk_bg="#121d2f", hunk_fg="#8d96a0",
     added_bg="#12261e", removed_bg="#25171c", added_fg="#3fb950", removed_fg="#f85149",
 )
@@ -173,7 +174,15 @@ def token_look(style_name: str, ttype: Any) -> tuple[str | None, bool, bool]:
 @lru_cache(maxsize=4096)
 def _token_look(style_name: str, ttype: Any) -> tuple[str | None, bool, bool]:
     spec = _style(style_name).style_for_token(ttype)
-    return (f"#{spec['color']}" if spec["color"] else None), bool(spec["bold"]), bool(spec["italic"])
+    return token_colour(style_name, spec["color"]), bool(spec["bold"]), bool(spec["italic"])
+
+
+def token_colour(style_name: str, colour: str | None) -> str | None:
+    """A pygments colour ("rrggbb") made to read at WCAG AA on the style's page and added/removed lines."""
+    if not colour:
+        return None
+    palette = DARK if style_name == DARK.style else LIGHT
+    return readable(f"#{colour}", (palette.page_bg, palette.added_bg, palette.removed_bg), dark=palette is DARK)
 
 
 def display_text(text: str) -> str:
@@ -266,7 +275,7 @@ def _token_css(style_name: str, ttype: Any) -> str:
     spec = _style(style_name).style_for_token(ttype)
     css = []
     if spec["color"]:
-        css.append(f"color:#{spec['color']};")
+        css.append(f"color:{token_colour(style_name, spec['color'])};")
     if spec["bold"]:
         css.append("font-weight:bold;")
     if spec["italic"]:

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import AgentStatus, ApprovalRequested, BelayError, Console, Hub
+from gui.window import theme
 from gui.window.approval_panel import agent_path
 from gui.window.attention import Attention
 from gui.window.main_window import MainWindow
@@ -153,8 +154,6 @@ class SuperviseBar(QWidget):
         super().__init__(parent)
         self.setObjectName("superviseBar")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.setStyleSheet("QWidget#superviseBar { background: #ddf4ff; border-bottom: 1px solid #54aeff; }"
-                           "QWidget#superviseBar QLabel { color: #0a3069; }")
         self.text = QLabel()
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.TextFormat.RichText)
@@ -354,7 +353,7 @@ class HubWindow(QMainWindow):
     def _update_title(self) -> None:
         waiting = self.waiting()
         self.inbox_label.setText(f"<b>Waiting for you</b> ({waiting})" if waiting else
-                                 "<b>Waiting for you</b> <span style='color:#6e7781'>(nothing)</span>")
+                                 f"<b>Waiting for you</b> <span style='color:{theme.colour('muted')}'>(nothing)</span>")
         current = self.pages.currentWidget()
         where = current.console.workspace.root.name if isinstance(current, MainWindow) else "every workspace"
         count = len(self.workspaces.rows)

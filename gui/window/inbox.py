@@ -14,16 +14,18 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
 
 from core import ApprovalRequested
+from gui.window import theme
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Agent", "Tool", "Target", "Impact", "Waiting", "Left")
 LIVE_COLUMNS = (4, 5)
 """The columns that change by themselves as time passes."""
-IMPACT_COLOURS = {"high": QColor("#cf222e"), "medium": QColor("#9a6700")}
+IMPACT_COLOURS = {"high": "danger", "medium": "warning"}
+"""Theme roles of the Impact column's text."""
 
 
 def deadline(request: ApprovalRequested) -> float | None:
@@ -72,7 +74,8 @@ class InboxModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{self._path_of(request.agent_id)}: {request.tool} {request.summary}\n{request.reason}"
         if role == Qt.ItemDataRole.ForegroundRole and column == 3:
-            return IMPACT_COLOURS.get(request.impact.level)
+            role = IMPACT_COLOURS.get(request.impact.level)
+            return theme.qcolour(role) if role else None
         return None
 
     def _text(self, request: ApprovalRequested, column: int) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -28,12 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from core import ServerState, ServerStatus
+from gui.window import theme
 
 EMPTY = ("No MCP servers are configured. Add them to your user settings, e.g.<br><code>[mcp.servers.docs]<br>"
          "command = \"docs-server\"</code><br>Their tools then appear to agents as "
          "<code>mcp__docs__&lt;tool&gt;</code>, under the same policy and approvals.")
-_COLOURS = {ServerState.READY: "#1a7f37", ServerState.STARTING: "#9a6700", ServerState.FAILED: "#cf222e",
-            ServerState.STOPPED: "#57606a"}
+_COLOURS = {ServerState.READY: "success", ServerState.STARTING: "warning", ServerState.FAILED: "danger",
+            ServerState.STOPPED: "muted"}
 _NAME = Qt.ItemDataRole.UserRole
 
 
@@ -73,7 +74,7 @@ class McpPanel(QWidget):
         for status in servers:
             item = QTreeWidgetItem(self.tree, [status.name, status.describe(), str(status.tools)])
             item.setData(0, _NAME, status.name)
-            item.setForeground(1, QBrush(QColor(_COLOURS.get(status.state, "#57606a"))))
+            item.setForeground(1, QBrush(theme.qcolour(_COLOURS.get(status.state, "muted"))))
             item.setToolTip(1, status.describe())
             if status.name == current:
                 self.tree.setCurrentItem(item)

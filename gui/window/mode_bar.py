@@ -45,6 +45,7 @@ class ModeSelector(QComboBox):
         for key, label, tip in MODES:
             self.addItem(label, key)
             self.setItemData(self.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.setObjectName("modeSelector")
         self.setToolTip("How agents' calls are approved (Ctrl+M)")
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.confirmation: QMessageBox | None = None
@@ -58,7 +59,9 @@ class ModeSelector(QComboBox):
         was_bypass, self._shown = self._shown == "bypass", mode
         self.setCurrentIndex(max(0, self.findData(mode)))
         if (mode == "bypass") != was_bypass:
-            self.setStyleSheet("QComboBox { color: #cf222e; font-weight: bold; }" if mode == "bypass" else "")
+            self.setProperty("bypass", mode == "bypass")  # red and bold by the style sheet
+            self.style().unpolish(self)
+            self.style().polish(self)
 
     def shown_mode(self) -> str:
         return self._shown
@@ -108,10 +111,6 @@ class BypassBanner(QWidget):
         super().__init__(parent)
         self.setObjectName("bypassBanner")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.setStyleSheet("QWidget#bypassBanner { background: #cf222e; }"
-                           "QWidget#bypassBanner QLabel { color: white; font-weight: bold; font-size: 14px; }"
-                           "QWidget#bypassBanner QPushButton { background: white; color: #cf222e; "
-                           "font-weight: bold; border: none; border-radius: 3px; padding: 5px 12px; }")
         self.text = QLabel(BANNER)
         self.text.setWordWrap(True)
         self.leave = QPushButton("Back to asking")

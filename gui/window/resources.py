@@ -1,4 +1,4 @@
-"""Where the shipped resources (demo workspace, scripts, style sheets) live."""
+"""Where the shipped resources (demo workspace, scripts, the style sheet template) live."""
 
 from __future__ import annotations
 
@@ -22,7 +22,3 @@ def demo_workspace_template() -> Path:
 def demo_script() -> Path:
     return resources_dir() / "demo" / "script.yaml"
 
-
-def style_sheet(name: str = "light") -> str:
-    path = resources_dir() / "styles" / f"{name}.qss"
-    return path.read_text(encoding="utf-8") if path.exists() else ""

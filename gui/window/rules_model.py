@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor
 
 from core import RuleEntry
+from gui.window import theme
 
 COLUMNS = ("Rule", "Action", "Layer", "Kept in")
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 """The row's `RuleEntry`."""
-ACTION_COLOURS = {"allow": QColor("#1a7f37"), "ask": QColor("#9a6700"), "deny": QColor("#cf222e")}
+ACTION_COLOURS = {"allow": "success", "ask": "warning", "deny": "danger"}
+"""Theme roles of the Action column's text."""
 LAYERS = {"user": "user (all workspaces)", "workspace": "workspace", "session": "session"}
 RuleKey = tuple[str, str, str]
 """What identifies a rule across updates: (rule, action, scope)."""
@@ -95,7 +96,7 @@ class RulesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tips[row]
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
-            return ACTION_COLOURS[self._entries[row].action]
+            return theme.qcolour(ACTION_COLOURS[self._entries[row].action])
         if role == ENTRY_ROLE:
             return self._entries[row]
         return None

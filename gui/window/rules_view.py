@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import CallRecord, Console, RuleEntry
+from gui.window import theme
 from gui.window.rules_model import RuleKey, RulesModel, rule_key
 from gui.window.tasks import TaskSet
 
@@ -69,8 +70,6 @@ class RulesView(QWidget):
         self.problems = QLabel()
         self.problems.setObjectName("settingsProblems")
         self.problems.setWordWrap(True)
-        self.problems.setStyleSheet("QLabel#settingsProblems { background: #fff1e5; border: 1px solid #d4a72c; "
-                                    "border-radius: 3px; padding: 6px; color: #7d4e00; }")
         self.empty = QLabel(EMPTY)
         self.empty.setWordWrap(True)
         self.empty.setTextFormat(Qt.TextFormat.RichText)
@@ -144,7 +143,7 @@ class RulesView(QWidget):
         self.dry_run_button.clicked.connect(self.dry_run)
         self.syntax = QLabel(SYNTAX)
         self.syntax.setTextFormat(Qt.TextFormat.RichText)
-        self.syntax.setStyleSheet("color: #57606a")
+        self.syntax.setObjectName("rulesSyntax")
         self.syntax.setWordWrap(True)
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -334,7 +333,7 @@ class RulesView(QWidget):
         self.matches.setVisible(bool(records))
 
     def _say(self, text: str, error: bool = False, info: bool = False) -> None:
-        colour = "#cf222e" if error else "#24292f" if info else "#1a7f37"
+        colour = theme.colour("danger" if error else "text" if info else "success")
         self.message.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
 
     def __repr__(self) -> str:

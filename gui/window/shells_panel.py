@@ -16,7 +16,7 @@ Signals:
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFontDatabase, QTextCursor
+from PySide6.QtGui import QBrush, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -31,12 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from core import ShellNode, Timeline
+from gui.window import theme
 
 EMPTY = ("No background shells. A Bash call with <code>run_in_background</code> (a dev server, a watcher) "
          "starts one; it is listed here with its output while it runs, and you can stop it.")
 _SHELL = Qt.ItemDataRole.UserRole
-_STATES = {"running": QColor("#1f6feb"), "exited": QColor("#57606a"), "failed": QColor("#cf222e"),
-           "stopped": QColor("#8250df")}
+_STATES = {"running": "running", "exited": "muted", "failed": "danger",
+           "stopped": "denied"}
 
 
 def shell_state(shell: ShellNode) -> tuple[str, str]:
@@ -143,7 +144,7 @@ class ShellsPanel(QWidget):
         elif not shell.running:
             self._stopping.discard(shell.shell_id)
         item.setText(1, label)
-        item.setForeground(1, QBrush(_STATES[state]))
+        item.setForeground(1, QBrush(theme.qcolour(_STATES[state])))
 
     def running_count(self) -> int:
         return sum(1 for s in self._timeline.shells.values() if s.running)

@@ -16,6 +16,7 @@ from typing import Protocol
 from PySide6.QtWidgets import QLabel, QWidget
 
 from core import Holding, RunStatus, SandboxInfo, Timeline
+from gui.window import theme
 
 ON_TIP = ("Bash commands run inside bubblewrap: the filesystem is read-only except the workspace, /tmp is "
           "private, Belay's settings and state are hidden, processes cannot see yours, and {network}."
@@ -46,13 +47,15 @@ class SandboxIndicator(QLabel):
         limit = self._limit_html(info.processes)
         if info.available:
             state = "network on" if network else "network off"
-            self.setText(f"<span style='color:#1a7f37'>✓ Sandbox: {info.kind} ({state})</span>{limit}")
+            success = theme.colour("success")
+            self.setText(f"<span style='color:{success}'>✓ Sandbox: {info.kind} ({state})</span>{limit}")
             reach = "commands can reach the network" if network else "commands cannot reach the network"
             self.setToolTip(ON_TIP.format(network=reach, detail=info.detail, processes=self._limit_tip(info)))
         else:
             why, _, _ = info.detail.rpartition(": ")  # "<why>: commands run unsandboxed ..."
             reason = html.escape(_elide(why or info.detail, SHORT_DETAIL))
-            self.setText(f"<span style='background:#cf222e; color:white'>&nbsp;<b>⚠ Sandbox OFF</b>: "
+            self.setText(f"<span style='background:{theme.colour('deny_bg')}; color:{theme.colour('on_strong')}'>"
+                         "&nbsp;<b>⚠ Sandbox OFF</b>: "
                          f"{reason}&nbsp;</span>{limit}")
             self.setToolTip(OFF_TIP.format(detail=info.detail, processes=self._limit_tip(info)))
 
@@ -61,7 +64,7 @@ class SandboxIndicator(QLabel):
         """", at most 256 processes (pids cgroup)" in grey, or "no process limit (why)" in red."""
         if not processes:
             return ""
-        colour = "#cf222e" if processes.startswith("no ") else "#57606a"
+        colour = theme.colour("danger" if processes.startswith("no ") else "muted")
         return f"<span style='color:{colour}'>, {html.escape(processes)}</span>"
 
     @staticmethod
@@ -86,12 +89,12 @@ class RunCounts(QLabel):
     """Running, waiting, done, failed, denied, skipped: a line of coloured counts, then the result cache's."""
 
     PARTS = (
-        ("#1f6feb", "● {} running", (RunStatus.RUNNING,)),
-        ("#9a6700", "◐ {} waiting for approval", (RunStatus.BLOCKED_ON_USER,)),
-        ("#1a7f37", "✓ {} done", (RunStatus.DONE,)),
-        ("#cf222e", "✗ {} failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)),
-        ("#8250df", "⊘ {} denied", (RunStatus.DENIED,)),
-        ("#6e7781", "↷ {} skipped", (RunStatus.SKIPPED,)),
+        ("running", "● {} running", (RunStatus.RUNNING,)),
+        ("warning", "◐ {} waiting for approval", (RunStatus.BLOCKED_ON_USER,)),
+        ("success", "✓ {} done", (RunStatus.DONE,)),
+        ("danger", "✗ {} failed", (RunStatus.FAILED, RunStatus.TIMED_OUT)),
+        ("denied", "⊘ {} denied", (RunStatus.DENIED,)),
+        ("muted", "↷ {} skipped", (RunStatus.SKIPPED,)),
     )
     CACHE_TIP = ("Read-only calls (Read, Grep, Glob, LS) answered from the result cache instead of running again; "
                  "an entry is dropped the moment a file it read changes.")
@@ -99,10 +102,10 @@ class RunCounts(QLabel):
     def show_counts(self, timeline: Timeline, cache: CacheStats | None = None) -> None:
         """The counts; with `cache` (None when results are not cached) its hits and misses too."""
         counts = timeline.counts()
-        parts = [f"<span style='color:{colour}'>{html.escape(text.format(sum(counts[s] for s in states)))}</span>"
-                 for colour, text, states in self.PARTS]
+        parts = [f"<span style='color:{theme.colour(role)}'>{html.escape(text.format(sum(counts[s] for s in states)))}"
+                 "</span>" for role, text, states in self.PARTS]
         if cache is not None:
-            parts.append(f"<span style='color:#57606a'>cache: {_plural(cache.hits, 'hit')} / "
+            parts.append(f"<span style='color:{theme.colour('muted')}'>cache: {_plural(cache.hits, 'hit')} / "
                          f"{_plural(cache.misses, 'miss', 'misses')}</span>")
         self.setText(" &nbsp; ".join(parts))
         self.setToolTip(self.CACHE_TIP if cache is not None else "")
@@ -123,7 +126,6 @@ class HeldIndicator(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("heldIndicator")
-        self.setStyleSheet("QLabel#heldIndicator { color: #9a6700; }")
         self.hide()
 
     def show_held(self, holding: Holding | None, now: float, timeline: Timeline) -> None:

@@ -20,6 +20,7 @@ and repaints that column of the rows concerned, nothing else.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -43,6 +44,7 @@ from core import (
     Updated,
     parse_key,
 )
+from gui.window import theme
 from gui.window.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
 
 Index = QModelIndex | QPersistentModelIndex
@@ -65,17 +67,22 @@ STATUS_TEXT = {
     RunStatus.SKIPPED: "↷ skipped",
 }
 STATUS_COLOR = {
-    RunStatus.BLOCKED_ON_USER: "#b36b00",
-    RunStatus.RUNNING: "#1f6feb",
-    RunStatus.DONE: "#1a7f37",
-    RunStatus.FAILED: "#cf222e",
-    RunStatus.DENIED: "#8250df",
-    RunStatus.TIMED_OUT: "#cf222e",
-    RunStatus.INTERRUPTED: "#9a6700",
-    RunStatus.SKIPPED: "#6e7781",
+    RunStatus.BLOCKED_ON_USER: "warning",
+    RunStatus.RUNNING: "running",
+    RunStatus.DONE: "success",
+    RunStatus.FAILED: "danger",
+    RunStatus.DENIED: "denied",
+    RunStatus.TIMED_OUT: "danger",
+    RunStatus.INTERRUPTED: "warning",
+    RunStatus.SKIPPED: "muted",
 }
-UNDONE_COLOR = "#6e7781"
-_BRUSHES = {colour: QBrush(QColor(colour)) for colour in {*STATUS_COLOR.values(), UNDONE_COLOR}}
+"""The theme role (gui/window/theme.py) a status is drawn in."""
+UNDONE_COLOR = "muted"
+
+
+@functools.lru_cache(maxsize=64)
+def _brush(theme_name: str, role: str) -> QBrush:
+    return QBrush(QColor(getattr(theme.THEMES[theme_name], role)))
 
 
 def _duration(seconds: float | None) -> str:
@@ -211,7 +218,8 @@ class TimelineModel(QAbstractItemModel):
         self._keys: list[NodeKey | None] = [None]  # id 0 is never used: it reads as "no pointer"
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
         self._tips: dict[NodeKey, str] = {}
-        self._brushes: dict[NodeKey, QBrush] = {}
+        self._brushes: dict[NodeKey, str] = {}
+        """The theme role of each row's status; the brush is looked up in the theme shown when painted."""
         self._bars: dict[NodeKey, GanttBar] = {}
         self._bar_tips: dict[NodeKey, str] = {}
         self._windows: dict[NodeKey, GanttWindow] = {}
@@ -362,11 +370,11 @@ class TimelineModel(QAbstractItemModel):
             self._set_brush(key, _rollup_colour(counts))
         self._refresh_bar(key, now)
 
-    def _set_brush(self, key: NodeKey, colour: str | None) -> None:
-        if colour is None:
+    def _set_brush(self, key: NodeKey, role: str | None) -> None:
+        if role is None:
             self._brushes.pop(key, None)
         else:
-            self._brushes[key] = _BRUSHES[colour]
+            self._brushes[key] = role
 
     def _refresh_bar(self, key: NodeKey, now: datetime) -> None:
         span = self._timeline.span(key, now)
@@ -481,7 +489,8 @@ class TimelineModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return (self._bar_tips if column == TIMELINE_COLUMN else self._tips).get(key)
         if role == Qt.ItemDataRole.ForegroundRole and column == STATUS_COLUMN:
-            return self._brushes.get(key)
+            status_role = self._brushes.get(key)
+            return _brush(theme.current().name, status_role) if status_role else None
         if role == Qt.ItemDataRole.FontRole and isinstance(key, AgentKey):
             return self._bold_font()
         return None

@@ -32,8 +32,6 @@ class TrustBanner(QWidget):
         super().__init__(parent)
         self.setObjectName("trustBanner")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.setStyleSheet("QWidget#trustBanner { background: #fff8c5; border-bottom: 1px solid #d4a72c; }"
-                           "QWidget#trustBanner QLabel { color: #3b2300; }")
         self.text = QLabel()
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.TextFormat.RichText)

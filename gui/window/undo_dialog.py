@@ -54,6 +54,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import ConflictRegion, FilePreview, Resolution, Take, UndoPreview, conflict_regions
+from gui.window import theme
 from gui.window.code_editor import CodeEditor
 
 Choice = Literal["merge", "overwrite", "skip"]
@@ -73,20 +74,26 @@ _STATUS = {  # action: (order, glyph, label, what it means when the core gives n
 }
 _MARKER = re.compile(r"^(?:<{7}|>{7})(?:\s|$)", re.MULTILINE)
 _PATH = Qt.ItemDataRole.UserRole
-_ERROR_COLOUR = "#cf222e"
+_ERROR_COLOUR = "danger"
 _TAKE_TEXT: dict[Take, tuple[str, str, str]] = {  # take: (button, shortcut, tooltip)
     "now": ("Take now", "Alt+N", "Keep this region as the file is now (the later edits)"),
     "undo": ("Take the undo", "Alt+U", "Put this region back as it was before the call"),
     "both": ("Take both", "Alt+B", "Keep the file's lines as they are now, then the undo's"),
 }
-_MARKS = {  # what a line of a region is: (colour of the current region, colour of the others)
-    "marker": ("#d0d7de", "#eaeef2"),
-    "now": ("#b6e3ff", "#ddf4ff"),
-    "base": ("#e6e6e6", "#f3f3f3"),
-    "undo": ("#aceebb", "#dafbe1"),
-}
+_MARKS = {"marker": "undo_marker", "now": "undo_now", "base": "undo_base", "undo": "undo_undo"}
+"""What a line of a region is -> its theme role; the other regions get it half-way to the page."""
 _REPARSE_MS = 150
 """After an edit, the regions are parsed again once typing pauses this long."""
+
+
+def _mark_colour(role: str, *, dim: bool) -> str:
+    """The current region's colour for `role`; other regions get it mixed half with the page."""
+    full = theme.qcolour(role)
+    if not dim:
+        return full.name()
+    page = theme.qcolour("base_bg")
+    return QColor((full.red() + page.red()) // 2, (full.green() + page.green()) // 2,
+                  (full.blue() + page.blue()) // 2).name()
 
 
 def has_conflict_markers(text: str) -> bool:
@@ -250,7 +257,7 @@ class UndoDialog(QDialog):
             button.setAutoExclusive(False)  # exclusivity is ours: arrow keys must not change a choice
             button.clicked.connect(lambda _=False, a=action: self._choose_current(a))
         self.message = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
-        self.message.setStyleSheet(f"color: {_ERROR_COLOUR};")
+        self.message.setObjectName("undoMessage")
         self.texts = QSplitter(Qt.Orientation.Vertical)
         self.texts.addWidget(self.versions)
         self.texts.addWidget(merged_panel)
@@ -346,7 +353,7 @@ class UndoDialog(QDialog):
         font = QFont(self.files.font())
         font.setBold(undecided)
         item.setFont(font)
-        item.setData(Qt.ItemDataRole.ForegroundRole, QColor(_ERROR_COLOUR) if undecided else None)
+        item.setData(Qt.ItemDataRole.ForegroundRole, theme.qcolour(_ERROR_COLOUR) if undecided else None)
 
     def _show_current(self) -> None:
         f = self._files.get(self.current_path())
@@ -432,7 +439,7 @@ class UndoDialog(QDialog):
         for i, r in enumerate(self._regions):
             shade = 0 if i == self._region_at else 1
             for line in range(r.start, r.end):
-                marks[line + 1] = _MARKS[_line_kind(r, line)][shade]
+                marks[line + 1] = _mark_colour(_MARKS[_line_kind(r, line)], dim=shade == 1)
         return marks
 
     def _put_cursor_on(self, region: ConflictRegion) -> None:

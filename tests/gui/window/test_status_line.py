@@ -7,6 +7,7 @@ from typing import Any
 
 from core import CallFinished, CallQueued, RunStatus, SandboxInfo, Timeline
 from gui.window.status_line import RunCounts, SandboxIndicator
+from gui.window.theme import LIGHT
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def test_the_sandbox_indicator_shows_the_process_limit_with_the_sandbox_state(qt
     on = SandboxInfo(available=True, kind="bubblewrap", detail="bubblewrap 0.8.0: PID namespace",
                      processes="at most 256 processes (pids cgroup)")
     indicator.show_sandbox(on, network=False)
-    assert "Sandbox: bubblewrap (network off)</span><span style='color:#57606a'>, at most 256 processes (pids " \
+    assert f"Sandbox: bubblewrap (network off)</span><span style='color:{LIGHT.muted}'>, at most 256 processes (pids " \
            "cgroup)" in indicator.text()
     assert "one command may have at most 256 processes (pids cgroup)" in indicator.toolTip()
     assert "settings and state are hidden" in indicator.toolTip()
@@ -60,6 +61,6 @@ def test_without_a_limit_or_a_sandbox_the_indicator_says_what_a_command_can_do(q
                       detail="bubblewrap not found: commands run unsandboxed in their own process group")
     indicator.show_sandbox(off, network=True)
     assert "Sandbox OFF</b>: bubblewrap not found" in indicator.text()
-    assert "color:#cf222e'>, no process limit (RLIMIT_NPROC does not bind root)" in indicator.text()
+    assert f"color:{LIGHT.danger}'>, no process limit (RLIMIT_NPROC does not bind root)" in indicator.text()
     tip = indicator.toolTip()
     assert "can read or change any file you can" in tip and "fork bomb" in tip

@@ -12,6 +12,7 @@ from core import AgentStarted, CallFinished, CallQueued, RunStatus, Timeline
 from core.events import ApprovalRequested, BatchFinished, BatchStarted, CallStarted
 from core.models.batches import PlanInfo
 from gui.window.gantt import GANTT_ROLE
+from gui.window.theme import LIGHT
 from gui.window.timeline_model import COLUMNS, KEY_ROLE, STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 
 
@@ -172,7 +173,7 @@ def test_a_batch_is_a_row_under_its_agent_with_its_calls_and_their_sub_agents() 
     batch = model.index(1, 0, lead)
     assert _row(model, batch) == ["☰ scan", "3 calls · max parallel 2 · +1 by sub-agents · 1 failed · 1 cached",
                                   "done: 2 ok, 1 failed, 0 skipped", "3.1 s", "", ""]
-    assert model.index(1, STATUS_COLUMN, lead).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#cf222e"
+    assert model.index(1, STATUS_COLUMN, lead).data(Qt.ItemDataRole.ForegroundRole).color().name() == LIGHT.danger
     assert "critical path: find → read" in batch.data(Qt.ItemDataRole.ToolTipRole)
     assert model.index(2, 0, lead).data(KEY_ROLE) == "r:c6"  # after the batch, under the agent
     assert model.headerData(TIMELINE_COLUMN, Qt.Orientation.Horizontal) == "Timeline"
@@ -255,7 +256,7 @@ def test_an_agent_row_rolls_up_the_calls_of_its_sub_agents_at_any_depth_and_foll
     model.apply(ApprovalRequested(seq=22, call_id="e2", agent_id="te", tool="Bash", args={}, summary="pytest",
                                   reason=""))
     assert model.index(0, 1).data() == "6 calls · 1 waiting · 2 failed"  # the lead's, 2 levels up
-    assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#b36b00"
+    assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == LIGHT.warning
     frontend = model.index(1, 0, lead)
     assert model.index(1, 1, lead).data() == "5 calls · 1 waiting · 2 failed"
     assert frontend.data(Qt.ItemDataRole.ToolTipRole).startswith("frontend, sub-agent of lead: 5 calls · 1 waiting · 2 failed")
@@ -263,6 +264,6 @@ def test_an_agent_row_rolls_up_the_calls_of_its_sub_agents_at_any_depth_and_foll
     changed.clear()
     model.apply(CallFinished(seq=23, call_id="e2", status=RunStatus.DONE, duration_s=0.1))
     assert model.index(0, 1).data() == "6 calls · 2 failed"
-    assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == "#cf222e"
+    assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == LIGHT.danger
     assert changed.count("a:main") == 1
     qtmodeltester.check(model, force_py=True)
