@@ -121,8 +121,9 @@ class ApprovalPanel(QWidget):
         self.reason.returnPressed.connect(self.deny)
         self.approve_button = QPushButton("Approve  (Ctrl+Enter)")
         self.approve_button.setObjectName("approveButton")
-        self.edit_button = QPushButton("Edit && approve…  (Ctrl+E)")
-        self.always_button = QPushButton("Always allow…  (Ctrl+Shift+Enter)")
+        self.edit_button = QPushButton("Edit && approve…")
+        self.edit_button.setToolTip("Edit the content, then approve (Ctrl+E)")
+        self.always_button = QPushButton("Always allow…")  # its tooltip names the rule and the keys
         self.deny_button = QPushButton("Deny  (Ctrl+D)")
         self.deny_button.setObjectName("denyButton")
         self.bulk_button = QPushButton()
@@ -170,6 +171,8 @@ class ApprovalPanel(QWidget):
         self._buttons = QWidget()
         self._buttons.setLayout(buttons)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(3)  # a 640-pixel window: every line of spacing is a diff line less
         layout.addWidget(self.inbox)
         layout.addWidget(self.title)
         layout.addWidget(self.detail)
@@ -276,7 +279,7 @@ class ApprovalPanel(QWidget):
         elif not self._armed():
             for button in (self.approve_button, self.edit_button, self.always_button):
                 button.setEnabled(False)
-        self.always_button.setToolTip(f"Adds the allow rule {suggestion}" if suggestion else NO_RULE)
+        self.always_button.setToolTip(f"Adds the allow rule {suggestion} (Ctrl+Shift+Enter)" if suggestion else NO_RULE)
         self.rule_action.setText(f"Rule: {suggestion}" if suggestion else "")
         if request.tool == "Bash":
             self.command_card.show_request(request)

@@ -17,10 +17,20 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeyEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QResizeEvent,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
+    QHBoxLayout,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -30,7 +40,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTabWidget,
     QTextEdit,
-    QToolBar,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -68,10 +77,34 @@ from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
 from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
 from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
-from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
+from gui.window.timeline_model import STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 from gui.window.trust_banner import TrustBanner
 from gui.window.undo_dialog import UndoDialog
 from gui.window.undo_flow import UndoFlow, ask_rewind
+
+SHORT_WINDOW = 800
+"""Below this height a waiting request hides the tabs (its diff needs the room)."""
+SUMMARY_COLUMN = 1
+MIN_SUMMARY = 120
+
+
+class ResizeWatch(QObject):
+    """Lives on a widget and says when it was resized (it dies with the widget: no filter outlives its target).
+
+    Signals:
+        resized: the watched widget's size changed.
+    """
+
+    resized = Signal()
+
+    def __init__(self, watched: QWidget) -> None:
+        super().__init__(watched)
+        watched.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize:
+            self.resized.emit()
+        return False
 
 
 class MainWindow(QMainWindow):
@@ -145,17 +178,25 @@ class MainWindow(QMainWindow):
         column.addWidget(split, 1)
         self.setCentralWidget(central)
         self.mode = ModeSelector(console.mode)
-        toolbar = QToolBar("Policy")
-        toolbar.setObjectName("policyToolbar")
-        toolbar.setMovable(False)
-        toolbar.addWidget(QLabel(" Approval mode: "))
-        toolbar.addWidget(self.mode)
-        self.addToolBar(toolbar)
+        # In the menu bar's corner, not a toolbar row: a 640-pixel window needs the height.  Kept on self:
+        # PySide does not take ownership through setCornerWidget.
+        self._policy = policy = QWidget(self.menuBar())
+        policy.setObjectName("policyCorner")
+        row = QHBoxLayout(policy)
+        row.setContentsMargins(0, 0, 4, 0)
+        row.addWidget(QLabel("Approval mode:"))
+        row.addWidget(self.mode)
+        self.menuBar().setCornerWidget(policy, Qt.Corner.TopRightCorner)
         self.sandbox = SandboxIndicator()
         self._status = RunCounts()
         self.statusBar().addPermanentWidget(self._status, 1)
         self.held = HeldIndicator()
         self.statusBar().addPermanentWidget(self.held)
+        self._fit_soon = QTimer(self)
+        self._fit_soon.setSingleShot(True)
+        self._fit_soon.setInterval(0)
+        self._fit_soon.timeout.connect(self._fit_status_column)
+        ResizeWatch(self.tree.viewport()).resized.connect(self._fit_soon.start)  # a narrower timeline
         self._held_timer = QTimer(self)
         self._held_timer.setInterval(1000)
         self._held_timer.timeout.connect(self._show_held)
@@ -298,6 +339,24 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(" ".join(self.console.recovery_notes), 60_000)
             self.details.notice.setText("<br>".join(self.console.recovery_notes))
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fold_tabs()
+
+    def _fold_tabs(self) -> None:
+        """The tabs step aside in focus mode, and on a short window (a 1024x640 laptop) while a call waits:
+        its diff needs the room; they come back when nothing waits."""
+        fold = bool(self.approvals.queue()) and self.height() < SHORT_WINDOW
+        self.tabs.setVisible(not (fold or self.approvals.diff.focus_button.isChecked()))
+
+    def _fit_status_column(self) -> None:
+        """Narrow the Summary column (not below `MIN_SUMMARY`) so the Status column is seen without scrolling."""
+        status_end = self.tree.header().sectionPosition(STATUS_COLUMN) + self.tree.columnWidth(STATUS_COLUMN)
+        over = status_end - self.tree.viewport().width()
+        summary = self.tree.columnWidth(SUMMARY_COLUMN)
+        if over > 0 and summary > MIN_SUMMARY:
+            self.tree.setColumnWidth(SUMMARY_COLUMN, max(MIN_SUMMARY, summary - over))
+
     def _resize_columns(self) -> None:
         for column, width in enumerate((150, 215, 190, 56, 64)):  # Summary: room for "201 calls · 1 waiting · 9 failed"
             self.tree.setColumnWidth(column, width)
@@ -307,11 +366,13 @@ class MainWindow(QMainWindow):
     def _fit_call_column(self) -> None:
         """Wide enough for the deepest agent's name; never narrower than the person made it."""
         self.tree.setColumnWidth(0, max(self.tree.columnWidth(0), call_column_width(self.tree, self.model.timeline)))
+        self._fit_soon.start()
 
     def _on_approvals_waiting_changed(self, waiting: int) -> None:
         """A waiting call takes the larger share of the right side; otherwise the details do."""
         self._right.setStretchFactor(self.approvals, 3 if waiting else 0)
         self._right.setStretchFactor(self.tabs, 2 if waiting else 1)
+        self._fold_tabs()
         self.attention.set_waiting(waiting)
         self.attention.keep_only({r.call_id for r in self.approvals.queue()})
         self._show_title()
@@ -334,7 +395,7 @@ class MainWindow(QMainWindow):
 
     def _on_review_focus_changed(self, on: bool) -> None:
         """Focus mode: the pending write's diff takes the whole right column (the tabs step aside)."""
-        self.tabs.setVisible(not on)
+        self._fold_tabs()
 
     # -- slots ---------------------------------------------------------------------
 

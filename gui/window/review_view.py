@@ -95,21 +95,27 @@ class ReviewView(QWidget):
         self.position.setObjectName("reviewPosition")
         # The label gives way (cut at its end) rather than widening the window's right column.
         self.position.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        self.position.setMinimumWidth(self.position.fontMetrics().horizontalAdvance("change 30 of 30 · 7 rejected"))
+        self.position.setMinimumWidth(self.position.fontMetrics().horizontalAdvance("change 30 of 30"))
         self.previous_button = _tool("◀", "Previous change (P)", self.previous_hunk)
         self.next_button = _tool("▶", "Next change (N)", self.next_hunk)
-        self.toggle_button = QPushButton("Reject (Space)")
+        # Keys live in the tooltips (and the F1 sheet): with them in the labels the bar alone was wider than
+        # the right column of a 1024-pixel window.
+        self.toggle_button = QPushButton("Reject")
+        self.toggle_button.setToolTip("Accept or reject the current change (Space)")
         self.toggle_button.clicked.connect(self.toggle_hunk)
-        self.accept_all_button = QPushButton("Accept all (A)")
+        self.accept_all_button = QPushButton("Accept all")
+        self.accept_all_button.setToolTip("Accept every change (A)")
         self.accept_all_button.clicked.connect(self.accept_all)
-        self.reject_all_button = QPushButton("Reject all (R)")
+        self.reject_all_button = QPushButton("Reject all")
+        self.reject_all_button.setToolTip("Reject every change (R)")
         self.reject_all_button.clicked.connect(self.reject_all)
         self.view_button = QPushButton()
+        self.view_button.setToolTip("Side by side or unified diff (V)")
         self.view_button.setCheckable(True)
         self.view_button.toggled.connect(self._on_view_toggled)
-        self.focus_button = QPushButton("Focus (F)")
+        self.focus_button = QPushButton("Focus")
         self.focus_button.setCheckable(True)
-        self.focus_button.setToolTip("Give the diff the whole column")
+        self.focus_button.setToolTip("Give the diff the whole column (F)")
         self.focus_button.toggled.connect(self.focus_changed.emit)
         self._build()
         split = self._settings.value(SPLIT_KEY, True, type=bool)
@@ -131,6 +137,7 @@ class ReviewView(QWidget):
         self._update_controls()
 
     def _build(self) -> None:
+        self.setObjectName("reviewView")  # its buttons are compact (resources/styles): the bar fits 1024 pixels
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         for widget in (self.previous_button, self.position, self.next_button, self.toggle_button,
@@ -347,7 +354,7 @@ class ReviewView(QWidget):
             self.canvas.set_layout(self._layout, dark=self._dark)
 
     def _on_view_toggled(self, split: bool) -> None:
-        self.view_button.setText("Split (V)" if split else "Unified (V)")
+        self.view_button.setText("Split" if split else "Unified")
         self.view_button.setToolTip("Side by side, or unified in one column (V); remembered")
         self.canvas.set_split(split)
         self._settings.setValue(SPLIT_KEY, split)
@@ -366,8 +373,7 @@ class ReviewView(QWidget):
             self.position.setToolTip(f"Approving writes the {kept} accepted change{'s' if kept != 1 else ''} only"
                                      if self._rejected else "Approving writes every change")
             may = self._may_reject(self._current)
-            self.toggle_button.setText("Accept (Space)" if self._current in self._rejected
-                                       else "Reject (Space)")
+            self.toggle_button.setText("Accept" if self._current in self._rejected else "Reject")
             self.toggle_button.setEnabled(may or self._current in self._rejected)
             self.toggle_button.setToolTip("" if may else NOT_SPLITTABLE)
         self.canvas.set_review(self._rejected, self._current)

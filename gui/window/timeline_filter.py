@@ -218,9 +218,9 @@ class TimelineFilter(QWidget):
         self.count.setObjectName("filterCount")
         row = QHBoxLayout(self)
         row.setContentsMargins(2, 2, 2, 2)
-        self.text.setMinimumWidth(150)  # the choices never squeeze the text box away
+        self.text.setMinimumWidth(110)  # the choices never squeeze the text box away (nor widen a 1024-px window)
         row.addWidget(self.text, 3)
-        for combo, letters in ((self.agent, 9), (self.status, 7), (self.tool, 6)):
+        for combo, letters in ((self.agent, 7), (self.status, 5), (self.tool, 5)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(letters)
             combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)

@@ -148,7 +148,7 @@ def test_the_view_choice_is_remembered_and_unified_shows_both_numbers(qtbot: QtB
     view.set_diffs([diff], contents={"src/app.py": new})
     view.canvas.setFocus()
     qtbot.keyClick(view.canvas, Qt.Key.Key_V)
-    assert not view.split and view.view_button.text() == "Unified (V)"
+    assert not view.split and view.view_button.text() == "Unified"
     lines = view.plain_text().splitlines()
     assert "   16       -     value_15 = compute(x, 15)" in lines
     assert "         16 +     value_15 = compute(x * 2, 15)  # changed" in lines

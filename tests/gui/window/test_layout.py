@@ -1,0 +1,88 @@
+"""The window at 1024x640 (a small laptop): every approval control, 25 diff lines and the Status column show.
+
+The window runs the real console on a copy of the demo workspace, an agent
+asks to edit a long file, and the test measures what is on screen.  The
+screenshots (light and dark, under $BELAY_SCREENSHOTS when set) are what
+the README shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import QApplication, QWidget
+
+from core import Console
+from gui.window.main_window import MainWindow
+from gui.window.theme import ThemeSwitch
+from gui.window.timeline_model import STATUS_COLUMN
+from tests.conftest import wait_until
+from tests.gui.window.test_main_window import in_window
+
+SMALL = (1024, 640)
+
+
+def _shown_in(widget: QWidget, window: QWidget) -> bool:
+    """Whether all of `widget` is on screen inside `window` (not clipped by a parent, not hidden)."""
+    if not widget.isVisible() or widget.visibleRegion().isEmpty():
+        return False
+    top_left = widget.mapTo(window, widget.rect().topLeft())
+    return (widget.visibleRegion().boundingRect().size() == widget.size()
+            and window.rect().contains(QRect(top_left, widget.size())))
+
+
+async def _ask_for_a_long_edit(console: Console, window: MainWindow, workspace: Path) -> asyncio.Future[Any]:
+    path = workspace / "long.py"
+    path.write_text("".join(f"value_{n} = {n}\n" for n in range(80)), encoding="utf-8")
+    old = "".join(f"value_{n} = {n}\n" for n in range(10, 50))
+    new = "".join(f"value_{n} = {n} * 2\n" for n in range(10, 50))
+    agent = await console.start_agent("lead", "scripted")
+    call = asyncio.ensure_future(console.call(agent, "Edit", {"file_path": str(path), "old_string": old,
+                                                              "new_string": new}))
+    await wait_until(lambda: window.approvals.current is not None, what="the request")
+    await wait_until(lambda: len(window.approvals.diff.canvas.rows) >= 40, what="the diff")
+    await asyncio.sleep(0.1)  # the layout settles (the tabs step aside, the Summary column narrows)
+    return call
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_at_1024x640_every_approval_control_25_diff_lines_and_the_status_show(qtbot: Any, loop: Any,
+                                                                              workspace: Path, name: str) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before_palette, before_sheet = app.palette(), app.styleSheet()
+    switch = ThemeSwitch(app, name)
+    switch.apply()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        window.resize(*SMALL)
+        call = await _ask_for_a_long_edit(console, window, workspace)
+        panel = window.approvals
+        out = os.environ.get("BELAY_SCREENSHOTS")
+        if out:
+            window.grab().save(str(Path(out) / f"window-1024x640-{name}.png"))
+        hidden = [b.accessibleName() for b in (panel.approve_button, panel.edit_button, panel.always_button,
+                                               panel.deny_button, panel.reason) if not _shown_in(b, window)]
+        assert not hidden, f"cut or hidden at 1024x640: {hidden}"
+        canvas = panel.diff.canvas
+        assert canvas.viewport().height() // canvas._line >= 25, \
+            f"{canvas.viewport().height() // canvas._line} diff lines visible"
+        tree = window.tree
+        status_right = tree.header().sectionViewportPosition(STATUS_COLUMN) + tree.columnWidth(STATUS_COLUMN)
+        assert status_right <= tree.viewport().width(), "the Status column needs a horizontal scroll"
+        assert window.width() == SMALL[0], "the window's parts add up to more than 1024 pixels"
+        console.deny(panel.current.call_id)
+        await call
+
+    try:
+        in_window(qtbot, loop, workspace, body)
+    finally:
+        switch.set_choice("light")
+        switch.deleteLater()
+        app.setPalette(before_palette)
+        app.setStyleSheet(before_sheet)
