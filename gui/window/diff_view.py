@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 
 import shiboken6
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QFontDatabase,
@@ -56,6 +56,7 @@ class DiffView(QWidget):
         """`dark=None` follows the widget palette (a dark window gets the dark colours)."""
         super().__init__(parent)
         self._placeholder = placeholder
+        self._follow_palette = dark is None
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
         self._diffs: tuple[FileDiff, ...] = ()
         self._generation = 0
@@ -103,6 +104,12 @@ class DiffView(QWidget):
         self._placeholder = text
         if not self._diffs:
             self.set_diffs(())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        """A theme switch (a new application palette) re-renders the diff in the new colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._follow_palette:
+            self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
 
     def set_dark(self, dark: bool) -> None:
         """Switch between the light and the dark palette, re-rendering what is shown."""

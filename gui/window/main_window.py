@@ -76,6 +76,7 @@ from gui.window.shells_panel import ShellsPanel
 from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
 from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator
 from gui.window.tasks import TaskSet
+from gui.window.theme import theme_menu
 from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
 from gui.window.timeline_model import STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 from gui.window.trust_banner import TrustBanner
@@ -283,6 +284,7 @@ class MainWindow(QMainWindow):
             action.setData(tab)
             action.triggered.connect(self._on_tab_action_triggered)
             view.addAction(action)
+        view.addMenu(theme_menu(self))
         mode = QAction("Approval &mode", self)
         mode.setShortcut("Ctrl+M")
         mode.triggered.connect(self._on_mode_action_triggered)

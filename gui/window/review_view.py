@@ -33,7 +33,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 import shiboken6
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QSettings, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
@@ -67,6 +67,7 @@ class ReviewView(QWidget):
     def __init__(self, parent: QWidget | None = None, *, dark: bool | None = None,
                  settings: QSettings | None = None) -> None:
         super().__init__(parent)
+        self._follow_palette = dark is None
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
         self._settings = settings if settings is not None else review_settings()
         self._diffs: tuple[FileDiff, ...] = ()
@@ -250,6 +251,12 @@ class ReviewView(QWidget):
         task, self._task = self._task, None
         if task is not None and not task.done() and not task.get_loop().is_closed():
             task.cancel()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        """A theme switch (a new application palette) re-renders the diff in the new colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._follow_palette:
+            self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
 
     def set_dark(self, dark: bool) -> None:
         if dark != self._dark:

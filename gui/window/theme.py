@@ -18,8 +18,8 @@ import string
 from dataclasses import asdict, dataclass
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from gui.window.contrast import contrast
 from gui.window.resources import resources_dir
@@ -206,6 +206,7 @@ class ThemeSwitch(QObject):
         self._choice = choice
         if self._settings is not None:
             self._settings.setValue(THEME_KEY, choice)
+            self._settings.sync()
         self.apply()
 
     def resolved(self) -> Theme:
@@ -238,3 +239,32 @@ def colour(role: str) -> str:
 def qcolour(role: str) -> QColor:
     """`colour(role)` as a QColor, for models and painters."""
     return QColor(colour(role))
+
+
+CHOICES = (("system", "Follow the &system"), ("light", "&Light"), ("dark", "&Dark"))
+
+
+def theme_menu(parent: QWidget) -> QMenu:
+    """View > Theme: follow the system, light or dark (checked: the choice in force; it is kept per user)."""
+    menu = QMenu("&Theme", parent)
+    group = QActionGroup(menu)
+    app = QApplication.instance()
+    switch = ThemeSwitch.of(app) if isinstance(app, QApplication) else None
+    for key, label in CHOICES:
+        action = menu.addAction(label)
+        action.setCheckable(True)
+        action.setData(key)
+        action.setChecked(key == (switch.choice if switch else "system"))
+        group.addAction(action)
+    group.triggered.connect(_on_theme_chosen)
+    return menu
+
+
+def _on_theme_chosen(action: QAction) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    switch = ThemeSwitch.of(app)
+    if switch is None:  # a window made without `belay`'s start-up (tests, embedding)
+        from gui.window.review_view import review_settings
+        switch = ThemeSwitch(app, "system", review_settings())
+    switch.set_choice(str(action.data()))

@@ -83,6 +83,7 @@ def test_at_1024x640_every_approval_control_25_diff_lines_and_the_status_show(qt
         in_window(qtbot, loop, workspace, body)
     finally:
         switch.set_choice("light")
+        switch.setParent(None)  # ThemeSwitch.of(app) must not find it in a later test
         switch.deleteLater()
         app.setPalette(before_palette)
         app.setStyleSheet(before_sheet)

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from gui.window import highlight, theme
 from gui.window.contrast import contrast
-from gui.window.theme import CONTRAST_PAIRS, DARK, LIGHT, THEMES, ThemeSwitch
+from gui.window.theme import CONTRAST_PAIRS, DARK, LIGHT, THEMES, ThemeSwitch, theme_menu
 
 AA = 4.5
 ROOT = Path(__file__).resolve().parents[3]
@@ -88,6 +88,7 @@ def test_switch_applies_palette_and_style_sheet_and_remembers(qapp: QApplication
             switch.set_choice("purple")
     finally:
         switch.set_choice("light")
+        switch.setParent(None)  # ThemeSwitch.of(app) must not find it in a later test
         switch.deleteLater()
         qapp.setPalette(before_palette)
         qapp.setStyleSheet(before_sheet)
@@ -98,3 +99,55 @@ def test_saved_choice_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert theme.saved_choice(settings) == "system"
     monkeypatch.setenv(theme.THEME_ENV, "dark")
     assert theme.saved_choice(settings) == "dark"
+
+
+def test_a_shown_diff_and_review_re_render_when_the_theme_changes(qapp: QApplication, qtbot: QtBot,
+                                                                   tmp_path: Path) -> None:
+    """Switching to dark repaints a diff already on screen in the dark page colour, and back."""
+    from core.changes.diffs import compute_diff
+    from gui.window.diff_view import DiffView
+
+    diff = compute_diff("a.py", b"x = 1\ny = 2\n", b"x = 1\ny = 3\n")
+    assert diff is not None
+    view = DiffView()
+    qtbot.addWidget(view)
+    view.set_diffs([diff])
+    assert highlight.LIGHT.page_bg in view.browser.toHtml()
+    before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
+    switch = ThemeSwitch(qapp, "light", QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat))
+    try:
+        switch.set_choice("dark")
+        qtbot.waitUntil(lambda: highlight.DARK.page_bg in view.browser.toHtml(), timeout=3000)
+        switch.set_choice("light")
+        qtbot.waitUntil(lambda: highlight.LIGHT.page_bg in view.browser.toHtml(), timeout=3000)
+    finally:
+        switch.setParent(None)  # ThemeSwitch.of(app) must not find it in a later test
+        switch.deleteLater()
+        qapp.setPalette(before_palette)
+        qapp.setStyleSheet(before_sheet)
+
+
+def test_view_theme_menu_switches_and_is_remembered(qapp: QApplication, qtbot: QtBot) -> None:
+    """View > Theme > Dark: the window turns dark at once and the choice is saved for the next start."""
+    from PySide6.QtWidgets import QWidget
+
+    from gui.window.review_view import review_settings
+
+    before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    menu = theme_menu(parent)
+    assert [a.text() for a in menu.actions()] == ["Follow the &system", "&Light", "&Dark"]
+    try:
+        next(a for a in menu.actions() if a.data() == "dark").trigger()
+        assert theme.current() is DARK
+        assert qapp.palette().color(QPalette.ColorRole.Window).name() == DARK.window_bg
+        assert theme.saved_choice(review_settings()) == "dark"
+    finally:
+        switch = ThemeSwitch.of(qapp)
+        assert switch is not None
+        switch.set_choice("light")
+        switch.setParent(None)  # ThemeSwitch.of(app) must not find it in a later test
+        switch.deleteLater()
+        qapp.setPalette(before_palette)
+        qapp.setStyleSheet(before_sheet)
