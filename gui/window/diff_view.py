@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 
 import shiboken6
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QFontDatabase,
@@ -57,6 +57,10 @@ class DiffView(QWidget):
         super().__init__(parent)
         self._placeholder = placeholder
         self._follow_palette = dark is None
+        self._palette_changed = QTimer(self)
+        self._palette_changed.setSingleShot(True)
+        self._palette_changed.setInterval(0)
+        self._palette_changed.timeout.connect(self._on_palette_changed_timeout)
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
         self._diffs: tuple[FileDiff, ...] = ()
         self._generation = 0
@@ -109,7 +113,10 @@ class DiffView(QWidget):
         """A theme switch (a new application palette) re-renders the diff in the new colours."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and self._follow_palette:
-            self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
+            self._palette_changed.start()  # not inside Qt's restyling of every widget: re-rendering there crashed
+
+    def _on_palette_changed_timeout(self) -> None:
+        self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
 
     def set_dark(self, dark: bool) -> None:
         """Switch between the light and the dark palette, re-rendering what is shown."""

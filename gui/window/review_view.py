@@ -33,7 +33,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 import shiboken6
-from PySide6.QtCore import QEvent, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
@@ -68,6 +68,10 @@ class ReviewView(QWidget):
                  settings: QSettings | None = None) -> None:
         super().__init__(parent)
         self._follow_palette = dark is None
+        self._palette_changed = QTimer(self)
+        self._palette_changed.setSingleShot(True)
+        self._palette_changed.setInterval(0)
+        self._palette_changed.timeout.connect(self._on_palette_changed_timeout)
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
         self._settings = settings if settings is not None else review_settings()
         self._diffs: tuple[FileDiff, ...] = ()
@@ -256,7 +260,10 @@ class ReviewView(QWidget):
         """A theme switch (a new application palette) re-renders the diff in the new colours."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and self._follow_palette:
-            self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
+            self._palette_changed.start()  # not inside Qt's restyling of every widget: re-rendering there crashed
+
+    def _on_palette_changed_timeout(self) -> None:
+        self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
 
     def set_dark(self, dark: bool) -> None:
         if dark != self._dark:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,22 +51,32 @@ async def _ask_for_a_long_edit(console: Console, window: MainWindow, workspace: 
     return call
 
 
-@pytest.mark.parametrize("name", ["light", "dark"])
-def test_at_1024x640_every_approval_control_25_diff_lines_and_the_status_show(qtbot: Any, loop: Any,
-                                                                              workspace: Path, name: str) -> None:
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    before_palette, before_sheet = app.palette(), app.styleSheet()
-    switch = ThemeSwitch(app, name)
-    switch.apply()
+@pytest.fixture(params=["light", "dark"])
+def themed(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[str]:
+    """The theme applied before the window exists and put back after it is gone.
 
+    Set up before qtbot (first in the test's arguments), so torn down after it: a theme switch while a full
+    window is up has crashed Qt in QApplication::setStyleSheet (seen about one run in three; see the report
+    of issue 15), which is not what this test is about."""
+    before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
+    switch = ThemeSwitch(qapp, request.param)
+    switch.apply()
+    yield request.param
+    switch.setParent(None)  # ThemeSwitch.of(app) must not find it in a later test
+    switch.deleteLater()
+    qapp.setPalette(before_palette)
+    qapp.setStyleSheet(before_sheet)
+
+
+def test_at_1024x640_every_approval_control_25_diff_lines_and_the_status_show(themed: str, qtbot: Any, loop: Any,
+                                                                              workspace: Path) -> None:
     async def body(console: Console, window: MainWindow) -> None:
         window.resize(*SMALL)
         call = await _ask_for_a_long_edit(console, window, workspace)
         panel = window.approvals
         out = os.environ.get("BELAY_SCREENSHOTS")
         if out:
-            window.grab().save(str(Path(out) / f"window-1024x640-{name}.png"))
+            window.grab().save(str(Path(out) / f"window-1024x640-{themed}.png"))
         hidden = [b.accessibleName() for b in (panel.approve_button, panel.edit_button, panel.always_button,
                                                panel.deny_button, panel.reason) if not _shown_in(b, window)]
         assert not hidden, f"cut or hidden at 1024x640: {hidden}"
@@ -79,11 +90,5 @@ def test_at_1024x640_every_approval_control_25_diff_lines_and_the_status_show(qt
         console.deny(panel.current.call_id)
         await call
 
-    try:
-        in_window(qtbot, loop, workspace, body)
-    finally:
-        switch.set_choice("light")
-        switch.setParent(None)  # ThemeSwitch.of(app) must not find it in a later test
-        switch.deleteLater()
-        app.setPalette(before_palette)
-        app.setStyleSheet(before_sheet)
+    in_window(qtbot, loop, workspace, body)
+
