@@ -40,6 +40,7 @@ from gui.window import theme
 from gui.window.approval_panel import agent_path
 from gui.window.attention import Attention
 from gui.window.main_window import MainWindow
+from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
 from gui.window.review_view import review_settings
 from gui.window.tasks import TaskSet
 
@@ -212,7 +213,9 @@ class HubWindow(QMainWindow):
         super().__init__(parent)
         self.hub = hub
         self.tasks = TaskSet(on_error=lambda message: self.statusBar().showMessage(message, 15_000))
-        self.resize(1400, 860)
+        self._settings = review_settings()
+        fit_default_size(self, 1400, 860)
+        restore_geometry(self, "hub/geometry", self._settings)
         self.workspaces = WorkspacesModel()
         self.inbox = InboxModel()
         self.workspace_list = QListView()
@@ -255,8 +258,9 @@ class HubWindow(QMainWindow):
         split.addWidget(right)
         split.setStretchFactor(1, 1)
         split.setSizes([230, 1170])
+        keep_splitter(split, "hub/split", self._settings)
         self.setCentralWidget(split)
-        self.attention = Attention(self, self.tasks, settings=review_settings())  # the tray; pages notify
+        self.attention = Attention(self, self.tasks, settings=self._settings)  # the tray; pages notify
         self.attention.quiet_action.toggled.connect(self._on_attention_settings_changed)
         self.attention.sound_action.toggled.connect(self._on_attention_settings_changed)
         self.attention.quit_requested.connect(self.quit)
@@ -384,6 +388,7 @@ class HubWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         """With agents still attached and a tray to go to, closing keeps Belay there (asked the first time)."""
+        save_geometry(self, "hub/geometry", self._settings)
         if self._quitting or self.attention.tray is None or not self.agents_attached():
             super().closeEvent(event)
             return

@@ -71,6 +71,8 @@ from gui.window.elicitation_form import ElicitationPanel
 from gui.window.gantt import COLUMN_WIDTH, GanttDelegate
 from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
+from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
+from gui.window.review_view import review_settings
 from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
 from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
@@ -117,7 +119,9 @@ class MainWindow(QMainWindow):
         self._title = f"Belay — {console.workspace.root}"
         self._mode = console.mode
         self.setWindowTitle(self._title)
-        self.resize(1400, 860)
+        self._settings = review_settings()
+        fit_default_size(self, 1400, 860)
+        restore_geometry(self, "console/geometry", self._settings)
         self.tasks = TaskSet(on_error=self._show_error)
         self.model = TimelineModel()
         self.bridge = Bridge(console, self.model, self.tasks)
@@ -158,7 +162,9 @@ class MainWindow(QMainWindow):
         self.approvals.waiting_changed.connect(self._on_approvals_waiting_changed)
         self.attention = Attention(self, self.tasks)
         self.attention.action_requested.connect(self._on_attention_action_requested)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        self.split = split = QSplitter(Qt.Orientation.Horizontal)
+        """The timeline on the left, the approvals and tabs on the right; where the person leaves its divider
+        is where it is next time."""
         timeline = QWidget()
         stacked = QVBoxLayout(timeline)
         stacked.setContentsMargins(0, 0, 0, 0)
@@ -168,6 +174,7 @@ class MainWindow(QMainWindow):
         split.addWidget(timeline)
         split.addWidget(right)
         split.setSizes([790, 610])  # wide enough for the Timeline column
+        keep_splitter(split, "console/split", self._settings)
         self.banner = BypassBanner()
         central = QWidget()
         column = QVBoxLayout(central)
@@ -730,6 +737,8 @@ class MainWindow(QMainWindow):
             self.attention.show_tray()  # a workspace page inside the hub window leaves the tray to it
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self.isWindow():  # a page of the hub window leaves its size to the hub
+            save_geometry(self, "console/geometry", self._settings)
         self._held_timer.stop()
         self.bridge.stop()
         super().closeEvent(event)

@@ -124,12 +124,15 @@ CONTRAST_PAIRS: tuple[tuple[str, str], ...] = (
 )
 """(foreground role, background role) for every place the window draws text on a colour."""
 
-_current: Theme = LIGHT
-
-
 def current() -> Theme:
-    """The theme the window shows now (light until `ThemeSwitch.apply` says otherwise)."""
-    return _current
+    """The theme the window shows now: the one whose base colour the application palette has.
+
+    Read from the palette rather than kept beside it, so the two cannot disagree (light when no theme
+    was applied, as in a bare QApplication)."""
+    if QGuiApplication.instance() is None:
+        return LIGHT
+    base = QGuiApplication.palette().color(QPalette.ColorRole.Base).name()
+    return DARK if base == DARK.base_bg else LIGHT
 
 
 def style_sheet(theme: Theme) -> str:
@@ -193,7 +196,7 @@ class ThemeSwitch(QObject):
         return app.findChild(ThemeSwitch, "themeSwitch")
 
     def __repr__(self) -> str:
-        return f"<ThemeSwitch choice={self._choice} shown={_current.name}>"
+        return f"<ThemeSwitch choice={self._choice} shown={current().name}>"
 
     @property
     def choice(self) -> str:
@@ -216,12 +219,10 @@ class ThemeSwitch(QObject):
 
     def apply(self) -> None:
         """Set the palette and style sheet of the chosen theme (a no-op when already shown)."""
-        global _current
         theme = self.resolved()
         first = not self._app.styleSheet()
-        if theme is _current and not first:
+        if theme is current() and not first:
             return
-        _current = theme
         self._app.setPalette(palette(theme))
         self._app.setStyleSheet(style_sheet(theme))
         self.changed.emit(theme.name)
@@ -233,7 +234,7 @@ class ThemeSwitch(QObject):
 
 def colour(role: str) -> str:
     """The current theme's colour for `role` ("#rrggbb"), e.g. colour("muted")."""
-    return str(getattr(_current, role))
+    return str(getattr(current(), role))
 
 
 def qcolour(role: str) -> QColor:

@@ -1,0 +1,67 @@
+"""Layouts kept per user: where the person left the window and its dividers, back at the next start.
+
+A person who narrows the timeline or widens the diff once should not do it every
+morning.  Window geometry and splitter positions go to the window settings
+(`review_settings()`: an INI file in Belay's config directory) under a key per
+place, written when a divider is dragged or the window closes and read when the
+widget is built.  A saved state that no longer fits (a splitter that gained a
+pane, a screen that went away) is ignored by Qt's restore functions, which then
+leave the built-in defaults in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QByteArray, QObject, QSettings
+from PySide6.QtWidgets import QSplitter, QWidget
+
+
+class SplitterMemory(QObject):
+    """Saves a splitter's sizes under `key` whenever the person drags one of its handles."""
+
+    def __init__(self, splitter: QSplitter, key: str, settings: QSettings) -> None:
+        super().__init__(splitter)  # lives and dies with the splitter
+        self._splitter = splitter
+        self._key = key
+        self._settings = settings
+        splitter.splitterMoved.connect(self._on_splitter_moved)
+
+    def _on_splitter_moved(self, _pos: int, _index: int) -> None:
+        self._settings.setValue(self._key, self._splitter.saveState())
+
+
+def keep_splitter(splitter: QSplitter, key: str, settings: QSettings) -> SplitterMemory:
+    """Put `splitter`'s handles where the person left them (if saved) and remember where they go next.
+
+    Call after the default sizes are set: a missing or unusable saved state leaves them."""
+    restore_state(settings.value(key), splitter.restoreState)
+    return SplitterMemory(splitter, key, settings)
+
+
+def restore_geometry(window: QWidget, key: str, settings: QSettings) -> bool:
+    """Give `window` the size and place it had when it last closed; False (defaults kept) if none was saved."""
+    return restore_state(settings.value(key), window.restoreGeometry)
+
+
+def save_geometry(window: QWidget, key: str, settings: QSettings) -> None:
+    """Remember `window`'s size and place (call when it closes)."""
+    settings.setValue(key, window.saveGeometry())
+
+
+def restore_state(saved: object, restore: Callable[[QByteArray], bool]) -> bool:
+    """Hand a saved byte state to a Qt restore function; anything else (nothing saved, an odd value in a
+    hand-edited file) is ignored."""
+    if not isinstance(saved, QByteArray) or saved.isEmpty():
+        return False
+    return bool(restore(saved))
+
+
+def fit_default_size(window: QWidget, width: int, height: int) -> None:
+    """Size `window` `width` x `height`, or smaller to fit the screen it will open on (a 1024x640 laptop
+    gets the whole screen, not a window whose edges are off it)."""
+    screen = window.screen()
+    if screen is not None:
+        room = screen.availableGeometry()
+        width, height = min(width, room.width()), min(height, room.height())
+    window.resize(width, height)
