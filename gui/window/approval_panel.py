@@ -90,6 +90,7 @@ class ApprovalPanel(QWidget):
         self.title = QLabel(EMPTY_TEXT)
         self.title.setObjectName("approvalTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)  # a long command's summary takes two lines rather than widening the window
         self.detail = QLabel()
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.RichText)
