@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pygments.styles import get_style_by_name
 from pygments.token import Whitespace
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
+from core import Console, RunStatus
 from gui.window import highlight, theme
 from gui.window.contrast import contrast
+from gui.window.main_window import MainWindow
 from gui.window.theme import CONTRAST_PAIRS, DARK, LIGHT, THEMES, ThemeSwitch, theme_menu
+from tests.conftest import wait_until
 
 AA = 4.5
 ROOT = Path(__file__).resolve().parents[3]
@@ -151,3 +155,54 @@ def test_view_theme_menu_switches_and_is_remembered(qapp: QApplication, qtbot: Q
         switch.deleteLater()
         qapp.setPalette(before_palette)
         qapp.setStyleSheet(before_sheet)
+
+
+def test_the_desktop_turning_dark_under_a_busy_window_repaints_it_and_keeps_it_running(
+        qapp: QApplication, qtbot: QtBot, loop: Any, workspace: Path) -> None:
+    """Following the system while a request waits and views come and go (the moment a desktop switches
+    at sunset): the waiting diff turns dark and back, and the window keeps working.  A switch used to be
+    suspected of crashing Qt's restyle (see `test_layout.themed`); this runs it under load."""
+    import asyncio
+
+    from core.changes.diffs import compute_diff
+    from gui.window.diff_view import DiffView
+    from tests.gui.window.test_layout import _ask_for_a_long_edit
+    from tests.gui.window.test_main_window import in_window
+
+    before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
+    switch = ThemeSwitch(qapp, "light")
+    diff = compute_diff("a.py", b"x = 1\ny = 2\n" * 40, b"x = 1\ny = 3\n" * 40)
+
+    async def body(console: Console, window: MainWindow) -> None:
+        call = await _ask_for_a_long_edit(console, window, workspace)
+        review = window.approvals.diff
+        try:
+            for turn in range(6):
+                passing = [DiffView() for _ in range(3)]
+                for view in passing:
+                    view.set_diffs([diff])
+                    view.show()
+                switch.set_choice("dark" if turn % 2 == 0 else "light")
+                for view in passing:
+                    view.deleteLater()
+                await asyncio.sleep(0.02)
+            switch.set_choice("dark")
+            await wait_until(lambda: _lightness(review.canvas.viewport()) < 80, what="the waiting diff in dark")
+            switch.set_choice("light")
+            await wait_until(lambda: _lightness(review.canvas.viewport()) > 170, what="the waiting diff in light")
+        finally:
+            switch.setParent(None)
+            switch.deleteLater()
+            qapp.setPalette(before_palette)
+            qapp.setStyleSheet(before_sheet)
+        console.deny(window.approvals.current.call_id)
+        assert (await call).status is RunStatus.DENIED  # the window still answers after the switches
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def _lightness(widget: QWidget) -> int:
+    """How light `widget` looks on screen, on average (0 black .. 255 white)."""
+    image = widget.grab().toImage().scaled(1, 1, Qt.AspectRatioMode.IgnoreAspectRatio,
+                                           Qt.TransformationMode.SmoothTransformation)
+    return image.pixelColor(0, 0).lightness()
