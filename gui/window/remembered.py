@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QObject, QSettings
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QSplitter, QWidget
 
 
@@ -59,9 +60,12 @@ def restore_state(saved: object, restore: Callable[[QByteArray], bool]) -> bool:
 
 def fit_default_size(window: QWidget, width: int, height: int) -> None:
     """Size `window` `width` x `height`, or smaller to fit the screen it will open on (a 1024x640 laptop
-    gets the whole screen, not a window whose edges are off it)."""
+    gets the whole screen, not a window whose edges are off it).
+
+    The offscreen platform's screen (800x800) is no one's: there the designed size stands, so screenshots
+    taken without a display show the window as it is meant to be seen."""
     screen = window.screen()
-    if screen is not None:
+    if screen is not None and QGuiApplication.platformName() != "offscreen":
         room = screen.availableGeometry()
         width, height = min(width, room.width()), min(height, room.height())
     window.resize(width, height)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from core import Console
 from gui.window.main_window import MainWindow
 from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
+from tests.conftest import ROOT
 from tests.gui.window.test_main_window import in_window
 
 LEFT = Qt.MouseButton.LeftButton
@@ -76,12 +82,32 @@ def test_a_saved_layout_that_no_longer_fits_is_ignored(qtbot: Any, tmp_path: Pat
     assert (window.width(), window.height()) == (fresh.width(), fresh.height()) == (700, 400)
 
 
-def test_a_default_size_bigger_than_the_screen_is_fitted_to_it(qtbot: Any) -> None:
-    window = QMainWindow()
-    qtbot.addWidget(window)
-    room = window.screen().availableGeometry()
-    fit_default_size(window, room.width() + 600, room.height() + 400)
-    assert window.width() <= room.width() and window.height() <= room.height()
+FIT_CHILD = r"""
+import sys
+from PySide6.QtWidgets import QApplication, QMainWindow
+from gui.window.remembered import fit_default_size
+app = QApplication(sys.argv[:1])
+window = QMainWindow()
+fit_default_size(window, 1400, 860)
+room = window.screen().availableGeometry()
+print(app.platformName(), window.width(), window.height(), room.width(), room.height())
+"""
+
+
+def test_on_a_1024x640_screen_the_default_size_fits_the_screen() -> None:
+    """On a real (X) screen of a small laptop the console opens inside it; offscreen it keeps its designed size."""
+    if shutil.which("xvfb-run") is None:
+        pytest.skip("needs xvfb-run (Debian: apt-get install xvfb; make system-deps)")
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    shown = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x640x24", sys.executable, "-c", FIT_CHILD],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    platform, width, height, room_width, room_height = shown.stdout.split()
+    assert platform == "xcb" and (int(room_width), int(room_height)) == (1024, 640)
+    assert (int(width), int(height)) == (1024, 640)
+    offscreen = subprocess.run([sys.executable, "-c", FIT_CHILD], cwd=ROOT, capture_output=True, text=True,
+                               timeout=60, env={**env, "QT_QPA_PLATFORM": "offscreen"})
+    assert offscreen.stdout.split()[:3] == ["offscreen", "1400", "860"], offscreen.stderr
 
 
 def test_the_console_opens_with_the_timeline_divider_where_it_was_left(qtbot: Any, loop: Any,
