@@ -280,6 +280,7 @@ class HubWindow(QMainWindow):
                          triggered=self.show_oldest_waiting)
         for action in (opening, following, previous, oldest):
             menu.addAction(action)
+        self.menuBar().addMenu("&View").addMenu(theme.theme_menu(self))  # before any workspace is open, too
 
     # -- pages -----------------------------------------------------------------
 

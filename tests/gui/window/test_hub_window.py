@@ -55,6 +55,9 @@ def test_agents_in_two_unseen_projects_are_asked_about_then_supervised_side_by_s
         try:
             assert window.pages.currentWidget() is window.empty  # the empty state says what to do
             assert "belay hooks install --user" in window.empty.text()
+            view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+            themes = next(a.menu() for a in view.actions() if a.text() == "&Theme")
+            assert [a.text() for a in themes.actions()] == ["Follow the &system", "&Light", "&Dark"]  # no page needed
 
             read = asyncio.ensure_future(asyncio.to_thread(_hook, shop, "Read", file_path=str(shop / "notes.txt")))
             await wait_until(window.bar.isVisible, 20, "the question about the unseen project")
