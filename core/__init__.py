@@ -3,88 +3,169 @@
 The window and the command line import from here and nowhere deeper:
 the `Console` facade, events, records, errors, the timeline read model,
 diffs, settings, and the scripted agent's loader and runner.
+
+The facade is lazy (PEP 562): `from core import Hub` imports core.hub and what it needs, not the whole
+core.  A bare `belay` paints its window before the console, the policy engine, the agents and the MCP
+client are imported (issue 15, "Start fast"; tests/test_startup.py keeps it so).  `_EXPORTS` says which
+module holds each name; the `TYPE_CHECKING` imports say the same to type checkers, ruff and
+import-linter, and tests/test_startup.py checks that the two agree.
 """
 
-from core.agents.documents import MAX_DEPTH as MAX_DOCUMENT_DEPTH
-from core.agents.documents import DocumentError, StrictLoader, load_yaml
-from core.agents.reviewer import AutoReviewer
-from core.agents.script import ReviewRule, Script, Step, load_script
-from core.agents.scripted import ScriptedAgent, run_script
-from core.bus import Subscription
-from core.changes.diffs import compute_diff, unified_text
-from core.changes.partial import PartialError, revert_hunks
-from core.changes.tracker import Holding
-from core.console import Console
-from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.events import (
-    EVENT_ADAPTER,
-    AgentFinished,
-    AgentStarted,
-    ApprovalRequested,
-    ApprovalResolved,
-    BatchFinished,
-    BatchStarted,
-    CallFinished,
-    CallOutput,
-    CallProgress,
-    CallQueued,
-    CallRetrying,
-    CallStarted,
-    ElicitationRequested,
-    ElicitationResolved,
-    Event,
-    ExternalChangesRecorded,
-    Lagged,
-    McpServerChanged,
-    PolicyChanged,
-    ProposedFile,
-    RollbackFinished,
-    RollbackRefused,
-    SessionStarted,
-    ShellFinished,
-    ShellOutput,
-    ShellStarted,
-)
-from core.hub import Hub
-from core.mcp.elicitation import FormField, form_fields
-from core.mcp.elicitation import checked as checked_elicitation
-from core.mcp.elicitation import defaults as elicitation_defaults
-from core.models.bash import BashAnalysis, DisplayNode, Impact
-from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
-from core.models.diffs import DiffLine, FileDiff, Hunk
-from core.models.mcp import ServerState, ServerStatus
-from core.models.policy import RuleEntry
-from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
-from core.orchestration.graph import BatchError, CycleError
-from core.outside.agents import SERVED_TOOLS, describe_tool
-from core.outside.claude_session import SessionEnd
-from core.outside.endpoint import install_token
-from core.outside.hook_client import find_endpoint, hub_socket
-from core.outside.install import agent_hooks, hook_command, shared_settings_file
-from core.outside.install import install as install_hooks
-from core.outside.install import settings_file as claude_settings_file
-from core.outside.install import uninstall as uninstall_hooks
-from core.policy.settings import config_dir
-from core.process.sandbox import SandboxInfo
-from core.run.calls import AgentHandle, CallOutcome
-from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
-from core.tasks import shielded, spawn
-from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
-from core.timeline.nodes import (
-    AgentNode,
-    BatchNode,
-    BatchTotals,
-    ExternalNode,
-    GanttSpan,
-    Inserted,
-    RunNode,
-    ShellNode,
-    Updated,
-)
-from core.timeline.tree import Timeline
-from core.tools.bash import BashSettings
-from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
-from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.agents.documents import MAX_DEPTH as MAX_DOCUMENT_DEPTH
+    from core.agents.documents import DocumentError, StrictLoader, load_yaml
+    from core.agents.reviewer import AutoReviewer
+    from core.agents.script import ReviewRule, Script, Step, load_script
+    from core.agents.scripted import ScriptedAgent, run_script
+    from core.bus import Subscription
+    from core.changes.diffs import compute_diff, unified_text
+    from core.changes.partial import PartialError, revert_hunks
+    from core.changes.tracker import Holding
+    from core.console import Console
+    from core.errors import BelayError, ErrorInfo, ErrorKind
+    from core.events import (
+        EVENT_ADAPTER,
+        AgentFinished,
+        AgentStarted,
+        ApprovalRequested,
+        ApprovalResolved,
+        BatchFinished,
+        BatchStarted,
+        CallFinished,
+        CallOutput,
+        CallProgress,
+        CallQueued,
+        CallRetrying,
+        CallStarted,
+        ElicitationRequested,
+        ElicitationResolved,
+        Event,
+        ExternalChangesRecorded,
+        Lagged,
+        McpServerChanged,
+        PolicyChanged,
+        ProposedFile,
+        RollbackFinished,
+        RollbackRefused,
+        SessionStarted,
+        ShellFinished,
+        ShellOutput,
+        ShellStarted,
+    )
+    from core.hub import Hub
+    from core.mcp.elicitation import FormField, form_fields
+    from core.mcp.elicitation import checked as checked_elicitation
+    from core.mcp.elicitation import defaults as elicitation_defaults
+    from core.models.bash import BashAnalysis, DisplayNode, Impact
+    from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
+    from core.models.diffs import DiffLine, FileDiff, Hunk
+    from core.models.mcp import ServerState, ServerStatus
+    from core.models.policy import RuleEntry
+    from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
+    from core.orchestration.graph import BatchError, CycleError
+    from core.outside.agents import SERVED_TOOLS, describe_tool
+    from core.outside.claude_session import SessionEnd
+    from core.outside.endpoint import install_token
+    from core.outside.hook_client import find_endpoint, hub_socket
+    from core.outside.install import agent_hooks, hook_command, shared_settings_file
+    from core.outside.install import install as install_hooks
+    from core.outside.install import settings_file as claude_settings_file
+    from core.outside.install import uninstall as uninstall_hooks
+    from core.policy.settings import config_dir
+    from core.process.sandbox import SandboxInfo
+    from core.run.calls import AgentHandle, CallOutcome
+    from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
+    from core.tasks import shielded, spawn
+    from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
+    from core.timeline.nodes import (
+        AgentNode,
+        BatchNode,
+        BatchTotals,
+        ExternalNode,
+        GanttSpan,
+        Inserted,
+        RunNode,
+        ShellNode,
+        Updated,
+    )
+    from core.timeline.tree import Timeline
+    from core.tools.bash import BashSettings
+    from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
+    from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
+
+_EXPORTS: dict[str, str] = {
+    "core.agents.documents": "MAX_DOCUMENT_DEPTH=MAX_DEPTH DocumentError StrictLoader load_yaml",
+    "core.agents.reviewer": "AutoReviewer",
+    "core.agents.script": "ReviewRule Script Step load_script",
+    "core.agents.scripted": "ScriptedAgent run_script",
+    "core.bus": "Subscription",
+    "core.changes.diffs": "compute_diff unified_text",
+    "core.changes.partial": "PartialError revert_hunks",
+    "core.changes.tracker": "Holding",
+    "core.console": "Console",
+    "core.errors": "BelayError ErrorInfo ErrorKind",
+    "core.events": ("EVENT_ADAPTER AgentFinished AgentStarted ApprovalRequested ApprovalResolved "
+                    "BatchFinished BatchStarted CallFinished CallOutput CallProgress CallQueued "
+                    "CallRetrying CallStarted ElicitationRequested ElicitationResolved Event "
+                    "ExternalChangesRecorded Lagged McpServerChanged PolicyChanged ProposedFile "
+                    "RollbackFinished RollbackRefused SessionStarted ShellFinished ShellOutput "
+                    "ShellStarted"),
+    "core.hub": "Hub",
+    "core.mcp.elicitation": "FormField form_fields checked_elicitation=checked elicitation_defaults=defaults",
+    "core.models.bash": "BashAnalysis DisplayNode Impact",
+    "core.models.batches": "BatchCall BatchReport BatchResult PlanInfo",
+    "core.models.diffs": "DiffLine FileDiff Hunk",
+    "core.models.mcp": "ServerState ServerStatus",
+    "core.models.policy": "RuleEntry",
+    "core.models.records": "AgentStatus CallRecord ChangeKind Decision FileChange GitChange RunStatus",
+    "core.orchestration.graph": "BatchError CycleError",
+    "core.outside.agents": "SERVED_TOOLS describe_tool",
+    "core.outside.claude_session": "SessionEnd",
+    "core.outside.endpoint": "install_token",
+    "core.outside.hook_client": "find_endpoint hub_socket",
+    "core.outside.install": ("agent_hooks hook_command shared_settings_file install_hooks=install "
+                             "claude_settings_file=settings_file uninstall_hooks=uninstall"),
+    "core.policy.settings": "config_dir",
+    "core.process.sandbox": "SandboxInfo",
+    "core.run.calls": "AgentHandle CallOutcome",
+    "core.settings": "STATE_DIR_ENV state_root workspace_state_dir",
+    "core.tasks": "shielded spawn",
+    "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
+    "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
+                            "ShellNode Updated"),
+    "core.timeline.tree": "Timeline",
+    "core.tools.bash": "BashSettings",
+    "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
+    "core.undo.report": "FilePreview Resolution UndoPreview UndoReport",
+}
+"""Module -> the names it gives the facade, space separated; `exported=original` where the facade renames."""
+
+_WHERE: dict[str, tuple[str, str]] = {
+    exported: (module, original or exported)
+    for module, names in _EXPORTS.items()
+    for exported, _, original in (name.partition("=") for name in names.split())
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A facade name, imported from its module the first time it is asked for, then kept here."""
+    try:
+        module, original = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'core' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), original)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DocumentError", "MAX_DOCUMENT_DEPTH", "StrictLoader", "load_yaml",

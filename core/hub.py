@@ -24,16 +24,18 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from core.console import Console
-from core.outside.endpoint import ENDPOINT_FILE, Endpoint, install_token
-from core.outside.hook_client import BLOCKING, REFUSALS, json_string
-from core.outside.requests import HookRequest, SuperviseRequest
+from core.outside.hook_client import BLOCKING, REFUSALS, hub_socket, json_string
 from core.policy.settings import config_dir
 from core.settings import state_root
 from core.store.atomic_file import write_text_atomically
 from core.tasks import spawn
+
+if TYPE_CHECKING:  # imported when used: `belay` shows its window before the console and the socket's models load
+    from core.console import Console
+    from core.outside.endpoint import Endpoint
+    from core.outside.requests import HookRequest, SuperviseRequest
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ REMEMBERED_FILE = "supervised.json"
 Answer = Literal["supervise", "refuse"]
 Ask = Callable[[Path, str], Awaitable[Answer | None]]
 """(directory, which agent asks) -> the person's answer, or None when it was dismissed (asked again next time)."""
-Opened = Callable[[Console], None]
+Opened = Callable[["Console"], None]
 
 
 class Remembered:
@@ -91,7 +93,7 @@ class Hub:
         self.remembered = Remembered(config_dir() / REMEMBERED_FILE)
         self.consoles: dict[Path, Console] = {}
         self.endpoint: Endpoint | None = None
-        self._factory = console_factory or (lambda root: Console(root, state_dir=state_dir))
+        self._factory = console_factory or (lambda root: _console(root, state_dir))
         self._asking: dict[Path, asyncio.Future[Answer | None]] = {}
         self._opening: dict[Path, asyncio.Task[Console | None]] = {}
         self._listeners: list[Opened] = []
@@ -99,9 +101,16 @@ class Hub:
     def on_opened(self, listener: Opened) -> None:
         self._listeners.append(listener)
 
+    async def running_elsewhere(self) -> bool:
+        """Whether another hub already serves the user's socket (`start` would refuse): a file read and a
+        connect, nothing imported, so a window can ask before it opens."""
+        return await asyncio.to_thread(self._another_runs)
+
     async def start(self) -> bool:
         """Serve the user's socket; False (and nothing served) when another hub already does."""
-        if await asyncio.to_thread(self._another_runs):
+        from core.outside.endpoint import Endpoint, install_token
+        from core.outside.requests import HookRequest, SuperviseRequest
+        if await self.running_elsewhere():
             return False
         token = await asyncio.to_thread(install_token, config_dir())
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -113,9 +122,8 @@ class Hub:
 
     def _another_runs(self) -> bool:
         """Whether a hub answers on the socket its files name (a stale file of one that died does not count)."""
-        try:
-            path = json.loads((self.dir / ENDPOINT_FILE).read_text(encoding="utf-8"))["socket"]
-        except (OSError, ValueError, KeyError, TypeError):
+        path = hub_socket(str(self.dir.parent))
+        if not path:
             return False
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
             probe.settimeout(2)
@@ -249,6 +257,11 @@ class Hub:
 
     def __repr__(self) -> str:
         return f"<Hub consoles={len(self.consoles)} serving={self.endpoint is not None}>"
+
+
+def _console(root: Path, state_dir: str | None) -> Console:
+    from core.console import Console
+    return Console(root, state_dir=state_dir)
 
 
 AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}

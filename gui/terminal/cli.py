@@ -7,6 +7,10 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core import BelayError
 
 MCP_PORT = 7391
 """`belay mcp-serve --http`'s port unless told: fixed, so a client's configuration keeps working."""
@@ -15,7 +19,7 @@ MCP_PORT = 7391
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="belay", description="Supervise AI coding agents: approve, record, undo. "
                                                                 "Without a command: open the console (`belay watch`).")
-    parser.add_argument("--version", action="version", version=f"belay {version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument("--tray", action="store_true",
                         help="without a command: start in the system tray, without the first-run screen (the "
                              "autostart entry uses this)")
@@ -118,6 +122,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """`--version`, looked up when asked for: importlib.metadata is slow to import for every start."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"belay {version()}")
+        parser.exit()
+
+
 def version() -> str:
     """The installed distribution's version (the bundle carries its metadata too)."""
     from importlib.metadata import PackageNotFoundError
@@ -199,15 +216,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:
             print(f"belay{'' if bare else ' ' + args.command}: {problem}", file=sys.stderr)
             return 2
-    from core import BelayError
-
     problem = _not_unicode(args)
     if problem:
         _say(args.command, problem)
         return 2
     try:
         return _dispatch(args)
-    except BelayError as e:
+    except _belay_error() as e:  # evaluated only when something was raised: the core's models load lazily
         _say(args.command, _sentences(e.info.message, e.info.suggestion))
         return 2
     except BrokenPipeError:  # `belay calls | head`: the reader had enough (as Python's docs recommend)
@@ -226,6 +241,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(args.command, f"unexpected error ({type(e).__name__}: {e}); this is a bug in Belay, please report "
                            "it (BELAY_DEBUG=1 shows where it happened)")
         return 1
+
+
+def _belay_error() -> type[BelayError]:
+    from core import BelayError
+    return BelayError
 
 
 _SHOWN_AS = {"files": "--file", "call_id": "call id", "plan": "plan", "prompt": "prompt", "action": "action"}

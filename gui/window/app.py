@@ -18,19 +18,22 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import qasync
-from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+from PySide6.QtCore import QEvent, QMessageLogContext, QObject, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from core import AutoReviewer, BelayError, Console, Hub, RunStatus, Script, ScriptedAgent, load_script, run_script
+from core import Hub
 from gui.window.collector import MainThreadCollector
 from gui.window.hub_window import HubWindow
-from gui.window.main_window import MainWindow
 from gui.window.resources import demo_script, demo_workspace_template
 from gui.window.review_view import review_settings
 from gui.window.theme import ThemeSwitch, saved_choice
+
+if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
+    from core import AutoReviewer, Console, Script, ScriptedAgent
+    from gui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 DEMO_MARKER = ".belay-demo"
@@ -135,6 +138,7 @@ async def _window_on(console: Console,
     On the way out the reviewer stops, the window's tasks end and the console
     closes (denying what still waits for an answer) before the window goes.
     """
+    from gui.window.main_window import MainWindow
     window = MainWindow(console)
     window.start()
     window.show()
@@ -165,6 +169,7 @@ def _workspace_dir(given: str | None, command: str) -> Path | None:
 async def _opened(console: Console, command: str, interactive: bool) -> bool:
     """Open the console; when it cannot be (a damaged journal, another program's database in its place)
     say why on stderr as the command line does, and in a message box when someone is watching."""
+    from core import BelayError
     try:
         await console.open()
     except BelayError as e:
@@ -190,6 +195,7 @@ async def _serving_console(workspace: Path, state_dir: str | None, command: str,
                            interactive: bool = True) -> Console | None:
     """An open console serving the workspace to outside agents; None (said) when another console already does,
     or when it cannot be opened."""
+    from core import Console
     console = Console(workspace, state_dir=state_dir)
     if not await _opened(console, command, interactive):
         return None
@@ -210,17 +216,21 @@ def run_watch(options: WatchOptions) -> int:
 
 
 async def _watch(options: WatchOptions, workspace: Path | None) -> int:
+    """The hub's window.  A bare `belay` shows it first and loads the rest behind it (issue 15, "Start fast"): the
+    hub's socket and its models once the window has painted, then what the first workspace will need."""
     hub = Hub(options.state_dir)
-    if not await hub.start():
-        if workspace is None:
-            print("belay watch: a Belay window for every workspace is already open; its sidebar has them all",
-                  file=sys.stderr)
-            return 2
-        return await _watch_one(options, workspace)  # that window does not have this one: a window of its own
+    if await hub.running_elsewhere():
+        return _already_open() if workspace is None else await _watch_one(options, workspace)
     window = HubWindow(hub)
     welcome: QWidget | None = None
     try:
+        if workspace is None:
+            _show(window, options)
+            await _painted(window)
+        if not await hub.start():  # another one started meanwhile
+            return _already_open() if workspace is None else await _watch_one(options, workspace)
         if workspace is not None:
+            from core import BelayError
             try:
                 console = await hub.open(workspace)
             except BelayError as e:
@@ -232,11 +242,7 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             if console is None:
                 print(f"belay watch: another Belay console already supervises {workspace}", file=sys.stderr)
                 return 2
-        if options.tray:
-            if not window.attention.show_tray():  # only the tray icon; with no tray on this desktop, minimized
-                window.showMinimized()
-        else:
-            window.show()
+            _show(window, options)
         welcome = _first_run_screen(window, options)
         closed = asyncio.Event()
         app = QApplication.instance()
@@ -245,6 +251,7 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
         named = f"{workspace} and every" if workspace is not None else "Every"
         print(f"Watching: {named} project whose agent asks (Claude Code, Codex or Gemini CLI with Belay's hooks, "
               f"`belay mcp-serve` clients) goes through this window.", flush=True)
+        window.tasks.spawn(_warm_up(), "load what a workspace needs")
         return await _stay_open(welcome or window, closed, options)
     finally:
         if welcome is not None:
@@ -253,10 +260,61 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
         await window.aclose()
 
 
+def _already_open() -> int:
+    print("belay watch: a Belay window for every workspace is already open; its sidebar has them all", file=sys.stderr)
+    return 2
+
+
+def _show(window: HubWindow, options: WatchOptions) -> None:
+    if options.tray:
+        if not window.attention.show_tray():  # only the tray icon; with no tray on this desktop, minimized
+            window.showMinimized()
+    else:
+        window.show()
+
+
+class _PaintSpy(QObject):
+    def __init__(self, painted: asyncio.Event) -> None:
+        super().__init__()
+        self._painted = painted
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Paint:
+            self._painted.set()
+        return False
+
+
+async def _painted(window: QWidget, within_s: float = 1.0) -> None:
+    """Until `window` has painted once, or `within_s` (a window in the tray, minimized or never exposed does not
+    paint): what comes next blocks the GUI thread for a moment, and the person should be looking at a window."""
+    if not window.isVisible() or window.isMinimized():
+        return
+    painted = asyncio.Event()
+    spy = _PaintSpy(painted)
+    window.installEventFilter(spy)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(painted.wait(), within_s)
+    finally:
+        window.removeEventFilter(spy)
+
+
+async def _warm_up() -> None:
+    """Import what opening the first workspace needs (most of the core, and a workspace's page: ~0.7 s of the GUI
+    thread) while the window waits for an agent, so that the first request does not wait for it; one part per
+    turn of the loop, after the window has painted."""
+    await asyncio.sleep(0.05)
+    from core import Console  # noqa: F401 - the console: policy, journal, tools, agents
+    await asyncio.sleep(0.05)
+    from gui.window import main_window  # noqa: F401 - a workspace's page: timeline, approvals, review
+
+
 def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | None:
     """The first-run screen over the console, the first time a bare `belay` opens it (see gui.window.first_run)."""
+    if not options.first_run:
+        return None
     from gui.window.first_run import FirstRunScreen, first_run_done
-    if not options.first_run or first_run_done():
+    if first_run_done():
         return None
     welcome = FirstRunScreen(options.state_dir)
     welcome.supervise.connect(lambda directory: window.tasks.spawn(window.hub.open(directory),
@@ -295,6 +353,7 @@ def run_claude(options: ClaudeOptions) -> int:
 
 
 async def _claude(options: ClaudeOptions, workspace: Path) -> int:
+    from core import AutoReviewer
     console = await _serving_console(workspace, options.state_dir, "claude", not options.quit_when_done)
     if console is None:
         return 2
@@ -322,6 +381,7 @@ async def _wait_closed(closed: asyncio.Event) -> int:
 
 
 def run_demo(options: DemoOptions) -> int:
+    from core import load_script
     try:
         script = load_script(options.script or demo_script())
         workspace = prepare_workspace(options.workspace)
@@ -333,6 +393,7 @@ def run_demo(options: DemoOptions) -> int:
 
 
 async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
+    from core import AutoReviewer, Console, run_script
     console = Console(workspace, state_dir=options.state_dir)
     if not await _opened(console, "demo", not options.quit_when_done):
         return 2
@@ -352,6 +413,7 @@ async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
 
 
 async def _undo_after(console: Console, script: Script, agent: ScriptedAgent) -> None:
+    from core import RunStatus
     for step_id in script.undo_after:
         outcome = agent.outcomes.get(step_id)
         if outcome is not None and outcome.status == RunStatus.DONE:
@@ -370,6 +432,7 @@ async def _wait_for(predicate: Callable[[], bool], within_s: float) -> bool:
 
 async def _screenshot(window: MainWindow, agent: ScriptedAgent, path: Path) -> None:
     """Select the most interesting call (the first edit) and save the window."""
+    from core import RunStatus
     await asyncio.sleep(0.2)  # let the bridge drain the last events
     edited = next((o for o in agent.outcomes.values() if o.status == RunStatus.DONE and o.data.get("paths")), None)
     if edited is not None:

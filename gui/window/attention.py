@@ -25,14 +25,17 @@ import contextlib
 import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRect, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QFont, QGuiApplication, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QWidget
 
-from core import ApprovalRequested, spawn
+from core import spawn
 from gui.window.tasks import TaskSet
+
+if TYPE_CHECKING:
+    from core import ApprovalRequested
 
 APP_NAME = "Belay"
 SERVICE = "org.freedesktop.Notifications"

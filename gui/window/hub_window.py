@@ -16,6 +16,7 @@ import asyncio
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QFont, QShowEvent
@@ -35,14 +36,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import AgentStatus, ApprovalRequested, BelayError, Console, Hub
+from core import Hub
 from gui.window import theme
-from gui.window.approval_panel import agent_path
 from gui.window.attention import Attention
-from gui.window.main_window import MainWindow
 from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
 from gui.window.review_view import review_settings
 from gui.window.tasks import TaskSet
+
+if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one opens: the hub paints first
+    from core import ApprovalRequested, Console
+    from gui.window.main_window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
@@ -285,6 +288,7 @@ class HubWindow(QMainWindow):
     # -- pages -----------------------------------------------------------------
 
     def _add_page(self, console: Console) -> None:
+        from gui.window.main_window import MainWindow
         page = MainWindow(console)
         page.setWindowFlags(Qt.WindowType.Widget)
         self.pages.addWidget(page)
@@ -326,6 +330,7 @@ class HubWindow(QMainWindow):
     # -- waiting requests --------------------------------------------------------
 
     def _on_page_request(self, page: MainWindow, request: ApprovalRequested) -> None:
+        from gui.window.approval_panel import agent_path
         who = agent_path(page.model.timeline, request.agent_id)
         self.inbox.add(page, request, f"{page.console.workspace.root.name} · {who}: {request.tool} {request.summary}")
         self._count(page)
@@ -348,6 +353,7 @@ class HubWindow(QMainWindow):
         waiting.page.select_call(waiting.request.call_id)
 
     def _count(self, page: MainWindow) -> None:
+        from core import AgentStatus
         running = sum(1 for a in page.model.timeline.agents.values() if a.status is AgentStatus.RUNNING)
         self.workspaces.set_counts(page, len(page.approvals.queue()), running)
         self._update_title()
@@ -360,7 +366,7 @@ class HubWindow(QMainWindow):
         self.inbox_label.setText(f"<b>Waiting for you</b> ({waiting})" if waiting else
                                  f"<b>Waiting for you</b> <span style='color:{theme.colour('muted')}'>(nothing)</span>")
         current = self.pages.currentWidget()
-        where = current.console.workspace.root.name if isinstance(current, MainWindow) else "every workspace"
+        where = next((row.root.name for row in self.workspaces.rows if row.page is current), "every workspace")
         count = len(self.workspaces.rows)
         self.setWindowTitle(f"Belay — {where}" + (f" · {count} workspaces" if count > 1 else "")
                             + (f" · {waiting} waiting" if waiting else ""))
@@ -384,6 +390,7 @@ class HubWindow(QMainWindow):
 
     def agents_attached(self) -> int:
         """Agents running in any workspace now (what closing the window would leave unsupervised)."""
+        from core import AgentStatus
         return sum(1 for row in self.workspaces.rows for agent in row.page.model.timeline.agents.values()
                    if agent.status is AgentStatus.RUNNING)
 
@@ -448,6 +455,7 @@ class HubWindow(QMainWindow):
         dialog.open()
 
     async def open_workspace(self, directory: Path) -> MainWindow | None:
+        from core import BelayError
         try:
             console = await self.hub.open(directory)
         except BelayError as e:

@@ -31,15 +31,18 @@ import asyncio
 import functools
 import logging
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from core import ApprovalRequested, FileDiff, config_dir, spawn
-from gui.window.review_canvas import ReviewCanvas
-from gui.window.review_rows import Layout, Row, build_layout, open_fold
+from core import config_dir, spawn
+
+if TYPE_CHECKING:  # the canvas and rows (pygments) load with the first view: `review_settings` is needed sooner
+    from core import ApprovalRequested, FileDiff
+    from gui.window.review_rows import Layout, Row
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,8 @@ class ReviewView(QWidget):
         self._reviews: dict[str, tuple[set[int], int]] = {}
         """Reviews of requests shown before: rejected changes and the current one, by call id."""
         self._review: tuple[set[int], int] = (set(), 0)
+        from gui.window.review_canvas import ReviewCanvas
+        from gui.window.review_rows import Layout
         self._layout = Layout()
         self._rejected: set[int] = set()
         self._current = -1
@@ -211,6 +216,7 @@ class ReviewView(QWidget):
         self.canvas.set_review(self._rejected, self._current)
         if not self._diffs:
             self.focus_button.setChecked(False)  # nothing to focus on: the column goes back to normal
+        from gui.window.review_rows import build_layout
         build = functools.partial(build_layout, self._diffs, dark=self._dark, contents=self._contents)
         try:
             asyncio.get_running_loop()
@@ -225,6 +231,7 @@ class ReviewView(QWidget):
             layout = await asyncio.get_running_loop().run_in_executor(None, build)
         except Exception:  # shown as an empty view with the reason logged; the request is still answerable
             log.exception("building the review of %d diff(s) failed", len(self._diffs))
+            from gui.window.review_rows import Layout
             layout = Layout()
         if generation == self._generation and shiboken6.isValid(self.canvas):
             self._apply(layout, generation)
@@ -364,6 +371,7 @@ class ReviewView(QWidget):
         if not 0 <= k < len(rows) or rows[k].kind != "fold" or rows[k].file >= len(self._diffs):
             return
         text = self._contents.get(self._diffs[rows[k].file].path)
+        from gui.window.review_rows import open_fold
         if text is not None and open_fold(self._layout, rows[k], text):
             self.canvas.set_layout(self._layout, dark=self._dark)
 
