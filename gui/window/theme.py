@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 import string
+import sys
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtCore import SLOT, QObject, QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
@@ -29,6 +31,11 @@ THEME_NAMES = ("system", "light", "dark")
 THEME_ENV = "BELAY_THEME"
 """Overrides the saved choice (screenshots, unattended runs)."""
 THEME_KEY = "appearance/theme"
+PORTAL = ("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Settings")
+"""The XDG desktop portal's Settings interface (service, object, interface), where Linux desktops say their scheme."""
+PORTAL_SCHEMES = {1: Qt.ColorScheme.Dark, 2: Qt.ColorScheme.Light}
+"""The portal's "org.freedesktop.appearance" "color-scheme" (0 no preference, 1 prefer dark, 2 prefer light)."""
+PORTAL_TIMEOUT_MS = 2000
 
 
 @dataclass(frozen=True)
@@ -188,7 +195,10 @@ class ThemeSwitch(QObject):
         self._app = app
         self._settings = settings
         self._choice = choice if choice in THEME_NAMES else "system"
+        self._desktop = Qt.ColorScheme.Unknown
+        """The desktop's latest word on its scheme: Qt's hint or the XDG portal, whichever spoke last."""
         app.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
+        self._hear_the_portal()
 
     @staticmethod
     def of(app: QApplication) -> ThemeSwitch | None:
@@ -214,8 +224,14 @@ class ThemeSwitch(QObject):
 
     def resolved(self) -> Theme:
         if self._choice == "system":
-            return DARK if system_prefers_dark() else LIGHT
+            return DARK if self.desktop_scheme() == Qt.ColorScheme.Dark else LIGHT
         return THEMES[self._choice]
+
+    def desktop_scheme(self) -> Qt.ColorScheme:
+        """The colour scheme the desktop asks for (Unknown when it does not say)."""
+        if self._desktop != Qt.ColorScheme.Unknown:
+            return self._desktop
+        return self._app.styleHints().colorScheme()
 
     def apply(self) -> None:
         """Set the palette and style sheet of the chosen theme (a no-op when already shown)."""
@@ -227,7 +243,50 @@ class ThemeSwitch(QObject):
         self._app.setStyleSheet(style_sheet(theme))
         self.changed.emit(theme.name)
 
-    def _on_color_scheme_changed(self, _scheme: Qt.ColorScheme) -> None:
+    def _on_color_scheme_changed(self, scheme: Qt.ColorScheme) -> None:
+        self._desktop = scheme
+        if self._choice == "system":
+            self.apply()
+
+    def _hear_the_portal(self) -> None:
+        """On a Linux desktop, hear the XDG desktop portal's colour scheme as well as Qt's hint.
+
+        Qt's gtk3 platform theme (the one Qt 6.11 uses on GNOME, Xfce, MATE or Cinnamon when GTK 3 is
+        installed) drops the portal's answer at start-up: on a dark desktop its hint says Light until the
+        desktop changes again (tests/gui/window/test_theme_follow.py).  So ask the portal once and listen to
+        its SettingChanged, as Qt's own themes do, asynchronously on Qt's loop; without a session bus or a
+        portal nothing happens and Qt's hint alone counts."""
+        if not sys.platform.startswith("linux") or QGuiApplication.platformName() in ("offscreen", "minimal"):
+            return
+        from PySide6.QtDBus import QDBusConnection, QDBusMessage, QDBusPendingCallWatcher
+
+        bus = QDBusConnection.sessionBus()
+        if not bus.isConnected():
+            return
+        service, path, interface = PORTAL
+        bus.connect("", path, interface, "SettingChanged", self,
+                    SLOT("_on_portal_setting_changed(QString,QString,QDBusVariant)"))
+        ask = QDBusMessage.createMethodCall(service, path, interface, "Read")  # Read: in every portal version
+        ask.setArguments(["org.freedesktop.appearance", "color-scheme"])
+        watcher = QDBusPendingCallWatcher(bus.asyncCall(ask, PORTAL_TIMEOUT_MS), self)
+        watcher.finished.connect(self._on_portal_answer)
+
+    def _on_portal_answer(self, watcher: Any) -> None:
+        reply = watcher.reply()
+        watcher.deleteLater()
+        if reply.type() == reply.MessageType.ReplyMessage and reply.arguments():
+            self._portal_said(reply.arguments()[0])
+
+    @Slot(str, str, "QDBusVariant")
+    def _on_portal_setting_changed(self, namespace: str, key: str, value: Any) -> None:
+        if (namespace, key) == ("org.freedesktop.appearance", "color-scheme"):
+            self._portal_said(value)
+
+    def _portal_said(self, value: Any) -> None:
+        while hasattr(value, "variant"):  # a QDBusVariant (Read wraps the value in two)
+            value = value.variant()
+        self._desktop = PORTAL_SCHEMES.get(value, Qt.ColorScheme.Unknown) if isinstance(value, int) else \
+            Qt.ColorScheme.Unknown
         if self._choice == "system":
             self.apply()
 
