@@ -57,6 +57,22 @@ def _collect_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]
         gc.collect()
 
 
+@pytest.fixture(autouse=True)
+def _themed_as_belay_starts(request: pytest.FixtureRequest) -> None:
+    """GUI tests run with Belay's light theme applied, as `belay` applies one before its first window.
+
+    Like the app, the tests never take the application style sheet away: removing it and setting one
+    again while widgets live crashes Qt 6.11 in QApplication::setStyleSheet (a segfault seen in about three
+    runs of four of the theme tests before this); a test that switches the theme switches back."""
+    if not {"qtbot", "qapp", "loop"} & set(request.fixturenames):
+        return
+    app = request.getfixturevalue("qapp")
+    if not app.styleSheet():
+        from gui.window import theme
+        app.setPalette(theme.palette(theme.LIGHT))
+        app.setStyleSheet(theme.style_sheet(theme.LIGHT))
+
+
 @pytest.fixture
 def state_dir(_private_state: Path) -> Path:
     return _private_state

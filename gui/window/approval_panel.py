@@ -181,6 +181,7 @@ class ApprovalPanel(QWidget):
         layout.addWidget(self.diff, 1)
         layout.addWidget(self.command_card, 1)
         layout.addWidget(self._buttons)
+        theme.follow(self, self._restyle)
 
     # -- queue -----------------------------------------------------------------
 
@@ -286,6 +287,13 @@ class ApprovalPanel(QWidget):
             self.command_card.show_request(request)
         else:
             self.diff.show_request(request)
+
+    def _restyle(self) -> None:
+        """The theme changed: the title and the details carry its colours."""
+        self._update_title()
+        request = self.current
+        if request is not None:
+            self.detail.setText(self._detail_html(request))
 
     def _detail_html(self, request: ApprovalRequested) -> str:
         """Who asks, what the agent says the call is for, every reason the policy gave, and the impact: in full."""

@@ -84,6 +84,7 @@ class ChangesView(QWidget):
         self._pending.setInterval(REFRESH_AFTER_MS)
         self._pending.timeout.connect(self.refresh)
         self.refresh()
+        theme.follow(self, self.refresh_soon)  # rows changed outside Belay are drawn in the theme's muted colour
 
     def set_timeline(self, timeline: Timeline) -> None:
         self._timeline = timeline

@@ -113,8 +113,15 @@ class CommandCard(QWidget):
         layout.addWidget(split, 1)
         self._offsets = _Offsets("")
         self._marks: list[QTextEdit.ExtraSelection] = []
+        self._request: ApprovalRequested | None = None
+        theme.follow(self, self._restyle)
+
+    def _restyle(self) -> None:
+        if self._request is not None:
+            self.show_request(self._request)
 
     def show_request(self, request: ApprovalRequested) -> None:
+        self._request = request
         analysis = request.analysis
         command = analysis.command if analysis is not None else str(request.args.get("command", ""))
         self.header.setText(

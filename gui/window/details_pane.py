@@ -336,6 +336,7 @@ class DetailsPane(QWidget):
         layout.addWidget(self.undo_note)
         layout.addLayout(row)
         self.show_key(None)
+        theme.follow(self, lambda: self.show_key(self._key))  # the call's text carries the theme's colours
 
     @property
     def key(self) -> NodeKey | None:

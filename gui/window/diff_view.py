@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 
 import shiboken6
-from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QFontDatabase,
@@ -31,6 +31,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from core import FileDiff, spawn
+from gui.window import theme
 from gui.window.highlight import message_html, render_diff_blocks, wrap_document
 
 log = logging.getLogger(__name__)
@@ -56,11 +57,8 @@ class DiffView(QWidget):
         """`dark=None` follows the widget palette (a dark window gets the dark colours)."""
         super().__init__(parent)
         self._placeholder = placeholder
-        self._follow_palette = dark is None
-        self._palette_changed = QTimer(self)
-        self._palette_changed.setSingleShot(True)
-        self._palette_changed.setInterval(0)
-        self._palette_changed.timeout.connect(self._on_palette_changed_timeout)
+        if dark is None:
+            theme.follow(self, self._on_palette_changed)
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
         self._diffs: tuple[FileDiff, ...] = ()
         self._generation = 0
@@ -109,13 +107,8 @@ class DiffView(QWidget):
         if not self._diffs:
             self.set_diffs(())
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        """A theme switch (a new application palette) re-renders the diff in the new colours."""
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self._follow_palette:
-            self._palette_changed.start()  # not inside Qt's restyling of every widget: re-rendering there crashed
-
-    def _on_palette_changed_timeout(self) -> None:
+    def _on_palette_changed(self) -> None:
+        """A theme switch (a new application palette): the diff again, in the new colours."""
         self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
 
     def set_dark(self, dark: bool) -> None:

@@ -272,6 +272,7 @@ class HubWindow(QMainWindow):
         hub.on_opened(self._add_page)
         self._menus()
         self._update_title()
+        theme.follow(self.inbox_label, self._update_title)  # "(nothing)" is in the theme's muted colour
 
     def _menus(self) -> None:
         menu = self.menuBar().addMenu("&Workspace")

@@ -66,9 +66,12 @@ class McpPanel(QWidget):
         layout.addWidget(self.empty)
         layout.addWidget(self.tree, 1)
         layout.addLayout(row)
+        self._servers: list[ServerStatus] = []
         self.show_servers([])
+        theme.follow(self, lambda: self.show_servers(self._servers))  # the states' colours
 
     def show_servers(self, servers: Sequence[ServerStatus]) -> None:
+        self._servers = list(servers)
         current = self._current_name()
         self.tree.clear()
         for status in servers:

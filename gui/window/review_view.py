@@ -34,11 +34,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from core import config_dir, spawn
+from gui.window import theme
 
 if TYPE_CHECKING:  # the canvas and rows (pygments) load with the first view: `review_settings` is needed sooner
     from core import ApprovalRequested, FileDiff
@@ -70,11 +71,8 @@ class ReviewView(QWidget):
     def __init__(self, parent: QWidget | None = None, *, dark: bool | None = None,
                  settings: QSettings | None = None) -> None:
         super().__init__(parent)
-        self._follow_palette = dark is None
-        self._palette_changed = QTimer(self)
-        self._palette_changed.setSingleShot(True)
-        self._palette_changed.setInterval(0)
-        self._palette_changed.timeout.connect(self._on_palette_changed_timeout)
+        if dark is None:
+            theme.follow(self, self._on_palette_changed)
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
         self._settings = settings if settings is not None else review_settings()
         self._diffs: tuple[FileDiff, ...] = ()
@@ -263,13 +261,8 @@ class ReviewView(QWidget):
         if task is not None and not task.done() and not task.get_loop().is_closed():
             task.cancel()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        """A theme switch (a new application palette) re-renders the diff in the new colours."""
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self._follow_palette:
-            self._palette_changed.start()  # not inside Qt's restyling of every widget: re-rendering there crashed
-
-    def _on_palette_changed_timeout(self) -> None:
+    def _on_palette_changed(self) -> None:
+        """A theme switch (a new application palette): the diff again, in the new colours."""
         self.set_dark(self.palette().color(QPalette.ColorRole.Base).lightness() < 128)
 
     def set_dark(self, dark: bool) -> None:

@@ -100,6 +100,7 @@ class ShellsPanel(QWidget):
         layout.addWidget(self.empty)
         layout.addWidget(self.split, 1)
         layout.addLayout(buttons)
+        theme.follow(self, self.refresh)  # the states' colours
 
     def set_timeline(self, timeline: Timeline) -> None:
         """A new read model (after a resync): rebuild from it."""

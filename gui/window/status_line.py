@@ -41,9 +41,15 @@ class SandboxIndicator(QLabel):
         super().__init__(parent)
         self.setObjectName("sandboxIndicator")
         self.info: SandboxInfo | None = None
+        self._network = False
+        theme.follow(self, self._restyle)
+
+    def _restyle(self) -> None:
+        if self.info is not None:
+            self.show_sandbox(self.info, self._network)
 
     def show_sandbox(self, info: SandboxInfo, network: bool) -> None:
-        self.info = info
+        self.info, self._network = info, network
         limit = self._limit_html(info.processes)
         if info.available:
             state = "network on" if network else "network off"
@@ -99,8 +105,18 @@ class RunCounts(QLabel):
     CACHE_TIP = ("Read-only calls (Read, Grep, Glob, LS) answered from the result cache instead of running again; "
                  "an entry is dropped the moment a file it read changes.")
 
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._shown: tuple[Timeline, CacheStats | None] | None = None
+        theme.follow(self, self._restyle)
+
+    def _restyle(self) -> None:
+        if self._shown is not None:
+            self.show_counts(*self._shown)
+
     def show_counts(self, timeline: Timeline, cache: CacheStats | None = None) -> None:
         """The counts; with `cache` (None when results are not cached) its hits and misses too."""
+        self._shown = (timeline, cache)
         counts = timeline.counts()
         parts = [f"<span style='color:{theme.colour(role)}'>{html.escape(text.format(sum(counts[s] for s in states)))}"
                  "</span>" for role, text, states in self.PARTS]

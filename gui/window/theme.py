@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 import string
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from PySide6.QtCore import SLOT, QObject, QSettings, Qt, Signal, Slot
+from PySide6.QtCore import SLOT, QEvent, QObject, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
@@ -289,6 +290,33 @@ class ThemeSwitch(QObject):
             Qt.ColorScheme.Unknown
         if self._choice == "system":
             self.apply()
+
+
+class _Follower(QObject):
+    """Calls `rerender` once the palette of `widget` has changed (after Qt's restyle, never inside it)."""
+
+    def __init__(self, widget: QWidget, rerender: Callable[[], None]) -> None:
+        super().__init__(widget)
+        self._rerender = rerender
+        self._soon = QTimer(self)
+        self._soon.setSingleShot(True)
+        self._soon.setInterval(0)
+        self._soon.timeout.connect(self._on_soon_timeout)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self._soon.start()  # several changes in a row: one re-render
+        return False
+
+    def _on_soon_timeout(self) -> None:
+        self._rerender()
+
+
+def follow(widget: QWidget, rerender: Callable[[], None]) -> None:
+    """Re-render `widget`'s text when the theme changes: for text that carries theme colours in its HTML or
+    item brushes, which Qt's own repaint does not recolour.  `rerender` shows the same content again."""
+    _Follower(widget, rerender)
 
 
 def colour(role: str) -> str:

@@ -55,11 +55,8 @@ async def _ask_for_a_long_edit(console: Console, window: MainWindow, workspace: 
 
 @pytest.fixture(params=["light", "dark"])
 def themed(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[str]:
-    """The theme applied before the window exists and put back after it is gone.
-
-    Set up before qtbot (first in the test's arguments), so torn down after it: a theme switch while a full
-    window is up has crashed Qt in QApplication::setStyleSheet (seen about one run in three; see the report
-    of issue 15), which is not what this test is about."""
+    """The theme applied before the window exists and put back after it is gone (switching while a window
+    is up is test_theme's)."""
     before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
     switch = ThemeSwitch(qapp, request.param)
     switch.apply()
