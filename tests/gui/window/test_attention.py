@@ -32,9 +32,8 @@ from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
 from gui.window.review_view import review_settings
 from tests.conftest import ROOT, wait_until
+from tests.desktop import headless_desktop, missing_tools
 from tests.gui.window.test_main_window import in_window
-
-TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl")
 
 
 @dataclass
@@ -70,7 +69,7 @@ class Desktop:
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = missing_tools("dunst", "dunstctl")
     if missing:
         pytest.skip(f"needs {', '.join(missing)} (Debian: apt-get install xvfb dbus dunst; make system-deps)")
     folder = Path(tempfile.mkdtemp(prefix="belay-desktop-"))
@@ -79,36 +78,18 @@ def desktop() -> Iterator[Desktop]:
                       f'grep -i -- "$(cat "{folder}/choice")" "{folder}/menu.txt" | head -n 1\n')
     picker.chmod(0o755)
     (folder / "dunstrc").write_text(f"[global]\n    dmenu = {picker}\n")
-    started: list[subprocess.Popen[bytes]] = []
     try:
-        read, write = os.pipe()
-        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "1024x768x24"],
-                                pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        started.append(xvfb)
-        os.close(write)
-        with os.fdopen(read) as pipe:
-            display = f":{pipe.readline().strip()}"
-        bus_daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        started.append(bus_daemon)
-        assert bus_daemon.stdout is not None
-        bus = bus_daemon.stdout.readline().decode().strip()
-        bus_daemon.stdout.close()
-        env = {**os.environ, "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus}
-        started.append(subprocess.Popen(["dunst", "-config", str(folder / "dunstrc")], env=env,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        found = Desktop(bus, folder, display)
-        for _ in range(100):
-            try:
-                found.displayed()
-                break
-            except subprocess.CalledProcessError:
-                subprocess.run(["sleep", "0.05"], check=True)
-        yield found
+        with headless_desktop() as headless:
+            headless.start("dunst", "-config", str(folder / "dunstrc"))
+            found = Desktop(headless.bus, folder, headless.display)
+            for _ in range(100):
+                try:
+                    found.displayed()
+                    break
+                except subprocess.CalledProcessError:
+                    subprocess.run(["sleep", "0.05"], check=True)
+            yield found
     finally:
-        for process in reversed(started):
-            process.terminate()
-            process.wait(timeout=10)
         shutil.rmtree(folder, ignore_errors=True)
 
 
