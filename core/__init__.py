@@ -76,10 +76,10 @@ if TYPE_CHECKING:
     from core.outside.install import install as install_hooks
     from core.outside.install import settings_file as claude_settings_file
     from core.outside.install import uninstall as uninstall_hooks
-    from core.policy.settings import config_dir
     from core.process.sandbox import SandboxInfo
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
+    from core.settings import config_root as config_dir  # = core.policy.settings.config_dir, without its models
     from core.tasks import shielded, spawn
     from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
     from core.timeline.nodes import (
@@ -130,10 +130,9 @@ _EXPORTS: dict[str, str] = {
     "core.outside.hook_client": "find_endpoint hub_socket",
     "core.outside.install": ("agent_hooks hook_command shared_settings_file install_hooks=install "
                              "claude_settings_file=settings_file uninstall_hooks=uninstall"),
-    "core.policy.settings": "config_dir",
     "core.process.sandbox": "SandboxInfo",
     "core.run.calls": "AgentHandle CallOutcome",
-    "core.settings": "STATE_DIR_ENV state_root workspace_state_dir",
+    "core.settings": "STATE_DIR_ENV state_root workspace_state_dir config_dir=config_root",
     "core.tasks": "shielded spawn",
     "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "

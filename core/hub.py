@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.outside.hook_client import BLOCKING, REFUSALS, hub_socket, json_string
-from core.policy.settings import config_dir
-from core.settings import state_root
+from core.settings import config_root, state_root
 from core.store.atomic_file import write_text_atomically
 from core.tasks import spawn
 
@@ -90,7 +89,7 @@ class Hub:
         self.state_dir = state_dir
         self.ask = ask
         self.dir = state_root(state_dir) / HUB_DIR
-        self.remembered = Remembered(config_dir() / REMEMBERED_FILE)
+        self.remembered = Remembered(config_root() / REMEMBERED_FILE)
         self.consoles: dict[Path, Console] = {}
         self.endpoint: Endpoint | None = None
         self._factory = console_factory or (lambda root: _console(root, state_dir))
@@ -112,7 +111,7 @@ class Hub:
         from core.outside.requests import HookRequest, SuperviseRequest
         if await self.running_elsewhere():
             return False
-        token = await asyncio.to_thread(install_token, config_dir())
+        token = await asyncio.to_thread(install_token, config_root())
         self.dir.mkdir(parents=True, exist_ok=True)
         self.endpoint = Endpoint(self.dir, token, self.dir, refuse_peer=self._refuse_peer)
         self.endpoint.handle(HookRequest, self._hook)

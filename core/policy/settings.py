@@ -13,17 +13,15 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import platformdirs
 import tomli_w
 
+from core.mcp.settings import ServerSettings, parse_servers
+from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.rules import Rule, parse_rule
 from core.store.atomic_file import write_text_atomically
-
-if TYPE_CHECKING:  # pydantic models, imported when a file is read: `config_dir` is needed before the window paints
-    from core.mcp.settings import ServerSettings
-    from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
@@ -91,7 +89,6 @@ def _read_mcp(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     if layer.scope != "user":
         # A workspace's file comes with its code: configuring a server would start a program of its choosing.
         return [f"{path}: [mcp] is ignored here; MCP servers are configured in your user settings only"]
-    from core.mcp.settings import parse_servers
     layer.mcp_servers, problems = parse_servers(data["mcp"], str(path))
     return problems
 
@@ -173,7 +170,6 @@ def _read_permissions(data: dict[str, Any], text: str, layer: Layer, path: Path)
 
 def entry_from(item: object, action: RuleAction, scope: Scope, path: Path | None) -> tuple[RuleEntry, Rule]:
     """A rule string, or an inline table { rule = "...", timeout_s = 60, on_timeout = "deny" }."""
-    from core.models.policy import RuleEntry
     if isinstance(item, dict):
         unknown = set(item) - {"rule", "timeout_s", "on_timeout"}
         if unknown:
