@@ -18,6 +18,7 @@ ThemeSwitch("system") as `belay` does, and reports what the X server shows after
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from gui.window.theme import DARK, THEME_ENV
 from tests.conftest import ROOT
 from tests.desktop import HeadlessDesktop, headless_desktop, missing_tools
 
@@ -212,6 +214,35 @@ with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
 """
 
 
+FIRST_PAINT_CHILD = r"""
+import json, os, sys
+from gui.terminal.cli import main
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QWidget
+
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and watched.isWindow():
+            from gui.window import theme
+            window = watched.palette().color(QPalette.ColorRole.Window).name()
+            sys.stdout.write(json.dumps({"shown": theme.current().name, "window": window,
+                                         "qt_hint": QGuiApplication.styleHints().colorScheme().name}) + "\n")
+            sys.stdout.flush()
+            os._exit(0)
+        return False
+
+
+app = QApplication(sys.argv[:1])
+spy = FirstPaint()
+app.installEventFilter(spy)
+main([])
+sys.exit("no paint")
+"""
+"""`belay` as a person types it (bench/startup.py's child): it reports the theme at its window's first paint."""
+
+
 class Child:
     """The window's process: its reports (one JSON object a line), read with a timeout."""
 
@@ -320,3 +351,28 @@ def test_the_window_opens_in_the_desktops_scheme_and_follows_it_live(desktop: He
     assert dark["lightness"] < 80, seen
     asked = {member for interface, member, _ in portal.calls if interface == SETTINGS}
     assert asked & {"ReadAll", "ReadOne", "Read"}, portal.calls  # the desktop's scheme was read from the portal
+
+
+@pytest.mark.parametrize("platform_theme", ["gtk3", "gnome", "generic"])
+def test_belay_paints_its_first_frame_dark_on_a_dark_desktop(desktop: HeadlessDesktop, platform_theme: str) -> None:
+    """`belay` started on a dark desktop: the first frame of its window is already dark, not light and then
+    dark.  Qt's hint alone was Light under gtk3 and Unknown under generic there (see the test above)."""
+    from gui.window.first_run import MARK
+
+    config = Path(os.environ["BELAY_CONFIG_DIR"])  # private to this test (tests/conftest.py)
+    (config / MARK).write_text("seen\n", encoding="utf-8")  # a returning user: the console, no first-run screen
+    env = desktop.env(QT_QPA_PLATFORM="xcb", XDG_CURRENT_DESKTOP="GNOME", QT_QPA_PLATFORMTHEME=platform_theme,
+                      QT_LOGGING_RULES="qt.qpa.theme=true", NO_AT_BRIDGE="1", PYTHONPATH=str(ROOT))
+    env.pop(THEME_ENV, None)
+    portal = SettingsPortal(desktop.bus, PREFER_DARK)
+    try:
+        painted = subprocess.run([sys.executable, "-c", FIRST_PAINT_CHILD], env=env, cwd=ROOT, text=True,
+                                 capture_output=True, timeout=LINE_TIMEOUT_S)
+    finally:
+        portal.close()
+    if f'Successfully created platform theme "{platform_theme}"' not in painted.stderr:
+        assert platform_theme == "gtk3", painted.stderr[-2000:]
+        pytest.skip("Qt's gtk3 platform theme did not load (no GTK 3 here)")
+    assert painted.returncode == 0, painted.stderr[-2000:]
+    first = json.loads(painted.stdout)
+    assert (first["shown"], first["window"]) == ("dark", DARK.window_bg), first
