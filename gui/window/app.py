@@ -225,8 +225,7 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
     welcome: QWidget | None = None
     try:
         if workspace is None:
-            _show(window, options)
-            await _painted(window)
+            await _shown(window, options)
         if not await hub.start():  # another one started meanwhile
             return _already_open() if workspace is None else await _watch_one(options, workspace)
         if workspace is not None:
@@ -284,17 +283,18 @@ class _PaintSpy(QObject):
         return False
 
 
-async def _painted(window: QWidget, within_s: float = 1.0) -> None:
-    """Until `window` has painted once, or `within_s` (a window in the tray, minimized or never exposed does not
-    paint): what comes next blocks the GUI thread for a moment, and the person should be looking at a window."""
-    if not window.isVisible() or window.isMinimized():
-        return
+async def _shown(window: HubWindow, options: WatchOptions, within_s: float = 1.0) -> None:
+    """Show the window (or only its tray icon) and wait until it has painted once, or `within_s` (a window in the
+    tray, minimized or never exposed does not paint): what comes next holds the GUI thread for a moment, and the
+    person should be looking at a window meanwhile."""
     painted = asyncio.Event()
     spy = _PaintSpy(painted)
     window.installEventFilter(spy)
     try:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(painted.wait(), within_s)
+        _show(window, options)
+        if window.isVisible() and not window.isMinimized():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(painted.wait(), within_s)
     finally:
         window.removeEventFilter(spy)
 
