@@ -306,7 +306,7 @@ async def _warm_up() -> None:
     await asyncio.sleep(0.05)
     from core import Console  # noqa: F401 - the console: policy, journal, tools, agents
     await asyncio.sleep(0.05)
-    from gui.window import main_window  # noqa: F401 - a workspace's page: timeline, approvals, review
+    from gui.window import main_window, review_canvas  # noqa: F401 - a workspace's page: timeline, approvals, diffs
 
 
 def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | None:
