@@ -170,11 +170,6 @@ def palette(theme: Theme) -> QPalette:
     return p
 
 
-def system_prefers_dark() -> bool:
-    """Whether the desktop asks for a dark colour scheme (Qt 6.5+ hint; unknown counts as light)."""
-    return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
-
-
 def saved_choice(settings: QSettings) -> str:
     """The theme to start with: $BELAY_THEME, else the user's saved choice, else "system"."""
     choice = os.environ.get(THEME_ENV) or str(settings.value(THEME_KEY, "system"))
