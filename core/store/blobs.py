@@ -411,3 +411,104 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# -- what `belay gc` needs (core.store.gc): the stored blobs, and their removal --------------------------
+
+
+class StoredBlobs(NamedTuple):
+    """Every blob a store holds: loose ones by digest (with their size), and each indexed pack's contents."""
+
+    loose: dict[str, int]
+    packs: dict[str, dict[str, _Packed]]
+    """Index file name -> the blobs its pack holds."""
+    bytes: int
+    """What the blob folder takes on disk: loose files, packs and indexes, and anything a crash left."""
+
+    def size_of(self, digest: str) -> int:
+        if digest in self.loose:
+            return self.loose[digest]
+        return next((entries[digest].length for entries in self.packs.values() if digest in entries), 0)
+
+
+def stored_blobs(root: Path) -> StoredBlobs:
+    """Lists the blob folder: a few thousand entries a second is all it costs (no blob is read)."""
+    loose: dict[str, int] = {}
+    total = 0
+    for folder in _entries(root):
+        if folder.name == "packs" or len(folder.name) != 2 or not folder.is_dir(follow_symlinks=False):
+            continue
+        for entry in _entries(Path(folder.path)):
+            size = entry.stat(follow_symlinks=False).st_size
+            total += size
+            if len(entry.name) == 62 and _HEX_DIGITS.issuperset(entry.name):
+                loose[folder.name + entry.name] = size
+    packs: dict[str, dict[str, _Packed]] = {}
+    packs_folder = root / "packs"
+    for entry in _entries(packs_folder):
+        total += entry.stat(follow_symlinks=False).st_size
+        if entry.name.endswith(".idx"):
+            index = packs_folder / entry.name
+            packs[entry.name] = _decode_index(index.read_bytes(), str(index.with_suffix(".pack"))) or {}
+    return StoredBlobs(loose, packs, total)
+
+
+def remove_loose(root: Path, digests: list[str]) -> int:
+    """Deletes these loose blobs; the bytes freed.  The caller has checked that no committed row needs them."""
+    freed = 0
+    for digest in digests:
+        path = root / digest[:2] / digest[2:]
+        try:
+            freed += path.stat().st_size
+            path.unlink()
+        except FileNotFoundError:
+            continue
+    return freed
+
+
+def copy_kept(root: Path, index_name: str, keep: set[str]) -> int:
+    """The first half of shrinking a pack: its `keep` blobs copied to a new pack, durable and indexed (both
+    packs then hold them); the new pack's size on disk, 0 when nothing is kept.  `drop_pack` does the rest."""
+    folder = root / "packs"
+    index = folder / index_name
+    entries = _decode_index(index.read_bytes(), str(index.with_suffix(".pack"))) or {}
+    kept = [(digest, where) for digest, where in entries.items() if digest in keep]
+    if not kept:
+        return 0
+    writer = _PackWriter(folder)
+    try:
+        for digest, where in kept:
+            writer.append(digest, where.read())
+    except BaseException:
+        writer.abandon()
+        raise
+    new_index, _ = writer.commit()
+    return (folder / new_index).stat().st_size + writer.path.stat().st_size
+
+
+def drop_pack(root: Path, index_name: str) -> int:
+    """Removes a pack: its index first (the pack, unindexed, is never read again), then the pack; the bytes
+    freed.  A crash between the two leaves an unindexed pack, which any store sweeps an hour later."""
+    folder = root / "packs"
+    index = folder / index_name
+    pack = index.with_suffix(".pack")
+    freed = _size(index) + _size(pack)
+    index.unlink(missing_ok=True)
+    _fsync_dir(folder)
+    pack.unlink(missing_ok=True)
+    return freed
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except FileNotFoundError:
+        return []
