@@ -76,10 +76,16 @@ if TYPE_CHECKING:
     from core.outside.install import install as install_hooks
     from core.outside.install import settings_file as claude_settings_file
     from core.outside.install import uninstall as uninstall_hooks
+    from core.policy.settings import load_retention
     from core.process.sandbox import SandboxInfo
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
     from core.settings import config_root as config_dir  # = core.policy.settings.config_dir, without its models
+    from core.store.gc import GcPlan, GcRefused, GcResult, Retention, StoreUsage
+    from core.store.gc import collect as collect_garbage
+    from core.store.gc import console_open as workspace_open_in_console
+    from core.store.gc import plan as plan_gc
+    from core.store.gc import usage as store_usage
     from core.tasks import shielded, spawn
     from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
     from core.timeline.nodes import (
@@ -130,9 +136,12 @@ _EXPORTS: dict[str, str] = {
     "core.outside.hook_client": "find_endpoint hub_socket",
     "core.outside.install": ("agent_hooks hook_command shared_settings_file install_hooks=install "
                              "claude_settings_file=settings_file uninstall_hooks=uninstall"),
+    "core.policy.settings": "load_retention",
     "core.process.sandbox": "SandboxInfo",
     "core.run.calls": "AgentHandle CallOutcome",
     "core.settings": "STATE_DIR_ENV state_root workspace_state_dir config_dir=config_root",
+    "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
+                      "store_usage=usage workspace_open_in_console=console_open"),
     "core.tasks": "shielded spawn",
     "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
@@ -188,4 +197,6 @@ __all__ = [
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",
+    "collect_garbage", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention", "store_usage",
+    "StoreUsage", "workspace_open_in_console",
 ]

@@ -22,12 +22,13 @@ from core.mcp.settings import ServerSettings, parse_servers
 from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.rules import Rule, parse_rule
 from core.store.atomic_file import write_text_atomically
+from core.store.gc import GB, Retention
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp", "storage"}
 
 
 @dataclass
@@ -49,6 +50,8 @@ class Layer:
     """`[timeouts]`: tool name -> seconds it may work (0: no limit)."""
     mcp_servers: dict[str, ServerSettings] = field(default_factory=dict)
     """`[mcp.servers.<name>]`: MCP servers to start (see `core.mcp.settings`); read from the user layer only."""
+    retention: Retention | None = None
+    """`[storage]`: how much undo history `belay gc` keeps per workspace; read from the user layer only."""
 
 
 def config_dir() -> Path:
@@ -80,7 +83,40 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
     problems += _read_mode(data, layer, path) + _read_permissions(data, text, layer, path)
     problems += _read_tools(data, layer, path) + _read_approval(data, layer, path) + _read_bash(data, layer, path)
     problems += _read_changes(data, layer, path) + _read_timeouts(data, layer, path) + _read_mcp(data, layer, path)
+    problems += _read_storage(data, layer, path)
     return layer, problems
+
+
+def load_retention() -> tuple[Retention, list[str]]:
+    """The user's `[storage]` settings (the defaults where unset), and what is wrong with them."""
+    layer, problems = load_layer("user", settings_path("user", None))
+    return layer.retention or Retention(), [p for p in problems if "[storage]" in p or "the file is ignored" in p]
+
+
+def _read_storage(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+    table = data.get("storage")
+    if table is None:
+        return []
+    if not isinstance(table, dict):
+        return [f"{path}: [storage] must be a table"]
+    if layer.scope != "user":
+        # A workspace's file comes with its code: it must not be able to erase the record of what was done to it.
+        return [f"{path}: [storage] is ignored here; how much undo history is kept is set in your user settings only"]
+    problems = [f"{path}: unknown key {key!r} in [storage] (expected keep_days, max_gb)" for key in table
+                if key not in ("keep_days", "max_gb")]
+    retention = Retention()
+    for key in ("keep_days", "max_gb"):
+        value = table.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            problems.append(f"{path}: [storage] {key} must be a number above 0; the default applies")
+        elif key == "keep_days":
+            retention = Retention(float(value), retention.max_bytes)
+        else:
+            retention = Retention(retention.keep_days, int(value * GB))
+    layer.retention = retention
+    return problems
 
 
 def _read_mcp(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:

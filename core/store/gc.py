@@ -70,6 +70,7 @@ class SessionSummary:
 class OldestCall:
     call_id: str
     created_at: datetime
+    tool: str
     summary: str
 
 
@@ -303,9 +304,9 @@ def _references(db: sqlite3.Connection) -> dict[str | None, set[str]]:
 
 def _oldest_call(db: sqlite3.Connection, gone: set[str]) -> OldestCall | None:
     marks = ",".join("?" * len(gone))
-    row = db.execute(f"SELECT id, created_at, summary FROM calls WHERE session_id NOT IN ({marks})"
+    row = db.execute(f"SELECT id, created_at, tool, summary FROM calls WHERE session_id NOT IN ({marks})"
                      " ORDER BY created_at, rowid LIMIT 1", tuple(gone)).fetchone()
-    return OldestCall(row[0], _when(row[1]), row[2]) if row else None
+    return OldestCall(row[0], _when(row[1]), row[2], row[3]) if row else None
 
 
 # -- the removal -------------------------------------------------------------------------------------
@@ -405,3 +406,14 @@ def _mb(n: float) -> str:
     return f"{n / (1 << 20):,.0f} MB"
 
 
+
+
+def console_open(state_dir: Path) -> bool:
+    """Whether a console holds the workspace now (so `collect` would refuse); takes and drops the lock."""
+    if not state_dir.exists():
+        return False
+    lock = OwnerLock.try_acquire(state_dir / LOCK)
+    if lock is None:
+        return True
+    lock.release()
+    return False

@@ -58,6 +58,16 @@ def _parser() -> argparse.ArgumentParser:
     redo.add_argument("--file", action="append", dest="files", metavar="PATH")
     redo.add_argument("--json", action="store_true")
 
+    gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
+                        description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
+                                    "while its state is over max_gb), the stored copies no kept record refers to, "
+                                    "and compact the journal. Says what undo history it ends before it does; "
+                                    "refuses while a window has the workspace open.")
+    gc.add_argument("--workspace", required=True)
+    gc.add_argument("--state-dir")
+    gc.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
+    gc.add_argument("--yes", action="store_true", help="do not ask at the terminal before removing")
+
     run = sub.add_parser("run", help="run a plan (a batch of calls or a scripted agent) without the window",
                          description="Run a plan headless: a batch ({calls: [...]}, or a bare list of calls) or a "
                                      "scripted agent ({steps: [...]}), JSON or YAML. Exit code 0 when every call "
@@ -301,6 +311,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after,
                                       tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
+    if args.command == "gc":
+        from gui.terminal.storage import gc_command
+        return gc_command(args.workspace, args.state_dir, args.dry_run, args.yes)
     if args.command in ("undo", "redo"):
         from gui.terminal.commands import undo_call
         return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,

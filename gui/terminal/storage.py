@@ -1,0 +1,104 @@
+"""`belay gc`: say which undo history retention ends, then end it and say what that freed.
+
+The plan is printed before anything is removed (with --dry-run, nothing
+is); at a terminal the person confirms it first.  A workspace a console has
+open is refused, clearly: its snapshot lives in that console's memory.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from core import (
+    GcPlan,
+    GcResult,
+    Retention,
+    collect_garbage,
+    load_retention,
+    plan_gc,
+    workspace_open_in_console,
+    workspace_state_dir,
+)
+
+
+def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, out: TextIO | None = None,
+               stdin: TextIO | None = None) -> int:
+    from gui.terminal.commands import _existing
+
+    out, stdin = out or sys.stdout, stdin or sys.stdin
+    root = Path(_existing(workspace)).resolve()
+    retention, problems = load_retention()
+    for problem in problems:
+        out.write(f"Note: settings: {problem}\n")
+    state = workspace_state_dir(root, state_dir)
+    if not state.exists():
+        out.write(f"Nothing is stored for {root} yet.\n")
+        return 0
+    plan = plan_gc(state, retention)
+    out.write(describe_plan(root, state, retention, plan))
+    if dry_run:
+        out.write("Dry run: nothing was removed.\n")
+        return 0
+    if workspace_open_in_console(state):
+        out.write("Nothing was removed: a Belay window (or `belay run`) has this workspace open. Close it, or wait "
+                  "for it to finish, then run `belay gc` again.\n")
+        return 2
+    if plan.removed and not yes and stdin.isatty():
+        out.write("End this undo history? [y/N] ")
+        out.flush()
+        if stdin.readline().strip().lower() not in ("y", "yes"):
+            out.write("Nothing was removed.\n")
+            return 1
+    out.write(describe_result(collect_garbage(state, retention, shown=plan)))
+    return 0
+
+
+def describe_plan(root: Path, state: Path, retention: Retention, plan: GcPlan) -> str:
+    lines = [f"{root}: its undo history and copies take {_size(plan.state_bytes)} ({state}).",
+             f"Retention: {retention.keep_days:g} days of undo history, at most {_size(retention.max_bytes)} "
+             "([storage] in your settings)."]
+    if plan.removed:
+        first, last = plan.removed[0], plan.removed[-1]
+        lines.append(f"This ends the undo history of {_count(len(plan.removed), 'session')} "
+                     f"({_count(plan.calls_removed, 'call')}), from {_when(first.started_at)} "
+                     f"to {_when(last.last_at)}:")
+        lines += [f"  {_when(s.started_at)} to {_when(s.last_at)}  {_count(s.calls, 'call'):>10}  session "
+                  f"{s.session_id}" for s in plan.removed]
+    else:
+        lines.append("No undo history is past the horizon.")
+    if plan.oldest_kept is not None:
+        kept_calls = sum(s.calls for s in plan.kept)
+        lines.append(f"Still undoable: {_count(kept_calls, 'call')}, back to {_when(plan.oldest_kept.created_at)} "
+                     f"({plan.oldest_kept.tool} {plan.oldest_kept.summary}).")
+    else:
+        lines.append("No call stays undoable.")
+    lines.append(f"Frees about {_size(plan.bytes_freed)}: {_count(plan.blobs_freed, 'stored copy', 'stored copies')}"
+                 " of file contents that no kept record refers to.")
+    lines += [f"Note: {note}." for note in plan.notes]
+    return "\n".join(lines) + "\n"
+
+
+def describe_result(result: GcResult) -> str:
+    lines = [f"Removed {_count(len(result.plan.removed), 'session')} ({_count(result.plan.calls_removed, 'call')}) "
+             f"and {_count(result.blobs_removed, 'stored copy', 'stored copies')}, and compacted the journal.",
+             f"Freed {_size(result.freed)}: the state now takes {_size(result.state_bytes)}."]
+    lines += [f"Note: {note}." for note in result.notes if note not in result.plan.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")

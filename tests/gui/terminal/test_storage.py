@@ -1,0 +1,75 @@
+"""`belay gc` as a person runs it, on a state that real console sessions wrote: the command line's own entry
+point in this process for the dry runs and the refusal, a real subprocess for the collection itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import Console
+from core.settings import workspace_state_dir
+from core.store import gc
+from gui.terminal.cli import main
+from tests.conftest import ROOT, run
+from tests.core.store.test_gc import _age, _history, _session, ws  # noqa: F401 - ws is a fixture
+
+
+def _belay(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "gui.terminal.cli", *args], env=env, text=True, capture_output=True,
+                          timeout=30, stdin=subprocess.DEVNULL)
+
+
+def test_gc_says_what_undo_history_it_ends_before_it_does_then_what_it_freed(
+        ws: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    old = _session(ws, {f"f{i:02}.txt": f"january {i}\n" * 50 for i in range(10)})
+    new = _session(ws, {"f00.txt": "today\n"})
+    state = workspace_state_dir(ws)
+    _age(state, old)
+    size = gc.state_size(state)
+
+    assert main(["gc", "--workspace", str(ws), "--dry-run"]) == 0
+    dry = capsys.readouterr().out
+    assert "This ends the undo history of 1 session (10 calls), from 2026-01-05" in dry
+    assert "Still undoable: 1 call, back to" in dry and "(Write f00.txt)" in dry
+    assert "Dry run: nothing was removed." in dry
+    assert gc.state_size(state) == size and set(old) <= set(_history(ws))
+
+    async def refused_while_open() -> int:
+        async with Console(ws):
+            return main(["gc", "--workspace", str(ws)])
+    assert run(refused_while_open()) == 2
+    assert "Nothing was removed: a Belay window (or `belay run`) has this workspace open" in capsys.readouterr().out
+    assert set(old) <= set(_history(ws))
+
+    done = _belay("gc", "--workspace", str(ws))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.index("This ends the undo history") < done.stdout.index("Removed 1 session (10 calls)")
+    assert "Freed " in done.stdout and gc.state_size(state) < size
+    assert _history(ws) == new
+
+
+def test_storage_settings_decide_the_horizon(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    old = _session(ws, {"f01.txt": "january\n"})
+    _session(ws, {"f02.txt": "today\n"})
+    _age(workspace_state_dir(ws), old)
+    settings = Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml"
+    settings.write_text("[storage]\nkeep_days = 3650\nmax_gb = 0.5\n")
+    assert main(["gc", "--workspace", str(ws), "--dry-run"]) == 0
+    kept = capsys.readouterr().out
+    assert "3650 days of undo history, at most 512.0 MB" in kept
+    assert "No undo history is past the horizon." in kept
+    settings.write_text("[storage]\nkeep_days = -1\n")
+    assert main(["gc", "--workspace", str(ws), "--dry-run"]) == 0
+    wrong = capsys.readouterr().out
+    assert "[storage] keep_days must be a number above 0; the default applies" in wrong
+    assert "30 days of undo history" in wrong and "ends the undo history of 1 session" in wrong
+    (ws / ".belay").mkdir()
+    (ws / ".belay" / "settings.toml").write_text("[storage]\nkeep_days = 1\n")  # a workspace cannot shorten it
+    settings.write_text("[storage]\nkeep_days = 3650\n")
+    assert main(["gc", "--workspace", str(ws), "--dry-run"]) == 0
+    assert "No undo history is past the horizon." in capsys.readouterr().out
