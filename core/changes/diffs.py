@@ -1,42 +1,48 @@
-"""Line diffs of one file's before- and after-bytes, bounded in time and size.
+"""Line diffs of one file's before- and after-bytes, in process, at native speed, bounded in size.
 
-`compute_diff` blocks (it may run git); callers run it in a worker thread,
-as they do `diff_of_change`, which diffs one recorded change from its blobs.
-The edit script comes from difflib when the changed region is small and from
-`git diff --no-index --patience` otherwise, because difflib is quadratic on
-large or repetitive files (see PERFORMANCE.md).  Not `--histogram`: git
-2.39's histogram diff is itself quadratic when every other line changes
-(44 s for 100k lines, where patience and myers take 0.2 s).  Either way
-the hunks are built here, from the decoded input, so both engines give the
-same shape.
+`compute_diff` blocks (native code, linear in the file); callers run it in a
+worker thread, as they do `diff_of_change`, which diffs one recorded change
+from its blobs.
+
+The edit script comes from libgit2's xdiff through pygit2 (`Patch.create_from`
+on two buffers): bytes in, hunks out, no subprocess and no temp files.  Python
+adds only what runs at memory speed: the binary check (a NUL, or not UTF-8),
+the line-ending check (counted only when a CR is present at all), and trimming
+the common head and tail with `memcmp`, so that a small edit in a big file
+hands xdiff only the region around it (libgit2 hashes every byte it is given
+with collision-detecting SHA-1 before diffing, half of its time on 100k lines).
+Myers with git's indent heuristic, as `git diff` does by default: libgit2 has
+no histogram, and patience is slower on repetitive files.  xdiff's Myers sets
+aside lines with very many matches, so 120 distinct lines repeated to 160k
+lines is not quadratic (bench/diff.py measures it against git).
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
-import os
-import re
-import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from core.changes.gitproc import GIT, git_env
 from core.models.diffs import DiffLine, FileDiff, Hunk
 from core.models.records import FileChange
 from core.store.blobs import BlobStore
 
+if TYPE_CHECKING:
+    import pygit2
+
 log = logging.getLogger(__name__)
 
-GIT_TIMEOUT = 10.0
-"""Seconds git may take before the fallback is used instead."""
-SMALL_LINES = 2000
-"""difflib runs only when the changed region of each side is at most this long."""
 TOO_LARGE_NOTE = "diff too large to show"
+XDIFF_MAX_BYTES = 1023 * 1024 * 1024
+"""libgit2's GIT_XDIFF_MAX_SIZE: a bigger side is refused (or silently taken for binary), so it is not asked."""
+SLIDE_LINES = 100
+"""Unchanged lines kept beyond the context on each side of the trimmed region: as far as xdiff's indent
+heuristic slides a hunk, so trimming does not change where a hunk lands."""
+_MARKS = frozenset(" +-")
+"""The line origins kept from libgit2: it also gives "\\ No newline at end of file" lines, which the
+missing ending of the line before already says."""
 
 
 class _Op(NamedTuple):
@@ -46,6 +52,16 @@ class _Op(NamedTuple):
     i2: int
     j1: int
     j2: int
+
+
+class _Region(NamedTuple):
+    """Where two versions differ, in whole lines: before[start:old_end] became after[start:new_end]."""
+
+    start: int
+    old_end: int
+    new_end: int
+    line: int
+    """Number of lines before `start` (the same in both versions)."""
 
 
 def compute_diff(
@@ -59,33 +75,29 @@ def compute_diff(
     """Diff two versions of `path` (None means the file does not exist)."""
     status = _status(before, after)
     sizes = {"old_size": _size(before), "new_size": _size(after)}
-    old_text, new_text = _decode(before), _decode(after)
-    if old_text is None or new_text is None:
+    if not _is_text(before) or not _is_text(after):
         note = "binary file, " + _sizes_note(before, after)
         return FileDiff(path=path, status=status, binary=True, note=note, **sizes)
     if status == "unchanged":
         return FileDiff(path=path, status=status, **sizes)
-    old, new = _split(old_text), _split(new_text)
-    ops = _edit_script(old, new)
+    old, new = before or b"", after or b""
     notes = [_ending_note(old, new)]
-    if ops is None:
-        removed, added = _approximate_counts(old, new)
+    region = _trim(old, new, context + SLIDE_LINES)
+    old_mid, new_mid = old[region.start:region.old_end], new[region.start:region.new_end]
+    patch = _xdiff(path, old_mid, new_mid, context)
+    found = _from_lines(old_mid, new_mid, patch, region.line, context, max_lines)
+    if found is None and patch is not None:
+        found = _from_patch(patch, region.line, max_lines)
+    if found is None:
+        removed, added = _approximate_counts(_split(old_mid.decode()), _split(new_mid.decode()))
         notes.append(TOO_LARGE_NOTE)
         return FileDiff(path=path, status=status, added=added, removed=removed,
                         truncated=True, note=_join(notes), **sizes)
-    hunks, truncated = _build_hunks(old, new, ops, context, max_lines)
+    hunks, truncated, added, removed = found
     if truncated:
         notes.append(f"diff truncated to {max_lines:,} lines")
-    return FileDiff(
-        path=path,
-        status=status,
-        added=sum(op.j2 - op.j1 for op in ops),
-        removed=sum(op.i2 - op.i1 for op in ops),
-        hunks=hunks,
-        truncated=truncated,
-        note=_join(notes),
-        **sizes,
-    )
+    return FileDiff(path=path, status=status, added=added, removed=removed, hunks=hunks,
+                    truncated=truncated, note=_join(notes), **sizes)
 
 
 def unified_text(diff: FileDiff) -> str:
@@ -138,16 +150,17 @@ def _sizes_note(before: bytes | None, after: bytes | None) -> str:
     return f"{len(before):,} -> {len(after):,} bytes"
 
 
-def _decode(data: bytes | None) -> str | None:
-    """The text of one side ('' when absent), or None when it is binary."""
-    if data is None:
-        return ""
+def _is_text(data: bytes | None) -> bool:
+    """Absent, or UTF-8 without a NUL byte (ASCII is checked without decoding)."""
+    if data is None or data.isascii() and b"\0" not in data:
+        return True
     if b"\0" in data:
-        return None
+        return False
     try:
-        return data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        return False
+    return True
 
 
 def _split(text: str) -> list[str]:
@@ -160,23 +173,19 @@ def _split(text: str) -> list[str]:
     return lines
 
 
-def _strip(line: str) -> str:
-    if line.endswith("\r\n"):
-        return line[:-2]
-    return line[:-1] if line.endswith("\n") else line
-
-
-def _ending_note(old: list[str], new: list[str]) -> str:
+def _ending_note(old: bytes, new: bytes) -> str:
     """Say so when the line endings changed, since the text alone hides it."""
+    if b"\r" not in old and b"\r" not in new:
+        return ""  # LF or no line ending at all on both sides: nothing to count
     old_style, new_style = _ending_style(old), _ending_style(new)
     if old_style and new_style and old_style != new_style:
         return f"line endings changed ({old_style} -> {new_style})"
     return ""
 
 
-def _ending_style(lines: list[str]) -> str:
-    crlf = sum(1 for line in lines if line.endswith("\r\n"))
-    lf = sum(1 for line in lines if line.endswith("\n")) - crlf
+def _ending_style(data: bytes) -> str:
+    crlf = data.count(b"\r\n")
+    lf = data.count(b"\n") - crlf
     if not crlf and not lf:
         return ""
     return "CRLF" if crlf > lf else "LF"
@@ -186,33 +195,156 @@ def _join(notes: Sequence[str]) -> str:
     return "; ".join(note for note in notes if note)
 
 
-# -- edit script ---------------------------------------------------------------
+# -- the region that differs ---------------------------------------------------
 
 
-def _edit_script(old: list[str], new: list[str]) -> list[_Op] | None:
-    """The changed blocks in order, or None when no bounded method could find them."""
-    head = _common_prefix(old, new)
-    tail = _common_suffix(old[head:], new[head:])
-    mid_old, mid_new = old[head:len(old) - tail], new[head:len(new) - tail]
-    if not mid_old or not mid_new:
-        ops = [_Op(0, len(mid_old), 0, len(mid_new))] if mid_old or mid_new else []
-    elif len(mid_old) <= SMALL_LINES and len(mid_new) <= SMALL_LINES:
-        ops = _difflib_ops(mid_old, mid_new)
-    else:
-        ops = _git_ops(mid_old, mid_new)
-    if len(mid_old) == len(mid_new):
-        ops = _prefer_in_place(mid_old, mid_new, ops)
-    return None if ops is None else [_Op(o.i1 + head, o.i2 + head, o.j1 + head, o.j2 + head)
-                                     for o in ops]
+def _trim(old: bytes, new: bytes, keep: int) -> _Region:
+    """The differing region in whole lines, widened by `keep` unchanged lines each way (memcmp, no split)."""
+    start = old.rfind(b"\n", 0, _common_prefix(old, new)) + 1
+    for _ in range(keep):
+        if start == 0:
+            break
+        start = old.rfind(b"\n", 0, start - 1) + 1
+    tail = _common_suffix(old, new, min(len(old), len(new)) - start)
+    # Cut after a newline inside the common tail: there it ends a line in both versions.
+    end = len(old) if tail == 0 else old.find(b"\n", len(old) - tail) + 1 or len(old)
+    for _ in range(keep):
+        if end == len(old):
+            break
+        end = old.find(b"\n", end) + 1 or len(old)
+    return _Region(start, end, end - len(old) + len(new), old.count(b"\n", 0, start))
 
 
-def _prefer_in_place(a: list[str], b: list[str], ops: list[_Op] | None) -> list[_Op] | None:
-    """Lines replaced in place, when that is no longer than the engine's script.
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the common head: a bisection that compares each byte at most once."""
+    lo, hi = 0, min(len(a), len(b))
+    with memoryview(b) as view:
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if a.startswith(view[lo:mid], lo):
+                lo = mid
+            else:
+                hi = mid - 1
+    return lo
 
-    In repetitive text (a file of "}" lines) every engine may pair a change
-    with any equal line far away; replacing the differing lines where they
-    stand is what a reader expects, and costs one linear pass.
+
+def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    """Length of the common tail, at most `limit`."""
+    lo, hi = 0, max(limit, 0)
+    with memoryview(b) as view:
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if a.endswith(view[len(b) - mid:len(b) - lo], 0, len(a) - lo):
+                lo = mid
+            else:
+                hi = mid - 1
+    return lo
+
+
+# -- hunks from xdiff ------------------------------------------------------------
+
+
+def _xdiff(path: str, old: bytes, new: bytes, context: int) -> pygit2.Patch | None:
+    """xdiff's patch of two differing buffers; None when it cannot give one (logged)."""
+    if max(len(old), len(new)) > XDIFF_MAX_BYTES:
+        log.warning("%s differs in %s bytes, more than xdiff takes; using the fallback", path,
+                    f"{max(len(old), len(new)):,}")
+        return None
+    import pygit2  # here: its 150 ms import is paid by the first diff, in a worker thread, not at start-up
+
+    # FORCE_TEXT: what is binary was decided above.  The indent heuristic is `git diff`'s default.
+    flags = pygit2.enums.DiffOption.FORCE_TEXT | pygit2.enums.DiffOption.INDENT_HEURISTIC
+    try:
+        patch = pygit2.Patch.create_from(old, new, flag=flags, context_lines=context, interhunk_lines=0)
+    except pygit2.GitError as exc:  # out of memory, or a limit of libgit2's: a summary rather than no preview
+        log.warning("xdiff could not diff %s (%s), using the fallback", path, exc)
+        return None
+    if not any(patch.line_stats[1:]):
+        log.warning("xdiff found no difference in %s, whose bytes differ; using the fallback", path)
+        return None
+    return patch
+
+
+
+_Found = tuple[tuple[Hunk, ...], bool, int, int]
+"""The hunks, whether they were truncated, and the lines added and removed in the whole file."""
+
+
+def _from_patch(patch: pygit2.Patch, shift: int, max_lines: int) -> _Found:
+    """xdiff's hunks as Belay's, line numbers shifted by the trimmed head; stop at `max_lines` lines."""
+    _, added, removed = patch.line_stats
+    hunks: list[Hunk] = []
+    budget = max_lines
+    for native in patch.hunks:
+        lines = list(islice(_native_lines(native.lines, shift), budget + 1))
+        if len(lines) <= budget:
+            hunks.append(Hunk(old_start=native.old_start + shift, old_len=native.old_lines,
+                              new_start=native.new_start + shift, new_len=native.new_lines, lines=tuple(lines)))
+            budget -= len(lines)
+            continue
+        if budget > 0:
+            before_old = native.old_start - 1 if native.old_lines else native.old_start
+            before_new = native.new_start - 1 if native.new_lines else native.new_start
+            hunks.append(_hunk(lines[:budget], before_old + shift, before_new + shift))
+        return tuple(hunks), True, added, removed
+    return tuple(hunks), False, added, removed
+
+
+def _native_lines(lines: Sequence[pygit2.DiffLine], shift: int) -> Iterator[DiffLine]:
+    for line in lines:
+        if line.origin in _MARKS:
+            yield _line(line.origin, line.raw_content.decode(),
+                        line.old_lineno + shift if line.old_lineno > 0 else None,
+                        line.new_lineno + shift if line.new_lineno > 0 else None)
+
+
+# -- hunks replaced in place -------------------------------------------------------
+
+
+def _from_lines(old_mid: bytes, new_mid: bytes, patch: pygit2.Patch | None, shift: int, context: int,
+                max_lines: int) -> _Found | None:
+    """Hunks that replace the differing lines where they stand, when that is what the reader should see.
+
+    In repetitive text (a file of "}" lines) xdiff may pair a change with any
+    equal line far away; when both versions have as many lines, replacing the
+    differing lines in place is what a reader expects, if it is no longer than
+    xdiff's script.  Also the fallback when xdiff failed.  None: use xdiff's.
     """
+    if patch is not None and _in_place_already(patch):
+        return None
+    old, new = _split(old_mid.decode()), _split(new_mid.decode())
+    if len(old) != len(new):
+        return None
+    ops = _in_place(old, new)
+    if patch is not None and _changed(ops) > sum(patch.line_stats[1:]):
+        return None
+    hunks, truncated = _build_hunks(old, new, ops, context, max_lines, shift)
+    return hunks, truncated, sum(op.j2 - op.j1 for op in ops), sum(op.i2 - op.i1 for op in ops)
+
+
+def _in_place_already(patch: pygit2.Patch) -> bool:
+    """Whether every block of xdiff's script replaces as many lines as it removes, where it removes them
+    (so nothing better can be found in place); also when the versions differ in line count."""
+    _, added, removed = patch.line_stats
+    if added != removed:
+        return True
+    for native in patch.hunks:
+        gone = came = first_old = first_new = 0  # a block's removed and added lines, and where each starts
+        for line in native.lines:
+            if line.origin == "-":
+                first_old, gone = first_old or line.old_lineno, gone + 1
+            elif line.origin == "+":
+                first_new, came = first_new or line.new_lineno, came + 1
+            elif line.origin == " ":
+                if gone != came or first_old != first_new:
+                    return False
+                gone = came = first_old = first_new = 0
+        if gone != came or first_old != first_new:
+            return False
+    return True
+
+
+def _in_place(a: list[str], b: list[str]) -> list[_Op]:
     in_place: list[_Op] = []
     k, n = 0, len(a)
     while k < n:
@@ -223,80 +355,11 @@ def _prefer_in_place(a: list[str], b: list[str], ops: list[_Op] | None) -> list[
         while k < n and a[k] != b[k]:
             k += 1
         in_place.append(_Op(start, k, start, k))
-    if ops is None or _changed(in_place) <= _changed(ops):
-        return in_place
-    return ops
+    return in_place
 
 
 def _changed(ops: list[_Op]) -> int:
     return sum(op.i2 - op.i1 + op.j2 - op.j1 for op in ops)
-
-
-def _common_prefix(a: list[str], b: list[str]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _common_suffix(a: list[str], b: list[str]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[-1 - i] == b[-1 - i]:
-        i += 1
-    return i
-
-
-def _difflib_ops(a: list[str], b: list[str]) -> list[_Op]:
-    # Default autojunk on purpose: without it difflib is quadratic on repetitive input.
-    matcher = difflib.SequenceMatcher(None, a, b)
-    return [_Op(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
-_HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
-def _git_ops(old: list[str], new: list[str]) -> list[_Op] | None:
-    """Run git's patience diff with no context and read only its hunk headers."""
-    if not os.access(GIT, os.X_OK):
-        return None
-    with tempfile.TemporaryDirectory(prefix="belay-diff-") as tmp:
-        a, b = Path(tmp, "a"), Path(tmp, "b")
-        a.write_bytes("".join(old).encode("utf-8"))
-        b.write_bytes("".join(new).encode("utf-8"))
-        try:
-            proc = subprocess.run(
-                [GIT, "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv",
-                 "--text", "--patience", "-U0", "--", "a", "b"],
-                cwd=tmp, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            log.warning("git diff failed, using the fallback: %s", exc)
-            return None
-    ops = _ops_from_headers(proc.stdout)
-    # Exit status 1 means "differences found"; anything else, or no hunks with it, is a failure.
-    if proc.returncode != 1 or not ops:
-        log.warning("git diff exited %d without a usable diff: %r", proc.returncode, proc.stderr[-500:])
-        return None
-    return ops
-
-
-
-
-def _ops_from_headers(output: bytes) -> list[_Op]:
-    ops = []
-    for line in output.splitlines():
-        match = _HUNK_HEADER.match(line)
-        if match is None:
-            continue
-        old_start, old_len, new_start, new_len = (
-            int(g) if g is not None else 1 for g in match.groups()
-        )
-        i1 = old_start - 1 if old_len else old_start
-        j1 = new_start - 1 if new_len else new_start
-        ops.append(_Op(i1, i1 + old_len, j1, j1 + new_len))
-    return ops
 
 
 def _approximate_counts(old: list[str], new: list[str]) -> tuple[int, int]:
@@ -305,22 +368,19 @@ def _approximate_counts(old: list[str], new: list[str]) -> tuple[int, int]:
     return sum((old_counts - new_counts).values()), sum((new_counts - old_counts).values())
 
 
-# -- hunks ---------------------------------------------------------------------
-
-
 def _build_hunks(
-    old: list[str], new: list[str], ops: list[_Op], context: int, max_lines: int
+    old: list[str], new: list[str], ops: list[_Op], context: int, max_lines: int, shift: int
 ) -> tuple[tuple[Hunk, ...], bool]:
     """Group the changes with `context` lines around them; stop at `max_lines` lines."""
     hunks: list[Hunk] = []
     budget = max_lines
     for group in _groups(ops, context):
-        lines = list(islice(_group_lines(old, new, group, context), budget + 1))
+        lines = list(islice(_group_lines(old, new, group, context, shift), budget + 1))
         if len(lines) > budget:
             if budget > 0:
-                hunks.append(_hunk(group[0], lines[:budget]))
+                hunks.append(_hunk(lines[:budget], group[0].i1 + shift, group[0].j1 + shift))
             return tuple(hunks), True
-        hunks.append(_hunk(group[0], lines))
+        hunks.append(_hunk(lines, group[0].i1 + shift, group[0].j1 + shift))
         budget -= len(lines)
     return tuple(hunks), False
 
@@ -338,41 +398,36 @@ def _groups(ops: list[_Op], context: int) -> Iterator[list[_Op]]:
 
 
 def _group_lines(
-    old: list[str], new: list[str], group: list[_Op], context: int
+    old: list[str], new: list[str], group: list[_Op], context: int, shift: int
 ) -> Iterator[DiffLine]:
     first, last = group[0], group[-1]
     i = max(first.i1 - context, 0)
-    shift = first.j1 - first.i1  # new index = old index + shift, in equal regions
-    for op in group:
-        yield from _context(old, i, op.i1, shift)
+    for op in group:  # in place: an old line and its new counterpart have the same index
+        for k in range(i, op.i1):
+            yield _line(" ", old[k], k + shift + 1, k + shift + 1)
         for k in range(op.i1, op.i2):
-            yield _line("-", old[k], k + 1, None)
+            yield _line("-", old[k], k + shift + 1, None)
         for k in range(op.j1, op.j2):
-            yield _line("+", new[k], None, k + 1)
-        i, shift = op.i2, op.j2 - op.i2
-    yield from _context(old, i, min(last.i2 + context, len(old)), shift)
-
-
-def _context(old: list[str], start: int, stop: int, shift: int) -> Iterator[DiffLine]:
-    for k in range(start, stop):
-        yield _line(" ", old[k], k + 1, k + shift + 1)
+            yield _line("+", new[k], None, k + shift + 1)
+        i = op.i2
+    for k in range(i, min(last.i2 + context, len(old))):
+        yield _line(" ", old[k], k + shift + 1, k + shift + 1)
 
 
 def _line(kind: str, raw: str, old_no: int | None, new_no: int | None) -> DiffLine:
-    text = _strip(raw)
+    text = raw[:-2] if raw.endswith("\r\n") else raw[:-1] if raw.endswith("\n") else raw
     return DiffLine(kind=kind, old_no=old_no, new_no=new_no, text=text, ending=raw[len(text):])
 
 
-def _hunk(first: _Op, lines: list[DiffLine]) -> Hunk:
+def _hunk(lines: list[DiffLine], before_old: int, before_new: int) -> Hunk:
+    """A hunk of `lines`; an empty side names the line before the change (`before_old`, `before_new`)."""
     old_len = sum(1 for line in lines if line.kind != "+")
     new_len = sum(1 for line in lines if line.kind != "-")
     old_first = next((line.old_no for line in lines if line.old_no is not None), None)
     new_first = next((line.new_no for line in lines if line.new_no is not None), None)
-    # Unified convention: an empty side names the line before the change.
-    old_start = old_first if old_first is not None else first.i1
-    new_start = new_first if new_first is not None else first.j1
-    return Hunk(old_start=old_start, old_len=old_len, new_start=new_start,
-                new_len=new_len, lines=tuple(lines))
+    return Hunk(old_start=old_first if old_first is not None else before_old, old_len=old_len,
+                new_start=new_first if new_first is not None else before_new, new_len=new_len,
+                lines=tuple(lines))
 
 
 def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:

@@ -6,7 +6,9 @@ import random
 import subprocess
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import pygit2
 import pytest
 
 from core.changes import diffs
@@ -176,8 +178,9 @@ def test_every_other_line_changed_in_a_huge_file_is_fast() -> None:
     )
 
 
-def test_without_git_a_huge_change_is_summarised_not_diffed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(diffs, "GIT", "/nonexistent/git")
+@pytest.mark.allow_warning_logs  # the fallback is logged
+def test_beyond_xdiffs_size_limit_a_huge_change_is_summarised_not_diffed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(diffs, "XDIFF_MAX_BYTES", 1_000)
     old = ["}\n"] * 50_000
     new = list(old)
     for k in range(100, 50_000, 2_500):
@@ -191,8 +194,11 @@ def test_without_git_a_huge_change_is_summarised_not_diffed(monkeypatch: pytest.
     assert diff.note == "diff too large to show"
 
 
-def test_without_git_in_place_edits_of_a_huge_file_are_still_diffed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(diffs, "GIT", "/nonexistent/git")
+@pytest.mark.allow_warning_logs  # the fallback is logged
+def test_beyond_xdiffs_size_limit_in_place_edits_of_a_huge_file_are_still_diffed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(diffs, "XDIFF_MAX_BYTES", 1_000)
     old = ["}\n"] * 50_000
     new = list(old)
     for k in range(100, 50_000, 2_500):
@@ -203,15 +209,17 @@ def test_without_git_in_place_edits_of_a_huge_file_are_still_diffed(monkeypatch:
 
 
 @pytest.mark.allow_warning_logs  # the failure is logged on purpose
-@pytest.mark.parametrize("script", ["echo broken >&2; exit 2", "exit 1", "sleep 5"], ids=["fails", "lies", "hangs"])
-def test_a_failing_git_falls_back_without_a_quadratic_diff(
-    script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("failure", ["raises", "finds nothing"])
+def test_a_failing_xdiff_falls_back_without_a_quadratic_diff(
+    failure: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    fake = tmp_path / "git"
-    fake.write_text(f"#!/bin/sh\n{script}\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(diffs, "GIT", str(fake))
-    monkeypatch.setattr(diffs, "GIT_TIMEOUT", 0.5)
+    def broken(old: bytes, new: bytes, **options: object) -> pygit2.Patch:
+        if failure == "raises":
+            raise pygit2.GitError("out of memory")
+        return real(old, old, **options)
+
+    real = pygit2.Patch.create_from
+    monkeypatch.setattr(pygit2, "Patch", SimpleNamespace(create_from=broken))
     old = _numbered(5_000)
     new = old[::2] + ["tail\n"]
 
@@ -220,17 +228,21 @@ def test_a_failing_git_falls_back_without_a_quadratic_diff(
 
     assert time.perf_counter() - started < 2.0
     assert (diff.added, diff.removed, diff.note) == (1, 2_500, "diff too large to show")
-    assert "git diff" in caplog.text
+    assert "xdiff" in caplog.text
 
 
-def test_without_git_a_small_change_in_a_huge_file_is_still_diffed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(diffs, "GIT", "/nonexistent/git")
+def test_a_small_change_in_a_file_beyond_xdiffs_limit_is_still_diffed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the region around the change (the context and xdiff's slide margin) is handed to xdiff.
+    monkeypatch.setattr(diffs, "XDIFF_MAX_BYTES", 500_000)  # the file has 1.2 MB
     old = _numbered(100_000)
     new = list(old)
     new[70_000] = "changed\n"
+    new.insert(80_000, "inserted\n")
     diff = compute_diff("big.txt", _bytes(old), _bytes(new))
-    (hunk,) = diff.hunks
-    assert (hunk.old_start, hunk.new_start, diff.added, diff.removed) == (69_998, 69_998, 1, 1)
+    first, second = diff.hunks
+    assert (first.old_start, first.new_start, diff.added, diff.removed) == (69_998, 69_998, 2, 1)
+    assert (second.old_start, second.old_len, second.new_start, second.new_len) == (79_998, 6, 79_998, 7)
+    assert second.lines[3] == DiffLine(kind="+", old_no=None, new_no=80_001, text="inserted")
 
 
 def test_truncation_caps_lines_and_keeps_true_counts() -> None:
@@ -266,13 +278,12 @@ def _random_edit(rng: random.Random, lines: list[str]) -> list[str]:
     return new
 
 
-@pytest.mark.parametrize("engine", ["difflib", "git"])
+@pytest.mark.parametrize("margin", [diffs.SLIDE_LINES, 0], ids=["whole", "trimmed-to-the-context"])
 def test_unified_text_applies_back_to_the_new_content(
-    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    margin: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if engine == "git":
-        monkeypatch.setattr(diffs, "SMALL_LINES", 0)
-    rng = random.Random(engine)
+    monkeypatch.setattr(diffs, "SLIDE_LINES", margin)
+    rng = random.Random(margin)
     for _ in range(25):
         old = [rng.choice(["}\n", "{\n", "x = 1\n", "\n"]) for _ in range(rng.randint(0, 60))]
         new = _random_edit(rng, old)
