@@ -76,7 +76,7 @@ from gui.window.review_view import review_settings
 from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
 from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
-from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator
+from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator
 from gui.window.tasks import TaskSet
 from gui.window.theme import theme_menu
 from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
@@ -209,6 +209,8 @@ class MainWindow(QMainWindow):
         self._held_timer.setInterval(1000)
         self._held_timer.timeout.connect(self._show_held)
         self.statusBar().addPermanentWidget(self.sandbox)
+        self.store = StoreIndicator(console.state_dir, self.tasks.spawn)  # its size, how far undo reaches
+        self.statusBar().addPermanentWidget(self.store)
         self.sandbox.show_sandbox(console.sandbox, console.bash_settings.network)
         self._show_mode(console.mode)
         self._connect()

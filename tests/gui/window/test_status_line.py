@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import threading
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from core import CallFinished, CallQueued, RunStatus, SandboxInfo, Timeline
+import pytest
+
+from core import CallFinished, CallQueued, Console, RunStatus, SandboxInfo, Timeline
 from gui.window.status_line import RunCounts, SandboxIndicator
 from gui.window.theme import LIGHT
+from tests.conftest import wait_until
 
 
 @dataclass(frozen=True)
@@ -64,3 +71,34 @@ def test_without_a_limit_or_a_sandbox_the_indicator_says_what_a_command_can_do(q
     assert f"color:{LIGHT.danger}'>, no process limit (RLIMIT_NPROC does not bind root)" in indicator.text()
     tip = indicator.toolTip()
     assert "can read or change any file you can" in tip and "fork bomb" in tip
+
+
+def test_the_store_indicator_shows_the_state_size_and_how_far_undo_reaches_measured_off_the_gui_thread(
+        qtbot: Any, loop: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gui.window import status_line
+    from tests.gui.window.test_main_window import in_window
+
+    monkeypatch.setattr(status_line, "STORE_FIRST_S", 0.05)
+    monkeypatch.setattr(status_line, "STORE_EVERY_S", 0.2)
+    measured_on: list[threading.Thread] = []
+    measure = status_line._measured
+
+    def _measured(state_dir: Path) -> object:
+        measured_on.append(threading.current_thread())
+        return measure(state_dir)
+    monkeypatch.setattr(status_line, "_measured", _measured)
+
+    async def body(console: Console, window: Any) -> None:
+        await console.add_rule("Write", "allow", "session")
+        agent = await console.start_agent("writer", "scripted")
+        await console.call(agent, "Write", {"file_path": str(workspace / "new.txt"), "content": "x\n" * 5000})
+        await wait_until(lambda: window.store.usage is not None and window.store.usage.calls == 1,
+                         what="the store indicator to measure again")
+        assert window.store.isVisible()
+        today = datetime.now()
+        assert re.fullmatch(rf" ▤ \d+(\.\d)? (kB|MB) · undo to {today.day} {today:%b} ", window.store.text())
+        assert window.store.usage is not None and window.store.usage.calls == 1
+        assert "`belay gc --workspace …`" in window.store.toolTip() and "30 days" in window.store.toolTip()
+        assert measured_on and threading.main_thread() not in measured_on
+
+    in_window(qtbot, loop, workspace, body)
