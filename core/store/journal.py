@@ -95,6 +95,14 @@ ADDED_COLUMNS = {
     "decisions": (("rule", "TEXT"),),
 }
 
+# Indexes that keep an undo, a redo and a rewind independent of the journal's size (see `undo_state_of`).
+# Made after the added columns, which some cover, so a journal written before them gets them when opened.
+INDEXES = """
+CREATE INDEX IF NOT EXISTS rollbacks_target ON rollbacks(target);
+CREATE INDEX IF NOT EXISTS decisions_call ON decisions(call_id);
+CREATE INDEX IF NOT EXISTS calls_created ON calls(created_at);
+"""
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
@@ -167,6 +175,7 @@ class Journal:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self._add_missing_columns()
+        self._db.executescript(INDEXES)
 
     def _add_missing_columns(self) -> None:
         for table, columns in ADDED_COLUMNS.items():
@@ -481,8 +490,111 @@ class Journal:
                 "SELECT op_id, COUNT(*) AS n FROM changes GROUP BY op_id")}
         return undoing([RollbackLink(r.rollback_id, r.target, r.reverts, r.git_reverts) for r in rollbacks], sizes)
 
+    # -- reads whose cost does not grow with the journal: undo, redo, rewind -------
+
+    @_reads
+    def undo_state_of(self, op_ids: Sequence[str]) -> dict[Ref, Ref]:
+        """`undo_state` for the changes of `op_ids` only, read through indexes: the undos of those
+        operations, the undos of those undos (redos) and so on, never the rest of the journal."""
+        with self._lock:
+            return _undo_state_of(self._db, op_ids)
+
+    @_reads
+    def call_record(self, call_id: str) -> CallRecord | None:
+        """One call as `calls(call_id)` gives it, its undo state read through indexes."""
+        with self._lock:
+            rows = self._db.execute(f"{_CALLS} WHERE c.id=?", (call_id,)).fetchall()
+            records = _records(self._db, rows)
+        return records[0] if records else None
+
+    @_reads
+    def calls_after(self, call_id: str) -> list[CallRecord] | None:
+        """The calls journaled after `call_id`, oldest first, as `calls` gives them (what a rewind to it
+        undoes); None when the journal has no such call.  Reads those calls only, through indexes."""
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM calls WHERE id=?", (call_id,)).fetchone() is None:
+                return None
+            rows = self._db.execute(
+                f"{_CALLS} WHERE (c.created_at, c.rowid) > (SELECT created_at, rowid FROM calls WHERE id=?)"
+                " ORDER BY c.created_at, c.rowid", (call_id,)).fetchall()
+            return _records(self._db, rows)
+
     def __repr__(self) -> str:
         return f"<Journal {self.path}>"
+
+
+_CALLS = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at, r.ended_at,"
+          " a.name AS agent_name FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
+
+# The done rollbacks that decide whether the changes of the operations in ?1 (a JSON list) are undone: those
+# that target them (an old rollback, without a target, targets its call), those that target these, and so on.
+_UNDOS_OF = """
+WITH RECURSIVE
+  op(id) AS (SELECT value FROM json_each(?1)),
+  chain(id) AS (
+    SELECT r.id FROM op JOIN rollbacks r ON r.target = op.id WHERE r.state = 'done'
+    UNION SELECT r.id FROM op JOIN rollbacks r ON r.call_id = op.id WHERE r.target IS NULL AND r.state = 'done'
+    UNION SELECT r.id FROM chain JOIN rollbacks r ON r.target = chain.id WHERE r.state = 'done')
+SELECT r.id, r.call_id, r.target FROM chain JOIN rollbacks r ON r.id = chain.id ORDER BY r.created_at, r.rowid
+"""
+
+
+def _undo_state_of(db: sqlite3.Connection, op_ids: Sequence[str]) -> dict[Ref, Ref]:
+    """As `Journal.undo_state_of`; the caller holds the lock."""
+    rollbacks = db.execute(_UNDOS_OF, (json.dumps(list(op_ids)),)).fetchall()
+    if not rollbacks:
+        return {}
+    ids = json.dumps([r["id"] for r in rollbacks])
+    reverts: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT c.op_id, c.seq, c.reverts FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value",
+                        (ids,)):
+        reverts.setdefault(r["op_id"], []).append(r)
+    git: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT g.op_id, g.seq, g.reverts FROM json_each(?) AS j JOIN git_changes g"
+                        " ON g.op_id = j.value", (ids,)):
+        git.setdefault(r["op_id"], []).append(r)
+    legacy = json.dumps(sorted({r["call_id"] for r in rollbacks if r["target"] is None}))
+    sizes = {r["op_id"]: r["n"] for r in db.execute(
+        "SELECT c.op_id, COUNT(*) AS n FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value GROUP BY c.op_id",
+        (legacy,))}
+    undone = undoing([_link(r, reverts.get(r["id"], []), git.get(r["id"], [])) for r in rollbacks], sizes)
+    asked = set(op_ids)
+    return {ref: by for ref, by in undone.items() if ref[0] in asked}
+
+
+def _link(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackLink:
+    """As `_rollback` reads it, for the bookkeeping only (old rollbacks reverted their whole call)."""
+    def ordered(rows: list[sqlite3.Row]) -> tuple[Any, ...]:
+        return tuple(row["reverts"] for row in sorted(rows, key=lambda row: row["seq"]))
+    if r["target"] is None:
+        return RollbackLink(r["id"], r["call_id"], (None,), ordered(git))
+    return RollbackLink(r["id"], r["target"], ordered(changes), ordered(git))
+
+
+def _records(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[CallRecord]:
+    """Calls rows (`_CALLS`) made whole, their changes, decisions and undo state read through indexes."""
+    if not rows:
+        return []
+    ids = [r["id"] for r in rows]
+    picked = json.dumps(ids)
+    changes: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT c.* FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value", (picked,)):
+        changes.setdefault(r["op_id"], []).append(r)
+    git: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT g.* FROM json_each(?) AS j JOIN git_changes g ON g.op_id = j.value", (picked,)):
+        git.setdefault(r["op_id"], []).append(r)
+    decisions: dict[str, CallDecision] = {}
+    for r in db.execute("SELECT d.* FROM json_each(?) AS j JOIN decisions d ON d.call_id = j.value ORDER BY d.id",
+                        (picked,)):
+        decisions[r["call_id"]] = _decision(r)
+    undone = _undo_state_of(db, ids)
+    return [_call(r, [_change(c) for c in _by_seq(changes.get(r["id"], []))],
+                  [_git_change(g) for g in _by_seq(git.get(r["id"], []))], undone, decisions.get(r["id"]))
+            for r in rows]
+
+
+def _by_seq(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
+    return sorted(rows, key=lambda r: r["seq"])
 
 
 def _insert_changes(db: sqlite3.Connection, op_id: str, changes: Sequence[FileChange],

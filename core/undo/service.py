@@ -6,6 +6,11 @@ of an operation that are still in force, runs both under the one-author
 lock, records the undo (pending, then done or failed) and announces it.
 A redo is the undo of the undos in force; a rewind undoes every later call,
 newest first, and stops at the first refusal.
+
+What an undo reads of the journal it reads through indexes (the operation,
+its undos and theirs, the calls after a rewind's target), so one undo costs
+the same after 20 calls as after 10,000 and a rewind grows with the calls it
+undoes only (bench/undo.py; tests/core/undo/test_journal_size.py).
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ class Undoer:
             return UndoReport(call_id=call_id, ok=False, message=e.info.message)
 
     async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
-        undone = await self.recorder.read(self.journal.undo_state)
+        undone = await self.recorder.read(self.journal.undo_state_of, [call_id])
         changes = await self.recorder.read(self.journal.changes_of, call_id)
         git = await self.recorder.read(self.journal.git_changes_of, call_id)
         strangers = _untouched(call_id, "call", changes, paths) if paths is not None and changes else None
@@ -106,12 +111,10 @@ class Undoer:
         return await asyncio.to_thread(build)
 
     async def rewind_plan(self, call_id: str) -> list[CallRecord]:
-        records = await self.recorder.read(self.journal.calls)
-        position = next((i for i, r in enumerate(records) if r.call_id == call_id), None)
-        if position is None:
+        later = await self.recorder.read(self.journal.calls_after, call_id)
+        if later is None:
             raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
-        return [r for r in reversed(records[position + 1:])
-                if any(c.restorable and c.path not in r.undone_paths for c in r.changes)]
+        return [r for r in reversed(later) if any(c.restorable and c.path not in r.undone_paths for c in r.changes)]
 
     async def rewind(self, call_id: str) -> list[UndoReport]:
         reports: list[UndoReport] = []
@@ -134,7 +137,7 @@ class Undoer:
                             "program); Belay records them but does not undo them")
         changes = await self.recorder.read(self.journal.changes_of, op_id)
         git = await self.recorder.read(self.journal.git_changes_of, op_id)
-        undone = await self.recorder.read(self.journal.undo_state)
+        undone = await self.recorder.read(self.journal.undo_state_of, [op_id])
         call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
@@ -189,7 +192,8 @@ class Undoer:
         return _Done(files, tuple(s.change.what for s in moving), left)
 
     async def _finished(self, target: UndoTarget, rollback_id: str, done: _Done, force: bool) -> UndoReport:
-        [record] = await self.recorder.read(self.journal.calls, target.call_id)
+        record = await self.recorder.read(self.journal.call_record, target.call_id)
+        assert record is not None  # the undo was journaled against it
         applied = done.files
         self.recorder.rollback_finished(RollbackFinished(
             rollback_id=rollback_id, call_id=target.call_id, target=target.op_id, redo=target.redo,
