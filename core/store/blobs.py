@@ -425,11 +425,6 @@ class StoredBlobs(NamedTuple):
     bytes: int
     """What the blob folder takes on disk: loose files, packs and indexes, and anything a crash left."""
 
-    def size_of(self, digest: str) -> int:
-        if digest in self.loose:
-            return self.loose[digest]
-        return next((entries[digest].length for entries in self.packs.values() if digest in entries), 0)
-
 
 def stored_blobs(root: Path) -> StoredBlobs:
     """Lists the blob folder: a few thousand entries a second is all it costs (no blob is read)."""

@@ -171,6 +171,7 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
         raise GcRefused(state_dir)
     try:
         gc_plan = plan(state_dir, retention, now)
+        known = {s.session_id for s in (*gc_plan.kept, *gc_plan.removed)}
         if shown is not None:
             agreed = {s.session_id for s in shown.removed}
             gc_plan = replace(gc_plan, removed=tuple(s for s in gc_plan.removed if s.session_id in agreed))
@@ -178,18 +179,11 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
             return GcResult(gc_plan, 0, 0, gc_plan.state_bytes, gc_plan.notes)
         db = _connect(state_dir)
         try:
-            sessions_before = _session_ids(db)
             if gc_plan.removed:
                 _remove_sessions(db, [s.session_id for s in gc_plan.removed])
                 step("rows")
-            if _session_ids(db) - sessions_before:  # a console opened meanwhile (without the lock): it may write
-                notes = ("a console opened the workspace during gc: its blobs were left for the next gc",)
-                removed, repacked = 0, 0
-            else:
-                notes = ()
-                removed, repacked = _sweep(state_dir / BLOBS, _referenced(db), step)
-            db.execute("VACUUM")
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            removed, repacked, notes = _sweep_unless_written(db, state_dir / BLOBS, known, now, step)
+            notes += _compact(db)
             step("vacuumed")
         finally:
             db.close()
@@ -207,7 +201,8 @@ def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention, now: da
     stored = blob_files.stored_blobs(state_dir / BLOBS)
     state_bytes = state_size(state_dir)
     removed = _past_horizon(sessions, retention, now)
-    removed, notes = _within_limit(sessions, removed, refs, stored, state_bytes, retention, now)
+    removed, notes = _within_limit(sessions, removed, refs, _sizes(stored), state_bytes - stored.bytes,
+                                   retention, now)
     gone = {s.session_id for s in removed}
     kept = tuple(s for s in sessions if s.session_id not in gone)
     still = set(refs.get(None, set())).union(*(refs.get(s.session_id, set()) for s in kept))
@@ -232,6 +227,13 @@ def _worth_rewriting(entries: dict[str, blob_files._Packed], dead: list[str]) ->
     return bool(dead) and dead_bytes >= REPACK_DEAD_SHARE * sum(e.length for e in entries.values())
 
 
+def _sizes(stored: blob_files.StoredBlobs) -> dict[str, int]:
+    """Each stored blob's size (its first copy's, where a crash or a race stored it twice)."""
+    sizes = {d: where.length for entries in stored.packs.values() for d, where in entries.items()}
+    sizes.update(stored.loose)
+    return sizes
+
+
 def _past_horizon(sessions: list[SessionSummary], retention: Retention, now: datetime) -> list[SessionSummary]:
     horizon = now - timedelta(days=retention.keep_days)
     return [s for s in sessions if s.last_at < horizon and _removable(s, sessions, now)]
@@ -243,7 +245,7 @@ def _removable(s: SessionSummary, sessions: list[SessionSummary], now: datetime)
 
 
 def _within_limit(sessions: list[SessionSummary], removed: list[SessionSummary], refs: dict[str | None, set[str]],
-                  stored: blob_files.StoredBlobs, state_bytes: int, retention: Retention,
+                  sizes: dict[str, int], journal_bytes: int, retention: Retention,
                   now: datetime) -> tuple[list[SessionSummary], tuple[str, ...]]:
     """`removed`, plus the oldest other sessions for as long as what stays is over `max_bytes`."""
     gone = {s.session_id for s in removed}
@@ -252,9 +254,8 @@ def _within_limit(sessions: list[SessionSummary], removed: list[SessionSummary],
         if sid not in gone:
             for d in digests:
                 counts[d] = counts.get(d, 0) + 1
-    blob_bytes = sum(stored.size_of(d) for d in counts)
+    blob_bytes = sum(sizes.get(d, 0) for d in counts)
     total_calls = sum(s.calls for s in sessions) or 1
-    journal_bytes = state_bytes - stored.bytes
     kept_calls = sum(s.calls for s in sessions if s.session_id not in gone)
     removed = list(removed)
     for s in sorted((s for s in sessions if s.session_id not in gone), key=lambda s: s.last_at):
@@ -267,7 +268,7 @@ def _within_limit(sessions: list[SessionSummary], removed: list[SessionSummary],
         for d in refs.get(s.session_id, ()):
             counts[d] -= 1
             if not counts[d]:
-                blob_bytes -= stored.size_of(d)
+                blob_bytes -= sizes.get(d, 0)
     if blob_bytes + journal_bytes * kept_calls / total_calls <= retention.max_bytes:
         return removed, ()
     return removed, (f"what must stay (the newest session, and any that may still be open) takes about "
@@ -353,6 +354,42 @@ def _referenced(db: sqlite3.Connection) -> set[str]:
                                      " UNION SELECT after_hash FROM changes WHERE after_hash IS NOT NULL")}
 
 
+def _compact(db: sqlite3.Connection) -> tuple[str, ...]:
+    """VACUUM, then the WAL truncated: the file shrinks by what the removed rows took."""
+    try:
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as e:  # another program reads or writes it for longer than the timeout
+        return (f"the journal was not compacted ({e}); the next gc will",)
+    return ()
+
+
+def _sweep_unless_written(db: sqlite3.Connection, root: Path, known: set[str], now: datetime | None,
+                          step: Callable[[str], None]) -> tuple[int, int, tuple[str, ...]]:
+    """The sweep, with the journal's write lock held: a console opening now waits at its first row, before it
+    can store anything, so a blob it finds stored cannot vanish under it.  Skipped when a console may have
+    been writing already: one that opened during gc (without the owner lock), or a session not ended and
+    active within `OPEN_GRACE`.  (blobs, packs, notes)"""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        why = _maybe_writing(db, known, now or datetime.now(timezone.utc))
+        swept = (0, 0) if why else _sweep(root, _referenced(db), step)
+    finally:
+        db.execute("COMMIT")  # nothing was written: this only lets writers go on
+    return *swept, ((why,) if why else ())
+
+
+def _maybe_writing(db: sqlite3.Connection, known: set[str], now: datetime) -> str | None:
+    sessions = _sessions(db)
+    if {s.session_id for s in sessions} - known:
+        return "a console opened the workspace during gc: stored copies were left for the next gc"
+    live = [s for s in sessions if not s.ended and now - s.last_at <= OPEN_GRACE]
+    if live:
+        return (f"session {live[0].session_id} has not ended and was active at {live[0].last_at:%H:%M} UTC: in "
+                "case its console still runs, stored copies were left until it ends or an hour has passed")
+    return None
+
+
 def _sweep(root: Path, referenced: set[str], step: Callable[[str], None]) -> tuple[int, int]:
     """Deletes the blobs outside `referenced`: loose ones, and packs (shrunk when enough of them is dead).
 
@@ -379,10 +416,6 @@ def _sweep(root: Path, referenced: set[str], step: Callable[[str], None]) -> tup
 
 def _connect(state_dir: Path) -> sqlite3.Connection:
     return sqlite3.connect(state_dir / JOURNAL, isolation_level=None, timeout=30)
-
-
-def _session_ids(db: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in db.execute("SELECT id FROM sessions")}
 
 
 def _lock_path(state_dir: Path) -> Path:

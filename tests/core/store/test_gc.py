@@ -206,3 +206,28 @@ def test_usage_reports_the_state_size_and_how_far_back_undo_reaches(
     seen = gc.usage(state)
     assert seen.calls == 12 and seen.oldest_call_at is not None and seen.oldest_call_at.isoformat() == OLD
     assert seen.state_bytes == gc.state_size(state) > 0
+
+
+def test_no_stored_copy_is_deleted_while_a_console_may_be_writing(
+        ws: Path, aged: tuple[Path, list[str], list[str]]) -> None:
+    state, _, new = aged
+    snapshot_copy = content_hash(_original(5).encode())  # no row names it: a console may be about to
+
+    def a_console_opens_meanwhile(step: str) -> None:
+        if step == "rows":
+            async def look() -> None:
+                async with Console(ws) as console:  # the lock is gc's: this one does not own the workspace
+                    await console.start_agent("late", "scripted")  # its session begins: it may write
+            run(look())
+    result = gc.collect(state, gc.Retention(keep_days=30), on_step=a_console_opens_meanwhile)
+    assert result.plan.calls_removed == 10 and result.blobs_removed == 0
+    assert any("a console opened the workspace during gc" in note for note in result.notes)
+    assert BlobStore(state / gc.BLOBS).has(snapshot_copy)
+
+    with sqlite3.connect(state / gc.JOURNAL) as db:
+        db.execute("UPDATE sessions SET ended_at=NULL WHERE id=(SELECT session_id FROM calls WHERE id=?)", (new[0],))
+    db.close()
+    result = gc.collect(state, gc.Retention(keep_days=30))
+    assert result.blobs_removed == 0 and any("has not ended" in note for note in result.notes)
+    assert BlobStore(state / gc.BLOBS).has(snapshot_copy)
+    assert _history(ws) == new
