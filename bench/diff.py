@@ -1,0 +1,151 @@
+"""Diff previews at native speed: Belay's preview against `git diff --histogram` on the same two files.
+
+Two figures, each with its baseline measured in the same run, the two sides alternating:
+- diff_100k: a 100,000-line Python file (about 5 MB) with 10 scattered edits (seven lines replaced, two
+  inserted, one removed).  Belay's side is the whole preview the approval path computes before it asks
+  (`Calls._preview`: the `FileDiff` of the write and its proposed content), from the two versions in memory
+  as the write tool holds them; the baseline is `git diff --no-index --histogram` on the same two files,
+  already on disk and in the page cache (a process that reads both, diffs them and prints the patch).
+- diff_repetitive: 120 distinct lines repeated to 20k, 40k, 80k and 160k lines, with 10 scattered edits:
+  Belay's preview per line and the ratio of its time at 160k to its time at 20k (linear would be 8; every
+  line matches 1 in 120 of the others, where a quadratic diff shows).  git diff --histogram on the same
+  files, for reference: its own ratio, and Belay against it at 160k.
+Medians of ROUNDS rounds.  The machine's load is printed before and after.
+
+Run: .venv/bin/python bench/diff.py
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import NamedTuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.changes.gitproc import GIT, git_env  # noqa: E402
+from core.paths import Workspace  # noqa: E402
+from core.run.calls import Calls  # noqa: E402
+from core.tools.base import FileWrite, WritePlan  # noqa: E402
+
+ROUNDS = 9
+REPETITIVE_SIZES = (20_000, 40_000, 80_000, 160_000)
+
+
+def source(count: int) -> list[str]:
+    """A Python module: a function every 20 lines, distinct statements."""
+    return [f"def function_{n}(x, y):\n" if n % 20 == 0 else f"    value_{n} = compute(x, y, {n % 97}) + {n}\n"
+            for n in range(count)]
+
+
+def repetitive(count: int) -> list[str]:
+    return [f"    value_{n % 120} = compute(value_{n % 120 - 1}, {n % 120})\n" for n in range(count)]
+
+
+def scattered_edits(lines: list[str], seed: int) -> list[str]:
+    """Ten edits at random places, at the same fractions of the file whatever its length: seven lines
+    replaced, two inserted, one removed (from the end backwards, so that each place is the one drawn)."""
+    rng = random.Random(seed)
+    places = sorted((len(lines) * k // 10_000 for k in rng.sample(range(1, 10_000), 10)), reverse=True)
+    new = list(lines)
+    for k, at in enumerate(places):
+        if k in (2, 6):
+            new.insert(at, f"    log('inserted at {at}')\n")
+        elif k == 4:
+            del new[at]
+        else:
+            new[at] = new[at].rstrip("\n") + "  # edited\n"
+    return new
+
+
+class Pair:
+    """Two versions of one file, in memory (for Belay) and on disk (for git)."""
+
+    def __init__(self, root: Path, name: str, old: list[str], new: list[str]) -> None:
+        self.before, self.after = "".join(old).encode(), "".join(new).encode()
+        self.dir = root / name
+        self.dir.mkdir()
+        (self.dir / "a").write_bytes(self.before)
+        (self.dir / "b").write_bytes(self.after)
+        self.workspace = Workspace(self.dir)
+        self.plan = WritePlan(writes=(FileWrite(path=self.dir / "a", before=self.before, after=self.after),),
+                              message="edited")
+        self.lines = len(old)
+
+    def belay(self) -> tuple[float, float]:
+        """The approval path's preview (`Calls._preview` reads only the workspace of its Calls): wall and CPU
+        seconds."""
+        started, cpu = time.perf_counter(), time.process_time()
+        diffs, proposed = Calls._preview(SimpleNamespace(workspace=self.workspace), self.plan)  # type: ignore[arg-type]
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        assert diffs[0].hunks and len(proposed) == 1
+        return elapsed, cpu
+
+    def git(self) -> tuple[float, float]:
+        """git diff in its own process: wall seconds, and the CPU seconds of the process."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        proc = subprocess.run([GIT, "diff", "--no-index", "--no-color", "--histogram", "--", "a", "b"],
+                              cwd=self.dir, env=git_env(), capture_output=True, check=False)
+        elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        assert proc.returncode == 1 and proc.stdout, proc.stderr
+        return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def alternate(pair: Pair, rounds: int) -> Timing:
+    """Medians of Belay's preview and of git diff, measured turn about."""
+    pair.belay()  # the first diff imports pygit2; a preview in a running Belay does not pay it again
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(pair.belay())
+        theirs.append(pair.git())
+    return Timing(*(statistics.median(t[k] for t in side) for side in (ours, theirs) for k in (0, 1)))
+
+
+class Timing(NamedTuple):
+    belay: float
+    belay_cpu: float
+    git: float
+    git_cpu: float
+
+
+def main() -> None:
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"{subprocess.run([GIT, '--version'], capture_output=True, text=True).stdout.strip()}")
+    with tempfile.TemporaryDirectory(prefix="belay-bench-diff-") as tmp:
+        root = Path(tmp)
+        lines = source(100_000)
+        big = Pair(root, "big", lines, scattered_edits(lines, 1))
+        t = alternate(big, ROUNDS)
+        print(f"100k lines ({len(big.before) / 1e6:.1f} MB), 10 scattered edits, medians of {ROUNDS}: "
+              f"Belay's preview {t.belay * 1000:.1f} ms ({t.belay_cpu * 1000:.1f} ms CPU), "
+              f"git diff --histogram {t.git * 1000:.1f} ms ({t.git_cpu * 1000:.1f} ms CPU)")
+        rep = {}
+        for count in REPETITIVE_SIZES:
+            lines = repetitive(count)
+            rep[count] = r = alternate(Pair(root, f"rep{count}", lines, scattered_edits(lines, 2)), ROUNDS)
+            print(f"repetitive {count:>7,} lines: Belay {r.belay * 1000:6.1f} ms, CPU {r.belay_cpu / count * 1e9:4.0f} "
+                  f"ns/line; git diff --histogram {r.git * 1000:6.1f} ms, CPU {r.git_cpu / count * 1e9:4.0f} ns/line")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"RESULT diff_100k = {t.belay / t.git:.2f} x (git diff --histogram, {t.git * 1000:.1f} ms; "
+          f"Belay {t.belay * 1000:.1f} ms; in CPU time {t.belay_cpu / t.git_cpu:.2f} x)")
+    low, high = REPETITIVE_SIZES[0], REPETITIVE_SIZES[-1]
+    for base in (low, 40_000):
+        print(f"RESULT diff_repetitive_{high // 1000}k_vs_{base // 1000}k = {rep[high].belay / rep[base].belay:.1f} x "
+              f"(linear would be {high / base:.0f}; in CPU time {rep[high].belay_cpu / rep[base].belay_cpu:.1f} x; "
+              f"git diff --histogram: {rep[high].git / rep[base].git:.1f} x)")
+    print(f"RESULT diff_repetitive_160k = {rep[high].belay / rep[high].git:.2f} x (git diff --histogram, "
+          f"{rep[high].git * 1000:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
