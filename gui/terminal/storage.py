@@ -39,10 +39,12 @@ def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, 
         return 0
     plan = plan_gc(state, retention)
     out.write(describe_plan(root, state, retention, plan))
+    open_now = workspace_open_in_console(state)
     if dry_run:
-        out.write("Dry run: nothing was removed.\n")
+        out.write("Dry run: nothing was removed." + (" A window has this workspace open now: close it before "
+                                                      "running `belay gc`.\n" if open_now else "\n"))
         return 0
-    if workspace_open_in_console(state):
+    if open_now:
         out.write("Nothing was removed: a Belay window (or `belay run`) has this workspace open. Close it, or wait "
                   "for it to finish, then run `belay gc` again.\n")
         return 2

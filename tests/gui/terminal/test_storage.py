@@ -1,11 +1,9 @@
-"""`belay gc` as a person runs it, on a state that real console sessions wrote: the command line's own entry
-point in this process for the dry runs and the refusal, a real subprocess for the collection itself."""
+"""`belay gc` as a person runs it (the command line's entry point, in this process: a subprocess would only add an
+interpreter's start), on a state that real console sessions wrote."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,14 +12,8 @@ from core import Console
 from core.settings import workspace_state_dir
 from core.store import gc
 from gui.terminal.cli import main
-from tests.conftest import ROOT, run
+from tests.conftest import run
 from tests.core.store.test_gc import _age, _history, _session, ws  # noqa: F401 - ws is a fixture
-
-
-def _belay(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "gui.terminal.cli", *args], env=env, text=True, capture_output=True,
-                          timeout=30, stdin=subprocess.DEVNULL)
 
 
 def test_gc_says_what_undo_history_it_ends_before_it_does_then_what_it_freed(
@@ -39,17 +31,19 @@ def test_gc_says_what_undo_history_it_ends_before_it_does_then_what_it_freed(
     assert "Dry run: nothing was removed." in dry
     assert gc.state_size(state) == size and set(old) <= set(_history(ws))
 
-    async def refused_while_open() -> int:
+    async def while_open(*extra: str) -> int:
         async with Console(ws):
-            return main(["gc", "--workspace", str(ws)])
-    assert run(refused_while_open()) == 2
+            return main(["gc", "--workspace", str(ws), *extra])
+    assert run(while_open("--dry-run")) == 0
+    assert "A window has this workspace open now: close it before running `belay gc`." in capsys.readouterr().out
+    assert run(while_open()) == 2
     assert "Nothing was removed: a Belay window (or `belay run`) has this workspace open" in capsys.readouterr().out
     assert set(old) <= set(_history(ws))
 
-    done = _belay("gc", "--workspace", str(ws))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.index("This ends the undo history") < done.stdout.index("Removed 1 session (10 calls)")
-    assert "Freed " in done.stdout and gc.state_size(state) < size
+    assert main(["gc", "--workspace", str(ws), "--yes"]) == 0  # --yes: never a question, even under pytest -s
+    done = capsys.readouterr().out
+    assert done.index("This ends the undo history") < done.index("Removed 1 session (10 calls)")
+    assert "Freed " in done and gc.state_size(state) < size
     assert _history(ws) == new
 
 
