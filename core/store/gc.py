@@ -136,12 +136,15 @@ def usage(state_dir: Path) -> StoreUsage:
     calls, oldest = 0, None
     path = state_dir / JOURNAL
     if path.exists():
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
         try:
-            calls, first = db.execute("SELECT COUNT(*), MIN(created_at) FROM calls").fetchone()
-        finally:
-            db.close()
-        oldest = _when(first) if first else None
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                calls, first = db.execute("SELECT COUNT(*), MIN(created_at) FROM calls").fetchone()
+            finally:
+                db.close()
+            oldest = _when(first) if first else None
+        except (sqlite3.Error, ValueError):  # busy, or damaged: the console that owns it reports that, not this
+            calls, oldest = 0, None
     return StoreUsage(state_size(state_dir), calls, oldest)
 
 
