@@ -231,3 +231,18 @@ def test_no_stored_copy_is_deleted_while_a_console_may_be_writing(
     assert result.blobs_removed == 0 and any("has not ended" in note for note in result.notes)
     assert BlobStore(state / gc.BLOBS).has(snapshot_copy)
     assert _history(ws) == new
+
+
+def test_an_old_call_undone_recently_keeps_its_session(ws: Path) -> None:
+    old = _session(ws, {"f01.txt": "january\n"})
+    state = workspace_state_dir(ws)
+    _age(state, old)
+
+    async def undo_today() -> None:
+        async with Console(ws) as console:
+            assert (await console.undo(old[0])).ok
+    run(undo_today())
+    assert gc.plan(state, gc.Retention(keep_days=30)).removed == ()  # the undo can still be redone
+    gc.collect(state, gc.Retention(keep_days=30))
+    assert _history(ws) == old
+    assert (ws / "f01.txt").read_text() == _original(1)
