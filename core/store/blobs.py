@@ -434,18 +434,29 @@ def stored_blobs(root: Path) -> StoredBlobs:
         if folder.name == "packs" or len(folder.name) != 2 or not folder.is_dir(follow_symlinks=False):
             continue
         for entry in _entries(Path(folder.path)):
-            size = entry.stat(follow_symlinks=False).st_size
+            size = _entry_size(entry)
             total += size
             if len(entry.name) == 62 and _HEX_DIGITS.issuperset(entry.name):
                 loose[folder.name + entry.name] = size
     packs: dict[str, dict[str, _Packed]] = {}
     packs_folder = root / "packs"
     for entry in _entries(packs_folder):
-        total += entry.stat(follow_symlinks=False).st_size
+        total += _entry_size(entry)
         if entry.name.endswith(".idx"):
             index = packs_folder / entry.name
-            packs[entry.name] = _decode_index(index.read_bytes(), str(index.with_suffix(".pack"))) or {}
+            try:
+                packs[entry.name] = _decode_index(index.read_bytes(), str(index.with_suffix(".pack"))) or {}
+            except FileNotFoundError:
+                continue
     return StoredBlobs(loose, packs, total)
+
+
+def _entry_size(entry: os.DirEntry[str]) -> int:
+    """0 for a file gone since the folder was listed (a temporary file renamed into place, say)."""
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def remove_loose(root: Path, digests: list[str]) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import html
 from collections.abc import Coroutine
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -189,7 +189,9 @@ class StoreIndicator(QLabel):
         self.setObjectName("storeIndicator")
         self.state_dir, self._spawn = state_dir, spawn
         self.usage: StoreUsage | None = None
+        self._shown: tuple[StoreUsage, Retention] | None = None
         self._measuring = False
+        theme.follow(self, self._restyle)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._measure_soon)
@@ -213,14 +215,25 @@ class StoreIndicator(QLabel):
             self._measuring = False
         self.show_usage(usage, retention)
 
+    def _restyle(self) -> None:
+        if self._shown is not None:
+            self.show_usage(*self._shown)
+
     def show_usage(self, usage: StoreUsage, retention: Retention) -> None:
-        self.usage = usage
+        """The line; in the warning colour once `belay gc` would end some of this history."""
+        self.usage, self._shown = usage, (usage, retention)
         reach = f" · undo to {_day(usage.oldest_call_at)}" if usage.oldest_call_at is not None else ""
-        self.setText(f" ▤ {_bytes(usage.state_bytes)}{reach} ")
+        old = (usage.oldest_call_at is not None
+               and datetime.now(timezone.utc) - usage.oldest_call_at > timedelta(days=retention.keep_days))
+        over = old or usage.state_bytes > retention.max_bytes
+        text = html.escape(f" ▤ {_bytes(usage.state_bytes)}{reach} ")
+        self.setText(f"<span style='color:{theme.colour('warning')}'>{text}</span>" if over else text)
         oldest = (f"The oldest call still undoable is from {usage.oldest_call_at.astimezone():%Y-%m-%d %H:%M} "
                   f"({_plural(usage.calls, 'call')} journaled)." if usage.oldest_call_at is not None
                   else "No call is journaled yet.")
-        self.setToolTip(f"Belay's record of this workspace (its journal, and a copy of every file version an "
+        beyond = ("It holds more than the retention in your settings keeps: `belay gc` would end the oldest of "
+                  "it.\n\n" if over else "")
+        self.setToolTip(f"{beyond}Belay's record of this workspace (its journal, and a copy of every file version an "
                         f"undo may need) takes {_bytes(usage.state_bytes)} in {self.state_dir}. {oldest}\n\n"
                         f"`belay gc --workspace …` (with this window closed) ends undo history older than "
                         f"{retention.keep_days:g} days, and the oldest beyond {_bytes(retention.max_bytes)}: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +102,21 @@ def test_the_store_indicator_shows_the_state_size_and_how_far_undo_reaches_measu
         assert measured_on and threading.main_thread() not in measured_on
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_the_store_indicator_turns_amber_once_belay_gc_would_end_some_history(qtbot: Any, tmp_path: Path) -> None:
+    from core import Retention, StoreUsage
+    from gui.window.status_line import StoreIndicator
+
+    indicator = StoreIndicator(tmp_path, lambda coro, name: coro.close())
+    qtbot.addWidget(indicator)
+    recent = datetime.now(timezone.utc) - timedelta(days=2)
+    indicator.show_usage(StoreUsage(state_bytes=300 << 20, calls=40, oldest_call_at=recent), Retention())
+    assert indicator.text() == f" ▤ 300 MB · undo to {recent.astimezone().day} {recent.astimezone():%b} "
+    assert "would end" not in indicator.toolTip() and "older than 30 days" in indicator.toolTip()
+    old = datetime.now(timezone.utc) - timedelta(days=45)
+    indicator.show_usage(StoreUsage(state_bytes=300 << 20, calls=40, oldest_call_at=old), Retention())
+    assert f"color:{LIGHT.warning}" in indicator.text()
+    assert indicator.toolTip().startswith("It holds more than the retention in your settings keeps")
+    indicator.show_usage(StoreUsage(state_bytes=3 << 30, calls=40, oldest_call_at=recent), Retention())
+    assert "3.0 GB" in indicator.text() and f"color:{LIGHT.warning}" in indicator.text()
