@@ -9,8 +9,10 @@ temporary directory on the disk, where the real `Console` opens them (its first 
 load included) and everything timed runs: `console.undo` and `console.rewind`, with their fsyncs.
 
 - One undo: the last ROUNDS calls undone one by one, newest first (each undo restores its call's file), median.
-- A rewind: a journal of N + 1 calls rewound to its first call, N undos in one `console.rewind`.  The journal
-  grows with N too, so the rewind is linear only if each undo's cost is independent of the journal's size.
+- A rewind: `console.rewind` to the call N calls before the last one standing, N undos, in the longest journal
+  (after the undos above): three rewinds of the last 100 calls (their median is the baseline), then of the
+  1,000 before those, then of the 5,000 before those.  Each rewind also reads the calls after its target that
+  earlier rewinds undid (it must look at every later call), so the long ones carry that too.
 
 Run: .venv/bin/python bench/undo.py [--quick]   (--quick: without the 10,000-call undo and the 5,000-call rewind)
 """
@@ -134,10 +136,8 @@ async def main(quick: bool) -> None:
             undo = await undos(journals)
             console, ids = journals[sizes[-1]]
             del ids[-ROUNDS:]
-            short, rewinds = [await rewind(console, ids, 100)], {}
-            for n in long_rewinds:  # the 100-call rewind again after each long one: its median is the baseline
-                rewinds[n] = await rewind(console, ids, n)
-                short.append(await rewind(console, ids, 100))
+            short = [await rewind(console, ids, 100) for _ in range(3)]  # the baseline: their median
+            rewinds = {n: await rewind(console, ids, n) for n in long_rewinds}
             rewinds[100] = statistics.median(short)
     for n, took in undo.items():
         print(f"one undo after {n:>6,} calls: {took * 1000:6.2f} ms (median of {ROUNDS})")

@@ -587,10 +587,12 @@ def _records(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[CallRecord
     for r in db.execute("SELECT d.* FROM json_each(?) AS j JOIN decisions d ON d.call_id = j.value ORDER BY d.id",
                         (picked,)):
         decisions[r["call_id"]] = _decision(r)
-    undone = _undo_state_of(db, ids)
+    undone: dict[str, dict[Ref, Ref]] = {}  # per call: `_call` looks through all it is given
+    for ref, by in _undo_state_of(db, ids).items():
+        undone.setdefault(ref[0], {})[ref] = by
     return [_call(r, [_change(c) for c in _by_seq(changes.get(r["id"], []))],
-                  [_git_change(g) for g in _by_seq(git.get(r["id"], []))], undone, decisions.get(r["id"]))
-            for r in rows]
+                  [_git_change(g) for g in _by_seq(git.get(r["id"], []))], undone.get(r["id"], {}),
+                  decisions.get(r["id"])) for r in rows]
 
 
 def _by_seq(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
