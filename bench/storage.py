@@ -91,8 +91,9 @@ def age(state: Path, call_ids: list[str]) -> None:
 
 def result(name: str, state: Path, workspace_bytes: int) -> None:
     size = apparent(state)
+    journal = sum(os.path.getsize(p) for p in state.glob(f"{gc.JOURNAL}*"))
     print(f"RESULT {name} = {size / workspace_bytes:.2f} x (workspace size {workspace_bytes / 1e6:.1f} MB; "
-          f"state {size / 1e6:.1f} MB)", flush=True)
+          f"state {size / 1e6:.2f} MB, of which the journal {journal / 1e6:.2f} MB)", flush=True)
 
 
 def main() -> None:
