@@ -130,3 +130,17 @@ def test_a_rule_is_found_however_it_was_spelled_and_a_no_op_leaves_the_file_alon
     fresh.parent.mkdir()
     assert edit_rules(fresh, "deny", "Bash(curl:*)", add=True) is True  # a missing file is created
     assert tomllib.loads(fresh.read_text()) == {"permissions": {"deny": ["Bash(curl:*)"]}}
+
+
+def test_storage_sets_retention_in_the_user_layer_only(tmp_path: Path) -> None:
+    from core.store.gc import GB, Retention
+
+    user, problems = load_layer("user", write(tmp_path / "user.toml", "[storage]\nkeep_days = 7\nmax_gb = 0.5\n"))
+    assert problems == [] and user.retention == Retention(keep_days=7.0, max_bytes=GB // 2)
+    ws, problems = load_layer("workspace", write(tmp_path / "ws.toml", "[storage]\nkeep_days = 0.01\n"))
+    assert ws.retention is None and "[storage] is ignored here" in problems[0]  # a clone cannot erase its history
+    wrong, problems = load_layer("user", write(tmp_path / "bad.toml", "[storage]\nmax_gb = true\nkeep = 3\n"))
+    assert wrong.retention == Retention()
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        "unknown key 'keep' in [storage] (expected keep_days, max_gb)",
+        "[storage] max_gb must be a number above 0; the default applies"]
