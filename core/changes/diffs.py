@@ -4,17 +4,18 @@
 worker thread, as they do `diff_of_change`, which diffs one recorded change
 from its blobs.
 
-The edit script comes from libgit2's xdiff through pygit2 (`Patch.create_from`
-on two buffers): bytes in, hunks out, no subprocess and no temp files.  Python
-adds only what runs at memory speed: the binary check (a NUL, or not UTF-8),
-the line-ending check (counted only when a CR is present at all), and trimming
-the common head and tail with `memcmp`, so that a small edit in a big file
-hands xdiff only the region around it (libgit2 hashes every byte it is given
-with collision-detecting SHA-1 before diffing, half of its time on 100k lines).
-Myers with git's indent heuristic, as `git diff` does by default: libgit2 has
-no histogram, and patience is slower on repetitive files.  xdiff's Myers sets
-aside lines with very many matches, so 120 distinct lines repeated to 160k
-lines is not quadratic (bench/diff.py measures it against git).
+The edit script comes from libgit2's xdiff on two buffers (`core.changes.xdiff`:
+libgit2 as pygit2 ships it, called without holding the GIL): bytes in, hunks
+out, no subprocess and no temp files.  Python adds only what runs at memory
+speed: the binary check (a NUL, or not UTF-8), the line-ending check (counted
+only when a CR is present at all), and trimming the common head and tail with
+`memcmp`, so that a small edit in a big file hands xdiff only the region
+around it (libgit2 hashes every byte it is given with collision-detecting
+SHA-1 before diffing, about 40% of its time on 100k lines).  Myers with git's
+indent heuristic, as `git diff` does by default: libgit2 has no histogram, and
+patience is slower on repetitive files.  xdiff's Myers sets aside lines with
+very many matches, so 120 distinct lines repeated to 160k lines is not
+quadratic (bench/diff.py measures it against git).
 """
 
 from __future__ import annotations
@@ -23,14 +24,12 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
+from core.changes.xdiff import XdiffError, XLine, XPatch, diff_buffers
 from core.models.diffs import DiffLine, FileDiff, Hunk
 from core.models.records import FileChange
 from core.store.blobs import BlobStore
-
-if TYPE_CHECKING:
-    import pygit2
 
 log = logging.getLogger(__name__)
 
@@ -244,39 +243,33 @@ def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
 # -- hunks from xdiff ------------------------------------------------------------
 
 
-def _xdiff(path: str, old: bytes, new: bytes, context: int) -> pygit2.Patch | None:
+def _xdiff(path: str, old: bytes, new: bytes, context: int) -> XPatch | None:
     """xdiff's patch of two differing buffers; None when it cannot give one (logged)."""
     if max(len(old), len(new)) > XDIFF_MAX_BYTES:
         log.warning("%s differs in %s bytes, more than xdiff takes; using the fallback", path,
                     f"{max(len(old), len(new)):,}")
         return None
-    import pygit2  # here: its 150 ms import is paid by the first diff, in a worker thread, not at start-up
-
-    # FORCE_TEXT: what is binary was decided above.  The indent heuristic is `git diff`'s default.
-    flags = pygit2.enums.DiffOption.FORCE_TEXT | pygit2.enums.DiffOption.INDENT_HEURISTIC
     try:
-        patch = pygit2.Patch.create_from(old, new, flag=flags, context_lines=context, interhunk_lines=0)
-    except pygit2.GitError as exc:  # out of memory, or a limit of libgit2's: a summary rather than no preview
+        patch = diff_buffers(old, new, context)
+    except XdiffError as exc:  # out of memory, or a limit of libgit2's: a summary rather than no preview
         log.warning("xdiff could not diff %s (%s), using the fallback", path, exc)
         return None
-    if not any(patch.line_stats[1:]):
+    if not patch.added and not patch.removed:
         log.warning("xdiff found no difference in %s, whose bytes differ; using the fallback", path)
         return None
     return patch
-
 
 
 _Found = tuple[tuple[Hunk, ...], bool, int, int]
 """The hunks, whether they were truncated, and the lines added and removed in the whole file."""
 
 
-def _from_patch(patch: pygit2.Patch, shift: int, max_lines: int) -> _Found:
+def _from_patch(patch: XPatch, shift: int, max_lines: int) -> _Found:
     """xdiff's hunks as Belay's, line numbers shifted by the trimmed head; stop at `max_lines` lines."""
-    _, added, removed = patch.line_stats
     hunks: list[Hunk] = []
     budget = max_lines
-    for native in patch.hunks:
-        lines = list(islice(_native_lines(native.lines, shift), budget + 1))
+    for index, native in enumerate(patch.hunks):
+        lines = list(islice(_native_lines(patch.lines(index), shift), budget + 1))
         if len(lines) <= budget:
             hunks.append(Hunk(old_start=native.old_start + shift, old_len=native.old_lines,
                               new_start=native.new_start + shift, new_len=native.new_lines, lines=tuple(lines)))
@@ -286,22 +279,22 @@ def _from_patch(patch: pygit2.Patch, shift: int, max_lines: int) -> _Found:
             before_old = native.old_start - 1 if native.old_lines else native.old_start
             before_new = native.new_start - 1 if native.new_lines else native.new_start
             hunks.append(_hunk(lines[:budget], before_old + shift, before_new + shift))
-        return tuple(hunks), True, added, removed
-    return tuple(hunks), False, added, removed
+        return tuple(hunks), True, patch.added, patch.removed
+    return tuple(hunks), False, patch.added, patch.removed
 
 
-def _native_lines(lines: Sequence[pygit2.DiffLine], shift: int) -> Iterator[DiffLine]:
+def _native_lines(lines: Iterator[XLine], shift: int) -> Iterator[DiffLine]:
     for line in lines:
         if line.origin in _MARKS:
-            yield _line(line.origin, line.raw_content.decode(),
-                        line.old_lineno + shift if line.old_lineno > 0 else None,
-                        line.new_lineno + shift if line.new_lineno > 0 else None)
+            yield _line(line.origin, line.raw.decode(),
+                        line.old_no + shift if line.old_no > 0 else None,
+                        line.new_no + shift if line.new_no > 0 else None)
 
 
 # -- hunks replaced in place -------------------------------------------------------
 
 
-def _from_lines(old_mid: bytes, new_mid: bytes, patch: pygit2.Patch | None, shift: int, context: int,
+def _from_lines(old_mid: bytes, new_mid: bytes, patch: XPatch | None, shift: int, context: int,
                 max_lines: int) -> _Found | None:
     """Hunks that replace the differing lines where they stand, when that is what the reader should see.
 
@@ -316,32 +309,17 @@ def _from_lines(old_mid: bytes, new_mid: bytes, patch: pygit2.Patch | None, shif
     if len(old) != len(new):
         return None
     ops = _in_place(old, new)
-    if patch is not None and _changed(ops) > sum(patch.line_stats[1:]):
+    if patch is not None and _changed(ops) > patch.added + patch.removed:
         return None
     hunks, truncated = _build_hunks(old, new, ops, context, max_lines, shift)
     return hunks, truncated, sum(op.j2 - op.j1 for op in ops), sum(op.i2 - op.i1 for op in ops)
 
 
-def _in_place_already(patch: pygit2.Patch) -> bool:
-    """Whether every block of xdiff's script replaces as many lines as it removes, where it removes them
-    (so nothing better can be found in place); also when the versions differ in line count."""
-    _, added, removed = patch.line_stats
-    if added != removed:
-        return True
-    for native in patch.hunks:
-        gone = came = first_old = first_new = 0  # a block's removed and added lines, and where each starts
-        for line in native.lines:
-            if line.origin == "-":
-                first_old, gone = first_old or line.old_lineno, gone + 1
-            elif line.origin == "+":
-                first_new, came = first_new or line.new_lineno, came + 1
-            elif line.origin == " ":
-                if gone != came or first_old != first_new:
-                    return False
-                gone = came = first_old = first_new = 0
-        if gone != came or first_old != first_new:
-            return False
-    return True
+def _in_place_already(patch: XPatch) -> bool:
+    """Whether xdiff's hunks sit where the lines are (each covers as many old as new lines, at the same place),
+    so that nothing better can be found in place; also when the versions differ in line count."""
+    return patch.added != patch.removed or all(
+        hunk.old_start == hunk.new_start and hunk.old_lines == hunk.new_lines for hunk in patch.hunks)
 
 
 def _in_place(a: list[str], b: list[str]) -> list[_Op]:

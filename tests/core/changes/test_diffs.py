@@ -6,13 +6,12 @@ import random
 import subprocess
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
-import pygit2
 import pytest
 
 from core.changes import diffs
 from core.changes.diffs import compute_diff, unified_text
+from core.changes.xdiff import XdiffError, XPatch, diff_buffers
 from core.models.diffs import DiffLine, FileDiff
 
 
@@ -213,13 +212,12 @@ def test_beyond_xdiffs_size_limit_in_place_edits_of_a_huge_file_are_still_diffed
 def test_a_failing_xdiff_falls_back_without_a_quadratic_diff(
     failure: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(old: bytes, new: bytes, **options: object) -> pygit2.Patch:
+    def broken(old: bytes, new: bytes, context: int) -> XPatch:
         if failure == "raises":
-            raise pygit2.GitError("out of memory")
-        return real(old, old, **options)
+            raise XdiffError("git_patch_from_buffers failed")
+        return diff_buffers(old, old, context)
 
-    real = pygit2.Patch.create_from
-    monkeypatch.setattr(pygit2, "Patch", SimpleNamespace(create_from=broken))
+    monkeypatch.setattr(diffs, "diff_buffers", broken)
     old = _numbered(5_000)
     new = old[::2] + ["tail\n"]
 
