@@ -235,6 +235,16 @@ def test_a_small_change_in_a_file_beyond_xdiffs_limit_is_still_diffed(monkeypatc
     old = _numbered(100_000)
     new = list(old)
     new[70_000] = "changed\n"
+    diff = compute_diff("big.txt", _bytes(old), _bytes(new))
+    (hunk,) = diff.hunks
+    assert (hunk.old_start, hunk.new_start, diff.added, diff.removed) == (69_998, 69_998, 1, 1)
+
+
+def test_changes_far_apart_in_a_trimmed_file_keep_their_line_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(diffs, "XDIFF_MAX_BYTES", 500_000)  # what lies between the changes is diffed, not more
+    old = _numbered(100_000)
+    new = list(old)
+    new[70_000] = "changed\n"
     new.insert(80_000, "inserted\n")
     diff = compute_diff("big.txt", _bytes(old), _bytes(new))
     first, second = diff.hunks
