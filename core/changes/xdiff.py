@@ -5,9 +5,11 @@ keeps the GIL for the whole call: every other Python thread, the window's
 among them, stops for as long as the diff takes (60-190 ms on 100k lines).
 ctypes releases the GIL around each foreign call, so Belay calls the same
 library pygit2 has loaded through libgit2's public C API
-(`git_patch_from_buffers` and the `git_patch` accessors; the structures are
-checked against pygit2's own declarations in the tests).  pygit2's API is the
-fallback where that library cannot be found in the process.
+(`git_patch_from_buffers` and the `git_patch` accessors).  The diff options
+are built with pygit2's own declarations (cffi) for the libgit2 it ships;
+the hunk and line structures, unchanged since libgit2 0.2x, are checked
+against pygit2's API in the tests.  pygit2's API is the fallback where that
+library cannot be found in the process.
 
 Lines are read hunk by hunk, on demand, so a caller that stops at a line
 budget does not pay for the rest of a huge diff.
@@ -83,20 +85,6 @@ def diff_buffers(old: bytes, new: bytes, context: int) -> XPatch:
 # -- libgit2 through ctypes ----------------------------------------------------
 
 
-class _Strarray(ctypes.Structure):
-    _fields_ = [("strings", ctypes.c_void_p), ("count", ctypes.c_size_t)]
-
-
-class DiffOptions(ctypes.Structure):
-    """git_diff_options (libgit2 1.9), filled by git_diff_options_init."""
-
-    _fields_ = [("version", ctypes.c_uint), ("flags", ctypes.c_uint32), ("ignore_submodules", ctypes.c_int),
-                ("pathspec", _Strarray), ("notify_cb", ctypes.c_void_p), ("progress_cb", ctypes.c_void_p),
-                ("payload", ctypes.c_void_p), ("context_lines", ctypes.c_uint32),
-                ("interhunk_lines", ctypes.c_uint32), ("oid_type", ctypes.c_int), ("id_abbrev", ctypes.c_uint16),
-                ("max_size", ctypes.c_int64), ("old_prefix", ctypes.c_char_p), ("new_prefix", ctypes.c_char_p)]
-
-
 class DiffHunk(ctypes.Structure):
     """git_diff_hunk."""
 
@@ -115,9 +103,8 @@ class DiffLine(ctypes.Structure):
 _size = ctypes.c_size_t
 _ptr = ctypes.c_void_p
 _SIGNATURES: dict[str, tuple[list[object], object]] = {
-    "git_diff_options_init": ([ctypes.POINTER(DiffOptions), ctypes.c_uint], ctypes.c_int),
     "git_patch_from_buffers": ([ctypes.POINTER(_ptr), ctypes.c_char_p, _size, ctypes.c_char_p, ctypes.c_char_p,
-                                _size, ctypes.c_char_p, ctypes.POINTER(DiffOptions)], ctypes.c_int),
+                                _size, ctypes.c_char_p, _ptr], ctypes.c_int),
     "git_patch_line_stats": ([ctypes.POINTER(_size)] * 3 + [_ptr], ctypes.c_int),
     "git_patch_num_hunks": ([_ptr], _size),
     "git_patch_get_hunk": ([ctypes.POINTER(ctypes.POINTER(DiffHunk)), ctypes.POINTER(_size), _ptr, _size],
@@ -160,14 +147,17 @@ class _CtypesPatch:
     """A git_patch, freed when collected; every call releases the GIL."""
 
     def __init__(self, lib: ctypes.CDLL, old: bytes, new: bytes, context: int) -> None:
+        from pygit2.ffi import C, ffi
+
         self._lib = lib
-        options = DiffOptions()
-        if lib.git_diff_options_init(ctypes.byref(options), 1) != 0:
+        # The options as pygit2 declares them for the libgit2 it ships, so their layout is never guessed here.
+        options = ffi.new("git_diff_options *")
+        if C.git_diff_options_init(options, 1) != 0:  # GIT_DIFF_OPTIONS_VERSION
             raise XdiffError("git_diff_options_init failed")
         options.flags, options.context_lines, options.interhunk_lines = FLAGS, context, 0
         self._patch = _ptr()
         if lib.git_patch_from_buffers(ctypes.byref(self._patch), old, len(old), None, new, len(new), None,
-                                      ctypes.byref(options)) != 0:
+                                      int(ffi.cast("uintptr_t", options))) != 0:
             raise XdiffError(f"git_patch_from_buffers failed on {len(old):,} and {len(new):,} bytes")
         stats = [_size(), _size(), _size()]
         lib.git_patch_line_stats(*(ctypes.byref(s) for s in stats), self._patch)
