@@ -28,6 +28,8 @@ from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.store.blobs import BlobStore, DamagedBlob, MissingBlob
+from core.store.journal import Journal
+from core.store.undone import Ref
 from core.undo import git as undo_git
 from core.undo import plan as undo_mod
 from core.undo.report import Resolution, UndoPreview, UndoReport
@@ -135,10 +137,8 @@ class Undoer:
         if kind == "external":
             raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
                             "program); Belay records them but does not undo them")
-        changes = await self.recorder.read(self.journal.changes_of, op_id)
-        git = await self.recorder.read(self.journal.git_changes_of, op_id)
-        undone = await self.recorder.read(self.journal.undo_state_of, [op_id])
-        call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+        changes, git, undone, root = await self.recorder.read(_operation, self.journal, op_id)
+        call_id = root or op_id
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
         strangers = _untouched(op_id, kind, changes, paths) if paths is not None else None
@@ -220,6 +220,13 @@ class Undoer:
 
     def __repr__(self) -> str:
         return f"<Undoer {self.workspace.root}>"
+
+
+def _operation(journal: Journal, op_id: str) -> tuple[list[FileChange], list[GitChange], dict[Ref, Ref], str | None]:
+    """On the journal's thread, in one hop: an operation's changes, reference moves, which of them are undone
+    now, and the call it belongs to."""
+    return (journal.changes_of(op_id), journal.git_changes_of(op_id), journal.undo_state_of([op_id]),
+            journal.root_call(op_id))
 
 
 def _untouched(op_id: str, kind: str, changes: Sequence[FileChange], paths: Sequence[str]) -> str | None:
