@@ -85,6 +85,8 @@ class Timeline:
         self._parent: dict[NodeKey, NodeKey | None] = {}
         self._sub_agents: dict[NodeKey, list[AgentKey]] = {}
         """The agents shown right under each agent or batch (an agent's include those under its batches)."""
+        self._counts: Counter[RunStatus] = Counter()
+        """Every run by status, kept as they change (the status line reads it after each batch)."""
         self.last_seq = 0
         self._watchers: list[Callable[[list[Change]], None]] = []
 
@@ -120,7 +122,8 @@ class Timeline:
         return self._row[key]
 
     def counts(self) -> Counter[RunStatus]:
-        return Counter(run.status for run in self.runs.values())
+        """Every run by status: a copy of the tally kept as runs come and change, never a walk of the runs."""
+        return +self._counts
 
     def rollup(self, key: NodeKey | str) -> Counter[RunStatus]:
         """The runs under an agent or a batch by status, its sub-agents' (at any depth) included: what a
@@ -252,6 +255,7 @@ class Timeline:
         return changes
 
     def _count(self, run: RunNode, delta: int) -> None:
+        self._counts[run.status] += delta
         self.agents[run.agent_id].statuses[run.status] += delta
         if run.batch_id:
             self.batches[run.batch_id].statuses[run.status] += delta

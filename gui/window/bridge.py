@@ -8,6 +8,15 @@ bus says this subscriber lagged, the events it missed are not replayed:
 the timeline holds their effect already, and panels that follow events
 reread it (`resynced`).
 
+It takes a batch at most once a frame: each batch that inserts rows has the
+view lay its expanded rows out again, so batches are paced by how long the
+last one kept the loop busy (its signals, then Qt's layout and paint, seen as
+how late the pause after it ended): under a flood of events the window
+spends about half its time showing them and stays answerable the rest, and
+the rows of a whole frame arrive as one range insert per parent.  Within a
+batch a run that changed several times is announced once (`run_changed`),
+at its last change, after the rows are shown.
+
 Events may carry a call's whole arguments (CallQueued, ApprovalRequested):
 the bridge keeps none of them past its batch.  The timeline keeps
 excerpts (core.timeline.excerpts), the approval panel a request only
@@ -62,6 +71,15 @@ from gui.window.timeline_model import TimelineModel
 
 log = logging.getLogger(__name__)
 
+FRAME_S = 0.016
+"""The shortest pause between two batches: one a frame at 60 Hz."""
+MAX_PAUSE_S = 0.5
+"""The longest: the rows of a flood still arrive twice a second however slow the view is."""
+BACKLOG = 100_000
+"""Events the bus keeps for the window between two batches (a flood of 30,000 a second for MAX_PAUSE_S fits)."""
+DRAIN = BACKLOG
+"""Everything waiting is taken at once: one flush, one layout."""
+
 
 class Bridge(QObject):
     """Moves events from the console's bus into Qt, in batches."""
@@ -79,7 +97,7 @@ class Bridge(QObject):
     batch_applied = Signal()
     resynced = Signal()
 
-    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet, *, backlog: int = 10_000) -> None:
+    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet, *, backlog: int = BACKLOG) -> None:
         super().__init__()
         self._backlog = backlog
         self._console = console
@@ -95,6 +113,7 @@ class Bridge(QObject):
         self._unregister = self._console.register_approver("window")
         self._unregister_forms = self._console.elicitations.register("window")  # MCP servers' questions
         self._model.reset(timeline)
+        self._model.auto_flush = False  # flushed here, after each batch: once a frame
         self._pump = self._tasks.spawn(self._run(), "event bridge")
 
     def stop(self) -> None:
@@ -107,18 +126,30 @@ class Bridge(QObject):
 
     async def _run(self) -> None:
         assert self._subscription is not None
+        loop = asyncio.get_running_loop()
+        pause = FRAME_S
         while True:
-            batch = await self._subscription.next_batch()
+            batch = await self._subscription.next_batch(DRAIN)
             if not batch:
                 return
+            began = loop.time()
             self.apply(batch)
+            applied = loop.time()
+            await asyncio.sleep(pause)
+            late = loop.time() - applied - pause  # the loop was busy: Qt laid out and painted what was shown
+            pause = min(MAX_PAUSE_S, max(FRAME_S, applied - began + late))
 
     def apply(self, batch: list[Event]) -> None:
         self._model.flush()  # the rows these events made are shown before anyone hears of them
-        for event in batch:
+        last = {event.call_id: n for n, event in enumerate(batch) if isinstance(event, _RUN_CHANGES)}
+        for n, event in enumerate(batch):
             if isinstance(event, Lagged):
                 log.warning("the window fell %d events behind; resynchronising", event.missed)
                 self.resynced.emit()
+                continue
+            if isinstance(event, _RUN_CHANGES):
+                if last[event.call_id] == n:  # a run is announced once a batch, at its last change
+                    self.run_changed.emit(event.call_id)
                 continue
             self._announce(event)
         self.batch_applied.emit()
@@ -128,8 +159,6 @@ class Bridge(QObject):
             self.approval_requested.emit(event)
         elif isinstance(event, ApprovalResolved):
             self.approval_resolved.emit(event.call_id)
-        elif isinstance(event, (CallStarted, CallOutput, CallFinished, RollbackFinished)):
-            self.run_changed.emit(event.call_id)
         elif isinstance(event, (ShellStarted, ShellOutput, ShellFinished)):
             self.shells_changed.emit(event.shell_id)
         elif isinstance(event, RollbackRefused):
@@ -147,3 +176,6 @@ class Bridge(QObject):
 
     def __repr__(self) -> str:
         return f"<Bridge subscription={self._subscription!r}>"
+
+
+_RUN_CHANGES = (CallStarted, CallOutput, CallFinished, RollbackFinished)

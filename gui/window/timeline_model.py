@@ -9,8 +9,14 @@ events the bridge takes, or on the next turn of the loop): rows inserted
 under one parent in a burst become one range insert, and a row updated many
 times is refreshed once.  Until then Qt sees the rows it has been told of
 (`rowCount` counts those), so the view and the model never disagree.
-`data()` computes nothing: every cell, tooltip, brush and Gantt bar is
-prepared when its row is shown or changes.
+`data()` computes nothing for a row already prepared: an agent's or a
+batch's cells, tooltip, brush and Gantt bar are prepared when the row is shown
+or changes, a run's when the view first paints it after it changed (a flood of
+calls costs no formatting for rows nobody scrolls to; the runs painted lately
+stay prepared, PREPARED at most).  `index()`, `parent()` and `rowCount()`
+answer from a table of ids: a tree view lays out every expanded row again
+after each insert and asks them of each (its cost grows with the rows shown,
+which is why the bridge flushes at most once a frame).
 
 The last column, "Timeline", gives each run and batch a `GanttBar`
 (`GANTT_ROLE`) for `gui.window.gantt.GanttDelegate` to paint.  While something is
@@ -53,6 +59,8 @@ COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed", "Timeline")
 STATUS_COLUMN = COLUMNS.index("Status")
 TIMELINE_COLUMN = COLUMNS.index("Timeline")
 TICK_MS = 500
+PREPARED = 5_000
+"""Runs whose row (cells, tooltips, bar) is kept prepared: those painted lately; far more than a screen holds."""
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
@@ -205,8 +213,12 @@ class TimelineModel(QAbstractItemModel):
         self._clock = clock
         self._timeline = Timeline()
         self._unwatch: Callable[[], None] = lambda: None
-        self._shown: dict[NodeKey | None, int] = {}
-        """How many children of each row (None: the top level) Qt has been told of."""
+        self._children: dict[int, list[int]] = {}
+        """The ids of the children of each row (by id; 0: the top level) Qt has been told of.  A view lays out
+        every expanded row again after an insert, asking `index()` and `rowCount()` of each: these answer
+        from this table in a few lookups."""
+        self._parents: list[int] = [0]
+        """Each id's parent's id (0: the top level)."""
         self._inserted: list[Inserted] = []
         self._updated: dict[NodeKey, None] = {}
         """Changes watched but not shown yet, in the order they came (an ordered set, for the updates)."""
@@ -214,8 +226,11 @@ class TimelineModel(QAbstractItemModel):
         self._flush_soon.setSingleShot(True)
         self._flush_soon.setInterval(0)
         self._flush_soon.timeout.connect(self.flush)
+        self.auto_flush = True
+        """Flush on the next turn of the loop after a change; a bridge that flushes after each of its batches
+        (once a frame) turns it off."""
         self._ids: dict[NodeKey, int] = {}
-        self._keys: list[NodeKey | None] = [None]  # id 0 is never used: it reads as "no pointer"
+        self._keys: list[NodeKey | None] = [None]  # id 0 is never used: it reads as "no pointer" (the top level)
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
         self._tips: dict[NodeKey, str] = {}
         self._brushes: dict[NodeKey, str] = {}
@@ -224,6 +239,8 @@ class TimelineModel(QAbstractItemModel):
         self._bar_tips: dict[NodeKey, str] = {}
         self._windows: dict[NodeKey, GanttWindow] = {}
         """Each group's (an agent's or a batch's) time window, shared by the bars of its rows."""
+        self._prepared: dict[NodeKey, None] = {}
+        """The runs whose row is prepared, oldest first."""
         self._live: set[NodeKey] = set()
         """Rows whose bar ends "now": refreshed by the tick."""
         self._bold: QFont | None = None
@@ -248,15 +265,18 @@ class TimelineModel(QAbstractItemModel):
         self._updated.clear()
         self._ids.clear()
         del self._keys[1:]
-        for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows):
+        del self._parents[1:]
+        for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows,
+                      self._prepared):
             cache.clear()
         self._live.clear()
-        self._shown = {None: len(timeline.roots)}
+        self._children = {0: [self._id(key) for key in timeline.roots]}
         now = self._clock()
         for keys, make in ((timeline.agents, AgentKey), (timeline.batches, BatchKey), (timeline.runs, RunKey)):
             for ident in keys:
                 key = make(ident)
-                self._shown[key] = len(timeline.children(key))
+                if make is not RunKey:
+                    self._children[self._id(key)] = [self._id(child) for child in timeline.children(key)]
                 self._refresh(key, now)
         self.endResetModel()
         self._keep_ticking()
@@ -274,11 +294,11 @@ class TimelineModel(QAbstractItemModel):
                 self._inserted.append(change)
             else:
                 self._updated[change.key] = None
-        if not self._flush_soon.isActive() and QCoreApplication.instance() is not None:
+        if self.auto_flush and not self._flush_soon.isActive() and QCoreApplication.instance() is not None:
             self._flush_soon.start()
 
     def flush(self) -> None:
-        """Tell Qt of every row inserted and updated since the last flush: one range per parent and burst."""
+        """Tell Qt of every row inserted and updated since the last flush: one range insert per parent."""
         inserted, updated = self._inserted, self._updated
         if not inserted and not updated:
             return
@@ -287,16 +307,17 @@ class TimelineModel(QAbstractItemModel):
         now = self._clock()
         groups: set[NodeKey] = set()
         fresh: set[NodeKey] = set()
-        start = 0
-        while start < len(inserted):
-            end = start
-            while end + 1 < len(inserted) and inserted[end + 1].parent == inserted[start].parent:
-                end += 1
-            self._insert(inserted[start:end + 1], now)
-            for change in inserted[start:end + 1]:
+        # One range per parent, however the agents' calls interleave: a parent's rows are appended in order, so
+        # its inserts are contiguous; parents go in the order they were first inserted under, which puts a new
+        # agent's or batch's own row before its children.
+        by_parent: dict[NodeKey | None, list[Inserted]] = {}
+        for change in inserted:
+            by_parent.setdefault(change.parent, []).append(change)
+        for rows in by_parent.values():
+            self._insert(rows, now)
+            for change in rows:
                 fresh.add(change.key)
                 groups.update(self._groups_of(change.key))
-            start = end + 1
         for key in updated:
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
@@ -330,12 +351,16 @@ class TimelineModel(QAbstractItemModel):
     def _insert(self, rows: list[Inserted], now: datetime) -> None:
         """Rows appended under one parent: prepared, then shown as one insert."""
         parent = rows[0].parent
+        fresh = []
         for change in rows:
-            self._shown[change.key] = 0
+            ident = self._id(change.key)
+            if not isinstance(change.key, RunKey):  # a run never has children
+                self._children[ident] = []
+            fresh.append(ident)
             self._refresh(change.key, now)
         self.beginInsertRows(self._index(parent) if parent is not None else QModelIndex(),
                              rows[0].row, rows[-1].row)
-        self._shown[parent] = rows[-1].row + 1
+        self._children.setdefault(self._id(parent) if parent is not None else 0, []).extend(fresh)
         self.endInsertRows()
 
     def tick(self) -> None:
@@ -351,12 +376,18 @@ class TimelineModel(QAbstractItemModel):
     def _refresh(self, key: NodeKey, now: datetime) -> None:
         timeline = self._timeline
         if isinstance(key, RunKey):
-            run = timeline.runs[key.call_id]
-            self._cells[key] = _run_columns(run)
-            self._tips[key] = run.error.message if run.error else run.call_id
-            colour = UNDONE_COLOR if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status)
-            self._set_brush(key, colour)
-        elif isinstance(key, BatchKey):
+            # A run's row is prepared when it is first painted (`_prepare`), not here: a flood of calls costs
+            # no formatting for the rows nobody scrolls to, and memory only for those on screen lately.
+            self._forget(key)
+            if timeline.runs[key.call_id].status.final:
+                self._live.discard(key)
+            else:
+                self._live.add(key)
+            group = timeline.group(key)
+            if group is not None and group not in self._windows:  # its bars are drawn to scale from now on
+                self._windows[group] = GanttWindow(timeline.window(group, now))
+            return
+        if isinstance(key, BatchKey):
             batch = timeline.batches[key.batch_id]
             live = timeline.live(key)
             cells = self._cells[key] = _batch_columns(batch, live, timeline.rollup(key))
@@ -369,6 +400,26 @@ class TimelineModel(QAbstractItemModel):
             self._tips[key] = _agent_tip(agent, timeline.agents.get(agent.parent_id or ""), counts)
             self._set_brush(key, _rollup_colour(counts))
         self._refresh_bar(key, now)
+
+    def _prepare(self, key: NodeKey) -> None:
+        """A run's cells, tooltips, brush and bar, as the view first asks for them; the oldest prepared rows
+        are forgotten beyond PREPARED rows (they are prepared again if painted again)."""
+        if not isinstance(key, RunKey):
+            self._refresh(key, self._clock())
+            return
+        run = self._timeline.runs[key.call_id]
+        self._cells[key] = _run_columns(run)
+        self._tips[key] = run.error.message if run.error else run.call_id
+        self._set_brush(key, UNDONE_COLOR if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status))
+        self._refresh_bar(key, self._clock())
+        self._prepared[key] = None
+        if len(self._prepared) > PREPARED:
+            self._forget(next(iter(self._prepared)))
+
+    def _forget(self, key: NodeKey) -> None:
+        if self._prepared.pop(key, 0) is None:  # prepared: its caches go
+            for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips):
+                cache.pop(key, None)
 
     def _set_brush(self, key: NodeKey, role: str | None) -> None:
         if role is None:
@@ -415,7 +466,7 @@ class TimelineModel(QAbstractItemModel):
             if length == window.length and not always:
                 continue
             window.length = length
-            rows = self._shown.get(group, 0)
+            rows = len(self._children.get(self._id(group), ()))
             if rows:
                 parent = self._index(group)
                 self.dataChanged.emit(self.index(0, TIMELINE_COLUMN, parent),
@@ -435,6 +486,8 @@ class TimelineModel(QAbstractItemModel):
         if ident is None:
             ident = self._ids[key] = len(self._keys)
             self._keys.append(key)
+            parent = self._timeline.parent(key)
+            self._parents.append(0 if parent is None else self._id(parent))
         return ident
 
     def key_of(self, index: Index) -> NodeKey | None:
@@ -453,24 +506,29 @@ class TimelineModel(QAbstractItemModel):
     # -- QAbstractItemModel ------------------------------------------------------
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
-        # hasIndex() would call rowCount() and columnCount() back in Python: a view laying out a filtered
-        # tree asks for every row's index, so the bounds are checked here, at a third of the cost.
-        key = self._keys[parent.internalId()] if parent.isValid() else None
-        if parent.column() > 0 or not 0 <= row < self._shown.get(key, 0) or not 0 <= column < len(COLUMNS):
+        # hasIndex() would call rowCount() and columnCount() back in Python: a view laying out a tree asks for
+        # every expanded row's index after each insert, so the bounds are checked here, from the table of ids
+        # (an invalid parent's internalId() is 0: the top level).
+        if parent.column() > 0:
             return QModelIndex()
-        return self.createIndex(row, column, self._id(self._timeline.children(key)[row]))
+        children = self._children.get(parent.internalId())
+        if children is None or not 0 <= row < len(children) or not 0 <= column < len(COLUMNS):
+            return QModelIndex()
+        return self.createIndex(row, column, children[row])
 
     def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
-        key = self.key_of(index)
-        if key is None:
+        if not index.isValid():
             return QModelIndex()
-        parent = self._timeline.parent(key)
-        return self._index(parent) if parent is not None else QModelIndex()
+        parent = self._parents[index.internalId()]
+        if not parent:
+            return QModelIndex()
+        return self.createIndex(self._timeline.row(self._keys[parent]), 0, parent)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         if parent.column() > 0:
             return 0
-        return self._shown.get(self.key_of(parent), 0)
+        children = self._children.get(parent.internalId())
+        return len(children) if children is not None else 0
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return len(COLUMNS)
@@ -479,11 +537,13 @@ class TimelineModel(QAbstractItemModel):
         key = self.key_of(index)
         if key is None:
             return None
+        if role == KEY_ROLE:
+            return key
+        if key not in self._cells:
+            self._prepare(key)
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[key][column]
-        if role == KEY_ROLE:
-            return key
         if role == GANTT_ROLE:
             return self._bars.get(key) if column == TIMELINE_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:

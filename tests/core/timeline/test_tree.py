@@ -367,3 +367,22 @@ def test_what_an_outside_agent_sends_is_bounded_too_summary_output_error_and_ans
     assert _kept(node) + len(node.summary) < CAP and node.output_cut and node.args_cut
     assert node.approval is not None and node.approval.reason == "asks" and node.approval.proposed == ()
     assert node.error is not None and node.error.kind == ErrorKind.SYSTEM
+
+
+def test_the_status_counts_are_kept_as_runs_come_and_change_and_agree_with_a_recount() -> None:
+    from collections import Counter
+
+    t = Timeline()
+    t.apply(_agent("main"))
+    for i in range(300):
+        t.apply(_call(f"c{i}", "main"))
+        if i % 3:
+            t.apply(CallStarted(call_id=f"c{i}"))
+        if i % 3 == 2:
+            status = RunStatus.FAILED if i % 7 == 0 else RunStatus.DONE
+            t.apply(CallFinished(call_id=f"c{i}", status=status, duration_s=0.1))
+    counts = t.counts()
+    assert counts == Counter(run.status for run in t.runs.values())
+    assert counts[RunStatus.QUEUED] == 100 and counts[RunStatus.RUNNING] == 100 and sum(counts.values()) == 300
+    counts[RunStatus.DONE] += 5  # a copy: the caller's changes do not reach the timeline's tally
+    assert t.counts() == Counter(run.status for run in t.runs.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 from pathlib import Path
@@ -64,6 +65,46 @@ def test_the_window_keeps_no_event_carrying_a_calls_whole_arguments(qtbot: Any, 
             kept = [o for o in gc.get_objects() if isinstance(o, (CallQueued, ApprovalRequested))]
             assert kept == [] or all(len(json.dumps(o.args)) < 10_000 for o in kept)
             assert model.timeline.runs[asked[0]].args_cut  # the window shows the excerpt
+            bridge.stop()
+            await tasks.aclose()
+
+    loop.run_until_complete(scenario())
+
+
+def test_a_flood_through_the_bus_reaches_the_model_a_frame_at_a_time_each_run_announced_once_a_batch(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    from core import CallFinished, CallStarted, RunStatus
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            model, tasks = TimelineModel(), TaskSet()
+            bridge = Bridge(console, model, tasks)
+            inserts: list[int] = []
+            model.rowsInserted.connect(lambda parent, first, last: inserts.append(last - first + 1))
+            announced: list[str] = []
+            bridge.run_changed.connect(announced.append)
+            resynced: list[bool] = []
+            bridge.resynced.connect(lambda: resynced.append(True))
+            bridge.start()
+            agents = [(await console.start_agent(f"agent {n}", "scripted")).agent_id for n in range(3)]
+            await wait_until(lambda: sum(inserts) == 3, what="the agents")
+            inserts.clear()
+            chunks = 50
+            for chunk in range(chunks):  # 100 calls a turn of the loop, as a busy pipeline publishes them
+                for i in range(chunk * 100, chunk * 100 + 100):
+                    console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agents[i % 3], tool="Read", args={},
+                                                   summary=f"file{i}"))
+                    console.bus.publish(CallStarted(call_id=f"c{i}"))
+                    console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
+                await asyncio.sleep(0)
+            await wait_until(lambda: sum(inserts) == 5000, what="every call's row")
+            # One range insert per agent and frame, never one per turn of the loop (3 x 50 here).
+            assert len(inserts) < 3 * chunks / 2, inserts
+            # Each call started and ended within one batch: announced once, not twice.
+            await wait_until(lambda: len(set(announced)) == 5000, what="every call announced")
+            assert len(announced) == 5000 and not resynced
+            root = model.index(0, 0, QModelIndex())
+            assert model.rowCount(root) == 1667 and model.index(1666, 2, root).data() == "✓ done"
             bridge.stop()
             await tasks.aclose()
 

@@ -267,3 +267,43 @@ def test_an_agent_row_rolls_up_the_calls_of_its_sub_agents_at_any_depth_and_foll
     assert model.index(0, STATUS_COLUMN).data(Qt.ItemDataRole.ForegroundRole).color().name() == LIGHT.danger
     assert changed.count("a:main") == 1
     qtmodeltester.check(model, force_py=True)
+
+
+def test_a_flood_arrives_as_a_few_range_inserts_and_no_row_update_spans_more_than_its_row(qtbot: Any) -> None:
+    timeline = Timeline()  # the console's, fed by the bus
+    model = TimelineModel(timeline)
+    model.auto_flush = False  # flushed once a "frame", as the bridge does
+    inserts: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda parent, first, last: inserts.append((first, last)))
+    spans: list[tuple[int, int, int, int]] = []
+    model.dataChanged.connect(lambda a, b: spans.append((a.row(), b.row(), a.column(), b.column())))
+    for agent in ("lead", "fe", "be"):
+        timeline.apply(AgentStarted(agent_id=agent, session_id="s", name=agent, agent_kind="scripted"))
+    for i in range(5000):
+        timeline.apply(CallQueued(call_id=f"c{i}", agent_id=("lead", "fe", "be")[i % 3], tool="Read", args={},
+                                  summary=f"file{i}"))
+        timeline.apply(CallFinished(call_id=f"c{i}", status=RunStatus.FAILED if i % 50 == 0 else RunStatus.DONE,
+                                    duration_s=0.01))
+        if i % 1000 == 999:
+            model.flush()  # 5 frames
+    model.flush()
+    # 15,000 events, 5 frames: the three agents, then one insert per agent and frame.
+    assert len(inserts) <= 1 + 3 * 5 and sum(last - first + 1 for first, last in inserts) == 5003
+    # Only the Timeline column's bars rescale over a range of rows; every other change names one row.
+    assert all(first == last or (c0, c1) == (TIMELINE_COLUMN, TIMELINE_COLUMN) for first, last, c0, c1 in spans)
+    lead = model.index(0, 0)
+    assert model.rowCount(lead) == 1667 and model.index(1666, 1, lead).data() == "file4998"
+    assert model.index(0, 2, lead).data() == "✗ failed" and model.index(1, 2, lead).data() == "✓ done"
+    assert model.index(0, 1).data() == "1667 calls · 34 failed"  # the roll-up kept as they came
+
+
+def test_a_row_painted_once_shows_its_later_changes(qtbot: Any) -> None:
+    model = TimelineModel()
+    for event in _events()[:2]:
+        model.apply(event)
+    row = model.index(0, 2, model.index(0, 0))  # c1, queued
+    assert row.data() == "… queued"  # painted: prepared
+    model.apply(CallStarted(seq=20, call_id="c1"))
+    assert row.data() == "● running"
+    model.apply(CallFinished(seq=21, call_id="c1", status=RunStatus.DONE, duration_s=2.0))
+    assert row.data() == "✓ done" and row.siblingAtColumn(3).data() == "2.0 s"
