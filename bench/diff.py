@@ -1,22 +1,26 @@
 """Diff previews at native speed: Belay's preview against `git diff --histogram` on the same two files.
 
-Two figures, each with its baseline measured in the same run, the two sides alternating:
-- diff_100k: a 100,000-line Python file (about 5 MB) with 10 scattered edits (seven lines replaced, two
+Three figures, each with its baseline measured in the same run, the two sides alternating:
+- diff_100k: a 100,000-line Python file (4.3 MB) with 10 scattered edits (seven lines replaced, two
   inserted, one removed).  Belay's side is the whole preview the approval path computes before it asks
   (`Calls._preview`: the `FileDiff` of the write and its proposed content), from the two versions in memory
   as the write tool holds them; the baseline is `git diff --no-index --histogram` on the same two files,
   already on disk and in the page cache (a process that reads both, diffs them and prints the patch).
-- diff_repetitive: 120 distinct lines repeated to 20k, 40k, 80k and 160k lines, with 10 scattered edits:
-  Belay's preview per line and the ratio of its time at 160k to its time at 20k (linear would be 8; every
-  line matches 1 in 120 of the others, where a quadratic diff shows), in CPU time, which the other programs
-  on a shared machine do not stretch (wall-clock ratios printed beside).  Also against 40k: at 20k no line
-  has more matches than xdiff's threshold for frequent lines (about the square root of the line count,
-  rounded up to a power of two: 256), from 40k every line has, and xdiff then scans 100 lines around each
-  (xdl_clean_mmatch): a step in the cost per line, not a growth.  git diff --histogram on the same files,
-  for reference: its own ratio, and Belay against it at 160k.
+  Medians of ROUNDS rounds, wall clock (CPU time beside).
 - diff_100k_longest_stall: the longest gap between the 1 ms ticks of the main thread while the 100k-line
-  preview runs in a worker thread, as the console runs it (`asyncio.to_thread`): how long the window would stop.
-Medians of ROUNDS rounds.  The machine's load is printed before and after.
+  preview runs in a worker thread, as the console runs it (`asyncio.to_thread`): how long the window would
+  stop.
+- diff_repetitive: 120 distinct lines repeated to 20k, 40k, 80k and 160k lines, with 10 scattered edits at
+  the same fractions of the file: Belay's preview per line and the ratio of its time at 160k to its time at
+  20k (linear would be 8; every line matches 1 in 120 of the others, where a quadratic diff shows), in CPU
+  time, which the other programs on a shared machine stretch less than the wall clock: medians over as many
+  rounds as make the same number of lines at every size (88 at 20k, 11 at 160k), with the best rounds'
+  and the wall-clock ratios beside.  Also against 40k: at 20k no line has more matches than xdiff's
+  threshold for frequent lines (about the square root of the line count, rounded up to a power of two:
+  256); from 40k every line has, and xdiff then scans 100 lines around each (xdl_clean_mmatch): a step in
+  the cost per line, not a growth.  git diff --histogram on the same files for reference: its own ratio,
+  and Belay against it.
+The machine's load is printed before and after.
 
 Run: .venv/bin/python bench/diff.py
 """
@@ -133,18 +137,18 @@ def alternate(pair: Pair, rounds: int) -> Timing:
         ours.append(pair.belay())
         theirs.append(pair.git())
     medians = (statistics.median(t[k] for t in side) for side in (ours, theirs) for k in (0, 1))
-    return Timing(*medians, min(t[0] for t in ours), min(t[0] for t in theirs))
+    return Timing(*medians, min(t[1] for t in ours), min(t[1] for t in theirs))
 
 
 class Timing(NamedTuple):
-    """Medians of wall and CPU seconds on each side, and each side's best wall time."""
+    """Medians of wall and CPU seconds on each side, and each side's least CPU time (its best round)."""
 
     belay: float
     belay_cpu: float
     git: float
     git_cpu: float
-    belay_best: float
-    git_best: float
+    belay_best_cpu: float
+    git_best_cpu: float
 
 
 def main() -> None:
@@ -162,7 +166,8 @@ def main() -> None:
         rep = {}
         for count in REPETITIVE_SIZES:
             lines = repetitive(count)
-            rep[count] = r = alternate(Pair(root, f"rep{count}", lines, scattered_edits(lines, 2)), ROUNDS)
+            rounds = ROUNDS * REPETITIVE_SIZES[-1] // count  # as many lines diffed at every size
+            rep[count] = r = alternate(Pair(root, f"rep{count}", lines, scattered_edits(lines, 2)), rounds)
             print(f"repetitive {count:>7,} lines: Belay {r.belay * 1000:6.1f} ms, CPU {r.belay_cpu / count * 1e9:4.0f} "
                   f"ns/line; git diff --histogram {r.git * 1000:6.1f} ms, CPU {r.git_cpu / count * 1e9:4.0f} ns/line")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
@@ -174,9 +179,9 @@ def main() -> None:
     for base in (low, 40_000):
         ours, theirs = rep[high], rep[base]
         print(f"RESULT diff_repetitive_{high // 1000}k_vs_{base // 1000}k = {ours.belay_cpu / theirs.belay_cpu:.1f} x "
-              f"(linear would be {high / base:.0f}; Belay's CPU time; wall medians {ours.belay / theirs.belay:.1f} x, "
-              f"best rounds {ours.belay_best / theirs.belay_best:.1f} x; git diff --histogram's CPU time "
-              f"{ours.git_cpu / theirs.git_cpu:.1f} x)")
+              f"(linear would be {high / base:.0f}; Belay's CPU time, medians; best rounds "
+              f"{ours.belay_best_cpu / theirs.belay_best_cpu:.1f} x, wall medians {ours.belay / theirs.belay:.1f} x; "
+              f"git diff --histogram's CPU time {ours.git_cpu / theirs.git_cpu:.1f} x)")
     print(f"RESULT diff_repetitive_160k = {rep[high].belay / rep[high].git:.2f} x (git diff --histogram, "
           f"{rep[high].git * 1000:.1f} ms)")
 
