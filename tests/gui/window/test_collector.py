@@ -33,3 +33,28 @@ def test_a_cycle_made_on_a_worker_is_freed_by_the_gui_thread(qtbot: Any) -> None
     finally:
         collector.stop()
     assert gc.isenabled()
+
+
+def test_what_outlives_a_middle_collection_is_walked_again_only_by_the_rare_full_one(qtbot: Any) -> None:
+    from gui.window import collector as module
+
+    collector = MainThreadCollector()
+    collector.start()
+    try:
+        session = [[n] for n in range(200_000)]  # a long session's objects, alive
+        old = _Cycle()
+        freed: list[bool] = []
+        weakref.finalize(old, lambda: freed.append(True))
+        collector._ticks = module.MIDDLE_EVERY_TICKS - 1
+        collector._collect()  # a middle collection: survivors frozen
+        del old  # garbage now, but among the frozen objects
+        walked = len(gc.get_objects())  # what the next collections walk (frozen objects are not)
+        assert walked < 100_000 and gc.get_freeze_count() >= len(session)
+        collector._collect()  # young
+        assert not freed
+        collector._ticks = module.FULL_EVERY_TICKS - 1
+        collector._collect()  # the full one
+        assert freed and len(session) == 200_000 and gc.get_freeze_count() >= len(session)
+    finally:
+        collector.stop()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
