@@ -18,6 +18,15 @@ before an undo writes and its failure if writing fails
 (`core.undo.service`), and an undo a crash cut short, finished when the
 console opens (`core.undo.recovery`).  The events that follow them come
 through here.
+
+A call's own steps are grouped (core.store.group_commit): its queued row,
+a verdict given without asking and, for a tool that only reads, its start
+are handed to the journal's thread without waiting (`wait=False`) and
+committed with the next step that waits (the call's start before a tool
+that changes anything runs, its end before the agent hears of it), so a
+call costs one commit, and under load several calls share one.  Their
+events are still published only once their rows are committed, in order;
+so are the events without rows (output, progress) that follow them.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from core.events import (
     CallRetrying,
     CallStarted,
     DecidedBy,
+    Event,
     ExternalChangesRecorded,
     RollbackFinished,
     RollbackRefused,
@@ -54,6 +64,7 @@ from core.events import (
 from core.ids import AgentId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
+from core.store.group_commit import GroupWriter
 from core.store.journal import Journal
 
 P = ParamSpec("P")
@@ -69,6 +80,8 @@ class Recorder:
         self.session_id, self.workspace = session_id, workspace
         self._executor = executor
         self._session_open = False
+        self.writer = GroupWriter(journal, executor, asyncio.get_running_loop())
+        """The call steps' writes, committed in groups on the journal's thread."""
 
     @classmethod
     async def open(cls, path: Path, bus: EventBus, session_id: SessionId, workspace: Path) -> Recorder:
@@ -78,7 +91,9 @@ class Recorder:
         return cls(journal, bus, executor, session_id, workspace)
 
     async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a blocking journal read (`self.journal.calls`, ...) on the journal's thread."""
+        """Run a blocking journal read (`self.journal.calls`, ...) on the journal's thread, after every write
+        handed to the group writer before it."""
+        self.writer.kick()
         return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args, **kwargs))
 
     async def close(self) -> None:
@@ -120,49 +135,64 @@ class Recorder:
     # -- one call ------------------------------------------------------------------------------
 
     async def call_queued(self, call_id: CallId, agent_id: AgentId, tool: str, args: dict[str, Any], summary: str,
-                          batch: tuple[str, str] | None = None) -> None:
-        """A call exists: journaled with its arguments before anything is decided about it."""
-        await self.read(self.journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
-        self.bus.publish(CallQueued(call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
-                                    batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None))
+                          batch: tuple[str, str] | None = None, *, wait: bool = True) -> None:
+        """A call exists: journaled with its arguments before anything is decided about it.  `wait=False`:
+        committed with the call's next step that waits (see the module's docstring)."""
+        event = CallQueued(call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
+                           batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
+        await self._write(call_id, partial(self.journal.add_call, call_id, self.session_id, agent_id, tool, args,
+                                           summary, batch), event, wait=wait)
 
     async def approval_requested(self, request: ApprovalRequested) -> None:
         """The call waits for a person."""
-        await self.read(self.journal.set_status, request.call_id, RunStatus.BLOCKED_ON_USER)
-        self.bus.publish(request)
+        await self._write(request.call_id, partial(self.journal.set_status, request.call_id,
+                                                   RunStatus.BLOCKED_ON_USER), request)
 
     async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy,
-                                rule: str | None = None, *, durable: bool = True) -> None:
+                                rule: str | None = None, *, durable: bool = True, wait: bool = True) -> None:
         """Who decided whether a call runs (a person, an auto-approver, a rule, the mode, the policy, a
         timeout, Belay itself) and how, journaled first.  An answer is made durable; a verdict given without
         asking need not be (`durable` False): the policy would give it again."""
-        await self.read(self.journal.add_decision, call_id, decision.value, reason, by, rule, durable=durable)
-        self.bus.publish(ApprovalResolved(call_id=call_id, decision=decision, reason=reason, by=by, rule=rule))
+        await self._write(call_id, partial(self.journal.add_decision, call_id, decision.value, reason, by, rule,
+                                           durable=durable),
+                          ApprovalResolved(call_id=call_id, decision=decision, reason=reason, by=by, rule=rule),
+                          wait=wait, durable=durable)
 
-    async def call_started(self, call_id: CallId) -> None:
-        await self.read(self.journal.set_status, call_id, RunStatus.RUNNING)
-        self.bus.publish(CallStarted(call_id=call_id))
+    async def call_started(self, call_id: CallId, *, wait: bool = True) -> None:
+        """The call runs now.  `wait=False` for a tool that only reads: its start need not be committed first."""
+        await self._write(call_id, partial(self.journal.set_status, call_id, RunStatus.RUNNING),
+                          CallStarted(call_id=call_id), wait=wait)
 
     def answered_from_cache(self, call_id: CallId) -> None:
         """A cached result stands in for the run: the window sees it start, the journal only its end."""
-        self.bus.publish(CallStarted(call_id=call_id))
+        self.writer.announce(partial(self.bus.publish, CallStarted(call_id=call_id)))
 
     def output(self, call_id: CallId, text: str) -> None:
-        self.bus.publish(CallOutput(call_id=call_id, text=text))
+        self.writer.announce(partial(self.bus.publish, CallOutput(call_id=call_id, text=text)))
 
     def progress(self, call_id: CallId, elapsed_s: float) -> None:
-        self.bus.publish(CallProgress(call_id=call_id, elapsed_s=elapsed_s))
+        self.writer.announce(partial(self.bus.publish, CallProgress(call_id=call_id, elapsed_s=elapsed_s)))
 
     def retrying(self, call_id: CallId, attempt: int, delay_s: float, error: ErrorInfo) -> None:
-        self.bus.publish(CallRetrying(call_id=call_id, attempt=attempt, delay_s=delay_s, error=error))
+        self.writer.announce(partial(self.bus.publish, CallRetrying(call_id=call_id, attempt=attempt,
+                                                                    delay_s=delay_s, error=error)))
+
+    async def _write(self, call_id: CallId, op: Callable[[], object], event: Event, *, wait: bool = True,
+                     durable: bool = False) -> None:
+        """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`)."""
+        then = partial(self.bus.publish, event)
+        if wait:
+            await self.writer.commit(call_id, op, then=then, durable=durable)
+        else:
+            self.writer.defer(call_id, op, then=then, durable=durable)
 
     async def changes_captured(self, call_id: CallId, changes: Sequence[FileChange],
                                git: Sequence[GitChange] = ()) -> None:
         """What a call changed, journaled as soon as it is known (its event is the call's end)."""
         if changes:
-            await self.read(self.journal.add_changes, call_id, changes)
+            await self.writer.commit(call_id, partial(self.journal.add_changes, call_id, changes), durable=True)
         if git:
-            await self.read(self.journal.add_git_changes, call_id, git)
+            await self.writer.commit(call_id, partial(self.journal.add_git_changes, call_id, git), durable=True)
 
     async def call_finished(self, call_id: CallId, status: RunStatus, output: str, error: ErrorInfo | None,
                             duration_s: float, *, changes: tuple[FileChange, ...] = (),
@@ -170,13 +200,15 @@ class Recorder:
                             full_output: str | None = None) -> None:
         """How a call ended.  `full_output` is the whole output when the agent was shown less."""
         if full_output and full_output != output:
-            await self.read(self.journal.add_full_output, call_id, full_output)
+            self.writer.defer(call_id, partial(self.journal.add_full_output, call_id, full_output))
         # A run that changed nothing is committed without an fsync: a power cut may lose its ending
-        # (it then reads as interrupted), never a change or a decision, which have their own commits.
-        await self.read(self.journal.finish_run, call_id, status, output, error, duration_s, cached, attempts,
-                        bool(changes or git))
-        self.bus.publish(CallFinished(call_id=call_id, status=status, output=output, error=error, changes=changes,
-                                      git_changes=git, duration_s=duration_s, cached=cached, attempts=attempts))
+        # (it then reads as interrupted), never a change or a decision, which are fsynced.
+        durable = bool(changes or git)
+        await self._write(call_id, partial(self.journal.finish_run, call_id, status, output, error, duration_s, cached,
+                                           attempts, durable),
+                          CallFinished(call_id=call_id, status=status, output=output, error=error, changes=changes,
+                                       git_changes=git, duration_s=duration_s, cached=cached, attempts=attempts),
+                          durable=durable)
 
     # -- batches -------------------------------------------------------------------------------
 

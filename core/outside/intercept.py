@@ -129,7 +129,7 @@ class Interceptor:
         tool = tool or self.registry.get(tool_name)
         args = self._validated(tool, tool_input)
         summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
-        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary)
+        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
         try:
             updated, note = await self._decide(call, tool, args)
         except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
@@ -139,7 +139,9 @@ class Interceptor:
         if isinstance(updated, Refused):
             await self.calls.finish(call, updated.status, updated.text, updated.error)
             return Verdict("deny", updated.text, call.call_id)
-        await self.calls.start(call)
+        # The start of a call that only reads need not be committed before the agent hears the allow: nothing it
+        # does can be lost (core.store.group_commit); one that may change anything is, as it then holds files.
+        await self.calls.start(call, wait=not self._reads_only(call, tool))
         await self._hold(use_id, call, tool, args, alive)
         return Verdict("allow", "allowed by Belay", call.call_id, updated, note)
 
@@ -192,7 +194,7 @@ class Interceptor:
                                     annotations=annotations, outside_agent=True)
         verdict = await self.calls.decide(lambda: request(paths=resolved_paths(call.args)))
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
-        permission = await self.calls.permit(call, verdict, plan)
+        permission = await self.calls.permit(call, verdict, plan, wait=False)  # committed with the start or end
         if isinstance(permission, Refused):
             return permission, ""
         if permission.edited and plan is not None:
@@ -218,13 +220,16 @@ class Interceptor:
 
     # -- capturing -----------------------------------------------------------
 
+    def _reads_only(self, call: OpenCall, tool: Tool | None) -> bool:
+        """Whether the call is judged to change nothing: nothing is held for it while the agent runs it."""
+        return (tool.annotations if tool else HARMLESS.get(call.tool, Annotations())).read_only
+
     async def _hold(self, use_id: str, call: OpenCall, tool: Tool | None, args: ToolArgs | None,
                     alive: Callable[[], bool] | None = None) -> None:
         """Make what the allowed call changes its own: hold its file, or the one-author lock."""
         opened = _Open(call, use_id, alive)
         self._open[use_id] = opened
-        annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
-        if annotations.read_only or self.tracker is None:
+        if self._reads_only(call, tool) or self.tracker is None:
             return
         paths = tool.writes(args, self.workspace) if tool is not None and args is not None else None
         if paths and "" not in paths and isinstance(tool, WriteTool):

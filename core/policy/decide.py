@@ -344,6 +344,13 @@ _FOLDER_READERS = frozenset({"Grep", "Glob", "LS"})
 """An outside agent's tools that read or list everything below a folder."""
 
 
+def slow(request: PolicyRequest) -> bool:
+    """Whether deciding `request` may take long: a Bash line (parsed, its words and paths looked up on disk) or
+    an outside agent's folder reader (the folder walked against the Read deny rules, see `_unsure_read`).
+    Any other call is a few rule matches and a stat per path it names, quick enough for the event loop."""
+    return request.tool == "Bash" or (request.outside_agent and request.tool in _FOLDER_READERS)
+
+
 def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], rules: RuleSet) -> str | None:
     """Why a read-only call still needs a rule or a person, or None.
 

@@ -33,6 +33,7 @@ keeping its other settings (but not its comments).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from core.mcp.settings import ServerSettings
 from core.models.bash import BashAnalysis
 from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.bash import analyse
-from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal
+from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal, slow
 from core.policy.rules import Rule, parse_rule
 from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
@@ -147,6 +148,11 @@ class PolicyEngine:
         which may have changed since the same line was last seen.
         """
         return self._evaluate(request, {})
+
+    def quick(self, request: PolicyRequest) -> bool:
+        """Whether `evaluate(request)` may run on the event loop: every call but a Bash line and an outside
+        agent's folder reader, which take a thread (see `core.policy.decide.slow`)."""
+        return not slow(request)
 
     def _evaluate(self, request: PolicyRequest, analyses: _Analyses) -> Verdict:
         disabled = self.disabled_reason(request.tool)
@@ -255,7 +261,7 @@ class PolicyEngine:
         return RuleSet(entries, self.mode, self._home(), timeout, on_timeout)
 
     def _home(self) -> str:
-        return os.path.realpath(os.path.expanduser("~"))
+        return _real_home(os.path.expanduser("~"))
 
     def _path(self, scope: Scope) -> Path:
         path = settings_path(scope, self._workspace)
@@ -280,6 +286,12 @@ def _analysis(request: PolicyRequest, home: str, analyses: _Analyses) -> BashAna
     if key not in analyses:
         analyses[key] = analyse(*key)
     return analyses[key]
+
+
+@functools.lru_cache(maxsize=8)
+def _real_home(home: str) -> str:
+    """The home directory with its links resolved: asked for by every verdict, so resolved once per $HOME."""
+    return os.path.realpath(home)
 
 
 def _disables(pattern: str, tool: str) -> bool:

@@ -129,29 +129,38 @@ class Calls:
         """Describes what Bash commands run in, for the approval card."""
 
     async def open(self, call_id: CallId, agent: AgentHandle, tool: str, args: dict[str, Any], summary: str,
-                   batch: tuple[str, str] | None = None) -> OpenCall:
-        """Journal the call and announce it queued; `batch` is (batch id, the call's id in it)."""
+                   batch: tuple[str, str] | None = None, *, wait: bool = True) -> OpenCall:
+        """Journal the call and announce it queued; `batch` is (batch id, the call's id in it).  `wait=False`
+        (the pipeline's and the interceptor's hot path): not waited for, the row is committed with the call's
+        next step that waits (`start`, `ask`, `finish`), and a failure to write it is raised there."""
         call = OpenCall(call_id, agent, tool, args, summary)
-        await self.recorder.call_queued(call_id, agent.agent_id, tool, args, summary, batch)
+        await self.recorder.call_queued(call_id, agent.agent_id, tool, args, summary, batch, wait=wait)
         return call
 
     async def decide(self, request: Callable[[], PolicyRequest], *, ask: bool = False) -> Verdict:
-        """The policy's verdict on the call `request` makes.  Both run off the loop: the request's paths are
-        resolved on disk, and a long command line takes a while to analyse.  `ask` turns an allow into a
-        question for a person."""
-        verdict = await asyncio.to_thread(lambda: self.policy.evaluate(request()))
+        """The policy's verdict on the call `request` makes.  The request (a realpath per path it names) and
+        the quick verdicts (a read-only tool, an allow rule, a mode: most calls) are made on the loop; a Bash
+        line, which takes a while to analyse, and a folder an outside agent's tool would walk go to a thread
+        (`PolicyEngine.quick`).  `ask` turns an allow into a question for a person."""
+        made = request()
+        if self.policy.quick(made):
+            verdict = self.policy.evaluate(made)
+        else:
+            verdict = await asyncio.to_thread(self.policy.evaluate, made)
         if ask and verdict.action == "allow":
             verdict = verdict.model_copy(update={"action": "ask", "reason": "the plan asks for a person's approval "
                                                  f"of this call (the policy alone would allow it: {verdict.reason})"})
         return verdict
 
-    async def permit(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None = None) -> Permission:
+    async def permit(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None = None, *,
+                     wait: bool = True) -> Permission:
         """Whether the call may run: the verdict, and when it asks, a person's answer.  `plan` is what a
-        file tool would write (its diff is shown)."""
+        file tool would write (its diff is shown).  `wait=False`: a verdict given without asking is committed
+        with the call's next step that waits (a person's answer is always waited for)."""
         if verdict.action != "ask":
             await self.recorder.approval_resolved(
                 call.call_id, Decision.APPROVED if verdict.action == "allow" else Decision.DENIED, verdict.reason,
-                decider(verdict), verdict.rule, durable=False)
+                decider(verdict), verdict.rule, durable=False, wait=wait)
         if verdict.action == "deny":
             return Refused(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
                            ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
@@ -201,9 +210,11 @@ class Calls:
                     log.warning("could not add the rule %s to %s: %s", rule, answer.scope, e)
         return answer
 
-    async def start(self, call: OpenCall) -> None:
-        """The call is allowed and its tool runs now (Belay's, or the agent's own)."""
-        await self.recorder.call_started(call.call_id)
+    async def start(self, call: OpenCall, *, wait: bool = True) -> None:
+        """The call is allowed and its tool runs now (Belay's, or the agent's own): journaled before it runs, so
+        that a console killed meanwhile knows it was running.  `wait=False` for a tool of Belay's that only
+        reads: its start is then committed with its end (a kill loses the call, which changed nothing)."""
+        await self.recorder.call_started(call.call_id, wait=wait)
 
     async def captured(self, call: OpenCall, changes: tuple[FileChange, ...], git: tuple[GitChange, ...] = ()) -> None:
         """What the call changed, journaled at once so that a crash cannot lose it (with what it changed

@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from core.errors import BelayError, ErrorKind, ToolError
-from core.tasks import spawn
 from core.tools.base import RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
 
 HEARTBEAT_AFTER_S = 2.0
@@ -75,18 +74,20 @@ async def _once(tool: RunTool, args: ToolArgs, ctx: ToolContext, timeout_s: floa
 
 @contextlib.asynccontextmanager
 async def heartbeat(note: Callable[[float], None]) -> AsyncIterator[None]:
-    """While the body runs past HEARTBEAT_AFTER_S, call `note(elapsed)` every HEARTBEAT_EVERY_S."""
+    """While the body runs past HEARTBEAT_AFTER_S, call `note(elapsed)` every HEARTBEAT_EVERY_S.
+
+    A timer on the loop, not a task: most calls end long before their first beat, and a task would cost
+    every one of them a start, a cancellation and a wait."""
+    loop = asyncio.get_running_loop()
     started = time.monotonic()
 
-    async def beat() -> None:
-        await asyncio.sleep(HEARTBEAT_AFTER_S)
-        while True:
-            note(time.monotonic() - started)
-            await asyncio.sleep(HEARTBEAT_EVERY_S)
+    def beat() -> None:
+        nonlocal timer
+        timer = loop.call_later(HEARTBEAT_EVERY_S, beat)
+        note(time.monotonic() - started)
 
-    task = spawn(beat(), "heartbeat")
+    timer = loop.call_later(HEARTBEAT_AFTER_S, beat)
     try:
         yield
     finally:
-        task.cancel()
-        await asyncio.wait([task])  # never raises for the beat's own cancellation; ours still propagates
+        timer.cancel()

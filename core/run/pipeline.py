@@ -79,7 +79,7 @@ class Pipeline:
             await self.tool_starting(tool_name)  # before the call is opened: it is journaled with its tool
         tool, args, problem = self._prepare(agent, tool_name, raw_args)
         summary, shown_args = _shown(tool, args, raw_args, self.workspace)
-        call = await self.calls.open(call_id, agent, arguments.shown(tool_name), shown_args, summary, batch)
+        call = await self.calls.open(call_id, agent, arguments.shown(tool_name), shown_args, summary, batch, wait=False)
         try:
             if problem is not None:
                 raise problem
@@ -157,10 +157,10 @@ class Pipeline:
                 self.recorder.answered_from_cache(call.call_id)
                 return ToolOutput(hit.text, dict(hit.data)), True, 1
         plan = await self._plan(tool, args, ctx, limit) if isinstance(tool, WriteTool) else None
-        permission = await self.calls.permit(call, verdict, plan)
+        permission = await self.calls.permit(call, verdict, plan, wait=False)
         if isinstance(permission, Refused):
             return permission
-        await self.calls.start(call)
+        await self.calls.start(call, wait=not _only_reads(tool))
         if plan is not None:
             return await self._write(call, plan, permission, ctx.read_state), False, 1
         assert isinstance(tool, RunTool)
@@ -253,6 +253,12 @@ class Pipeline:
 
     def __repr__(self) -> str:
         return f"<Pipeline {self.workspace.root} tools={len(self.registry.names())}>"
+
+
+def _only_reads(tool: Tool) -> bool:
+    """A tool whose start need not be journaled before it runs: it declares it only reads, and Belay does not
+    compare the workspace around it (as it does around a command, which may write whatever it declares)."""
+    return tool.annotations.read_only and not (isinstance(tool, RunTool) and tool.captures_workspace)
 
 
 def _shown(tool: Tool | None, args: ToolArgs | None, raw: object, workspace: Workspace) -> tuple[str, dict[str, Any]]:

@@ -6,7 +6,11 @@ it and can still undo what an earlier session did.  WAL mode; commits that
 record decisions, changes and rollbacks run with synchronous=FULL so they
 survive a power cut, lighter bookkeeping with NORMAL.
 
-Every method blocks.  The console calls them from one dedicated thread.
+Every method blocks.  The console calls them from one dedicated thread,
+where `run_group` also commits many writes at once (see
+core.store.group_commit: the writes of one call, and of several calls under
+load, share one transaction; should one fail, each is run again alone so
+that it does not take the others with it).
 """
 
 from __future__ import annotations
@@ -153,6 +157,8 @@ class Journal:
         path.parent.mkdir(parents=True, exist_ok=True)
         unmarked = journal_file.inspect(path)  # read-only: nothing below runs on a file that is not ours
         self._lock = threading.Lock()
+        self._grouping: int | None = None
+        """The thread running `run_group` (holding the lock): its writes join that transaction."""
         try:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
             try:
@@ -190,6 +196,9 @@ class Journal:
 
     @contextmanager
     def _tx(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        if self._grouping == threading.get_ident():  # inside run_group, which begins, commits and chose durability
+            yield self._db
+            return
         with self._lock:
             if durable:
                 self._db.execute("PRAGMA synchronous=FULL")
@@ -204,6 +213,70 @@ class Journal:
             finally:
                 if durable:
                     self._db.execute("PRAGMA synchronous=NORMAL")
+
+    def run_group(self, writes: Sequence[Callable[[], object]], durable: bool) -> list[BaseException | None]:
+        """Run `writes` (calls of this journal's write methods) in one transaction, in order, and commit it
+        once: fsynced when `durable`.  Returns each write's error (None: it succeeded).
+
+        Should one write fail, the group is rolled back and each write is run again alone, in a
+        transaction of its own: what the failing one did is undone and the others still commit, as if
+        each had been committed by itself (failures are rare: a full disk, damage, a bug)."""
+        with self._lock:
+            try:
+                if durable:
+                    self._db.execute("PRAGMA synchronous=FULL")
+                try:
+                    return self._together(writes)
+                except _Failed:
+                    return [self._alone(write) for write in writes]
+                finally:
+                    if durable:
+                        self._db.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as e:  # the pragma itself failed: nothing was written
+                return [journal_file.translated(self.path, e, "written") or e] * len(writes)
+
+    def _together(self, writes: Sequence[Callable[[], object]]) -> list[BaseException | None]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            return [journal_file.translated(self.path, e, "written") or e] * len(writes)
+        self._grouping = threading.get_ident()
+        try:
+            for write in writes:
+                if _outcome(write) is not None:
+                    raise _Failed
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        finally:
+            self._grouping = None
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise _Failed from None
+        return [None] * len(writes)
+
+    def _alone(self, write: Callable[[], object]) -> BaseException | None:
+        """One write of a failed group, in a transaction of its own (the lock is held)."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            return journal_file.translated(self.path, e, "written") or e
+        self._grouping = threading.get_ident()
+        try:
+            error = _outcome(write)
+        finally:
+            self._grouping = None
+        try:
+            self._db.execute("ROLLBACK" if error is not None else "COMMIT")
+        except sqlite3.Error as e:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            return error or journal_file.translated(self.path, e, "written") or e
+        return error
 
     # -- writes ---------------------------------------------------------
 
@@ -521,6 +594,19 @@ class Journal:
 
     def __repr__(self) -> str:
         return f"<Journal {self.path}>"
+
+
+class _Failed(Exception):
+    """A write of a group failed, or its commit did: the group is run again one write at a time."""
+
+
+def _outcome(write: Callable[[], object]) -> BaseException | None:
+    """None when `write` succeeded, else what it raised (a write's own failure is its alone)."""
+    try:
+        write()
+    except Exception as e:  # noqa: BLE001 - handed to whoever awaits that write, as if it had run alone
+        return e
+    return None
 
 
 _CALLS = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at, r.ended_at,"

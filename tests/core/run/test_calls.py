@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -300,5 +301,32 @@ def test_long_output_is_cut_in_the_middle_with_a_marker_saying_how_much(workspac
             assert untouched.text == exact
             records = {c.call_id: c for c in await r.recorder.read(r.recorder.journal.calls)}
             assert records[outcome.call_id].output == outcome.text  # the journal keeps what the agent got
+
+    run(scenario())
+
+
+def test_quick_verdicts_are_given_on_the_loop_and_a_bash_line_is_analysed_in_a_thread(
+        workspace: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    threaded: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(fn: object, *args: object, **kwargs: object) -> object:
+        threaded.append(args[0].tool if args and isinstance(args[0], PolicyRequest) else "?")
+        return await to_thread(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+
+    async def scenario() -> None:
+        async with rig(workspace, state_dir) as r:
+            readme = str(workspace / "README.md")
+            assert (await r.calls.decide(lambda: _request(workspace, "Read", file_path=readme))).action == "allow"
+            r.calls.policy.add_rule("Write", "allow", "session")
+            allowed = await r.calls.decide(lambda: _request(workspace, "Write", file_path=str(workspace / "n.txt")))
+            assert allowed.action == "allow" and allowed.rule == "Write [session]"
+            assert threaded == []  # a read-only tool and an allow rule: no thread hop
+            assert (await r.calls.decide(lambda: _request(workspace, "Bash", command="ls"))).action == "allow"
+            outside = dataclasses.replace(_request(workspace, "Grep", pattern="x"), outside_agent=True)
+            await r.calls.decide(lambda: outside)
+            assert threaded == ["Bash", "Grep"]  # the line parsed, the folder walked: off the loop
 
     run(scenario())

@@ -251,3 +251,37 @@ def test_a_notebook_cell_edit_approved_in_part_writes_the_cell_as_the_accepted_h
     [cell] = json.loads(target.read_text())["cells"]
     assert "".join(cell["source"]) == "".join(lines).replace("step_2 = 2\n", "step_2 = 'two'\n")
     assert cell["outputs"] == cells[0]["outputs"]  # its clearing was in the rejected hunk
+
+
+class Nothing(RunTool[ToolArgs]):
+    """A read-only tool that does nothing: what a call costs the console itself."""
+
+    name = "Nothing"
+    description = "Do nothing."
+    Args = ToolArgs
+    annotations = Annotations(read_only=True, destructive=False)
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("done")
+
+
+def test_a_call_costs_one_journal_commit_and_a_burst_of_calls_fewer_than_one_each(workspace: Path) -> None:
+    burst = 32
+
+    async def scenario() -> None:
+        async with Console(workspace, tools=[*default_tools(), Nothing()]) as console:
+            agent = await console.start_agent("agent", "scripted")
+            writer = console._recorder.writer  # noqa: SLF001 - counting what the console does not show
+            before = writer.commits
+            for _ in range(4):
+                assert (await console.call(agent, "Nothing", {})).status == RunStatus.DONE
+            assert writer.commits - before == 4  # queued, allowed, started, finished: one commit per call
+            before = writer.commits
+            outcomes = await asyncio.wait_for(asyncio.gather(*(console.call(agent, "Nothing", {})
+                                                               for _ in range(burst))), 20)
+            assert writer.commits - before < burst  # several calls share a commit
+            records = {r.call_id: r for r in await console.history()}
+            assert all(records[o.call_id].status == RunStatus.DONE for o in outcomes)
+            assert all(records[o.call_id].decision is not None for o in outcomes)
+
+    run(scenario())
