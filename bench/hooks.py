@@ -3,7 +3,9 @@
 Figures:
 - PreToolUse round trip: an auto-allowed PreToolUse (a Read the policy allows) sent over the console's
   Unix socket and answered (agent lookup, journal, policy, events), against the same request sent to a
-  no-op endpoint on the same transport (an asyncio Unix server that answers at once);
+  no-op endpoint on the same transport (an asyncio Unix server that answers at once); the two sides
+  alternate, ROUNDS rounds of ROUND_TRIPS // ROUNDS each, and each figure is the median of all its round
+  trips (with the spread of the rounds' medians: the machine is shared);
 - hook command: the whole command hook as Claude Code runs it (`python -I -S hook_client.py`, which finds the
   console, sends the event and prints the answer), against starting the same Python with `-c pass`;
 - hung console: how long the hook command waits on a console that accepts the event and never answers (a
@@ -29,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROUND_TRIPS = 300
+ROUNDS = 10
 COMMANDS = 30
 SILENCE_LIMIT_S = 2.0
 
@@ -43,15 +46,31 @@ def _send(path: str, request: dict[str, object]) -> dict[str, object]:
     return json.loads(data)
 
 
-def _round_trips(path: str, request: dict[str, object]) -> float:
-    """Median microseconds per request, sent one after another from this thread."""
+def _round_trips(path: str, request: dict[str, object], count: int = ROUND_TRIPS) -> list[float]:
+    """Microseconds per request, sent one after another from this thread."""
     times = []
-    for _ in range(ROUND_TRIPS):
+    for _ in range(count):
         started = time.perf_counter()
         answer = _send(path, request)
-        times.append(time.perf_counter() - started)
+        times.append((time.perf_counter() - started) * 1e6)
         assert answer.get("ok"), answer
-    return statistics.median(times) * 1e6
+    return times
+
+
+def _alternating(belay: tuple[str, dict[str, object]], noop: tuple[str, dict[str, object]]) -> dict[str, float]:
+    """Both sides, ROUNDS rounds each in turn: the median round trip of each, and the range of the rounds' medians."""
+    sides: dict[str, list[float]] = {"belay": [], "noop": []}
+    rounds: dict[str, list[float]] = {"belay": [], "noop": []}
+    for _ in range(ROUNDS):
+        for side, (path, request) in (("belay", belay), ("noop", noop)):
+            times = _round_trips(path, request, ROUND_TRIPS // ROUNDS)
+            sides[side] += times
+            rounds[side].append(statistics.median(times))
+    figures = {}
+    for side in sides:
+        figures[f"{side}_us"] = statistics.median(sides[side])
+        figures[f"{side}_lo"], figures[f"{side}_hi"] = min(rounds[side]), max(rounds[side])
+    return figures
 
 
 async def _noop_endpoint(path: str) -> asyncio.AbstractServer:
@@ -105,20 +124,21 @@ async def measure(root: Path) -> dict[str, float]:
              "tool_name": "Read", "tool_use_id": "toolu_bench", "transcript_path": "/dev/null",
              "tool_input": {"file_path": str(workspace / "README.md")}}
     figures: dict[str, float] = {}
-    async with Console(workspace) as console:
-        assert console.endpoint is not None
-        token = (config_dir() / "token").read_text().strip()
-        request = {"token": token, "kind": "hook", "event": event}
-        figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
-        answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
-        decision = answer["stdout"]["hookSpecificOutput"]["permissionDecision"]  # type: ignore[index]
-        assert decision == "allow", answer
-        command = hook_command(state_root(), config_dir())
-        figures["command_ms"] = await asyncio.to_thread(_command_ms, ["sh", "-c", command], json.dumps(event).encode())
     noop_path = str(root / "noop.sock")
     server = await _noop_endpoint(noop_path)
     try:
-        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "event": event})
+        async with Console(workspace) as console:
+            assert console.endpoint is not None
+            token = (config_dir() / "token").read_text().strip()
+            request = {"token": token, "kind": "hook", "event": event}
+            answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
+            decision = answer["stdout"]["hookSpecificOutput"]["permissionDecision"]  # type: ignore[index]
+            assert decision == "allow", answer
+            figures |= await asyncio.to_thread(_alternating, (str(console.endpoint.path), request),
+                                               (noop_path, {"kind": "hook", "event": event}))
+            command = hook_command(state_root(), config_dir())
+            figures["command_ms"] = await asyncio.to_thread(_command_ms, ["sh", "-c", command],
+                                                            json.dumps(event).encode())
     finally:
         server.close()
         await server.wait_closed()
@@ -184,23 +204,20 @@ async def _agent_round_trips(workspace: Path, agent: str, event: dict[str, objec
     from core import Console
     from core.policy.settings import config_dir
 
-    figures: dict[str, float] = {}
-    async with Console(workspace) as console:
-        assert console.endpoint is not None
-        request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": agent,
-                   "event": event}
-        answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
-        assert allowed(answer), answer
-        figures["belay_us"] = await asyncio.to_thread(_round_trips, str(console.endpoint.path), request)
     noop_path = str(workspace.parent / f"{agent}-noop.sock")
     server = await _noop_endpoint(noop_path)
     try:
-        figures["noop_us"] = await asyncio.to_thread(_round_trips, noop_path, {"kind": "hook", "agent": agent,
-                                                                               "event": event})
+        async with Console(workspace) as console:
+            assert console.endpoint is not None
+            request = {"token": (config_dir() / "token").read_text().strip(), "kind": "hook", "agent": agent,
+                       "event": event}
+            answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
+            assert allowed(answer), answer
+            return await asyncio.to_thread(_alternating, (str(console.endpoint.path), request),
+                                           (noop_path, {"kind": "hook", "agent": agent, "event": event}))
     finally:
         server.close()
         await server.wait_closed()
-    return figures
 
 
 AGENT = """
@@ -270,8 +287,14 @@ def main() -> None:
         codex = asyncio.run(measure_codex(root))
         gemini = asyncio.run(measure_gemini(root))
         dead_s = asyncio.run(measure_dead_session(root))
-    print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay, {f['noop_us']:.0f} us to a no-op "
-          f"endpoint (medians of {ROUND_TRIPS}). Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
+    print(f"PreToolUse (auto-allowed Read): {f['belay_us']:.0f} us through Belay (rounds {f['belay_lo']:.0f}-"
+          f"{f['belay_hi']:.0f}), {f['noop_us']:.0f} us to a no-op endpoint "
+          f"(rounds {f['noop_lo']:.0f}-{f['noop_hi']:.0f}); "
+          f"medians of {ROUND_TRIPS} each in {ROUNDS} alternating rounds. Codex: {codex['belay_us']:.0f} us "
+          f"({codex['belay_lo']:.0f}-{codex['belay_hi']:.0f}) vs {codex['noop_us']:.0f} us; Gemini: "
+          f"{gemini['belay_us']:.0f} us ({gemini['belay_lo']:.0f}-{gemini['belay_hi']:.0f}) "
+          f"vs {gemini['noop_us']:.0f} us. "
+          f"Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
           f"{f['python_ms']:.1f} ms (medians of {COMMANDS})")
     print(f"RESULT pretooluse_round_trip = {f['belay_us'] / f['noop_us']:.1f} x the time (a no-op endpoint on the "
           f"same Unix socket transport; {f['belay_us'] / 1000:.2f} ms per call)")

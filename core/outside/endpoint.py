@@ -250,6 +250,23 @@ class Endpoint:
         """The handler's answer; meanwhile a keepalive line to `keepalive` (the hook client) every few seconds."""
         kind = getattr(request, "kind", "?")
         work = spawn(handler(request), f"endpoint: {kind}")  # owned here: awaited or cancelled below
+        try:
+            await asyncio.sleep(0)  # its first step runs now: an answer given at once (a call allowed) needs no watch
+        except asyncio.CancelledError:
+            work.cancel()
+            await shielded(asyncio.wait([work]))
+            raise
+        if not work.done():
+            await self._watch(work, reader, keepalive)
+        try:
+            return {"ok": True, **work.result()}
+        except Exception as e:  # a bug in a handler must not leave the client waiting
+            log.exception("endpoint handler %s failed", kind)
+            return {"ok": False, "error": f"Belay failed to handle it: {type(e).__name__}: {e}"}
+
+    async def _watch(self, work: asyncio.Task[dict[str, Any]], reader: asyncio.StreamReader,
+                     keepalive: asyncio.StreamWriter | None) -> None:
+        """Until the handler is done: a keepalive line every few seconds; the handler cancelled if the client goes."""
         gone = spawn(reader.read(1), "endpoint: client gone?")  # EOF: the client stopped waiting (its process ended)
         abandoned = False
         try:
@@ -266,11 +283,6 @@ class Endpoint:
                 await shielded(asyncio.wait([work]))
         if abandoned:
             raise ConnectionResetError("the client went away")
-        try:
-            return {"ok": True, **work.result()}
-        except Exception as e:  # a bug in a handler must not leave the client waiting
-            log.exception("endpoint handler %s failed", kind)
-            return {"ok": False, "error": f"Belay failed to handle it: {type(e).__name__}: {e}"}
 
     async def _ping(self, request: PingRequest) -> dict[str, Any]:
         return {"workspace": str(self.workspace), "pid": os.getpid()}

@@ -59,6 +59,8 @@ class _Session:
     no tool_use_id, gets the same answer for the same tool and input."""
     process: AgentProcess | None = None
     """The agent's own process, found from its last hook command: watched while its calls hold the lock."""
+    peer_pid: int | None = None
+    """The process that sent the last hook event (the hook command, or whatever else spoke to the socket)."""
 
 
 class ClaudeHooks:
@@ -74,9 +76,10 @@ class ClaudeHooks:
     async def request(self, request: HookRequest) -> dict[str, Any]:
         """The endpoint's handler for kind "hook" (the event was validated at the door)."""
         if request.peer_pid is not None and request.event.hook_event_name == "PreToolUse":
-            process = AgentProcess.of_hook_client(request.peer_pid)
-            if process is not None:
-                (await self._session(request.event)).process = process
+            session = await self._session(request.event)
+            if session.peer_pid != request.peer_pid and (session.process is None or not session.process.alive()):
+                session.process = AgentProcess.of_hook_client(request.peer_pid) or session.process
+            session.peer_pid = request.peer_pid  # the agent found once is kept while it lives: one /proc read
         answer = await self.handle(request.event)
         return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
 
