@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QHBoxLayout,
     QInputDialog,
@@ -129,6 +130,7 @@ class MainWindow(QMainWindow):
         self.tree.setObjectName("timeline")
         self.tree.setModel(self.model)
         self.tree.setUniformRowHeights(True)
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)  # the model's cells are empty items
         self.tree.setAlternatingRowColors(True)
         self.gantt = GanttDelegate(self.tree)
         self.tree.setItemDelegateForColumn(TIMELINE_COLUMN, self.gantt)

@@ -13,10 +13,12 @@ times is refreshed once.  Until then Qt sees the rows it has been told of
 batch's cells, tooltip, brush and Gantt bar are prepared when the row is shown
 or changes, a run's when the view first paints it after it changed (a flood of
 calls costs no formatting for rows nobody scrolls to; the runs painted lately
-stay prepared, PREPARED at most).  `index()`, `parent()` and `rowCount()`
-answer from a table of ids: a tree view lays out every expanded row again
-after each insert and asks them of each (its cost grows with the rows shown,
-which is why the bridge flushes at most once a frame).
+stay prepared, PREPARED at most).  The tree's structure is a
+QStandardItemModel's, in C++: a tree view lays out every expanded row again
+after each insert, asking `index()` and `rowCount()` of each, and that walk
+stays in C++ (some 30 ms at 100,000 rows; 1.5 s with those in Python).  Its
+cells are empty: `data()` answers from the timeline.  The rows are not
+editable: a view shows them with no edit triggers.
 
 The last column, "Timeline", gives each run and batch a `GanttBar`
 (`GANTT_ROLE`) for `gui.window.gantt.GanttDelegate` to paint.  While something is
@@ -32,8 +34,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 
 from core import (
     AgentKey,
@@ -204,7 +206,7 @@ def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class TimelineModel(QAbstractItemModel):
+class TimelineModel(QStandardItemModel):
     """Agents, batches and runs as a tree of rows, six columns (the last a Gantt bar)."""
 
     def __init__(self, timeline: Timeline | None = None, parent: Any = None, *,
@@ -213,12 +215,13 @@ class TimelineModel(QAbstractItemModel):
         self._clock = clock
         self._timeline = Timeline()
         self._unwatch: Callable[[], None] = lambda: None
-        self._children: dict[int, list[int]] = {}
-        """The ids of the children of each row (by id; 0: the top level) Qt has been told of.  A view lays out
-        every expanded row again after an insert, asking `index()` and `rowCount()` of each: these answer
-        from this table in a few lookups."""
-        self._parents: list[int] = [0]
-        """Each id's parent's id (0: the top level)."""
+        self.setColumnCount(len(COLUMNS))
+        self._items: dict[NodeKey, QStandardItem] = {}
+        """The item of each agent's and batch's row (a run's row has none: Qt keeps an empty cell)."""
+        self._item_keys: dict[int, NodeKey] = {}
+        """Whose row each of those items is (by the item's id)."""
+        self._siblings: dict[int, list[NodeKey]] = {}
+        """The timeline's list of children under each parent item, by the internal id of their indexes."""
         self._inserted: list[Inserted] = []
         self._updated: dict[NodeKey, None] = {}
         """Changes watched but not shown yet, in the order they came (an ordered set, for the updates)."""
@@ -229,8 +232,6 @@ class TimelineModel(QAbstractItemModel):
         self.auto_flush = True
         """Flush on the next turn of the loop after a change; a bridge that flushes after each of its batches
         (once a frame) turns it off."""
-        self._ids: dict[NodeKey, int] = {}
-        self._keys: list[NodeKey | None] = [None]  # id 0 is never used: it reads as "no pointer" (the top level)
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
         self._tips: dict[NodeKey, str] = {}
         self._brushes: dict[NodeKey, str] = {}
@@ -263,23 +264,40 @@ class TimelineModel(QAbstractItemModel):
         self._unwatch = timeline.watch(self._on_timeline_changed)
         self._inserted.clear()
         self._updated.clear()
-        self._ids.clear()
-        del self._keys[1:]
-        del self._parents[1:]
         for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows,
                       self._prepared):
             cache.clear()
         self._live.clear()
-        self._children = {0: [self._id(key) for key in timeline.roots]}
+        self.blockSignals(True)  # the reset says it all
+        root = self.invisibleRootItem()
+        root.removeRows(0, root.rowCount())
+        self._items.clear()
+        self._item_keys.clear()
+        self._siblings.clear()
+        self._build(None, root)
+        self.blockSignals(False)
         now = self._clock()
         for keys, make in ((timeline.agents, AgentKey), (timeline.batches, BatchKey), (timeline.runs, RunKey)):
             for ident in keys:
-                key = make(ident)
-                if make is not RunKey:
-                    self._children[self._id(key)] = [self._id(child) for child in timeline.children(key)]
-                self._refresh(key, now)
+                self._refresh(make(ident), now)
         self.endResetModel()
         self._keep_ticking()
+
+    def _build(self, parent: NodeKey | None, item: QStandardItem) -> None:
+        children = self._timeline.children(parent)
+        if children:
+            item.insertRows(0, len(children))
+        for row, key in enumerate(children):
+            if not isinstance(key, RunKey):
+                item.setChild(row, 0, self._new_item(key))
+                self._build(key, self._items[key])
+
+    def _new_item(self, key: NodeKey) -> QStandardItem:
+        item = QStandardItem()
+        item.setColumnCount(len(COLUMNS))
+        self._items[key] = item
+        self._item_keys[id(item)] = key
+        return item
 
     def apply(self, event: Event) -> None:
         """Feed the timeline one event and show what it changed (for a model that owns its timeline)."""
@@ -351,17 +369,17 @@ class TimelineModel(QAbstractItemModel):
     def _insert(self, rows: list[Inserted], now: datetime) -> None:
         """Rows appended under one parent: prepared, then shown as one insert."""
         parent = rows[0].parent
-        fresh = []
         for change in rows:
-            ident = self._id(change.key)
-            if not isinstance(change.key, RunKey):  # a run never has children
-                self._children[ident] = []
-            fresh.append(ident)
             self._refresh(change.key, now)
-        self.beginInsertRows(self._index(parent) if parent is not None else QModelIndex(),
-                             rows[0].row, rows[-1].row)
-        self._children.setdefault(self._id(parent) if parent is not None else 0, []).extend(fresh)
-        self.endInsertRows()
+        item = self._items[parent] if parent is not None else self.invisibleRootItem()
+        item.insertRows(rows[0].row, len(rows))  # one rowsInserted
+        self.blockSignals(True)  # an agent's or a batch's item in its row: no change to tell of, the row is new
+        try:
+            for change in rows:
+                if not isinstance(change.key, RunKey):
+                    item.setChild(change.row, 0, self._new_item(change.key))
+        finally:
+            self.blockSignals(False)
 
     def tick(self) -> None:
         """Move "now" on: refresh the bars that end now and stretch their windows (the Timeline column only)."""
@@ -466,7 +484,7 @@ class TimelineModel(QAbstractItemModel):
             if length == window.length and not always:
                 continue
             window.length = length
-            rows = len(self._children.get(self._id(group), ()))
+            rows = self.rowCount(self._index(group))
             if rows:
                 parent = self._index(group)
                 self.dataChanged.emit(self.index(0, TIMELINE_COLUMN, parent),
@@ -481,19 +499,19 @@ class TimelineModel(QAbstractItemModel):
 
     # -- keys and indexes ------------------------------------------------------
 
-    def _id(self, key: NodeKey) -> int:
-        ident = self._ids.get(key)
-        if ident is None:
-            ident = self._ids[key] = len(self._keys)
-            self._keys.append(key)
-            parent = self._timeline.parent(key)
-            self._parents.append(0 if parent is None else self._id(parent))
-        return ident
-
     def key_of(self, index: Index) -> NodeKey | None:
         if not index.isValid():
             return None
-        return self._keys[index.internalId()]
+        # A view asks data() of each cell of each row it paints, several roles each: the rows under a parent
+        # are found by the index's internal id (its parent's item, as QStandardItemModel makes indexes).
+        pointer = index.internalId()
+        siblings = self._siblings.get(pointer)
+        if siblings is None:
+            parent = index.parent()
+            key = self._item_keys.get(id(self.itemFromIndex(parent))) if parent.isValid() else None
+            siblings = self._siblings[pointer] = self._timeline.children(key)
+        row = index.row()
+        return siblings[row] if row < len(siblings) else None
 
     def index_of(self, key: NodeKey | str, column: int = 0) -> QModelIndex:
         """The index of a row by its key (or a key's text, e.g. "r:<call id>"), after showing what is pending."""
@@ -501,37 +519,19 @@ class TimelineModel(QAbstractItemModel):
         return self._index(parse_key(key), column)
 
     def _index(self, key: NodeKey, column: int = 0) -> QModelIndex:
-        return self.createIndex(self._timeline.row(key), column, self._id(key))
+        item = self._items.get(key)
+        if item is not None:
+            index = self.indexFromItem(item)
+            return index if column == 0 else index.siblingAtColumn(column)
+        parent = self._timeline.parent(key)
+        return self.index(self._timeline.row(key), column, self._index(parent) if parent is not None else QModelIndex())
 
-    # -- QAbstractItemModel ------------------------------------------------------
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
-        # hasIndex() would call rowCount() and columnCount() back in Python: a view laying out a tree asks for
-        # every expanded row's index after each insert, so the bounds are checked here, from the table of ids
-        # (an invalid parent's internalId() is 0: the top level).
-        if parent.column() > 0:
-            return QModelIndex()
-        children = self._children.get(parent.internalId())
-        if children is None or not 0 <= row < len(children) or not 0 <= column < len(COLUMNS):
-            return QModelIndex()
-        return self.createIndex(row, column, children[row])
-
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
-        if not index.isValid():
-            return QModelIndex()
-        parent = self._parents[index.internalId()]
-        if not parent:
-            return QModelIndex()
-        return self.createIndex(self._timeline.row(self._keys[parent]), 0, parent)
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        if parent.column() > 0:
-            return 0
-        children = self._children.get(parent.internalId())
-        return len(children) if children is not None else 0
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return len(COLUMNS)
+    # -- the item model ------------------------------------------------------------
+    # index(), parent(), rowCount() and columnCount() are QStandardItemModel's, in C++: a tree view lays out
+    # every expanded row again after each insert and asks them of each row (with a Python model that was some
+    # 15 us a row, 1.5 s a frame at 100,000 calls); only data() and headerData() are Python, for the cells a view
+    # paints.  Agents' and batches' rows have an item, runs' rows an empty cell (`key_of` finds the key from the
+    # row and its parent's item).
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         key = self.key_of(index)
