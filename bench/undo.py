@@ -3,12 +3,13 @@
 Each journal is a session of Write calls by one agent, each rewriting one of 50 files (so every file has a long
 history of later calls touching it), journaled through the `Journal` methods the console's recorder uses for such
 a call (call, decision, running, its change, its end) with the contents in the blob store.  Building them through
-the console itself costs ~15 ms a call here (three fsynced commits and a tool run each), which would spend the
+the console itself cost ~15 ms a call here (fsynced commits, blob and file writes, a tool run), which would spend the
 whole bench's time on building: so they are written on tmpfs, then copied (journal, blobs, workspace files) to a
 temporary directory on the disk, where the real `Console` opens them (its first snapshot, recovery and timeline
 load included) and everything timed runs: `console.undo` and `console.rewind`, with their fsyncs.
 
-- One undo: the last ROUNDS calls undone one by one, newest first (each undo restores its call's file), median.
+- One undo: the last ROUNDS calls undone one by one, newest first (each undo restores its call's file), median;
+  the journals take turns, so that the machine's load weighs on each alike.
 - A rewind: `console.rewind` to the call N calls before the last one standing, N undos, in the longest journal
   (after the undos above): three rewinds of the last 100 calls (their median is the baseline), then of the
   1,000 before those, then of the 5,000 before those.  Each rewind also reads the calls after its target that
@@ -35,7 +36,7 @@ from core import Console, RunStatus  # noqa: E402
 from core.ids import new_agent_id, new_call_id, new_session_id  # noqa: E402
 from core.models.records import ChangeKind, FileChange  # noqa: E402
 from core.settings import workspace_state_dir  # noqa: E402
-from core.store.blobs import BlobStore  # noqa: E402
+from core.store.blobs import BlobBatch, BlobStore  # noqa: E402
 from core.store.journal import Journal  # noqa: E402
 
 FILES = 50
@@ -50,10 +51,11 @@ def build(workspace: Path, calls: int) -> list[str]:
         session, agent = new_session_id(), new_agent_id()
         journal.start_session(session, str(workspace))
         journal.add_agent(agent, session, "agent", "scripted", None, None, None)
-        now = {name: (data, blobs.put(data)) for name, data in _project().items()}
         ids = []
-        for i in range(calls):
-            ids.append(_write_call(journal, blobs, session, agent, workspace, now, i))
+        with blobs.batch() as batch:  # the contents in packs rather than a file each: quicker to build
+            now = {name: (data, batch.put(data)) for name, data in _project().items()}
+            for i in range(calls):
+                ids.append(_write_call(journal, batch, session, agent, workspace, now, i))
         journal.end_session(session)
         journal.close()
         state = workspace_state_dir(workspace)
@@ -70,7 +72,7 @@ def _project() -> dict[str, bytes]:
             for k in range(FILES)}
 
 
-def _write_call(journal: Journal, blobs: BlobStore, session: str, agent: str, workspace: Path,
+def _write_call(journal: Journal, blobs: BlobBatch, session: str, agent: str, workspace: Path,
                 now: dict[str, tuple[bytes, str]], i: int) -> str:
     """What the recorder journals for an allowed Write that rewrote one file."""
     name = f"src/file_{i % FILES}.py"
