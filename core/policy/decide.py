@@ -13,6 +13,7 @@ Order (the first step that decides wins):
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -273,7 +274,7 @@ def _reflag(analysis: BashAnalysis, flags: dict[int, tuple[str, str]]) -> BashAn
 
 def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     """The verdict for any tool but Bash."""
-    tool, workspace = request.tool, os.path.realpath(request.workspace)
+    tool, workspace = request.tool, real_workspace(os.fspath(request.workspace))
     paths = candidate_paths(request)
     writes = tool in EDIT_TOOLS
     reads = tool in READ_TOOLS or request.annotations.read_only or tool in SPAWNING_TOOLS | STOPPING_TOOLS
@@ -417,6 +418,13 @@ def read_refusal(path: str, rules: RuleSet, workspace: str) -> str | None:
     if _links(path) > 1:
         return f"{path} is a hard link: it may be a file outside the workspace under a name inside it"
     return secret_reason(path, rules.home)
+
+
+@functools.lru_cache(maxsize=64)
+def real_workspace(root: str) -> str:
+    """A workspace's root with its links resolved, asked for by every verdict: resolved once (a console's root is
+    resolved when it opens and does not move under it)."""
+    return os.path.realpath(root)
 
 
 def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:

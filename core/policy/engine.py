@@ -171,11 +171,15 @@ class PolicyEngine:
 
     def read_filter(self) -> ReadFilter:
         """A check of the rules in force now: why reading a path is refused (a Read deny rule, a secret), or
-        None.  Taken once per call, used for every file a reading tool would open or list."""
-        rules = self._ruleset()
+        None.  Taken once per call, at its first file (most calls read none through it), used for every file a
+        reading tool would open or list."""
+        taken: list[RuleSet] = []
         workspace = str(self._workspace) if self._workspace else "/"
 
         def refusal(path: Path) -> str | None:
+            if not taken:
+                taken.append(self._ruleset())
+            rules = taken[0]
             named = os.path.normpath(path)
             real = os.path.realpath(named)
             return read_refusal(named, rules, workspace) or (read_refusal(real, rules, workspace)
