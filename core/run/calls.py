@@ -3,9 +3,13 @@
 Belay's pipeline (`core.run.pipeline`) runs the tool itself between `start`
 and `finish`; for a call an outside agent makes with its own tool
 (`core.outside.intercept`) the agent runs it in between.  Either way the call
-is journaled before anything is decided about it, judged by the same
+is handed to the journal before anything is decided about it, judged by the same
 policy, put before a person by the same `permit`, and ended by the same
 `finish`, so the journal, the window and undo cannot tell the two apart.
+On the hot path (`wait=False`) a call's steps are journaled as one group
+commit (core.store.group_commit): the row of each step is handed over in
+order and committed, at the latest, with the step that waits (the start
+of a tool that may change something, a question to a person, the end).
 
 Asking returns a value: the call is `Allowed` (with the person's edits, if
 they made any) or `Refused` (denied by a rule or a person, or nobody

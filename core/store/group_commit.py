@@ -28,13 +28,14 @@ What keeps it as safe as one commit per write:
   bus) runs on the loop only once its group has committed, in order.
   A front end never shows what the journal would not show after a kill.
 - Deferring only what may be lost.  A deferred write is not waited for,
-  so a kill -9 may lose it: it is used only where the next thing that
-  leaves the console waits for a commit behind it (the call's end before
-  the agent hears of it, its start before a tool that changes anything
-  runs, an allow before an outside agent hears it).  A call whose
-  tool only reads may thus vanish from the journal if the console is
-  killed while it runs; nothing it did can be lost, since it did
-  nothing but read.
+  so a kill -9 may lose it (for at most `DELAY_S`, unless something
+  waits sooner): it is used only where what follows needs no row yet.  A
+  call's end is always waited for before the agent hears of it, and its
+  start before a tool that may change anything runs (Belay's own, or an
+  outside agent's, which hears the allow only then).  A call whose tool
+  only reads may thus vanish from the journal if the console is killed
+  while it runs; nothing it did can be lost, since it did nothing but
+  read.
 - Content before the row that refers to it.  Blobs are written (and
   fsynced) by their writers before they hand over the rows naming them,
   and durable rows (changes, decisions a person made) still commit with
