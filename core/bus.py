@@ -4,6 +4,13 @@
 one that falls behind loses its backlog and receives a single `Lagged`
 event instead, after which it rebuilds its state from a snapshot (see
 `Console.attach`).  The publisher never waits for anyone.
+
+Backpressure, for publishers that can wait: `await bus.room()` returns at
+once while every subscriber's queue is under its `high_water` mark, and
+otherwise when the readers have drained below it.  A source of many calls
+(a pipeline admitting them, a replay) awaits it between calls, so a flood
+is held at its source, a frame's worth at a time, instead of overflowing a
+slow reader into a resync.  `publish` itself still never waits.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from collections.abc import Callable
 
 from core.events import Event, Lagged
 
+HIGH_WATER = 5_000
+"""The default high-water mark: about what a window shows in one frame under a flood."""
+
 
 class Subscription:
     """One reader's bounded view of the stream."""
@@ -22,8 +32,12 @@ class Subscription:
     def __init__(self, bus: EventBus, maxsize: int) -> None:
         self._bus = bus
         self._maxsize = maxsize
+        self.high_water = min(maxsize // 2, HIGH_WATER)
+        """Queued events above which `EventBus.room` makes its callers wait for this reader."""
         self._queue: deque[Event] = deque()
         self._waiter: asyncio.Event = asyncio.Event()
+        self._room: asyncio.Event = asyncio.Event()
+        self._room.set()
         self._missed = 0
         self.closed = False
 
@@ -35,6 +49,8 @@ class Subscription:
             self._queue.clear()
         else:
             self._queue.append(event)
+            if len(self._queue) >= self.high_water:
+                self._room.clear()
         self._waiter.set()
 
     def drain(self, limit: int = 1000) -> list[Event]:
@@ -46,6 +62,8 @@ class Subscription:
         batch = [self._queue.popleft() for _ in range(min(limit, len(self._queue)))]
         if not self._queue:
             self._waiter.clear()
+        if len(self._queue) < self.high_water:
+            self._room.set()
         return batch
 
     async def next_batch(self, limit: int = 1000) -> list[Event]:
@@ -61,6 +79,7 @@ class Subscription:
         self.closed = True
         self._bus._remove(self)
         self._waiter.set()
+        self._room.set()
 
     def __repr__(self) -> str:
         return f"<Subscription queued={len(self._queue)} missed={self._missed} closed={self.closed}>"
@@ -92,6 +111,12 @@ class EventBus:
         for sub in list(self._subs):
             sub._offer(stamped)
         return stamped
+
+    async def room(self) -> None:
+        """Wait until every subscriber's queue is under its high-water mark (at once when it is)."""
+        for sub in list(self._subs):
+            while not sub._room.is_set() and not sub.closed:
+                await sub._room.wait()
 
     def _remove(self, sub: Subscription) -> None:
         if sub in self._subs:

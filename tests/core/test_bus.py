@@ -50,3 +50,38 @@ def test_events_round_trip_through_the_union_adapter() -> None:
     event = CallStarted(call_id="c9", seq=4)
     again = EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(event))
     assert again == event and again.kind == "call_started"
+
+
+def test_a_publisher_that_awaits_room_is_held_at_the_high_water_mark_and_the_reader_never_lags() -> None:
+    import asyncio
+
+    async def scenario() -> tuple[int, list[int]]:
+        bus = EventBus()
+        reader = bus.subscribe(maxsize=1000)
+        reader.high_water = 100
+        waits = 0
+
+        async def flood() -> None:
+            nonlocal waits
+            for i in range(2000):
+                if reader.high_water <= len(reader._queue):
+                    waits += 1
+                await bus.room()
+                bus.publish(CallStarted(call_id=f"c{i}"))
+
+        source = asyncio.ensure_future(flood())
+        batches: list[int] = []
+        while sum(batches) < 2000:
+            batch = await asyncio.wait_for(reader.next_batch(limit=10_000), timeout=5)
+            assert not any(isinstance(e, Lagged) for e in batch)
+            batches.append(len(batch))
+            await asyncio.sleep(0.001)  # a slow reader
+        await asyncio.wait_for(source, timeout=5)
+        return waits, batches
+
+    waits, batches = run(scenario())
+    assert waits > 0 and max(batches) <= 101 and sum(batches) == 2000  # held at 100 queued, nothing lost
+    bus = EventBus()
+    bus.subscribe(maxsize=10)  # a reader that never reads does not hold up a publisher that never waits
+    for i in range(50):
+        bus.publish(CallStarted(call_id=f"c{i}"))
