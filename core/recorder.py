@@ -103,6 +103,7 @@ class Recorder:
                 await self.read(self.journal.end_session, self.session_id)
             await self.read(self.journal.close)
         finally:
+            self.writer.close()
             self._executor.shutdown(wait=True)
 
     # -- the session and its agents ---------------------------------------------------------

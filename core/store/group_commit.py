@@ -136,15 +136,21 @@ class GroupWriter:
 
     def kick(self) -> None:
         """Make sure what is handed over is committed before anything submitted to the journal's thread after
-        this (a read sees every write made before it)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        this (a read sees every write made before it).  An armed timer is left to run out (it then finds
+        nothing, or what came since): arming and cancelling one per call costs more than it saves (on Qt's loop,
+        a timer each)."""
         with self._lock:
             if self._drain_queued or not self._pending:
                 return
             self._drain_queued = True
         self._executor.submit(self._drain)
+
+    def close(self) -> None:
+        """No more writes: the timer is stopped (what was handed over has been drained by then: see
+        `Recorder.close`, whose last read follows a `kick`)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _hand_over(self, write: _Write) -> None:
         self._unsettled += 1
@@ -153,7 +159,11 @@ class GroupWriter:
 
     def _soon(self) -> None:
         if self._timer is None:
-            self._timer = self._loop.call_later(self.delay_s, self.kick)
+            self._timer = self._loop.call_later(self.delay_s, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        self.kick()
 
     # -- the journal's thread ------------------------------------------------------------------
 
