@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import pytest
 
 from core import Console, RunStatus
 from core.models.records import ChangeKind
 from core.outside.intercept import Interceptor
+from core.store.blobs import BlobStore
+from core.store.journal import Journal
 from tests.conftest import run, wait_until
 
 
@@ -164,3 +170,41 @@ def test_a_command_whose_agent_stops_waiting_for_the_lock_ends_cancelled_and_the
                                 "touch three": RunStatus.DONE}
 
     run(scenario())
+
+
+def test_an_outside_edits_contents_are_stored_before_the_journal_commits_the_rows_naming_them(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = workspace / "README.md"
+    original = readme.read_text()
+    missing: list[str] = []
+    checked: list[str] = []
+    run_group = Journal.run_group
+
+    def checking(journal: Journal, writes: Sequence[Callable[[], object]], durable: bool) -> list[BaseException | None]:
+        for write in writes:  # a change set handed to the group writer: each content it names must be stored
+            if isinstance(write, functools.partial) and write.func.__name__ == "add_changes":
+                for change in write.args[1]:
+                    for digest in (change.before_hash, change.after_hash):
+                        if digest is not None:
+                            checked.append(digest)
+                            if not stored[0].has(digest):
+                                missing.append(digest)
+        return run_group(journal, writes, durable)
+
+    monkeypatch.setattr(Journal, "run_group", checking)
+
+    stored: list[BlobStore] = []
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            stored.append(BlobStore(console.state_dir / "blobs"))  # the store as another process finds it
+            console.set_mode("bypass")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            edit = {"file_path": str(readme), "old_string": "# shop", "new_string": "# Shop"}
+            verdict = await interceptor.before(agent, "toolu_9", "Edit", edit)
+            readme.write_text(original.replace("# shop", "# Shop"))  # Claude Code's own Edit runs
+            assert await interceptor.after("toolu_9", {"filePath": str(readme)}, original=original) == verdict.call_id
+
+    run(scenario())
+    assert len(checked) == 2 and missing == []  # before and after, both stored before the row was committed
