@@ -6,7 +6,7 @@ threshold is reached: in Belay that is often a worker (the journal thread,
 the widget off the GUI thread, which Qt answers with warnings ("Timers
 cannot be stopped from another thread") or a crash.  So automatic
 collection is switched off and a timer on the GUI thread collects instead:
-the young generation every second, the middle one every ten.
+the young generation every second, the middle one every two.
 
 A collection of everything walks every object the process tracks: with a
 100,000-call timeline that is some 300,000 objects and about half a second
@@ -15,8 +15,10 @@ on the GUI thread.  So what outlives a middle collection is frozen
 (modules, classes): each collection then walks only what the last seconds
 made, whatever the size of the session.  What is frozen is looked at again
 only by a full collection every FULL_EVERY_TICKS (ten minutes), the one step
-whose cost still grows with the session: a cycle among old objects (a
-dialog closed long after it was opened) waits for it to be freed.
+whose cost still grows with the session.  Freezing keeps nothing alive: an
+object whose last reference goes is freed at once as ever; only a cycle among
+frozen objects (a dialog closed long after it was opened) waits for the full
+collection to be freed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import time
 from PySide6.QtCore import QObject, QTimer
 
 YOUNG_EVERY_MS = 1_000
-MIDDLE_EVERY_TICKS = 10
+MIDDLE_EVERY_TICKS = 2
 FULL_EVERY_TICKS = 600
 
 
