@@ -11,9 +11,10 @@ reread it (`resynced`).
 It takes a batch at most once a frame: each batch that inserts rows has the
 view lay its expanded rows out again, so batches are paced by how long the
 last one kept the loop busy (its signals, then Qt's layout and paint, seen as
-how late the pause after it ended): under a flood of events the window
-spends about half its time showing them and stays answerable the rest, and
-the rows of a whole frame arrive as one range insert per parent.  Within a
+how late the pause after it ended): the pause is BUSY_SHARE times that, so
+under a flood of events the window spends about a third of its time showing
+them and the rest taking them in and answering, and the rows of a whole
+frame arrive as one range insert per parent.  Within a
 batch a run that changed several times is announced once (`run_changed`),
 at its last change, after the rows are shown.
 
@@ -73,6 +74,9 @@ log = logging.getLogger(__name__)
 
 FRAME_S = 0.016
 """The shortest pause between two batches: one a frame at 60 Hz."""
+BUSY_SHARE = 2.0
+"""The pause after a batch, as a multiple of how long it kept the loop busy: under a flood the window spends
+about a third of its time showing rows (each batch lays out every expanded row again, whatever its size)."""
 MAX_PAUSE_S = 0.5
 """The longest: the rows of a flood still arrive twice a second however slow the view is."""
 BACKLOG = 100_000
@@ -137,7 +141,7 @@ class Bridge(QObject):
             applied = loop.time()
             await asyncio.sleep(pause)
             late = loop.time() - applied - pause  # the loop was busy: Qt laid out and painted what was shown
-            pause = min(MAX_PAUSE_S, max(FRAME_S, applied - began + late))
+            pause = min(MAX_PAUSE_S, max(FRAME_S, BUSY_SHARE * (applied - began + late)))
 
     def apply(self, batch: list[Event]) -> None:
         self._model.flush()  # the rows these events made are shown before anyone hears of them
