@@ -142,6 +142,7 @@ async def _window_on(console: Console,
     window = MainWindow(console)
     window.start()
     window.show()
+    MainThreadCollector.settle()  # the window is up: what start-up made is frozen, never walked
     if reviewer:
         reviewer.start()
     closed = asyncio.Event()

@@ -58,3 +58,20 @@ def test_what_outlives_a_middle_collection_is_walked_again_only_by_the_rare_full
     finally:
         collector.stop()
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_once_settled_what_start_up_made_is_not_walked_and_later_cycles_are_still_freed(qtbot: Any) -> None:
+    collector = MainThreadCollector()
+    collector.start()
+    try:
+        window_parts = [[n] for n in range(100_000)]  # what opening the window made, alive
+        MainThreadCollector.settle()
+        assert len(gc.get_objects()) < 50_000  # the next collections do not walk them
+        freed: list[bool] = []
+        later = _Cycle()
+        weakref.finalize(later, lambda: freed.append(True))
+        del later
+        qtbot.waitUntil(lambda: bool(freed), timeout=3000)  # the young collection, on its timer
+        assert len(window_parts) == 100_000
+    finally:
+        collector.stop()
