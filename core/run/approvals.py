@@ -59,9 +59,22 @@ class ApprovalBroker:
     def approvers(self) -> list[str]:
         return list(self._approvers.values())
 
+    def expect(self, request: ApprovalRequested) -> None:
+        """Take answers for `request` from now on, before it is announced: whoever hears of it may answer at
+        once, even before the call gets to `wait` (its announcement comes after the journal's commit, and the
+        answer can come first).  `withdraw` undoes it if the call never gets to `wait`."""
+        self._pending[request.call_id] = (request, asyncio.get_running_loop().create_future())
+
+    def withdraw(self, call_id: str) -> None:
+        """Stop taking answers for a call that was expected but will not wait (its request was not journaled)."""
+        self._pending.pop(call_id, None)
+
     async def wait(self, request: ApprovalRequested, timeout_s: float | None = None) -> Answer:
-        """Park the call until someone answers or the deadline passes; cancellation removes it."""
-        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        """Park the call until someone answers (already, if it was expected) or the deadline passes;
+        cancellation removes it."""
+        entry = self._pending.get(request.call_id)
+        future: asyncio.Future[Answer] = entry[1] if entry is not None else \
+            asyncio.get_running_loop().create_future()
         self._pending[request.call_id] = (request, future)
         try:
             if not timeout_s:

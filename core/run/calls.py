@@ -196,7 +196,12 @@ class Calls:
             answer = Answer(decision=Decision.DENIED, by="headless",
                             reason="it needs approval and no window is attached to give it")
         else:
-            await self.recorder.approval_requested(request)
+            self.approvals.expect(request)  # an answer given as soon as the request is heard is kept
+            try:
+                await self.recorder.approval_requested(request)
+            except BaseException:
+                self.approvals.withdraw(request.call_id)
+                raise
             answer = await self.approvals.wait(request, verdict.timeout_s)
             if answer.hunks is not None and answer.decision == Decision.APPROVED_EDITED:
                 answer = await asyncio.to_thread(_in_part, answer, plan, diffs, self.workspace, call.tool)

@@ -398,3 +398,21 @@ def test_mcp_started_waits_for_a_server_slow_to_start_so_a_first_call_finds_its_
             assert outcome.status == RunStatus.DONE and outcome.text == "first call"
 
     run(scenario())
+
+
+def test_an_answer_given_the_moment_the_request_is_announced_is_kept(workspace: Path, state_dir: Path) -> None:
+    """An approver that answers as soon as it hears of a request (here inside the announcement itself) is
+    heard: the request takes answers before it is announced.  The generated-calls fuzz found the race: with
+    the journal's group commit an approver could answer before the call got to wait, and the call then waited
+    for ever."""
+    async def scenario() -> None:
+        async with Console(workspace, state_dir=state_dir) as console:
+            console.register_approver("quick")
+            console.bus.listen(lambda e: console.approve(e.call_id) if isinstance(e, ApprovalRequested) else None)
+            agent = await console.start_agent("lead", "scripted")
+            outcome = await asyncio.wait_for(console.call(agent, "Write", {"file_path": str(workspace / "n.txt"),
+                                                                          "content": "quick\n"}), 10)
+            assert outcome.status is RunStatus.DONE, outcome.text
+            assert (workspace / "n.txt").read_text() == "quick\n"
+
+    run(scenario())

@@ -88,3 +88,17 @@ def test_approvers_are_listed_while_registered_and_unregistering_twice_is_harmle
     assert broker.approvers == ["terminal"]
     unregister_terminal()
     assert broker.approvers == []
+
+
+def test_an_answer_to_an_expected_request_is_kept_until_the_call_waits_and_a_withdrawn_one_is_refused() -> None:
+    async def scenario() -> None:
+        broker, request, dropped = ApprovalBroker(), _request(), _request()
+        broker.expect(request)
+        broker.expect(dropped)
+        assert broker.resolve(request.call_id, Answer(decision=Decision.APPROVED))  # before the call waits
+        assert (await broker.wait(request)).decision is Decision.APPROVED
+        broker.withdraw(dropped.call_id)
+        assert not broker.resolve(dropped.call_id, Answer(decision=Decision.APPROVED))
+        assert broker.pending() == []
+
+    run(scenario())
