@@ -80,6 +80,8 @@ def compute_diff(
     if status == "unchanged":
         return FileDiff(path=path, status=status, **sizes)
     old, new = before or b"", after or b""
+    if old == new:  # an empty file created or deleted: there is no line to show
+        return FileDiff(path=path, status=status, **sizes)
     notes = [_ending_note(old, new)]
     region = _trim(old, new, context + SLIDE_LINES)
     old_mid, new_mid = old[region.start:region.old_end], new[region.start:region.new_end]

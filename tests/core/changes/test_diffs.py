@@ -62,6 +62,14 @@ def test_unchanged_file_has_no_hunks() -> None:
     assert unified_text(diff) == ""
 
 
+def test_an_empty_file_created_or_deleted_is_shown_as_such_with_no_lines(caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing to diff, and nothing to warn about (the fuzz found xdiff asked to diff two empty buffers)."""
+    created, deleted = compute_diff("e.txt", None, b""), compute_diff("e.txt", b"", None)
+    assert (created.status, created.hunks, created.added) == ("create", (), 0)
+    assert (deleted.status, deleted.hunks, deleted.removed) == ("delete", (), 0)
+    assert not caplog.records
+
+
 def test_modify_gives_hunks_with_context_and_shifted_numbers() -> None:
     old = _numbered(30)
     new = list(old)
