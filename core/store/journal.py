@@ -550,9 +550,11 @@ class Journal:
                 git.setdefault(r["op_id"], []).append(_git_change(r))
             decisions = {r["call_id"]: _decision(r) for r in self._db.execute(
                 f"SELECT * FROM decisions{scope.replace('op_id', 'call_id')} ORDER BY id", params)}
-        undone = self.undo_state()
-        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone, decisions.get(r["id"]))
-                for r in rows]
+        undone: dict[str, dict[Ref, Ref]] = {}  # by call: each record looks only at its own call's undos
+        for ref, by in self.undo_state().items():
+            undone.setdefault(ref[0], {})[ref] = by
+        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone.get(r["id"], {}),
+                      decisions.get(r["id"])) for r in rows]
 
     @_reads
     def undo_state(self) -> dict[Ref, Ref]:
