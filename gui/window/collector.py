@@ -36,6 +36,9 @@ FULL_EVERY_TICKS = 600
 class MainThreadCollector(QObject):
     """Owns the timer; `start` takes over collection, `stop` gives it back to Python."""
 
+    _running = 0
+    """How many collectors have started and not stopped (`settle` freezes only while one runs)."""
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._timer = QTimer(self)
@@ -49,15 +52,17 @@ class MainThreadCollector(QObject):
         gc.disable()
         gc.freeze()  # what start-up made
         self._timer.start()
+        MainThreadCollector._running += 1
 
     @staticmethod
     def settle() -> None:
         """Start-up is over (the window is shown): what it made is frozen as it is, without a walk (some
         100,000 objects: the first collections would otherwise take 70-100 ms each to walk them)."""
-        if not gc.isenabled():  # collecting on the GUI thread: the collector runs
+        if MainThreadCollector._running:  # no collector, nobody to unfreeze it later (a test's window)
             gc.freeze()
 
     def stop(self) -> None:
+        MainThreadCollector._running -= 1
         self._timer.stop()
         gc.unfreeze()
         gc.enable()
