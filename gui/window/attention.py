@@ -232,6 +232,8 @@ class Attention(QObject):
         self.sound_action.toggled.connect(self._on_sound_action_toggled)
         self.notified: list[Notice] = []
         """Every notice sent (desktop or tray), newest last: what the person was told."""
+        self._waiting_keys: set[str] | None = None
+        """The requests waiting as of the last `keep_only` (None: not told yet)."""
         self._settings = settings
         if settings is not None:
             self.set_quiet(settings.value("attention/quiet", False, type=bool))
@@ -329,7 +331,9 @@ class Attention(QObject):
         self._tasks.spawn(self._notify(notice_for(request, who)), "notify the desktop")
 
     def keep_only(self, waiting: set[str]) -> None:
-        """Requests answered (anywhere) or gone: their notifications go too."""
+        """Requests answered (anywhere) or gone: their notifications go too, including one the server is
+        still putting up (see `_notify`)."""
+        self._waiting_keys = set(waiting)
         if self.notifier is not None:
             for key in set(self.notifier.shown().values()) - waiting:
                 self._tasks.spawn(self.notifier.withdraw(key), "withdraw a notification")
@@ -349,6 +353,8 @@ class Attention(QObject):
         self.notified.append(notice)
         if notifier is not None:
             await notifier.notify(notice)
+            if self._waiting_keys is not None and notice.key not in self._waiting_keys:
+                await notifier.withdraw(notice.key)  # answered while the server was putting it up
         elif self.tray is not None and QSystemTrayIcon.supportsMessages():
             self.tray.showMessage(notice.summary, notice.body, QSystemTrayIcon.MessageIcon.Information, 15_000)
 

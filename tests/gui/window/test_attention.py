@@ -184,6 +184,29 @@ def test_deny_from_the_notification_denies_and_answering_in_the_window_withdraws
     in_window(qtbot, loop, workspace, body)
 
 
+def test_a_request_answered_while_its_notification_is_being_put_up_leaves_none(
+        qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
+    """Answered in the window the moment it arrives, before the server has said which notification it put up:
+    the notification still goes (it stayed up for good before, and the next tests saw it)."""
+    async def body(console: Console, window: MainWindow) -> None:
+        window.attention.use_bus(desktop.bus)
+        await window.attention.start()
+        await look_elsewhere(qtbot, window)
+        agent = await console.start_agent("lead", "scripted")
+        # answered as soon as the window has it (after the window's own handler, which sends the notification)
+        window.bridge.approval_requested.connect(lambda request: console.approve(request.call_id))
+        answered = _write(console, agent, workspace, "quick.txt")
+        await asyncio.wait_for(answered, 10)
+        await wait_until(lambda: window.attention.notified, what="the notification to be sent")
+        await wait_until(lambda: desktop.displayed() == 0 and not window.attention.notifier.shown(),
+                         what="the answered request's notification to go")
+        await asyncio.sleep(0.3)  # and it stays gone
+        assert desktop.displayed() == 0
+        await window.attention.aclose()
+
+    in_window(qtbot, loop, workspace, body)
+
+
 def test_quiet_mode_sends_nothing_but_still_counts(qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
     async def body(console: Console, window: MainWindow) -> None:
         window.attention.use_bus(desktop.bus)
