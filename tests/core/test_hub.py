@@ -16,7 +16,7 @@ from core.hub import Answer, Hub
 from core.outside import install
 from core.policy.settings import config_dir
 from core.settings import state_root
-from tests.conftest import run
+from tests.conftest import run, wait_until
 
 
 def _hook(project: Path, name: str = "PreToolUse", tool: str = "Read", **tool_input: Any
@@ -63,6 +63,9 @@ def test_a_call_from_an_unseen_project_asks_once_then_is_supervised_in_its_own_w
             assert console.endpoint is not None  # the workspace now has its own socket ...
             later = await asyncio.to_thread(_hook, project)
             assert _decision(later)[0] == "allow" and len(asked) == 1  # ... and is not asked about again
+            # a read-only call's rows are committed (and shown) with the journal's next group, within ~5 ms
+            await wait_until(lambda: len([r for r in console.timeline.runs.values() if r.tool == "Read"]) == 4,
+                             what="the four reads in the timeline")
             reads = [r for r in console.timeline.runs.values() if r.tool == "Read"]
             assert len(reads) == 4 and all(r.status is RunStatus.RUNNING for r in reads)
         finally:
