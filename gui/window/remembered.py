@@ -41,13 +41,15 @@ def keep_splitter(splitter: QSplitter, key: str, settings: QSettings) -> Splitte
 
 
 def restore_geometry(window: QWidget, key: str, settings: QSettings) -> bool:
-    """Give `window` the size and place it had when it last closed; False (defaults kept) if none was saved."""
-    return restore_state(settings.value(key), window.restoreGeometry)
+    """Give `window` the size and place it had when it last closed; False (defaults kept) if none was saved,
+    or on a screen that is no one's (see `on_a_real_screen`)."""
+    return on_a_real_screen() and restore_state(settings.value(key), window.restoreGeometry)
 
 
 def save_geometry(window: QWidget, key: str, settings: QSettings) -> None:
-    """Remember `window`'s size and place (call when it closes)."""
-    settings.setValue(key, window.saveGeometry())
+    """Remember `window`'s size and place (call when it closes), if it was on a real screen."""
+    if on_a_real_screen():
+        settings.setValue(key, window.saveGeometry())
 
 
 def restore_state(saved: object, restore: Callable[[QByteArray], bool]) -> bool:
@@ -58,14 +60,20 @@ def restore_state(saved: object, restore: Callable[[QByteArray], bool]) -> bool:
     return bool(restore(saved))
 
 
+def on_a_real_screen() -> bool:
+    """False on the offscreen platform, whose 800x800 screen is no one's: a window there (a screenshot taken
+    without a display) keeps its designed size, and neither takes a person's saved size (Qt would squeeze it
+    into 800x800) nor changes it."""
+    return QGuiApplication.platformName() != "offscreen"
+
+
 def fit_default_size(window: QWidget, width: int, height: int) -> None:
     """Size `window` `width` x `height`, or smaller to fit the screen it will open on (a 1024x640 laptop
     gets the whole screen, not a window whose edges are off it).
 
-    The offscreen platform's screen (800x800) is no one's: there the designed size stands, so screenshots
-    taken without a display show the window as it is meant to be seen."""
+    On a screen that is no one's the designed size stands."""
     screen = window.screen()
-    if screen is not None and QGuiApplication.platformName() != "offscreen":
+    if screen is not None and on_a_real_screen():
         room = screen.availableGeometry()
         width, height = min(width, room.width()), min(height, room.height())
     window.resize(width, height)

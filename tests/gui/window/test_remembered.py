@@ -45,13 +45,14 @@ def _window(settings: QSettings) -> tuple[QMainWindow, QSplitter]:
     return window, split
 
 
-def test_a_dragged_divider_and_the_window_size_come_back_in_the_next_window(qtbot: Any, tmp_path: Path) -> None:
+def test_a_dragged_divider_comes_back_in_the_next_window(qtbot: Any, tmp_path: Path) -> None:
+    """The divider anywhere; the window's size only on a real screen (the next test): offscreen the designed
+    size stands, so a screenshot taken without a display neither takes nor changes the person's size."""
     settings = QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat)
     first, split = _window(settings)
     qtbot.addWidget(first)
     first.show()
     qtbot.waitExposed(first)
-    first.resize(640, 380)
     before = split.sizes()
     _drag_handle(qtbot, split, -120)
     dragged = split.sizes()
@@ -63,7 +64,7 @@ def test_a_dragged_divider_and_the_window_size_come_back_in_the_next_window(qtbo
     qtbot.addWidget(second)
     second.show()
     qtbot.waitExposed(second)
-    assert (second.width(), second.height()) == (640, 380)
+    assert (second.width(), second.height()) == (700, 400)  # offscreen: the designed size
     assert again.sizes() == dragged
 
 
@@ -82,32 +83,50 @@ def test_a_saved_layout_that_no_longer_fits_is_ignored(qtbot: Any, tmp_path: Pat
     assert (window.width(), window.height()) == (fresh.width(), fresh.height()) == (700, 400)
 
 
-FIT_CHILD = r"""
+SIZE_CHILD = r"""
 import sys
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMainWindow
-from gui.window.remembered import fit_default_size
+from gui.window.remembered import fit_default_size, restore_geometry, save_geometry
 app = QApplication(sys.argv[:1])
+settings = QSettings(sys.argv[2], QSettings.Format.IniFormat)
 window = QMainWindow()
 fit_default_size(window, 1400, 860)
+restored = restore_geometry(window, "test/geometry", settings)
+window.show()
+app.processEvents()
 room = window.screen().availableGeometry()
-print(app.platformName(), window.width(), window.height(), room.width(), room.height())
+print(app.platformName(), window.width(), window.height(), room.width(), room.height(), restored)
+if sys.argv[1] == "leave":
+    window.resize(900, 500)
+    app.processEvents()
+    save_geometry(window, "test/geometry", settings)
+    settings.sync()
 """
 
 
-def test_on_a_1024x640_screen_the_default_size_fits_the_screen() -> None:
-    """On a real (X) screen of a small laptop the console opens inside it; offscreen it keeps its designed size."""
+def _sized(platform: str, step: str, ini: Path) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    command = [sys.executable, "-c", SIZE_CHILD, step, str(ini)]
+    if platform == "xcb":
+        command = ["xvfb-run", "-a", "-s", "-screen 0 1024x640x24", *command]
+    else:
+        env["QT_QPA_PLATFORM"] = platform
+    shown = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout.split()
+
+
+def test_on_a_small_real_screen_the_window_fits_it_and_comes_back_at_the_size_left(tmp_path: Path) -> None:
+    """A 1024x640 X screen: the console's first size fits it, and the size the person leaves comes back.
+    Offscreen (a screenshot without a display) the designed size stands and the person's is left alone."""
     if shutil.which("xvfb-run") is None:
         pytest.skip("needs xvfb-run (Debian: apt-get install xvfb; make system-deps)")
-    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
-    shown = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x640x24", sys.executable, "-c", FIT_CHILD],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    platform, width, height, room_width, room_height = shown.stdout.split()
-    assert platform == "xcb" and (int(room_width), int(room_height)) == (1024, 640)
-    assert (int(width), int(height)) == (1024, 640)
-    offscreen = subprocess.run([sys.executable, "-c", FIT_CHILD], cwd=ROOT, capture_output=True, text=True,
-                               timeout=60, env={**env, "QT_QPA_PLATFORM": "offscreen"})
-    assert offscreen.stdout.split()[:3] == ["offscreen", "1400", "860"], offscreen.stderr
+    ini = tmp_path / "window.ini"
+    assert _sized("xcb", "leave", ini) == ["xcb", "1024", "640", "1024", "640", "False"]
+    assert _sized("xcb", "look", ini)[1:3] == ["900", "500"]
+    assert _sized("offscreen", "leave", ini)[:3] == ["offscreen", "1400", "860"]
+    assert _sized("xcb", "look", ini)[1:3] == ["900", "500"]  # the offscreen window did not change it
 
 
 def test_the_console_opens_with_the_timeline_divider_where_it_was_left(qtbot: Any, loop: Any,
