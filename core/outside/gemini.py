@@ -92,6 +92,8 @@ class _Session:
     open: list[_Call] = field(default_factory=list)
     spawns: list[_Spawn] = field(default_factory=list)
     process: AgentProcess | None = None
+    peer_pid: int | None = None
+    """The process that sent the last hook event (the hook command, or whatever else spoke to the socket)."""
 
 
 class GeminiHooks:
@@ -112,9 +114,10 @@ class GeminiHooks:
     async def request(self, request: HookRequest) -> dict[str, Any]:
         """The endpoint's handler for a hook request from `--agent gemini`."""
         if request.peer_pid is not None and request.event.hook_event_name == "BeforeTool":
-            process = AgentProcess.of_hook_client(request.peer_pid)
-            if process is not None:
-                (await self._session(request.event)).process = process
+            session = await self._session(request.event)
+            if session.peer_pid != request.peer_pid and (session.process is None or not session.process.alive()):
+                session.process = AgentProcess.of_hook_client(request.peer_pid) or session.process
+            session.peer_pid = request.peer_pid  # the agent found once is kept while it lives: no /proc walk
         answer = await self.handle(request.event)
         return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
 
