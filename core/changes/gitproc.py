@@ -1,4 +1,4 @@
-"""How Belay runs git for itself (diffs, merges, describing commits): a fixed binary and a neutral environment.
+"""How Belay runs git for itself (merges, git state, describing commits): a fixed binary and a neutral environment.
 
 Belay runs git on content an agent may control (a repository's config could name programs to run, a
 pager, a fetch).  So it runs only `/usr/bin/git`, never whatever `git` is first on PATH, with every
