@@ -316,8 +316,7 @@ class Console:
 
     async def call_record(self, call_id: str) -> CallRecord | None:
         """One journaled call in full (its arguments and output as recorded), for showing it when selected."""
-        records = await self.recorder.read(self.recorder.journal.calls, call_id)
-        return records[0] if records else None
+        return await self.recorder.read(self.recorder.journal.call_record, call_id)
 
     async def full_output(self, call_id: str) -> str | None:
         """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""

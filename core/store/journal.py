@@ -532,29 +532,11 @@ class Journal:
 
     @_reads
     def calls(self, call_id: str | None = None) -> list[CallRecord]:
-        query = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at,"
-                 " r.ended_at, a.name AS agent_name"
-                 " FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
-        params: tuple[str, ...] = ()
-        if call_id is not None:
-            query += " WHERE c.id=?"
-            params = (call_id,)
+        """Every journaled call (or only `call_id`), oldest first, made whole (changes, decision, undo state)."""
+        where, params = (" WHERE c.id=?", (call_id,)) if call_id is not None else ("", ())
         with self._lock:
-            rows = self._db.execute(query + " ORDER BY c.created_at, c.rowid", params).fetchall()
-            scope = " WHERE op_id=?" if call_id is not None else ""
-            changes: dict[str, list[FileChange]] = {}
-            for r in self._db.execute(f"SELECT * FROM changes{scope} ORDER BY op_id, seq", params):
-                changes.setdefault(r["op_id"], []).append(_change(r))
-            git: dict[str, list[GitChange]] = {}
-            for r in self._db.execute(f"SELECT * FROM git_changes{scope} ORDER BY op_id, seq", params):
-                git.setdefault(r["op_id"], []).append(_git_change(r))
-            decisions = {r["call_id"]: _decision(r) for r in self._db.execute(
-                f"SELECT * FROM decisions{scope.replace('op_id', 'call_id')} ORDER BY id", params)}
-        undone: dict[str, dict[Ref, Ref]] = {}  # by call: each record looks only at its own call's undos
-        for ref, by in self.undo_state().items():
-            undone.setdefault(ref[0], {})[ref] = by
-        return [_call(r, changes.get(r["id"], []), git.get(r["id"], []), undone.get(r["id"], {}),
-                      decisions.get(r["id"])) for r in rows]
+            rows = self._db.execute(f"{_CALLS}{where} ORDER BY c.created_at, c.rowid", params).fetchall()
+            return _records(self._db, rows)
 
     @_reads
     def undo_state(self) -> dict[Ref, Ref]:
@@ -576,10 +558,8 @@ class Journal:
 
     @_reads
     def call_record(self, call_id: str) -> CallRecord | None:
-        """One call as `calls(call_id)` gives it, its undo state read through indexes."""
-        with self._lock:
-            rows = self._db.execute(f"{_CALLS} WHERE c.id=?", (call_id,)).fetchall()
-            records = _records(self._db, rows)
+        """One call as `calls(call_id)` gives it (None when the journal has no such call)."""
+        records = self.calls(call_id)
         return records[0] if records else None
 
     @_reads

@@ -77,9 +77,7 @@ class Undoer:
             return UndoReport(call_id=call_id, ok=False, message=e.info.message)
 
     async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
-        undone = await self.recorder.read(self.journal.undo_state_of, [call_id])
-        changes = await self.recorder.read(self.journal.changes_of, call_id)
-        git = await self.recorder.read(self.journal.git_changes_of, call_id)
+        changes, git, undone, _ = await self.recorder.read(_operation, self.journal, call_id)
         strangers = _untouched(call_id, "call", changes, paths) if paths is not None and changes else None
         if strangers:
             return UndoReport(call_id=call_id, ok=False, message=strangers)
