@@ -386,7 +386,10 @@ class TimelineModel(QStandardItemModel):
         now = self._clock()
         groups: set[NodeKey] = set()
         for key in list(self._live):
-            self._refresh(key, now)
+            if not isinstance(key, RunKey):
+                self._refresh(key, now)
+            elif key in self._prepared:  # only a running call's bar moves with the clock; its cells stay
+                self._refresh_bar(key, now)
             groups.update(self._groups_of(key))
         self._stretch(groups, now, always=True)
         self._keep_ticking()
