@@ -154,6 +154,7 @@ async def _window_on(console: Console,
     finally:
         if reviewer:
             await reviewer.stop()
+        await window.attention.aclose()  # its D-Bus connection and listener
         await window.tasks.aclose()
         await console.close()
         window.close()

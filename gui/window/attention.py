@@ -363,8 +363,12 @@ class Attention(QObject):
             self.action_requested.emit(key, action)
 
     async def aclose(self) -> None:
-        if self._started is not None:
-            notifier = await self._started
+        """Close the connection to the notification server (if one was made) and hide the tray icon."""
+        started, self._started = self._started, None
+        if started is not None:
+            if not started.done():
+                await started
+            notifier = None if started.cancelled() or started.exception() else started.result()
             if notifier is not None:
                 await notifier.close()
         if self.tray is not None:

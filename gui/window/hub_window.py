@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from core import Hub
 from gui.window import theme
-from gui.window.attention import Attention
+from gui.window.attention import Attention, titled
 from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
 from gui.window.review_view import review_settings
 from gui.window.tasks import TaskSet
@@ -369,8 +369,7 @@ class HubWindow(QMainWindow):
         current = self.pages.currentWidget()
         where = next((row.root.name for row in self.workspaces.rows if row.page is current), "every workspace")
         count = len(self.workspaces.rows)
-        self.setWindowTitle(f"Belay — {where}" + (f" · {count} workspaces" if count > 1 else "")
-                            + (f" · {waiting} waiting" if waiting else ""))
+        self.setWindowTitle(titled(f"Belay — {where}" + (f" · {count} workspaces" if count > 1 else ""), waiting))
         self.attention.set_waiting(waiting)
 
     # -- attention: the tray, and closing to it -------------------------------------
@@ -474,6 +473,8 @@ class HubWindow(QMainWindow):
         """Stop every page's work and close every console (calls still waiting are denied), then the window."""
         self.bar.withdraw_all()
         pages = [row.page for row in self.workspaces.rows]
+        for attention in (self.attention, *(page.attention for page in pages)):
+            await attention.aclose()  # their D-Bus connections and listeners
         await self.tasks.aclose()
         for page in pages:
             await page.tasks.aclose()
