@@ -27,8 +27,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from core import Hub
 from gui.window.collector import MainThreadCollector
 from gui.window.hub_window import HubWindow
+from gui.window.remembered import window_settings
 from gui.window.resources import demo_script, demo_workspace_template
-from gui.window.review_view import review_settings
 from gui.window.theme import ThemeSwitch, saved_choice
 
 if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
@@ -113,7 +113,7 @@ def _qt_app() -> QApplication:
     app.setApplicationName("Belay")
     app.setQuitOnLastWindowClosed(False)  # the coroutine ends the loop, after closing the console
     if ThemeSwitch.of(app) is None:
-        settings = review_settings()
+        settings = window_settings()
         ThemeSwitch(app, saved_choice(settings), settings).apply()
     return app
 

@@ -66,8 +66,7 @@ from core import (
 from gui.window import theme
 from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
-from gui.window.remembered import keep_splitter
-from gui.window.review_view import review_settings
+from gui.window.remembered import keep_splitter, window_settings
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import rollup_text
 from gui.window.undo_dialog import undo_notes
@@ -329,7 +328,7 @@ class DetailsPane(QWidget):
         split.addWidget(self.info)
         split.addWidget(self.diff)
         split.setSizes([220, 320])
-        keep_splitter(split, "details/split", review_settings())
+        keep_splitter(split, "details/split", window_settings())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)

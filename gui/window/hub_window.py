@@ -39,8 +39,7 @@ from PySide6.QtWidgets import (
 from core import Hub
 from gui.window import theme
 from gui.window.attention import Attention, titled
-from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
-from gui.window.review_view import review_settings
+from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
 from gui.window.tasks import TaskSet
 
 if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one opens: the hub paints first
@@ -216,7 +215,7 @@ class HubWindow(QMainWindow):
         super().__init__(parent)
         self.hub = hub
         self.tasks = TaskSet(on_error=lambda message: self.statusBar().showMessage(message, 15_000))
-        self._settings = review_settings()
+        self._settings = window_settings()
         fit_default_size(self, 1400, 860)
         restore_geometry(self, "hub/geometry", self._settings)
         self.workspaces = WorkspacesModel()

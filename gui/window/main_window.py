@@ -72,8 +72,7 @@ from gui.window.elicitation_form import ElicitationPanel
 from gui.window.gantt import COLUMN_WIDTH, GanttDelegate
 from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
-from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
-from gui.window.review_view import review_settings
+from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
 from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
 from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
@@ -120,7 +119,7 @@ class MainWindow(QMainWindow):
         self._title = f"Belay — {console.workspace.root}"
         self._mode = console.mode
         self.setWindowTitle(self._title)
-        self._settings = review_settings()
+        self._settings = window_settings()
         fit_default_size(self, 1400, 860)
         restore_geometry(self, "console/geometry", self._settings)
         self.tasks = TaskSet(on_error=self._show_error)

@@ -2,7 +2,7 @@
 
 A person who narrows the timeline or widens the diff once should not do it every
 morning.  Window geometry and splitter positions go to the window settings
-(`review_settings()`: an INI file in Belay's config directory) under a key per
+(`window_settings()`: an INI file in Belay's config directory) under a key per
 place, written when a divider is dragged or the window closes and read when the
 widget is built.  A saved state that no longer fits (a splitter that gained a
 pane, a screen that went away) is ignored by Qt's restore functions, which then
@@ -16,6 +16,13 @@ from collections.abc import Callable
 from PySide6.QtCore import QByteArray, QObject, QSettings
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QSplitter, QWidget
+
+from core import config_dir
+
+
+def window_settings() -> QSettings:
+    """Where the window's choices are kept for the person: an INI file in Belay's config directory."""
+    return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
 class SplitterMemory(QObject):

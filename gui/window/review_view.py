@@ -38,12 +38,14 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from core import config_dir, spawn
+from core import spawn
 from gui.window import theme
+from gui.window.remembered import window_settings
+from gui.window.review_canvas import ReviewCanvas
+from gui.window.review_rows import Layout, Row, build_layout, open_fold
 
-if TYPE_CHECKING:  # the canvas and rows (pygments) load with the first view: `review_settings` is needed sooner
+if TYPE_CHECKING:
     from core import ApprovalRequested, FileDiff
-    from gui.window.review_rows import Layout, Row
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +56,6 @@ KEPT_REVIEWS = 50
 RENDERED = frozenset({"NotebookEdit"})
 """Tools whose diff shows a rendering of the file, not its bytes: their proposed content is not the diff's text."""
 NOT_SPLITTABLE = "this file is written whole: its changes cannot be approved in part"
-
-
-def review_settings() -> QSettings:
-    """Where the window's view choices are kept: an INI file in Belay's config directory."""
-    return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
 class ReviewView(QWidget):
@@ -74,7 +71,7 @@ class ReviewView(QWidget):
         if dark is None:
             theme.follow(self, self._on_palette_changed)
         self._dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128 if dark is None else dark
-        self._settings = settings if settings is not None else review_settings()
+        self._settings = settings if settings is not None else window_settings()
         self._diffs: tuple[FileDiff, ...] = ()
         self._contents: dict[str, str] = {}
         self._fixed: set[str] = set()
@@ -84,8 +81,6 @@ class ReviewView(QWidget):
         self._reviews: dict[str, tuple[set[int], int]] = {}
         """Reviews of requests shown before: rejected changes and the current one, by call id."""
         self._review: tuple[set[int], int] = (set(), 0)
-        from gui.window.review_canvas import ReviewCanvas
-        from gui.window.review_rows import Layout
         self._layout = Layout()
         self._rejected: set[int] = set()
         self._current = -1
@@ -214,7 +209,6 @@ class ReviewView(QWidget):
         self.canvas.set_review(self._rejected, self._current)
         if not self._diffs:
             self.focus_button.setChecked(False)  # nothing to focus on: the column goes back to normal
-        from gui.window.review_rows import build_layout
         build = functools.partial(build_layout, self._diffs, dark=self._dark, contents=self._contents)
         try:
             asyncio.get_running_loop()
@@ -229,7 +223,6 @@ class ReviewView(QWidget):
             layout = await asyncio.get_running_loop().run_in_executor(None, build)
         except Exception:  # shown as an empty view with the reason logged; the request is still answerable
             log.exception("building the review of %d diff(s) failed", len(self._diffs))
-            from gui.window.review_rows import Layout
             layout = Layout()
         if generation == self._generation and shiboken6.isValid(self.canvas):
             self._apply(layout, generation)
@@ -364,7 +357,6 @@ class ReviewView(QWidget):
         if not 0 <= k < len(rows) or rows[k].kind != "fold" or rows[k].file >= len(self._diffs):
             return
         text = self._contents.get(self._diffs[rows[k].file].path)
-        from gui.window.review_rows import open_fold
         if text is not None and open_fold(self._layout, rows[k], text):
             self.canvas.set_layout(self._layout, dark=self._dark)
 

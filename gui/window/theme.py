@@ -348,6 +348,6 @@ def _on_theme_chosen(action: QAction) -> None:
     assert isinstance(app, QApplication)
     switch = ThemeSwitch.of(app)
     if switch is None:  # a window made without `belay`'s start-up (tests, embedding)
-        from gui.window.review_view import review_settings
-        switch = ThemeSwitch(app, "system", review_settings())
+        from gui.window.remembered import window_settings
+        switch = ThemeSwitch(app, "system", window_settings())
     switch.set_choice(str(action.data()))

@@ -30,7 +30,7 @@ from core import Console, Hub, RunKey, RunStatus
 from gui.window.attention import badge_icon, notice_for, titled
 from gui.window.hub_window import HubWindow
 from gui.window.main_window import MainWindow
-from gui.window.review_view import review_settings
+from gui.window.remembered import window_settings
 from tests.conftest import ROOT, wait_until
 from tests.desktop import headless_desktop, missing_tools
 from tests.gui.window.test_main_window import in_window
@@ -290,7 +290,7 @@ def test_closing_the_hub_with_an_agent_attached_asks_once_then_keeps_belay_in_th
             keep = next(b for b in box.buttons() if b.text() == "Keep in tray")
             qtbot.mouseClick(keep, Qt.MouseButton.LeftButton)
             await wait_until(lambda: not window.isVisible(), what="the window to go to the tray")
-            assert not closed and review_settings().value("attention/close") == "tray"
+            assert not closed and window_settings().value("attention/close") == "tray"
             window.show()
             window.close()  # asked once: the answer stands
             assert not window.isVisible() and not _question(window) and not closed

@@ -147,7 +147,7 @@ def test_view_theme_menu_switches_and_is_remembered(qapp: QApplication, qtbot: Q
     """View > Theme > Dark: the window turns dark at once and the choice is saved for the next start."""
     from PySide6.QtWidgets import QWidget
 
-    from gui.window.review_view import review_settings
+    from gui.window.remembered import window_settings
 
     before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
     parent = QWidget()
@@ -158,7 +158,7 @@ def test_view_theme_menu_switches_and_is_remembered(qapp: QApplication, qtbot: Q
         next(a for a in menu.actions() if a.data() == "dark").trigger()
         assert theme.current() is DARK
         assert qapp.palette().color(QPalette.ColorRole.Window).name() == DARK.window_bg
-        assert theme.saved_choice(review_settings()) == "dark"
+        assert theme.saved_choice(window_settings()) == "dark"
     finally:
         switch = ThemeSwitch.of(qapp)
         assert switch is not None
