@@ -8,9 +8,10 @@ event instead, after which it rebuilds its state from a snapshot (see
 Backpressure, for publishers that can wait: `await bus.room()` returns at
 once while every subscriber's queue is under its `high_water` mark, and
 otherwise when the readers have drained below it.  A source of many calls
-(a pipeline admitting them, a replay) awaits it between calls, so a flood
-is held at its source, a frame's worth at a time, instead of overflowing a
-slow reader into a resync.  `publish` itself still never waits.
+that awaits it between calls holds a flood at its source, a frame's worth
+at a time, instead of overflowing a slow reader into a resync; today only
+bench/timeline.py's producer does (the pipeline does not yet).  `publish`
+itself still never waits.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import core
 from tests.conftest import ROOT
 
 NOT_BEFORE_FIRST_PAINT = (
-    "claude_agent_sdk", "mcp", "nbformat", "jsonschema", "httpx", "pygments", "yaml",
+    "claude_agent_sdk", "mcp", "nbformat", "jsonschema", "httpx2", "mcp_types", "pygments", "yaml",
     "pydantic",  # its first model costs ~0.15 s: the hub's socket and the core's records load after the paint
     "core.console", "core.events", "core.policy.engine", "core.policy.bash", "core.agents", "core.run",
     "core.orchestration", "core.outside.endpoint", "core.outside.requests", "core.changes", "core.mcp.client",

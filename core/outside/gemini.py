@@ -115,9 +115,8 @@ class GeminiHooks:
         """The endpoint's handler for a hook request from `--agent gemini`."""
         if request.peer_pid is not None and request.event.hook_event_name == "BeforeTool":
             session = await self._session(request.event)
-            if session.peer_pid != request.peer_pid and (session.process is None or not session.process.alive()):
-                session.process = AgentProcess.of_hook_client(request.peer_pid) or session.process
-            session.peer_pid = request.peer_pid  # the agent found once is kept while it lives: no /proc walk
+            session.process = AgentProcess.kept_or_found(session.process, request.peer_pid, session.peer_pid)
+            session.peer_pid = request.peer_pid
         answer = await self.handle(request.event)
         return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
 

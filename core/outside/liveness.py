@@ -28,6 +28,14 @@ class AgentProcess:
     started: int
 
     @staticmethod
+    def kept_or_found(current: AgentProcess | None, peer_pid: int, last_peer: int | None) -> AgentProcess | None:
+        """The agent process to watch once the hook command `peer_pid` spoke: `current` while it lives (one
+        /proc read), else looked up from the hook command's ancestry (not again for the peer that spoke last)."""
+        if peer_pid == last_peer or (current is not None and current.alive()):
+            return current
+        return AgentProcess.of_hook_client(peer_pid) or current
+
+    @staticmethod
     def of_hook_client(pid: int) -> AgentProcess | None:
         """The agent that ran the hook command `pid`: its first ancestor that is not a shell (None: unknown)."""
         current = _stat(pid)

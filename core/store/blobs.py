@@ -498,14 +498,15 @@ def drop_pack(root: Path, index_name: str) -> int:
     folder = root / "packs"
     index = folder / index_name
     pack = index.with_suffix(".pack")
-    freed = _size(index) + _size(pack)
+    freed = file_size(index) + file_size(pack)
     index.unlink(missing_ok=True)
     _fsync_dir(folder)
     pack.unlink(missing_ok=True)
     return freed
 
 
-def _size(path: Path) -> int:
+def file_size(path: Path) -> int:
+    """`path`'s size in bytes; 0 when it is not there (gone meanwhile)."""
     try:
         return path.stat().st_size
     except FileNotFoundError:

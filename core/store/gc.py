@@ -127,7 +127,7 @@ class GcRefused(BelayError):
 
 
 def state_size(state_dir: Path) -> int:
-    total = sum(_size(state_dir / f"{JOURNAL}{suffix}") for suffix in ("", "-wal", "-shm"))
+    total = sum(blob_files.file_size(state_dir / f"{JOURNAL}{suffix}") for suffix in ("", "-wal", "-shm"))
     return total + blob_files.stored_blobs(state_dir / BLOBS).bytes
 
 
@@ -429,13 +429,6 @@ def _lock_path(state_dir: Path) -> Path:
 def _when(text: str) -> datetime:
     when = datetime.fromisoformat(text)
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _mb(n: float) -> str:
