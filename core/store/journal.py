@@ -10,7 +10,8 @@ Every method blocks.  The console calls them from one dedicated thread,
 where `run_group` also commits many writes at once (see
 core.store.group_commit: the writes of one call, and of several calls under
 load, share one transaction; should one fail, each is run again alone so
-that it does not take the others with it).
+that it does not take the others with it).  How rows read back as records,
+and a call's undo state through the indexes, is core.store.journal_rows.
 """
 
 from __future__ import annotations
@@ -31,20 +32,16 @@ from core.models.records import (
     AgentRecord,
     AgentStatus,
     BatchRecord,
-    CallDecision,
     CallRecord,
-    ChangeKind,
-    Decision,
     ExternalRecord,
     FileChange,
     GitChange,
     RollbackRecord,
     RunStatus,
-    decided_by,
 )
-from core.store import journal_file
+from core.store import journal_file, journal_rows
 from core.store.journal_file import APPLICATION_ID
-from core.store.undone import Ref, RollbackLink, undoing, undone_positions
+from core.store.undone import Ref, RollbackLink, undoing
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -451,7 +448,7 @@ class Journal:
     def git_changes_of(self, op_id: str) -> list[GitChange]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM git_changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
-        return [_git_change(r) for r in rows]
+        return [journal_rows.git_change(r) for r in rows]
 
     @_writes
     def mark_interrupted(self) -> list[str]:
@@ -469,7 +466,7 @@ class Journal:
     def changes_of(self, op_id: str) -> list[FileChange]:
         with self._lock:
             rows = self._db.execute("SELECT * FROM changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
-        return [_change(r) for r in rows]
+        return [journal_rows.change(r) for r in rows]
 
     @_reads
     def operation_kind(self, op_id: str) -> str | None:
@@ -509,7 +506,7 @@ class Journal:
             for r in self._db.execute("SELECT * FROM git_changes WHERE op_id IN (SELECT id FROM rollbacks) "
                                       "ORDER BY op_id, seq"):
                 git.setdefault(r["op_id"], []).append(r)
-        return [_rollback(r, changes.get(r["id"], []), git.get(r["id"], [])) for r in rows]
+        return [journal_rows.rollback(r, changes.get(r["id"], []), git.get(r["id"], [])) for r in rows]
 
     @_reads
     def externals(self) -> list[ExternalRecord]:
@@ -518,7 +515,7 @@ class Journal:
             changes: dict[str, list[FileChange]] = {}
             for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM externals) "
                                       "ORDER BY op_id, seq"):
-                changes.setdefault(r["op_id"], []).append(_change(r))
+                changes.setdefault(r["op_id"], []).append(journal_rows.change(r))
         return [ExternalRecord(op_id=r["id"], detected_at=r["detected_at"], note=r["note"],
                                changes=tuple(changes.get(r["id"], []))) for r in rows]
 
@@ -535,8 +532,8 @@ class Journal:
         """Every journaled call (or only `call_id`), oldest first, made whole (changes, decision, undo state)."""
         where, params = (" WHERE c.id=?", (call_id,)) if call_id is not None else ("", ())
         with self._lock:
-            rows = self._db.execute(f"{_CALLS}{where} ORDER BY c.created_at, c.rowid", params).fetchall()
-            return _records(self._db, rows)
+            rows = self._db.execute(f"{journal_rows.CALLS}{where} ORDER BY c.created_at, c.rowid", params).fetchall()
+            return journal_rows.records(self._db, rows)
 
     @_reads
     def undo_state(self) -> dict[Ref, Ref]:
@@ -554,7 +551,7 @@ class Journal:
         """`undo_state` for the changes of `op_ids` only, read through indexes: the undos of those
         operations, the undos of those undos (redos) and so on, never the rest of the journal."""
         with self._lock:
-            return _undo_state_of(self._db, op_ids)
+            return journal_rows.undo_state_of(self._db, op_ids)
 
     @_reads
     def call_record(self, call_id: str) -> CallRecord | None:
@@ -570,9 +567,9 @@ class Journal:
             if self._db.execute("SELECT 1 FROM calls WHERE id=?", (call_id,)).fetchone() is None:
                 return None
             rows = self._db.execute(
-                f"{_CALLS} WHERE (c.created_at, c.rowid) > (SELECT created_at, rowid FROM calls WHERE id=?)"
+                f"{journal_rows.CALLS} WHERE (c.created_at, c.rowid) > (SELECT created_at, rowid FROM calls WHERE id=?)"
                 " ORDER BY c.created_at, c.rowid", (call_id,)).fetchall()
-            return _records(self._db, rows)
+            return journal_rows.records(self._db, rows)
 
     def __repr__(self) -> str:
         return f"<Journal {self.path}>"
@@ -591,82 +588,6 @@ def _outcome(write: Callable[[], object]) -> BaseException | None:
     return None
 
 
-_CALLS = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at, r.ended_at,"
-          " a.name AS agent_name FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
-
-# The done rollbacks that decide whether the changes of the operations in ?1 (a JSON list) are undone: those
-# that target them (an old rollback, without a target, targets its call), those that target these, and so on.
-_UNDOS_OF = """
-WITH RECURSIVE
-  op(id) AS (SELECT value FROM json_each(?1)),
-  chain(id) AS (
-    SELECT r.id FROM op JOIN rollbacks r ON r.target = op.id WHERE r.state = 'done'
-    UNION SELECT r.id FROM op JOIN rollbacks r ON r.call_id = op.id WHERE r.target IS NULL AND r.state = 'done'
-    UNION SELECT r.id FROM chain JOIN rollbacks r ON r.target = chain.id WHERE r.state = 'done')
-SELECT r.id, r.call_id, r.target FROM chain JOIN rollbacks r ON r.id = chain.id ORDER BY r.created_at, r.rowid
-"""
-
-
-def _undo_state_of(db: sqlite3.Connection, op_ids: Sequence[str]) -> dict[Ref, Ref]:
-    """As `Journal.undo_state_of`; the caller holds the lock."""
-    rollbacks = db.execute(_UNDOS_OF, (json.dumps(list(op_ids)),)).fetchall()
-    if not rollbacks:
-        return {}
-    ids = json.dumps([r["id"] for r in rollbacks])
-    reverts: dict[str, list[sqlite3.Row]] = {}
-    for r in db.execute("SELECT c.op_id, c.seq, c.reverts FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value",
-                        (ids,)):
-        reverts.setdefault(r["op_id"], []).append(r)
-    git: dict[str, list[sqlite3.Row]] = {}
-    for r in db.execute("SELECT g.op_id, g.seq, g.reverts FROM json_each(?) AS j JOIN git_changes g"
-                        " ON g.op_id = j.value", (ids,)):
-        git.setdefault(r["op_id"], []).append(r)
-    legacy = json.dumps(sorted({r["call_id"] for r in rollbacks if r["target"] is None}))
-    sizes = {r["op_id"]: r["n"] for r in db.execute(
-        "SELECT c.op_id, COUNT(*) AS n FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value GROUP BY c.op_id",
-        (legacy,))}
-    undone = undoing([_link(r, reverts.get(r["id"], []), git.get(r["id"], [])) for r in rollbacks], sizes)
-    asked = set(op_ids)
-    return {ref: by for ref, by in undone.items() if ref[0] in asked}
-
-
-def _link(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackLink:
-    """As `_rollback` reads it, for the bookkeeping only (old rollbacks reverted their whole call)."""
-    def ordered(rows: list[sqlite3.Row]) -> tuple[Any, ...]:
-        return tuple(row["reverts"] for row in sorted(rows, key=lambda row: row["seq"]))
-    if r["target"] is None:
-        return RollbackLink(r["id"], r["call_id"], (None,), ordered(git))
-    return RollbackLink(r["id"], r["target"], ordered(changes), ordered(git))
-
-
-def _records(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[CallRecord]:
-    """Calls rows (`_CALLS`) made whole, their changes, decisions and undo state read through indexes."""
-    if not rows:
-        return []
-    ids = [r["id"] for r in rows]
-    picked = json.dumps(ids)
-    changes: dict[str, list[sqlite3.Row]] = {}
-    for r in db.execute("SELECT c.* FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value", (picked,)):
-        changes.setdefault(r["op_id"], []).append(r)
-    git: dict[str, list[sqlite3.Row]] = {}
-    for r in db.execute("SELECT g.* FROM json_each(?) AS j JOIN git_changes g ON g.op_id = j.value", (picked,)):
-        git.setdefault(r["op_id"], []).append(r)
-    decisions: dict[str, CallDecision] = {}
-    for r in db.execute("SELECT d.* FROM json_each(?) AS j JOIN decisions d ON d.call_id = j.value ORDER BY d.id",
-                        (picked,)):
-        decisions[r["call_id"]] = _decision(r)
-    undone: dict[str, dict[Ref, Ref]] = {}  # per call: `_call` looks through all it is given
-    for ref, by in _undo_state_of(db, ids).items():
-        undone.setdefault(ref[0], {})[ref] = by
-    return [_call(r, [_change(c) for c in _by_seq(changes.get(r["id"], []))],
-                  [_git_change(g) for g in _by_seq(git.get(r["id"], []))], undone.get(r["id"], {}),
-                  decisions.get(r["id"])) for r in rows]
-
-
-def _by_seq(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
-    return sorted(rows, key=lambda r: r["seq"])
-
-
 def _insert_changes(db: sqlite3.Connection, op_id: str, changes: Sequence[FileChange],
                     reverts: Sequence[int | None] | None = None) -> None:
     db.execute("DELETE FROM changes WHERE op_id=?", (op_id,))
@@ -679,17 +600,6 @@ def _insert_changes(db: sqlite3.Connection, op_id: str, changes: Sequence[FileCh
     )
 
 
-def _change(r: sqlite3.Row) -> FileChange:
-    return FileChange(path=r["path"], kind=ChangeKind(r["kind"]), before_hash=r["before_hash"],
-                      after_hash=r["after_hash"], before_mode=r["before_mode"], after_mode=r["after_mode"],
-                      old_path=r["old_path"], before_link=bool(r["before_link"]), after_link=bool(r["after_link"]),
-                      stored=bool(r["stored"]))
-
-
-def _git_change(r: sqlite3.Row) -> GitChange:
-    return GitChange(ref=r["ref"], kind=r["kind"], before=r["before"], after=r["after"], what=r["what"])
-
-
 def _insert_git(db: sqlite3.Connection, op_id: str, changes: Sequence[tuple[int | None, GitChange]]) -> None:
     db.executemany("INSERT INTO git_changes (op_id, seq, ref, kind, before, after, what, reverts)"
                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -697,36 +607,3 @@ def _insert_git(db: sqlite3.Connection, op_id: str, changes: Sequence[tuple[int 
                     for i, (reverts, g) in enumerate(changes)])
 
 
-def _rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackRecord:
-    legacy = r["target"] is None  # written before undos could be undone: it reverted the whole call
-    return RollbackRecord(
-        rollback_id=r["id"], call_id=r["call_id"], target=r["target"] or r["call_id"], forced=bool(r["forced"]),
-        state=r["state"], message=r["message"], created_at=r["created_at"],
-        changes=tuple(_change(c) for c in changes),
-        reverts=(None,) if legacy else tuple(c["reverts"] for c in changes),
-        git_changes=tuple(_git_change(g) for g in git), git_reverts=tuple(g["reverts"] for g in git))
-
-
-def _decision(r: sqlite3.Row) -> CallDecision:
-    """The journaled decision; an old journal's "user" reads as "person" (see `decided_by`)."""
-    return CallDecision(decision=Decision(r["decision"]), reason=r["reason"], by=decided_by(r["decided_by"]),
-                        rule=r["rule"])
-
-
-def _call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
-          undone: dict[Ref, Ref], decision: CallDecision | None = None) -> CallRecord:
-    positions = undone_positions(undone, r["id"])
-    restorable = [i for i, c in enumerate(changes) if c.restorable] + [-1 - i for i in range(len(git))]
-    whole = bool(restorable) and all(i in positions for i in restorable)
-    return CallRecord(
-        call_id=r["id"], session_id=r["session_id"], agent_id=r["agent_id"], agent_name=r["agent_name"],
-        tool=r["tool"], summary=r["summary"], args=json.loads(r["args"]), status=RunStatus(r["status"]),
-        created_at=r["created_at"], duration_s=r["duration_s"], output=r["output"] or "",
-        error=ErrorInfo.model_validate_json(r["error"]) if r["error"] else None,
-        changes=tuple(changes), git_changes=tuple(git),
-        undone_paths=tuple(changes[i].path for i in sorted(positions) if i >= 0),
-        git_undone=any(i < 0 for i in positions),
-        undone_by=positions[restorable[-1]] if whole else None,
-        cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
-        started_at=r["started_at"], ended_at=r["ended_at"], decision=decision,
-    )

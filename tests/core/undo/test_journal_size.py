@@ -18,7 +18,8 @@ from core import Console, RunStatus
 from core.ids import new_agent_id, new_call_id, new_session_id
 from core.models.records import ChangeKind, FileChange
 from core.store.blobs import BlobBatch, BlobStore
-from core.store.journal import _UNDOS_OF, SCHEMA, Journal
+from core.store.journal import SCHEMA, Journal
+from core.store.journal_rows import UNDOS_OF
 from tests.conftest import run
 
 FILES = 20
@@ -187,6 +188,6 @@ def test_a_journal_from_before_the_indexes_gets_them_when_opened(tmp_path: Path)
     Journal(path).close()
     with sqlite3.connect(path) as db:
         indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
-        plan = " ".join(str(row) for row in db.execute(f"EXPLAIN QUERY PLAN {_UNDOS_OF}", ('["call_x"]',)))
+        plan = " ".join(str(row) for row in db.execute(f"EXPLAIN QUERY PLAN {UNDOS_OF}", ('["call_x"]',)))
     assert {"rollbacks_target", "decisions_call", "calls_created"} <= indexes
     assert "SCAN r" not in plan and "rollbacks_target" in plan  # the undos of an operation are looked up

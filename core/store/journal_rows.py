@@ -1,0 +1,149 @@
+"""Journal rows read back as records: the call, change, decision and undo rows `core.store.journal` keeps.
+
+Split from the journal (which writes and reads the database) so that how a row becomes a record, and how a
+call's undo state is worked out from the rollbacks through the indexes, stand in one place that both
+`Journal.calls` and the undo service's reads use.  Every function takes a connection (or rows) whose lock
+the caller holds.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from core.errors import ErrorInfo
+from core.models.records import (
+    CallDecision,
+    CallRecord,
+    ChangeKind,
+    Decision,
+    FileChange,
+    GitChange,
+    RollbackRecord,
+    RunStatus,
+    decided_by,
+)
+from core.store.undone import Ref, RollbackLink, undoing, undone_positions
+
+CALLS = ("SELECT c.*, r.status, r.duration_s, r.output, r.error, r.cached, r.attempts, r.started_at, r.ended_at,"
+         " a.name AS agent_name FROM calls c JOIN runs r ON r.call_id=c.id JOIN agents a ON a.id=c.agent_id")
+
+# The done rollbacks that decide whether the changes of the operations in ?1 (a JSON list) are undone: those
+# that target them (an old rollback, without a target, targets its call), those that target these, and so on.
+UNDOS_OF = """
+WITH RECURSIVE
+  op(id) AS (SELECT value FROM json_each(?1)),
+  chain(id) AS (
+    SELECT r.id FROM op JOIN rollbacks r ON r.target = op.id WHERE r.state = 'done'
+    UNION SELECT r.id FROM op JOIN rollbacks r ON r.call_id = op.id WHERE r.target IS NULL AND r.state = 'done'
+    UNION SELECT r.id FROM chain JOIN rollbacks r ON r.target = chain.id WHERE r.state = 'done')
+SELECT r.id, r.call_id, r.target FROM chain JOIN rollbacks r ON r.id = chain.id ORDER BY r.created_at, r.rowid
+"""
+
+
+def undo_state_of(db: sqlite3.Connection, op_ids: Sequence[str]) -> dict[Ref, Ref]:
+    """As `Journal.undo_state_of`; the caller holds the lock."""
+    rollbacks = db.execute(UNDOS_OF, (json.dumps(list(op_ids)),)).fetchall()
+    if not rollbacks:
+        return {}
+    ids = json.dumps([r["id"] for r in rollbacks])
+    reverts: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT c.op_id, c.seq, c.reverts FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value",
+                        (ids,)):
+        reverts.setdefault(r["op_id"], []).append(r)
+    git: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT g.op_id, g.seq, g.reverts FROM json_each(?) AS j JOIN git_changes g"
+                        " ON g.op_id = j.value", (ids,)):
+        git.setdefault(r["op_id"], []).append(r)
+    legacy = json.dumps(sorted({r["call_id"] for r in rollbacks if r["target"] is None}))
+    sizes = {r["op_id"]: r["n"] for r in db.execute(
+        "SELECT c.op_id, COUNT(*) AS n FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value GROUP BY c.op_id",
+        (legacy,))}
+    undone = undoing([link(r, reverts.get(r["id"], []), git.get(r["id"], [])) for r in rollbacks], sizes)
+    asked = set(op_ids)
+    return {ref: by for ref, by in undone.items() if ref[0] in asked}
+
+
+def link(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackLink:
+    """As `rollback` reads it, for the bookkeeping only (old rollbacks reverted their whole call)."""
+    def ordered(rows: list[sqlite3.Row]) -> tuple[Any, ...]:
+        return tuple(row["reverts"] for row in sorted(rows, key=lambda row: row["seq"]))
+    if r["target"] is None:
+        return RollbackLink(r["id"], r["call_id"], (None,), ordered(git))
+    return RollbackLink(r["id"], r["target"], ordered(changes), ordered(git))
+
+
+def records(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[CallRecord]:
+    """Calls rows (`CALLS`) made whole, their changes, decisions and undo state read through indexes."""
+    if not rows:
+        return []
+    ids = [r["id"] for r in rows]
+    picked = json.dumps(ids)
+    changes: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT c.* FROM json_each(?) AS j JOIN changes c ON c.op_id = j.value", (picked,)):
+        changes.setdefault(r["op_id"], []).append(r)
+    git: dict[str, list[sqlite3.Row]] = {}
+    for r in db.execute("SELECT g.* FROM json_each(?) AS j JOIN git_changes g ON g.op_id = j.value", (picked,)):
+        git.setdefault(r["op_id"], []).append(r)
+    decisions: dict[str, CallDecision] = {}
+    for r in db.execute("SELECT d.* FROM json_each(?) AS j JOIN decisions d ON d.call_id = j.value ORDER BY d.id",
+                        (picked,)):
+        decisions[r["call_id"]] = decision(r)
+    undone: dict[str, dict[Ref, Ref]] = {}  # per call: `_call` looks through all it is given
+    for ref, by in undo_state_of(db, ids).items():
+        undone.setdefault(ref[0], {})[ref] = by
+    return [call(r, [change(c) for c in by_seq(changes.get(r["id"], []))],
+                  [git_change(g) for g in by_seq(git.get(r["id"], []))], undone.get(r["id"], {}),
+                  decisions.get(r["id"])) for r in rows]
+
+
+def by_seq(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
+    return sorted(rows, key=lambda r: r["seq"])
+
+
+def change(r: sqlite3.Row) -> FileChange:
+    return FileChange(path=r["path"], kind=ChangeKind(r["kind"]), before_hash=r["before_hash"],
+                      after_hash=r["after_hash"], before_mode=r["before_mode"], after_mode=r["after_mode"],
+                      old_path=r["old_path"], before_link=bool(r["before_link"]), after_link=bool(r["after_link"]),
+                      stored=bool(r["stored"]))
+
+
+def git_change(r: sqlite3.Row) -> GitChange:
+    return GitChange(ref=r["ref"], kind=r["kind"], before=r["before"], after=r["after"], what=r["what"])
+
+
+def rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row]) -> RollbackRecord:
+    legacy = r["target"] is None  # written before undos could be undone: it reverted the whole call
+    return RollbackRecord(
+        rollback_id=r["id"], call_id=r["call_id"], target=r["target"] or r["call_id"], forced=bool(r["forced"]),
+        state=r["state"], message=r["message"], created_at=r["created_at"],
+        changes=tuple(change(c) for c in changes),
+        reverts=(None,) if legacy else tuple(c["reverts"] for c in changes),
+        git_changes=tuple(git_change(g) for g in git), git_reverts=tuple(g["reverts"] for g in git))
+
+
+def decision(r: sqlite3.Row) -> CallDecision:
+    """The journaled decision; an old journal's "user" reads as "person" (see `decided_by`)."""
+    return CallDecision(decision=Decision(r["decision"]), reason=r["reason"], by=decided_by(r["decided_by"]),
+                        rule=r["rule"])
+
+
+def call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
+          undone: dict[Ref, Ref], decision: CallDecision | None = None) -> CallRecord:
+    positions = undone_positions(undone, r["id"])
+    restorable = [i for i, c in enumerate(changes) if c.restorable] + [-1 - i for i in range(len(git))]
+    whole = bool(restorable) and all(i in positions for i in restorable)
+    return CallRecord(
+        call_id=r["id"], session_id=r["session_id"], agent_id=r["agent_id"], agent_name=r["agent_name"],
+        tool=r["tool"], summary=r["summary"], args=json.loads(r["args"]), status=RunStatus(r["status"]),
+        created_at=r["created_at"], duration_s=r["duration_s"], output=r["output"] or "",
+        error=ErrorInfo.model_validate_json(r["error"]) if r["error"] else None,
+        changes=tuple(changes), git_changes=tuple(git),
+        undone_paths=tuple(changes[i].path for i in sorted(positions) if i >= 0),
+        git_undone=any(i < 0 for i in positions),
+        undone_by=positions[restorable[-1]] if whole else None,
+        cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
+        started_at=r["started_at"], ended_at=r["ended_at"], decision=decision,
+    )

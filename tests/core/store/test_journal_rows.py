@@ -1,0 +1,30 @@
+"""Journal rows read back as records: old journals' rows read as they mean now."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from core.models.records import Decision
+from core.store.journal_rows import decision, link
+
+
+def _row(**values: object) -> sqlite3.Row:
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    names = ", ".join(f"? AS {name}" for name in values)
+    row = db.execute(f"SELECT {names}", tuple(values.values())).fetchone()
+    assert row is not None
+    return row
+
+
+def test_an_old_rollback_without_a_target_undid_its_whole_call() -> None:
+    old = link(_row(id="rb_1", call_id="call_a", target=None), [], [])
+    assert (old.rollback_id, old.target, old.reverts) == ("rb_1", "call_a", (None,))
+    new = link(_row(id="rb_2", call_id="call_a", target="call_a"),
+               [_row(seq=1, reverts=4), _row(seq=0, reverts=3)], [])
+    assert new.reverts == (3, 4)  # the changes it reverted, in their order
+
+
+def test_an_old_journals_user_decision_reads_as_a_persons() -> None:
+    said = decision(_row(decision="approved", reason="looks fine", decided_by="user", rule=None))
+    assert (said.decision, said.by) == (Decision.APPROVED, "person")
