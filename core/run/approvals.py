@@ -45,6 +45,8 @@ class ApprovalBroker:
 
     def __init__(self) -> None:
         self._pending: dict[str, tuple[ApprovalRequested, asyncio.Future[Answer]]] = {}
+        self._unannounced: set[str] = set()
+        """Expected calls not yet waiting: their answers are taken, but they are not listed until announced."""
         self._approvers: dict[int, str] = {}
         self._next_approver = 0
 
@@ -62,12 +64,15 @@ class ApprovalBroker:
     def expect(self, request: ApprovalRequested) -> None:
         """Take answers for `request` from now on, before it is announced: whoever hears of it may answer at
         once, even before the call gets to `wait` (its announcement comes after the journal's commit, and the
-        answer can come first).  `withdraw` undoes it if the call never gets to `wait`."""
+        answer can come first).  It is not listed (`pending`) before the call waits: a front end hears of it
+        from its announcement.  `withdraw` undoes it if the call never gets to `wait`."""
         self._pending[request.call_id] = (request, asyncio.get_running_loop().create_future())
+        self._unannounced.add(request.call_id)
 
     def withdraw(self, call_id: str) -> None:
         """Stop taking answers for a call that was expected but will not wait (its request was not journaled)."""
         self._pending.pop(call_id, None)
+        self._unannounced.discard(call_id)
 
     async def wait(self, request: ApprovalRequested, timeout_s: float | None = None) -> Answer:
         """Park the call until someone answers (already, if it was expected) or the deadline passes;
@@ -76,6 +81,7 @@ class ApprovalBroker:
         future: asyncio.Future[Answer] = entry[1] if entry is not None else \
             asyncio.get_running_loop().create_future()
         self._pending[request.call_id] = (request, future)
+        self._unannounced.discard(request.call_id)
         try:
             if not timeout_s:
                 return await future
@@ -96,11 +102,12 @@ class ApprovalBroker:
         return True
 
     def pending(self) -> list[ApprovalRequested]:
-        return [request for request, future in self._pending.values() if not future.done()]
+        return [request for call_id, (request, future) in self._pending.items()
+                if not future.done() and call_id not in self._unannounced]
 
     def request_for(self, call_id: str) -> ApprovalRequested | None:
         entry = self._pending.get(call_id)
-        return entry[0] if entry else None
+        return entry[0] if entry and call_id not in self._unannounced else None
 
     def deny_all(self, reason: str) -> None:
         for call_id in list(self._pending):

@@ -95,6 +95,7 @@ def test_an_answer_to_an_expected_request_is_kept_until_the_call_waits_and_a_wit
         broker, request, dropped = ApprovalBroker(), _request(), _request()
         broker.expect(request)
         broker.expect(dropped)
+        assert broker.pending() == [] and broker.request_for(request.call_id) is None  # not listed until announced
         assert broker.resolve(request.call_id, Answer(decision=Decision.APPROVED))  # before the call waits
         assert (await broker.wait(request)).decision is Decision.APPROVED
         broker.withdraw(dropped.call_id)
