@@ -304,22 +304,30 @@ def _no_exception(value: Any, seen: Observed, ws: Path) -> list[str]:
 def tree_state(root: Path) -> dict[str, tuple[Any, ...]]:
     """Every entry under `root` (links not followed): kind, permission bits, and content or link target.
 
-    Git's index is left out: reading a repository's state may refresh it without changing anything."""
+    Git's index is left out: reading a repository's state may refresh it without changing anything.
+    An entry that goes away between listing and reading is left out too: a case's setup may still be
+    moving files about (a swap race), and its tree is then not compared."""
     found: dict[str, tuple[Any, ...]] = {}
     for folder, dirs, files in os.walk(root):
         for name in dirs + files:
             path = os.path.join(folder, name)
             if path.endswith(f"{os.sep}.git{os.sep}index"):
                 continue
-            st = os.lstat(path)
-            if stat.S_ISLNK(st.st_mode):
-                found[path] = ("link", os.readlink(path))
-            elif stat.S_ISREG(st.st_mode):
-                with open(path, "rb") as f:
-                    found[path] = ("file", st.st_mode, hashlib.sha256(f.read()).hexdigest())
-            else:
-                found[path] = ("other", st.st_mode)
+            try:
+                found[path] = _entry_state(path)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
     return found
+
+
+def _entry_state(path: str) -> tuple[Any, ...]:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(path))
+    if stat.S_ISREG(st.st_mode):
+        with open(path, "rb") as f:
+            return ("file", st.st_mode, hashlib.sha256(f.read()).hexdigest())
+    return ("other", st.st_mode)
 
 
 def tree_changes(before: dict[str, tuple[Any, ...]], after: dict[str, tuple[Any, ...]]) -> list[str]:

@@ -39,6 +39,20 @@ def test_the_corpus_is_found() -> None:
     assert len(CASES) >= 60
 
 
+def test_the_tree_snapshot_skips_an_entry_that_goes_away_while_it_is_taken(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case's setup may still be swapping files when the harness looks (path-toctou-swap failed CI so)."""
+    (tmp_path / "kept.txt").write_text("kept")
+    real_walk = os.walk
+
+    def walk_listing_a_moved_file(root: Any) -> Any:
+        for folder, dirs, files in real_walk(root):
+            yield folder, dirs, [*files, "moved-away.txt"]
+
+    monkeypatch.setattr(hostile.os, "walk", walk_listing_a_moved_file)
+    assert list(hostile.tree_state(tmp_path)) == [str(tmp_path / "kept.txt")]
+
+
 def _setup(script: str, ws: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """Run a case's setup; what it leaves running stays in its process group until the case ends."""
     proc = subprocess.Popen(["bash", "-c", script], cwd=ws, env=env, stdin=subprocess.DEVNULL,
