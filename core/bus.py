@@ -105,8 +105,17 @@ class EventBus:
         self._listeners.append(callback)
 
     def publish(self, event: Event) -> Event:
-        self.last_seq = next(self._counter)
-        stamped = event.model_copy(update={"seq": self.last_seq})
+        """Stamp `event` with the next sequence number and hand it to every listener and subscriber.
+
+        A fresh event (seq 0: its publisher made it for this call, nobody else holds it) is stamped where it
+        stands, which costs nothing; pydantic's copy was a tenth of a call's cost on the pipeline.  An event
+        stamped already (published before, or replayed) is copied, so no reader's event ever changes."""
+        self.last_seq = seq = next(self._counter)
+        if event.seq == 0:
+            event.__dict__["seq"] = seq  # frozen to its readers; its publisher gives up its reference
+            stamped = event
+        else:
+            stamped = event.model_copy(update={"seq": seq})
         for listener in self._listeners:
             listener(stamped)
         for sub in list(self._subs):

@@ -46,6 +46,15 @@ def test_next_batch_wakes_on_publish_and_ends_when_closed() -> None:
     assert run(scenario()) == ["x"]
 
 
+def test_an_event_published_again_is_copied_so_what_a_reader_holds_never_changes() -> None:
+    bus = EventBus()
+    sub = bus.subscribe()
+    first = bus.publish(CallStarted(call_id="c1"))
+    again = bus.publish(first)
+    assert (first.seq, again.seq) == (1, 2)
+    assert [e.seq for e in sub.drain()] == [1, 2]
+
+
 def test_events_round_trip_through_the_union_adapter() -> None:
     event = CallStarted(call_id="c9", seq=4)
     again = EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(event))
