@@ -26,13 +26,14 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.ids import CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
-from core.paths import Workspace
+from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest
 from core.recorder import Recorder
@@ -127,11 +128,13 @@ class Interceptor:
         except BelayError as e:
             return await self._refuse_unencodable(agent, tool_name, tool_input, e.info)
         tool = tool or self.registry.get(tool_name)
-        args = self._validated(tool, tool_input)
-        summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
+        with one_look():  # its validation, summary and policy request resolve each path once
+            args = self._validated(tool, tool_input)
+            summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
+            named = resolved_paths(tool_input)
         call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
         try:
-            updated, note = await self._decide(call, tool, args)
+            updated, note = await self._decide(call, tool, args, named)
         except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
             await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The agent stopped waiting.",
                                              ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
@@ -185,14 +188,14 @@ class Interceptor:
         except BelayError:
             return None  # the agent's tool may take more than Belay's model of it: judge it by name
 
-    async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None
+    async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None, named: tuple[Path, ...]
                       ) -> tuple[dict[str, Any] | None | Refused, str]:
         """The refusal; or, allowed, the input the person edited (None: the agent's own); with what the model is
-        to be told of a partial approval."""
+        to be told of a partial approval.  `named`: the paths the call names, resolved."""
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
                                     annotations=annotations, outside_agent=True)
-        verdict = await self.calls.decide(lambda: request(paths=resolved_paths(call.args)))
+        verdict = await self.calls.decide(lambda: request(paths=named))
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
         permission = await self.calls.permit(call, verdict, plan, wait=False)  # committed with the start or end
         if isinstance(permission, Refused):

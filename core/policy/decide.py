@@ -23,6 +23,7 @@ from typing import Any
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, RuleAction, RuleEntry
+from core.paths import realpath
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
@@ -434,7 +435,7 @@ def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:
         value = args.get(key)
         if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
             try:
-                found.append(Path(os.path.realpath(value)))
+                found.append(Path(realpath(value)))
             except (OSError, ValueError):
                 continue
     return tuple(found)

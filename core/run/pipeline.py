@@ -24,7 +24,7 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.ids import CallId
 from core.models.records import FileChange, RunStatus
-from core.paths import Workspace
+from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest
 from core.run import arguments
@@ -77,8 +77,9 @@ class Pipeline:
         `ask` has a person approve it even where the policy would allow it."""
         if self.tool_starting is not None and isinstance(tool_name, str) and tool_name not in self.registry:
             await self.tool_starting(tool_name)  # before the call is opened: it is journaled with its tool
-        tool, args, problem = self._prepare(agent, tool_name, raw_args)
-        summary, shown_args = _shown(tool, args, raw_args, self.workspace)
+        with one_look() as seen:  # its checks, its summary and the policy resolve each path it names once
+            tool, args, problem = self._prepare(agent, tool_name, raw_args)
+            summary, shown_args = _shown(tool, args, raw_args, self.workspace)
         call = await self.calls.open(call_id, agent, arguments.shown(tool_name), shown_args, summary, batch, wait=False)
         try:
             if problem is not None:
@@ -87,7 +88,9 @@ class Pipeline:
             ctx = ToolContext(self.workspace, agent.agent_id, call_id, agent.read_state, spawn,
                               emit_output=functools.partial(self.recorder.output, call_id),
                               may_read=self.calls.policy.read_filter())
-            done = await self._decide_and_run(call, tool, args, ctx, timeout_s, ask)
+            with one_look(seen):
+                request = self._request(tool, args)
+            done = await self._decide_and_run(call, tool, args, ctx, timeout_s, ask, request)
         except asyncio.CancelledError:
             await shielded(self._finish(call, RunStatus.CANCELLED, "The call was cancelled.",
                                         ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
@@ -144,9 +147,10 @@ class Pipeline:
                                          f" arguments: {e!r}")
 
     async def _decide_and_run(self, call: OpenCall, tool: Tool, args: ToolArgs, ctx: ToolContext,
-                              timeout_s: float | None, ask: bool) -> tuple[ToolOutput, bool, int] | Refused:
+                              timeout_s: float | None, ask: bool, request: PolicyRequest
+                              ) -> tuple[ToolOutput, bool, int] | Refused:
         """The tool's output, whether it came from the cache, and how many tries it took; or the refusal."""
-        verdict = await self.calls.decide(functools.partial(self._request, tool, args), ask=ask)
+        verdict = await self.calls.decide(lambda: request, ask=ask)
         if timeout_s is not None and tool.own_timeout:
             args, limit = tool.with_limit(args, timeout_s), None  # it stops itself, keeping its output so far
         else:

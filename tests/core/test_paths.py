@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core import paths
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 
@@ -107,3 +108,27 @@ def test_relative_and_contains(root: Path, tmp_path: Path) -> None:
 def test_a_missing_root_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an existing directory"):
         Workspace(tmp_path / "nope")
+
+
+def test_one_look_resolves_each_path_once_and_what_it_saw_does_not_outlive_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's summary and its policy request resolve its path once; after the look, a swapped link is seen."""
+    ws_root, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws_root / "real").mkdir(parents=True)
+    outside.mkdir()
+    (ws_root / "real" / "a.txt").write_text("inside")
+    (outside / "a.txt").write_text("outside")
+    (ws_root / "link").symlink_to(ws_root / "real")
+    ws = Workspace(ws_root)
+    walks: list[str] = []
+    real_realpath = os.path.realpath
+    monkeypatch.setattr(paths.os.path, "realpath", lambda p: walks.append(p) or real_realpath(p))
+    named = f"{ws_root}/link/a.txt"
+    with paths.one_look():
+        assert ws.describe(named) == "real/a.txt"
+        assert ws.resolve(named) == ws_root / "real" / "a.txt"
+        assert paths.realpath(named) == str(ws_root / "real" / "a.txt")
+    assert walks == [named]
+    (ws_root / "link").unlink()
+    (ws_root / "link").symlink_to(outside)
+    assert refused(ws, named).kind == ErrorKind.OUTSIDE_WORKSPACE

@@ -208,3 +208,32 @@ def test_an_outside_edits_contents_are_stored_before_the_journal_commits_the_row
 
     run(scenario())
     assert len(checked) == 2 and missing == []  # before and after, both stored before the row was committed
+
+
+def test_an_allowed_read_resolves_the_path_it_names_once_between_its_summary_and_its_verdict(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each walk of a path is a stat per component: the hook's answer waited on three of them."""
+    import os
+
+    named = str(workspace / "README.md")
+    walks: list[str] = []
+    real_realpath = os.path.realpath
+
+    def counted(path: str, **how: bool) -> str:
+        if path == named:
+            walks.append(path)
+        return real_realpath(path, **how)
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            monkeypatch.setattr(os.path, "realpath", counted)
+            verdict = await interceptor.before(agent, "toolu_1", "Read", {"file_path": named})
+            monkeypatch.undo()
+            assert verdict.decision == "allow"
+            assert walks == [named]
+            [record] = await console.history()
+            assert record.summary == "README.md"
+
+    run(scenario())
