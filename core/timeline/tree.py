@@ -85,6 +85,8 @@ class Timeline:
         self._parent: dict[NodeKey, NodeKey | None] = {}
         self._sub_agents: dict[NodeKey, list[AgentKey]] = {}
         """The agents shown right under each agent or batch (an agent's include those under its batches)."""
+        self.tools: dict[str, None] = {}
+        """The tools the runs called, in the order first seen (a filter's choices: never a walk of the runs)."""
         self._counts: Counter[RunStatus] = Counter()
         """Every run by status, kept as they change (the status line reads it after each batch)."""
         self.last_seq = 0
@@ -117,6 +119,18 @@ class Timeline:
 
     def parent(self, key: NodeKey | str) -> NodeKey | None:
         return self._parent[key]
+
+    def sub_agents(self, key: NodeKey | str) -> list[AgentKey]:
+        """The agents right under an agent (those under its batches included) or a batch, in the tree's order:
+        found without walking the runs."""
+        key = parse_key(key)
+        found = self._sub_agents.get(key, [])
+
+        def place(sub: AgentKey) -> tuple[int, int]:  # the row under `key` that holds it, then its row there
+            holder = self._parent[sub]
+            return (self._row[sub], -1) if holder == key or holder is None else (self._row[holder], self._row[sub])
+
+        return sorted(found, key=place)
 
     def row(self, key: NodeKey | str) -> int:
         return self._row[key]
@@ -247,6 +261,7 @@ class Timeline:
             changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
             parent = BatchKey(node.batch_id)
         self.runs[node.call_id] = node
+        self.tools[node.tool] = None
         self._count(node, 1)
         self._reach(node.agent_id, node.batch_id, [node.queued_at, known_end(node)])
         changes.append(self._append(parent, RunKey(node.call_id)))

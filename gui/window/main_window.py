@@ -412,10 +412,10 @@ class MainWindow(QMainWindow):
     # -- slots ---------------------------------------------------------------------
 
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
-        for row in range(first, last + 1):
-            index = self.model.index(row, 0, parent)
-            if isinstance(self.model.key_of(index), AgentKey):
-                self.tree.expand(index)
+        keys = self.model.timeline.children(self.model.key_of(parent))[first:last + 1]  # no index for each call
+        for row, key in enumerate(keys, first):
+            if isinstance(key, AgentKey):
+                self.tree.expand(self.model.index(row, 0, parent))
                 self._fit_call_column()
         if parent.isValid():
             self.tree.expand(parent)
@@ -432,12 +432,15 @@ class MainWindow(QMainWindow):
         self._on_changes_call_chosen(call_id)
 
     def _on_bridge_run_changed(self, call_id: str) -> None:
+        """Called for each run a batch of events changed (thousands a second under a flood): cheap when idle."""
         run = self.model.timeline.runs.get(call_id)
-        if run is not None and run.status.final and any(r.call_id == call_id for r in self.approvals.queue()):
-            self.approvals.remove(call_id)  # cancelled, or its agent went away, while it waited: nothing to answer
-        if run is not None and (run.changes or run.git_changes) and run.status.final:
-            self.changes.refresh_soon()
-        if self.details.key == RunKey(call_id):
+        if run is not None and run.status.final:
+            if self.approvals.waits_for(call_id):
+                self.approvals.remove(call_id)  # cancelled, or its agent went away, while it waited: nothing to answer
+            if run.changes or run.git_changes:
+                self.changes.refresh_soon()
+        shown = self.details.key
+        if isinstance(shown, RunKey) and shown.call_id == call_id:
             self._show_selected()
 
     def _on_bridge_resynced(self) -> None:

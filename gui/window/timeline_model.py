@@ -202,6 +202,11 @@ def _batch_tip(batch: BatchNode, cells: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+_ANSWERED = frozenset({Qt.ItemDataRole.DisplayRole, KEY_ROLE, GANTT_ROLE, Qt.ItemDataRole.ToolTipRole,
+                       Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole})
+"""The roles `TimelineModel.data` answers."""
+
+
 def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -331,11 +336,14 @@ class TimelineModel(QStandardItemModel):
         by_parent: dict[NodeKey | None, list[Inserted]] = {}
         for change in inserted:
             by_parent.setdefault(change.parent, []).append(change)
-        for rows in by_parent.values():
+        for parent, rows in by_parent.items():
             self._insert(rows, now)
+            if parent is not None:  # a run's group is the row it is inserted under: the windows are its parent's
+                groups.update(self._groups_of(parent))
             for change in rows:
                 fresh.add(change.key)
-                groups.update(self._groups_of(change.key))
+                if not isinstance(change.key, RunKey):
+                    groups.update(self._groups_of(change.key))
         for key in updated:
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
@@ -369,8 +377,16 @@ class TimelineModel(QStandardItemModel):
     def _insert(self, rows: list[Inserted], now: datetime) -> None:
         """Rows appended under one parent: prepared, then shown as one insert."""
         parent = rows[0].parent
+        runs, live = self._timeline.runs, self._live
         for change in rows:
-            self._refresh(change.key, now)
+            key = change.key
+            if isinstance(key, RunKey):  # what `_refresh` does for a run, less what a new row cannot have
+                if not runs[key.call_id].status.final:
+                    live.add(key)
+            else:
+                self._refresh(key, now)
+        if parent is not None and parent not in self._windows and not isinstance(parent, RunKey):
+            self._windows[parent] = GanttWindow(self._timeline.window(parent, now))  # its runs' bars, to scale
         item = self._items[parent] if parent is not None else self.invisibleRootItem()
         item.insertRows(rows[0].row, len(rows))  # one rowsInserted
         self.blockSignals(True)  # an agent's or a batch's item in its row: no change to tell of, the row is new
@@ -537,6 +553,12 @@ class TimelineModel(QStandardItemModel):
     # row and its parent's item).
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role not in _ANSWERED:  # a view asks seven roles of each cell it paints; most have no answer here
+            return None
+        column = index.column()
+        if (role == Qt.ItemDataRole.ForegroundRole and column != STATUS_COLUMN) or \
+                (role == GANTT_ROLE and column != TIMELINE_COLUMN):
+            return None
         key = self.key_of(index)
         if key is None:
             return None
@@ -544,14 +566,13 @@ class TimelineModel(QStandardItemModel):
             return key
         if key not in self._cells:
             self._prepare(key)
-        column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[key][column]
         if role == GANTT_ROLE:
-            return self._bars.get(key) if column == TIMELINE_COLUMN else None
+            return self._bars.get(key)
         if role == Qt.ItemDataRole.ToolTipRole:
             return (self._bar_tips if column == TIMELINE_COLUMN else self._tips).get(key)
-        if role == Qt.ItemDataRole.ForegroundRole and column == STATUS_COLUMN:
+        if role == Qt.ItemDataRole.ForegroundRole:
             status_role = self._brushes.get(key)
             return _brush(theme.current().name, status_role) if status_role else None
         if role == Qt.ItemDataRole.FontRole and isinstance(key, AgentKey):

@@ -163,6 +163,23 @@ def test_a_sub_agent_spawned_inside_a_batch_sits_in_the_batch_after_its_call() -
     assert t.parent("a:sub") == "b:b1" and t.agents["sub"].parent_id == "main"
 
 
+def test_sub_agents_are_listed_in_the_trees_order_those_in_a_batch_where_the_batch_sits() -> None:
+    """The agent filter's choices: a sub-agent spawned in a batch started earlier comes before one spawned later
+    outside it, though it was spawned last; and the tools seen so far, without a walk of the runs."""
+    t = Timeline()
+    t.apply(_agent("main"))
+    t.apply(_started())
+    t.apply(_batch_call("c1", "find", 1, tool="Task"))
+    t.apply(_call("c2", "main", "Task"))
+    t.apply(_agent("outside", parent="main", spawned_by="c2"))
+    t.apply(_agent("inside", parent="main", spawned_by="c1"))
+    t.apply(_call("c3", "inside", "Edit"))
+    assert t.children("a:main") == ["b:b1", "r:c2", "a:outside"] and t.children("b:b1") == ["r:c1", "a:inside"]
+    assert t.sub_agents("a:main") == ["a:inside", "a:outside"]
+    assert t.sub_agents("b:b1") == ["a:inside"] and t.sub_agents("a:inside") == []
+    assert list(t.tools) == ["Task", "Edit"]
+
+
 def test_a_rollup_counts_the_calls_of_sub_agents_at_any_depth_those_spawned_in_a_batch_too() -> None:
     t = Timeline()
     t.apply(_agent("main"))
