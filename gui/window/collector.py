@@ -6,7 +6,7 @@ threshold is reached: in Belay that is often a worker (the journal thread,
 the widget off the GUI thread, which Qt answers with warnings ("Timers
 cannot be stopped from another thread") or a crash.  So automatic
 collection is switched off and a timer on the GUI thread collects instead:
-the young generation every second, the middle one every two.
+the young generation four times a second, the middle one every two seconds.
 
 A collection of everything walks every object the process tracks: with a
 100,000-call timeline that is some 300,000 objects and about half a second
@@ -28,9 +28,11 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-YOUNG_EVERY_MS = 1_000
-MIDDLE_EVERY_TICKS = 2
-FULL_EVERY_TICKS = 600
+YOUNG_EVERY_MS = 250
+"""Often enough that the young generation stays small: under a flood of calls, what one second made took up to
+24 ms to walk (bench/timeline.py at 100,000 calls), a stall of its own."""
+MIDDLE_EVERY_TICKS = 8
+FULL_EVERY_TICKS = 2_400
 
 
 class MainThreadCollector(QObject):
