@@ -11,10 +11,11 @@ reread it (`resynced`).
 It takes a batch at most once a frame: each batch that inserts rows has the
 view lay its expanded rows out again, so batches are paced by how long the
 last one kept the loop busy (its signals, then Qt's layout and paint, seen as
-how late the pause after it ended): the pause is BUSY_SHARE times that, so
-under a flood of events the window spends about a third of its time showing
-them and the rest taking them in and answering, and the rows of a whole
-frame arrive as one range insert per parent.  Within a
+how late the pause after it ended): the pause is BUSY_SHARE times that, and
+under a flood at least FLOOD_PAUSE_S (ten batches a second), so the window
+spends about a third of its time showing events and the rest taking them in
+and answering, and the rows of a whole batch arrive as one range insert per
+parent.  Within a
 batch a run that changed several times is announced once (`run_changed`),
 at its last change, after the rows are shown.
 
