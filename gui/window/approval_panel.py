@@ -193,10 +193,6 @@ class ApprovalPanel(QWidget):
         """Every request waiting, in the order they were asked."""
         return list(self._queue)
 
-    def waits_for(self, call_id: str) -> bool:
-        """Whether the request of this call is in the queue."""
-        return any(r.call_id == call_id for r in self._queue)
-
     def set_timeline(self, timeline: Timeline) -> None:
         self._timeline = timeline
 

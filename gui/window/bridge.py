@@ -28,7 +28,9 @@ journal.
 Signals:
     approval_requested(ApprovalRequested): a call now waits for a person.
     approval_resolved(str): the call with this id no longer waits.
-    run_changed(str): the run with this call id changed (status, result, undo).
+    run_changed(str): the run with this call id changed (status, result, undo); emitted only while connected.
+    runs_changed(list[str]): the runs a batch changed, once a batch (what the window follows: a flood changes
+        thousands of runs a second).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
     shells_changed(str): the background shell with this id started, printed or ended.
     policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
@@ -47,7 +49,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QMetaMethod, QObject, Signal
 
 from core import (
     ApprovalRequested,
@@ -98,6 +100,7 @@ class Bridge(QObject):
     approval_requested = Signal(object)
     approval_resolved = Signal(str)
     run_changed = Signal(str)
+    runs_changed = Signal(list)
     rollback_refused = Signal(object)
     shells_changed = Signal(str)
     policy_changed = Signal(object)
@@ -118,6 +121,7 @@ class Bridge(QObject):
         self._pump: asyncio.Task[None] | None = None
         self._unregister: Callable[[], None] = lambda: None
         self._unregister_forms: Callable[[], None] = lambda: None
+        self._run_changed = QMetaMethod.fromSignal(self.run_changed)
 
     def start(self) -> None:
         timeline, self._subscription = self._console.attach(self._backlog)
@@ -158,9 +162,10 @@ class Bridge(QObject):
         kinds = [type(event) for event in batch]
         last = {event.call_id: n for n, (kind, event) in enumerate(zip(kinds, batch))  # type: ignore[union-attr]
                 if kind in _RUN_CHANGES}
+        one_by_one = self.isSignalConnected(self._run_changed)  # a signal a run is some microseconds each
         for n, (kind, event) in enumerate(zip(kinds, batch)):
             if kind in _RUN_CHANGES:
-                if last[event.call_id] == n:  # type: ignore[union-attr]
+                if one_by_one and last[event.call_id] == n:  # type: ignore[union-attr]
                     self.run_changed.emit(event.call_id)  # type: ignore[union-attr]
             elif kind is Lagged:
                 log.warning("the window fell %d events behind; resynchronising", event.missed)  # type: ignore[union-attr]
@@ -169,6 +174,8 @@ class Bridge(QObject):
                 tell = _TOLD.get(kind)
                 if tell is not None:
                     tell(self, event)
+        if last:
+            self.runs_changed.emit(list(last))
         self.batch_applied.emit()
 
     def __repr__(self) -> str:

@@ -6,7 +6,7 @@ threshold is reached: in Belay that is often a worker (the journal thread,
 the widget off the GUI thread, which Qt answers with warnings ("Timers
 cannot be stopped from another thread") or a crash.  So automatic
 collection is switched off and a timer on the GUI thread collects instead:
-the young generation four times a second, the middle one every two seconds.
+the young generation four times a second, the middle one every second.
 
 A collection of everything walks every object the process tracks: with a
 100,000-call timeline that is some 300,000 objects and about half a second
@@ -31,7 +31,7 @@ from PySide6.QtCore import QObject, QTimer
 YOUNG_EVERY_MS = 250
 """Often enough that the young generation stays small: under a flood of calls, what one second made took up to
 24 ms to walk (bench/timeline.py at 100,000 calls), a stall of its own."""
-MIDDLE_EVERY_TICKS = 8
+MIDDLE_EVERY_TICKS = 4
 FULL_EVERY_TICKS = 2_400
 
 

@@ -17,11 +17,12 @@ result is a short hatched, outlined mark.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QPainter, QPen
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core import GanttSpan, RunStatus
 from gui.window import theme
@@ -99,9 +100,15 @@ def _first(*moments: float | None) -> float:
 class GanttDelegate(QStyledItemDelegate):
     """Paints the Timeline column's bars from the precomputed `GanttBar` of each row."""
 
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._colours = theme.PaletteColours()
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        super().paint(painter, option, index)  # background, selection and focus: the cell has no text
+        widget = option.widget  # type: ignore[attr-defined]
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)  # selection
         bar = index.data(GANTT_ROLE)
         rect = option.rect  # type: ignore[attr-defined]
         width = rect.width() - 2 * PAD
@@ -110,32 +117,33 @@ class GanttDelegate(QStyledItemDelegate):
         span, length = bar.span, max(bar.window.length, MIN_WINDOW_S)
         scale, left, top = width / length, rect.left() + PAD, rect.center().y() - BAR_HEIGHT / 2
         end = length if span.live else min(span.ended, length)
+        colours = functools.partial(self._colours.get, option.palette)  # type: ignore[attr-defined]
         painter.save()
-        painter.fillRect(QRectF(left, rect.center().y(), width, 1), theme.qcolour(AXIS))
+        painter.fillRect(QRectF(left, rect.center().y(), width, 1), colours(AXIS))
         asked, ran = span.waiting_from, span.running_from
-        self._fill(painter, left, top, scale, span.queued, _first(asked, ran, end), QUEUED, 0.0)
+        self._fill(painter, left, top, scale, span.queued, _first(asked, ran, end), colours(QUEUED), 0.0)
         if asked is not None:
-            self._fill(painter, left, top, scale, asked, _first(ran, end), APPROVAL, 0.0)
+            self._fill(painter, left, top, scale, asked, _first(ran, end), colours(APPROVAL), 0.0)
         if ran is not None and span.cached:
             x = left + ran * scale
-            outcome = theme.qcolour(OUTCOME[span.status])
+            outcome = colours(OUTCOME[span.status])
             painter.fillRect(QRectF(x, top - 1, CACHED_PX, BAR_HEIGHT + 2), QBrush(outcome, Qt.BrushStyle.BDiagPattern))
             painter.setPen(QPen(outcome, 1.0))
             painter.drawRect(QRectF(x, top - 1, CACHED_PX, BAR_HEIGHT + 2))
         elif ran is not None:
-            colour = RUNNING if span.live else OUTCOME[span.status]
+            colour = colours(RUNNING if span.live else OUTCOME[span.status])
             self._fill(painter, left, top, scale, ran, end, colour, MIN_RUN_PX)
         elif not span.live:  # it never ran: a tick where it ended
             painter.fillRect(QRectF(left + end * scale - 1, top - 2, 2, BAR_HEIGHT + 4),
-                             theme.qcolour(OUTCOME[span.status]))
+                             colours(OUTCOME[span.status]))
         painter.restore()
 
     @staticmethod
     def _fill(painter: QPainter, left: float, top: float, scale: float, start: float, end: float,
-              role: str, min_px: float) -> None:
+              colour: QColor, min_px: float) -> None:
         width = max((end - start) * scale, min_px)
         if width > 0:
-            painter.fillRect(QRectF(left + start * scale, top, width, BAR_HEIGHT), theme.qcolour(role))
+            painter.fillRect(QRectF(left + start * scale, top, width, BAR_HEIGHT), colour)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
         return QSize(COLUMN_WIDTH, super().sizeHint(option, index).height())

@@ -79,6 +79,7 @@ from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
 from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator
 from gui.window.tasks import TaskSet
 from gui.window.theme import theme_menu
+from gui.window.timeline_cells import TextCells
 from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
 from gui.window.timeline_model import STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
 from gui.window.trust_banner import TrustBanner
@@ -131,6 +132,8 @@ class MainWindow(QMainWindow):
         self.tree.setUniformRowHeights(True)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)  # the model's cells are empty items
         self.tree.setAlternatingRowColors(True)
+        self.cells = TextCells(self.tree, self.model)
+        self.tree.setItemDelegate(self.cells)
         self.gantt = GanttDelegate(self.tree)
         self.tree.setItemDelegateForColumn(TIMELINE_COLUMN, self.gantt)
         self.tree.setIndentation(14)  # a sub-agent three levels down keeps room for its name
@@ -242,7 +245,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.bridge.approval_requested.connect(self._on_bridge_approval_requested)
         self.bridge.approval_resolved.connect(self.approvals.remove)
-        self.bridge.run_changed.connect(self._on_bridge_run_changed)
+        self.bridge.runs_changed.connect(self._on_bridge_runs_changed)
         self.bridge.rollback_refused.connect(self._on_bridge_rollback_refused)
         self.bridge.batch_applied.connect(self._update_status)
         self.bridge.resynced.connect(self._on_bridge_resynced)
@@ -431,16 +434,21 @@ class MainWindow(QMainWindow):
     def _on_shells_call_chosen(self, call_id: str) -> None:
         self._on_changes_call_chosen(call_id)
 
-    def _on_bridge_run_changed(self, call_id: str) -> None:
-        """Called for each run a batch of events changed (thousands a second under a flood): cheap when idle."""
-        run = self.model.timeline.runs.get(call_id)
-        if run is not None and run.status.final:
-            if self.approvals.waits_for(call_id):
+    def _on_bridge_runs_changed(self, call_ids: list[str]) -> None:
+        """The runs a batch of events changed (thousands a second under a flood): a few look-ups each."""
+        runs, waiting = self.model.timeline.runs, {r.call_id for r in self.approvals.queue()}
+        changed_files = False
+        for call_id in call_ids:
+            run = runs.get(call_id)
+            if run is None or not run.status.final:
+                continue
+            if call_id in waiting:
                 self.approvals.remove(call_id)  # cancelled, or its agent went away, while it waited: nothing to answer
-            if run.changes or run.git_changes:
-                self.changes.refresh_soon()
+            changed_files = changed_files or bool(run.changes or run.git_changes)
+        if changed_files:
+            self.changes.refresh_soon()
         shown = self.details.key
-        if isinstance(shown, RunKey) and shown.call_id == call_id:
+        if isinstance(shown, RunKey) and shown.call_id in call_ids:
             self._show_selected()
 
     def _on_bridge_resynced(self) -> None:

@@ -324,6 +324,25 @@ def qcolour(role: str) -> QColor:
     return QColor(colour(role))
 
 
+class PaletteColours:
+    """Theme colours as QColors for a painter that draws many cells: each looked up once per palette (a
+    theme switch gives the widgets a new palette), not once per cell.  The colours are shared: not to be
+    changed."""
+
+    def __init__(self) -> None:
+        self._key = -1
+        self._found: dict[str, QColor] = {}
+
+    def get(self, palette: QPalette, role: str) -> QColor:
+        key = palette.cacheKey()
+        if key != self._key:
+            self._key, self._found = key, {}
+        found = self._found.get(role)
+        if found is None:
+            found = self._found[role] = qcolour(role)
+        return found
+
+
 CHOICES = (("system", "Follow the &system"), ("light", "&Light"), ("dark", "&Dark"))
 
 

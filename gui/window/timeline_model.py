@@ -579,6 +579,25 @@ class TimelineModel(QStandardItemModel):
             return self._bold_font()
         return None
 
+    def painted(self, index: Index) -> tuple[str, str | None, bool] | None:
+        """What a text cell shows, for a delegate that paints it (`gui.window.timeline_cells`): its text, the
+        theme role of its colour (None: the palette's text colour) and whether it is bold (an agent's row)."""
+        key = self.key_of(index)
+        if key is None:
+            return None
+        if key not in self._cells:
+            self._prepare(key)
+        column = index.column()
+        role = self._brushes.get(key) if column == STATUS_COLUMN else None
+        return self._cells[key][column], role, isinstance(key, AgentKey)
+
+    @staticmethod
+    def bold_font(base: QFont) -> QFont:
+        """`base`, bold: how an agent's row is written."""
+        bold = QFont(base)
+        bold.setBold(True)
+        return bold
+
     def _bold_font(self) -> QFont:
         if self._bold is None:  # made on first use: a QFont wants the application to exist
             self._bold = QFont()

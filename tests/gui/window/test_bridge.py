@@ -109,3 +109,37 @@ def test_a_flood_through_the_bus_reaches_the_model_a_frame_at_a_time_each_run_an
             await tasks.aclose()
 
     loop.run_until_complete(scenario())
+
+
+def test_the_runs_a_batch_changed_are_told_once_a_batch_and_one_by_one_only_to_a_listener(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    """The window follows runs a batch at a time: under a flood a signal per run cost a third of each batch."""
+    from core import CallFinished, CallStarted, RunStatus
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            model, tasks = TimelineModel(), TaskSet()
+            bridge = Bridge(console, model, tasks)
+            told: list[list[str]] = []
+            bridge.runs_changed.connect(told.append)
+            batches: list[bool] = []
+            bridge.batch_applied.connect(lambda: batches.append(True))
+            bridge.start()
+            agent = (await console.start_agent("agent", "scripted")).agent_id
+            for i in range(600):
+                console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agent, tool="Read", args={}, summary=""))
+                console.bus.publish(CallStarted(call_id=f"c{i}"))
+                console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
+                if i % 100 == 99:
+                    await asyncio.sleep(0)
+            await wait_until(lambda: sum(len(ids) for ids in told) >= 600, what="every run told")
+            assert sorted(id for ids in told for id in ids) == sorted(f"c{i}" for i in range(600))
+            assert all(len(set(ids)) == len(ids) for ids in told) and len(told) <= len(batches)
+            one_by_one: list[str] = []
+            bridge.run_changed.connect(one_by_one.append)
+            console.bus.publish(CallStarted(call_id="c0"))
+            await wait_until(lambda: one_by_one == ["c0"], what="the run told to its listener")
+            bridge.stop()
+            await tasks.aclose()
+
+    loop.run_until_complete(scenario())
