@@ -214,14 +214,14 @@ class Timeline:
 
     def _append(self, parent: NodeKey | None, key: NodeKey) -> Inserted:
         siblings = self.children(parent)
-        self._row[key] = len(siblings)
+        row = self._row[key] = len(siblings)
         self._parent[key] = parent
         siblings.append(key)
-        if isinstance(key, AgentKey) and parent is not None:
+        if parent is not None and isinstance(key, AgentKey):
             self._sub_agents.setdefault(parent, []).append(key)
             if isinstance(parent, BatchKey):
                 self._sub_agents.setdefault(AgentKey(self.batches[parent.batch_id].agent_id), []).append(key)
-        return Inserted(parent, self._row[key], key)
+        return Inserted(parent, row, key)
 
     def _add_agent(self, node: AgentNode) -> list[Change]:
         if node.agent_id in self.agents:
@@ -263,7 +263,10 @@ class Timeline:
         self.runs[node.call_id] = node
         self.tools[node.tool] = None
         self._count(node, 1)
-        self._reach(node.agent_id, node.batch_id, [node.queued_at, known_end(node)])
+        self._reach_at(node, node.queued_at)
+        ended = known_end(node)
+        if ended is not None:
+            self._reach_at(node, ended)
         changes.append(self._append(parent, RunKey(node.call_id)))
         if node.batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
@@ -369,18 +372,32 @@ class Timeline:
         node = self.runs.get(call_id)
         if node is None:
             return []
-        moved = "status" in fields and fields["status"] != node.status
-        if moved:
-            self._count(node, -1)
+        status = fields.pop("status", node.status)
         for name, value in fields.items():
             setattr(node, name, value)
-        if moved:
-            self._count(node, 1)
         self._reach(node.agent_id, node.batch_id, [v for v in fields.values() if isinstance(v, datetime)])
-        changes: list[Change] = [Updated(RunKey(call_id))]
-        if moved and node.batch_id:
-            changes.append(Updated(BatchKey(node.batch_id)))  # its "3/8 done"
-        return changes
+        return self._moved(node, status)
+
+    def _moved(self, node: RunNode, status: RunStatus) -> list[Change]:
+        """The run's status is now `status` (counted where it was, and where it is): the rows that changed."""
+        if status == node.status:
+            return [Updated(RunKey(node.call_id))]
+        self._count(node, -1)
+        node.status = status
+        self._count(node, 1)
+        if node.batch_id:
+            return [Updated(RunKey(node.call_id)), Updated(BatchKey(node.batch_id))]  # its "3/8 done"
+        return [Updated(RunKey(node.call_id))]
+
+    def _reach_at(self, node: RunNode, at: datetime) -> None:
+        """`_reach` for one moment of one run (the hot path: every call starts and ends)."""
+        agent = self.agents[node.agent_id]
+        if agent.last_at is None or at > agent.last_at:
+            agent.last_at = at
+        if node.batch_id:
+            batch = self.batches[node.batch_id]
+            if batch.last_at is None or at > batch.last_at:
+                batch.last_at = at
 
     def _on_approval_requested(self, e: ApprovalRequested) -> list[Change]:
         return self._update_run(e.call_id, status=RunStatus.BLOCKED_ON_USER, approval=e, approval_at=e.at)
@@ -392,7 +409,12 @@ class Timeline:
                                 decision_rule=e.rule, approval=light)
 
     def _on_call_started(self, e: CallStarted) -> list[Change]:
-        return self._update_run(e.call_id, status=RunStatus.RUNNING, started_at=e.at)
+        node = self.runs.get(e.call_id)
+        if node is None:
+            return []
+        node.started_at = e.at
+        self._reach_at(node, e.at)
+        return self._moved(node, RunStatus.RUNNING)
 
     def _on_call_progress(self, e: CallProgress) -> list[Change]:
         return self._update_run(e.call_id, progress=e.elapsed_s)
@@ -401,10 +423,14 @@ class Timeline:
         return self._update_run(e.call_id, attempts=e.attempt + 1)
 
     def _on_call_finished(self, e: CallFinished) -> list[Change]:
-        (output, error), cut = _result(e.output, e.error)
-        return self._update_run(e.call_id, status=e.status, ended_at=e.at, duration_s=e.duration_s,
-                                output=output, error=error, output_cut=cut, changes=e.changes,
-                                git_changes=e.git_changes, cached=e.cached, attempts=e.attempts, live_output="")
+        node = self.runs.get(e.call_id)
+        if node is None:
+            return []
+        (node.output, node.error), node.output_cut = _result(e.output, e.error)
+        node.ended_at, node.duration_s, node.changes, node.git_changes = e.at, e.duration_s, e.changes, e.git_changes
+        node.cached, node.attempts, node.live_output = e.cached, e.attempts, ""
+        self._reach_at(node, e.at)
+        return self._moved(node, e.status)
 
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
         return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths,
