@@ -83,6 +83,9 @@ class Timeline:
         """Changes nobody in Belay made, oldest first; never part of the agent tree."""
         self._row: dict[NodeKey, int] = {}
         self._parent: dict[NodeKey, NodeKey | None] = {}
+        self._groups: dict[str, NodeKey] = {}
+        """The key of each agent's and batch's row by its text: a run's parent is this one key object, not a copy
+        per run (60 bytes a call)."""
         self._sub_agents: dict[NodeKey, list[AgentKey]] = {}
         """The agents shown right under each agent or batch (an agent's include those under its batches)."""
         self.tools: dict[str, None] = {}
@@ -217,6 +220,8 @@ class Timeline:
         row = self._row[key] = len(siblings)
         self._parent[key] = parent
         siblings.append(key)
+        if not isinstance(key, RunKey):
+            self._groups[key] = key
         if parent is not None and isinstance(key, AgentKey):
             self._sub_agents.setdefault(parent, []).append(key)
             if isinstance(parent, BatchKey):
@@ -256,10 +261,10 @@ class Timeline:
         if node.call_id in self.runs:
             return []
         changes = self._ensure_agent(node.agent_id, node.queued_at)
-        parent = AgentKey(node.agent_id)
+        parent = self._groups[AgentKey(node.agent_id)]
         if node.batch_id:
             changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
-            parent = BatchKey(node.batch_id)
+            parent = self._groups[BatchKey(node.batch_id)]
         self.runs[node.call_id] = node
         self.tools[node.tool] = None
         self._count(node, 1)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from gui.window import theme
 from gui.window.timeline_model import TimelineModel
 
-KEPT = 1_000
+KEPT = 600
 """Laid-out texts kept: a few screens' worth of cells (a screen at 1400x860 shows some 300)."""
 
 

@@ -61,7 +61,7 @@ COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed", "Timeline")
 STATUS_COLUMN = COLUMNS.index("Status")
 TIMELINE_COLUMN = COLUMNS.index("Timeline")
 TICK_MS = 500
-PREPARED = 5_000
+PREPARED = 2_000
 """Runs whose row (cells, tooltips, bar) is kept prepared: those painted lately; far more than a screen holds."""
 
 STATUS_TEXT = {
