@@ -82,7 +82,7 @@ BUSY_SHARE = 2.0
 """The pause after a batch, as a multiple of how long it kept the loop busy: under a flood the window spends
 about a third of its time showing rows (each batch lays out every expanded row again, whatever its size)."""
 FLOOD_EVENTS = 1_000
-FLOOD_PAUSE_S = 0.1
+FLOOD_PAUSE_S = 0.125
 """Under a flood (a batch of FLOOD_EVENTS or more) the pause is at least FLOOD_PAUSE_S: each batch costs a layout
 and a repaint of the timeline (some 30 ms at 100,000 rows) whatever its size, so ten a second show a flood
 with a third of the loop's time, where a batch a frame spent most of it repainting."""

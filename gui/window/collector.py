@@ -6,14 +6,14 @@ threshold is reached: in Belay that is often a worker (the journal thread,
 the widget off the GUI thread, which Qt answers with warnings ("Timers
 cannot be stopped from another thread") or a crash.  So automatic
 collection is switched off and a timer on the GUI thread collects instead:
-the young generation four times a second, the middle one every second.
+the young generation ten times a second, the middle one five times.
 
 A collection of everything walks every object the process tracks: with a
 100,000-call timeline that is some 300,000 objects and about half a second
 on the GUI thread.  So what outlives a middle collection is frozen
 (`gc.freeze`: moved where no collection looks), as is what start-up made
-(modules, classes): each collection then walks only what the last seconds
-made, whatever the size of the session.  What is frozen is looked at again
+(modules, classes): each collection then walks only what the last fraction
+of a second made, whatever the size of the session.  What is frozen is looked at again
 only by a full collection every FULL_EVERY_TICKS (ten minutes), the one step
 whose cost still grows with the session.  Freezing keeps nothing alive: an
 object whose last reference goes is freed at once as ever; only a cycle among
@@ -28,11 +28,14 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-YOUNG_EVERY_MS = 250
+YOUNG_EVERY_MS = 100
 """Often enough that the young generation stays small: under a flood of calls, what one second made took up to
-24 ms to walk (bench/timeline.py at 100,000 calls), a stall of its own."""
-MIDDLE_EVERY_TICKS = 4
-FULL_EVERY_TICKS = 2_400
+24 ms to walk (bench/timeline.py at 100,000 calls), and what 250 ms made still 8 to 14 ms, chained with a
+repaint into stalls near 50 ms."""
+MIDDLE_EVERY_TICKS = 2
+"""What outlives two young collections is walked once more, then frozen: a middle collection every second took
+up to 20 ms under a flood, every 200 ms at most 12 ms."""
+FULL_EVERY_TICKS = 6_000
 
 
 class MainThreadCollector(QObject):
