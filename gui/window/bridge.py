@@ -12,7 +12,7 @@ It takes a batch at most once a frame: each batch that inserts rows has the
 view lay its expanded rows out again, so batches are paced by how long the
 last one kept the loop busy (its signals, then Qt's layout and paint, seen as
 how late the pause after it ended): the pause is BUSY_SHARE times that, and
-under a flood at least FLOOD_PAUSE_S (ten batches a second), so the window
+under a flood at least FLOOD_PAUSE_S (eight batches a second), so the window
 spends about a third of its time showing events and the rest taking them in
 and answering, and the rows of a whole batch arrive as one range insert per
 parent.  Within a
@@ -84,7 +84,7 @@ about a third of its time showing rows (each batch lays out every expanded row a
 FLOOD_EVENTS = 1_000
 FLOOD_PAUSE_S = 0.125
 """Under a flood (a batch of FLOOD_EVENTS or more) the pause is at least FLOOD_PAUSE_S: each batch costs a layout
-and a repaint of the timeline (some 30 ms at 100,000 rows) whatever its size, so ten a second show a flood
+and a repaint of the timeline (some 30 ms at 100,000 rows) whatever its size, so eight a second show a flood
 with a third of the loop's time, where a batch a frame spent most of it repainting."""
 MAX_PAUSE_S = 0.5
 """The longest: the rows of a flood still arrive twice a second however slow the view is."""
