@@ -84,7 +84,7 @@ about a third of its time showing rows (each batch lays out every expanded row a
 FLOOD_EVENTS = 1_000
 FLOOD_PAUSE_S = 0.125
 """Under a flood (a batch of FLOOD_EVENTS or more) the pause is at least FLOOD_PAUSE_S: each batch costs a layout
-and a repaint of the timeline (some 30 ms at 100,000 rows) whatever its size, so eight a second show a flood
+and a repaint of the timeline (some 20 ms at 100,000 rows) whatever its size, so eight a second show a flood
 with a third of the loop's time, where a batch a frame spent most of it repainting."""
 MAX_PAUSE_S = 0.5
 """The longest: the rows of a flood still arrive twice a second however slow the view is."""
