@@ -1,8 +1,8 @@
 """The workspace boundary: turning an agent's path into a real path inside it, or a clear refusal.
 
 `Workspace.resolve` is the first of two checks.  It follows symlinks
-(`realpath`) and compares with `os.path.commonpath`, never a string prefix, so
-`/work/app2` is not inside `/work/app`.  It cannot stop a directory being
+(`realpath`) and compares whole components (`within`), never a bare string
+prefix, so `/work/app2` is not inside `/work/app`.  It cannot stop a directory being
 swapped for a symlink after the check; `core.store.fsio` closes that gap by opening
 the resolved path one component at a time without following symlinks.
 """
@@ -41,6 +41,13 @@ def one_look(seen: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
         _LOOK.reset(token)
 
 
+def within(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies below it, component by component (`/work/app2` is not below
+    `/work/app`).  Both normalised and absolute, as `realpath` and `abspath` give them: what
+    `os.path.commonpath` answers for such paths, in a fraction of its time."""
+    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
 def realpath(path: str) -> str:
     """`os.path.realpath`, remembered inside `one_look`."""
     seen = _LOOK.get()
@@ -68,6 +75,9 @@ class Workspace:
         Relative paths are refused rather than guessed at: an agent that
         thinks it is in another directory would otherwise edit the wrong file.
         """
+        return Path(self._real(raw, field))
+
+    def _real(self, raw: object, field: str) -> str:
         text = self._checked_text(raw, field)
         try:
             real = realpath(text)
@@ -85,19 +95,20 @@ class Workspace:
                 + (f" (it resolves to {real})" if real != text else ""),
                 f"Only paths under {self._root_str} can be used.",
             )
-        return Path(real)
+        return real
 
     def relative(self, path: str | os.PathLike[str]) -> str:
         """How to show `path` to a person: relative to the root, "." for the root itself."""
         text = os.path.abspath(path)
         if not self._inside(text):
             return text
-        return os.path.relpath(text, self._root_str)
+        root = self._root_str
+        return "." if text == root else text[len(root) + (not root.endswith(os.sep)):]
 
     def describe(self, raw: object) -> str:
         """A path argument for the timeline: relative when it resolves inside, else as given."""
         try:
-            return self.relative(self.resolve(raw))
+            return self.relative(self._real(raw, "file_path"))
         except ToolError:
             return str(raw)
 
@@ -106,7 +117,7 @@ class Workspace:
         return self._inside(os.path.realpath(path))
 
     def _inside(self, real: str) -> bool:
-        return os.path.isabs(real) and os.path.commonpath([self._root_str, real]) == self._root_str
+        return os.path.isabs(real) and within(real, self._root_str)
 
     def _checked_text(self, raw: object, field: str) -> str:
         if not isinstance(raw, str):

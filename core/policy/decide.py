@@ -23,7 +23,7 @@ from typing import Any
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, RuleAction, RuleEntry
-from core.paths import realpath
+from core.paths import realpath, within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
@@ -454,7 +454,7 @@ def candidate_paths(request: PolicyRequest) -> list[str]:
 
 
 def _inside(path: str, workspace: str) -> bool:
-    return os.path.isabs(path) and os.path.commonpath([workspace, path]) == workspace
+    return os.path.isabs(path) and within(path, workspace)
 
 
 def _impact(tool: str, paths: list[str], workspace: str, writes: bool, reads: bool) -> Impact:

@@ -22,6 +22,7 @@ import os
 import re
 from pathlib import PurePath
 
+from core.paths import within
 from core.policy.settings import config_dir
 from core.settings import state_root
 
@@ -92,9 +93,9 @@ def home_secret(path: str | os.PathLike[str], home: str) -> bool:
     """Whether `path` lies in one of the user's credential stores (~/.ssh, ~/.aws, ...)."""
     text = os.path.normpath(os.fspath(path))
     home = os.path.normpath(home)
-    if not os.path.isabs(text) or os.path.commonpath([home, text]) != home:
+    if not os.path.isabs(text) or not within(text, home):
         return False
-    rest = os.path.relpath(text, home)
+    rest = "." if text == home else text[len(home) + (not home.endswith("/")):]
     return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
 
 

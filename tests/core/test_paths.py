@@ -132,3 +132,20 @@ def test_one_look_resolves_each_path_once_and_what_it_saw_does_not_outlive_it(tm
     (ws_root / "link").unlink()
     (ws_root / "link").symlink_to(outside)
     assert refused(ws, named).kind == ErrorKind.OUTSIDE_WORKSPACE
+
+
+@pytest.mark.parametrize(("path", "root", "inside"), [
+    ("/work/app", "/work/app", True), ("/work/app/src/a.py", "/work/app", True),
+    ("/work/app2", "/work/app", False), ("/work/app2/a.py", "/work/app", False), ("/work", "/work/app", False),
+    ("/etc/passwd", "/", True), ("/", "/", True),
+])
+def test_within_compares_whole_components_never_a_bare_prefix(path: str, root: str, inside: bool) -> None:
+    assert paths.within(path, root) is inside
+    assert paths.within(path, root) is (os.path.commonpath([root, path]) == root)
+
+
+def test_a_path_is_shown_relative_to_the_root_and_the_root_as_a_dot(root: Path) -> None:
+    ws = Workspace(root)
+    assert ws.relative(root / "src" / "app.py") == "src/app.py" and ws.relative(root) == "."
+    assert ws.describe(f"{root}/src/app.py") == "src/app.py"
+    assert ws.relative(f"{root}2/x") == f"{root}2/x"  # a sibling whose name starts the same is outside
