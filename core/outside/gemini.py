@@ -89,7 +89,8 @@ class _Spawn:
 @dataclass
 class _Session:
     agent: AgentHandle
-    open: list[_Call] = field(default_factory=list)
+    open: dict[str, _Call] = field(default_factory=dict)
+    """The calls let through (or being decided) and not reported back yet, by use id, oldest first."""
     spawns: list[_Spawn] = field(default_factory=list)
     process: AgentProcess | None = None
     peer_pid: int | None = None
@@ -149,13 +150,12 @@ class GeminiHooks:
             return HookAnswer(output={"decision": "deny", "reason": ONE_AT_A_TIME})
         pending = _Call(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
                         (_key(event.tool_name, event.tool_input),), exclusive)
-        session.open.append(pending)  # before deciding: a sibling arriving meanwhile must see it
+        session.open[pending.use_id] = pending  # before deciding: a sibling arriving meanwhile must see it
         alive = session.process.alive if session.process is not None else None
         try:
             verdict = await self.interceptor.before(agent, pending.use_id, call.tool, call.args, alive=alive, tool=tool)
         finally:
-            if pending in session.open:  # back in once allowed (the turn may have ended meanwhile)
-                session.open.remove(pending)
+            session.open.pop(pending.use_id, None)  # back in once allowed (the turn may have ended meanwhile)
         if verdict.decision == "deny":
             return HookAnswer(output={"decision": "deny", "reason": verdict.reason})
         edited = gemini_args(event.tool_name, event.tool_input, verdict.updated_input) \
@@ -163,7 +163,7 @@ class GeminiHooks:
         if edited is not None:
             pending.keys += (_key(event.tool_name, edited),)
         pending.answered = time.time()
-        session.open.append(pending)
+        session.open[pending.use_id] = pending
         if event.tool_name in SPAWNING:
             name = str(event.tool_input.get("agent_name") or "sub-agent")
             session.spawns.append(_Spawn(pending.use_id, verdict.call_id, name, agent, pending.answered))
@@ -229,9 +229,9 @@ class GeminiHooks:
 
     async def _close_open(self, session: _Session, why: str) -> None:
         """Calls still open when the turn ended never ran (or never said so): they end failed, saying why."""
-        ended = [c for c in session.open if c.answered is not None]  # not those still being decided
+        ended = [c for c in session.open.values() if c.answered is not None]  # not those still being decided
         for call in ended:
-            session.open.remove(call)
+            del session.open[call.use_id]
             await self.interceptor.after(call.use_id, error=why)
         for spawn in session.spawns:
             if spawn.child is not None:
@@ -260,19 +260,20 @@ def _timestamp(event: HookEvent) -> float | None:
 def _sibling_holds_the_lock(session: _Session, began: float | None) -> bool:
     """Whether a command of the same turn holds (or is about to hold) the one-author lock: let through after
     this call began, or not yet decided.  Gemini CLI runs neither before both are let through."""
-    return began is not None and any(c.exclusive and (c.answered is None or began < c.answered) for c in session.open)
+    return began is not None and any(c.exclusive and (c.answered is None or began < c.answered)
+                                     for c in session.open.values())
 
 
 def _key(tool: str, args: dict[str, Any]) -> str:
     return json.dumps([tool, args], sort_keys=True, default=str)
 
 
-def _pop_match(calls: list[_Call], tool: str, key: str) -> _Call | None:
+def _pop_match(calls: dict[str, _Call], tool: str, key: str) -> _Call | None:
     """The open call this AfterTool reports on: same arguments if any, else the oldest of that tool."""
-    reported = [c for c in calls if c.answered is not None]
+    reported = [c for c in calls.values() if c.answered is not None]
     found = next((c for c in reported if key in c.keys), None) or next((c for c in reported if c.tool == tool), None)
     if found is not None:
-        calls.remove(found)
+        del calls[found.use_id]
     return found
 
 
