@@ -3,7 +3,7 @@
 Qt's own delegate asks the model seven roles of each cell it paints (font,
 alignment, colour, check state, icon, text, background), each a call from
 C++ into Python, then lays the text out afresh.  At 100,000 rows a flood
-repaints the timeline ten times a second; those calls were a third of each
+repaints the timeline eight times a second; those calls were a third of each
 repaint.  `TextCells` asks the model once per cell (`TimelineModel.painted`),
 draws the item's panel (selection, hover) with the widget's style, and draws
 the text from a small cache of laid-out, elided text (`QStaticText`): a row
@@ -66,7 +66,7 @@ class TextCells(QStyledItemDelegate):
         style = widget.style() if widget is not None else QApplication.style()
         style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)
         font = option.font  # type: ignore[attr-defined]
-        if font != self._font or self._margin < 0:  # the view's font or style changed: what was laid out goes
+        if font != self._font or self._margin < 0:  # the first cell, or the view's font changed: what was laid out goes
             self._font, self._bold = QFont(font), TimelineModel.bold_font(font)
             self._margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
             self._texts.clear()
