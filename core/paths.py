@@ -29,10 +29,11 @@ def one_look(seen: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
     """While a call is named and judged, each path it names is resolved once (`realpath`).
 
     Its summary, its validation and the policy each resolved the same paths again, a walk of every component
-    each time (a third of an auto-allowed hook's cost).  Within the block `realpath` remembers what it found;
-    the block is a few microseconds of one task, and what runs the call resolves afresh (and `fsio` opens
-    without following links), so a swap in between gains nothing.  `seen`: the paths an earlier block of the
-    same call resolved (it yields them), for a call named in one step and judged in the next."""
+    each time.  Within the block `realpath` remembers what it found; the block spans only one call's naming
+    and judging in one task (in the pipeline, across the await that journals the call), and what runs the
+    call resolves afresh (and `fsio` opens without following links), so a swap in between gains nothing.
+    `seen`: the paths an earlier block of the same call resolved (it yields them), for a call named in one
+    step and judged in the next."""
     seen = {} if seen is None else seen
     token = _LOOK.set(seen)
     try:
@@ -43,8 +44,14 @@ def one_look(seen: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
 
 def within(path: str, root: str) -> bool:
     """Whether `path` is `root` or lies below it, component by component (`/work/app2` is not below
-    `/work/app`).  Both normalised and absolute, as `realpath` and `abspath` give them: what
-    `os.path.commonpath` answers for such paths, in a fraction of its time."""
+    `/work/app`).  Both absolute and normalised (`realpath`, `abspath` or `normpath`), as every caller passes
+    them: what `os.path.commonpath` answers for such paths, in a fraction of its time.  `normpath` keeps a
+    leading `//` (POSIX leaves its meaning to the system; Linux reads it as `/`), which commonpath ignores:
+    so does this, or `//home/me/.ssh` would not be below `/home/me`."""
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    if root.startswith("//"):
+        root = "/" + root.lstrip("/")
     return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 

@@ -95,7 +95,7 @@ def home_secret(path: str | os.PathLike[str], home: str) -> bool:
     home = os.path.normpath(home)
     if not os.path.isabs(text) or not within(text, home):
         return False
-    rest = "." if text == home else text[len(home) + (not home.endswith("/")):]
+    rest = os.path.relpath(text, home)
     return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
 
 

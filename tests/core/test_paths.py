@@ -138,6 +138,7 @@ def test_one_look_resolves_each_path_once_and_what_it_saw_does_not_outlive_it(tm
     ("/work/app", "/work/app", True), ("/work/app/src/a.py", "/work/app", True),
     ("/work/app2", "/work/app", False), ("/work/app2/a.py", "/work/app", False), ("/work", "/work/app", False),
     ("/etc/passwd", "/", True), ("/", "/", True),
+    ("//home/u/.ssh/id_rsa", "/home/u", True), ("//home/u2", "/home/u", False),
 ])
 def test_within_compares_whole_components_never_a_bare_prefix(path: str, root: str, inside: bool) -> None:
     assert paths.within(path, root) is inside

@@ -38,6 +38,7 @@ def test_process_secrets(path: str, secret: bool) -> None:
     ("/home/u/.ssh/id_rsa", True), ("/home/u/.ssh", True), ("/home/u/.aws/credentials", True),
     ("/home/u/.netrc", True), ("/home/u/.config/gh/hosts.yml", True), ("/home/u/.docker/config.json", True),
     ("/home/u/.sshx", False), ("/home/u/src/.ssh/x", False), ("/other/.ssh/id_rsa", False), ("relative", False),
+    ("//home/u/.ssh/id_rsa", True), ("//home/u/.aws/credentials", True),  # POSIX keeps a leading //
 ])
 def test_credential_stores_in_home(path: str, secret: bool) -> None:
     assert home_secret(path, "/home/u") is secret
