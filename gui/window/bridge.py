@@ -15,9 +15,10 @@ how late the pause after it ended): the pause is BUSY_SHARE times that, and
 under a flood at least FLOOD_PAUSE_S (eight batches a second), so the window
 spends about a third of its time showing events and the rest taking them in
 and answering, and the rows of a whole batch arrive as one range insert per
-parent.  Within a
-batch a run that changed several times is announced once (`run_changed`),
-at its last change, after the rows are shown.
+parent.  The runs a batch changed are told once, together (`runs_changed`),
+after the rows are shown and the batch's other events are told; a listener
+that follows runs one at a time (`run_changed`, tests and scripts) hears
+each once, at its last change.
 
 Events may carry a call's whole arguments (CallQueued, ApprovalRequested):
 the bridge keeps none of them past its batch.  The timeline keeps
@@ -28,7 +29,8 @@ journal.
 Signals:
     approval_requested(ApprovalRequested): a call now waits for a person.
     approval_resolved(str): the call with this id no longer waits.
-    run_changed(str): the run with this call id changed (status, result, undo); emitted only while connected.
+    run_changed(str): the run with this call id changed (status, result, undo); emitted only while connected
+        (the window follows `runs_changed`; tests and scripts follow one run).
     runs_changed(list[str]): the runs a batch changed, once a batch (what the window follows: a flood changes
         thousands of runs a second).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
@@ -156,8 +158,9 @@ class Bridge(QObject):
             pause = min(MAX_PAUSE_S, max(least, BUSY_SHARE * (applied - began + late)))
 
     def apply(self, batch: list[Event]) -> None:
-        """Show the rows, then tell: each run once, at its last change; the other events in order.  Dispatched
-        on the event's type, not a chain of isinstance: a flood brings some 30,000 events a second."""
+        """Show the rows, then tell: the other events in order, then the runs that changed, together (and one
+        by one, at each run's last change, to a `run_changed` listener).  Dispatched on the event's type, not a
+        chain of isinstance: a flood brings some 30,000 events a second."""
         self._model.flush()  # the rows these events made are shown before anyone hears of them
         kinds = [type(event) for event in batch]
         last = {event.call_id: n for n, (kind, event) in enumerate(zip(kinds, batch))  # type: ignore[union-attr]

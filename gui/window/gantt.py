@@ -106,9 +106,12 @@ class GanttDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        widget = option.widget  # type: ignore[attr-defined]
-        style = widget.style() if widget is not None else QApplication.style()
-        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)  # selection
+        if option.state & QStyle.StateFlag.State_HasFocus:  # type: ignore[attr-defined]
+            super().paint(painter, option, index)  # background, selection and the focus frame (one row)
+        else:
+            widget = option.widget  # type: ignore[attr-defined]
+            style = widget.style() if widget is not None else QApplication.style()
+            style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)
         bar = index.data(GANTT_ROLE)
         rect = option.rect  # type: ignore[attr-defined]
         width = rect.width() - 2 * PAD

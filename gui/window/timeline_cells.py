@@ -9,8 +9,8 @@ draws the item's panel (selection, hover) with the widget's style, and draws
 the text from a small cache of laid-out, elided text (`QStaticText`): a row
 that does not change is not shaped again.
 
-The model's `data()` still answers every role, for tooltips, accessibility
-and anything else that reads the cells.
+The model's `data()` still answers the roles it has (text, colour, font,
+tooltips), for accessibility and anything else that reads the cells.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from PySide6.QtWidgets import (
 from gui.window import theme
 from gui.window.timeline_model import TimelineModel
 
-KEPT = 600
-"""Laid-out texts kept: a few screens' worth of cells (a screen at 1400x860 shows some 300)."""
+KEPT = 1_500
+"""Laid-out texts kept, the least recently drawn dropped first: more than the text cells of a tall screen
+(some 100 rows of five), or a repaint would find none of its own."""
 
 
 _ENABLED = QStyle.StateFlag.State_Enabled.value
@@ -119,7 +120,9 @@ class TextCells(QStyledItemDelegate):
         focus.rect = option.rect  # type: ignore[attr-defined]
         focus.state = option.state | QStyle.StateFlag.State_KeyboardFocusChange  # type: ignore[attr-defined]
         focus.palette = option.palette  # type: ignore[attr-defined]
-        focus.backgroundColor = option.palette.color(QPalette.ColorRole.Highlight)  # type: ignore[attr-defined]
+        selected = option.state & QStyle.StateFlag.State_Selected  # type: ignore[attr-defined]
+        focus.backgroundColor = option.palette.color(  # type: ignore[attr-defined]
+            QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Window)  # as Qt's own delegate
         style.drawPrimitive(QStyle.PrimitiveElement.PE_FrameFocusRect, focus, painter, widget)
 
     def __repr__(self) -> str:

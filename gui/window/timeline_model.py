@@ -600,8 +600,7 @@ class TimelineModel(QStandardItemModel):
 
     def _bold_font(self) -> QFont:
         if self._bold is None:  # made on first use: a QFont wants the application to exist
-            self._bold = QFont()
-            self._bold.setBold(True)
+            self._bold = self.bold_font(QFont())
         return self._bold
 
     def headerData(self, section: int, orientation: Qt.Orientation,

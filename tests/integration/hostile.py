@@ -315,8 +315,8 @@ def tree_state(root: Path) -> dict[str, tuple[Any, ...]]:
                 continue
             try:
                 found[path] = _entry_state(path)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                continue  # moved, or swapped for a directory, while the snapshot was taken
     return found
 
 
