@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex
 
-from core import ApprovalRequested, CallQueued, Console, spawn
+from core import ApprovalRequested, CallFinished, CallQueued, CallStarted, Console, RunStatus, spawn
 from gui.window.bridge import Bridge
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import TimelineModel
@@ -71,10 +71,19 @@ def test_the_window_keeps_no_event_carrying_a_calls_whole_arguments(qtbot: Any, 
     loop.run_until_complete(scenario())
 
 
+async def _flood(console: Console, agents: list[str], calls: int) -> None:
+    """`calls` calls queued, started and finished, 100 a turn of the loop, as a busy pipeline publishes them."""
+    for i in range(calls):
+        console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agents[i % len(agents)], tool="Read", args={},
+                                       summary=f"file{i}"))
+        console.bus.publish(CallStarted(call_id=f"c{i}"))
+        console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
+        if i % 100 == 99:
+            await asyncio.sleep(0)
+
+
 def test_a_flood_through_the_bus_reaches_the_model_a_frame_at_a_time_each_run_announced_once_a_batch(
         qtbot: Any, loop: Any, workspace: Path) -> None:
-    from core import CallFinished, CallStarted, RunStatus
-
     async def scenario() -> None:
         async with Console(workspace) as console:
             model, tasks = TimelineModel(), TaskSet()
@@ -90,13 +99,7 @@ def test_a_flood_through_the_bus_reaches_the_model_a_frame_at_a_time_each_run_an
             await wait_until(lambda: sum(inserts) == 3, what="the agents")
             inserts.clear()
             chunks = 50
-            for chunk in range(chunks):  # 100 calls a turn of the loop, as a busy pipeline publishes them
-                for i in range(chunk * 100, chunk * 100 + 100):
-                    console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agents[i % 3], tool="Read", args={},
-                                                   summary=f"file{i}"))
-                    console.bus.publish(CallStarted(call_id=f"c{i}"))
-                    console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
-                await asyncio.sleep(0)
+            await _flood(console, agents, chunks * 100)
             await wait_until(lambda: sum(inserts) == 5000, what="every call's row")
             # One range insert per agent and frame, never one per turn of the loop (3 x 50 here).
             assert len(inserts) < 3 * chunks / 2, inserts
@@ -114,8 +117,6 @@ def test_a_flood_through_the_bus_reaches_the_model_a_frame_at_a_time_each_run_an
 def test_the_runs_a_batch_changed_are_told_once_a_batch_and_one_by_one_only_to_a_listener(
         qtbot: Any, loop: Any, workspace: Path) -> None:
     """The window follows runs a batch at a time: under a flood a signal per run cost a third of each batch."""
-    from core import CallFinished, CallStarted, RunStatus
-
     async def scenario() -> None:
         async with Console(workspace) as console:
             model, tasks = TimelineModel(), TaskSet()
@@ -126,12 +127,7 @@ def test_the_runs_a_batch_changed_are_told_once_a_batch_and_one_by_one_only_to_a
             bridge.batch_applied.connect(lambda: batches.append(True))
             bridge.start()
             agent = (await console.start_agent("agent", "scripted")).agent_id
-            for i in range(600):
-                console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agent, tool="Read", args={}, summary=""))
-                console.bus.publish(CallStarted(call_id=f"c{i}"))
-                console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
-                if i % 100 == 99:
-                    await asyncio.sleep(0)
+            await _flood(console, [agent], 600)
             await wait_until(lambda: sum(len(ids) for ids in told) >= 600, what="every run told")
             assert sorted(id for ids in told for id in ids) == sorted(f"c{i}" for i in range(600))
             assert all(len(set(ids)) == len(ids) for ids in told)
