@@ -68,7 +68,7 @@ from gui.window.approval_panel import agent_path
 from gui.window.diff_view import DiffView
 from gui.window.remembered import keep_splitter, window_settings
 from gui.window.tasks import TaskSet
-from gui.window.timeline_model import rollup_text
+from gui.window.timeline_rows import rollup_text
 from gui.window.undo_dialog import undo_notes
 
 MAX_SHOWN_CHARS = 20_000
