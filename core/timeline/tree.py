@@ -268,10 +268,10 @@ class Timeline:
         self.runs[node.call_id] = node
         self.tools[node.tool] = None
         self._count(node, 1)
-        self._reach_at(node, node.queued_at)
+        self._reach_at(node.agent_id, node.batch_id, node.queued_at)
         ended = known_end(node)
         if ended is not None:
-            self._reach_at(node, ended)
+            self._reach_at(node.agent_id, node.batch_id, ended)
         changes.append(self._append(parent, RunKey(node.call_id)))
         if node.batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
@@ -285,11 +285,9 @@ class Timeline:
 
     def _reach(self, agent_id: str, batch_id: str | None, moments: Iterable[datetime | None]) -> None:
         """Stretch the agent's (and the batch's) time window to take in these moments."""
-        nodes = (self.agents[agent_id], self.batches[batch_id]) if batch_id else (self.agents[agent_id],)
         for at in moments:
-            for node in nodes:
-                if at is not None and (node.last_at is None or at > node.last_at):
-                    node.last_at = at
+            if at is not None:
+                self._reach_at(agent_id, batch_id, at)
 
     def load(self, agents: list[AgentRecord], calls: list[CallRecord],
              externals: Sequence[ExternalRecord] = (), batches: Sequence[BatchRecord] = ()) -> None:
@@ -394,13 +392,13 @@ class Timeline:
             return [Updated(RunKey(node.call_id)), Updated(BatchKey(node.batch_id))]  # its "3/8 done"
         return [Updated(RunKey(node.call_id))]
 
-    def _reach_at(self, node: RunNode, at: datetime) -> None:
-        """`_reach` for one moment of one run (the hot path: every call starts and ends)."""
-        agent = self.agents[node.agent_id]
+    def _reach_at(self, agent_id: str, batch_id: str | None, at: datetime) -> None:
+        """Stretch the agent's (and the batch's) time window to take in `at`."""
+        agent = self.agents[agent_id]
         if agent.last_at is None or at > agent.last_at:
             agent.last_at = at
-        if node.batch_id:
-            batch = self.batches[node.batch_id]
+        if batch_id:
+            batch = self.batches[batch_id]
             if batch.last_at is None or at > batch.last_at:
                 batch.last_at = at
 
@@ -418,7 +416,7 @@ class Timeline:
         if node is None:
             return []
         node.started_at = e.at
-        self._reach_at(node, e.at)
+        self._reach_at(node.agent_id, node.batch_id, e.at)
         return self._moved(node, RunStatus.RUNNING)
 
     def _on_call_progress(self, e: CallProgress) -> list[Change]:
@@ -434,7 +432,7 @@ class Timeline:
         (node.output, node.error), node.output_cut = _result(e.output, e.error)
         node.ended_at, node.duration_s, node.changes, node.git_changes = e.at, e.duration_s, e.changes, e.git_changes
         node.cached, node.attempts, node.live_output = e.cached, e.attempts, ""
-        self._reach_at(node, e.at)
+        self._reach_at(node.agent_id, node.batch_id, e.at)
         return self._moved(node, e.status)
 
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:

@@ -67,6 +67,8 @@ class MainThreadCollector(QObject):
             gc.freeze()
 
     def stop(self) -> None:
+        if not self._timer.isActive():
+            return  # never started, or stopped already: collection is Python's as it was
         MainThreadCollector._running -= 1
         self._timer.stop()
         gc.unfreeze()

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
-from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from core import GanttSpan, RunStatus
 from gui.window import theme
+from gui.window.item_paint import paint_focus, paint_panel
 
 GANTT_ROLE = Qt.ItemDataRole.UserRole + 2
 """The role under which the timeline model gives a row's `GanttBar` (None for agent rows)."""
@@ -106,12 +107,8 @@ class GanttDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        if option.state & QStyle.StateFlag.State_HasFocus:  # type: ignore[attr-defined]
-            super().paint(painter, option, index)  # background, selection and the focus frame (one row)
-        else:
-            widget = option.widget  # type: ignore[attr-defined]
-            style = widget.style() if widget is not None else QApplication.style()
-            style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)
+        paint_panel(painter, option)  # the cell has no text: background and selection, then the bar
+        paint_focus(painter, option)
         bar = index.data(GANTT_ROLE)
         rect = option.rect  # type: ignore[attr-defined]
         width = rect.width() - 2 * PAD

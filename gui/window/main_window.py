@@ -416,10 +416,11 @@ class MainWindow(QMainWindow):
 
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         keys = self.model.timeline.children(self.model.key_of(parent))[first:last + 1]  # no index for each call
-        for row, key in enumerate(keys, first):
-            if isinstance(key, AgentKey):
-                self.tree.expand(self.model.index(row, 0, parent))
-                self._fit_call_column()
+        agents = [row for row, key in enumerate(keys, first) if isinstance(key, AgentKey)]
+        for row in agents:
+            self.tree.expand(self.model.index(row, 0, parent))
+        if agents:
+            self._fit_call_column()  # once for the lot: it measures every agent's name
         if parent.isValid():
             self.tree.expand(parent)
 

@@ -19,16 +19,10 @@ from collections import OrderedDict
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette, QStaticText
-from PySide6.QtWidgets import (
-    QApplication,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionFocusRect,
-    QStyleOptionViewItem,
-    QWidget,
-)
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from gui.window import theme
+from gui.window.item_paint import paint_focus, paint_panel, style_of
 from gui.window.timeline_model import TimelineModel
 
 KEPT = 1_500
@@ -63,13 +57,12 @@ class TextCells(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         text, colour_role, bold = cell
-        widget = option.widget  # type: ignore[attr-defined]
-        style = widget.style() if widget is not None else QApplication.style()
-        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)
+        paint_panel(painter, option)
         font = option.font  # type: ignore[attr-defined]
         if font != self._font or self._margin < 0:  # the first cell, or the view's font changed: what was laid out goes
             self._font, self._bold = QFont(font), TimelineModel.bold_font(font)
-            self._margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
+            self._margin = style_of(option).pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
+                                                        option.widget) + 1  # type: ignore[attr-defined]
             self._texts.clear()
         rect = option.rect  # type: ignore[attr-defined]
         room = rect.width() - 2 * self._margin
@@ -83,7 +76,7 @@ class TextCells(QStyledItemDelegate):
                                    laid)
             painter.restore()
         if state & _HAS_FOCUS:
-            self._focus(painter, option, style, widget)
+            paint_focus(painter, option)
 
     def _colour(self, option: QStyleOptionViewItem, state: int, colour_role: str | None) -> QColor:
         if colour_role is not None and not state & _SELECTED:
@@ -113,17 +106,6 @@ class TextCells(QStyledItemDelegate):
         """The texts drawn lately as they were laid out (cut with "…" where a column is too narrow), and
         whether each was bold."""
         return [(laid.text(), bold) for (_, _, bold), (laid, _) in self._texts.items()]
-
-    @staticmethod
-    def _focus(painter: QPainter, option: QStyleOptionViewItem, style: QStyle, widget: QWidget | None) -> None:
-        focus = QStyleOptionFocusRect()
-        focus.rect = option.rect  # type: ignore[attr-defined]
-        focus.state = option.state | QStyle.StateFlag.State_KeyboardFocusChange  # type: ignore[attr-defined]
-        focus.palette = option.palette  # type: ignore[attr-defined]
-        selected = option.state & QStyle.StateFlag.State_Selected  # type: ignore[attr-defined]
-        focus.backgroundColor = option.palette.color(  # type: ignore[attr-defined]
-            QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Window)  # as Qt's own delegate
-        style.drawPrimitive(QStyle.PrimitiveElement.PE_FrameFocusRect, focus, painter, widget)
 
     def __repr__(self) -> str:
         return f"<TextCells kept={len(self._texts)}>"
