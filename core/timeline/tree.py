@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from core.errors import ErrorInfo
 from core.events import (
     AgentFinished,
     AgentLinked,
@@ -50,7 +49,8 @@ from core.events import (
     ShellStarted,
 )
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
-from core.timeline.excerpts import excerpt_args, excerpt_line, excerpt_text
+from core.timeline.excerpts import excerpt_args, excerpt_line
+from core.timeline.kept import answered, batch_node, kept_result, run_node
 from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
 from core.timeline.nodes import (
     AgentNode,
@@ -305,9 +305,9 @@ class Timeline:
                 self._add_agent(AgentNode(record.agent_id, record.name, record.kind, record.session_id,
                                           record.parent_id, record.spawned_by, record.status, record.started_at))
             elif isinstance(record, BatchRecord):
-                self._add_batch(_batch_node(record))
+                self._add_batch(batch_node(record))
             else:
-                self._add_run(_run_node(record))
+                self._add_run(run_node(record))
         for batch in self.batches.values():  # made from their calls, their batch record missing
             if batch.totals is None:
                 batch.interrupted = True
@@ -407,7 +407,7 @@ class Timeline:
 
     def _on_approval_resolved(self, e: ApprovalResolved) -> list[Change]:
         node = self.runs.get(e.call_id)
-        light = _answered(node.approval) if node is not None and node.approval is not None else None
+        light = answered(node.approval) if node is not None and node.approval is not None else None
         return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason, decided_by=e.by,
                                 decision_rule=e.rule, approval=light)
 
@@ -429,7 +429,7 @@ class Timeline:
         node = self.runs.get(e.call_id)
         if node is None:
             return []
-        (node.output, node.error), node.output_cut = _result(e.output, e.error)
+        (node.output, node.error), node.output_cut = kept_result(e.output, e.error)
         node.ended_at, node.duration_s, node.changes, node.git_changes = e.at, e.duration_s, e.changes, e.git_changes
         node.cached, node.attempts, node.live_output = e.cached, e.attempts, ""
         self._reach_at(node.agent_id, node.batch_id, e.at)
@@ -472,56 +472,6 @@ LIVE_OUTPUT_CHARS = 64_000
 
 def _tail(text: str) -> str:
     return text if len(text) <= LIVE_OUTPUT_CHARS else text[-LIVE_OUTPUT_CHARS:]
-
-
-def _result(output: str, error: ErrorInfo | None) -> tuple[tuple[str, ErrorInfo | None], bool]:
-    """A call's output and error as the timeline keeps them (excerpts), and whether either was cut."""
-    output, output_cut = excerpt_text(output)
-    if error is None:
-        return (output, None), output_cut
-    message, message_cut = excerpt_text(error.message)
-    if message_cut:
-        error = error.model_copy(update={"message": message})
-    return (output, error), output_cut or message_cut
-
-
-def _answered(request: ApprovalRequested) -> ApprovalRequested:
-    """An answered request without its heavy parts: nobody shows its diffs, contents or parsed command again
-    (the journal and the blob store keep what the call changed)."""
-    return request.model_copy(update={"args": excerpt_args(request.args).args, "summary": excerpt_line(request.summary),
-                                      "diffs": (), "proposed": (), "analysis": None})
-
-
-def _decided(c: CallRecord) -> dict[str, Any]:
-    """The RunNode fields of a journaled call's decision (none when nothing was journaled)."""
-    d = c.decision
-    if d is None:
-        return {}
-    return {"decision": d.decision, "decision_reason": d.reason, "decided_by": d.by, "decision_rule": d.rule}
-
-
-def _run_node(c: CallRecord) -> RunNode:
-    """A journaled call of an earlier session, kept as a live one is (excerpts of its arguments and output)."""
-    kept = excerpt_args(c.args)
-    (output, error), output_cut = _result(c.output, c.error)
-    return RunNode(c.call_id, c.agent_id, c.tool, excerpt_line(c.summary), kept.args, c.status, c.created_at,
-                   duration_s=c.duration_s, output=output, error=error, args_cut=kept.cut, output_cut=output_cut,
-                   changes=c.changes, git_changes=c.git_changes, undone_by=c.undone_by,
-                   undone_paths=c.undone_paths, git_undone=c.git_undone, batch_id=c.batch_id,
-                   batch_key=c.batch_key, cached=c.cached, attempts=c.attempts, started_at=c.started_at,
-                   ended_at=c.ended_at, **_decided(c))
-
-
-def _batch_node(record: BatchRecord) -> BatchNode:
-    totals = None
-    if record.finished_at is not None:
-        s = record.summary or {}
-        totals = BatchTotals(int(s.get("succeeded", 0)), int(s.get("failed", 0)), int(s.get("skipped", 0)),
-                             int(s.get("cache_hits", 0)), float(s.get("duration_s", 0.0)),
-                             int(s.get("max_running", 0)))
-    size = sum(len(level) for level in record.plan.levels)
-    return BatchNode(record.batch_id, record.agent_id, record.name, size, record.plan, record.created_at,
-                     record.finished_at, totals, interrupted=totals is None)
 
 
 _HANDLERS = {
