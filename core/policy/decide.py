@@ -45,8 +45,16 @@ class RuleSet:
     timeout_s: float | None = None
     on_timeout: str = "deny"
 
-    def of(self, action: RuleAction) -> list[tuple[RuleEntry, Rule]]:
-        return [(e, r) for e, r in self.entries if e.action == action]
+    def of(self, action: RuleAction) -> tuple[tuple[RuleEntry, Rule], ...]:
+        return self._by_action.get(action, ())
+
+    @functools.cached_property
+    def _by_action(self) -> dict[str, tuple[tuple[RuleEntry, Rule], ...]]:
+        """The entries of each action, in order: a verdict asks for them three or four times."""
+        by: dict[str, list[tuple[RuleEntry, Rule]]] = {}
+        for entry, rule in self.entries:
+            by.setdefault(entry.action, []).append((entry, rule))
+        return {action: tuple(pairs) for action, pairs in by.items()}
 
     def verdict(self, action: str, reason: str, entry: RuleEntry | None = None, strict: bool = False,
                 **kw: object) -> Verdict:
@@ -457,6 +465,9 @@ def _inside(path: str, workspace: str) -> bool:
     return os.path.isabs(path) and within(path, workspace)
 
 
+_ONLY_READS = Impact(level="low", reasons=("only reads",))
+
+
 def _impact(tool: str, paths: list[str], workspace: str, writes: bool, reads: bool) -> Impact:
     if writes and any(protected_reason(p) for p in paths):
         return Impact(level="high", reasons=(f"writes a protected path: {paths[0]}",))
@@ -465,5 +476,5 @@ def _impact(tool: str, paths: list[str], workspace: str, writes: bool, reads: bo
     if writes:
         return Impact(level="medium", reasons=tuple(f"writes {p}" for p in paths) or (f"{tool} writes files",))
     if reads:
-        return Impact(level="low", reasons=("only reads",))
+        return _ONLY_READS
     return Impact(level="medium", reasons=(f"{tool} may change things outside Belay's view",))

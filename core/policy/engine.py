@@ -66,6 +66,8 @@ class PolicyEngine:
         self._workspace: Path | None = None
         self._session_mode: Mode | None = None
         self._trusted = False
+        self._flat: RuleSet | None = None
+        """The rules in force, flattened once for every verdict until something changes them (`_changed`)."""
 
     def load(self, workspace: str | os.PathLike[str]) -> list[str]:
         """(Re)reads the user and workspace files; returns the problems found, for the console to show."""
@@ -76,6 +78,7 @@ class PolicyEngine:
             layer, found = load_layer(scope, settings_path(scope, self._workspace))
             self._layers[scope] = layer
             problems += found
+        self._changed()
         return problems
 
     def bash_overrides(self) -> dict[str, object]:
@@ -108,6 +111,7 @@ class PolicyEngine:
             raise ValueError("load a workspace before trusting it")
         trust(self._workspace)
         self._trusted = True
+        self._changed()
 
     def held_back(self) -> list[str]:
         """What this workspace's settings file would loosen, waiting for the person to trust the workspace."""
@@ -139,6 +143,7 @@ class PolicyEngine:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: use default, accept_edits, plan or bypass")
         self._session_mode = MODES[mode]
+        self._changed()
 
     def evaluate(self, request: PolicyRequest) -> Verdict:
         """The verdict for one call.
@@ -204,6 +209,7 @@ class PolicyEngine:
             layer = self._layers["session"]
             if all((e.rule, e.action) != (entry.rule, action) for e, _ in layer.entries):
                 layer.entries.append((entry, parsed))
+                self._changed()
             return entry.rule
         path = self._path(scope)
         edit_rules(path, action, entry.rule, add=True)
@@ -220,6 +226,7 @@ class PolicyEngine:
             layer = self._layers["session"]
             before = len(layer.entries)
             layer.entries = [(e, r) for e, r in layer.entries if (e.rule, e.action) != (text, action)]
+            self._changed()
             return len(layer.entries) != before
         changed = edit_rules(self._path(scope), action, text, add=False)
         self._reload(scope)
@@ -249,20 +256,33 @@ class PolicyEngine:
         before = [self._evaluate(r, analyses).action for r in requests]
         session = self._layers["session"]
         session.entries.append((entry, parsed))
+        self._changed()
         try:
             after = [self._evaluate(r, analyses).action for r in requests]
         finally:
             session.entries.pop()
+            self._changed()
         return [i for i, (old, new) in enumerate(zip(before, after)) if old != new and new == action]
 
     def _ruleset(self) -> RuleSet:
+        """The rules in force: flattened again after a change (`_changed`), or when $HOME moved."""
+        home = self._home()
+        if self._flat is None or self._flat.home != home:
+            self._flat = self._flatten(home)
+        return self._flat
+
+    def _changed(self) -> None:
+        """The layers, the mode or the trust changed: every mutation of them calls this."""
+        self._flat = None
+
+    def _flatten(self, home: str) -> RuleSet:
         entries = self._entries()
         timeout = next((self._layers[s].timeout_s for s in ("workspace", "user")
                         if self._layers[s].timeout_s is not None), None)
         on_timeout = next((self._layers[s].on_timeout for s in ("workspace", "user")
                            if self._layers[s].on_timeout and (s == "user" or self._trusted or
                                                               self._layers[s].on_timeout == "deny")), "deny")
-        return RuleSet(entries, self.mode, self._home(), timeout, on_timeout)
+        return RuleSet(entries, self.mode, home, timeout, on_timeout)
 
     def _home(self) -> str:
         return _real_home(os.path.expanduser("~"))
@@ -275,6 +295,7 @@ class PolicyEngine:
 
     def _reload(self, scope: Scope) -> None:
         self._layers[scope], _ = load_layer(scope, self._path(scope))
+        self._changed()
 
     def __repr__(self) -> str:
         counts = {s: len(self._layers[s].entries) for s in SCOPES}

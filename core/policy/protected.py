@@ -62,6 +62,10 @@ def protected_reason(path: str | os.PathLike[str]) -> str | None:
 def proc_secret(path: str | os.PathLike[str]) -> bool:
     """Whether `path` reads a process's environment, memory, or the console's own /proc entry."""
     text = os.path.normpath(os.fspath(path))
+    if text.startswith("//"):
+        text = "/" + text.lstrip("/")  # POSIX keeps a leading //, which Linux reads as /
+    if not text.startswith("/proc"):
+        return False  # every path below is: most are not, and this is asked of every path a call names
     own = f"/proc/{os.getpid()}"
     if text.startswith(own + "/net/") or text == own + "/net":
         return False  # /proc/net resolves here: the network's tables, not the console's own
@@ -71,7 +75,8 @@ def proc_secret(path: str | os.PathLike[str]) -> bool:
 def belay_secret(path: str | os.PathLike[str]) -> bool:
     """Whether `path` lies in Belay's own configuration or state (wherever the environment moved them)."""
     text = os.path.normpath(os.fspath(path))
-    return any(_under(text, folder) for folder in _belay_dirs(*(os.environ.get(n) for n in _DIR_VARIABLES)))
+    config, state = _belay_dirs(*map(os.environ.get, _DIR_VARIABLES))
+    return within(text, config) or within(text, state)
 
 
 _DIR_VARIABLES = ("BELAY_CONFIG_DIR", "BELAY_STATE_DIR", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
@@ -84,18 +89,14 @@ def _belay_dirs(*_environment: str | None) -> tuple[str, str]:
     return os.path.normpath(config_dir()), os.path.normpath(state_root())
 
 
-def _under(path: str, folder: str) -> bool:
-    folder = os.path.normpath(folder)
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def home_secret(path: str | os.PathLike[str], home: str) -> bool:
     """Whether `path` lies in one of the user's credential stores (~/.ssh, ~/.aws, ...)."""
     text = os.path.normpath(os.fspath(path))
     home = os.path.normpath(home)
     if not os.path.isabs(text) or not within(text, home):
         return False
-    rest = os.path.relpath(text, home)
+    text, home = "/" + text.lstrip("/"), "/" + home.lstrip("/")  # `//home/me` is /home/me (see `within`)
+    rest = text[len(home):].lstrip("/")  # below home: what relpath would say, without its walk of both
     return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
 
 

@@ -134,6 +134,20 @@ def test_remove_rule_from_each_scope(engine: PolicyEngine, ws: Path) -> None:
     assert "make" not in (ws / ".belay" / "settings.toml").read_text()
 
 
+def test_each_verdict_follows_a_rule_or_mode_changed_since_the_last_one(engine: PolicyEngine, ws: Path) -> None:
+    # the flattened rules are kept between verdicts: every change must show in the next one
+    assert bash(engine, ws, "make") == "ask"
+    engine.add_rule("Bash(make:*)", "allow", "session")
+    assert bash(engine, ws, "make") == "allow"
+    engine.set_mode("plan")
+    assert bash(engine, ws, "make") == "deny"
+    engine.set_mode("default")
+    engine.add_rule("Bash(make:*)", "deny", "workspace")
+    assert bash(engine, ws, "make") == "deny"
+    engine.remove_rule("Bash(make:*)", "deny", "workspace")
+    assert bash(engine, ws, "make") == "allow"
+
+
 @pytest.mark.parametrize(("rule", "action", "scope", "complaint"), [
     ("Bash(", "allow", "session", "missing ')'"), ("Bash(ls)", "permit", "session", "action must be"),
     ("Bash(ls)", "allow", "global", "scope one of"), ("Read(../x)", "deny", "workspace", "'..'"),

@@ -28,7 +28,7 @@ def test_ordinary_paths_are_not_protected(path: str) -> None:
     ("/proc/self/environ", True), ("/proc/1234/environ", True), ("/proc/thread-self/environ", True),
     ("/proc/12/task/13/environ", True), ("/proc/12/mem", True), ("/proc/12/fd/3", True),
     ("/proc/12/root/etc/shadow", True), ("/proc/self/../self/environ", True), ("/proc/cpuinfo", False),
-    ("/proc/12/cmdline", False), ("/proc/12/status", False),
+    ("/proc/12/cmdline", False), ("/proc/12/status", False), ("//proc/self/environ", True), ("/procfs/x", False),
 ])
 def test_process_secrets(path: str, secret: bool) -> None:
     assert proc_secret(path) is secret
