@@ -139,15 +139,15 @@ class Recorder:
                           batch: tuple[str, str] | None = None, *, wait: bool = True) -> None:
         """A call exists: journaled with its arguments before anything is decided about it.  `wait=False`:
         committed with the call's next step that waits (see the module's docstring)."""
-        event = CallQueued(call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
-                           batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
+        event = partial(CallQueued, call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
+                        batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
         await self._write(call_id, partial(self.journal.add_call, call_id, self.session_id, agent_id, tool, args,
                                            summary, batch), event, wait=wait)
 
     async def approval_requested(self, request: ApprovalRequested) -> None:
         """The call waits for a person."""
         await self._write(request.call_id, partial(self.journal.set_status, request.call_id,
-                                                   RunStatus.BLOCKED_ON_USER), request)
+                                                   RunStatus.BLOCKED_ON_USER), lambda: request)
 
     async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy,
                                 rule: str | None = None, *, durable: bool = True, wait: bool = True) -> None:
@@ -156,13 +156,14 @@ class Recorder:
         asking need not be (`durable` False): the policy would give it again."""
         await self._write(call_id, partial(self.journal.add_decision, call_id, decision.value, reason, by, rule,
                                            durable=durable),
-                          ApprovalResolved(call_id=call_id, decision=decision, reason=reason, by=by, rule=rule),
+                          partial(ApprovalResolved, call_id=call_id, decision=decision, reason=reason, by=by,
+                                  rule=rule),
                           wait=wait, durable=durable)
 
     async def call_started(self, call_id: CallId, *, wait: bool = True) -> None:
         """The call runs now.  `wait=False` for a tool that only reads: its start need not be committed first."""
         await self._write(call_id, partial(self.journal.set_status, call_id, RunStatus.RUNNING),
-                          CallStarted(call_id=call_id), wait=wait)
+                          partial(CallStarted, call_id=call_id), wait=wait)
 
     def answered_from_cache(self, call_id: CallId) -> None:
         """A cached result stands in for the run: the window sees it start, the journal only its end."""
@@ -178,14 +179,18 @@ class Recorder:
         self.writer.announce(partial(self.bus.publish, CallRetrying(call_id=call_id, attempt=attempt,
                                                                     delay_s=delay_s, error=error)))
 
-    async def _write(self, call_id: CallId, op: Callable[[], object], event: Event, *, wait: bool = True,
-                     durable: bool = False) -> None:
-        """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`)."""
-        then = partial(self.bus.publish, event)
+    async def _write(self, call_id: CallId, op: Callable[[], object], event: Callable[[], Event], *,
+                     wait: bool = True, durable: bool = False) -> None:
+        """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`).  The event
+        is made when it is published, after the commit: a call the agent waits for is answered without it."""
+        then = partial(self._publish, event)
         if wait:
             await self.writer.commit(call_id, op, then=then, durable=durable)
         else:
             self.writer.defer(call_id, op, then=then, durable=durable)
+
+    def _publish(self, event: Callable[[], Event]) -> None:
+        self.bus.publish(event())
 
     async def changes_captured(self, call_id: CallId, changes: Sequence[FileChange],
                                git: Sequence[GitChange] = ()) -> None:
@@ -207,8 +212,9 @@ class Recorder:
         durable = bool(changes or git)
         await self._write(call_id, partial(self.journal.finish_run, call_id, status, output, error, duration_s, cached,
                                            attempts, durable),
-                          CallFinished(call_id=call_id, status=status, output=output, error=error, changes=changes,
-                                       git_changes=git, duration_s=duration_s, cached=cached, attempts=attempts),
+                          partial(CallFinished, call_id=call_id, status=status, output=output, error=error,
+                                  changes=changes, git_changes=git, duration_s=duration_s, cached=cached,
+                                  attempts=attempts),
                           durable=durable)
 
     # -- batches -------------------------------------------------------------------------------
