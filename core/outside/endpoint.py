@@ -58,7 +58,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.outside.requests import PingRequest
 from core.store.atomic_file import write_text_atomically
-from core.tasks import shielded, spawn
+from core.tasks import spawn
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +134,7 @@ class Endpoint:
         self._handlers: dict[str, tuple[type[BaseModel], Handler]] = {"ping": (PingRequest, self._ping)}
         self._server: asyncio.AbstractServer | None = None
         self._clients: set[asyncio.Task[None]] = set()
+        self._watchers: set[asyncio.Task[None]] = set()
 
     def handle(self, model: type[R], handler: Callable[[R], Awaitable[dict[str, Any]]]) -> None:
         """Answer requests of `model`'s kind (its `kind` literal) with `handler`."""
@@ -164,6 +165,8 @@ class Endpoint:
             task.cancel()
         if self._clients:
             await asyncio.wait(self._clients)
+        if self._watchers:  # cancelled by their clients' tasks, perhaps not yet finished
+            await asyncio.wait(self._watchers)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
@@ -174,13 +177,17 @@ class Endpoint:
         try:
             answer, framed = await self._answer(reader, writer, self._refusal(writer))
             writer.write(_framed(answer) if framed else json.dumps(answer).encode() + b"\n")
+            if writer.can_write_eof():
+                writer.write_eof()  # the whole answer: a client reading to the end has it now, not after the close
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away (Claude Code gave up on the hook): nothing to tell it
+        except asyncio.CancelledError:  # the endpoint is closing (`close` cancels its clients)
+            task.uncancel()  # end quietly: asyncio's streams log a client task that ends cancelled as an error
         finally:
             self._clients.discard(task)
             writer.close()
-            with contextlib.suppress(ConnectionError):
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):  # cancelled here: closing too
                 await writer.wait_closed()
 
     def _refusal(self, writer: asyncio.StreamWriter) -> str | None:
@@ -247,42 +254,51 @@ class Endpoint:
 
     async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader,
                    keepalive: asyncio.StreamWriter | None) -> dict[str, Any]:
-        """The handler's answer; meanwhile a keepalive line to `keepalive` (the hook client) every few seconds."""
+        """The handler's answer, worked out in this task; meanwhile a watcher sends a keepalive line to
+        `keepalive` (the hook client) every few seconds, and cancels the handler if the client goes away.
+
+        The handler runs here, not in a task of its own: an answer given at once (a call the policy allows)
+        then goes out in the same turn of the loop, and the watcher, cancelled before its first step, costs
+        nothing."""
         kind = getattr(request, "kind", "?")
-        work = spawn(handler(request), f"endpoint: {kind}")  # owned here: awaited or cancelled below
+        serving = asyncio.current_task()
+        assert serving is not None
+        abandoned: list[bool] = []
+        watcher = spawn(self._watch(serving, reader, keepalive, abandoned), f"endpoint: watching {kind}")
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
         try:
-            await asyncio.sleep(0)  # its first step runs now: an answer given at once (a call allowed) needs no watch
+            answer = await handler(request)
         except asyncio.CancelledError:
-            work.cancel()
-            await shielded(asyncio.wait([work]))
-            raise
-        if not work.done():
-            await self._watch(work, reader, keepalive)
-        try:
-            return {"ok": True, **work.result()}
+            if not abandoned:
+                raise  # the endpoint is closing
+            serving.uncancel()
+            raise ConnectionResetError("the client went away") from None
         except Exception as e:  # a bug in a handler must not leave the client waiting
             log.exception("endpoint handler %s failed", kind)
             return {"ok": False, "error": f"Belay failed to handle it: {type(e).__name__}: {e}"}
+        finally:
+            watcher.cancel()
+        if abandoned:  # the client went just as the answer was ready: nobody is left to tell
+            serving.uncancel()
+            raise ConnectionResetError("the client went away")
+        return {"ok": True, **answer}
 
-    async def _watch(self, work: asyncio.Task[dict[str, Any]], reader: asyncio.StreamReader,
-                     keepalive: asyncio.StreamWriter | None) -> None:
-        """Until the handler is done: a keepalive line every few seconds; the handler cancelled if the client goes."""
+    async def _watch(self, serving: asyncio.Task[None], reader: asyncio.StreamReader,
+                     keepalive: asyncio.StreamWriter | None, abandoned: list[bool]) -> None:
+        """Until cancelled (the handler is done): a keepalive line every few seconds; `serving` cancelled, and
+        marked `abandoned`, if the client goes (e.g. an approval nobody is waiting for any more: withdrawn)."""
         gone = spawn(reader.read(1), "endpoint: client gone?")  # EOF: the client stopped waiting (its process ended)
-        abandoned = False
         try:
-            while not (work.done() or gone.done()):
-                await asyncio.wait({work, gone}, timeout=self.keepalive_s, return_when=asyncio.FIRST_COMPLETED)
-                if keepalive is not None and not (work.done() or gone.done()):
+            while not gone.done():
+                await asyncio.wait({gone}, timeout=self.keepalive_s)
+                if keepalive is not None and not gone.done():
                     keepalive.write(KEEPALIVE)
                     await keepalive.drain()
         finally:
             gone.cancel()
-            if not work.done():
-                abandoned = True
-                work.cancel()  # e.g. an approval nobody is waiting for any more: it is withdrawn
-                await shielded(asyncio.wait([work]))
-        if abandoned:
-            raise ConnectionResetError("the client went away")
+        abandoned.append(True)
+        serving.cancel()
 
     async def _ping(self, request: PingRequest) -> dict[str, Any]:
         return {"workspace": str(self.workspace), "pid": os.getpid()}

@@ -229,6 +229,57 @@ def test_the_hook_client_hears_keepalives_while_the_handler_works_and_json_clien
     assert plain == [b'{"ok": true, "exit": 0, "stdout": null}\n']
 
 
+def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes(tmp_path: Path) -> None:
+    ended: list[str] = []
+
+    async def forever(request: PingRequest) -> dict[str, Any]:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            ended.append("cancelled")
+            raise
+        return {}
+
+    async def scenario() -> bool:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path, keepalive_s=0.2)
+        endpoint.handle(PingRequest, forever)
+        await endpoint.start()
+        try:
+            _, writer = await asyncio.open_unix_connection(str(endpoint.path))
+            writer.write(b'{"token": "secret", "kind": "ping"}\n')
+            await writer.drain()
+            await asyncio.sleep(0.3)
+            writer.close()  # the hook command gave up (its process ended)
+            await wait_until(lambda: ended == ["cancelled"], timeout=5)
+            _, writer = await asyncio.open_unix_connection(str(endpoint.path))
+            writer.write(b'{"token": "secret", "kind": "ping"}\n')
+            await writer.drain()
+            await asyncio.sleep(0.1)
+        finally:
+            await asyncio.wait_for(endpoint.close(), 5)  # the second handler is still waiting
+        writer.close()
+        return ended == ["cancelled", "cancelled"]
+
+    assert run(scenario())
+
+
+@pytest.mark.allow_warning_logs  # the handler's failure is logged with its traceback
+def test_a_handler_that_fails_is_answered_with_its_error_not_left_hanging(tmp_path: Path) -> None:
+    async def broken(request: PingRequest) -> dict[str, Any]:
+        raise RuntimeError("a bug")
+
+    async def scenario() -> dict[str, Any]:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path)
+        endpoint.handle(PingRequest, broken)
+        await endpoint.start()
+        try:
+            return await _ask(endpoint.path, {"token": "secret", "kind": "ping"})
+        finally:
+            await endpoint.close()
+
+    assert run(scenario()) == {"ok": False, "error": "Belay failed to handle it: RuntimeError: a bug"}
+
+
 _PROBE = """
 import json, socket, sys
 token = open(sys.argv[2]).read().strip()
