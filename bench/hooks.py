@@ -3,7 +3,8 @@
 Figures:
 - PreToolUse round trip: an auto-allowed PreToolUse (a Read the policy allows) sent over the console's
   Unix socket and answered (agent lookup, journal, policy, events), against the same request sent to a
-  no-op endpoint on the same transport (an asyncio Unix server that answers at once); the two sides
+  no-op endpoint on the same transport (an asyncio Unix server in the console's process, on its loop, that
+  answers at once); both are sent by a client process of its own, as the hook command is; the two sides
   alternate, ROUNDS rounds of ROUND_TRIPS // ROUNDS each, and each figure is the median of all its round
   trips (with the spread of the rounds' medians: the machine is shared);
 - hook command: the whole command hook as Claude Code runs it (`python -I -S hook_client.py`, which finds the
@@ -30,10 +31,35 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-ROUND_TRIPS = 300
+ROUND_TRIPS = 600
+PAUSE_S = 0.01
+"""Between two requests.  Claude Code runs a hook command per call and each takes ~17 ms to start (the
+hook_command_start figure), so hooks never come closer than that; 10 ms also lets the journal commit the
+last call's group (core.store.group_commit.DELAY_S, 5 ms) before the next, as it would between real calls."""
 ROUNDS = 10
 COMMANDS = 30
 SILENCE_LIMIT_S = 2.0
+
+
+CLIENT = """
+import json, socket, sys, time
+path, request, count, pause = sys.argv[1], sys.argv[2].encode() + b"\\n", int(sys.argv[3]), float(sys.argv[4])
+times = []
+for _ in range(count):
+    time.sleep(pause)
+    started = time.perf_counter()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    times.append((time.perf_counter() - started) * 1e6)
+    assert json.loads(data).get("ok"), data
+print(json.dumps(times))
+"""
+"""A client of its own process, as the hook command is: one connection per request, answer read to the end,
+PAUSE_S apart."""
 
 
 def _send(path: str, request: dict[str, object]) -> dict[str, object]:
@@ -46,24 +72,24 @@ def _send(path: str, request: dict[str, object]) -> dict[str, object]:
     return json.loads(data)
 
 
-def _round_trips(path: str, request: dict[str, object], count: int = ROUND_TRIPS) -> list[float]:
-    """Microseconds per request, sent one after another from this thread."""
-    times = []
-    for _ in range(count):
-        started = time.perf_counter()
-        answer = _send(path, request)
-        times.append((time.perf_counter() - started) * 1e6)
-        assert answer.get("ok"), answer
-    return times
+def _round_trips(path: str, request: dict[str, object], count: int, pause_s: float) -> list[float]:
+    """Microseconds per request, sent one after another, `pause_s` apart, by a client process of its own
+    (CLIENT).  A client thread in this process would share the console's GIL, and wait for it after every
+    answer while the loop finishes its turn: the hook command never does."""
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", CLIENT, path, json.dumps(request), str(count),
+                           str(pause_s)],
+                          capture_output=True, check=True, timeout=120)
+    return json.loads(done.stdout)
 
 
-def _alternating(belay: tuple[str, dict[str, object]], noop: tuple[str, dict[str, object]]) -> dict[str, float]:
+def _alternating(belay: tuple[str, dict[str, object]], noop: tuple[str, dict[str, object]],
+                 pause_s: float = PAUSE_S) -> dict[str, float]:
     """Both sides, ROUNDS rounds each in turn: the median round trip of each, and the range of the rounds' medians."""
     sides: dict[str, list[float]] = {"belay": [], "noop": []}
     rounds: dict[str, list[float]] = {"belay": [], "noop": []}
     for _ in range(ROUNDS):
         for side, (path, request) in (("belay", belay), ("noop", noop)):
-            times = _round_trips(path, request, ROUND_TRIPS // ROUNDS)
+            times = _round_trips(path, request, ROUND_TRIPS // ROUNDS, pause_s)
             sides[side] += times
             rounds[side].append(statistics.median(times))
     figures = {}
@@ -134,8 +160,10 @@ async def measure(root: Path) -> dict[str, float]:
             answer = await asyncio.to_thread(_send, str(console.endpoint.path), request)
             decision = answer["stdout"]["hookSpecificOutput"]["permissionDecision"]  # type: ignore[index]
             assert decision == "allow", answer
-            figures |= await asyncio.to_thread(_alternating, (str(console.endpoint.path), request),
-                                               (noop_path, {"kind": "hook", "event": event}))
+            sides = (str(console.endpoint.path), request), (noop_path, {"kind": "hook", "event": event})
+            figures |= await asyncio.to_thread(_alternating, *sides)
+            flood = await asyncio.to_thread(_alternating, *sides, 0.0)
+            figures["flood_belay_us"], figures["flood_noop_us"] = flood["belay_us"], flood["noop_us"]
             command = hook_command(state_root(), config_dir())
             figures["command_ms"] = await asyncio.to_thread(_command_ms, ["sh", "-c", command],
                                                             json.dumps(event).encode())
@@ -296,16 +324,19 @@ def main() -> None:
           f"vs {gemini['noop_us']:.0f} us. "
           f"Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
           f"{f['python_ms']:.1f} ms (medians of {COMMANDS})")
-    print(f"RESULT pretooluse_round_trip = {f['belay_us'] / f['noop_us']:.1f} x the time (a no-op endpoint on the "
-          f"same Unix socket transport; {f['belay_us'] / 1000:.2f} ms per call)")
+    print(f"RESULT pretooluse_round_trip = {f['belay_us'] / f['noop_us']:.2f} x the time (a no-op endpoint on the "
+          f"same Unix socket transport; {f['belay_us'] / 1000:.2f} ms per call, {PAUSE_S * 1000:g} ms apart)")
+    print(f"RESULT pretooluse_back_to_back = {f['flood_belay_us'] / f['flood_noop_us']:.2f} x the time (the no-op "
+          f"endpoint, both sent with no pause: {f['flood_belay_us']:.0f} vs {f['flood_noop_us']:.0f} us; each "
+          f"answer then also waits on the journal and events of the calls before it)")
     print(f"RESULT hook_command_start = {f['command_ms'] / f['python_ms']:.2f} x the time (starting the same Python "
           f"with -I -S -c pass; {f['command_ms']:.1f} ms per hook)")
     print(f"RESULT hook_client_gives_up = {f['gives_up_s']:.2f} s (silence limit {SILENCE_LIMIT_S:g} s; a console "
           f"that accepts the event and never answers; the call is blocked with a JSON deny)")
-    print(f"RESULT gemini_pretooluse_round_trip = {gemini['belay_us'] / gemini['noop_us']:.1f} x the time (a no-op "
+    print(f"RESULT gemini_pretooluse_round_trip = {gemini['belay_us'] / gemini['noop_us']:.2f} x the time (a no-op "
           f"endpoint on the same socket; Gemini CLI's BeforeTool for an auto-allowed read_file, "
           f"{gemini['belay_us'] / 1000:.2f} ms per call)")
-    print(f"RESULT codex_pretooluse_round_trip = {codex['belay_us'] / codex['noop_us']:.1f} x the time (a no-op "
+    print(f"RESULT codex_pretooluse_round_trip = {codex['belay_us'] / codex['noop_us']:.2f} x the time (a no-op "
           f"endpoint on the same socket; Codex's PreToolUse for an auto-allowed update_plan, "
           f"{codex['belay_us'] / 1000:.2f} ms per call)")
 
