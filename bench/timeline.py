@@ -7,7 +7,7 @@ finished while the next ones are queued (up to IN_FLIGHT running at once, so som
 The events reach the window as they do in the app: the bus feeds the console's timeline as they are
 published, the bridge drains them in batches and has the model show what came.  The producer yields to the
 loop after every CHUNK calls (the pipeline publishes from the loop's thread too), and waits for room on the
-bus (`EventBus.room`: while a reader has a frame's worth of events waiting) as a pipeline admitting calls would.
+bus (`EventBus.room`: while a reader has a batch's worth of events waiting) as a pipeline admitting calls would.
 
 Two runs, each in its own process (so RSS and the collector's state are each their own):
 - window: the real `MainWindow` offscreen at 1400x860, started and shown as `belay` shows it, its timeline
@@ -253,7 +253,7 @@ async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
         producer.calls(step)
         published += step
         await asyncio.sleep(0)
-        await console.bus.room()  # backpressure: held while the window has a frame's worth waiting
+        await console.bus.room()  # backpressure: held while the window has a batch's worth waiting
     producer.drain()
     assert producer.rows == total, (producer.rows, total)
     await rows_shown(shown, total)

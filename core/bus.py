@@ -8,7 +8,7 @@ event instead, after which it rebuilds its state from a snapshot (see
 Backpressure, for publishers that can wait: `await bus.room()` returns at
 once while every subscriber's queue is under its `high_water` mark, and
 otherwise when the readers have drained below it.  A source of many calls
-that awaits it between calls holds a flood at its source, a frame's worth
+that awaits it between calls holds a flood at its source, a batch's worth
 at a time, instead of overflowing a slow reader into a resync; today only
 bench/timeline.py's producer does (the pipeline does not yet).  `publish`
 itself still never waits.
@@ -23,8 +23,12 @@ from collections.abc import Callable
 
 from core.events import Event, Lagged
 
-HIGH_WATER = 5_000
-"""The default high-water mark: about what a window shows in one frame under a flood."""
+HIGH_WATER = 6_000
+"""The default high-water mark: about what a window shows in one batch under a flood.  A window shows some
+eight batches a second then (gui.window.bridge.FLOOD_PAUSE_S), fewer when it is slow, and a publisher held at
+the mark gets no more than that through: 10,000 calls a second are some 30,000 events, about 3,800 a batch.
+At 5,000 the mark itself held bench/timeline.py's flood to 9,500-10,200 calls a second; 6,000 lets 10,600-11,000
+through with the longest stall still under 50 ms (at 7,500, one batch's stall reached 50)."""
 
 
 class Subscription:
