@@ -18,7 +18,8 @@ Three figures, each with its baseline measured in the same run, the two sides al
   and the wall-clock ratios beside.  Also against 40k: at 20k no line has more matches than xdiff's
   threshold for frequent lines (about the square root of the line count, rounded up to a power of two:
   256); from 40k every line has, and xdiff then scans 100 lines around each (xdl_clean_mmatch): a step in
-  the cost per line, not a growth.  git diff --histogram on the same files for reference: its own ratio,
+  the cost per line, not a growth; and against 80k, where one more doubling shows the cost per line has
+  settled.  git diff --histogram on the same files for reference: its own ratio,
   and Belay against it.
 The machine's load is printed before and after.
 
@@ -176,7 +177,7 @@ def main() -> None:
     print(f"RESULT diff_100k_longest_stall = {stall * 1000:.1f} ms (the preview itself: {t.belay * 1000:.1f} ms; "
           f"a 1 ms ticker on the main thread while it runs in a worker thread)")
     low, high = REPETITIVE_SIZES[0], REPETITIVE_SIZES[-1]
-    for base in (low, 40_000):
+    for base in (low, 40_000, 80_000):
         ours, theirs = rep[high], rep[base]
         print(f"RESULT diff_repetitive_{high // 1000}k_vs_{base // 1000}k = {ours.belay_cpu / theirs.belay_cpu:.1f} x "
               f"(linear would be {high / base:.0f}; Belay's CPU time, medians; best rounds "
