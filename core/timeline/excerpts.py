@@ -60,9 +60,24 @@ class _Budget:
 def excerpt_args(args: dict[str, Any]) -> Excerpt:
     """A bounded copy of a call's arguments: long strings cut, long lists and objects shortened, deep ones
     folded; small arguments come back equal (and `cut` False)."""
+    if _small(args):
+        return Excerpt(dict(args), False)
     budget = _Budget(ARGS_CHARS)
     kept = _mapping(args, budget, 0)
     return Excerpt(kept, budget.cut)
+
+
+def _small(args: dict[str, Any]) -> bool:
+    """Whether `args` is a few short strings by short names (a path, a pattern, a command line: most calls),
+    which the budget would keep whole: what `_mapping` charges them comes to at most ARGS_CHARS."""
+    if len(args) > ITEMS:
+        return False
+    charged = 0
+    for name, value in args.items():
+        if type(name) is not str or type(value) is not str or len(name) > STRING_CHARS or len(value) > STRING_CHARS:
+            return False
+        charged += len(name) + len(value) + 6  # what _mapping and _string take for the pair
+    return charged <= ARGS_CHARS
 
 
 def _value(value: Any, budget: _Budget, depth: int) -> Any:

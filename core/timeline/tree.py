@@ -215,8 +215,10 @@ class Timeline:
 
     # -- building ---------------------------------------------------------
 
-    def _append(self, parent: NodeKey | None, key: NodeKey) -> Inserted:
-        siblings = self.children(parent)
+    def _append(self, parent: NodeKey | None, key: NodeKey, siblings: list[NodeKey] | None = None) -> Inserted:
+        """`key` appended under `parent` (whose children are `siblings`, when the caller holds them)."""
+        if siblings is None:
+            siblings = self.children(parent)
         row = self._row[key] = len(siblings)
         self._parent[key] = parent
         siblings.append(key)
@@ -261,10 +263,12 @@ class Timeline:
         if node.call_id in self.runs:
             return []
         changes = self._ensure_agent(node.agent_id, node.queued_at)
-        parent = self._groups[AgentKey(node.agent_id)]
+        # The group's own key, found by its text: a key is not built for every call only to look it up.
+        group: AgentNode | BatchNode = self.agents[node.agent_id]
+        parent = self._groups[AgentKey.prefix + node.agent_id]
         if node.batch_id:
             changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
-            parent = self._groups[BatchKey(node.batch_id)]
+            group, parent = self.batches[node.batch_id], self._groups[BatchKey.prefix + node.batch_id]
         self.runs[node.call_id] = node
         self.tools[node.tool] = None
         self._count(node, 1)
@@ -272,7 +276,7 @@ class Timeline:
         ended = known_end(node)
         if ended is not None:
             self._reach_at(node.agent_id, node.batch_id, ended)
-        changes.append(self._append(parent, RunKey(node.call_id)))
+        changes.append(self._append(parent, RunKey(node.call_id), group.children))
         if node.batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
         return changes

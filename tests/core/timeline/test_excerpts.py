@@ -60,3 +60,24 @@ def test_a_long_output_keeps_its_beginning_and_its_end() -> None:
     assert len(kept) < OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS + 100
     assert f"{len(text) - OUTPUT_HEAD_CHARS - OUTPUT_TAIL_CHARS:,} more characters in the journal" in kept
     assert excerpt_text("short") == ("short", False)
+
+
+def test_arguments_of_short_strings_near_every_limit_are_kept_as_the_budget_would_keep_them() -> None:
+    # the common case skips the budget: at each limit and just past it, the result must be the budget's own
+    from core.timeline.excerpts import _Budget, _mapping
+
+    def budgeted(args: dict[str, object]) -> tuple[dict[str, object], bool]:
+        budget = _Budget(ARGS_CHARS)
+        return _mapping(args, budget, 0), budget.cut
+
+    cases = [
+        {"command": "x" * STRING_CHARS}, {"command": "x" * (STRING_CHARS + 1)},
+        {"k" * STRING_CHARS: "v"}, {"k" * (STRING_CHARS + 1): "v"},
+        {f"k{n}": "v" for n in range(ITEMS)}, {f"k{n}": "v" for n in range(ITEMS + 1)},
+    ]
+    for total in (ARGS_CHARS - 6, ARGS_CHARS, ARGS_CHARS + 6):  # 40 pairs whose charges add up to `total`
+        value = (total // 40) - 6 - 3
+        cases.append({f"k{n:02d}": "v" * (value + (total % 40 if n == 0 else 0)) for n in range(40)})
+    for args in cases:
+        kept = excerpt_args(args)  # type: ignore[arg-type]
+        assert (kept.args, kept.cut) == budgeted(args), list(args)[:2]
