@@ -4,7 +4,10 @@ A plan is JSON or YAML, told apart by its content (not its name).  Every
 problem is a `PlanError` whose message is one paragraph a person can act
 on; nothing runs until the whole plan has been read.  `{workspace}` in any
 string becomes the workspace's absolute path, as in scripts (`${...}`
-references are left alone for the batch to resolve).
+references are left alone for the batch to resolve), and a relative path
+given to one of Belay's file tools (`file_path`, `path`, `notebook_path`)
+is taken as relative to the workspace: `src/app.py` is `<workspace>/src/app.py`
+(one that leads outside, `../x`, is refused by the tool as before).
 
 A plan may come from anywhere, so reading it is bounded: at most
 `MAX_PLAN_BYTES`, at most `MAX_DEPTH` levels of nesting (checked while
@@ -79,7 +82,7 @@ class _BatchFile(BaseModel):
 
 def load_plan(path: str | Path, workspace: Path) -> Plan:
     """The plan in `path`, with `{workspace}` filled in; raises PlanError."""
-    data = _substitute(_parse(_read(Path(path))), str(workspace))
+    data = _anchored(_substitute(_parse(_read(Path(path))), str(workspace)), str(workspace))
     if data is None:  # YAML with nothing but comments
         raise PlanError(f"the plan {path} is empty")
     if isinstance(data, list):
@@ -229,6 +232,33 @@ def _has(node: dict[str, Any] | list[Any], step: Any) -> bool:
     if isinstance(node, dict):
         return step in node
     return isinstance(step, int) and -len(node) <= step < len(node)
+
+
+_PATH_ARGS = ("file_path", "path", "notebook_path")
+"""The arguments of Belay's file tools that name a path (what the policy resolves, core.policy.decide)."""
+
+
+def _anchored(value: Any, workspace: str) -> Any:
+    """`value` with each call's relative path arguments joined to the workspace: in every mapping that names a
+    tool (`tool` or `toolName`) other than an MCP server's, and gives it `args` (or `parameters`), wherever
+    it sits (a batch's calls, a script's steps, a sub-agent's steps inside its Task)."""
+    if isinstance(value, list):
+        return [_anchored(v, workspace) for v in value]
+    if not isinstance(value, dict):
+        return value
+    anchored = {k: _anchored(v, workspace) for k, v in value.items()}
+    tool = anchored.get("tool", anchored.get("toolName"))
+    for key in ("args", "parameters"):
+        args = anchored.get(key)
+        if isinstance(tool, str) and not tool.startswith("mcp__") and isinstance(args, dict):
+            anchored[key] = {name: os.path.join(workspace, given) if name in _PATH_ARGS and _relative(given) else given
+                             for name, given in args.items()}
+    return anchored
+
+
+def _relative(given: object) -> bool:
+    """A relative path as written: not absolute, not `~`, and not a `${...}` reference the batch resolves."""
+    return isinstance(given, str) and bool(given) and not given.startswith(("/", "~")) and "${" not in given
 
 
 def _substitute(value: Any, workspace: str) -> Any:

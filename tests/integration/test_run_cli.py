@@ -126,6 +126,24 @@ def test_a_failed_call_skips_its_dependents_and_exits_1(workspace: Path, state_d
     assert statuses == ["done", "failed", "skipped"]
 
 
+def test_a_plan_with_paths_relative_to_the_workspace_runs_there_and_one_leading_outside_is_refused(
+        workspace: Path, state_dir: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "relative.yaml", "calls:\n"
+                 "  - {id: readme, tool: Read, args: {file_path: README.md}}\n"
+                 "  - {id: todos, tool: Grep, args: {pattern: TODO, path: src, output_mode: files_with_matches}}\n"
+                 "  - {id: notes, tool: Write, args: {file_path: notes/NOTES.md, content: seen},"
+                 " depends_on: [readme, todos]}\n"
+                 "  - {id: escape, tool: Read, args: {file_path: ../outside.txt}}\n")
+    (tmp_path / "outside.txt").write_text("not the agent's\n")
+    result = _run(plan, workspace, state_dir, "--auto", "approve")
+    assert result.returncode == 1, result.stdout + result.stderr  # the escape failed; the rest ran
+    assert "✓ readme " in result.stdout and "✓ todos " in result.stdout and "✓ notes " in result.stdout
+    assert "✗ escape" in result.stdout and "is outside the workspace" in result.stdout
+    assert (workspace / "notes" / "NOTES.md").read_text() == "seen"
+    calls = _calls(workspace, state_dir)
+    assert [c["files_changed"] for c in calls if c["tool"] == "Write"] == [["notes/NOTES.md"]]
+
+
 def test_json_mode_prints_json_lines_ending_with_the_summary(workspace: Path, state_dir: Path) -> None:
     result = _run(REVIEW, workspace, state_dir, "--auto", "deny", "--json")
     assert result.returncode == 1, result.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gui.terminal.plans import MAX_DEPTH, MAX_PLAN_BYTES, BatchPlan, PlanError, load_plan
+from gui.terminal.plans import MAX_DEPTH, MAX_PLAN_BYTES, BatchPlan, PlanError, ScriptPlan, load_plan
 
 BOMB = """\
 a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
@@ -103,3 +103,36 @@ def test_text_that_is_not_utf8_and_a_fifo_are_refused(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(PlanError, match="is not a file"):
         load_plan(fifo, tmp_path)
+
+
+def test_relative_paths_of_file_tools_are_taken_in_the_workspace_wherever_the_call_sits(tmp_path: Path) -> None:
+    batch = tmp_path / "batch.yaml"
+    batch.write_text("calls:\n"
+                     "  - {id: a, tool: Read, args: {file_path: src/app.py}}\n"
+                     "  - {id: b, toolName: Grep, parameters: {pattern: TODO, path: src}}\n"
+                     "  - {id: c, tool: Read, args: {file_path: '${b.data.files[0]}'}}\n"
+                     "  - {id: d, tool: Read, args: {file_path: /etc/hostname}}\n"
+                     "  - {id: e, tool: mcp__files__read, args: {path: notes.txt}}\n"
+                     "  - {id: f, tool: Read, args: {file_path: ../outside.txt}}\n")
+    calls = {c.id: c.args for c in load_plan(batch, tmp_path).calls}  # type: ignore[union-attr]
+    assert calls["a"] == {"file_path": f"{tmp_path}/src/app.py"}
+    assert calls["b"] == {"pattern": "TODO", "path": f"{tmp_path}/src"}
+    assert calls["c"] == {"file_path": "${b.data.files[0]}"}  # resolved by the batch, later
+    assert calls["d"] == {"file_path": "/etc/hostname"}
+    assert calls["e"] == {"path": "notes.txt"}  # an MCP server's arguments are its own
+    assert calls["f"] == {"file_path": f"{tmp_path}/../outside.txt"}  # refused by the tool, as before
+
+    script = tmp_path / "script.yaml"
+    script.write_text("steps:\n"
+                      "  - {tool: Read, args: {file_path: README.md}}\n"
+                      "  - tool: Task\n"
+                      "    args:\n"
+                      "      description: docs\n"
+                      "      steps: [{tool: Edit, args: {file_path: docs/usage.md, old_string: a, new_string: b}}]\n"
+                      "review: [{tool: Write, path: 'tests/*', decision: deny}]\n")
+    plan = load_plan(script, tmp_path)
+    assert isinstance(plan, ScriptPlan)
+    steps = plan.script.steps
+    assert steps[0].args == {"file_path": f"{tmp_path}/README.md"}
+    assert steps[1].args["steps"][0]["args"]["file_path"] == f"{tmp_path}/docs/usage.md"  # type: ignore[index]
+    assert plan.script.review[0].path == "tests/*"  # a reviewer's glob is not a call's path
