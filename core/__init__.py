@@ -98,6 +98,7 @@ if TYPE_CHECKING:
         RunNode,
         ShellNode,
         Updated,
+        expected_left_s,
     )
     from core.timeline.tree import Timeline
     from core.tools.bash import BashSettings
@@ -145,7 +146,7 @@ _EXPORTS: dict[str, str] = {
     "core.tasks": "shielded spawn",
     "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
-                            "ShellNode Updated"),
+                            "ShellNode Updated expected_left_s"),
     "core.timeline.tree": "Timeline",
     "core.tools.bash": "BashSettings",
     "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
@@ -184,7 +185,8 @@ __all__ = [
     "agent_hooks", "CallStarted", "ChangeKind", "claude_settings_file", "shared_settings_file", "config_dir", "Console",
     "CycleError", "Decision",
     "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
-    "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview", "find_endpoint", "GanttSpan",
+    "expected_left_s", "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview",
+    "find_endpoint", "GanttSpan",
     "GitChange", "Holding", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token",
     "hub_socket", "Lagged",
     "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",

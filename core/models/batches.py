@@ -39,6 +39,8 @@ class PlanInfo(BaseModel):
     """The longest chain of dependencies (by estimated duration): the least the batch can take."""
     max_parallelism: int
     """The widest level: how many calls could run at once at most, if the cap allows."""
+    estimates: dict[str, float] = Field(default_factory=dict)
+    """Seconds each call is expected to take, by its id (core.orchestration.estimates); empty when not known."""
 
 
 CallState = Literal["done", "failed", "denied", "skipped", "cancelled", "timed_out"]

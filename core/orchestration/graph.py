@@ -186,7 +186,17 @@ def plan_info(graph: Graph, estimates: Mapping[str, float] | None = None) -> Pla
         chain.append(end)
         end = via[end]
     return PlanInfo(levels=tuple(tuple(level) for level in levels), critical_path=tuple(reversed(chain)),
-                    max_parallelism=max((len(level) for level in levels), default=0))
+                    max_parallelism=max((len(level) for level in levels), default=0),
+                    estimates={id: _estimate(estimates, id) for id in graph.order} if estimates else {})
+
+
+def remaining(graph: Graph, estimates: Mapping[str, float]) -> dict[str, float]:
+    """For each call, the longest estimated path from its start to the batch's end, through what waits on it:
+    the call to start first when more are ready than may run (it holds up the most)."""
+    tail: dict[str, float] = {}
+    for id in reversed(graph._topological):
+        tail[id] = _estimate(estimates, id) + max((tail[d] for d in graph._dependents[id]), default=0.0)
+    return tail
 
 
 def _estimate(estimates: Mapping[str, float], id: str) -> float:

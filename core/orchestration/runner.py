@@ -21,7 +21,8 @@ from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.ids import new_batch_id, new_call_id
 from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.models.records import RunStatus
-from core.orchestration.graph import Graph, build_graph, plan_info
+from core.orchestration.estimates import SAMPLES, History, estimates
+from core.orchestration.graph import Graph, build_graph, plan_info, remaining
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace
@@ -45,8 +46,9 @@ class BatchRunner:
     async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
+        expected = estimates(calls, self.registry, await self._history(calls))
         # Off the loop: what each call touches is resolved on disk, and the pairwise check grows quadratically.
-        explicit, graph, plan = await asyncio.to_thread(self._plan, calls)
+        explicit, graph, plan = await asyncio.to_thread(self._plan, calls, expected)
         batch_id = new_batch_id()
         await self.recorder.batch_started(batch_id, agent.agent_id, name, plan, len(calls))
         started = time.monotonic()
@@ -59,7 +61,8 @@ class BatchRunner:
             return await self._record_skipped(agent, batch_id, call, why)
 
         scheduler = Scheduler(submit, self._touches, skip, concurrency=concurrency, fail_fast=fail_fast)
-        results, max_running = await scheduler.run(calls, graph, data_needs=explicit.needs)
+        results, max_running = await scheduler.run(calls, graph, data_needs=explicit.needs,
+                                                   first=remaining(graph, expected))
         report = BatchReport(batch_id=batch_id, plan=plan, results=tuple(results),
                              duration_s=time.monotonic() - started, max_running=max_running)
         await self.recorder.batch_finished(batch_id, succeeded=report.succeeded, failed=report.failed,
@@ -67,11 +70,18 @@ class BatchRunner:
                                            duration_s=report.duration_s, max_running=max_running)
         return report
 
-    def _plan(self, calls: Sequence[BatchCall]) -> tuple[Graph, Graph, PlanInfo]:
-        """The batch's own graph (cycles and unknown ids refused), that graph plus the declared edges, its plan."""
+    def _plan(self, calls: Sequence[BatchCall], expected: dict[str, float]) -> tuple[Graph, Graph, PlanInfo]:
+        """The batch's own graph (cycles and unknown ids refused), that graph plus the declared edges, its plan
+        (its critical path by the calls' `expected` seconds)."""
         explicit = build_graph(calls)
         graph = build_graph(calls, self._declared(calls, plan_info(explicit).levels))
-        return explicit, graph, plan_info(graph)
+        return explicit, graph, plan_info(graph, expected)
+
+    async def _history(self, calls: Sequence[BatchCall]) -> History:
+        """The journal's latest done calls of each tool the batch uses, with how long they took."""
+        tools = sorted({call.tool for call in calls})
+        journal = self.recorder.journal
+        return {tool: await self.recorder.read(journal.recent_durations, tool, SAMPLES) for tool in tools}
 
     def _touches(self, call: BatchCall, args: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         """What a call reads and writes, as far as its tool can say before it runs (nothing, if it cannot)."""

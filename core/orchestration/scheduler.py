@@ -77,16 +77,21 @@ class Scheduler:
             raise ValueError("concurrency must be at least 1")
         self.submit, self.touches, self.skip = submit, touches, skip
         self.concurrency, self.fail_fast = concurrency, fail_fast
+        self._order: Sequence[str] = ()
 
     async def run(self, calls: Sequence[BatchCall], graph: Graph,
-                  data_needs: Mapping[str, frozenset[str]] | None = None) -> tuple[list[BatchResult], int]:
+                  data_needs: Mapping[str, frozenset[str]] | None = None,
+                  first: Mapping[str, float] | None = None) -> tuple[list[BatchResult], int]:
         """Every call's result (in batch order) and the most calls that ran at once.
 
         `data_needs` are the dependencies the batch itself states (depends_on, references): a call whose
         data need did not succeed is skipped.  The graph's other edges only order calls (two touching
         the same file): the later one waits for the earlier to end, however it ended.  Default: all.
+        `first`: when more calls are ready than may run, those with the larger figure start first (the
+        longest estimated path still ahead of them, `graph.remaining`); else the batch's order.
         """
         by_id = {c.id: c for c in calls}
+        self._order = sorted(graph.order, key=lambda cid: -first.get(cid, 0.0)) if first else graph.order
         state = _State(data_needs=data_needs if data_needs is not None else graph.needs)
         started_at = time.monotonic()
         try:
@@ -152,7 +157,7 @@ class Scheduler:
     def _start_ready(self, graph: Graph, by_id: dict[str, BatchCall], state: _State, t0: float) -> None:
         results = {cid: _exposed(r) for cid, r in state.results.items() if r.status == "done"}
         running = {t.call.id for t in state.running.values()}
-        for cid in graph.order:
+        for cid in self._order:
             if len(state.running) >= self.concurrency:
                 return
             if cid in state.results or cid in running or not self._ready(graph, cid, state):

@@ -102,6 +102,7 @@ INDEXES = """
 CREATE INDEX IF NOT EXISTS rollbacks_target ON rollbacks(target);
 CREATE INDEX IF NOT EXISTS decisions_call ON decisions(call_id);
 CREATE INDEX IF NOT EXISTS calls_created ON calls(created_at);
+CREATE INDEX IF NOT EXISTS calls_tool ON calls(tool, created_at);
 """
 
 
@@ -552,6 +553,20 @@ class Journal:
         operations, the undos of those undos (redos) and so on, never the rest of the journal."""
         with self._lock:
             return journal_rows.undo_state_of(self._db, op_ids)
+
+    @_reads
+    def recent_durations(self, tool: str, limit: int) -> list[tuple[dict[str, Any], float]]:
+        """The arguments and duration of the last `limit` calls of `tool` that ended done, newest first (how
+        long calls like a new one took: core.orchestration.estimates)."""
+        rows = self._db.execute(
+            "SELECT c.args, r.duration_s FROM calls c JOIN runs r ON r.call_id = c.id WHERE c.tool = ?"
+            " AND r.status = ? AND r.duration_s IS NOT NULL ORDER BY c.created_at DESC, c.rowid DESC LIMIT ?",
+            (tool, RunStatus.DONE.value, limit)).fetchall()
+        found = []
+        for args, took in rows:
+            parsed = json.loads(args)
+            found.append((parsed if isinstance(parsed, dict) else {}, float(took)))
+        return found
 
     @_reads
     def call_record(self, call_id: str) -> CallRecord | None:

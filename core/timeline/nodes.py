@@ -8,6 +8,7 @@ agent's otherwise), for a front end to scale into a bar.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -221,3 +222,24 @@ def batch_span(batch: BatchNode, live: bool, start: datetime, now: datetime) -> 
     else:  # its session, or its agent, ended first
         status = RunStatus.INTERRUPTED if batch.interrupted else RunStatus.CANCELLED
     return GanttSpan(begun, None, begun, max((ended - start).total_seconds(), begun), False, status)
+
+
+def expected_left_s(batch: BatchNode, runs: Iterable[RunNode], now: datetime) -> float | None:
+    """About how long a running batch will take still, by its plan's estimates (core.orchestration.estimates):
+    level by level, the slowest call left in each, a running call's estimate less the time it has run so far.
+    None when its plan holds no estimates (a batch journaled before there were any)."""
+    if batch.plan is None or not batch.plan.estimates:
+        return None
+    by_key = {run.batch_key: run for run in runs if run.batch_key}
+    left = 0.0
+    for level in batch.plan.levels:
+        slowest = 0.0
+        for key in level:
+            run, expected = by_key.get(key), batch.plan.estimates.get(key, 0.0)
+            if run is not None and run.status.final:
+                continue
+            if run is not None and run.started_at is not None:
+                expected = max(0.0, expected - (now - run.started_at).total_seconds())
+            slowest = max(slowest, expected)
+        left += slowest
+    return left

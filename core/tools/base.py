@@ -160,6 +160,8 @@ class Tool(ABC, Generic[A]):
     """Its result (read-only) may be reused for the same arguments until a path it read changes."""
     retry: ClassVar[RetryPolicy | None] = None
     """Recoverable failures (timeouts, busy resources, dropped connections) are retried so; writes never are."""
+    typical_s: ClassVar[float] = 0.05
+    """What one call usually takes, before the journal has timed any like it (`estimate_s`)."""
 
     def summary(self, args: A, workspace: Workspace) -> str:
         """A short line for the timeline, e.g. the path relative to the workspace."""
@@ -182,6 +184,12 @@ class Tool(ABC, Generic[A]):
         """Workspace-relative paths the call may change ("" for anything); None for a read-only tool.
         Calls in a batch that touch the same path are run one after the other."""
         return None if self.annotations.read_only else frozenset({""})
+
+    def estimate_s(self, args: A) -> float:
+        """Seconds this call is expected to take, before it runs (the seed's `estimateCost`): what a batch plans
+        its longest path by, until the journal's history of calls like it says better
+        (core.orchestration.estimates)."""
+        return self.typical_s
 
     def on_cache_hit(self, args: A, ctx: ToolContext) -> None:
         """A cached result is being served for this call: note what the agent has now seen (Read does)."""

@@ -149,6 +149,8 @@ class BashArgs(ToolArgs):
 
 class BashTool(RunTool[BashArgs]):
     name = "Bash"
+    typical_s = 1.0
+    """A command: builds and tests take longer, lookups less; the journal's history of the same command word says."""
     description = (
         "Run a bash command in the workspace root and return its output (stdout and stderr merged). "
         "stdin is closed and there is no terminal: interactive programs get no input, editors and pagers "

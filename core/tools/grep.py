@@ -95,6 +95,8 @@ class GrepArgs(ToolArgs):
 
 class Grep(RunTool[GrepArgs]):
     name = "Grep"
+    typical_s = 0.3
+    """A search of the tree."""
     description = (
         "Search file contents with a regular expression (ripgrep syntax), e.g. \"def \\w+\" or "
         "\"TODO|FIXME\". Filter files with glob (\"*.py\") or type (\"py\"). output_mode: "

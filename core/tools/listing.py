@@ -198,6 +198,8 @@ def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
 
 class Glob(RunTool[GlobArgs]):
     name = "Glob"
+    typical_s = 0.2
+    """A walk of the tree."""
     description = (
         "Find files by name pattern, e.g. \"**/*.py\" or \"src/**/*.{ts,tsx}\". Patterns match paths "
         "relative to path (default: the workspace root); \"*\" stays within a directory, \"**\" crosses "

@@ -32,6 +32,8 @@ class TaskArgs(ToolArgs):
 
 class TaskTool(RunTool[TaskArgs]):
     name = "Task"
+    typical_s = 30.0
+    """A sub-agent's whole run."""
     description = ("Launch a sub-agent to handle a multi-step task on its own, with a restricted set of tools. "
                    "Its calls are supervised like yours; you receive its final report.")
     Args = TaskArgs

@@ -45,6 +45,7 @@ from core import (
     RunKey,
     Timeline,
     Updated,
+    expected_left_s,
     parse_key,
 )
 from gui.window import theme
@@ -300,7 +301,9 @@ class TimelineModel(QStandardItemModel):
         if isinstance(key, BatchKey):
             batch = timeline.batches[key.batch_id]
             live = timeline.live(key)
-            cells = self._cells[key] = batch_columns(batch, live, timeline.rollup(key))
+            runs = (timeline.runs[k.call_id] for k in batch.children if isinstance(k, RunKey)) if live else ()
+            left = expected_left_s(batch, runs, now) if live else None
+            cells = self._cells[key] = batch_columns(batch, live, timeline.rollup(key), left)
             self._tips[key] = batch_tip(batch, cells)
             self._set_brush(key, STATUS_COLOR[batch_state(batch, live)])
         else:

@@ -104,9 +104,11 @@ def agent_tip(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunSta
     return f"{agent.name}, {role}: {rollup_text(counts)}, its sub-agents' included"
 
 
-def batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | None = None) -> tuple[str, ...]:
-    """"6 calls · max parallel 3", "running (3/6 done)" or "done: 5 ok, 1 failed, 0 skipped"; with the roll-up
-    of what it holds, its sub-agents' calls included ("+12 by sub-agents · 1 waiting · 3 failed")."""
+def batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | None = None,
+                  left_s: float | None = None) -> tuple[str, ...]:
+    """"6 calls · max parallel 3", "running (3/6 done, about 4.2 s left)" or "done: 5 ok, 1 failed, 0 skipped";
+    with the roll-up of what it holds, its sub-agents' calls included ("+12 by sub-agents · 1 waiting · 3
+    failed").  `left_s`: how long the running batch expects to take still (core.timeline.nodes)."""
     seen = sum(batch.statuses.values())
     calls = max(batch.size, seen)
     summary = plural(calls, "call") + (f" · max parallel {batch.plan.max_parallelism}" if batch.plan else "")
@@ -122,7 +124,8 @@ def batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | Non
         status = f"done: {totals.succeeded} ok, {totals.failed} failed, {totals.skipped} skipped"
         return f"☰ {batch.name}", summary, status, duration(totals.duration_s), "", ""
     state = "running" if live else "stopped"
-    return f"☰ {batch.name}", summary, f"{state} ({finished}/{calls} done)", "", "", ""
+    left = f", about {duration(left_s)} left" if live and left_s is not None and finished < calls else ""
+    return f"☰ {batch.name}", summary, f"{state} ({finished}/{calls} done{left})", "", "", ""
 
 
 def batch_state(batch: BatchNode, live: bool) -> RunStatus:

@@ -174,3 +174,13 @@ def test_ten_thousand_independent_calls_build_and_plan_quickly() -> None:
     assert plan.max_parallelism == 10_000 and len(plan.levels) == 1 and plan.critical_path == ("c0",)
     assert len(graph.ready(set())) == 10_000
     assert elapsed < 1.0
+
+
+def test_the_path_left_from_each_call_is_its_estimate_and_the_longest_after_it() -> None:
+    from core.orchestration.graph import remaining
+
+    graph = build_graph([BatchCall(id=i, tool="T", depends_on=d) for i, d in
+                         (("a", []), ("b", ["a"]), ("c", ["a"]), ("d", ["b", "c"]), ("e", []))])
+    tail = remaining(graph, {"a": 1.0, "b": 2.0, "c": 5.0, "d": 1.0})
+    assert tail == {"a": 7.0, "b": 3.0, "c": 6.0, "d": 1.0, "e": 1.0}  # e has no estimate: 1 s, as plan_info
+    assert plan_info(graph, {"a": 1.0, "b": 2.0, "c": 5.0, "d": 1.0}).critical_path == ("a", "c", "d")

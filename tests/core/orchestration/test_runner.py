@@ -108,3 +108,21 @@ def test_a_batch_that_cannot_run_is_refused_before_anything_is_journaled(workspa
             assert not [e for e in events.drain() if isinstance(e, BatchStarted)]
 
     run(scenario())
+
+
+def test_a_batch_plans_by_estimates_that_the_journal_refines_once_it_has_timed_calls_alike(workspace: Path) -> None:
+    calls = _calls({"id": "wait", "tool": "Bash", "args": {"command": "sleep 0.3"}},
+                   {"id": "look", "tool": "Bash", "args": {"command": "ls"}})
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            agent = await console.start_agent("planner", "scripted")
+            first = await console.run_batch(agent, calls)
+            assert first.ok and first.plan.estimates == {"wait": 1.0, "look": 1.0}  # Bash's own guess
+            for _ in range(2):
+                assert (await console.run_batch(agent, calls)).ok
+            timed = (await console.run_batch(agent, calls)).plan.estimates
+            assert 0.3 <= timed["wait"] < 1.0 and timed["look"] < 0.3  # three sleeps and three ls, as timed
+
+    run(scenario())

@@ -13,7 +13,7 @@ from typing import Any
 from core.errors import ErrorInfo, ErrorKind
 from core.models.batches import BatchCall
 from core.models.records import RunStatus
-from core.orchestration.graph import build_graph
+from core.orchestration.graph import build_graph, remaining
 from core.orchestration.scheduler import Scheduler
 from core.run.calls import CallOutcome
 from tests.conftest import run
@@ -214,3 +214,18 @@ def test_a_call_skipped_for_a_bad_reference_skips_its_dependents_even_when_nothi
         assert results["after"].text == "skipped because read was skipped"
 
     run(scenario())
+
+
+def test_when_it_must_choose_it_starts_the_call_on_the_longest_estimated_path_first() -> None:
+    # one at a time: "quick" comes first in the batch, but "build" holds up "test" behind it
+    calls = _calls({"id": "quick"}, {"id": "build"}, {"id": "test", "depends_on": ["build"]})
+    graph = build_graph(calls)
+    expected = {"quick": 0.1, "build": 5.0, "test": 20.0}
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        by_order, by_path = Pipeline(), Pipeline()
+        await Scheduler(by_order.submit, _touches, concurrency=1).run(calls, graph)
+        await Scheduler(by_path.submit, _touches, concurrency=1).run(calls, graph, first=remaining(graph, expected))
+        return by_order.started(), by_path.started()
+
+    assert run(scenario()) == (["quick", "build", "test"], ["build", "test", "quick"])

@@ -33,6 +33,17 @@ def test_calls_come_back_with_agent_status_and_changes(tmp_path: Path) -> None:
     assert call.undone_by is None
 
 
+def test_the_latest_done_calls_of_a_tool_come_back_with_how_long_they_took(tmp_path: Path) -> None:
+    j = _journal_with_one_call(tmp_path / "j.sqlite3")
+    for n, (status, took) in enumerate([(RunStatus.DONE, 1.5), (RunStatus.FAILED, 9.0), (RunStatus.DONE, 2.5)]):
+        j.add_call(f"b{n}", "s1", "a1", "Bash", {"command": f"make {n}"}, "make")
+        j.finish_run(f"b{n}", status, "", None, took)
+    assert j.recent_durations("Bash", 10) == [({"command": "make 2"}, 2.5), ({"command": "make 0"}, 1.5)]
+    assert j.recent_durations("Bash", 1) == [({"command": "make 2"}, 2.5)]  # the newest first
+    assert j.recent_durations("Edit", 10) == [({"file_path": "/ws/x"}, 0.25)] and j.recent_durations("Read", 5) == []
+    j.close()
+
+
 def test_the_database_is_in_wal_mode(tmp_path: Path) -> None:
     _journal_with_one_call(tmp_path / "j.sqlite3").close()
     db = sqlite3.connect(tmp_path / "j.sqlite3")

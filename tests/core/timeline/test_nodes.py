@@ -69,3 +69,26 @@ def test_a_batch_span_says_whether_it_runs_succeeded_failed_or_never_finished() 
     cut_short = batch_span(_batch(), live=False, start=T0, now=_at(50))
     assert (interrupted.status, interrupted.ended) == (RunStatus.INTERRUPTED, 4)
     assert (cut_short.status, cut_short.ended) == (RunStatus.CANCELLED, 2)
+
+
+def test_a_running_batch_expects_the_slowest_call_left_of_each_level_less_what_it_has_run() -> None:
+    from core.timeline.nodes import expected_left_s
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    plan = PlanInfo(levels=(("a", "b"), ("c",)), critical_path=("b", "c"), max_parallelism=2,
+                    estimates={"a": 2.0, "b": 10.0, "c": 4.0})
+    batch = BatchNode("b1", "agent", "build", 3, plan, t0)
+
+    def run_of(key: str, status: RunStatus, started: float | None) -> RunNode:
+        return RunNode(f"call-{key}", "agent", "Bash", key, {}, status, t0,
+                       started_at=t0 + timedelta(seconds=started) if started is not None else None,
+                       batch_id="b1", batch_key=key)
+
+    now = t0 + timedelta(seconds=3)
+    assert expected_left_s(batch, [], now) == 14.0  # nothing seen yet: 10 + 4
+    runs = [run_of("a", RunStatus.DONE, 0.0), run_of("b", RunStatus.RUNNING, 0.0)]
+    assert expected_left_s(batch, runs, now) == 11.0  # b has 7 s to go, then c
+    runs = [run_of("a", RunStatus.DONE, 0.0), run_of("b", RunStatus.DONE, 0.0), run_of("c", RunStatus.RUNNING, 2.5)]
+    assert expected_left_s(batch, runs, now) == 3.5
+    assert expected_left_s(BatchNode("b2", "agent", "old", 3, plan.model_copy(update={"estimates": {}}), t0),
+                           runs, now) is None  # journaled before estimates

@@ -307,3 +307,22 @@ def test_a_row_painted_once_shows_its_later_changes(qtbot: Any) -> None:
     assert row.data() == "● running"
     model.apply(CallFinished(seq=21, call_id="c1", status=RunStatus.DONE, duration_s=2.0))
     assert row.data() == "✓ done" and row.siblingAtColumn(3).data() == "2.0 s"
+
+
+def test_a_running_batch_with_estimates_says_about_how_long_it_has_left() -> None:
+    clock = Clock()
+    model = TimelineModel(clock=clock)
+    timed = PLAN.model_copy(update={"estimates": {"find": 2.0, "ls": 1.0, "read": 6.0}})
+    events = [
+        AgentStarted(seq=1, agent_id="main", session_id="s", name="lead", agent_kind="scripted", at=_at(0)),
+        BatchStarted(seq=2, batch_id="b1", agent_id="main", name="scan", plan=timed, size=3, at=_at(1)),
+        _in_batch(3, "c1", "find", 1.0), _in_batch(4, "c2", "ls", 1.0),
+        CallStarted(seq=5, call_id="c1", at=_at(1.0)), CallStarted(seq=6, call_id="c2", at=_at(1.0)),
+    ]
+    for event in events:
+        clock.now = event.at
+        model.apply(event)
+    clock.now = _at(1.5)
+    model.apply(CallFinished(seq=7, call_id="c2", status=RunStatus.DONE, at=_at(1.5)))
+    batch = model.index(0, 0, model.index(0, 0))
+    assert _row(model, batch)[STATUS_COLUMN] == "running (1/3 done, about 7.5 s left)"  # find: 1.5 s, then read
