@@ -106,7 +106,7 @@ def agent_tip(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunSta
 
 def batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | None = None,
                   left_s: float | None = None) -> tuple[str, ...]:
-    """"6 calls · max parallel 3", "running (3/6 done, about 4.2 s left)" or "done: 5 ok, 1 failed, 0 skipped";
+    """"6 calls · max parallel 3", "running (3/6 done, ~4.2 s left)" or "done: 5 ok, 1 failed, 0 skipped";
     with the roll-up of what it holds, its sub-agents' calls included ("+12 by sub-agents · 1 waiting · 3
     failed").  `left_s`: how long the running batch expects to take still (core.timeline.nodes)."""
     seen = sum(batch.statuses.values())
@@ -124,7 +124,7 @@ def batch_columns(batch: BatchNode, live: bool, counts: Counter[RunStatus] | Non
         status = f"done: {totals.succeeded} ok, {totals.failed} failed, {totals.skipped} skipped"
         return f"☰ {batch.name}", summary, status, duration(totals.duration_s), "", ""
     state = "running" if live else "stopped"
-    left = f", about {duration(left_s)} left" if live and left_s is not None and finished < calls else ""
+    left = f", ~{duration(left_s)} left" if live and left_s is not None and finished < calls else ""
     return f"☰ {batch.name}", summary, f"{state} ({finished}/{calls} done{left})", "", "", ""
 
 

@@ -325,4 +325,4 @@ def test_a_running_batch_with_estimates_says_about_how_long_it_has_left() -> Non
     clock.now = _at(1.5)
     model.apply(CallFinished(seq=7, call_id="c2", status=RunStatus.DONE, at=_at(1.5)))
     batch = model.index(0, 0, model.index(0, 0))
-    assert _row(model, batch)[STATUS_COLUMN] == "running (1/3 done, about 7.5 s left)"  # find: 1.5 s, then read
+    assert _row(model, batch)[STATUS_COLUMN] == "running (1/3 done, ~7.5 s left)"  # find: 1.5 s, then read
