@@ -293,8 +293,11 @@ class Endpoint:
             while not gone.done():
                 await asyncio.wait({gone}, timeout=self.keepalive_s)
                 if keepalive is not None and not gone.done():
-                    keepalive.write(KEEPALIVE)
-                    await keepalive.drain()
+                    try:
+                        keepalive.write(KEEPALIVE)
+                        await keepalive.drain()
+                    except ConnectionError:
+                        break  # it went away as it was told to wait: gone as surely as by EOF
         finally:
             gone.cancel()
         abandoned.append(True)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shlex
+import socket
 import stat
 import subprocess
 import sys
@@ -264,6 +265,34 @@ def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes
 
 
 @pytest.mark.allow_warning_logs  # the handler's failure is logged with its traceback
+def test_a_hook_client_that_stops_reading_is_gone_at_the_next_keepalive(tmp_path: Path) -> None:
+    ended: list[str] = []
+
+    async def forever(request: PingRequest) -> dict[str, Any]:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            ended.append("cancelled")
+            raise
+        return {}
+
+    async def scenario() -> None:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path, keepalive_s=0.2)
+        endpoint.handle(PingRequest, forever)
+        await endpoint.start()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            try:
+                sock.connect(str(endpoint.path))
+                sock.sendall(b'{"token": "secret", "kind": "ping", "length": 2}\n{}')
+                await asyncio.sleep(0.1)
+                sock.shutdown(socket.SHUT_RD)  # still connected, no longer listening: the keepalive cannot land
+                await wait_until(lambda: ended == ["cancelled"], timeout=5, what="the handler cancelled")
+            finally:
+                await asyncio.wait_for(endpoint.close(), 5)
+
+    run(scenario())
+
+
 def test_a_handler_that_fails_is_answered_with_its_error_not_left_hanging(tmp_path: Path) -> None:
     async def broken(request: PingRequest) -> dict[str, Any]:
         raise RuntimeError("a bug")
