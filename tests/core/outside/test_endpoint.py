@@ -264,7 +264,6 @@ def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes
     assert run(scenario())
 
 
-@pytest.mark.allow_warning_logs  # the handler's failure is logged with its traceback
 def test_a_hook_client_that_stops_reading_is_gone_at_the_next_keepalive(tmp_path: Path) -> None:
     ended: list[str] = []
 
@@ -293,6 +292,7 @@ def test_a_hook_client_that_stops_reading_is_gone_at_the_next_keepalive(tmp_path
     run(scenario())
 
 
+@pytest.mark.allow_warning_logs  # the handler's failure is logged with its traceback
 def test_a_handler_that_fails_is_answered_with_its_error_not_left_hanging(tmp_path: Path) -> None:
     async def broken(request: PingRequest) -> dict[str, Any]:
         raise RuntimeError("a bug")
