@@ -42,16 +42,18 @@ def one_look(seen: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
         _LOOK.reset(token)
 
 
+def one_slash(path: str) -> str:
+    """`path` with a leading `//` read as `/`, as Linux reads it (`normpath` keeps it: POSIX leaves its meaning
+    to the system)."""
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
 def within(path: str, root: str) -> bool:
     """Whether `path` is `root` or lies below it, component by component (`/work/app2` is not below
     `/work/app`).  Both absolute and normalised (`realpath`, `abspath` or `normpath`), as every caller passes
-    them: what `os.path.commonpath` answers for such paths, in a fraction of its time.  `normpath` keeps a
-    leading `//` (POSIX leaves its meaning to the system; Linux reads it as `/`), which commonpath ignores:
-    so does this, or `//home/me/.ssh` would not be below `/home/me`."""
-    if path.startswith("//"):
-        path = "/" + path.lstrip("/")
-    if root.startswith("//"):
-        root = "/" + root.lstrip("/")
+    them: what `os.path.commonpath` answers for such paths, in a fraction of its time.  A leading `//` is `/`
+    (`one_slash`), as commonpath has it, or `//home/me/.ssh` would not be below `/home/me`."""
+    path, root = one_slash(path), one_slash(root)
     return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 

@@ -29,6 +29,7 @@ from core.paths import Workspace
 from core.recorder import Recorder
 from core.run import arguments
 from core.run.calls import AgentHandle, CallOutcome
+from core.store.journal import Journal
 from core.tools.registry import ToolRegistry
 
 DECLARED_EDGES_UP_TO = 1000
@@ -46,9 +47,10 @@ class BatchRunner:
     async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
-        expected = estimates(calls, self.registry, await self._history(calls))
-        # Off the loop: what each call touches is resolved on disk, and the pairwise check grows quadratically.
-        explicit, graph, plan = await asyncio.to_thread(self._plan, calls, expected)
+        history = await self.recorder.read(_history, self.recorder.journal, {call.tool for call in calls})
+        # Off the loop: what each call touches is resolved on disk, the pairwise check grows quadratically, and
+        # each call's estimate validates its arguments.
+        explicit, graph, plan = await asyncio.to_thread(self._plan, calls, history)
         batch_id = new_batch_id()
         await self.recorder.batch_started(batch_id, agent.agent_id, name, plan, len(calls))
         started = time.monotonic()
@@ -62,7 +64,7 @@ class BatchRunner:
 
         scheduler = Scheduler(submit, self._touches, skip, concurrency=concurrency, fail_fast=fail_fast)
         results, max_running = await scheduler.run(calls, graph, data_needs=explicit.needs,
-                                                   first=remaining(graph, expected))
+                                                   first=remaining(graph, plan.estimates))
         report = BatchReport(batch_id=batch_id, plan=plan, results=tuple(results),
                              duration_s=time.monotonic() - started, max_running=max_running)
         await self.recorder.batch_finished(batch_id, succeeded=report.succeeded, failed=report.failed,
@@ -70,18 +72,12 @@ class BatchRunner:
                                            duration_s=report.duration_s, max_running=max_running)
         return report
 
-    def _plan(self, calls: Sequence[BatchCall], expected: dict[str, float]) -> tuple[Graph, Graph, PlanInfo]:
+    def _plan(self, calls: Sequence[BatchCall], history: History) -> tuple[Graph, Graph, PlanInfo]:
         """The batch's own graph (cycles and unknown ids refused), that graph plus the declared edges, its plan
-        (its critical path by the calls' `expected` seconds)."""
+        (its critical path by each call's estimate, `history` refining the tools' own)."""
         explicit = build_graph(calls)
         graph = build_graph(calls, self._declared(calls, plan_info(explicit).levels))
-        return explicit, graph, plan_info(graph, expected)
-
-    async def _history(self, calls: Sequence[BatchCall]) -> History:
-        """The journal's latest done calls of each tool the batch uses, with how long they took."""
-        tools = sorted({call.tool for call in calls})
-        journal = self.recorder.journal
-        return {tool: await self.recorder.read(journal.recent_durations, tool, SAMPLES) for tool in tools}
+        return explicit, graph, plan_info(graph, estimates(calls, self.registry, history))
 
     def _touches(self, call: BatchCall, args: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
         """What a call reads and writes, as far as its tool can say before it runs (nothing, if it cannot)."""
@@ -124,6 +120,11 @@ class BatchRunner:
 
     def __repr__(self) -> str:
         return f"<BatchRunner {self.workspace.root}>"
+
+
+def _history(journal: Journal, tools: set[str]) -> History:
+    """The journal's latest done calls of each of `tools`, with how long they took (on the journal's thread)."""
+    return {tool: journal.recent_durations(tool, SAMPLES) for tool in sorted(tools)}
 
 
 def _has_references(call: BatchCall) -> bool:

@@ -66,6 +66,8 @@ class _State:
     unannounced: list[str] = field(default_factory=list)
     """Calls skipped but not yet recorded through `skip`."""
     data_needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    order: Sequence[str] = ()
+    """The calls in the order they are started when more are ready than may run."""
 
 
 class Scheduler:
@@ -77,7 +79,6 @@ class Scheduler:
             raise ValueError("concurrency must be at least 1")
         self.submit, self.touches, self.skip = submit, touches, skip
         self.concurrency, self.fail_fast = concurrency, fail_fast
-        self._order: Sequence[str] = ()
 
     async def run(self, calls: Sequence[BatchCall], graph: Graph,
                   data_needs: Mapping[str, frozenset[str]] | None = None,
@@ -91,8 +92,8 @@ class Scheduler:
         longest estimated path still ahead of them, `graph.remaining`); else the batch's order.
         """
         by_id = {c.id: c for c in calls}
-        self._order = sorted(graph.order, key=lambda cid: -first.get(cid, 0.0)) if first else graph.order
-        state = _State(data_needs=data_needs if data_needs is not None else graph.needs)
+        state = _State(data_needs=data_needs if data_needs is not None else graph.needs,
+                       order=sorted(graph.order, key=lambda cid: -first.get(cid, 0.0)) if first else graph.order)
         started_at = time.monotonic()
         try:
             while len(state.results) < len(calls):
@@ -157,7 +158,7 @@ class Scheduler:
     def _start_ready(self, graph: Graph, by_id: dict[str, BatchCall], state: _State, t0: float) -> None:
         results = {cid: _exposed(r) for cid, r in state.results.items() if r.status == "done"}
         running = {t.call.id for t in state.running.values()}
-        for cid in self._order:
+        for cid in state.order:
             if len(state.running) >= self.concurrency:
                 return
             if cid in state.results or cid in running or not self._ready(graph, cid, state):

@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import PurePath
 
-from core.paths import within
+from core.paths import one_slash, within
 from core.policy.settings import config_dir
 from core.settings import state_root
 
@@ -61,9 +61,7 @@ def protected_reason(path: str | os.PathLike[str]) -> str | None:
 
 def proc_secret(path: str | os.PathLike[str]) -> bool:
     """Whether `path` reads a process's environment, memory, or the console's own /proc entry."""
-    text = os.path.normpath(os.fspath(path))
-    if text.startswith("//"):
-        text = "/" + text.lstrip("/")  # POSIX keeps a leading //, which Linux reads as /
+    text = one_slash(os.path.normpath(os.fspath(path)))
     if not text.startswith("/proc"):
         return False  # every path below is: most are not, and this is asked of every path a call names
     own = f"/proc/{os.getpid()}"
@@ -91,11 +89,9 @@ def _belay_dirs(*_environment: str | None) -> tuple[str, str]:
 
 def home_secret(path: str | os.PathLike[str], home: str) -> bool:
     """Whether `path` lies in one of the user's credential stores (~/.ssh, ~/.aws, ...)."""
-    text = os.path.normpath(os.fspath(path))
-    home = os.path.normpath(home)
+    text, home = one_slash(os.path.normpath(os.fspath(path))), one_slash(os.path.normpath(home))
     if not os.path.isabs(text) or not within(text, home):
         return False
-    text, home = "/" + text.lstrip("/"), "/" + home.lstrip("/")  # `//home/me` is /home/me (see `within`)
     rest = text[len(home):].lstrip("/")  # below home: what relpath would say, without its walk of both
     return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
 

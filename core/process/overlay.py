@@ -34,7 +34,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+
+from core.models.records import ChangeKind
 
 UNSHARE = shutil.which("unshare")
 _MOUNT = ('mount -t overlay belay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$1" && cd "$1" && shift 3 '
@@ -43,9 +44,6 @@ _MOUNT = ('mount -t overlay belay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxat
 _UNNAMEABLE = (",", ":", "\\")
 """Characters overlayfs's options cannot carry in a path."""
 _OPAQUE = "user.overlay.opaque"
-
-ChangeKind = Literal["create", "modify", "delete", "rename", "mode"]
-
 
 @dataclass(frozen=True)
 class OverlaySupport:
@@ -149,26 +147,26 @@ class Layer:
         if stat.S_ISDIR(st.st_mode):
             if lower is None or not stat.S_ISDIR(lower.st_mode):
                 yield from self._deleted(path, lower)
-                yield LayerChange(path, "create", is_dir=True)
+                yield LayerChange(path, ChangeKind.CREATE, is_dir=True)
             elif _opaque(self.upper / path):  # replaced: what it held below and no longer holds is deleted
                 kept = set(os.listdir(self.upper / path))
                 for name in sorted(set(os.listdir(self.workspace / path)) - kept):
                     yield from self._deleted(f"{path}/{name}", _lstat(self.workspace / path / name))
             elif stat.S_IMODE(st.st_mode) != stat.S_IMODE(lower.st_mode):
-                yield LayerChange(path, "mode", is_dir=True)
+                yield LayerChange(path, ChangeKind.MODE, is_dir=True)
             yield from self._walk(path)
             return
         link = stat.S_ISLNK(st.st_mode)
         if lower is None:
-            yield LayerChange(path, "create", is_link=link)
+            yield LayerChange(path, ChangeKind.CREATE, is_link=link)
         elif stat.S_IFMT(lower.st_mode) != stat.S_IFMT(st.st_mode) or not self._same(path, link):
             if stat.S_ISDIR(lower.st_mode):
                 yield from self._deleted(path, lower)
-                yield LayerChange(path, "create", is_link=link)
+                yield LayerChange(path, ChangeKind.CREATE, is_link=link)
             else:
-                yield LayerChange(path, "modify", is_link=link)
+                yield LayerChange(path, ChangeKind.MODIFY, is_link=link)
         elif not link and stat.S_IMODE(st.st_mode) != stat.S_IMODE(lower.st_mode):
-            yield LayerChange(path, "mode")
+            yield LayerChange(path, ChangeKind.MODE)
         # else copied up unchanged (opened for writing, touched): nothing to show
 
     def _same(self, path: str, link: bool) -> bool:
@@ -183,27 +181,27 @@ class Layer:
         if stat.S_ISDIR(lower.st_mode):
             for name in sorted(os.listdir(self.workspace / path)):
                 yield from self._deleted(f"{path}/{name}", _lstat(self.workspace / path / name))
-            yield LayerChange(path, "delete", is_dir=True)
+            yield LayerChange(path, ChangeKind.DELETE, is_dir=True)
         else:
-            yield LayerChange(path, "delete", is_link=stat.S_ISLNK(lower.st_mode))
+            yield LayerChange(path, ChangeKind.DELETE, is_link=stat.S_ISLNK(lower.st_mode))
 
 
 def _renames(changes: list[LayerChange], upper: Path, workspace: Path) -> list[LayerChange]:
     """A deleted regular file and a created one with the same content become one rename (1:1 only)."""
     deleted: dict[str, list[LayerChange]] = {}
     for change in changes:
-        if change.kind == "delete" and not change.is_dir and not change.is_link:
+        if change.kind == ChangeKind.DELETE and not change.is_dir and not change.is_link:
             deleted.setdefault(_digest(workspace / change.path), []).append(change)
     result, taken = [], set()
     for change in changes:
-        if change.kind == "create" and not change.is_dir and not change.is_link:
+        if change.kind == ChangeKind.CREATE and not change.is_dir and not change.is_link:
             matches = [d for d in deleted.get(_digest(upper / change.path), []) if d.path not in taken]
             if len(matches) == 1:
                 taken.add(matches[0].path)
-                result.append(LayerChange(change.path, "rename", old_path=matches[0].path))
+                result.append(LayerChange(change.path, ChangeKind.RENAME, old_path=matches[0].path))
                 continue
         result.append(change)
-    return [c for c in result if not (c.kind == "delete" and c.path in taken)]
+    return [c for c in result if not (c.kind == ChangeKind.DELETE and c.path in taken)]
 
 
 def _lstat(path: Path) -> os.stat_result | None:

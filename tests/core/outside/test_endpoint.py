@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -230,9 +231,8 @@ def test_the_hook_client_hears_keepalives_while_the_handler_works_and_json_clien
     assert plain == [b'{"ok": true, "exit": 0, "stdout": null}\n']
 
 
-def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes(tmp_path: Path) -> None:
-    ended: list[str] = []
-
+def _waiting_forever(ended: list[str]) -> Callable[[PingRequest], Awaitable[dict[str, Any]]]:
+    """A handler that never answers and notes in `ended` when it is cancelled."""
     async def forever(request: PingRequest) -> dict[str, Any]:
         try:
             await asyncio.sleep(60)
@@ -240,6 +240,12 @@ def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes
             ended.append("cancelled")
             raise
         return {}
+    return forever
+
+
+def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes(tmp_path: Path) -> None:
+    ended: list[str] = []
+    forever = _waiting_forever(ended)
 
     async def scenario() -> bool:
         endpoint = Endpoint(tmp_path, "secret", tmp_path, keepalive_s=0.2)
@@ -266,14 +272,7 @@ def test_a_handler_is_cancelled_when_its_client_goes_and_when_the_console_closes
 
 def test_a_hook_client_that_stops_reading_is_gone_at_the_next_keepalive(tmp_path: Path) -> None:
     ended: list[str] = []
-
-    async def forever(request: PingRequest) -> dict[str, Any]:
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            ended.append("cancelled")
-            raise
-        return {}
+    forever = _waiting_forever(ended)
 
     async def scenario() -> None:
         endpoint = Endpoint(tmp_path, "secret", tmp_path, keepalive_s=0.2)
