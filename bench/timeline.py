@@ -38,6 +38,17 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from core import (  # noqa: E402  (the repository on the path first)
+    AgentStarted,
+    BatchFinished,
+    BatchStarted,
+    CallFinished,
+    CallQueued,
+    CallStarted,
+    PlanInfo,
+    RunStatus,
+)
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 CALLS = int(os.environ.get("BELAY_BENCH_CALLS", "100000"))
@@ -106,8 +117,6 @@ class Producer:
         self.bus.publish(event)
 
     def agent(self, agent_id: str, parent: str | None) -> None:
-        from core import AgentStarted, CallQueued, CallStarted
-
         spawned = None
         if parent is not None:
             spawned = f"task-{agent_id}"
@@ -130,8 +139,6 @@ class Producer:
 
     def calls(self, count: int) -> None:
         """`count` more calls (a batch counts its calls)."""
-        from core import BatchFinished, BatchStarted, PlanInfo
-
         done = 0
         while done < count:
             agent = self.agents[self._n % len(self.agents)]
@@ -152,8 +159,6 @@ class Producer:
                 done += 1
 
     def call(self, call_id: str, agent: str, batch: str | None) -> None:
-        from core import CallQueued, CallStarted
-
         n = self._n
         self._n += 1
         path = f"src/pkg_{n % 20}/module_{n}.py"
@@ -166,8 +171,6 @@ class Producer:
             self.finish(self._running.pop(0))
 
     def finish(self, call_id: str) -> None:
-        from core import CallFinished, RunStatus
-
         failed = hash(call_id) % 37 == 3
         self.publish(CallFinished(call_id=call_id, status=RunStatus.FAILED if failed else RunStatus.DONE,
                                   output="ok", duration_s=0.01))

@@ -33,7 +33,11 @@ class RunStatus(str, Enum):
 
     @property
     def final(self) -> bool:
-        return self not in (RunStatus.QUEUED, RunStatus.BLOCKED_ON_USER, RunStatus.RUNNING)
+        return self._value_ not in _UNDER_WAY  # by value: an enum member hashes in Python, a str in C
+
+
+_UNDER_WAY = frozenset({RunStatus.QUEUED.value, RunStatus.BLOCKED_ON_USER.value, RunStatus.RUNNING.value})
+"""The values of the statuses a call is still in; asked of every call a flood shows."""
 
 
 class AgentStatus(str, Enum):

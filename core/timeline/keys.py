@@ -47,7 +47,7 @@ class AgentKey(NodeKey):
 
     @property
     def agent_id(self) -> str:
-        return self.ident
+        return self[2:]
 
 
 class BatchKey(NodeKey):
@@ -58,7 +58,7 @@ class BatchKey(NodeKey):
 
     @property
     def batch_id(self) -> str:
-        return self.ident
+        return self[2:]
 
 
 class RunKey(NodeKey):
@@ -69,7 +69,7 @@ class RunKey(NodeKey):
 
     @property
     def call_id(self) -> str:
-        return self.ident
+        return self[2:]  # past the prefix's two characters (as `ident`, without its lookups: asked of every row)
 
 
 _KINDS: dict[str, type[NodeKey]] = {kind.prefix: kind for kind in (AgentKey, BatchKey, RunKey)}

@@ -162,24 +162,34 @@ class Bridge(QObject):
         by one, at each run's last change, to a `run_changed` listener).  Dispatched on the event's type, not a
         chain of isinstance: a flood brings some 30,000 events a second."""
         self._model.flush()  # the rows these events made are shown before anyone hears of them
-        kinds = [type(event) for event in batch]
-        last = {event.call_id: n for n, (kind, event) in enumerate(zip(kinds, batch))  # type: ignore[union-attr]
-                if kind in _RUN_CHANGES}
-        one_by_one = self.isSignalConnected(self._run_changed)  # a signal a run is some microseconds each
-        for n, (kind, event) in enumerate(zip(kinds, batch)):
-            if kind in _RUN_CHANGES:
-                if one_by_one and last[event.call_id] == n:  # type: ignore[union-attr]
-                    self.run_changed.emit(event.call_id)  # type: ignore[union-attr]
-            elif kind is Lagged:
-                log.warning("the window fell %d events behind; resynchronising", event.missed)  # type: ignore[union-attr]
-                self.resynced.emit()
+        last: dict[str, int] = {}
+        others: list[Event] = []
+        for n, event in enumerate(batch):  # one pass: a flood brings some 30,000 events a second
+            if type(event) in _RUN_CHANGES:
+                last[event.call_id] = n  # type: ignore[attr-defined]
             else:
-                tell = _TOLD.get(kind)
-                if tell is not None:
-                    tell(self, event)
+                others.append(event)
+        if self.isSignalConnected(self._run_changed):  # a signal a run is some microseconds each: only if heard
+            for n, event in enumerate(batch):
+                if type(event) not in _RUN_CHANGES:
+                    self._tell(event)
+                elif last[event.call_id] == n:  # type: ignore[attr-defined]
+                    self.run_changed.emit(event.call_id)  # type: ignore[attr-defined]
+        else:
+            for event in others:
+                self._tell(event)
         if last:
             self.runs_changed.emit(list(last))
         self.batch_applied.emit()
+
+    def _tell(self, event: Event) -> None:
+        if type(event) is Lagged:
+            log.warning("the window fell %d events behind; resynchronising", event.missed)
+            self.resynced.emit()
+            return
+        tell = _TOLD.get(type(event))
+        if tell is not None:
+            tell(self, event)
 
     def __repr__(self) -> str:
         return f"<Bridge subscription={self._subscription!r}>"

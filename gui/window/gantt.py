@@ -107,8 +107,9 @@ class GanttDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        paint_panel(painter, option)  # the cell has no text: background and selection, then the bar
-        paint_focus(painter, option)
+        state = option.state.value  # type: ignore[attr-defined]
+        paint_panel(painter, option, state)  # the cell has no text: background and selection, then the bar
+        paint_focus(painter, option, state)
         bar = index.data(GANTT_ROLE)
         rect = option.rect  # type: ignore[attr-defined]
         width = rect.width() - 2 * PAD

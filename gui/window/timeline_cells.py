@@ -22,19 +22,12 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette, QSta
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from gui.window import theme
-from gui.window.item_paint import paint_focus, paint_panel, style_of
+from gui.window.item_paint import ACTIVE, ENABLED, SELECTED, paint_focus, paint_panel, style_of
 from gui.window.timeline_model import TimelineModel
 
 KEPT = 1_500
 """Laid-out texts kept, the least recently drawn dropped first: more than the text cells of a tall screen
 (some 100 rows of five), or a repaint would find none of its own."""
-
-
-_ENABLED = QStyle.StateFlag.State_Enabled.value
-_ACTIVE = QStyle.StateFlag.State_Active.value
-_SELECTED = QStyle.StateFlag.State_Selected.value
-_HAS_FOCUS = QStyle.StateFlag.State_HasFocus.value
-"""The state flags as plain ints: a Python enum flag's `&` makes new enum objects, microseconds a cell."""
 
 
 class TextCells(QStyledItemDelegate):
@@ -57,7 +50,8 @@ class TextCells(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         text, colour_role, bold = cell
-        paint_panel(painter, option)
+        state = option.state.value  # type: ignore[attr-defined]
+        paint_panel(painter, option, state)
         font = option.font  # type: ignore[attr-defined]
         if font != self._font or self._margin < 0:  # the first cell, or the view's font changed: what was laid out goes
             self._font, self._bold = QFont(font), TimelineModel.bold_font(font)
@@ -66,7 +60,6 @@ class TextCells(QStyledItemDelegate):
             self._texts.clear()
         rect = option.rect  # type: ignore[attr-defined]
         room = rect.width() - 2 * self._margin
-        state = option.state.value  # type: ignore[attr-defined]
         if text and room > 0:
             painter.save()
             painter.setPen(self._colour(option, state, colour_role))
@@ -75,15 +68,14 @@ class TextCells(QStyledItemDelegate):
             painter.drawStaticText(QPointF(rect.left() + self._margin, rect.top() + (rect.height() - height) / 2),
                                    laid)
             painter.restore()
-        if state & _HAS_FOCUS:
-            paint_focus(painter, option)
+        paint_focus(painter, option, state)
 
     def _colour(self, option: QStyleOptionViewItem, state: int, colour_role: str | None) -> QColor:
-        if colour_role is not None and not state & _SELECTED:
+        if colour_role is not None and not state & SELECTED:
             return self._colours.get(option.palette, colour_role)  # type: ignore[attr-defined]
-        group = (QPalette.ColorGroup.Disabled if not state & _ENABLED else
-                 QPalette.ColorGroup.Normal if state & _ACTIVE else QPalette.ColorGroup.Inactive)
-        role = QPalette.ColorRole.HighlightedText if state & _SELECTED else QPalette.ColorRole.Text
+        group = (QPalette.ColorGroup.Disabled if not state & ENABLED else
+                 QPalette.ColorGroup.Normal if state & ACTIVE else QPalette.ColorGroup.Inactive)
+        role = QPalette.ColorRole.HighlightedText if state & SELECTED else QPalette.ColorRole.Text
         return option.palette.color(group, role)  # type: ignore[attr-defined]
 
     def _laid_out(self, text: str, room: int, bold: bool) -> tuple[QStaticText, float]:
