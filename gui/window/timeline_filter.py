@@ -231,6 +231,10 @@ class TimelineFilter(QWidget):
         self._choices_soon.setSingleShot(True)
         self._choices_soon.setInterval(CHOICES_MS)
         self._choices_soon.timeout.connect(self.refresh_choices)
+        self._count_soon = QTimer(self)
+        self._count_soon.setSingleShot(True)
+        self._count_soon.setInterval(0)
+        self._count_soon.timeout.connect(self._show_count)
         self.text.textChanged.connect(self._on_text_changed)
         for combo in (self.agent, self.status, self.tool):
             combo.currentIndexChanged.connect(self.apply)
@@ -246,6 +250,12 @@ class TimelineFilter(QWidget):
     def criteria(self) -> Criteria:
         return Criteria(self.text.text(), self.agent.currentData(), self.status.currentData() or frozenset(),
                         self.tool.currentData())
+
+    def _asking(self) -> bool:
+        """`criteria().active` without making the criteria: asked at each insert of a flood (each combo's first
+        choice is its "all")."""
+        return bool(self.text.text().strip()) or self.agent.currentIndex() > 0 or self.status.currentIndex() > 0 \
+            or self.tool.currentIndex() > 0
 
     def refresh_choices(self) -> None:
         """The agents and tools seen so far, the current choices kept."""
@@ -358,8 +368,9 @@ class TimelineFilter(QWidget):
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         if not self._choices_soon.isActive():
             self._choices_soon.start()
-        if not self.criteria().active:
-            self._show_count()
+        if not self._asking():
+            if not self._count_soon.isActive():
+                self._count_soon.start()  # once for the rows of a batch, however many parents they came under
             return
         fresh = {self._model.key_of(self._model.index(row, 0, parent)) for row in range(first, last + 1)}
         self._hidden |= fresh  # type: ignore[arg-type]
@@ -372,7 +383,7 @@ class TimelineFilter(QWidget):
     def _on_model_data_changed(self, first: QModelIndex, last: QModelIndex, roles: Any = ()) -> None:
         if first.column() == TIMELINE_COLUMN == last.column():
             return  # only time moved on
-        if self.criteria().active and not self._typing.isActive():
+        if not self._typing.isActive() and self._asking():
             self._typing.start()
 
     def _on_model_about_to_be_reset(self) -> None:

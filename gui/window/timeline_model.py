@@ -29,7 +29,7 @@ and repaints that column of the rows concerned, nothing else.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -101,9 +101,12 @@ class TimelineModel(QStandardItemModel):
         """Whose row each of those items is (by the item's id)."""
         self._siblings: dict[int, list[NodeKey]] = {}
         """The timeline's list of children under each parent item, by the internal id of their indexes."""
-        self._inserted: list[Inserted] = []
+        self._inserted: dict[NodeKey | None, list[Inserted]] = {}
         self._updated: dict[NodeKey, None] = {}
-        """Changes watched but not shown yet, in the order they came (an ordered set, for the updates)."""
+        """Changes watched but not shown yet, in the order they came: the rows inserted by parent (a parent's rows
+        are appended in order, so its inserts are contiguous, however the agents' calls interleave; parents in the
+        order they were first inserted under, which puts a new agent's or batch's own row before its children),
+        and the rows updated (an ordered set)."""
         self._flush_soon = QTimer(self)
         self._flush_soon.setSingleShot(True)
         self._flush_soon.setInterval(0)
@@ -186,9 +189,14 @@ class TimelineModel(QStandardItemModel):
         self.flush()
 
     def _on_timeline_changed(self, changes: list[Inserted | Updated]) -> None:
+        inserted = self._inserted
         for change in changes:
-            if isinstance(change, Inserted):
-                self._inserted.append(change)
+            if type(change) is Inserted:  # sorted as they come, not in one lump at the flush
+                rows = inserted.get(change.parent)
+                if rows is None:
+                    inserted[change.parent] = [change]
+                else:
+                    rows.append(change)
             else:
                 self._updated[change.key] = None
         if self.auto_flush and not self._flush_soon.isActive() and QCoreApplication.instance() is not None:
@@ -199,25 +207,17 @@ class TimelineModel(QStandardItemModel):
         inserted, updated = self._inserted, self._updated
         if not inserted and not updated:
             return
-        self._inserted, self._updated = [], {}
+        self._inserted, self._updated = {}, {}
         self._flush_soon.stop()
         now = self._clock()
         groups: set[NodeKey] = set()
         fresh: set[NodeKey] = set()
-        # One range per parent, however the agents' calls interleave: a parent's rows are appended in order, so
-        # its inserts are contiguous; parents go in the order they were first inserted under, which puts a new
-        # agent's or batch's own row before its children.
-        by_parent: dict[NodeKey | None, list[Inserted]] = {}
-        for change in inserted:
-            by_parent.setdefault(change.parent, []).append(change)
-        for parent, rows in by_parent.items():
-            self._insert(rows, now)
+        for parent, rows in inserted.items():  # one range insert per parent
+            self._insert(rows, now, groups)
             if parent is not None:  # a run's group is the row it is inserted under: the windows are its parent's
                 groups.update(self._groups_of(parent))
-            for change in rows:
-                fresh.add(change.key)
-                if not isinstance(change.key, RunKey):
-                    groups.update(self._groups_of(change.key))
+            fresh.update(change.key for change in rows)
+        above: list[NodeKey] = [parent for parent in inserted if parent is not None]
         for key in updated:
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
@@ -225,22 +225,25 @@ class TimelineModel(QStandardItemModel):
             index = self._index(key)
             self.dataChanged.emit(index, index.siblingAtColumn(len(COLUMNS) - 1))
             groups.update(self._groups_of(key))
-        self._roll_up([key for key in (*fresh, *updated) if isinstance(key, RunKey)], skip={*fresh, *updated})
+            if isinstance(key, RunKey):
+                above.append(self._timeline.parent(key))  # type: ignore[arg-type]
+        self._roll_up(above, fresh, updated)
         self._stretch(groups, now)
         self._keep_ticking()
 
-    def _roll_up(self, runs: Iterable[NodeKey], skip: set[NodeKey]) -> None:
-        """Refresh the roll-ups of the agents and batches above these runs: once each, and a row only when its
-        text moved (a streamed output changes no count)."""
+    def _roll_up(self, parents: Iterable[NodeKey], *skip: Container[NodeKey]) -> None:
+        """Refresh the roll-ups of these agents and batches (those above rows that came or changed) and of theirs:
+        once each, a row in `skip` not at all (refreshed already), and a row only when its text moved (a streamed
+        output changes no count)."""
         above: dict[NodeKey, None] = {}
-        for key in runs:
-            parent = self._timeline.parent(key)
+        timeline = self._timeline
+        for parent in parents:
             while parent is not None and parent not in above:
                 above[parent] = None
-                parent = self._timeline.parent(parent)
+                parent = timeline.parent(parent)  # type: ignore[assignment]
         now = self._clock()
         for key in above:
-            if key in skip:
+            if any(key in rows for rows in skip):
                 continue
             before = self._cells.get(key)
             self._refresh(key, now)
@@ -248,8 +251,9 @@ class TimelineModel(QStandardItemModel):
                 index = self._index(key)
                 self.dataChanged.emit(index.siblingAtColumn(1), index.siblingAtColumn(STATUS_COLUMN))
 
-    def _insert(self, rows: list[Inserted], now: datetime) -> None:
-        """Rows appended under one parent: prepared, then shown as one insert."""
+    def _insert(self, rows: list[Inserted], now: datetime, groups: set[NodeKey]) -> None:
+        """Rows appended under one parent: prepared, then shown as one insert; the windows a new agent or batch
+        may stretch are added to `groups`."""
         parent = rows[0].parent
         runs, live = self._timeline.runs, self._live
         for change in rows:
@@ -259,6 +263,7 @@ class TimelineModel(QStandardItemModel):
                     live.add(key)
             else:
                 self._refresh(key, now)
+                groups.update(self._groups_of(key))
         if parent is not None and parent not in self._windows and not isinstance(parent, RunKey):
             self._windows[parent] = GanttWindow(self._timeline.window(parent, now))  # its runs' bars, to scale
         item = self._items[parent] if parent is not None else self.invisibleRootItem()
@@ -487,5 +492,6 @@ class TimelineModel(QStandardItemModel):
 
     def __repr__(self) -> str:
         return (f"<TimelineModel agents={len(self._timeline.agents)} batches={len(self._timeline.batches)} "
-                f"runs={len(self._timeline.runs)} live={len(self._live)} pending={len(self._inserted)}"
+                f"runs={len(self._timeline.runs)} live={len(self._live)} "
+                f"pending={sum(map(len, self._inserted.values()))}"
                 f"+{len(self._updated)}>")

@@ -110,6 +110,10 @@ def test_typing_in_the_filter_hides_what_does_not_match_keeps_parents_and_esc_cl
         assert bar.text.text() == ""
         await wait_until(lambda: bar.count.text() == "9 calls", what="the filter to clear")
         assert not any(_hidden(window, f"r:{c}") for c in timeline.runs)
+        qtbot.keyClicks(bar.text, "   ")  # spaces ask for nothing: a call that comes is shown and counted
+        spaced = (await console.call(lead, "Read", {"file_path": str(workspace / "src" / "app.py")})).call_id
+        await wait_until(lambda: bar.count.text() == "10 calls", what="the call that came while only spaces were typed")
+        assert not _hidden(window, f"r:{spaced}")
         await _finish(console, work)
 
     in_window(qtbot, loop, workspace, body)
