@@ -167,7 +167,7 @@ class Bridge(QObject):
         for n, event in enumerate(batch):  # one pass: a flood brings some 30,000 events a second
             if type(event) in _RUN_CHANGES:
                 last[event.call_id] = n  # type: ignore[attr-defined]
-            else:
+            elif type(event) in _TELLING:  # a CallQueued, most of the rest, is told by its row
                 others.append(event)
         if self.isSignalConnected(self._run_changed):  # a signal a run is some microseconds each: only if heard
             for n, event in enumerate(batch):
@@ -210,3 +210,4 @@ _TOLD: dict[type[Event], Callable[[Bridge, Any], None]] = {
     ElicitationResolved: lambda bridge, e: bridge.elicitation_resolved.emit(e.elicitation_id),
 }
 """What each other event is told as (the events no panel follows are not told)."""
+_TELLING = frozenset({*_TOLD, Lagged})

@@ -256,23 +256,26 @@ class TimelineModel(QStandardItemModel):
         may stretch are added to `groups`."""
         parent = rows[0].parent
         runs, live = self._timeline.runs, self._live
+        groups_rows: list[Inserted] = []
         for change in rows:
             key = change.key
-            if isinstance(key, RunKey):  # what `_refresh` does for a run, less what a new row cannot have
+            if type(key) is RunKey:  # what `_refresh` does for a run, less what a new row cannot have
                 if not runs[key.call_id].status.final:
                     live.add(key)
             else:
+                groups_rows.append(change)
                 self._refresh(key, now)
                 groups.update(self._groups_of(key))
         if parent is not None and parent not in self._windows and not isinstance(parent, RunKey):
             self._windows[parent] = GanttWindow(self._timeline.window(parent, now))  # its runs' bars, to scale
         item = self._items[parent] if parent is not None else self.invisibleRootItem()
         item.insertRows(rows[0].row, len(rows))  # one rowsInserted
+        if not groups_rows:
+            return
         self.blockSignals(True)  # an agent's or a batch's item in its row: no change to tell of, the row is new
         try:
-            for change in rows:
-                if not isinstance(change.key, RunKey):
-                    item.setChild(change.row, 0, self._new_item(change.key))
+            for change in groups_rows:
+                item.setChild(change.row, 0, self._new_item(change.key))
         finally:
             self.blockSignals(False)
 
