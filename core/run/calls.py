@@ -177,11 +177,12 @@ class Calls:
         note = partial_note([answer.reason]) if answer.hunks is not None else ""
         return Allowed(answer.edited if answer.edited and plan is not None else None, note)
 
-    async def ask(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None) -> Answer:
+    async def ask(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None, *, in_part: bool = True) -> Answer:
         """Put the call before a person (the window, the terminal) and wait for the answer.
 
         With no front end that could answer, the answer is a denial at once.  A rule's timeout that
-        allows turns TIMED_OUT into APPROVED.  An "always allow" answer adds its rule.
+        allows turns TIMED_OUT into APPROVED.  An "always allow" answer adds its rule.  `in_part=False` leaves
+        the accepted hunks as the person gave them (a preview reads them per file: `core.run.preview`).
         """
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
         bash = call.tool == "Bash"
@@ -203,7 +204,7 @@ class Calls:
                 self.approvals.withdraw(request.call_id)
                 raise
             answer = await self.approvals.wait(request, verdict.timeout_s)
-            if answer.hunks is not None and answer.decision == Decision.APPROVED_EDITED:
+            if in_part and answer.hunks is not None and answer.decision == Decision.APPROVED_EDITED:
                 answer = await asyncio.to_thread(_in_part, answer, plan, diffs, self.workspace, call.tool)
             if answer.decision == Decision.TIMED_OUT and verdict.on_timeout == "allow":
                 answer = answer.model_copy(update={"decision": Decision.APPROVED,

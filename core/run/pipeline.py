@@ -15,23 +15,27 @@ re-raised.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from core.changes.partial import PartialError
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.ids import CallId
-from core.models.records import FileChange, RunStatus
+from core.models.records import Decision, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
-from core.policy.verdicts import PolicyRequest
+from core.policy.verdicts import PolicyRequest, Verdict
+from core.process.overlay import Layer, overlay_support
 from core.run import arguments
 from core.run.apply import apply_plan, replace_contents
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, Allowed, CallOutcome, Calls, OpenCall, Refused, error_text
 from core.run.limits import heartbeat, run_limited
+from core.run.preview import LIMITS, REASON, chosen, layer_plan, told
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.tasks import shielded
@@ -171,6 +175,8 @@ class Pipeline:
         read_only = verdict.analysis is not None and verdict.analysis.read_only
         async with heartbeat(functools.partial(self.recorder.progress, call.call_id)):
             if tool.captures_workspace and self.tracker is not None and not read_only:
+                if tool.previews(args) and (await asyncio.to_thread(overlay_support)).available:
+                    return await self._run_previewed(call, tool, args, ctx, limit), False, 1
                 return await self._run_capturing(call, tool, args, ctx, limit), False, 1
             stored = self.cache.begin() if self.cache is not None and tool.cacheable else None
             done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id))
@@ -220,6 +226,41 @@ class Pipeline:
                     await shielded(self.calls.captured(call, captured.changes, captured.git))
         return done.output
 
+    async def _run_previewed(self, call: OpenCall, tool: RunTool, args: ToolArgs, ctx: ToolContext,
+                             limit: float | None) -> ToolOutput:
+        """Run a tool in a private layer over the workspace, put what it changed there before a person, and
+        apply the files they keep as a file tool's writes are (`core.run.preview`); the layer goes either way.
+
+        The workspace is not touched while the tool runs, so the run holds no lock on it: only applying does.
+        """
+        layer = await asyncio.to_thread(Layer.create, self.workspace.root)
+        try:
+            done = await run_limited(tool, args, dataclasses.replace(ctx, layer=layer), limit,
+                                     functools.partial(self._retrying, call.call_id))
+            plan, left = await asyncio.to_thread(lambda: layer_plan(layer, layer.changes(), self.workspace))
+            output = done.output
+            if not plan.writes:
+                note = "[Belay ran this command in preview: it changed no files]"
+                return _noted(output, told([], [], left, None) if left else note, {"applied": [], "left": left})
+            answer = await self.calls.ask(call, Verdict(action="ask", reason=f"{REASON} {LIMITS}"), plan,
+                                          in_part=False)
+            if answer.decision not in (Decision.APPROVED, Decision.APPROVED_EDITED, Decision.ALWAYS_ALLOWED):
+                denied = answer.reason or f"the approval was {answer.decision.value.replace('_', ' ')}"
+                return _noted(output, told([], [], left, denied), {"applied": [], "left": left})
+            try:
+                choice = await asyncio.to_thread(chosen, plan, self.workspace, hunks=answer.hunks,
+                                                 edited=answer.edited)
+            except PartialError as e:
+                return _noted(output, told([], [], left, f"the part chosen could not be applied: {e}"),
+                              {"applied": [], "left": left})
+            if choice.plan.writes:
+                call.changes = await self._apply(call.call_id, choice.plan, ctx.read_state)
+            applied = [c.path for c in call.changes]
+            return _noted(output, told(applied, choice.discarded, left, None),
+                          {"applied": applied, "discarded": list(choice.discarded), "left": left})
+        finally:
+            await shielded(asyncio.to_thread(layer.discard))
+
     def _request(self, tool: Tool, args: ToolArgs) -> PolicyRequest:
         """The call as the policy sees it (blocking: resolves paths on disk)."""
         return PolicyRequest(tool=tool.name, args=args.model_dump(by_alias=True), workspace=self.workspace.root,
@@ -257,6 +298,12 @@ class Pipeline:
 
     def __repr__(self) -> str:
         return f"<Pipeline {self.workspace.root} tools={len(self.registry.names())}>"
+
+
+def _noted(output: ToolOutput, note: str, preview: dict[str, Any]) -> ToolOutput:
+    """A previewed command's output with what became of its changes, for the agent and the journal."""
+    full = f"{output.full_text}\n\n{note}" if output.full_text is not None else None
+    return ToolOutput(f"{output.text}\n\n{note}", {**output.data, "preview": preview}, full_text=full)
 
 
 def _only_reads(tool: Tool) -> bool:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from core.errors import BelayError
 from core.ids import AgentId, CallId
 from core.paths import Workspace
+from core.process.overlay import Layer
 
 
 class Annotations(BaseModel):
@@ -120,6 +121,8 @@ class ToolContext:
     may_read: Callable[[Path], str | None] = field(default=lambda path: None)
     """Why reading a path is refused (a Read deny rule, a secret), or None.  Tools that open or list many
     files (Grep, Glob, LS, NotebookRead) leave out, and say they left out, what it refuses."""
+    layer: Layer | None = None
+    """For a command run in preview (`RunTool.previews`): the private layer it runs in, over the workspace."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,11 @@ class RunTool(Tool[A]):
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolOutput: ...
+
+    def previews(self, args: A) -> bool:
+        """Whether this call runs in a private layer (`ToolContext.layer`) whose changes a person chooses from
+        before they land, rather than changing the workspace as it runs (a command, by the settings)."""
+        return False
 
 
 class WriteTool(Tool[A]):

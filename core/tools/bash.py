@@ -39,6 +39,7 @@ from core.paths import Workspace
 from core.process.environment import build_env, make_non_dumpable, refusal
 from core.process.limits import PidsGroup, ProcessLimit, detect_limit, nproc_for
 from core.process.output import Coalescer, LiveText, OutputCapture
+from core.process.overlay import Layer
 from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
 from core.process.shells import Launch, ShellManager, ShellProcess, discard, exit_code
 from core.settings import config_root, state_root
@@ -87,6 +88,10 @@ class BashSettings(BaseModel):
     """How much of a command's output is kept for the journal."""
     hidden_paths: tuple[str, ...] = ()
     """Directories sandboxed commands must not see, besides the console's state and settings directories."""
+    effects: Literal["apply", "preview", "preview-unknown"] = "apply"
+    """apply: a command changes the workspace as it runs (each change recorded, undoable); preview: it runs in a
+    private layer and a person chooses which of its changes land; preview-unknown: preview the commands the policy
+    cannot prove read-only (those proven read-only change nothing either way).  Background shells always apply."""
     max_processes: int = Field(default=256, ge=16, le=65536)
     """Processes (and threads) one command may have at once: a fork bomb stops there, and so does a build
     that needs more (raise it then)."""
@@ -177,6 +182,9 @@ class BashTool(RunTool[BashArgs]):
         limit = min(max(round(seconds * 1000), 1), args.timeout or MAX_TIMEOUT_MS)
         return args.model_copy(update={"timeout": limit})
 
+    def previews(self, args: BashArgs) -> bool:
+        return self.settings.effects != "apply" and not args.run_in_background
+
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once), and what
         limits their processes (`processes`)."""
@@ -197,8 +205,9 @@ class BashTool(RunTool[BashArgs]):
             make_non_dumpable()  # the console does this at start; be certain before the first command
             self._hardened = True
         info, limit = await asyncio.to_thread(self._containment)
-        launch = await self._prepare(args.command, ctx.workspace.root, info, limit)
+        launch = await self._prepare(args.command, ctx.workspace.root, info, limit, ctx.layer)
         if args.run_in_background:
+            assert ctx.layer is None, "a background shell outlives its call: it never runs in a layer"
             shell_id = await self.shells.start(launch, command=args.command, call_id=ctx.call_id)
             return ToolOutput(f"Started background shell {shell_id}; read its output with BashOutput "
                               f"(bash_id={shell_id!r}) and stop it with KillShell.",
@@ -207,9 +216,10 @@ class BashTool(RunTool[BashArgs]):
                     self.settings.max_timeout_s)
         return await self._foreground(launch, limit, ctx, info)
 
-    async def _prepare(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit) -> Launch:
+    async def _prepare(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit,
+                       layer: Layer | None = None) -> Launch:
         """`_launch` off the loop; if the call is cancelled meanwhile, what it made is removed."""
-        task = spawn(asyncio.to_thread(self._launch, command, workspace, info, limit), "prepare a command")
+        task = spawn(asyncio.to_thread(self._launch, command, workspace, info, limit, layer), "prepare a command")
         try:
             return await shielded(task)
         except asyncio.CancelledError:
@@ -217,8 +227,10 @@ class BashTool(RunTool[BashArgs]):
                 discard(task.result())  # an empty directory and an empty cgroup: instant
             raise
 
-    def _launch(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit) -> Launch:
-        """The argv and environment for `command` (blocking: creates the private temp dir and pids cgroup)."""
+    def _launch(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit,
+                layer: Layer | None = None) -> Launch:
+        """The argv and environment for `command` (blocking: creates the private temp dir and pids cgroup), in
+        `layer` when it runs in preview (the layer outside the sandbox: the sandbox binds the layered workspace)."""
         tmp = Path(tempfile.mkdtemp(prefix="belay-cmd-"))
         env = build_env(workspace, tmpdir="/tmp" if info.available else str(tmp),
                         passthrough=self.settings.env_passthrough)
@@ -227,6 +239,8 @@ class BashTool(RunTool[BashArgs]):
         hide = [state_root(), config_root(), *map(Path, self.settings.hidden_paths)]
         argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide,
                     own_users=limit.kind == "rlimit")
+        if layer is not None:
+            argv = layer.wrap(argv)
         group = self._group(limit, tmp)
         return Launch(tuple([*group.join_argv(), *argv] if group else argv), env, workspace, tmp, info.available,
                       self.settings.kill_grace_s, self.settings.drain_timeout_s, group)

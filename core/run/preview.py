@@ -1,0 +1,125 @@
+"""A command's effects previewed before they land: what its private layer holds, as a plan of writes a person
+chooses from.
+
+The command ran in an overlay of the workspace (`core.process.overlay`): it
+saw the workspace, and everything it wrote went to its layer.  `layer_plan`
+turns the layer's change set into the same `WritePlan` a file tool makes (a
+creation, a modification or a mode change writes the layer's bytes; a
+deletion removes the file; a rename is both), so the approval shows a diff
+per file and applying goes through the file tools' durable path, journaled
+against the call.  What a plan of file writes cannot carry (a folder made
+or removed empty, a symbolic link, a file too large to capture) is named in
+`left` and never applied: the card and the agent are told.
+
+`chosen` reads the person's answer per file: a file whose hunks were all
+turned off is discarded (a created file too, which an ordinary partial
+approval cannot express), some hunks of a modified file apply those hunks,
+an edited file writes the edit, and everything else applies whole.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from core.changes.diffs import compute_diff
+from core.changes.partial import PartialError, apply_hunks
+from core.models.records import ChangeKind
+from core.paths import Workspace
+from core.process.overlay import Layer, LayerChange
+from core.store import fsio
+from core.tools.base import FileWrite, WritePlan
+
+REASON = ("Belay ran this command in a private layer over the workspace: nothing has changed yet. Apply all, some "
+          "files (turn a file's hunks off to leave it out), or deny to discard everything it did.")
+LIMITS = ("A preview shows files in the workspace only: network calls the command made and processes it started "
+          "elsewhere have happened already, and files it wrote outside the workspace are discarded with the layer.")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the person applies of a preview, and what they left out."""
+
+    plan: WritePlan
+    discarded: tuple[str, ...]
+
+
+def layer_plan(layer: Layer, changes: Sequence[LayerChange], workspace: Workspace) -> tuple[WritePlan, list[str]]:
+    """Blocking: the writes that would make the workspace what the command left in its layer, and what a plan
+    of file writes cannot carry (each with why)."""
+    writes: list[FileWrite] = []
+    left: list[str] = []
+    for change in changes:
+        if change.is_link or change.is_dir:
+            if not (change.is_dir and change.kind == ChangeKind.MODE):
+                left.append(f"{change.path} ({'a symbolic link' if change.is_link else 'a folder'}, "
+                            f"{change.kind.value}d: a preview applies regular files only)")
+            continue
+        if change.kind == ChangeKind.RENAME and change.old_path is not None:
+            writes.append(_removal(workspace, change.old_path))
+        if change.kind == ChangeKind.DELETE:
+            writes.append(_removal(workspace, change.path))
+            continue
+        upper = layer.upper / change.path
+        try:
+            st = upper.lstat()
+            if st.st_size > fsio.MAX_CAPTURE_BYTES:
+                raise OSError(f"{st.st_size:,} bytes, more than a preview captures")
+            after = upper.read_bytes()
+        except OSError as e:
+            left.append(f"{change.path} (could not be read from the layer: {e})")
+            continue
+        path = workspace.root / change.path
+        before = fsio.read_if_exists(workspace, path, fsio.MAX_CAPTURE_BYTES)
+        writes.append(FileWrite(path, before, after, stat.S_IMODE(st.st_mode)))
+    return WritePlan(writes=tuple(writes), message=""), left
+
+
+def _removal(workspace: Workspace, rel: str) -> FileWrite:
+    path = workspace.root / rel
+    return FileWrite(path, fsio.read_if_exists(workspace, path, fsio.MAX_CAPTURE_BYTES), None)
+
+
+def chosen(plan: WritePlan, workspace: Workspace, *, hunks: Mapping[str, Sequence[int]] | None,
+           edited: Mapping[str, str] | None) -> Choice:
+    """Blocking: the writes the person kept (see the module's docstring); PartialError when some hunks of a file
+    cannot be applied alone (a file created or removed whole)."""
+    writes: list[FileWrite] = []
+    discarded: list[str] = []
+    for write in plan.writes:
+        rel = workspace.relative(write.path)
+        after = write.after
+        if edited and rel in edited:
+            after = edited[rel].encode("utf-8")
+        elif hunks is not None and rel in hunks:
+            accepted = set(hunks[rel])
+            diff = compute_diff(rel, write.before, write.after)
+            if not accepted:
+                discarded.append(rel)
+                continue
+            if len(accepted) < len(diff.hunks):
+                if write.before is None or write.after is None:
+                    raise PartialError(f"{rel} is {'created' if write.before is None else 'removed'} whole by the "
+                                       "command: keep all of it or none")
+                after = apply_hunks(write.before, diff, accepted)
+        if after == write.before and write.mode is None:
+            discarded.append(rel)
+            continue
+        writes.append(FileWrite(write.path, write.before, after, write.mode))
+    return Choice(WritePlan(writes=tuple(writes), message=""), tuple(discarded))
+
+
+def told(applied: Sequence[str], discarded: Sequence[str], left: Sequence[str], denied: str | None) -> str:
+    """What the agent hears after its command's output: which of its changes were applied."""
+    if denied is not None:
+        said = f"[Belay previewed this command's changes; none were applied: {denied}]"
+    elif not applied:
+        said = "[Belay previewed this command's changes; the person applied none of them]"
+    else:
+        said = f"[Belay previewed this command's changes; applied: {', '.join(applied)}"
+        said += f"; discarded: {', '.join(discarded)}]" if discarded else "]"
+    if left:
+        said += f"\n[Not applied, a preview applies regular files only: {'; '.join(left)}]"
+    return said
+

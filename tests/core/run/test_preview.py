@@ -1,0 +1,205 @@
+"""Commands previewed before their effects land, with real commands in a real layer (`[bash] effects`):
+a person applies all of a command's changes, some files, or none, and the workspace holds exactly that."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import ApprovalRequested, Console, RunStatus
+from core.process.overlay import overlay_support
+from core.tools.bash import BashSettings
+from tests.conftest import run, wait_until
+
+needs_layers = pytest.mark.skipif(not overlay_support().available, reason=overlay_support().detail)
+Answerer = Callable[[Console, ApprovalRequested], None]
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes | str, int, int]]:
+    """Every entry under `root`: its bytes (a link's target), mode and mtime."""
+    found: dict[str, tuple[bytes | str, int, int]] = {}
+    for path in sorted(root.rglob("*")):
+        st = path.lstat()
+        content: bytes | str = os.readlink(path) if path.is_symlink() else path.read_bytes() if path.is_file() else ""
+        found[str(path.relative_to(root))] = (content, st.st_mode, st.st_mtime_ns)
+    return found
+
+
+def _approve_the_command_then(answer: Answerer) -> Answerer:
+    """The command's own approval (no diffs) is given; the preview (with diffs) is answered by `answer`."""
+    def respond(console: Console, request: ApprovalRequested) -> None:
+        if request.diffs:
+            answer(console, request)
+        else:
+            console.approve(request.call_id)
+    return respond
+
+
+async def _bash(console: Console, command: str, answer: Answerer) -> tuple[Any, list[ApprovalRequested]]:
+    """Run `command` as an agent's Bash call, answering each approval as it comes; the previews asked."""
+    console.register_approver("test")
+    agent = await console.start_agent("agent", "scripted")
+    asked: list[ApprovalRequested] = []
+    answered: set[tuple[str, int]] = set()
+
+    async def answering() -> None:
+        while True:
+            for request in console.pending_approvals():
+                key = (request.call_id, len(request.diffs))
+                if key not in answered:
+                    answered.add(key)
+                    if request.diffs:
+                        asked.append(request)
+                    answer(console, request)
+            await asyncio.sleep(0.01)
+
+    answerer = asyncio.ensure_future(answering())
+    try:
+        outcome = await console.call(agent, "Bash", {"command": command})
+    finally:
+        answerer.cancel()
+    return outcome, asked
+
+
+def _previewing(workspace: Path) -> Console:
+    return Console(workspace, bash=BashSettings(effects="preview"))
+
+
+@needs_layers
+def test_sed_over_twenty_files_previewed_then_half_applied_lands_in_those_files_only(workspace: Path) -> None:
+    names = [f"f{n:02}.txt" for n in range(20)]
+    for n, name in enumerate(names):
+        (workspace / name).write_bytes(f"hello {n}\nkeep\n".encode())
+    kept, dropped = names[:10], names[10:]
+
+    def half(console: Console, request: ApprovalRequested) -> None:
+        console.approve(request.call_id, hunks={**{n: [0] for n in kept}, **{n: [] for n in dropped}})
+
+    async def scenario() -> None:
+        async with _previewing(workspace) as console:
+            outcome, asked = await _bash(console, "sed -i s/hello/bye/ f*.txt && echo edited",
+                                         _approve_the_command_then(half))
+            assert outcome.status == RunStatus.DONE, outcome.text
+            assert [d.path for d in asked[0].diffs] == names  # the person saw every file it would change
+            assert "edited" in outcome.text and "applied: f00.txt" in outcome.text
+            assert "discarded: f10.txt" in outcome.text
+            for n, name in enumerate(names):
+                word = "bye" if name in kept else "hello"
+                assert (workspace / name).read_bytes() == f"{word} {n}\nkeep\n".encode()
+            record = await console.call_record(outcome.call_id)
+            assert record is not None and sorted(c.path for c in record.changes) == kept  # journaled as its own
+            undone = await console.undo(outcome.call_id)
+            assert undone.ok, undone
+            assert all((workspace / name).read_bytes().startswith(b"hello") for name in names)
+
+    run(scenario())
+
+
+@needs_layers
+def test_a_generator_s_tree_discarded_leaves_the_workspace_byte_identical(workspace: Path) -> None:
+    (workspace / "lib").mkdir()
+    (workspace / "lib" / "main.py").write_text("print('main')\n")
+    (workspace / "old.txt").write_text("old\n")
+    before = _tree(workspace)
+
+    def discard(console: Console, request: ApprovalRequested) -> None:
+        console.deny(request.call_id, "not this time")
+
+    async def scenario() -> None:
+        async with _previewing(workspace) as console:
+            command = ("mkdir -p gen/a/b && for i in 1 2 3; do echo $i > gen/a/b/f$i.py; done; "
+                       "echo changed >> lib/main.py; rm old.txt; chmod +x lib/main.py")
+            outcome, asked = await _bash(console, command, _approve_the_command_then(discard))
+            assert sorted(d.path for d in asked[0].diffs) == ["gen/a/b/f1.py", "gen/a/b/f2.py", "gen/a/b/f3.py",
+                                                              "lib/main.py", "old.txt"]
+            assert "none were applied: not this time" in outcome.text
+            record = await console.call_record(outcome.call_id)
+            assert record is not None and record.changes == ()
+
+    run(scenario())
+    assert {k: v for k, v in _tree(workspace).items() if not k.startswith(".belay")} == \
+        {k: v for k, v in before.items() if not k.startswith(".belay")}
+
+
+@needs_layers
+def test_deletion_rename_and_binary_apply_and_a_symlink_is_named_not_applied(workspace: Path) -> None:
+    (workspace / "gone.txt").write_text("bye\n")
+    (workspace / "before.txt").write_text("moving " * 40 + "\n")
+    blob = b"\x00\x01\x02\xff\xfe" * 200
+
+    def everything(console: Console, request: ApprovalRequested) -> None:
+        console.approve(request.call_id)
+
+    async def scenario() -> None:
+        async with _previewing(workspace) as console:
+            command = ("rm gone.txt; mv before.txt after.txt; printf '\\000\\001\\002\\377\\376%.0s' $(seq 200) > data.bin; "
+                       "ln -s after.txt link")
+            outcome, asked = await _bash(console, command, _approve_the_command_then(everything))
+            assert {d.path: d.status for d in asked[0].diffs} == {
+                "gone.txt": "delete", "before.txt": "delete", "after.txt": "create", "data.bin": "create"}
+            assert not (workspace / "gone.txt").exists() and not (workspace / "before.txt").exists()
+            assert (workspace / "after.txt").read_text() == "moving " * 40 + "\n"
+            assert (workspace / "data.bin").read_bytes() == blob
+            assert not (workspace / "link").exists() and not (workspace / "link").is_symlink()
+            assert "link (a symbolic link" in outcome.text and "regular files only" in outcome.text
+
+    run(scenario())
+
+
+@needs_layers
+def test_a_command_that_fails_halfway_shows_its_partial_effects_and_applies_none_when_denied(
+        workspace: Path) -> None:
+    def deny(console: Console, request: ApprovalRequested) -> None:
+        console.deny(request.call_id, "it failed")
+
+    async def scenario() -> None:
+        async with _previewing(workspace) as console:
+            outcome, asked = await _bash(console, "echo half > half.txt && false && echo never > never.txt",
+                                         _approve_the_command_then(deny))
+            assert [d.path for d in asked[0].diffs] == ["half.txt"]
+            assert "Exit code 1" in outcome.text and "none were applied" in outcome.text
+            assert not (workspace / "half.txt").exists()
+
+    run(scenario())
+
+
+@needs_layers
+def test_a_command_cancelled_while_it_runs_leaves_no_layer_and_no_process(workspace: Path) -> None:
+    layers = Path(tempfile.gettempdir())
+    before = set(layers.glob("belay-layer-*"))
+
+    def never(console: Console, request: ApprovalRequested) -> None:
+        if not request.diffs:
+            console.approve(request.call_id)
+
+    async def scenario() -> None:
+        async with _previewing(workspace) as console:
+            task = asyncio.ensure_future(_bash(console, "echo x > x.txt; sleep 31.7", never))
+            await wait_until(lambda: _sleepers("31.7"), what="the command to be running")
+            assert set(layers.glob("belay-layer-*")) - before  # it runs in a layer
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await wait_until(lambda: not _sleepers("31.7"), what="the command's processes to be gone")
+            assert set(layers.glob("belay-layer-*")) == before
+            assert not (workspace / "x.txt").exists()
+
+    run(scenario())
+
+
+def _sleepers(marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline[:2] == [b"sleep", marker.encode()]:
+            found.append(int(pid))
+    return found
