@@ -175,6 +175,8 @@ class ApprovalRequested(_Event):
     """Where the command would run (Bash)."""
     sandbox: str = ""
     """What a Bash command would run in, in words ("bubblewrap: ..." or why there is no sandbox)."""
+    output: str = ""
+    """For a command run in preview (its `diffs` are what it would change): the end of what it printed."""
 
 
 class ApprovalResolved(_Event):

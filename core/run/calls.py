@@ -177,13 +177,14 @@ class Calls:
         note = partial_note([answer.reason]) if answer.hunks is not None else ""
         return Allowed(answer.edited if answer.edited and plan is not None else None, note)
 
-    async def ask(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None, *, in_part: bool = True) -> Answer:
+    async def ask(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None, *, in_part: bool = True,
+                  output: str = "") -> Answer:
         """Put the call before a person (the window, the terminal) and wait for the answer.
 
         With no front end that could answer, the answer is a denial at once.  A rule's timeout that
         allows turns TIMED_OUT into APPROVED.  An "always allow" answer adds its rule.  `in_part=False` leaves
-        the accepted hunks as the person gave them (a preview reads them per file: `core.run.preview`).
-        """
+        the accepted hunks as the person gave them (a preview reads them per file: `core.run.preview`);
+        `output` is a previewed command's, shown with its changes."""
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
         bash = call.tool == "Bash"
         request = ApprovalRequested(call_id=call.call_id, agent_id=call.agent.agent_id, tool=call.tool,
@@ -192,7 +193,7 @@ class Calls:
                                     rule=verdict.rule, impact=verdict.impact, analysis=verdict.analysis,
                                     suggested_rule=verdict.suggested_rule,
                                     cwd=str(self.workspace.root) if bash else "",
-                                    sandbox=self._sandbox() if bash else "")
+                                    sandbox=self._sandbox() if bash else "", output=output)
         if not self.approvals.approvers:
             answer = Answer(decision=Decision.DENIED, by="headless",
                             reason="it needs approval and no window is attached to give it")

@@ -54,6 +54,8 @@ from core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 EDITED_NOTE = " The user edited the content before it was written; read the file to see it."
+SHOWN_OUTPUT = 4_000
+"""The end of a previewed command's output its approval shows (the journal keeps it all)."""
 
 
 class Pipeline:
@@ -243,7 +245,7 @@ class Pipeline:
                 note = "[Belay ran this command in preview: it changed no files]"
                 return _noted(output, told([], [], left, None) if left else note, {"applied": [], "left": left})
             answer = await self.calls.ask(call, Verdict(action="ask", reason=f"{REASON} {LIMITS}"), plan,
-                                          in_part=False)
+                                          in_part=False, output=output.text[-SHOWN_OUTPUT:])
             if answer.decision not in (Decision.APPROVED, Decision.APPROVED_EDITED, Decision.ALWAYS_ALLOWED):
                 denied = answer.reason or f"the approval was {answer.decision.value.replace('_', ' ')}"
                 return _noted(output, told([], [], left, denied), {"applied": [], "left": left})

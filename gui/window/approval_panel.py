@@ -45,6 +45,8 @@ from gui.window.review_view import ReviewView
 EMPTY_TEXT = "Nothing is waiting for your approval."
 ARM_S = 0.4
 """How long approving stays inert after the shown request changes."""
+PRINTED_LINES = 6
+"""Lines of a previewed command's output its card shows, the last ones (the details pane has it all)."""
 SCOPES = (("once", "Just this once"), ("session", "For this session"),
           ("workspace", "For this workspace (.belay/settings.toml)"),
           ("user", "For all my workspaces (user settings)"))
@@ -259,7 +261,7 @@ class ApprovalPanel(QWidget):
         for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
-        bash = request is not None and request.tool == "Bash"
+        bash = request is not None and request.tool == "Bash" and not request.diffs  # a preview shows its diffs
         self.diff.setVisible(request is not None and not bash and bool(request.diffs))  # a Read has none
         self.command_card.setVisible(bash)
         self._buttons.setVisible(request is not None)
@@ -274,6 +276,10 @@ class ApprovalPanel(QWidget):
             self.diff.set_diffs([])
             return
         self.detail.setText(self._detail_html(request))
+        preview = request.tool == "Bash" and bool(request.diffs)  # the command ran: its changes are chosen from
+        self.approve_button.setText("Apply  (Ctrl+Enter)" if preview else "Approve  (Ctrl+Enter)")
+        self.deny_button.setText("Discard  (Ctrl+D)" if preview else "Deny  (Ctrl+D)")
+        self.edit_button.setText("Edit && apply…" if preview else "Edit && approve…")
         suggestion = request.suggested_rule
         self.always_button.setEnabled(suggestion is not None)
         if changed:
@@ -283,7 +289,7 @@ class ApprovalPanel(QWidget):
                 button.setEnabled(False)
         self.always_button.setToolTip(f"Adds the allow rule {suggestion} (Ctrl+Shift+Enter)" if suggestion else NO_RULE)
         self.rule_action.setText(f"Rule: {suggestion}" if suggestion else "")
-        if request.tool == "Bash":
+        if bash:
             self.command_card.show_request(request)
         else:
             self.diff.show_request(request)
@@ -303,6 +309,9 @@ class ApprovalPanel(QWidget):
         said = request.args.get("description")
         purpose = f"<br><i>“{html.escape(said)}”</i>" if isinstance(said, str) and said.strip() else ""
         impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact, limit=None)}"
+        if request.tool == "Bash" and request.diffs:  # a preview: the command and what it printed, then its changes
+            return (f"Asked by <b>{who}</b>{purpose}<br><b>Previewed:</b> <code>{html.escape(request.summary)}</code>"
+                    f"{_printed(request.output)}<br>{html.escape(request.reason)}")
         return f"Asked by <b>{who}</b>{purpose}<br>{html.escape(request.reason)}{rule}{impact}"
 
     # -- the lock after a change ---------------------------------------------------
@@ -400,7 +409,7 @@ class ApprovalPanel(QWidget):
     def approve(self) -> None:
         request = self.current
         if request is not None:
-            hunks = self.diff.accepted_hunks() if request.tool != "Bash" else None
+            hunks = self.diff.accepted_hunks() if request.tool != "Bash" or request.diffs else None
             if hunks is None:
                 self._console.approve(request.call_id)
                 self._said("Approved", request)
@@ -448,3 +457,12 @@ class ApprovalPanel(QWidget):
 
     def __repr__(self) -> str:
         return f"<ApprovalPanel waiting={[r.call_id for r in self._queue]}>"
+
+
+def _printed(output: str, lines: int = PRINTED_LINES) -> str:
+    """The last lines a previewed command printed, for the card (all of it is in the call's details)."""
+    shown = output.rstrip("\n").splitlines()[-lines:]
+    if not shown:
+        return "<br><i>It printed nothing.</i>"
+    text = html.escape("\n".join(shown))  # wrapped: a long line must not widen the window
+    return f"<div style='font-family:monospace; white-space:pre-wrap; margin:2px 0'>{text}</div>"

@@ -75,6 +75,7 @@ class ReviewView(QWidget):
         self._diffs: tuple[FileDiff, ...] = ()
         self._contents: dict[str, str] = {}
         self._fixed: set[str] = set()
+        self._whole_files = False
         self._whole: tuple[str, ...] = ()
         self._call_id: str | None = None
         """The request shown (None: diffs given directly)."""
@@ -180,7 +181,8 @@ class ReviewView(QWidget):
         self._call_id = request.call_id
         contents = {p.path: p.content for p in request.proposed if p.content is not None} \
             if request.tool not in RENDERED else {}
-        self._show(request.diffs, contents, (), self._reviews.pop(request.call_id, (set(), 0)))
+        self._show(request.diffs, contents, (), self._reviews.pop(request.call_id, (set(), 0)),
+                   whole_files=request.tool == "Bash")  # a previewed command's: a file can be left out whole
 
     def has_rejections(self, call_id: str) -> bool:
         """Whether the person rejected some of this request's changes (shown now, or reviewed before)."""
@@ -196,12 +198,16 @@ class ReviewView(QWidget):
                 del self._reviews[next(iter(self._reviews))]
 
     def _show(self, diffs: Sequence[FileDiff], contents: Mapping[str, str] | None, whole: Sequence[str],
-              review: tuple[set[int], int]) -> None:
+              review: tuple[set[int], int], *, whole_files: bool = False) -> None:
+        """`whole_files`: a file created or removed whole can still be left out, its one change rejected (the
+        changes of a previewed command, where leaving a file out discards what the command did to it)."""
         self._review = review
         self._diffs = tuple(diffs)
         self._contents = dict(contents or {})
         self._whole = tuple(whole)
-        self._fixed = {d.path for d in self._diffs if not splittable(d)} | set(whole)
+        self._whole_files = whole_files
+        self._fixed = {d.path for d in self._diffs
+                       if not (splittable(d) or whole_files and len(d.hunks) == 1 and not d.binary)} | set(whole)
         self._generation += 1
         self._cancel()
         self._is_rendered = False
@@ -261,7 +267,8 @@ class ReviewView(QWidget):
     def set_dark(self, dark: bool) -> None:
         if dark != self._dark:
             self._dark = dark
-            self._show(self._diffs, self._contents, self._whole, (set(self._rejected), max(self._current, 0)))
+            self._show(self._diffs, self._contents, self._whole, (set(self._rejected), max(self._current, 0)),
+                       whole_files=self._whole_files)
 
     def is_rendered(self) -> bool:
         return self._is_rendered

@@ -8,11 +8,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from core import ApprovalRequested, Console, Impact, RunStatus
 from core.policy.bash import analyse
+from core.process.overlay import overlay_support
+from core.tools.bash import BashSettings
 from gui.window.approval_panel import ApprovalPanel
 from gui.window.command_card import MAX_TREE_ITEMS, CommandCard
 from tests.conftest import wait_until
@@ -301,5 +304,43 @@ def test_a_request_without_a_diff_shows_no_empty_diff_box(qtbot: Any, loop: Any,
             panel.add(ApprovalRequested(call_id="r1", agent_id="a1", tool="Read", summary="pkg/mod.py",
                                         reason="the plan asks for a person's approval of this call", args={}))
             assert panel.isVisible() and not panel.diff.isVisible() and panel.approve_button.isVisible()
+
+    loop.run_until_complete(scenario())
+
+
+def test_a_previewed_command_shows_its_output_and_diffs_and_applies_only_the_files_kept(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    if not overlay_support().available:
+        pytest.skip(overlay_support().detail)
+    (workspace / "one.txt").write_text("old one\n")
+    (workspace / "two.txt").write_text("old two\n")
+
+    async def scenario() -> None:
+        async with Console(workspace, bash=BashSettings(effects="preview")) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            call = asyncio.ensure_future(console.call(agent, "Bash", {
+                "command": "sed -i s/old/new/ one.txt two.txt && echo made a new file > three.txt && echo finished"}))
+            await wait_until(lambda: console.pending_approvals(), what="the command's approval")
+            console.approve(console.pending_approvals()[0].call_id)  # to run it; then its effects are asked about
+            await wait_until(lambda: [r for r in console.pending_approvals() if r.diffs], what="the preview",
+                             timeout=10)
+            panel = _panel(qtbot, console)
+            panel.add(console.pending_approvals()[0])
+            assert panel.diff.isVisible() and not panel.command_card.isVisible()
+            assert panel.approve_button.text().startswith("Apply") and panel.deny_button.text().startswith("Discard")
+            assert "Previewed" in panel.detail.text() and "finished" in panel.detail.text()
+            assert "network calls" in panel.detail.text()  # what a preview cannot show is said on the card
+            await wait_until(panel.diff.is_rendered, what="the diffs")
+            assert panel.diff.total == 3  # one change per file: one.txt, three.txt (created), two.txt
+            for n in (1, 2):  # leave out the created file and two.txt, each whole
+                panel.diff.go_to(n)
+                panel.diff.toggle_hunk()
+            await asyncio.sleep(0.5)  # approving waits a moment after a new request is shown
+            panel.approve()
+            outcome = await call
+            assert (workspace / "one.txt").read_text() == "new one\n"
+            assert (workspace / "two.txt").read_text() == "old two\n" and not (workspace / "three.txt").exists()
+            assert "applied: one.txt" in outcome.text and "discarded: three.txt, two.txt" in outcome.text
 
     loop.run_until_complete(scenario())
