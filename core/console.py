@@ -41,6 +41,7 @@ from core.policy.engine import PolicyEngine
 from core.policy.settings import config_dir
 from core.policy.verdicts import PolicyRequest
 from core.process.environment import make_non_dumpable
+from core.process.overlay import OverlaySupport, overlay_support
 from core.process.sandbox import SandboxInfo, describe
 from core.process.shells import ShellManager
 from core.recorder import Recorder
@@ -109,6 +110,8 @@ class Console:
         self.registry = ToolRegistry(tools)
         self.sandbox = SandboxInfo(available=False, kind="none", detail="not checked yet")
         """What Bash commands run in; checked when the console opens."""
+        self.previews = OverlaySupport(available=False, detail="not checked yet")
+        """Whether a command can run in preview (a private layer over the workspace); checked when it opens."""
         self.settings_problems: tuple[str, ...] = ()
         self.session_id = new_session_id()
         self._recorder: Recorder | None = None
@@ -167,6 +170,7 @@ class Console:
             bash.settings = self.bash_settings
             problems += [problem] if problem else []
             self.sandbox = await bash.sandbox_info()
+            self.previews = await asyncio.to_thread(overlay_support)
         self.settings_problems = tuple(problems)
         for problem in self.settings_problems:
             log.warning("settings: %s", problem)
@@ -334,15 +338,16 @@ class Console:
 
     def approve(self, call_id: str, *, edited: dict[str, str] | None = None,
                 hunks: Mapping[str, Collection[int]] | None = None, reason: str = "",
-                by: DecidedBy = "person") -> bool:
+                by: DecidedBy = "person", preview: bool = False) -> bool:
         """Let a waiting call run, optionally with the person's content per file, or only in part: `hunks` gives
         the accepted hunks (0-based indices into the approval's diff) per relative path, and `reason` why the
         others were not (the agent is told which ones).  `by` is who answers: a person unless an unattended
-        answerer says it is one ("auto-approver"); the journal keeps it."""
+        answerer says it is one ("auto-approver"); the journal keeps it.  `preview`: a command runs in a private
+        layer and its changes are asked about before they land (`previews` says whether commands can)."""
         kept = {path: tuple(sorted(set(indices))) for path, indices in hunks.items()} if hunks is not None else None
         decision = Decision.APPROVED_EDITED if edited or kept is not None else Decision.APPROVED
         return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited, hunks=kept,
-                                                      reason=reason.strip(), by=by))
+                                                      reason=reason.strip(), by=by, preview=preview))
 
     def deny(self, call_id: str, reason: str = "", *, by: DecidedBy = "person") -> bool:
         """Refuse a waiting call; the agent is told `reason`.  `by` as for `approve`."""

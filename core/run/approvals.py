@@ -38,6 +38,8 @@ class Answer(BaseModel):
     """For always-allow: the rule to add (None: the policy's suggestion)."""
     by: DecidedBy = "person"
     """Who answered (see core.models.records.DecidedBy)."""
+    preview: bool = False
+    """For a command: run it in preview (its changes are put before the person before they land)."""
 
 
 class ApprovalBroker:

@@ -104,6 +104,8 @@ class Allowed:
     """The person's content per relative path, when they edited a pending write before approving it."""
     note: str = ""
     """What the agent is told of the person's edit when it is more than "edited": the hunks not applied."""
+    preview: bool = False
+    """The person asked to see a command's changes before they land ("run in preview")."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,7 @@ class Calls:
         if refusal is not None:
             return refusal
         note = partial_note([answer.reason]) if answer.hunks is not None else ""
-        return Allowed(answer.edited if answer.edited and plan is not None else None, note)
+        return Allowed(answer.edited if answer.edited and plan is not None else None, note, answer.preview)
 
     async def ask(self, call: OpenCall, verdict: Verdict, plan: WritePlan | None, *, in_part: bool = True,
                   output: str = "") -> Answer:

@@ -177,7 +177,7 @@ class Pipeline:
         read_only = verdict.analysis is not None and verdict.analysis.read_only
         async with heartbeat(functools.partial(self.recorder.progress, call.call_id)):
             if tool.captures_workspace and self.tracker is not None and not read_only:
-                if tool.previews(args) and (await asyncio.to_thread(overlay_support)).available:
+                if tool.previews(args, permission.preview) and (await asyncio.to_thread(overlay_support)).available:
                     return await self._run_previewed(call, tool, args, ctx, limit), False, 1
                 return await self._run_capturing(call, tool, args, ctx, limit), False, 1
             stored = self.cache.begin() if self.cache is not None and tool.cacheable else None

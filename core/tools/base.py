@@ -207,9 +207,10 @@ class RunTool(Tool[A]):
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolOutput: ...
 
-    def previews(self, args: A) -> bool:
+    def previews(self, args: A, asked: bool = False) -> bool:
         """Whether this call runs in a private layer (`ToolContext.layer`) whose changes a person chooses from
-        before they land, rather than changing the workspace as it runs (a command, by the settings)."""
+        before they land, rather than changing the workspace as it runs (a command: by the settings, or `asked`
+        by the person who approved it)."""
         return False
 
 

@@ -182,8 +182,8 @@ class BashTool(RunTool[BashArgs]):
         limit = min(max(round(seconds * 1000), 1), args.timeout or MAX_TIMEOUT_MS)
         return args.model_copy(update={"timeout": limit})
 
-    def previews(self, args: BashArgs) -> bool:
-        return self.settings.effects != "apply" and not args.run_in_background
+    def previews(self, args: BashArgs, asked: bool = False) -> bool:
+        return (asked or self.settings.effects != "apply") and not args.run_in_background
 
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once), and what

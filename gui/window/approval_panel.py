@@ -129,10 +129,13 @@ class ApprovalPanel(QWidget):
         self.always_button = QPushButton("Always allow…")  # its tooltip names the rule and the keys
         self.deny_button = QPushButton("Deny  (Ctrl+D)")
         self.deny_button.setObjectName("denyButton")
+        self.preview_button = QPushButton("Run in preview")
+        self.preview_button.setObjectName("previewButton")
         self.bulk_button = QPushButton()
         self.bulk_button.setObjectName("bulkButton")
         for button, name in ((self.approve_button, "Approve"), (self.edit_button, "Edit and approve"),
                              (self.always_button, "Always allow"), (self.deny_button, "Deny"),
+                             (self.preview_button, "Run the command in preview"),
                              (self.bulk_button, "Approve all of this agent's calls like this one")):
             button.setAccessibleName(name)
         self.approve_button.clicked.connect(self.approve)
@@ -140,12 +143,14 @@ class ApprovalPanel(QWidget):
         self.always_button.clicked.connect(self.always_allow)
         self.deny_button.clicked.connect(self.deny)
         self.bulk_button.clicked.connect(self.approve_alike)
+        self.preview_button.clicked.connect(self.run_in_preview)
         self._layout()
         self.shortcuts: list[tuple[str, str]] = []
         """(keys, what they do), for the shortcuts sheet."""
         for keys, slot, what in (("Ctrl+Return", self.approve_key, "Approve the shown request"),
                                  ("Ctrl+Enter", self.approve_key, ""),
                                  ("Ctrl+E", self.edit, "Edit the content, then approve"),
+                                 ("Ctrl+P", self.preview_key, "Run the command in preview: see its changes first"),
                                  ("Ctrl+Shift+Return", self.always_allow, "Always allow (choose the scope)"),
                                  ("Ctrl+D", self.deny, "Deny, with the typed reason"),
                                  ("Ctrl+R", self.focus_reason, "Type a reason for denying (Enter denies)")):
@@ -160,7 +165,7 @@ class ApprovalPanel(QWidget):
 
     def _layout(self) -> None:
         answers = QHBoxLayout()
-        for button in (self.approve_button, self.edit_button, self.always_button):
+        for button in (self.approve_button, self.edit_button, self.preview_button, self.always_button):
             answers.addWidget(button)
         answers.addStretch(1)
         answers.addWidget(self.bulk_button)
@@ -280,6 +285,12 @@ class ApprovalPanel(QWidget):
         self.approve_button.setText("Apply  (Ctrl+Enter)" if preview else "Approve  (Ctrl+Enter)")
         self.deny_button.setText("Discard  (Ctrl+D)" if preview else "Deny  (Ctrl+D)")
         self.edit_button.setText("Edit && apply…" if preview else "Edit && approve…")
+        self.edit_button.setVisible(not bash)  # a command has no content to edit; it may run in preview instead
+        self.preview_button.setVisible(bash)
+        why_not = self._no_preview(request)
+        self.preview_button.setEnabled(why_not is None and self._armed())
+        self.preview_button.setToolTip(why_not or "Run it in a private layer over the workspace, then choose which "
+                                       "of its changes land (Ctrl+P)")
         suggestion = request.suggested_rule
         self.always_button.setEnabled(suggestion is not None)
         if changed:
@@ -320,7 +331,8 @@ class ApprovalPanel(QWidget):
         """A different request is shown: approving waits ARM_S, visibly, so a key meant for the last one
         cannot answer this one unseen."""
         self._armed_at = time.monotonic() + ARM_S
-        for button in (self.approve_button, self.edit_button, self.always_button, self.bulk_button):
+        for button in (self.approve_button, self.edit_button, self.always_button, self.bulk_button,
+                       self.preview_button):
             button.setEnabled(False)
         self._arming.start(round(ARM_S * 1000))
 
@@ -335,6 +347,7 @@ class ApprovalPanel(QWidget):
         self.approve_button.setEnabled(True)
         self.edit_button.setEnabled(any(p.content is not None for p in request.proposed))
         self.always_button.setEnabled(request.suggested_rule is not None)
+        self.preview_button.setEnabled(self._no_preview(request) is None)
         self._update_bulk(request)
 
     # -- approving alike --------------------------------------------------------------
@@ -418,6 +431,27 @@ class ApprovalPanel(QWidget):
             self._console.approve(request.call_id, hunks=hunks, reason=self.reason.text())
             self._said(f"Approved {self.diff.total - len(self.diff.rejected())} of {self.diff.total} changes of",
                        request)
+
+    def preview_key(self) -> None:
+        if self._armed() and self.preview_button.isVisible() and self.preview_button.isEnabled():
+            self.run_in_preview()
+
+    def run_in_preview(self) -> None:
+        """Approve the command to run in a private layer: its changes come back here before they land."""
+        request = self.current
+        if request is not None and self._no_preview(request) is None:
+            self._console.approve(request.call_id, preview=True)
+            self._said("Ran in preview", request)
+
+    def _no_preview(self, request: ApprovalRequested) -> str | None:
+        """Why this command cannot run in preview (None: it can)."""
+        if request.tool != "Bash" or request.diffs:
+            return "Only a command can run in preview"
+        if request.args.get("run_in_background"):
+            return "A background shell outlives its call, so it runs as it is: no preview"
+        if not self._console.previews.available:
+            return f"Previews are not available here: {self._console.previews.detail}"
+        return None
 
     def always_allow(self) -> None:
         """Offer the scopes for the suggested rule (the menu says which rule)."""

@@ -76,7 +76,7 @@ from gui.window.remembered import fit_default_size, keep_splitter, restore_geome
 from gui.window.rules_view import RulesView
 from gui.window.shells_panel import ShellsPanel
 from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
-from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator
+from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator, preview_state
 from gui.window.tasks import TaskSet
 from gui.window.theme import theme_menu
 from gui.window.timeline_cells import TextCells
@@ -215,7 +215,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.sandbox)
         self.store = StoreIndicator(console.state_dir, self.tasks.spawn)  # its size, how far undo reaches
         self.statusBar().addPermanentWidget(self.store)
-        self.sandbox.show_sandbox(console.sandbox, console.bash_settings.network)
+        self.sandbox.show_sandbox(console.sandbox, console.bash_settings.network, preview_state(console))
         self._show_mode(console.mode)
         self._connect()
         self._menus()
@@ -336,7 +336,7 @@ class MainWindow(QMainWindow):
         self.trust.show_held_back(self.console.held_back())
         self.mcp.show_servers(self.console.mcp_servers())
         self._show_mode(self.console.mode)
-        self.sandbox.show_sandbox(self.console.sandbox, self.console.bash_settings.network)
+        self.sandbox.show_sandbox(self.console.sandbox, self.console.bash_settings.network, preview_state(self.console))
         if self.console.endpoint is not None:
             serving = QLabel(" ⇄ Claude Code hooks, mcp-serve ")
             serving.setToolTip(f"Outside agents reach this window through {self.console.endpoint.path} "
@@ -757,3 +757,4 @@ class MainWindow(QMainWindow):
         self._held_timer.stop()
         self.bridge.stop()
         super().closeEvent(event)
+

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core import Holding, RunStatus, SandboxInfo, Timeline
+from core import Console, Holding, RunStatus, SandboxInfo, Timeline
 from gui.window import theme
 
 if TYPE_CHECKING:
@@ -51,15 +51,18 @@ class SandboxIndicator(QLabel):
         self.setObjectName("sandboxIndicator")
         self.info: SandboxInfo | None = None
         self._network = False
+        self._previews: tuple[bool, str] | None = None
         theme.follow(self, self._restyle)
 
     def _restyle(self) -> None:
         if self.info is not None:
-            self.show_sandbox(self.info, self._network)
+            self.show_sandbox(self.info, self._network, self._previews)
 
-    def show_sandbox(self, info: SandboxInfo, network: bool) -> None:
-        self.info, self._network = info, network
-        limit = self._limit_html(info.processes)
+    def show_sandbox(self, info: SandboxInfo, network: bool, previews: tuple[bool, str] | None = None) -> None:
+        """`previews`: when the settings preview commands (`[bash] effects`), whether they can here, and the
+        detail (why not, when they cannot: they then apply as they run)."""
+        self.info, self._network, self._previews = info, network, previews
+        limit = self._limit_html(info.processes) + self._previews_html(previews)
         if info.available:
             state = "network on" if network else "network off"
             success = theme.colour("success")
@@ -81,6 +84,16 @@ class SandboxIndicator(QLabel):
             return ""
         colour = theme.colour("danger" if processes.startswith("no ") else "muted")
         return f"<span style='color:{colour}'>, {html.escape(processes)}</span>"
+
+    @staticmethod
+    def _previews_html(previews: tuple[bool, str] | None) -> str:
+        if previews is None:
+            return ""
+        available, detail = previews
+        if available:
+            return f"<span style='color:{theme.colour('muted')}'>, commands previewed</span>"
+        return (f"<span style='color:{theme.colour('danger')}' title='{html.escape(detail, quote=True)}'>, previews "
+                f"unavailable ({html.escape(_elide(detail, SHORT_DETAIL))}): commands apply</span>")
 
     @staticmethod
     def _limit_tip(info: SandboxInfo) -> str:
@@ -266,3 +279,11 @@ def _bytes(n: float) -> str:
 def _day(moment: datetime) -> str:
     local = moment.astimezone()
     return f"{local.day} {local:%b}" + ("" if local.year == datetime.now().year else f" {local.year}")
+
+
+def preview_state(console: Console) -> tuple[bool, str] | None:
+    """For the sandbox indicator: whether commands are previewed as the settings ask, or why not (None: the
+    settings apply commands as they run)."""
+    if console.bash_settings.effects == "apply":
+        return None
+    return console.previews.available, console.previews.detail

@@ -344,3 +344,53 @@ def test_a_previewed_command_shows_its_output_and_diffs_and_applies_only_the_fil
             assert "applied: one.txt" in outcome.text and "discarded: three.txt, two.txt" in outcome.text
 
     loop.run_until_complete(scenario())
+
+
+def test_run_in_preview_on_a_command_s_card_brings_its_changes_back_before_they_land(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:  # commands apply as they run, unless the person asks
+            console.register_approver("test")
+            call, request = await _ask(console, "echo made > made.txt && rm README.md")
+            panel = _panel(qtbot, console)
+            panel.add(request)
+            button = panel.preview_button
+            assert button.isVisible() and not panel.edit_button.isVisible()
+            await wait_until(button.isEnabled, what="the card to be armed")
+            assert button.isEnabled() == console.previews.available, button.toolTip()
+            if not console.previews.available:
+                panel.deny()
+                return
+            qtbot.keyClick(panel, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+            await wait_until(lambda: [r for r in console.pending_approvals() if r.diffs], what="its changes")
+            preview = console.pending_approvals()[0]
+            assert {d.path for d in preview.diffs} == {"made.txt", "README.md"}
+            assert not (workspace / "made.txt").exists() and (workspace / "README.md").exists()
+            panel.add(preview)
+            await asyncio.sleep(0.5)
+            panel.deny()
+            outcome = await call
+            assert outcome.status == RunStatus.DONE and "none were applied" in outcome.text
+            assert not (workspace / "made.txt").exists() and (workspace / "README.md").exists()
+
+    loop.run_until_complete(scenario())
+
+
+def test_a_background_shell_cannot_run_in_preview_and_the_card_says_why(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            call = asyncio.ensure_future(console.call(agent, "Bash", {"command": "rm -rf build; sleep 5",
+                                                                      "run_in_background": True}))
+            await wait_until(lambda: console.pending_approvals(), what="an approval request")
+            panel = _panel(qtbot, console)
+            panel.add(console.pending_approvals()[0])
+            await asyncio.sleep(0.5)
+            assert panel.preview_button.isVisible() and not panel.preview_button.isEnabled()
+            assert "background shell" in panel.preview_button.toolTip()
+            panel.deny()
+            assert (await call).status == RunStatus.DENIED
+
+    loop.run_until_complete(scenario())

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from core import CallFinished, CallQueued, Console, RunStatus, SandboxInfo, Timeline
-from gui.window.status_line import RunCounts, SandboxIndicator
+from core.tools.bash import BashSettings
+from gui.window.status_line import RunCounts, SandboxIndicator, preview_state
 from gui.window.theme import LIGHT
-from tests.conftest import wait_until
+from tests.conftest import run, wait_until
 
 
 @dataclass(frozen=True)
@@ -120,3 +121,24 @@ def test_the_store_indicator_turns_amber_once_belay_gc_would_end_some_history(qt
     assert indicator.toolTip().startswith("It holds more than the retention in your settings keeps")
     indicator.show_usage(StoreUsage(state_bytes=3 << 30, calls=40, oldest_call_at=recent), Retention())
     assert "3.0 GB" in indicator.text() and f"color:{LIGHT.warning}" in indicator.text()
+
+
+def test_when_settings_preview_commands_the_indicator_says_whether_they_can_be_here(
+        qtbot: Any, workspace: Path) -> None:
+    async def states() -> tuple[Any, Any]:
+        async with Console(workspace, bash=BashSettings(effects="preview")) as previewing, \
+                Console(workspace, bash=BashSettings(), state_dir=workspace.parent / "other-state") as applying:
+            return preview_state(previewing), preview_state(applying)
+
+    previewing, applying = run(states())
+    assert applying is None and previewing is not None
+    indicator = SandboxIndicator()
+    qtbot.addWidget(indicator)
+    on = SandboxInfo(available=True, kind="bubblewrap", detail="bubblewrap 0.8.0", processes="")
+    indicator.show_sandbox(on, network=True, previews=previewing)
+    assert ("commands previewed" in indicator.text()) == previewing[0]
+    indicator.show_sandbox(on, network=True, previews=(False, "the kernel refused an overlay in a user namespace"))
+    assert "previews unavailable (the kernel refused an overlay" in indicator.text()
+    assert "commands apply" in indicator.text()
+    indicator.show_sandbox(on, network=True, previews=None)
+    assert "preview" not in indicator.text()
