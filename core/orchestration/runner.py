@@ -26,10 +26,12 @@ from core.orchestration.graph import Graph, build_graph, plan_info, remaining
 from core.orchestration.refs import BadReference, find_references
 from core.orchestration.scheduler import Scheduler, same_place
 from core.paths import Workspace
+from core.process.overlay import overlay_support
 from core.recorder import Recorder
 from core.run import arguments
 from core.run.calls import AgentHandle, CallOutcome
 from core.store.journal import Journal
+from core.tools.base import RunTool
 from core.tools.registry import ToolRegistry
 
 DECLARED_EDGES_UP_TO = 1000
@@ -43,10 +45,13 @@ class BatchRunner:
 
     def __init__(self, *, workspace: Workspace, registry: ToolRegistry, recorder: Recorder, call: Call) -> None:
         self.workspace, self.registry, self.recorder, self._call = workspace, registry, recorder, call
+        self._layers = False
+        """Whether commands run in layers of their own here (then they change nothing until they end)."""
 
     async def run(self, agent: AgentHandle, calls: Sequence[BatchCall], *, name: str = "batch",
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
+        self._layers = (await asyncio.to_thread(overlay_support)).available
         history = await self.recorder.read(_history, self.recorder.journal, {call.tool for call in calls})
         # Off the loop: what each call touches is resolved on disk, the pairwise check grows quadratically, and
         # each call's estimate validates its arguments.
@@ -88,6 +93,10 @@ class BatchRunner:
             valid = arguments.validate(tool, args)
         except BelayError:
             return frozenset(), frozenset()
+        if self._layers and isinstance(tool, RunTool) and tool.layerable(valid):
+            # In a layer of its own it sees the workspace as it is and changes it only when it ends (the
+            # pipeline runs it so): it waits for the writes before it, and only they wait for it.
+            return EVERYTHING, frozenset()
         reads = tool.reads(valid, self.workspace) or frozenset()
         return reads, tool.writes(valid, self.workspace) or frozenset()
 
@@ -132,6 +141,10 @@ def _has_references(call: BatchCall) -> bool:
         return bool(find_references(call.args))
     except BadReference:
         return True  # malformed: the graph refuses it with the reason
+
+
+EVERYTHING = frozenset({""})
+"""The whole workspace, as a tool's reads or writes say it."""
 
 
 def _meets(a: frozenset[str], b: frozenset[str]) -> bool:

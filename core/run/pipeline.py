@@ -18,24 +18,27 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+import os
+import stat
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from core.changes.partial import PartialError
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.ids import CallId
-from core.models.records import Decision, FileChange, RunStatus
+from core.models.records import ChangeKind, Decision, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest, Verdict
-from core.process.overlay import Layer, overlay_support
+from core.process.overlay import Layer, LayerChange, overlay_support
 from core.run import arguments
 from core.run.apply import apply_plan, replace_contents
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, Allowed, CallOutcome, Calls, OpenCall, Refused, error_text
 from core.run.limits import heartbeat, run_limited
-from core.run.preview import LIMITS, REASON, chosen, layer_plan, told
+from core.run.preview import CLASH, LIMITS, REASON, chosen, layer_plan, told
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.tasks import shielded
@@ -72,6 +75,10 @@ class Pipeline:
         """Answers read-only calls whose files have not changed (None: every call runs)."""
         self.timeouts = timeouts
         """Per-tool limits from settings (`[timeouts]`, a callable giving seconds by tool); 0 means none."""
+        self._written = 0
+        self._last_written: dict[str, int] = {}
+        """Which of this pipeline's writes (counted in `_written`) last changed each path: a command run in a
+        layer beside others finds what they changed while it ran."""
         self.tool_starting: Callable[[str], Awaitable[None]] | None = None
         """Waits, bounded, while the MCP server that would offer a tool not yet registered is still starting (the
         console's MCP manager); None: a tool not registered is unknown at once."""
@@ -96,7 +103,7 @@ class Pipeline:
                               may_read=self.calls.policy.read_filter())
             with one_look(seen):
                 request = self._request(tool, args)
-            done = await self._decide_and_run(call, tool, args, ctx, timeout_s, ask, request)
+            done = await self._decide_and_run(call, tool, args, ctx, timeout_s, ask, request, batch is not None)
         except asyncio.CancelledError:
             await shielded(self._finish(call, RunStatus.CANCELLED, "The call was cancelled.",
                                         ErrorInfo(kind=ErrorKind.CANCELLED, message="cancelled")))
@@ -153,9 +160,10 @@ class Pipeline:
                                          f" arguments: {e!r}")
 
     async def _decide_and_run(self, call: OpenCall, tool: Tool, args: ToolArgs, ctx: ToolContext,
-                              timeout_s: float | None, ask: bool, request: PolicyRequest
+                              timeout_s: float | None, ask: bool, request: PolicyRequest, in_batch: bool
                               ) -> tuple[ToolOutput, bool, int] | Refused:
-        """The tool's output, whether it came from the cache, and how many tries it took; or the refusal."""
+        """The tool's output, whether it came from the cache, and how many tries it took; or the refusal.  A
+        command `in_batch` runs in a layer of its own where it can, beside the batch's others."""
         verdict = await self.calls.decide(lambda: request, ask=ask)
         if timeout_s is not None and tool.own_timeout:
             args, limit = tool.with_limit(args, timeout_s), None  # it stops itself, keeping its output so far
@@ -177,14 +185,20 @@ class Pipeline:
         read_only = verdict.analysis is not None and verdict.analysis.read_only
         async with heartbeat(functools.partial(self.recorder.progress, call.call_id)):
             if tool.captures_workspace and self.tracker is not None and not read_only:
-                if tool.previews(args, permission.preview) and (await asyncio.to_thread(overlay_support)).available:
-                    return await self._run_previewed(call, tool, args, ctx, limit), False, 1
+                previewed = tool.previews(args, permission.preview)
+                if (previewed or in_batch and tool.layerable(args)) and await self.layers():
+                    return await self._run_in_layer(call, tool, args, ctx, limit, review=previewed), False, 1
                 return await self._run_capturing(call, tool, args, ctx, limit), False, 1
             stored = self.cache.begin() if self.cache is not None and tool.cacheable else None
             done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id))
         if stored is not None and self.cache is not None:
             await self.cache.store(stored, tool, args, done.output)
         return done.output, False, done.attempts
+
+    @staticmethod
+    async def layers() -> bool:
+        """Whether commands can run in a private layer here (probed once, off the loop)."""
+        return (await asyncio.to_thread(overlay_support)).available
 
     def _timeout(self, tool: Tool, asked: float | None) -> float | None:
         """The call's own limit, else the settings' for the tool, else the tool's default (None: no limit).
@@ -226,42 +240,98 @@ class Pipeline:
                 captured = await shielded(tracker.capture())
                 if captured.changes or captured.git:
                     await shielded(self.calls.captured(call, captured.changes, captured.git))
+                    self._note_written(captured.changes)
         return done.output
 
-    async def _run_previewed(self, call: OpenCall, tool: RunTool, args: ToolArgs, ctx: ToolContext,
-                             limit: float | None) -> ToolOutput:
-        """Run a tool in a private layer over the workspace, put what it changed there before a person, and
-        apply the files they keep as a file tool's writes are (`core.run.preview`); the layer goes either way.
+    async def _run_in_layer(self, call: OpenCall, tool: RunTool, args: ToolArgs, ctx: ToolContext,
+                            limit: float | None, *, review: bool) -> ToolOutput:
+        """Run a tool in a private layer over the workspace (it holds no lock while it runs: the workspace is not
+        touched), then, the layer going either way:
 
-        The workspace is not touched while the tool runs, so the run holds no lock on it: only applying does.
+        - `review` (a preview): put what it changed before a person, and apply the files they keep as a file
+          tool's writes are (`core.run.preview`);
+        - otherwise (a command of a batch, run beside others): make its changes in the workspace at once, each
+          its own, except those to a path another call changed while it ran, differently: a person chooses.
         """
+        started = self._written
         layer = await asyncio.to_thread(Layer.create, self.workspace.root)
         try:
             done = await run_limited(tool, args, dataclasses.replace(ctx, layer=layer), limit,
                                      functools.partial(self._retrying, call.call_id))
-            plan, left = await asyncio.to_thread(lambda: layer_plan(layer, layer.changes(), self.workspace))
-            output = done.output
-            if not plan.writes:
-                note = "[Belay ran this command in preview: it changed no files]"
-                return _noted(output, told([], [], left, None) if left else note, {"applied": [], "left": left})
-            answer = await self.calls.ask(call, Verdict(action="ask", reason=f"{REASON} {LIMITS}"), plan,
-                                          in_part=False, output=output.text[-SHOWN_OUTPUT:])
-            if answer.decision not in (Decision.APPROVED, Decision.APPROVED_EDITED, Decision.ALWAYS_ALLOWED):
-                denied = answer.reason or f"the approval was {answer.decision.value.replace('_', ' ')}"
-                return _noted(output, told([], [], left, denied), {"applied": [], "left": left})
-            try:
-                choice = await asyncio.to_thread(chosen, plan, self.workspace, hunks=answer.hunks,
-                                                 edited=answer.edited)
-            except PartialError as e:
-                return _noted(output, told([], [], left, f"the part chosen could not be applied: {e}"),
-                              {"applied": [], "left": left})
-            if choice.plan.writes:
-                call.changes = await self._apply(call.call_id, choice.plan, ctx.read_state)
-            applied = [c.path for c in call.changes]
-            return _noted(output, told(applied, choice.discarded, left, None),
-                          {"applied": applied, "discarded": list(choice.discarded), "left": left})
+            changes = await asyncio.to_thread(layer.changes)
+            reason = f"{REASON} {LIMITS}"
+            if not review:
+                changes = await self._merge(call, layer, changes, started)
+                if not changes:
+                    return done.output
+                reason = CLASH.format(paths=", ".join(c.path for c in changes))
+            return await self._review(call, layer, changes, done.output, ctx.read_state, reason)
         finally:
             await shielded(asyncio.to_thread(layer.discard))
+
+    async def _merge(self, call: OpenCall, layer: Layer, changes: list[LayerChange], started: int
+                     ) -> list[LayerChange]:
+        """Make a layer's changes in the workspace under the one-author lock, recorded as the call's; the changes
+        to paths another call changed since `started` (to something else) are left out and returned."""
+        assert self.tracker is not None
+        async with self.tracker.mutation(f"call {call.call_id}"):
+            clashes = await asyncio.to_thread(self._clashes, layer, changes, started)
+            kept = [c for c in changes if c not in clashes]
+            if kept:
+                try:
+                    await shielded(asyncio.to_thread(layer.merge, kept))
+                finally:
+                    captured = await shielded(self.tracker.capture())
+                    if captured.changes or captured.git:
+                        await shielded(self.calls.captured(call, captured.changes, captured.git))
+                        self._note_written(captured.changes)
+        return clashes
+
+    def _clashes(self, layer: Layer, changes: Sequence[LayerChange], started: int) -> list[LayerChange]:
+        """Blocking: the changes to a file another call wrote since `started` that leave it other than it is now
+        (the same end on both sides is no clash)."""
+        found = []
+        for change in changes:
+            if change.is_dir or all(self._last_written.get(p, 0) <= started for p in (change.path, change.old_path)
+                                    if p is not None):
+                continue
+            if change.kind != ChangeKind.DELETE or (self.workspace.root / change.path).exists():
+                if not _same_entry(layer.upper / change.path, self.workspace.root / change.path):
+                    found.append(change)
+        return found
+
+    def _note_written(self, changes: Sequence[FileChange]) -> None:
+        self._written += 1
+        for change in changes:
+            self._last_written[change.path] = self._written
+            if change.old_path is not None:
+                self._last_written[change.old_path] = self._written
+
+    async def _review(self, call: OpenCall, layer: Layer, changes: Sequence[LayerChange], output: ToolOutput,
+                      read_state: ReadState, reason: str) -> ToolOutput:
+        """Put a layer's changes before a person as a pending write, apply the files they keep, and tell the
+        agent what became of each."""
+        plan, left = await asyncio.to_thread(layer_plan, layer, changes, self.workspace)
+        if not plan.writes:
+            note = "[Belay ran this command in preview: it changed no files]"
+            return _noted(output, told([], [], left, None) if left else note, {"applied": [], "left": left})
+        answer = await self.calls.ask(call, Verdict(action="ask", reason=reason), plan, in_part=False,
+                                      output=output.text[-SHOWN_OUTPUT:])
+        if answer.decision not in (Decision.APPROVED, Decision.APPROVED_EDITED, Decision.ALWAYS_ALLOWED):
+            denied = answer.reason or f"the approval was {answer.decision.value.replace('_', ' ')}"
+            return _noted(output, told([], [], left, denied), {"applied": [], "left": left})
+        try:
+            choice = await asyncio.to_thread(chosen, plan, self.workspace, hunks=answer.hunks, edited=answer.edited)
+        except PartialError as e:
+            return _noted(output, told([], [], left, f"the part chosen could not be applied: {e}"),
+                          {"applied": [], "left": left})
+        applied: tuple[FileChange, ...] = ()
+        if choice.plan.writes:
+            applied = await self._apply(call.call_id, choice.plan, read_state, before=call.changes)
+            call.changes += applied
+        paths = [c.path for c in applied]
+        return _noted(output, told(paths, choice.discarded, left, None),
+                      {"applied": paths, "discarded": list(choice.discarded), "left": left})
 
     def _request(self, tool: Tool, args: ToolArgs) -> PolicyRequest:
         """The call as the policy sees it (blocking: resolves paths on disk)."""
@@ -276,11 +346,13 @@ class Pipeline:
         note = f" {permission.note}" if permission.note else EDITED_NOTE if permission.edited else ""
         return ToolOutput(plan.message + note, {"paths": [c.path for c in call.changes]})
 
-    async def _apply(self, call_id: CallId, plan: WritePlan, read_state: ReadState) -> tuple[FileChange, ...]:
+    async def _apply(self, call_id: CallId, plan: WritePlan, read_state: ReadState, *,
+                     before: Sequence[FileChange] = ()) -> tuple[FileChange, ...]:
+        """Apply a plan of writes, journaled as the call's changes (after those it made `before`)."""
         journal = self.recorder.journal
 
         def record(changes: Any) -> None:  # on the worker thread, between the blobs and the files (see Recorder)
-            journal.add_changes(call_id, changes)
+            journal.add_changes(call_id, [*before, *changes])
 
         def work() -> tuple[FileChange, ...]:
             applied = apply_plan(self.workspace, self.blobs, plan, record)
@@ -296,10 +368,24 @@ class Pipeline:
             # Once files are being written, finish writing and recording even if cancelled.
             changes = await shielded(asyncio.to_thread(work))
             await shielded(self.tracker.absorb(changes))
+            self._note_written(changes)
         return changes
 
     def __repr__(self) -> str:
         return f"<Pipeline {self.workspace.root} tools={len(self.registry.names())}>"
+
+
+def _same_entry(a: Path, b: Path) -> bool:
+    """Whether two paths hold the same: both missing, the same link, or files of the same bytes."""
+    try:
+        sa, sb = a.lstat(), b.lstat()
+    except FileNotFoundError:
+        return not a.is_symlink() and not b.is_symlink() and not a.exists() and not b.exists()
+    if stat.S_IFMT(sa.st_mode) != stat.S_IFMT(sb.st_mode):
+        return False
+    if stat.S_ISLNK(sa.st_mode):
+        return os.readlink(a) == os.readlink(b)
+    return sa.st_size == sb.st_size and a.read_bytes() == b.read_bytes()
 
 
 def _noted(output: ToolOutput, note: str, preview: dict[str, Any]) -> ToolOutput:

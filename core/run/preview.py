@@ -33,6 +33,9 @@ from core.tools.base import FileWrite, WritePlan
 
 REASON = ("Belay ran this command in a private layer over the workspace: nothing has changed yet. Apply all, some "
           "files (turn a file's hunks off to leave it out), or deny to discard everything it did.")
+CLASH = ("While this command ran beside others, another call changed {paths}, and this command changed them too, "
+         "differently. Apply replaces that call's version with this command's; discard keeps it. The command's other "
+         "changes are in the workspace already.")
 LIMITS = ("A preview shows files in the workspace only: network calls the command made and processes it started "
           "elsewhere have happened already, and files it wrote outside the workspace are discarded with the layer.")
 

@@ -207,6 +207,11 @@ class RunTool(Tool[A]):
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolOutput: ...
 
+    def layerable(self, args: A) -> bool:
+        """Whether this call can run in a private layer over the workspace (`ToolContext.layer`): its changes
+        land when it ends, so it may run beside others (a foreground command)."""
+        return False
+
     def previews(self, args: A, asked: bool = False) -> bool:
         """Whether this call runs in a private layer (`ToolContext.layer`) whose changes a person chooses from
         before they land, rather than changing the workspace as it runs (a command: by the settings, or `asked`

@@ -182,8 +182,11 @@ class BashTool(RunTool[BashArgs]):
         limit = min(max(round(seconds * 1000), 1), args.timeout or MAX_TIMEOUT_MS)
         return args.model_copy(update={"timeout": limit})
 
+    def layerable(self, args: BashArgs) -> bool:
+        return not args.run_in_background  # a background shell outlives its call, and its layer
+
     def previews(self, args: BashArgs, asked: bool = False) -> bool:
-        return (asked or self.settings.effects != "apply") and not args.run_in_background
+        return (asked or self.settings.effects != "apply") and self.layerable(args)
 
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once), and what

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.process.overlay import overlay_support
 from tests.conftest import ROOT
 
 REVIEW = ROOT / "resources" / "plans" / "review.yaml"
@@ -416,3 +417,45 @@ def test_a_plan_calling_an_mcp_server_that_crashed_at_start_is_refused_naming_it
     unaffected = _run(reading, workspace, state_dir, "--auto", "approve")  # a plan that does not need it runs
     assert unaffected.returncode == 0, unaffected.stdout + unaffected.stderr
     assert unaffected.stderr.startswith("belay run: note: MCP server 'crashy' failed to start: the server closed")
+
+
+def test_independent_commands_run_at_once_each_in_its_own_layer_and_each_file_is_its_own_call_s(
+        workspace: Path, state_dir: Path, tmp_path: Path) -> None:
+    if not overlay_support().available:
+        pytest.skip(overlay_support().detail)
+    plan = _plan(tmp_path, "four.json", {"name": "four", "calls": [
+        {"id": f"c{n}", "tool": "Bash", "args": {"command": f"sleep 0.3; echo {n} > out_{n}.txt"}}
+        for n in range(4)]})
+    began = time.monotonic()
+    result = _run(plan, workspace, state_dir, "--auto", "approve", "--json")
+    took = time.monotonic() - began
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert summary["max_parallelism"] == 4 and summary["max_running"] == 4, summary
+    assert summary["duration_s"] < 1.0, summary  # four 0.3 s commands side by side, not 1.2 s one after another
+    assert took < 15  # the whole process, start-up included
+    for n in range(4):
+        assert (workspace / f"out_{n}.txt").read_text() == f"{n}\n"
+    changed = {c["summary"]: c["files_changed"] for c in _calls(workspace, state_dir) if c["tool"] == "Bash"}
+    assert changed == {f"sleep 0.3; echo {n} > out_{n}.txt": [f"out_{n}.txt"] for n in range(4)}
+
+
+def test_two_commands_that_change_one_file_differently_side_by_side_ask_the_person_about_it(
+        workspace: Path, state_dir: Path, tmp_path: Path) -> None:
+    if not overlay_support().available:
+        pytest.skip(overlay_support().detail)
+    (workspace / "shared.txt").write_text("start\n")
+    plan = _plan(tmp_path, "clash.json", {"name": "clash", "calls": [
+        {"id": "fast", "tool": "Bash", "args": {"command": "echo fast > shared.txt; echo a > a.txt"}},
+        {"id": "slow", "tool": "Bash", "args": {"command": "sleep 0.5; echo slow > shared.txt; echo b > b.txt"}}]})
+    result = _run(plan, workspace, state_dir, "--auto", "approve", "--json")
+    assert result.returncode == 0, result.stderr
+    objects = [json.loads(line) for line in result.stdout.splitlines()]
+    clashes = [o for o in objects if o["kind"] == "approval_requested" and o["diffs"]]
+    assert len(clashes) == 1 and [d["path"] for d in clashes[0]["diffs"]] == ["shared.txt"], clashes
+    assert "another call changed shared.txt" in clashes[0]["reason"]
+    assert (workspace / "shared.txt").read_text() == "slow\n"  # approved: the later command's version
+    assert (workspace / "a.txt").read_text() == "a\n" and (workspace / "b.txt").read_text() == "b\n"
+    changed = {c["summary"].split(";")[0]: sorted(c["files_changed"]) for c in _calls(workspace, state_dir)
+               if c["tool"] == "Bash"}
+    assert changed == {"echo fast > shared.txt": ["a.txt", "shared.txt"], "sleep 0.5": ["b.txt", "shared.txt"]}

@@ -101,3 +101,23 @@ def test_a_path_overlayfs_cannot_name_is_refused_before_anything_runs(tmp_path: 
     with pytest.raises(ValueError, match="cannot name"):
         layer.wrap(["true"])
     layer.discard()
+
+
+def test_merging_a_layer_makes_the_workspace_what_the_command_alone_would_have_made(
+        workspace: Path, tmp_path: Path) -> None:
+    command = ("mkdir -p gen/deep && echo x > gen/deep/out.txt && rm docs/a.md && mv logo.bin art.bin"
+               " && ln -s src/m1.py latest && chmod +x run.sh && printf '\\000\\001' > data.bin"
+               " && rm -r src && mkdir src && echo fresh > src/only.py && mkdir empty && rm -r docs")
+    direct = tmp_path / "direct"
+    subprocess.run(["cp", "-a", str(workspace), str(direct)], check=True)
+    assert subprocess.run(["sh", "-c", command], cwd=direct, check=False).returncode == 0
+    layer = Layer.create(workspace, tmp_path)
+    assert _run(layer, command).returncode == 0
+    layer.merge(layer.changes())
+    layer.discard()
+
+    def shape(root: Path) -> dict[str, tuple[int, bytes | str]]:
+        return {path: (mode, body) for path, (mode, body, _) in _tree(root).items()}
+
+    assert shape(workspace) == shape(direct)
+    assert not [p for p in workspace.rglob(".*belay-*")]  # nothing left beside the files it replaced
