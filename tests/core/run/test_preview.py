@@ -203,3 +203,20 @@ def _sleepers(marker: str) -> list[int]:
         if cmdline[:2] == [b"sleep", marker.encode()]:
             found.append(int(pid))
     return found
+
+
+@needs_layers
+def test_the_user_s_settings_turn_previews_on_and_a_denied_preview_lands_nothing(workspace: Path) -> None:
+    (Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml").write_text('[bash]\neffects = "preview"\n')
+
+    def discard(console: Console, request: ApprovalRequested) -> None:
+        console.deny(request.call_id)
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            assert console.bash_settings.effects == "preview" and console.previews.available
+            outcome, asked = await _bash(console, "echo new > fresh.txt", _approve_the_command_then(discard))
+            assert [d.path for d in asked[0].diffs] == ["fresh.txt"] and not (workspace / "fresh.txt").exists()
+            assert "none were applied" in outcome.text
+
+    run(scenario())
