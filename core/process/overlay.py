@@ -130,15 +130,19 @@ class Layer:
         """Blocking: make these of the layer's changes in the workspace itself: what was deleted (and a renamed
         file's old path) first, deepest first; then what was created or changed, parents first.  A file or a
         link is written beside its place and renamed over it, so a reader sees the old one or the new one."""
-        removed = [c.path for c in changes if c.kind == ChangeKind.DELETE]
-        removed += [c.old_path for c in changes if c.kind == ChangeKind.RENAME and c.old_path is not None]
-        for rel in sorted(removed, reverse=True):
-            _remove(self.workspace / rel)
+        removed = [(c.path, c.is_dir) for c in changes if c.kind == ChangeKind.DELETE]
+        removed += [(c.old_path, False) for c in changes if c.kind == ChangeKind.RENAME and c.old_path is not None]
+        for rel, folder in sorted(removed, reverse=True):
+            if not folder:
+                _remove(self.workspace / rel)
+                continue
+            with contextlib.suppress(FileNotFoundError, OSError):  # not empty: something in it was kept
+                os.rmdir(self.workspace / rel)
         for change in sorted((c for c in changes if c.kind != ChangeKind.DELETE), key=lambda c: c.path):
             source, target = self.upper / change.path, self.workspace / change.path
             mode = stat.S_IMODE(source.lstat().st_mode)
             if change.is_dir or change.kind == ChangeKind.MODE:
-                if change.is_dir and change.kind == ChangeKind.CREATE:
+                if change.is_dir and change.kind == ChangeKind.CREATE and not target.is_dir():
                     _remove(target)  # a file or link that was there
                     target.mkdir()
                 os.chmod(target, mode)

@@ -38,7 +38,7 @@ from core.run.apply import apply_plan, replace_contents
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, Allowed, CallOutcome, Calls, OpenCall, Refused, error_text
 from core.run.limits import heartbeat, run_limited
-from core.run.preview import CLASH, LIMITS, REASON, chosen, layer_plan, told
+from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, told
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.tasks import shielded
@@ -311,10 +311,13 @@ class Pipeline:
                       read_state: ReadState, reason: str) -> ToolOutput:
         """Put a layer's changes before a person as a pending write, apply the files they keep, and tell the
         agent what became of each."""
-        plan, left = await asyncio.to_thread(layer_plan, layer, changes, self.workspace)
-        if not plan.writes:
+        plan, extras, left = await asyncio.to_thread(layer_plan, layer, changes, self.workspace)
+        if not plan.writes and not extras:
             note = "[Belay ran this command in preview: it changed no files]"
             return _noted(output, told([], [], left, None) if left else note, {"applied": [], "left": left})
+        if extras:
+            reason += f" Besides its files it changes these folders and links, applied with them: " \
+                      f"{await asyncio.to_thread(described, extras, layer)}."
         answer = await self.calls.ask(call, Verdict(action="ask", reason=reason), plan, in_part=False,
                                       output=output.text[-SHOWN_OUTPUT:])
         if answer.decision not in (Decision.APPROVED, Decision.APPROVED_EDITED, Decision.ALWAYS_ALLOWED):
@@ -330,6 +333,9 @@ class Pipeline:
             applied = await self._apply(call.call_id, choice.plan, read_state, before=call.changes)
             call.changes += applied
         paths = [c.path for c in applied]
+        if extras:  # folders and links, as the layer has them (a folder removed only if nothing kept is in it)
+            await self._merge(call, layer, extras, self._written)
+            paths += [f"{c.path}/" if c.is_dir else c.path for c in extras]
         return _noted(output, told(paths, choice.discarded, left, None),
                       {"applied": paths, "discarded": list(choice.discarded), "left": left})
 

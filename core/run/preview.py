@@ -7,9 +7,10 @@ turns the layer's change set into the same `WritePlan` a file tool makes (a
 creation, a modification or a mode change writes the layer's bytes; a
 deletion removes the file; a rename is both), so the approval shows a diff
 per file and applying goes through the file tools' durable path, journaled
-against the call.  What a plan of file writes cannot carry (a folder made
-or removed empty, a symbolic link, a file too large to capture) is named in
-`left` and never applied: the card and the agent are told.
+against the call.  What a plan of file writes cannot carry, folders and
+symbolic links, is merged from the layer as it is when the person applies
+(`extras`, named on the card and to the agent); a file too large to capture
+or unreadable is named in `left` and never applied.
 
 `chosen` reads the person's answer per file: a file whose hunks were all
 turned off is discarded (a created file too, which an ordinary partial
@@ -19,6 +20,7 @@ an edited file writes the edit, and everything else applies whole.
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,16 +50,17 @@ class Choice:
     discarded: tuple[str, ...]
 
 
-def layer_plan(layer: Layer, changes: Sequence[LayerChange], workspace: Workspace) -> tuple[WritePlan, list[str]]:
-    """Blocking: the writes that would make the workspace what the command left in its layer, and what a plan
-    of file writes cannot carry (each with why)."""
+def layer_plan(layer: Layer, changes: Sequence[LayerChange], workspace: Workspace
+               ) -> tuple[WritePlan, list[LayerChange], list[str]]:
+    """Blocking: the writes that would make the workspace's files what the command left in its layer; the
+    changes to folders and links (merged from the layer as they are, with the files); what cannot be applied,
+    each with why."""
     writes: list[FileWrite] = []
+    extras: list[LayerChange] = []
     left: list[str] = []
     for change in changes:
         if change.is_link or change.is_dir:
-            if not (change.is_dir and change.kind == ChangeKind.MODE):
-                left.append(f"{change.path} ({'a symbolic link' if change.is_link else 'a folder'}, "
-                            f"{change.kind.value}d: a preview applies regular files only)")
+            extras.append(change)
             continue
         if change.kind == ChangeKind.RENAME and change.old_path is not None:
             writes.append(_removal(workspace, change.old_path))
@@ -76,7 +79,24 @@ def layer_plan(layer: Layer, changes: Sequence[LayerChange], workspace: Workspac
         path = workspace.root / change.path
         before = fsio.read_if_exists(workspace, path, fsio.MAX_CAPTURE_BYTES)
         writes.append(FileWrite(path, before, after, stat.S_IMODE(st.st_mode)))
-    return WritePlan(writes=tuple(writes), message=""), left
+    return WritePlan(writes=tuple(writes), message=""), extras, left
+
+
+def described(extras: Sequence[LayerChange], layer: Layer) -> str:
+    """The folders and links a command changed, in words: the approval and the agent are told of them."""
+    said = []
+    for change in extras:
+        if change.is_link and change.kind != ChangeKind.DELETE:
+            said.append(f"{change.path} (a link to {os.readlink(layer.upper / change.path)})")
+        else:
+            what = "link" if change.is_link else "folder"
+            said.append(f"{change.path}/ ({what} {_PAST[change.kind]})" if change.is_dir else
+                        f"{change.path} ({what} {_PAST[change.kind]})")
+    return ", ".join(said)
+
+
+_PAST = {ChangeKind.CREATE: "made", ChangeKind.DELETE: "removed", ChangeKind.MODE: "mode changed",
+         ChangeKind.MODIFY: "changed", ChangeKind.RENAME: "renamed"}
 
 
 def _removal(workspace: Workspace, rel: str) -> FileWrite:
@@ -123,6 +143,6 @@ def told(applied: Sequence[str], discarded: Sequence[str], left: Sequence[str], 
         said = f"[Belay previewed this command's changes; applied: {', '.join(applied)}"
         said += f"; discarded: {', '.join(discarded)}]" if discarded else "]"
     if left:
-        said += f"\n[Not applied, a preview applies regular files only: {'; '.join(left)}]"
+        said += f"\n[Not applied: {'; '.join(left)}]"
     return said
 

@@ -128,7 +128,7 @@ def test_a_generator_s_tree_discarded_leaves_the_workspace_byte_identical(worksp
 
 
 @needs_layers
-def test_deletion_rename_and_binary_apply_and_a_symlink_is_named_not_applied(workspace: Path) -> None:
+def test_deletion_rename_binary_and_a_symlink_are_shown_and_applied(workspace: Path) -> None:
     (workspace / "gone.txt").write_text("bye\n")
     (workspace / "before.txt").write_text("moving " * 40 + "\n")
     blob = b"\x00\x01\x02\xff\xfe" * 200
@@ -146,8 +146,10 @@ def test_deletion_rename_and_binary_apply_and_a_symlink_is_named_not_applied(wor
             assert not (workspace / "gone.txt").exists() and not (workspace / "before.txt").exists()
             assert (workspace / "after.txt").read_text() == "moving " * 40 + "\n"
             assert (workspace / "data.bin").read_bytes() == blob
-            assert not (workspace / "link").exists() and not (workspace / "link").is_symlink()
-            assert "link (a symbolic link" in outcome.text and "regular files only" in outcome.text
+            assert os.readlink(workspace / "link") == "after.txt"  # a link is applied with the files
+            assert "link (a link to after.txt)" in asked[0].reason and "applied: " in outcome.text
+            record = await console.call_record(outcome.call_id)
+            assert record is not None and "link" in {c.path for c in record.changes}  # and undoable like them
 
     run(scenario())
 
