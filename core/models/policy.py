@@ -29,3 +29,6 @@ class RuleEntry(BaseModel):
     timeout_s: float | None = None
     """How long an approval this rule asks for waits; None: the layer's default."""
     on_timeout: Literal["deny", "allow"] | None = None
+    preview: bool = False
+    """For a Bash rule: a command it matches runs in a private layer, and a person chooses which of its changes
+    land (`[bash] effects = "preview"`, for the commands of this rule only)."""

@@ -68,7 +68,8 @@ class RuleSet:
         timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
         on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
         return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
-                       on_timeout="deny" if strict else on_timeout, **kw)  # type: ignore[arg-type]
+                       on_timeout="deny" if strict else on_timeout,  # type: ignore[arg-type]
+                       **{"preview": entry is not None and entry.preview, **kw})  # type: ignore[arg-type]
 
 
 def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
@@ -140,7 +141,7 @@ def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
         return rules.verdict("allow", reason, impact=analysis.impact, analysis=_reflag(analysis, allowed))
     names = ", ".join(dict.fromkeys(f"{e.rule} [{e.scope}]" for e in used))
     return rules.verdict("allow", f"allowed by {names}", rule=names, impact=analysis.impact,
-                         analysis=_reflag(analysis, allowed))
+                         analysis=_reflag(analysis, allowed), preview=any(e.preview for e in used))
 
 
 def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) -> str | None:

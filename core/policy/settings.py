@@ -205,20 +205,25 @@ def _read_permissions(data: dict[str, Any], text: str, layer: Layer, path: Path)
 
 
 def entry_from(item: object, action: RuleAction, scope: Scope, path: Path | None) -> tuple[RuleEntry, Rule]:
-    """A rule string, or an inline table { rule = "...", timeout_s = 60, on_timeout = "deny" }."""
+    """A rule string, or an inline table { rule = "...", timeout_s = 60, on_timeout = "deny", preview = true }."""
     if isinstance(item, dict):
-        unknown = set(item) - {"rule", "timeout_s", "on_timeout"}
+        unknown = set(item) - {"rule", "timeout_s", "on_timeout", "preview"}
         if unknown:
-            raise ValueError(f"unknown keys {sorted(unknown)} (expected rule, timeout_s, on_timeout)")
-        timeout, on_timeout = item.get("timeout_s"), item.get("on_timeout")
+            raise ValueError(f"unknown keys {sorted(unknown)} (expected rule, timeout_s, on_timeout, preview)")
+        timeout, on_timeout, preview = item.get("timeout_s"), item.get("on_timeout"), item.get("preview", False)
+        if not isinstance(preview, bool):
+            raise ValueError(f"preview must be true or false, got {preview!r}")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or timeout < 0):
             raise ValueError(f"timeout_s must be a number of seconds >= 0, got {timeout!r}")
         if on_timeout not in (None, "deny", "allow"):
             raise ValueError(f"on_timeout must be \"deny\" or \"allow\", got {on_timeout!r}")
         rule = parse_rule(item.get("rule"))  # type: ignore[arg-type]
+        if preview and rule.tool != "Bash":
+            raise ValueError(f"preview applies to Bash rules only, not {rule.text}")
         entry = RuleEntry(rule=rule.text, action=action, scope=scope, source=path,
-                          timeout_s=float(timeout) if timeout is not None else None, on_timeout=on_timeout)
+                          timeout_s=float(timeout) if timeout is not None else None, on_timeout=on_timeout,
+                          preview=preview)
         return entry, rule
     rule = parse_rule(item)  # type: ignore[arg-type]
     return RuleEntry(rule=rule.text, action=action, scope=scope, source=path), rule

@@ -47,3 +47,5 @@ class Verdict(BaseModel):
     """For Bash: the parsed command, flagged part by part, for the approval window."""
     suggested_rule: str | None = None
     """For ask: the rule "Always allow" would add."""
+    preview: bool = False
+    """For Bash: the rule that decided asks for the command to run in preview (`RuleEntry.preview`)."""

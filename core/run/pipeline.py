@@ -185,7 +185,7 @@ class Pipeline:
         read_only = verdict.analysis is not None and verdict.analysis.read_only
         async with heartbeat(functools.partial(self.recorder.progress, call.call_id)):
             if tool.captures_workspace and self.tracker is not None and not read_only:
-                previewed = tool.previews(args, permission.preview)
+                previewed = tool.previews(args, permission.preview or verdict.preview)
                 if (previewed or in_batch and tool.layerable(args)) and await self.layers():
                     return await self._run_in_layer(call, tool, args, ctx, limit, review=previewed), False, 1
                 return await self._run_capturing(call, tool, args, ctx, limit), False, 1

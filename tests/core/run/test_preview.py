@@ -222,3 +222,27 @@ def test_the_user_s_settings_turn_previews_on_and_a_denied_preview_lands_nothing
             assert "none were applied" in outcome.text
 
     run(scenario())
+
+
+@needs_layers
+@pytest.mark.allow_warning_logs  # the two bad rules are reported, as settings problems are
+def test_a_rule_can_ask_for_its_commands_to_run_in_preview(workspace: Path) -> None:
+    (Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml").write_text(
+        '[permissions]\nallow = [{ rule = "Bash(sed:*)", preview = true }, "Bash(touch:*)",\n'
+        '         { rule = "Write", preview = true }, { rule = "Bash(echo:*)", preview = "yes" }]\n')
+    (workspace / "names.txt").write_text("alpha\n")
+
+    def keep_none(console: Console, request: ApprovalRequested) -> None:
+        console.deny(request.call_id, "not now")
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:  # commands apply as they run, except the rule's
+            assert any("preview applies to Bash rules only" in p for p in console.settings_problems)
+            assert any("preview must be true or false" in p for p in console.settings_problems)
+            outcome, asked = await _bash(console, "sed -i s/alpha/beta/ names.txt", keep_none)
+            assert [d.path for d in asked[0].diffs] == ["names.txt"]  # allowed to run; its effects asked about
+            assert (workspace / "names.txt").read_text() == "alpha\n" and "none were applied" in outcome.text
+            touched, asked = await _bash(console, "touch made.txt", keep_none)
+            assert asked == [] and (workspace / "made.txt").exists()  # another rule: applied as it ran
+
+    run(scenario())
