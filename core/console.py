@@ -54,6 +54,7 @@ from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
 from core.store.lock import OwnerLock
+from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
@@ -112,6 +113,7 @@ class Console:
         """What Bash commands run in; checked when the console opens."""
         self.previews = OverlaySupport(available=False, detail="not checked yet")
         """Whether a command can run in preview (a private layer over the workspace); checked when it opens."""
+        self._probe: asyncio.Task[None] | None = None
         self.settings_problems: tuple[str, ...] = ()
         self.session_id = new_session_id()
         self._recorder: Recorder | None = None
@@ -170,7 +172,10 @@ class Console:
             bash.settings = self.bash_settings
             problems += [problem] if problem else []
             self.sandbox = await bash.sandbox_info()
-            self.previews = await asyncio.to_thread(overlay_support)
+            if self.bash_settings.effects != "apply":  # the status line says at once whether they can be
+                self.previews = await asyncio.to_thread(overlay_support)
+            else:  # only "Run in preview" asks, later: the probe (a short subprocess) does not hold up opening
+                self._probe = spawn(self._probe_previews(), "probe for command previews")
         self.settings_problems = tuple(problems)
         for problem in self.settings_problems:
             log.warning("settings: %s", problem)
@@ -256,8 +261,14 @@ class Console:
         startup timeout); their statuses.  Opening only starts them: a plan's first call may name their tools."""
         return await self.mcp.wait_started(timeout_s) if self.mcp is not None else []
 
+    async def _probe_previews(self) -> None:
+        self.previews = await asyncio.to_thread(overlay_support)
+
     async def close(self) -> None:
         """Deny what waits, cancel what runs, close the journal."""
+        if self._probe is not None:
+            self._probe.cancel()
+            await asyncio.gather(self._probe, return_exceptions=True)
         if self.endpoint is not None:
             await self.endpoint.close()
         if self.interceptor is not None:
