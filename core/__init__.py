@@ -101,7 +101,7 @@ if TYPE_CHECKING:
         expected_left_s,
     )
     from core.timeline.tree import Timeline
-    from core.tools.bash import BashSettings
+    from core.tools.bash import BashArgs, BashSettings, no_preview
     from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
     from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
@@ -148,7 +148,7 @@ _EXPORTS: dict[str, str] = {
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
                             "ShellNode Updated expected_left_s"),
     "core.timeline.tree": "Timeline",
-    "core.tools.bash": "BashSettings",
+    "core.tools.bash": "BashArgs BashSettings no_preview",
     "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
     "core.undo.report": "FilePreview Resolution UndoPreview UndoReport",
 }
@@ -179,7 +179,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "DocumentError", "MAX_DOCUMENT_DEPTH", "StrictLoader", "load_yaml",
     "AgentFinished", "AgentHandle", "AgentKey", "AgentNode", "AgentStarted", "AgentStatus", "ApprovalRequested",
-    "ApprovalResolved", "AutoReviewer", "BashAnalysis", "BashSettings", "BatchCall", "BatchError", "BatchFinished",
+    "ApprovalResolved", "AutoReviewer", "BashAnalysis", "BashArgs", "BashSettings", "BatchCall", "BatchError",
+    "BatchFinished",
     "BatchKey", "BatchNode", "BatchReport", "BatchResult", "BatchStarted", "BatchTotals", "BelayError",
     "CallFinished", "CallOutcome", "CallOutput", "CallProgress", "CallQueued", "CallRecord", "CallRetrying",
     "agent_hooks", "CallStarted", "ChangeKind", "claude_settings_file", "shared_settings_file", "config_dir", "Console",
@@ -189,7 +190,8 @@ __all__ = [
     "find_endpoint", "GanttSpan",
     "GitChange", "Holding", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token",
     "hub_socket", "Lagged",
-    "load_script", "McpServerChanged", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged", "ProposedFile",
+    "load_script", "McpServerChanged", "no_preview", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged",
+    "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
     "ConflictRegion", "conflict_regions", "take_side", "Take",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",

@@ -58,7 +58,7 @@ _LIMITS_PY = ("import os, resource as r, sys\n"
               "    if v >= 0 or k != r.RLIMIT_NPROC: v = r.RLIM_INFINITY if v < 0 else v; r.setrlimit(k, (v, v))\n"
               "os.execv(sys.argv[4], sys.argv[4:])")
 
-__all__ = ["BashArgs", "BashOutputTool", "BashSettings", "BashTool", "KillShellTool"]
+__all__ = ["BashArgs", "BashOutputTool", "BashSettings", "BashTool", "KillShellTool", "no_preview"]
 
 
 class BashSettings(BaseModel):
@@ -186,7 +186,9 @@ class BashTool(RunTool[BashArgs]):
         return not args.run_in_background  # a background shell outlives its call, and its layer
 
     def previews(self, args: BashArgs, asked: bool = False) -> bool:
-        return (asked or self.settings.effects != "apply") and self.layerable(args)
+        return (asked or self.settings.effects != "apply") and no_preview(args) is None
+
+
 
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once), and what
@@ -339,6 +341,29 @@ class BashTool(RunTool[BashArgs]):
             return f"exceeded the memory limit ({mem} MB)"
         return None
 
+
+def no_preview(args: BashArgs) -> str | None:
+    """Why a command runs as it is, never in preview: it outlives its call, or it looks like a server or a
+    watcher, whose effects are wanted at once (a layer would hold them until it is stopped)."""
+    if args.run_in_background:
+        return "a background shell outlives its call, so it runs as it is: no preview"
+    live = _LIVE.search(args.command) or _WATCH.search(args.command)
+    if live is not None:
+        return f"`{live.group(0).strip()}` looks like a server or a watcher, whose effects are wanted at once: it " \
+               "runs as it is, no preview"
+    return None
+
+
+_LIVE = re.compile(
+    r"(?:^|[;&|(]\s*|\s)(?:"
+    r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|watch)\b"
+    r"|python3?\s+-m\s+http\.server\b|manage\.py\s+runserver\b|flask\s+run\b|uvicorn\b|gunicorn\b"
+    r"|rails\s+s(?:erver)?\b|nodemon\b|next\s+dev\b|vite(?:\s+dev)?\s*(?:$|[;&|])|webpack\s+(?:serve\b|.*--watch\b)"
+    r"|jupyter\s+(?:notebook|lab)\b|tail\s+-[a-zA-Z]*[fF]\b|docker(?:-compose|\s+compose)\s+up\b(?!.*\s-d\b)"
+    r"|\S+\s+--watch\b)")
+"""Commands that run until stopped and whose effects are wanted as they happen."""
+_WATCH = re.compile(r"(?:^|[;&|(])\s*watch\s+\S")
+"""`watch` as a command, not a word in one."""
 
 def oom_kills() -> int:
     """How many processes the kernel's OOM killer has killed in this process's cgroup (cgroup v2), or 0.

@@ -36,7 +36,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from core import ApprovalRequested, Console, Timeline
+from core import ApprovalRequested, BashArgs, Console, Timeline, no_preview
 from gui.window import theme
 from gui.window.command_card import CommandCard, impact_html
 from gui.window.inbox import InboxModel, InboxView, seconds_left
@@ -447,8 +447,12 @@ class ApprovalPanel(QWidget):
         """Why this command cannot run in preview (None: it can)."""
         if request.tool != "Bash" or request.diffs:
             return "Only a command can run in preview"
-        if request.args.get("run_in_background"):
-            return "A background shell outlives its call, so it runs as it is: no preview"
+        try:
+            why = no_preview(BashArgs.model_validate(request.args))
+        except ValueError:
+            why = "its arguments are not a command Belay can run"
+        if why is not None:
+            return why[0].upper() + why[1:]
         if not self._console.previews.available:
             return f"Previews are not available here: {self._console.previews.detail}"
         return None

@@ -246,3 +246,34 @@ def test_a_rule_can_ask_for_its_commands_to_run_in_preview(workspace: Path) -> N
             assert asked == [] and (workspace / "made.txt").exists()  # another rule: applied as it ran
 
     run(scenario())
+
+
+@needs_layers
+def test_a_watcher_runs_as_it_is_its_effects_at_once_and_no_preview_asked(workspace: Path) -> None:
+    def nothing(console: Console, request: ApprovalRequested) -> None:
+        console.approve(request.call_id)
+
+    async def scenario() -> None:
+        async with _previewing(workspace) as console:
+            agent_command = "echo started > live.txt; tail -f /dev/null"
+            console.register_approver("test")
+            agent = await console.start_agent("agent", "scripted")
+            seen: list[bool] = []
+
+            async def approving() -> None:
+                while True:
+                    for request in console.pending_approvals():
+                        seen.append(bool(request.diffs))
+                        nothing(console, request)
+                    await asyncio.sleep(0.01)
+
+            helper = asyncio.ensure_future(approving())
+            try:
+                call = asyncio.ensure_future(console.call(agent, "Bash", {"command": agent_command, "timeout": 3000}))
+                await wait_until(lambda: (workspace / "live.txt").exists(), what="the watcher's file, at once")
+                outcome = await call
+            finally:
+                helper.cancel()
+            assert outcome.status == RunStatus.TIMED_OUT and not any(seen)  # never previewed
+
+    run(scenario())

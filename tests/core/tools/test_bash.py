@@ -23,7 +23,7 @@ from core.paths import Workspace
 from core.process.shells import ShellManager
 from core.run import arguments
 from core.tools.base import ReadState, ToolContext, ToolOutput
-from core.tools.bash import BashArgs, BashOutputTool, BashSettings, BashTool, KillShellTool
+from core.tools.bash import BashArgs, BashOutputTool, BashSettings, BashTool, KillShellTool, no_preview
 
 SECRETS = {"ANTHROPIC_API_KEY": "sk-ant-SENTINEL-0001", "AWS_SECRET_ACCESS_KEY": "SENTINEL/aws/0002",
            "GITHUB_TOKEN": "ghp_SENTINEL000000000000000000000000000003", "DATABASE_URL": "postgres://u:SENTINELPW@db/x"}
@@ -377,3 +377,15 @@ def test_background_shell_round_trip(ws: Path) -> None:
         return events
     kinds = [e.kind for e in asyncio.run(go())]
     assert kinds == ["shell_started", "shell_output", "shell_finished"]
+
+
+@pytest.mark.parametrize(("command", "live"), [
+    ("npm run dev", True), ("cd web && yarn start", True), ("python3 -m http.server 8000", True),
+    ("tail -f build.log", True), ("docker compose up", True), ("vite", True), ("watch -n1 ls", True),
+    ("pytest --watch", True), ("npm install", False), ("vite build", False), ("docker compose up -d", False),
+    ("grep -w watch notes.txt", False), ("sed -i s/a/b/ x.py", False)])
+def test_servers_and_watchers_are_never_previewed_and_say_why(command: str, live: bool) -> None:
+    why = no_preview(BashArgs(command=command))
+    assert (why is not None) == live, why
+    assert why is None or "server or a watcher" in why
+    assert no_preview(BashArgs(command="sed -i s/a/b/ x.py", run_in_background=True)) is not None
