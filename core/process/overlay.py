@@ -11,11 +11,10 @@ has ended, the upper directory is the change set:
   what the lower one held and the upper one does not was deleted;
 - a deleted file and a created one with the same content are a rename.
 
-`Layer.merge` makes changes of the layer in the workspace itself (a command run beside others in a batch,
-whose changes are then captured as its own); a preview applies the ones a person keeps as file writes
-(`core.run.preview`).  `Layer.discard` removes the layer and leaves the workspace as it was.  Where the
-kernel or the system refuses (no unshare, user namespaces switched off, no overlayfs), `overlay_support` says
-why, once.
+Making the changes in the workspace is `core.run.preview`'s part (merged as they are for a command run
+beside others in a batch, chosen by a person for a preview).  `Layer.discard` removes the layer and leaves
+the workspace as it was.  Where the kernel or the system refuses (no unshare, user namespaces switched off,
+no overlayfs), `overlay_support` says why, once.
 
 Limits, said where a preview is shown: the command runs as root inside its namespace (only root can mount
 there, and only the caller's uid is mapped); what it does outside the workspace (network, other
@@ -29,12 +28,11 @@ import contextlib
 import functools
 import hashlib
 import os
-import secrets
 import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,31 +124,6 @@ class Layer:
         found = list(self._walk(""))
         return sorted(_renames(found, self.upper, self.workspace), key=lambda c: c.path)
 
-    def merge(self, changes: Sequence[LayerChange]) -> None:
-        """Blocking: make these of the layer's changes in the workspace itself: what was deleted (and a renamed
-        file's old path) first, deepest first; then what was created or changed, parents first.  A file or a
-        link is written beside its place and renamed over it, so a reader sees the old one or the new one."""
-        removed = [(c.path, c.is_dir) for c in changes if c.kind == ChangeKind.DELETE]
-        removed += [(c.old_path, False) for c in changes if c.kind == ChangeKind.RENAME and c.old_path is not None]
-        for rel, folder in sorted(removed, reverse=True):
-            if not folder:
-                _remove(self.workspace / rel)
-                continue
-            with contextlib.suppress(FileNotFoundError, OSError):  # not empty: something in it was kept
-                os.rmdir(self.workspace / rel)
-        for change in sorted((c for c in changes if c.kind != ChangeKind.DELETE), key=lambda c: c.path):
-            source, target = self.upper / change.path, self.workspace / change.path
-            mode = stat.S_IMODE(source.lstat().st_mode)
-            if change.is_dir or change.kind == ChangeKind.MODE:
-                if change.is_dir and change.kind == ChangeKind.CREATE and not target.is_dir():
-                    _remove(target)  # a file or link that was there
-                    target.mkdir()
-                os.chmod(target, mode)
-            elif change.is_link:
-                _replace(target, functools.partial(os.symlink, os.readlink(source)))
-            else:
-                _replace(target, functools.partial(_copy, source, mode=mode))
-
     def discard(self) -> None:
         """Remove the layer (overlayfs leaves its work directory unreadable: made readable first)."""
         for path, dirs, _ in os.walk(self.root):
@@ -197,6 +170,16 @@ class Layer:
             yield LayerChange(path, ChangeKind.MODE)
         # else copied up unchanged (opened for writing, touched): nothing to show
 
+    def agrees(self, path: str) -> bool:
+        """Whether the workspace holds at `path` what the layer does: both absent, the same link, or a file of
+        the same bytes (another writer may have made the same change)."""
+        upper, lower = _lstat(self.upper / path), _lstat(self.workspace / path)
+        if upper is None or lower is None or stat.S_ISCHR(upper.st_mode):  # a whiteout: deleted in the layer
+            return lower is None and (upper is None or stat.S_ISCHR(upper.st_mode))
+        if stat.S_IFMT(upper.st_mode) != stat.S_IFMT(lower.st_mode):
+            return False
+        return stat.S_ISDIR(upper.st_mode) or self._same(path, stat.S_ISLNK(upper.st_mode))
+
     def _same(self, path: str, link: bool) -> bool:
         upper, lower = self.upper / path, self.workspace / path
         if link:
@@ -230,37 +213,6 @@ def _renames(changes: list[LayerChange], upper: Path, workspace: Path) -> list[L
                 continue
         result.append(change)
     return [c for c in result if not (c.kind == ChangeKind.DELETE and c.path in taken)]
-
-
-def _remove(path: Path) -> None:
-    st = _lstat(path)
-    if st is None:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
-def _replace(target: Path, make: Callable[[Path], None]) -> None:
-    """`make` the new entry beside `target`, then rename it over whatever is there (a folder is removed first)."""
-    aside = target.with_name(f".{target.name}.belay-{secrets.token_hex(4)}")
-    make(aside)
-    try:
-        if (st := _lstat(target)) is not None and stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(target)
-        os.replace(aside, target)
-    except BaseException:
-        _remove(aside)
-        raise
-
-
-def _copy(source: Path, aside: Path, *, mode: int) -> None:
-    with open(source, "rb") as src, open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-        dst.flush()
-        os.fsync(dst.fileno())
-    os.chmod(aside, mode)  # the umask took its share at creation
 
 
 def _lstat(path: Path) -> os.stat_result | None:

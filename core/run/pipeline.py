@@ -18,17 +18,14 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import os
-import stat
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from core.changes.partial import PartialError
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.ids import CallId
-from core.models.records import ChangeKind, Decision, FileChange, RunStatus
+from core.models.records import Decision, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest, Verdict
@@ -38,7 +35,7 @@ from core.run.apply import apply_plan, replace_contents
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, Allowed, CallOutcome, Calls, OpenCall, Refused, error_text
 from core.run.limits import heartbeat, run_limited
-from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, told
+from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, merge, told
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.tasks import shielded
@@ -237,11 +234,16 @@ class Pipeline:
             try:
                 done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id))
             finally:
-                captured = await shielded(tracker.capture())
-                if captured.changes or captured.git:
-                    await shielded(self.calls.captured(call, captured.changes, captured.git))
-                    self._note_written(captured.changes)
+                await shielded(self._capture(call))
         return done.output
+
+    async def _capture(self, call: OpenCall) -> None:
+        """Inside the one-author lock: what changed since it was taken is the call's, journaled at once."""
+        assert self.tracker is not None
+        captured = await self.tracker.capture()
+        if captured.changes or captured.git:
+            await self.calls.captured(call, captured.changes, captured.git)
+            self._note_written(captured.changes)
 
     async def _run_in_layer(self, call: OpenCall, tool: RunTool, args: ToolArgs, ctx: ToolContext,
                             limit: float | None, *, review: bool) -> ToolOutput:
@@ -279,12 +281,9 @@ class Pipeline:
             kept = [c for c in changes if c not in clashes]
             if kept:
                 try:
-                    await shielded(asyncio.to_thread(layer.merge, kept))
+                    await shielded(asyncio.to_thread(merge, layer, kept, self.workspace))
                 finally:
-                    captured = await shielded(self.tracker.capture())
-                    if captured.changes or captured.git:
-                        await shielded(self.calls.captured(call, captured.changes, captured.git))
-                        self._note_written(captured.changes)
+                    await shielded(self._capture(call))
         return clashes
 
     def _clashes(self, layer: Layer, changes: Sequence[LayerChange], started: int) -> list[LayerChange]:
@@ -295,9 +294,8 @@ class Pipeline:
             if change.is_dir or all(self._last_written.get(p, 0) <= started for p in (change.path, change.old_path)
                                     if p is not None):
                 continue
-            if change.kind != ChangeKind.DELETE or (self.workspace.root / change.path).exists():
-                if not _same_entry(layer.upper / change.path, self.workspace.root / change.path):
-                    found.append(change)
+            if not layer.agrees(change.path):
+                found.append(change)
         return found
 
     def _note_written(self, changes: Sequence[FileChange]) -> None:
@@ -379,19 +377,6 @@ class Pipeline:
 
     def __repr__(self) -> str:
         return f"<Pipeline {self.workspace.root} tools={len(self.registry.names())}>"
-
-
-def _same_entry(a: Path, b: Path) -> bool:
-    """Whether two paths hold the same: both missing, the same link, or files of the same bytes."""
-    try:
-        sa, sb = a.lstat(), b.lstat()
-    except FileNotFoundError:
-        return not a.is_symlink() and not b.is_symlink() and not a.exists() and not b.exists()
-    if stat.S_IFMT(sa.st_mode) != stat.S_IFMT(sb.st_mode):
-        return False
-    if stat.S_ISLNK(sa.st_mode):
-        return os.readlink(a) == os.readlink(b)
-    return sa.st_size == sb.st_size and a.read_bytes() == b.read_bytes()
 
 
 def _noted(output: ToolOutput, note: str, preview: dict[str, Any]) -> ToolOutput:

@@ -10,7 +10,7 @@ per file and applying goes through the file tools' durable path, journaled
 against the call.  What a plan of file writes cannot carry, folders and
 symbolic links, is merged from the layer as it is when the person applies
 (`extras`, named on the card and to the agent); a file too large to capture
-or unreadable is named in `left` and never applied.
+or unreadable is named in `left` and never applied.  `merge` makes a layer's changes as they are.
 
 `chosen` reads the person's answer per file: a file whose hunks were all
 turned off is discarded (a created file too, which an ordinary partial
@@ -20,6 +20,7 @@ an edited file writes the edit, and everything else applies whole.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -27,10 +28,12 @@ from dataclasses import dataclass
 
 from core.changes.diffs import compute_diff
 from core.changes.partial import PartialError, apply_hunks
+from core.errors import ToolError
 from core.models.records import ChangeKind
 from core.paths import Workspace
 from core.process.overlay import Layer, LayerChange
 from core.store import fsio
+from core.store.restore import Chmod, FileOp, Put, Remove, apply_all
 from core.tools.base import FileWrite, WritePlan
 
 REASON = ("Belay ran this command in a private layer over the workspace: nothing has changed yet. Apply all, some "
@@ -146,3 +149,35 @@ def told(applied: Sequence[str], discarded: Sequence[str], left: Sequence[str], 
         said += f"\n[Not applied: {'; '.join(left)}]"
     return said
 
+
+def merge(layer: Layer, changes: Sequence[LayerChange], workspace: Workspace) -> None:
+    """Blocking: make these of the layer's changes in the workspace itself, through the undo's writer
+    (`core.store.restore`: staged beside their places, then renamed in; paths opened without following links,
+    so a link another command made cannot lead a write out of the workspace).  Files and links that go, then
+    folders that go (only if nothing kept is left in them), then folders that come, then what is written."""
+    gone: list[FileOp] = [Remove(c.path) for c in changes if c.kind == ChangeKind.DELETE and not c.is_dir]
+    gone += [Remove(c.old_path) for c in changes if c.kind == ChangeKind.RENAME and c.old_path is not None]
+    apply_all(workspace, gone, [None] * len(gone))
+    for change in sorted((c for c in changes if c.is_dir and c.kind == ChangeKind.DELETE), key=lambda c: c.path,
+                         reverse=True):
+        with contextlib.suppress(OSError, ToolError), fsio.parent_dir(workspace, workspace.root / change.path) as (
+                dfd, name):
+            os.rmdir(name, dir_fd=dfd)  # not empty: something in it was kept
+    written: list[FileOp] = []
+    for change in sorted((c for c in changes if c.kind != ChangeKind.DELETE), key=lambda c: c.path):
+        upper = layer.upper / change.path
+        mode = stat.S_IMODE(upper.lstat().st_mode)
+        if change.is_dir:
+            with fsio.parent_dir(workspace, workspace.root / change.path, create=True) as (dfd, name):
+                if change.kind == ChangeKind.CREATE:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, mode, dir_fd=dfd)
+                if stat.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                    os.chmod(name, mode, dir_fd=dfd)
+        elif change.is_link:
+            written.append(Put(change.path, os.fsencode(os.readlink(upper)), link=True))
+        elif change.kind == ChangeKind.MODE:
+            written.append(Chmod(change.path, mode))
+        else:
+            written.append(Put(change.path, upper.read_bytes(), mode))
+    apply_all(workspace, written, [None] * len(written))

@@ -15,7 +15,7 @@ and are left alone.
 
 Applying stores every content it replaces (so the undo can itself be
 undone), journals the undo as pending, then writes through
-`core.undo.restore` (all files or none) and the caller marks it done.
+`core.store.restore` (all files or none) and the caller marks it done.
 Blocking: run it off the loop.
 """
 
@@ -34,9 +34,9 @@ from core.paths import Workspace
 from core.store import fsio
 from core.store.blobs import BlobStore, content_hash
 from core.store.fsio import MAX_CAPTURE_BYTES
+from core.store.restore import Chmod, FileOp, Put, Remove, apply_all
 from core.undo.merge import merge3
 from core.undo.report import FilePreview, Resolution, UndoPreview
-from core.undo.restore import Chmod, FileOp, Put, Remove, apply_all
 
 Action = Literal["restore", "already", "merged", "conflict", "unrestorable"]
 

@@ -26,8 +26,8 @@ from core.models.records import FileChange, RollbackRecord
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.store.blobs import BlobStore
+from core.store.restore import FileOp, Put, Remove, apply_all
 from core.undo.plan import Seen, look
-from core.undo.restore import FileOp, Put, Remove, apply_all
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

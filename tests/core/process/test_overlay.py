@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from core.paths import Workspace
 from core.process.overlay import Layer, LayerChange, overlay_support
+from core.run.preview import merge
 
 pytestmark = pytest.mark.skipif(not overlay_support().available, reason=overlay_support().detail)
 
@@ -113,7 +115,7 @@ def test_merging_a_layer_makes_the_workspace_what_the_command_alone_would_have_m
     assert subprocess.run(["sh", "-c", command], cwd=direct, check=False).returncode == 0
     layer = Layer.create(workspace, tmp_path)
     assert _run(layer, command).returncode == 0
-    layer.merge(layer.changes())
+    merge(layer, layer.changes(), Workspace(workspace))
     layer.discard()
 
     def shape(root: Path) -> dict[str, tuple[int, bytes | str]]:

@@ -1,4 +1,4 @@
-"""Tests for core.undo.restore: every file of an undo written, or none, with links and modes as recorded."""
+"""Tests for core.store.restore: every file of an undo written, or none, with links and modes as recorded."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from core.errors import BelayError
 from core.paths import Workspace
-from core.undo.restore import ONE_SYNC_FROM, Chmod, Put, Remove, apply_all
+from core.store.restore import ONE_SYNC_FROM, Chmod, Put, Remove, apply_all
 
 
 def _mode(path: Path) -> int:
