@@ -20,8 +20,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from core import GanttSpan, RunStatus
@@ -110,15 +110,18 @@ class GanttDelegate(QStyledItemDelegate):
         state = option.state.value  # type: ignore[attr-defined]
         paint_panel(painter, option, state)  # the cell has no text: background and selection, then the bar
         paint_focus(painter, option, state)
-        bar = index.data(GANTT_ROLE)
-        rect = option.rect  # type: ignore[attr-defined]
+        self.draw(painter, option.rect, index.data(GANTT_ROLE), option.palette)  # type: ignore[attr-defined]
+
+    def draw(self, painter: QPainter, rect: QRect, bar: GanttBar | None, palette: QPalette) -> None:
+        """`bar` in the cell `rect`, in `palette`'s theme colours (nothing for no bar); what `paint` draws over
+        the cell's panel, for a view that paints a whole row in one call (`gui.window.timeline_view`)."""
         width = rect.width() - 2 * PAD
         if bar is None or width <= 0:
             return
         span, length = bar.span, max(bar.window.length, MIN_WINDOW_S)
         scale, left, top = width / length, rect.left() + PAD, rect.center().y() - BAR_HEIGHT / 2
         end = length if span.live else min(span.ended, length)
-        colours = functools.partial(self._colours.get, option.palette)  # type: ignore[attr-defined]
+        colours = functools.partial(self._colours.get, palette)
         painter.save()
         painter.fillRect(QRectF(left, rect.center().y(), width, 1), colours(AXIS))
         asked, ran = span.waiting_from, span.running_from

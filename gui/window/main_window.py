@@ -29,7 +29,6 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QApplication,
     QHBoxLayout,
     QInputDialog,
@@ -41,7 +40,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTabWidget,
     QTextEdit,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -69,7 +67,7 @@ from gui.window.changes_view import ChangesView
 from gui.window.details_pane import DetailsPane, undoable
 from gui.window.edit_dialog import EditDialog
 from gui.window.elicitation_form import ElicitationPanel
-from gui.window.gantt import COLUMN_WIDTH, GanttDelegate
+from gui.window.gantt import COLUMN_WIDTH
 from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
 from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
@@ -79,9 +77,9 @@ from gui.window.shortcuts_sheet import ShortcutsSheet, menu_shortcuts
 from gui.window.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator, preview_state
 from gui.window.tasks import TaskSet
 from gui.window.theme import theme_menu
-from gui.window.timeline_cells import TextCells
 from gui.window.timeline_filter import FAILED, WAITING, TimelineFilter, call_column_width
 from gui.window.timeline_model import STATUS_COLUMN, TIMELINE_COLUMN, TimelineModel
+from gui.window.timeline_view import TimelineView
 from gui.window.trust_banner import TrustBanner
 from gui.window.undo_dialog import UndoDialog
 from gui.window.undo_flow import UndoFlow, ask_rewind
@@ -126,17 +124,8 @@ class MainWindow(QMainWindow):
         self.tasks = TaskSet(on_error=self._show_error)
         self.model = TimelineModel()
         self.bridge = Bridge(console, self.model, self.tasks)
-        self.tree = QTreeView()
-        self.tree.setObjectName("timeline")
-        self.tree.setModel(self.model)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)  # the model's cells are empty items
-        self.tree.setAlternatingRowColors(True)
-        self.cells = TextCells(self.tree, self.model)
-        self.tree.setItemDelegate(self.cells)
-        self.gantt = GanttDelegate(self.tree)
-        self.tree.setItemDelegateForColumn(TIMELINE_COLUMN, self.gantt)
-        self.tree.setIndentation(14)  # a sub-agent three levels down keeps room for its name
+        self.tree = TimelineView(self.model)
+        self.cells, self.gantt = self.tree.cells, self.tree.gantt
         self.timeline_filter = TimelineFilter(self.tree, self.model)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)

@@ -4,7 +4,7 @@ Qt's own delegate asks the model seven roles of each cell it paints (font,
 alignment, colour, check state, icon, text, background), each a call from
 C++ into Python, then lays the text out afresh.  At 100,000 rows a flood
 repaints the timeline eight times a second; those calls were a third of each
-repaint.  `TextCells` asks the model once per cell (`TimelineModel.painted`),
+repaint.  `TextCells` asks the model once per cell (`TimelineModel.painted_row`),
 draws the item's panel (selection, hover) with the widget's style, and draws
 the text from a small cache of laid-out, elided text (`QStaticText`): a row
 that does not change is not shaped again.
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from gui.window import theme
-from gui.window.item_paint import ACTIVE, ENABLED, SELECTED, paint_focus, paint_panel, style_of
-from gui.window.timeline_model import TimelineModel
+from gui.window.item_paint import ACTIVE, ENABLED, SELECTED, paint_focus, paint_panel
+from gui.window.timeline_model import STATUS_COLUMN, TimelineModel
 
 KEPT = 1_500
 """Laid-out texts kept, the least recently drawn dropped first: more than the text cells of a tall screen
@@ -35,6 +35,7 @@ class TextCells(QStyledItemDelegate):
 
     def __init__(self, view: QWidget, model: TimelineModel) -> None:
         super().__init__(view)
+        self._view = view
         self._model = model
         self._texts: OrderedDict[tuple[str, int, bool], tuple[QStaticText, float]] = OrderedDict()
         """(text, room in pixels, bold) -> the elided text laid out, and its height; for `_font` only."""
@@ -45,38 +46,56 @@ class TextCells(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        cell = self._model.painted(index)
-        if cell is None:
+        row = self._model.painted_row(index)
+        if row is None:
             super().paint(painter, option, index)
             return
-        text, colour_role, bold = cell
+        texts, colour_role, bold, _, _ = row
+        column = index.column()
+        text, colour_role = texts[column], colour_role if column == STATUS_COLUMN else None
         state = option.state.value  # type: ignore[attr-defined]
         paint_panel(painter, option, state)
-        font = option.font  # type: ignore[attr-defined]
-        if font != self._font or self._margin < 0:  # the first cell, or the view's font changed: what was laid out goes
-            self._font, self._bold = QFont(font), TimelineModel.bold_font(font)
-            self._margin = style_of(option).pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
-                                                        option.widget) + 1  # type: ignore[attr-defined]
-            self._texts.clear()
-        rect = option.rect  # type: ignore[attr-defined]
-        room = rect.width() - 2 * self._margin
-        if text and room > 0:
-            painter.save()
-            painter.setPen(self._colour(option, state, colour_role))
-            painter.setFont(self._bold if bold else self._font)
-            laid, height = self._laid_out(text, room, bold)
-            painter.drawStaticText(QPointF(rect.left() + self._margin, rect.top() + (rect.height() - height) / 2),
-                                   laid)
-            painter.restore()
+        palette = option.palette  # type: ignore[attr-defined]
+        self.draw(painter, option.rect, text, self.colour(palette, state, colour_role), bold,  # type: ignore[attr-defined]
+                  option.font)  # type: ignore[attr-defined]
         paint_focus(painter, option, state)
 
-    def _colour(self, option: QStyleOptionViewItem, state: int, colour_role: str | None) -> QColor:
+    def draw(self, painter: QPainter, rect: QRect, text: str, colour: QColor, bold: bool, font: QFont) -> None:
+        """`text` in the cell `rect`, cut with "…" to fit, in `colour`, bold or in the view's `font`: what `paint`
+        draws over the cell's panel."""
+        self.use(font)
+        painter.save()
+        painter.setPen(colour)
+        painter.setFont(self._bold if bold else self._font)
+        self.put(painter, rect.left(), rect.top(), rect.width(), rect.height(), text, bold)
+        painter.restore()
+
+    def use(self, font: QFont) -> QFont:
+        """Lay texts out in the view's `font` (what was laid out in another goes); its bold cut is returned."""
+        if font != self._font or self._margin < 0:  # the first cell, or the view's font changed
+            self._font, self._bold = QFont(font), TimelineModel.bold_font(font)
+            self._margin = self._view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
+                                                          self._view) + 1
+            self._texts.clear()
+        return self._bold
+
+    def put(self, painter: QPainter, left: int, top: int, width: int, height: int, text: str, bold: bool) -> None:
+        """`text` in a cell, cut to fit, with the pen and font the painter has (the font `use`d, or its bold cut):
+        for a view that paints a whole row in one call (`gui.window.timeline_view`)."""
+        room = width - 2 * self._margin
+        if text and room > 0:
+            laid, laid_height = self._laid_out(text, room, bold)
+            painter.drawStaticText(QPointF(left + self._margin, top + (height - laid_height) / 2), laid)
+
+    def colour(self, palette: QPalette, state: int, colour_role: str | None) -> QColor:
+        """The text's colour in a cell in `state` (`QStyle.StateFlag`s as an int): its theme role's unless
+        selected, else the palette's text colour for the state."""
         if colour_role is not None and not state & SELECTED:
-            return self._colours.get(option.palette, colour_role)  # type: ignore[attr-defined]
+            return self._colours.get(palette, colour_role)
         group = (QPalette.ColorGroup.Disabled if not state & ENABLED else
                  QPalette.ColorGroup.Normal if state & ACTIVE else QPalette.ColorGroup.Inactive)
         role = QPalette.ColorRole.HighlightedText if state & SELECTED else QPalette.ColorRole.Text
-        return option.palette.color(group, role)  # type: ignore[attr-defined]
+        return palette.color(group, role)
 
     def _laid_out(self, text: str, room: int, bold: bool) -> tuple[QStaticText, float]:
         key = (text, room, bold)

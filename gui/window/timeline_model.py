@@ -77,8 +77,7 @@ def _brush(theme_name: str, role: str) -> QBrush:
 
 
 _ANSWERED = frozenset({Qt.ItemDataRole.DisplayRole, KEY_ROLE, GANTT_ROLE, Qt.ItemDataRole.ToolTipRole,
-                       Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole})
-"""The roles `TimelineModel.data` answers."""
+                       Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole})  # what `TimelineModel.data` answers
 
 
 def _utc_now() -> datetime:
@@ -463,17 +462,18 @@ class TimelineModel(QStandardItemModel):
             return self._bold_font()
         return None
 
-    def painted(self, index: Index) -> tuple[str, str | None, bool] | None:
-        """What a text cell shows, for a delegate that paints it (`gui.window.timeline_cells`): its text, the
-        theme role of its colour (None: the palette's text colour) and whether it is bold (an agent's row)."""
+    def painted_row(self, index: Index) -> tuple[tuple[str, ...], str | None, bool, GanttBar | None, int] | None:
+        """What a row shows, for the delegates and a view that paints a row whole (`gui.window.timeline_view`):
+        its columns' texts, its status's theme colour, whether bold (an agent), its Gantt bar, its depth."""
         key = self.key_of(index)
         if key is None:
             return None
         if key not in self._cells:
             self._prepare(key)
-        column = index.column()
-        role = self._brushes.get(key) if column == STATUS_COLUMN else None
-        return self._cells[key][column], role, isinstance(key, AgentKey)
+        depth, parent, timeline = 0, self._timeline.parent(key), self._timeline
+        while parent is not None:
+            depth, parent = depth + 1, timeline.parent(parent)
+        return self._cells[key], self._brushes.get(key), isinstance(key, AgentKey), self._bars.get(key), depth
 
     @staticmethod
     def bold_font(base: QFont) -> QFont:

@@ -1,0 +1,109 @@
+"""The timeline view paints a plain row in one call, and a row looks the same whichever way it is painted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from core import AgentStarted, BatchStarted, CallFinished, CallQueued, CallStarted, PlanInfo, RunStatus
+from gui.window.theme import ThemeSwitch
+from gui.window.timeline_model import TimelineModel
+from gui.window.timeline_view import TimelineView
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.fixture(params=["light", "dark"])
+def themed(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[str]:
+    """The theme applied (style sheet with alternate rows, palette), put back afterwards."""
+    before_palette, before_sheet = qapp.palette(), qapp.styleSheet()
+    switch = ThemeSwitch(qapp, request.param)
+    switch.apply()
+    yield request.param
+    switch.setParent(None)
+    switch.deleteLater()
+    qapp.setPalette(before_palette)
+    qapp.setStyleSheet(before_sheet)
+
+
+def _session() -> TimelineModel:
+    """A lead with calls (some failed, one running), a batch, a sub-agent and a sub-sub-agent under it."""
+    model = TimelineModel(clock=lambda: T0 + timedelta(seconds=30))
+    seq = iter(range(1, 10_000))
+
+    def at(s: float) -> datetime:
+        return T0 + timedelta(seconds=s)
+
+    def call(call_id: str, agent: str, s: float, status: RunStatus | None = RunStatus.DONE, **extra: Any) -> None:
+        model.apply(CallQueued(seq=next(seq), call_id=call_id, agent_id=agent, tool="Edit", args={},
+                               summary=f"src/{call_id}.py", at=at(s), **extra))
+        model.apply(CallStarted(seq=next(seq), call_id=call_id, at=at(s + 0.1)))
+        if status is not None:
+            model.apply(CallFinished(seq=next(seq), call_id=call_id, status=status, duration_s=0.4, at=at(s + 0.5)))
+
+    model.apply(AgentStarted(seq=next(seq), agent_id="lead", session_id="s", name="lead", agent_kind="scripted",
+                             at=at(0)))
+    for n in range(12):
+        call(f"c{n}", "lead", n, RunStatus.FAILED if n % 5 == 3 else RunStatus.DONE)
+    model.apply(BatchStarted(seq=next(seq), batch_id="b", agent_id="lead", name="tests", size=3, at=at(13),
+                             plan=PlanInfo(levels=(("b0", "b1", "b2"),), critical_path=("b0",), max_parallelism=3)))
+    for n in range(3):
+        call(f"b{n}", "lead", 13 + n, batch_id="b")
+    model.apply(AgentStarted(seq=next(seq), agent_id="sub", session_id="s", name="frontend", agent_kind="subagent",
+                             parent_id="lead", at=at(17)))
+    model.apply(AgentStarted(seq=next(seq), agent_id="subsub", session_id="s", name="frontend-tests",
+                             agent_kind="subagent", parent_id="sub", at=at(18)))
+    for n in range(6):
+        call(f"s{n}", "subsub", 19 + n, None if n == 5 else RunStatus.DONE)
+    return model
+
+
+def _view(qtbot: Any) -> TimelineView:
+    view = TimelineView(_session())
+    qtbot.addWidget(view)
+    view.resize(900, 560)
+    view.expandAll()
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def _through_delegates(view: TimelineView) -> QImage:
+    """The viewport as Qt's tree view paints it, cell by cell through the delegates."""
+    view.whole = False
+    before = view.whole_rows
+    try:
+        return view.viewport().grab().toImage()
+    finally:
+        view.whole = True
+        assert view.whole_rows == before
+
+
+def test_every_row_looks_the_same_painted_whole_or_cell_by_cell(themed: str, qtbot: Any) -> None:
+    view = _view(qtbot)
+    rows = view.model().rowCount(view.model().index(0, 0))
+    before = view.whole_rows
+    whole = view.viewport().grab().toImage()
+    assert view.whole_rows - before >= rows, "the lead's rows were not painted in one call each"
+    assert whole == _through_delegates(view)
+
+
+def test_the_selected_current_row_is_painted_by_the_tree_view_and_the_rest_whole(themed: str, qtbot: Any) -> None:
+    view = _view(qtbot)
+    before = view.whole_rows
+    view.viewport().grab()
+    shown = view.whole_rows - before  # every row on screen, none selected
+    model = view.model()
+    view.setFocus()
+    view.setCurrentIndex(model.index(2, 0, model.index(0, 0, QModelIndex())))  # selected, with the focus frame
+    qtbot.waitUntil(view.hasFocus)
+    before = view.whole_rows
+    whole = view.viewport().grab().toImage()
+    assert view.whole_rows - before == shown - 1
+    assert whole == _through_delegates(view)
