@@ -17,8 +17,7 @@ prepared last stay so, the first prepared forgotten first).  The tree's structur
 QStandardItemModel's, in C++: a tree view lays out every expanded row again
 after each insert, asking `index()` and `rowCount()` of each, and that walk
 stays in C++ (some 10 to 15 ms at 100,000 rows; 1.5 s with those in Python).  Its
-cells are empty: `data()` answers from the timeline.  The rows are not
-editable: a view shows them with no edit triggers.
+cells are empty (`data()` answers from the timeline) and not editable.
 
 The last column, "Timeline", gives each run and batch a `GanttBar`
 (`GANTT_ROLE`) for `gui.window.gantt.GanttDelegate` to paint.  While something is
@@ -90,6 +89,7 @@ class TimelineModel(QStandardItemModel):
     def __init__(self, timeline: Timeline | None = None, parent: Any = None, *,
                  clock: Callable[[], datetime] = _utc_now) -> None:
         super().__init__(parent)
+        self.disconnect(self)  # QStandardItemModel's itemChanged for each cell a dataChanged spans: nobody listens
         self._clock = clock
         self._timeline = Timeline()
         self._unwatch: Callable[[], None] = lambda: None
