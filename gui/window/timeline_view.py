@@ -18,8 +18,6 @@ the style draws their panels and focus frames its own way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect
 from PySide6.QtGui import QCursor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyleOptionViewItem, QTreeView, QWidget
@@ -123,18 +121,6 @@ class TimelineView(QTreeView):
             cells.put(painter, left, y, width, height, texts[column], bold)
         painter.restore()
         self.whole_rows += 1
-
-    def dataChanged(self, top_left: QModelIndex | QPersistentModelIndex,  # noqa: N802
-                    bottom_right: QModelIndex | QPersistentModelIndex, roles: Sequence[int] = ()) -> None:
-        if top_left.column() == TIMELINE_COLUMN == bottom_right.column() and bottom_right.row() > top_left.row():
-            # A group's window stretched (time moved on): its bars are repainted where the column shows.  The
-            # tree view's own answer first walks every row of the range, looking each up among the rows laid out
-            # and checking its height: a millisecond and more for an agent's 8,000 calls, twice a second.
-            header = self.header()
-            self.viewport().update(header.sectionViewportPosition(TIMELINE_COLUMN), 0,
-                                   header.sectionSize(TIMELINE_COLUMN), self.viewport().height())
-            return
-        super().dataChanged(top_left, bottom_right, list(roles))
 
     def _branches(self, painter: QPainter, branches: QRect, cell: QRect,
                   index: QModelIndex | QPersistentModelIndex) -> None:
