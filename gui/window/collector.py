@@ -6,7 +6,7 @@ threshold is reached: in Belay that is often a worker (the journal thread,
 the widget off the GUI thread, which Qt answers with warnings ("Timers
 cannot be stopped from another thread") or a crash.  So automatic
 collection is switched off and a timer on the GUI thread collects instead:
-the young generation ten times a second, the middle one five times.
+the young generation twenty times a second, the middle one ten times.
 
 A collection of everything walks every object the process tracks: with a
 100,000-call timeline that is some 300,000 objects and about half a second
@@ -28,14 +28,14 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-YOUNG_EVERY_MS = 100
+YOUNG_EVERY_MS = 50
 """Often enough that the young generation stays small: under a flood of calls, what one second made took up to
-24 ms to walk (bench/timeline.py at 100,000 calls), and what 250 ms made still 8 to 14 ms, chained with a
-repaint into stalls near 50 ms."""
+24 ms to walk (bench/timeline.py at 100,000 calls), what 250 ms made still 8 to 14 ms, what 100 ms made up to
+15 to 20 ms, chained with a layout and a repaint into stalls over 50 ms; what 50 ms makes, 9 to 12 ms."""
 MIDDLE_EVERY_TICKS = 2
 """What outlives two young collections is walked once more, then frozen: a middle collection every second took
 up to 20 ms under a flood, every 200 ms at most 12 ms."""
-FULL_EVERY_TICKS = 6_000
+FULL_EVERY_TICKS = 12_000
 
 
 class MainThreadCollector(QObject):
