@@ -60,6 +60,7 @@ class TimelineView(QTreeView):
         self._span = (0, 0)
         self._alternate = True
         self._offset = 0
+        self._tree_column = 0
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         # Looked up once per repaint, not per row: what makes a row not plain (the row under the mouse, the current
@@ -78,6 +79,7 @@ class TimelineView(QTreeView):
         self._span = (left, header.length() - header.offset() - left)
         self._alternate = self.alternatingRowColors()
         self._offset = self.verticalOffset()
+        self._tree_column = self.treePosition() if self.treePosition() >= 0 else header.logicalIndex(0)
         super().paintEvent(event)
 
     def drawRow(self, painter: QPainter, option: QStyleOptionViewItem,  # noqa: N802
@@ -106,7 +108,7 @@ class TimelineView(QTreeView):
             painter.setFont(bold_font)
         pen = None
         for column, left, width in self._columns:
-            if column == 0:  # the tree's column: the branches, then the text after them
+            if column == self._tree_column:  # the branches, then the text after them (column 0 unless moved)
                 indent = self.indentation() * (depth + self.rootIsDecorated())
                 if indent:
                     self._branches(painter, QRect(left, y, indent, height), QRect(left, y, width, height), index)

@@ -107,3 +107,13 @@ def test_the_selected_current_row_is_painted_by_the_tree_view_and_the_rest_whole
     whole = view.viewport().grab().toImage()
     assert view.whole_rows - before == shown - 1
     assert whole == _through_delegates(view)
+
+
+def test_with_a_column_dragged_to_the_front_rows_look_the_same_and_the_branches_stay_with_the_calls(
+        qtbot: Any) -> None:
+    view = _view(qtbot)
+    view.header().moveSection(view.header().visualIndex(1), 0)  # Summary first; the tree stays in "Call"
+    before = view.whole_rows
+    whole = view.viewport().grab().toImage()
+    assert view.whole_rows > before
+    assert whole == _through_delegates(view)
