@@ -9,14 +9,13 @@ events the bridge takes, or on the next turn of the loop): rows inserted
 under one parent in a burst become one range insert, and a row updated many
 times is refreshed once.  Until then Qt sees the rows it has been told of
 (`rowCount` counts those), so the view and the model never disagree.
-`data()` computes nothing for a row already prepared: an agent's or a
-batch's cells, tooltip, brush and Gantt bar are prepared when the row is shown
-or changes, a run's when the view first paints it after it changed (a flood of
-calls costs no formatting for rows nobody scrolls to; the PREPARED runs
-prepared last stay so, the first prepared forgotten first).  The tree's structure is a
+A row's cells, tooltip, brush and Gantt bar are prepared when a view first
+paints it (an agent's, a few, as it comes and changes), and again once painted
+if it changed: a flood costs no formatting for rows nobody scrolls to (the
+PREPARED runs prepared last stay so).  The tree's structure is a
 QStandardItemModel's, in C++: a tree view lays out every expanded row again
 after each insert, asking `index()` and `rowCount()` of each, and that walk
-stays in C++ (some 10 to 15 ms at 100,000 rows; 1.5 s with those in Python).  Its
+stays in C++ (10 to 25 ms at 100,000 rows; 1.5 s with those in Python).  Its
 cells are empty (`data()` answers from the timeline) and not editable.
 
 The last column, "Timeline", gives each run and batch a `GanttBar`
@@ -96,8 +95,7 @@ class TimelineModel(QStandardItemModel):
         self.setColumnCount(len(COLUMNS))
         self._items: dict[NodeKey, QStandardItem] = {}
         """The item of each agent's and batch's row (a run's row has none: Qt keeps an empty cell)."""
-        self._item_keys: dict[int, NodeKey] = {}
-        """Whose row each of those items is (by the item's id)."""
+        self._item_keys: dict[int, NodeKey] = {}  # whose row each of those items is (by the item's id)
         self._siblings: dict[int, list[NodeKey]] = {}
         """The timeline's list of children under each parent item, by the internal id of their indexes."""
         self._inserted: dict[NodeKey | None, list[Inserted]] = {}
@@ -121,10 +119,8 @@ class TimelineModel(QStandardItemModel):
         self._bar_tips: dict[NodeKey, str] = {}
         self._windows: dict[NodeKey, GanttWindow] = {}
         """Each group's (an agent's or a batch's) time window, shared by the bars of its rows."""
-        self._prepared: dict[NodeKey, None] = {}
-        """The runs whose row is prepared, oldest first."""
-        self._live: set[NodeKey] = set()
-        """Rows whose bar ends "now": refreshed by the tick."""
+        self._prepared: dict[NodeKey, None] = {}  # the runs whose row is prepared, oldest first
+        self._live: set[NodeKey] = set()  # rows whose bar ends "now": refreshed by the tick
         self._bold: QFont | None = None
         self._ticker = QTimer(self)
         self._ticker.setInterval(TICK_MS)
@@ -220,6 +216,9 @@ class TimelineModel(QStandardItemModel):
         for key in updated:
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
+            if type(key) is BatchKey and key not in self._cells:  # never shown: prepared when first painted
+                groups.update(self._groups_of(key))
+                continue
             self._refresh(key, now)
             index = self._index(key)
             self.dataChanged.emit(index, index.siblingAtColumn(len(COLUMNS) - 1))
@@ -242,8 +241,8 @@ class TimelineModel(QStandardItemModel):
                 parent = timeline.parent(parent)  # type: ignore[assignment]
         now = self._clock()
         for key in above:
-            if any(key in rows for rows in skip):
-                continue
+            if any(key in rows for rows in skip) or (type(key) is BatchKey and key not in self._cells):
+                continue  # refreshed already, or a batch never shown (prepared when first painted)
             before = self._cells.get(key)
             self._refresh(key, now)
             if self._cells[key] != before:
@@ -263,7 +262,8 @@ class TimelineModel(QStandardItemModel):
                     live.add(key)
             else:
                 groups_rows.append(change)
-                self._refresh(key, now)
+                if type(key) is AgentKey:  # a batch's row, like a run's, is prepared when first painted
+                    self._refresh(key, now)
                 groups.update(self._groups_of(key))
         if parent is not None and parent not in self._windows and not isinstance(parent, RunKey):
             self._windows[parent] = GanttWindow(self._timeline.window(parent, now))  # its runs' bars, to scale
@@ -322,7 +322,7 @@ class TimelineModel(QStandardItemModel):
         self._refresh_bar(key, now)
 
     def _prepare(self, key: NodeKey) -> None:
-        """A run's cells, tooltips, brush and bar, as the view first asks for them; the oldest prepared rows
+        """A row's cells, tooltips, brush and bar, as the view first asks for them; the oldest prepared runs
         are forgotten beyond PREPARED rows (they are prepared again if painted again)."""
         if not isinstance(key, RunKey):
             self._refresh(key, self._clock())

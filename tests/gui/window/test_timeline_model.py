@@ -326,3 +326,19 @@ def test_a_running_batch_with_estimates_says_about_how_long_it_has_left() -> Non
     model.apply(CallFinished(seq=7, call_id="c2", status=RunStatus.DONE, at=_at(1.5)))
     batch = model.index(0, 0, model.index(0, 0))
     assert _row(model, batch)[STATUS_COLUMN] == "running (1/3 done, ~7.5 s left)"  # find: 1.5 s, then read
+
+
+def test_a_batch_row_is_current_whether_it_was_shown_before_its_calls_ended_or_only_after() -> None:
+    shown_early, clock = _fed(8)
+    lead = shown_early.index(0, 0)
+    assert _row(shown_early, shown_early.index(1, 0, lead))[2] == "running (0/3 done)"  # painted: prepared now
+    changed: list[int] = []
+    shown_early.dataChanged.connect(lambda first, last, roles=(): changed.append(first.row()))
+    for event in _batch_events()[8:]:
+        clock.now = event.at
+        shown_early.apply(event)
+    assert _row(shown_early, shown_early.index(1, 0, lead))[2] == "done: 2 ok, 1 failed, 0 skipped"
+    assert 1 in changed  # the view that painted it was told its row changed
+    shown_late, _ = _fed()  # never read until now: prepared from the timeline as it is
+    assert _row(shown_late, shown_late.index(1, 0, shown_late.index(0, 0))) == \
+        _row(shown_early, shown_early.index(1, 0, lead))
