@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QModelIndex, QPoint
+from PySide6.QtGui import QCursor, QImage
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from core import AgentStarted, BatchStarted, CallFinished, CallQueued, CallStarted, PlanInfo, RunStatus
@@ -116,4 +117,18 @@ def test_with_a_column_dragged_to_the_front_rows_look_the_same_and_the_branches_
     before = view.whole_rows
     whole = view.viewport().grab().toImage()
     assert view.whole_rows > before
+    assert whole == _through_delegates(view)
+
+
+def test_the_row_under_the_mouse_is_painted_by_the_tree_view_as_the_style_wants_it(qtbot: Any) -> None:
+    view = _view(qtbot)
+    view.setStyleSheet("QTreeView::item:hover { background: #ff0000; }")  # a style that marks the hovered row
+    viewport = view.viewport()
+    row_height = view.visualRect(view.model().index(0, 0)).height()
+    QTest.mouseMove(viewport, QPoint(50, row_height * 3 + row_height // 2))
+    qtbot.waitUntil(viewport.underMouse)
+    hovered = view.indexAt(viewport.mapFromGlobal(QCursor.pos()))
+    assert hovered.isValid()
+    whole = viewport.grab().toImage()
+    assert whole.pixelColor(viewport.width() - 40, row_height * 3 + row_height // 2).name() == "#ff0000"
     assert whole == _through_delegates(view)
