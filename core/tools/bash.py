@@ -188,8 +188,6 @@ class BashTool(RunTool[BashArgs]):
     def previews(self, args: BashArgs, asked: bool = False) -> bool:
         return (asked or self.settings.effects != "apply") and no_preview(args) is None
 
-
-
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once), and what
         limits their processes (`processes`)."""
@@ -364,6 +362,7 @@ _LIVE = re.compile(
 """Commands that run until stopped and whose effects are wanted as they happen."""
 _WATCH = re.compile(r"(?:^|[;&|(])\s*watch\s+\S")
 """`watch` as a command, not a word in one."""
+
 
 def oom_kills() -> int:
     """How many processes the kernel's OOM killer has killed in this process's cgroup (cgroup v2), or 0.

@@ -125,7 +125,6 @@ class MainWindow(QMainWindow):
         self.model = TimelineModel()
         self.bridge = Bridge(console, self.model, self.tasks)
         self.tree = TimelineView(self.model)
-        self.cells, self.gantt = self.tree.cells, self.tree.gantt
         self.timeline_filter = TimelineFilter(self.tree, self.model)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)

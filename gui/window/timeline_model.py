@@ -1,27 +1,21 @@
 """The timeline as a Qt item model: a thin adapter over the console's one `core.Timeline`.
 
-Rows are agents (collapsible), their batches (collapsible, holding the
-batch's calls) and their tool runs; sub-agents are agent rows under their
-parent.  All the state lives in the Qt-free read model, which the bus feeds
-as events are published; this class keeps no copy of it.  It watches the
-timeline's changes, and shows them when it `flush`es (after each batch of
-events the bridge takes, or on the next turn of the loop): rows inserted
-under one parent in a burst become one range insert, and a row updated many
-times is refreshed once.  Until then Qt sees the rows it has been told of
-(`rowCount` counts those), so the view and the model never disagree.
-A row's cells, tooltip, brush and Gantt bar are prepared when a view first
-paints it (an agent's, a few, as it comes and changes), and again once painted
-if it changed: a flood costs no formatting for rows nobody scrolls to (the
-PREPARED runs prepared last stay so).  The tree's structure is a
-QStandardItemModel's, in C++: a tree view lays out every expanded row again
-after each insert, asking `index()` and `rowCount()` of each, and that walk
-stays in C++ (10 to 25 ms at 100,000 rows; 1.5 s with those in Python).  Its
-cells are empty (`data()` answers from the timeline) and not editable.
+Rows are agents (collapsible), their batches (collapsible, holding the batch's calls) and their tool runs;
+sub-agents are agent rows under their parent.  All the state lives in the Qt-free read model, which the bus
+feeds as events are published; this class keeps no copy of it.  It watches the timeline's changes, and shows
+them when it `flush`es (after each batch of events the bridge takes, or on the next turn of the loop): rows
+inserted under one parent in a burst become one range insert, and a row updated many times is refreshed once.
+Until then Qt sees the rows it has been told of (`rowCount` counts those), so the view and the model never
+disagree.  A row's cells, tooltip, brush and Gantt bar are prepared when a view first paints it (an agent's, a
+few, as it comes and changes), and again once painted if it changed: a flood costs no formatting for rows
+nobody scrolls to (the PREPARED runs prepared last stay so).  The tree's structure is a QStandardItemModel's,
+in C++: a tree view lays out every expanded row again after each insert, asking `index()` and `rowCount()` of
+each, and that walk stays in C++ (10 to 25 ms at 100,000 rows; 1.5 s with those in Python).  Its cells are
+empty (`data()` answers from the timeline) and not editable.
 
-The last column, "Timeline", gives each run and batch a `GanttBar`
-(`GANTT_ROLE`) for `gui.window.gantt.GanttDelegate` to paint.  While something is
-at work, a timer stretches the time windows that end "now" twice a second
-and repaints that column of the rows concerned, nothing else.
+The last column, "Timeline", gives each run and batch a `GanttBar` (`GANTT_ROLE`) for
+`gui.window.gantt.GanttDelegate` to paint.  While something is at work, a timer stretches the time windows that
+end "now" twice a second and repaints that column of the rows concerned, nothing else.
 """
 
 from __future__ import annotations
@@ -216,7 +210,7 @@ class TimelineModel(QStandardItemModel):
         for key in updated:
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
-            if type(key) is BatchKey and key not in self._cells:  # never shown: prepared when first painted
+            if self._unshown(key):
                 groups.update(self._groups_of(key))
                 continue
             self._refresh(key, now)
@@ -241,8 +235,8 @@ class TimelineModel(QStandardItemModel):
                 parent = timeline.parent(parent)  # type: ignore[assignment]
         now = self._clock()
         for key in above:
-            if any(key in rows for rows in skip) or (type(key) is BatchKey and key not in self._cells):
-                continue  # refreshed already, or a batch never shown (prepared when first painted)
+            if any(key in rows for rows in skip) or self._unshown(key):
+                continue
             before = self._cells.get(key)
             self._refresh(key, now)
             if self._cells[key] != before:
@@ -320,6 +314,10 @@ class TimelineModel(QStandardItemModel):
             self._tips[key] = agent_tip(agent, timeline.agents.get(agent.parent_id or ""), counts)
             self._set_brush(key, rollup_colour(counts))
         self._refresh_bar(key, now)
+
+    def _unshown(self, key: NodeKey) -> bool:
+        """A batch's row no view has painted: nothing to refresh, it is prepared when first painted."""
+        return type(key) is BatchKey and key not in self._cells
 
     def _prepare(self, key: NodeKey) -> None:
         """A row's cells, tooltips, brush and bar, as the view first asks for them; the oldest prepared runs

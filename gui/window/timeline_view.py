@@ -61,6 +61,7 @@ class TimelineView(QTreeView):
         self._alternate = True
         self._offset = 0
         self._tree_column = 0
+        self._indent = (INDENT, 1)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         # Looked up once per repaint, not per row: what makes a row not plain (the row under the mouse, the current
@@ -80,6 +81,7 @@ class TimelineView(QTreeView):
         self._alternate = self.alternatingRowColors()
         self._offset = self.verticalOffset()
         self._tree_column = self.treePosition() if self.treePosition() >= 0 else header.logicalIndex(0)
+        self._indent = (self.indentation(), int(self.rootIsDecorated()))
         super().paintEvent(event)
 
     def drawRow(self, painter: QPainter, option: QStyleOptionViewItem,  # noqa: N802
@@ -109,7 +111,7 @@ class TimelineView(QTreeView):
         pen = None
         for column, left, width in self._columns:
             if column == self._tree_column:  # the branches, then the text after them (column 0 unless moved)
-                indent = self.indentation() * (depth + self.rootIsDecorated())
+                indent = self._indent[0] * (depth + self._indent[1])
                 if indent:
                     self._branches(painter, QRect(left, y, indent, height), QRect(left, y, width, height), index)
                 left, width = left + indent, width - indent
