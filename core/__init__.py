@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from core.outside.install import settings_file as claude_settings_file
     from core.outside.install import uninstall as uninstall_hooks
     from core.policy.settings import load_retention
+    from core.process.overlay import OverlaySupport
     from core.process.sandbox import SandboxInfo
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
@@ -138,6 +139,7 @@ _EXPORTS: dict[str, str] = {
     "core.outside.install": ("agent_hooks hook_command shared_settings_file install_hooks=install "
                              "claude_settings_file=settings_file uninstall_hooks=uninstall"),
     "core.policy.settings": "load_retention",
+    "core.process.overlay": "OverlaySupport",
     "core.process.sandbox": "SandboxInfo",
     "core.run.calls": "AgentHandle CallOutcome",
     "core.settings": "STATE_DIR_ENV state_root workspace_state_dir config_dir=config_root",
@@ -190,8 +192,8 @@ __all__ = [
     "find_endpoint", "GanttSpan",
     "GitChange", "Holding", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token",
     "hub_socket", "Lagged",
-    "load_script", "McpServerChanged", "no_preview", "NodeKey", "parse_key", "PlanInfo", "PolicyChanged",
-    "ProposedFile",
+    "load_script", "McpServerChanged", "no_preview", "NodeKey", "OverlaySupport", "parse_key", "PlanInfo",
+    "PolicyChanged", "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
     "ConflictRegion", "conflict_regions", "take_side", "Take",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",

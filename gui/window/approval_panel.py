@@ -36,35 +36,21 @@ from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from core import ApprovalRequested, BashArgs, Console, Timeline, no_preview
+from core import ApprovalRequested, Console, Timeline
 from gui.window import theme
-from gui.window.command_card import CommandCard, impact_html
+from gui.window.approval_text import agent_path, detail_html, why_no_preview
+from gui.window.command_card import CommandCard
 from gui.window.inbox import InboxModel, InboxView, seconds_left
 from gui.window.review_view import ReviewView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
 ARM_S = 0.4
 """How long approving stays inert after the shown request changes."""
-PRINTED_LINES = 6
-"""Lines of a previewed command's output its card shows, the last ones (the details pane has it all)."""
 SCOPES = (("once", "Just this once"), ("session", "For this session"),
           ("workspace", "For this workspace (.belay/settings.toml)"),
           ("user", "For all my workspaces (user settings)"))
 NO_RULE = "No rule can allow calls like this one (code run from strings, computed commands, protected paths): " \
           "it is asked every time."
-
-
-def agent_path(timeline: Timeline, agent_id: str) -> str:
-    """'demo-agent › docs-writer': the asking agent with its parents."""
-    names: list[str] = []
-    seen: set[str] = set()
-    current: str | None = agent_id
-    while current and current in timeline.agents and current not in seen:
-        seen.add(current)
-        node = timeline.agents[current]
-        names.append(node.name)
-        current = node.parent_id
-    return " › ".join(reversed(names)) or agent_id
 
 
 class ApprovalPanel(QWidget):
@@ -313,17 +299,7 @@ class ApprovalPanel(QWidget):
             self.detail.setText(self._detail_html(request))
 
     def _detail_html(self, request: ApprovalRequested) -> str:
-        """Who asks, what the agent says the call is for, every reason the policy gave, and the impact: in full."""
-        who = html.escape(agent_path(self._timeline, request.agent_id))
-        muted = theme.colour("muted")
-        rule = f" <span style='color:{muted}'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
-        said = request.args.get("description")
-        purpose = f"<br><i>“{html.escape(said)}”</i>" if isinstance(said, str) and said.strip() else ""
-        impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact, limit=None)}"
-        if request.tool == "Bash" and request.diffs:  # a preview: the command and what it printed, then its changes
-            return (f"Asked by <b>{who}</b>{purpose}<br><b>Previewed:</b> <code>{html.escape(request.summary)}</code>"
-                    f"{_printed(request.output)}<br>{html.escape(request.reason)}")
-        return f"Asked by <b>{who}</b>{purpose}<br>{html.escape(request.reason)}{rule}{impact}"
+        return detail_html(request, self._timeline)
 
     # -- the lock after a change ---------------------------------------------------
 
@@ -444,18 +420,7 @@ class ApprovalPanel(QWidget):
             self._said("Ran in preview", request)
 
     def _no_preview(self, request: ApprovalRequested) -> str | None:
-        """Why this command cannot run in preview (None: it can)."""
-        if request.tool != "Bash" or request.diffs:
-            return "Only a command can run in preview"
-        try:
-            why = no_preview(BashArgs.model_validate(request.args))
-        except ValueError:
-            why = "its arguments are not a command Belay can run"
-        if why is not None:
-            return why[0].upper() + why[1:]
-        if not self._console.previews.available:
-            return f"Previews are not available here: {self._console.previews.detail}"
-        return None
+        return why_no_preview(request, self._console.previews)
 
     def always_allow(self) -> None:
         """Offer the scopes for the suggested rule (the menu says which rule)."""
@@ -495,12 +460,3 @@ class ApprovalPanel(QWidget):
 
     def __repr__(self) -> str:
         return f"<ApprovalPanel waiting={[r.call_id for r in self._queue]}>"
-
-
-def _printed(output: str, lines: int = PRINTED_LINES) -> str:
-    """The last lines a previewed command printed, for the card (all of it is in the call's details)."""
-    shown = output.rstrip("\n").splitlines()[-lines:]
-    if not shown:
-        return "<br><i>It printed nothing.</i>"
-    text = html.escape("\n".join(shown))  # wrapped: a long line must not widen the window
-    return f"<div style='font-family:monospace; white-space:pre-wrap; margin:2px 0'>{text}</div>"

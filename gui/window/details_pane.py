@@ -64,7 +64,7 @@ from core import (
     parse_key,
 )
 from gui.window import theme
-from gui.window.approval_panel import agent_path
+from gui.window.approval_text import agent_path
 from gui.window.diff_view import DiffView
 from gui.window.remembered import keep_splitter, window_settings
 from gui.window.tasks import TaskSet

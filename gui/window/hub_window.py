@@ -330,7 +330,7 @@ class HubWindow(QMainWindow):
     # -- waiting requests --------------------------------------------------------
 
     def _on_page_request(self, page: MainWindow, request: ApprovalRequested) -> None:
-        from gui.window.approval_panel import agent_path
+        from gui.window.approval_text import agent_path
         who = agent_path(page.model.timeline, request.agent_id)
         self.inbox.add(page, request, f"{page.console.workspace.root.name} · {who}: {request.tool} {request.summary}")
         self._count(page)

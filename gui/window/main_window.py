@@ -60,7 +60,8 @@ from core import (
     SessionEnd,
     UndoReport,
 )
-from gui.window.approval_panel import ApprovalPanel, agent_path
+from gui.window.approval_panel import ApprovalPanel
+from gui.window.approval_text import agent_path
 from gui.window.attention import Attention, titled
 from gui.window.bridge import Bridge
 from gui.window.changes_view import ChangesView
