@@ -122,8 +122,12 @@ class Workspace:
             return str(raw)
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
-        """Whether `path`, with symlinks followed, lies inside the workspace."""
-        return self._inside(os.path.realpath(path))
+        """Whether `path`, with symlinks followed, lies inside the workspace.  A link that vanishes
+        while it is followed (another process swapping it) cannot be shown to: not inside."""
+        try:
+            return self._inside(os.path.realpath(path))
+        except OSError:
+            return False
 
     def _inside(self, real: str) -> bool:
         return os.path.isabs(real) and within(real, self._root_str)

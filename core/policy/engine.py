@@ -186,7 +186,10 @@ class PolicyEngine:
                 taken.append(self._ruleset())
             rules = taken[0]
             named = os.path.normpath(path)
-            real = os.path.realpath(named)
+            try:
+                real = os.path.realpath(named)
+            except OSError:  # a link on the way vanished while it was followed: where it leads is unknown
+                return f"{named} changed while it was being resolved"
             return read_refusal(named, rules, workspace) or (read_refusal(real, rules, workspace)
                                                               if real != named else None)
         return refusal

@@ -291,6 +291,6 @@ def _match(ws: Workspace, root: Path, dfd: int, name: str, rel: str) -> tuple[in
     full = os.path.join(root, rel)
     if stat.S_ISREG(st.st_mode):
         return st.st_mtime_ns, full
-    if stat.S_ISLNK(st.st_mode) and ws.contains(full) and os.path.isfile(os.path.realpath(full)):
+    if stat.S_ISLNK(st.st_mode) and ws.contains(full) and os.path.isfile(full):  # isfile follows the link
         return st.st_mtime_ns, full
     return None

@@ -105,6 +105,20 @@ def test_relative_and_contains(root: Path, tmp_path: Path) -> None:
     assert ws.describe("relative.txt") == "relative.txt"
 
 
+def test_a_link_that_vanishes_while_contains_looks_is_not_inside(root: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """realpath's lstat saw a link, and it was gone by readlink (CI's path-toctou-swap case): not inside, no crash."""
+    os.symlink(root / "src", root / "link")
+    ws = Workspace(root)
+
+    def gone(path: object, *args: object, **kwargs: object) -> str:
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(os, "readlink", gone)
+    assert not ws.contains(root / "link" / "app.py")
+    assert ws.contains(root / "src" / "app.py")  # no link on the way: nothing to read
+
+
 def test_a_missing_root_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an existing directory"):
         Workspace(tmp_path / "nope")

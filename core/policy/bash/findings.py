@@ -81,12 +81,21 @@ def resolve(text: str, env: Env, follow: bool = True) -> Path | None:
         return None
     raw = Path(text) if text.startswith("/") else env.cwd / text  # type: ignore[operator]
     if not any(c in _GLOB_CHARS for c in text):
-        return Path(os.path.realpath(raw)) if follow else Path(os.path.normpath(raw))
+        return _real(raw) if follow else Path(os.path.normpath(raw))
     parts = raw.parts
     first = next(i for i, p in enumerate(parts) if any(c in _GLOB_CHARS for c in p))
     if parts[first].startswith(".") or ".." in parts[first + 1:]:
         return None  # `.*` can match `..`: the pattern may climb out
-    return Path(os.path.realpath(Path(*parts[:first]))) / Path(*parts[first:])
+    base = _real(Path(*parts[:first]))
+    return None if base is None else base / Path(*parts[first:])
+
+
+def _real(path: Path | str) -> Path | None:
+    """Where `path` leads, or None when a link on the way vanished while it was followed."""
+    try:
+        return Path(os.path.realpath(path))
+    except OSError:
+        return None
 
 
 def places(text: str, env: Env) -> list[Path] | None:
@@ -102,7 +111,8 @@ def places(text: str, env: Env) -> list[Path] | None:
     matches = list(islice(glob.iglob(str(path)), MAX_MATCHES + 1))
     if len(matches) > MAX_MATCHES:
         return None
-    return [path] + [Path(os.path.realpath(m)) for m in matches]
+    real = [_real(m) for m in matches]
+    return None if None in real else [path, *real]  # type: ignore[list-item]
 
 
 def write_target(word: WordValue, env: Env, judgement: Judgement, verb: str, command: str) -> None:

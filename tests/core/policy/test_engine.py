@@ -375,3 +375,20 @@ def test_the_read_filter_refuses_what_a_read_deny_rule_or_a_secret_covers(tmp_pa
     assert "Read(./secrets/**)" in (refused(ws / "secrets" / "key.pem") or "")
     assert "API keys" in (refused(Path("/proc/self/environ")) or "")
     assert refused(ws / "src" / "app.py") is None
+
+
+def test_the_read_filter_refuses_a_path_whose_link_vanishes_while_it_is_followed(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process swapping a link: where it leads is unknown, so the file is not shown (and nothing crashes)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.symlink(tmp_path, ws / "door")
+    engine = PolicyEngine()
+    engine.load(ws)
+    refused = engine.read_filter()
+
+    def gone(path: object, *args: object, **kwargs: object) -> str:
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(os, "readlink", gone)
+    assert "changed while it was being resolved" in (refused(ws / "door" / "f.txt") or "")

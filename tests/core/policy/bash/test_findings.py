@@ -64,6 +64,21 @@ def test_paths_are_resolved_from_the_tracked_directory_with_symlinks_followed(en
     assert resolve("src/*/../../x", env) is None
 
 
+def test_a_path_whose_link_vanishes_while_it_is_followed_cannot_be_placed(env: Env, ws: Path, outside: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process swapping a link under the command: the policy cannot place the path, so never allows it."""
+    os.symlink(outside, ws / "door")
+    (outside / "f").write_text("x")
+
+    def gone(path: object, *args: object, **kwargs: object) -> str:
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(os, "readlink", gone)
+    assert resolve("door/f", env) is None
+    assert resolve("door/*", env) is None
+    assert places("door/f", env) is None
+
+
 def test_a_pattern_is_placed_at_every_file_it_matches_now(env: Env, ws: Path, home: Path) -> None:
     os.symlink(home / ".ssh" / "id_rsa", ws / "innocent.txt")
     found = places("*.txt", env)
