@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from core import GanttSpan, RunStatus
 from gui.window import theme
-from gui.window.item_paint import paint_focus, paint_panel
+from gui.window.item_paint import paint_focus, paint_panel, row_state
 
 GANTT_ROLE = Qt.ItemDataRole.UserRole + 2
 """The role under which the timeline model gives a row's `GanttBar` (None for agent rows)."""
@@ -107,7 +107,7 @@ class GanttDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        state = option.state.value  # type: ignore[attr-defined]
+        state = row_state(option, index.row())
         paint_panel(painter, option, state)  # the cell has no text: background and selection, then the bar
         paint_focus(painter, option, state)
         self.draw(painter, option.rect, index.data(GANTT_ROLE), option.palette)  # type: ignore[attr-defined]

@@ -14,7 +14,8 @@ ENABLED = QStyle.StateFlag.State_Enabled.value
 ACTIVE = QStyle.StateFlag.State_Active.value
 SELECTED = QStyle.StateFlag.State_Selected.value
 HAS_FOCUS = QStyle.StateFlag.State_HasFocus.value
-_PANELLED = SELECTED | QStyle.StateFlag.State_MouseOver.value
+MOUSE_OVER = QStyle.StateFlag.State_MouseOver.value
+_PANELLED = SELECTED | MOUSE_OVER
 """The states in which a style draws an item's panel; otherwise it draws nothing there (the delegates give no
 background brush: alternate rows are the view's, drawn under the cell)."""
 
@@ -22,6 +23,16 @@ background brush: alternate rows are the view's, drawn under the cell)."""
 def style_of(option: QStyleOptionViewItem) -> QStyle:
     widget = option.widget  # type: ignore[attr-defined]
     return widget.style() if widget is not None else QApplication.style()
+
+
+def row_state(option: QStyleOptionViewItem, row: int) -> int:
+    """The option's state as an int, the mouse over it when it is over its row: a table view marks only the cell
+    under the mouse, the timeline (`gui.window.timeline_view`, whose `hovered_row` says which) the whole row."""
+    state: int = option.state.value  # type: ignore[attr-defined]
+    if not state & MOUSE_OVER and getattr(option.widget, "hovered_row", -1) == row:  # type: ignore[attr-defined]
+        option.state |= QStyle.StateFlag.State_MouseOver  # type: ignore[attr-defined]
+        state |= MOUSE_OVER
+    return state
 
 
 def paint_panel(painter: QPainter, option: QStyleOptionViewItem, state: int) -> None:

@@ -126,6 +126,7 @@ class MainWindow(QMainWindow):
         self.model = TimelineModel()
         self.bridge = Bridge(console, self.model, self.tasks)
         self.tree = TimelineView(self.model)
+        self.tree.rows.expand_new = True  # agents and batches come open: a person follows the work as it comes
         self.timeline_filter = TimelineFilter(self.tree, self.model)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)
@@ -404,14 +405,15 @@ class MainWindow(QMainWindow):
     # -- slots ---------------------------------------------------------------------
 
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
-        keys = self.model.timeline.children(self.model.key_of(parent))[first:last + 1]  # no index for each call
-        agents = [row for row, key in enumerate(keys, first) if isinstance(key, AgentKey)]
-        for row in agents:
-            self.tree.expand(self.model.index(row, 0, parent))
+        """New agents come expanded, and so does the row new rows came under (as a person follows the work)."""
+        above = self.model.key_of(parent)
+        if above is not None:
+            self.tree.rows.set_expanded(above, True)
+        agents = [key for key in self.model.timeline.children(above)[first:last + 1] if type(key) is AgentKey]
+        for key in agents:
+            self.tree.rows.set_expanded(key, True)
         if agents:
             self._fit_call_column()  # once for the lot: it measures every agent's name
-        if parent.isValid():
-            self.tree.expand(parent)
 
     def _on_bridge_approval_requested(self, request: ApprovalRequested) -> None:
         self.approvals.add(request)
@@ -574,7 +576,7 @@ class MainWindow(QMainWindow):
         self._show_selected()
 
     def _show_selected(self) -> None:
-        key = self.model.key_of(self.tree.currentIndex())
+        key = self.tree.current_key()
         self.details.show_key(key)
         if isinstance(key, RunKey):
             run = self.model.timeline.runs[key.call_id]
@@ -588,8 +590,7 @@ class MainWindow(QMainWindow):
         self.details.show_diffs(call_id, diffs)
 
     def _on_tree_context_menu(self, point: QPoint) -> None:
-        index = self.tree.indexAt(point)
-        key = self.model.key_of(index)
+        key = self.tree.key_at(point)
         if isinstance(key, AgentKey):
             self._agent_menu(key.agent_id, point)
             return
@@ -624,9 +625,7 @@ class MainWindow(QMainWindow):
 
     def select_call(self, call_id: str) -> None:
         """Make a call the current row (and show its details)."""
-        index = self.model.index_of(RunKey(call_id))
-        self.tree.scrollTo(index)
-        self.tree.setCurrentIndex(index)
+        self.tree.go_to(RunKey(call_id))
 
     def next_waiting(self) -> None:
         """F8: the next call waiting for approval, of those the filter shows."""
@@ -652,12 +651,12 @@ class MainWindow(QMainWindow):
         return await ask_rewind(plan, self)
 
     def _undo_selected(self) -> None:
-        key = self.model.key_of(self.tree.currentIndex())
+        key = self.tree.current_key()
         if isinstance(key, RunKey) and undoable(self.model.timeline.runs[key.call_id]):
             self.undo(key.call_id)
 
     def _redo_selected(self) -> None:
-        key = self.model.key_of(self.tree.currentIndex())
+        key = self.tree.current_key()
         run = self.model.timeline.runs.get(key.call_id) if isinstance(key, RunKey) else None
         if run is not None and (run.undone_paths or run.git_undone):
             self.redo(run.call_id)

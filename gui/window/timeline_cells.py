@@ -4,7 +4,7 @@ Qt's own delegate asks the model seven roles of each cell it paints (font,
 alignment, colour, check state, icon, text, background), each a call from
 C++ into Python, then lays the text out afresh.  At 100,000 rows a flood
 repaints the timeline eight times a second; those calls were a third of each
-repaint.  `TextCells` asks the model once per cell (`TimelineModel.painted_row`),
+repaint.  `TextCells` asks the model once per cell (`painted_row`),
 draws the item's panel (selection, hover) with the widget's style, and draws
 the text from a small cache of laid-out, elided text (`QStaticText`): a row
 that does not change is not shaped again.
@@ -16,14 +16,28 @@ tooltips), for accessibility and anything else that reads the cells.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from core import NodeKey
 from gui.window import theme
-from gui.window.item_paint import ACTIVE, ENABLED, SELECTED, paint_focus, paint_panel
-from gui.window.timeline_model import STATUS_COLUMN, TimelineModel
+from gui.window.item_paint import ACTIVE, ENABLED, SELECTED, paint_focus, paint_panel, row_state
+from gui.window.timeline_model import STATUS_COLUMN, Painted, TimelineModel
+
+Branches = Callable[[QPainter, QRect, NodeKey | None, int], int]
+
+
+class PaintedRows(Protocol):
+    """A model of the timeline's rows that says what each shows (`TimelineModel`, `FlatTimeline`)."""
+
+    def painted_row(self, index: QModelIndex | QPersistentModelIndex) -> Painted | None: ...
+
+    def key_of(self, index: QModelIndex | QPersistentModelIndex) -> NodeKey | None: ...
+
 
 KEPT = 1_500
 """Laid-out texts kept, the least recently drawn dropped first: more than the text cells of a tall screen
@@ -33,10 +47,13 @@ KEPT = 1_500
 class TextCells(QStyledItemDelegate):
     """Paints the text columns of the timeline (the Gantt column has its own delegate)."""
 
-    def __init__(self, view: QWidget, model: TimelineModel) -> None:
+    def __init__(self, view: QWidget, model: PaintedRows, branches: Branches | None = None) -> None:
         super().__init__(view)
         self._view = view
         self._model = model
+        self._branches = branches
+        """Draws the tree's indentation and arrow in a cell of the first column, and says how wide it is: for a
+        view that is not a tree view (`gui.window.timeline_view`)."""
         self._texts: OrderedDict[tuple[str, int, bool], tuple[QStaticText, float]] = OrderedDict()
         """(text, room in pixels, bold) -> the elided text laid out, and its height; for `_font` only."""
         self._font = QFont()
@@ -50,13 +67,15 @@ class TextCells(QStyledItemDelegate):
         if row is None:
             super().paint(painter, option, index)
             return
-        texts, colour_role, bold, _, _ = row
+        texts, colour_role, bold, _, depth = row
         column = index.column()
         text, colour_role = texts[column], colour_role if column == STATUS_COLUMN else None
-        state = option.state.value  # type: ignore[attr-defined]
+        state = row_state(option, index.row())
         paint_panel(painter, option, state)
-        palette = option.palette  # type: ignore[attr-defined]
-        self.draw(painter, option.rect, text, self.colour(palette, state, colour_role), bold,  # type: ignore[attr-defined]
+        palette, rect = option.palette, option.rect  # type: ignore[attr-defined]
+        if column == 0 and self._branches is not None:
+            rect = rect.adjusted(self._branches(painter, rect, self._model.key_of(index), depth), 0, 0, 0)
+        self.draw(painter, rect, text, self.colour(palette, state, colour_role), bold,
                   option.font)  # type: ignore[attr-defined]
         paint_focus(painter, option, state)
 

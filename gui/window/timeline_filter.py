@@ -3,13 +3,14 @@ waiting or failed call.
 
 At a few hundred calls a person looks for something ("what failed under the
 frontend agent?"), and Qt's type-ahead only finds the first column.  The bar
-hides the rows of the view that do not match (`QTreeView.setRowHidden`)
-rather than putting a proxy model between the view and `TimelineModel`: the
-window, its tests and its slots all speak in the model's own indexes, and a
-hidden row costs nothing to the model.  A call matches when it passes every
+hides the rows of the view that do not match (`FlatTimeline.hide_only`,
+the rows the view shows) rather than putting a proxy model between the view and
+`TimelineModel`: the window, its tests and its slots all speak in the model's own
+indexes and keys, and a hidden row costs nothing to the model.  A call matches when it passes every
 choice; the agents and batches above a match stay shown, expanded, so a match
 is always seen in its place.  Only the rows whose state changes are told to
-the view, so typing one more letter touches a few rows, not all of them.
+the view, so typing one more letter touches a few rows, not all of them (a pass
+that changes many is one reset of the shown rows).
 
 Matching is plain Python over the timeline's runs, each run's text (tool,
 summary, the paths in its arguments and its changes) lowered once and kept:
@@ -28,10 +29,11 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QKeySequence, QShortcut
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QTreeView, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from core import AgentKey, BatchKey, NodeKey, RunKey, RunNode, RunStatus, Timeline
 from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel
+from gui.window.timeline_view import TimelineView
 
 TYPING_MS = 150
 CHOICES_MS = 400
@@ -147,7 +149,7 @@ def agent_choices(timeline: Timeline) -> list[tuple[str, str]]:
 CALL_COLUMN_MAX = 340
 
 
-def call_column_width(tree: QTreeView, timeline: Timeline) -> int:
+def call_column_width(tree: TimelineView, timeline: Timeline) -> int:
     """How wide the Call column must be for every agent's name (bold) and its calls' tools at their depth:
     a sub-agent three levels down is read whole, not cut.  At most CALL_COLUMN_MAX (its tooltip says the rest)."""
     bold = QFont(tree.font())
@@ -181,7 +183,7 @@ class TimelineFilter(QWidget):
     filtered = Signal(int, int)
     """(calls shown, calls in all) after each pass."""
 
-    def __init__(self, tree: QTreeView, model: TimelineModel, parent: QWidget | None = None) -> None:
+    def __init__(self, tree: TimelineView, model: TimelineModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("timelineFilter")
         self._tree, self._model = tree, model
@@ -272,9 +274,10 @@ class TimelineFilter(QWidget):
     def apply(self) -> None:
         """Hide the rows that do not match, show those that do (and the rows above them, expanded)."""
         self._typing.stop()
-        model, tree, timeline = self._model, self._tree, self._model.timeline
+        model, rows, timeline = self._model, self._tree.rows, self._model.timeline
         model.flush()
         criteria = self.criteria()
+        rows.hiding_new = criteria.active
         if not criteria.active:
             self._applied = criteria
             self._set_hidden(set())
@@ -297,25 +300,17 @@ class TimelineFilter(QWidget):
         self._set_hidden({key for key in every if key not in visible})
         if criteria != self._applied:
             for key in above:
-                index = model.index_of(key)
-                if not tree.isExpanded(index):
-                    tree.expand(index)
+                rows.set_expanded(key, True)
         self._applied = criteria
         self.shown = len(found)
         self._show_count()
 
     def _set_hidden(self, hidden: set[NodeKey]) -> None:
-        """Hide the highest rows of `hidden`; tell the view only of the rows whose state changes, each
-        parent's index made once (the model is flushed)."""
-        timeline, tree = self._model.timeline, self._tree
+        """Hide the highest rows of `hidden` (the view hides what is under them); the view changes only the rows
+        whose state changes."""
+        timeline = self._model.timeline
         told = {key for key in hidden if timeline.parent(key) not in hidden}
-        parents: dict[NodeKey | None, QModelIndex] = {None: QModelIndex()}
-        for key, hide in [*((k, True) for k in told - self._told), *((k, False) for k in self._told - told)]:
-            parent = timeline.parent(key)
-            index = parents.get(parent)
-            if index is None:
-                index = parents[parent] = self._model.index_of(parent)  # type: ignore[arg-type]
-            tree.setRowHidden(timeline.row(key), index, hide)
+        self._tree.rows.hide_only(told)
         self._hidden, self._told = hidden, told
 
     def is_hidden(self, key: NodeKey) -> bool:
@@ -344,17 +339,8 @@ class TimelineFilter(QWidget):
 
     def go_to_next(self, statuses: Collection[RunStatus]) -> bool:
         """Make the next such call the current row (its parents expanded); False when there is none."""
-        key = self.next_call(statuses, self._model.key_of(self._tree.currentIndex()))
-        if key is None:
-            return False
-        index = self._model.index_of(key)
-        parent = index.parent()
-        while parent.isValid():
-            self._tree.expand(parent)
-            parent = parent.parent()
-        self._tree.scrollTo(index)
-        self._tree.setCurrentIndex(index)
-        return True
+        key = self.next_call(statuses, self._tree.current_key())
+        return key is not None and self._tree.go_to(key)
 
     def __repr__(self) -> str:
         return (f"<TimelineFilter {self.criteria()} shown={self.shown}/{len(self._model.timeline.runs)} "
@@ -363,6 +349,7 @@ class TimelineFilter(QWidget):
     # -- slots -------------------------------------------------------------------
 
     def _on_text_changed(self, _: str) -> None:
+        self._tree.rows.hiding_new = self._asking()  # rows that come meanwhile wait hidden for the pass
         self._typing.start()
 
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
@@ -372,11 +359,9 @@ class TimelineFilter(QWidget):
             if not self._count_soon.isActive():
                 self._count_soon.start()  # once for the rows of a batch, however many parents they came under
             return
-        fresh = {self._model.key_of(self._model.index(row, 0, parent)) for row in range(first, last + 1)}
-        self._hidden |= fresh  # type: ignore[arg-type]
-        self._told |= fresh  # type: ignore[arg-type]
-        for row in range(first, last + 1):
-            self._tree.setRowHidden(row, parent, True)  # until the next pass says it matches
+        fresh = self._model.timeline.children(self._model.key_of(parent))[first:last + 1]
+        self._hidden.update(fresh)  # the view hid them as they came (`hiding_new`), until a pass says they match
+        self._told.update(fresh)
         if not self._typing.isActive():
             self._typing.start()
 

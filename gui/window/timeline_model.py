@@ -55,6 +55,8 @@ from gui.window.timeline_rows import (
 )
 
 Index = QModelIndex | QPersistentModelIndex
+Painted = tuple[tuple[str, ...], str | None, bool, GanttBar | None, int]
+"""What a row shows (`TimelineModel.painted`): its columns' texts, status colour, bold or not, bar, depth."""
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed", "Timeline")
 STATUS_COLUMN = COLUMNS.index("Status")
@@ -413,9 +415,16 @@ class TimelineModel(QStandardItemModel):
         row = index.row()
         return siblings[row] if row < len(siblings) else None
 
-    def index_of(self, key: NodeKey | str, column: int = 0) -> QModelIndex:
-        """The index of a row by its key (or a key's text, e.g. "r:<call id>"), after showing what is pending."""
-        self.flush()
+    def told_children(self, key: NodeKey | None) -> list[NodeKey]:
+        """The rows under `key` that Qt has been told of (not those waiting for the flush)."""
+        item = self._items.get(key) if key is not None else self.invisibleRootItem()  # type: ignore[arg-type]
+        return self._timeline.children(key)[:item.rowCount()] if item is not None else []
+
+    def index_of(self, key: NodeKey | str, column: int = 0, *, flush: bool = True) -> QModelIndex:
+        """The index of a row by its key (or a key's text, e.g. "r:<call id>"), after showing what is pending
+        (with `flush`; without, the row must have been shown)."""
+        if flush:
+            self.flush()
         return self._index(parse_key(key), column)
 
     def _index(self, key: NodeKey, column: int = 0) -> QModelIndex:
@@ -436,12 +445,12 @@ class TimelineModel(QStandardItemModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role not in _ANSWERED:  # a view asks seven roles of each cell it paints; most have no answer here
             return None
-        column = index.column()
-        if (role == Qt.ItemDataRole.ForegroundRole and column != STATUS_COLUMN) or \
+        return self.cell(self.key_of(index), index.column(), role)
+
+    def cell(self, key: NodeKey | None, column: int, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """What `data()` answers for the cell of `key`'s row in `column` (for a model listing the same rows)."""
+        if key is None or (role == Qt.ItemDataRole.ForegroundRole and column != STATUS_COLUMN) or \
                 (role == GANTT_ROLE and column != TIMELINE_COLUMN):
-            return None
-        key = self.key_of(index)
-        if key is None:
             return None
         if role == KEY_ROLE:
             return key
@@ -460,10 +469,12 @@ class TimelineModel(QStandardItemModel):
             return self._bold_font()
         return None
 
-    def painted_row(self, index: Index) -> tuple[tuple[str, ...], str | None, bool, GanttBar | None, int] | None:
+    def painted_row(self, index: Index) -> Painted | None:
+        return self.painted(self.key_of(index))
+
+    def painted(self, key: NodeKey | None) -> Painted | None:
         """What a row shows, for the delegates and a view that paints a row whole (`gui.window.timeline_view`):
         its columns' texts, its status's theme colour, whether bold (an agent), its Gantt bar, its depth."""
-        key = self.key_of(index)
         if key is None:
             return None
         if key not in self._cells:
