@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
 from core import AgentKey, BatchKey, NodeKey, RunKey
 from gui.window.timeline_model import COLUMNS, Painted, TimelineModel
@@ -254,7 +254,11 @@ class FlatTimeline(QAbstractTableModel):
             self._insert(self._at(self._path(keys[0])), self._listing(keys))
 
     def _on_source_data_changed(self, first: QModelIndex, last: QModelIndex, roles: Any = ()) -> None:
-        if not self._changed_soon.isActive():
+        if self._changed_soon.isActive():
+            return
+        if QCoreApplication.instance() is None:  # no event loop to wait for: told now
+            self._tell_changed()
+        else:
             self._changed_soon.start()
 
     def _tell_changed(self) -> None:

@@ -7,15 +7,26 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, QPoint
+from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QCursor, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from core import AgentStarted, BatchStarted, CallFinished, CallQueued, CallStarted, PlanInfo, RunStatus
+from core import (
+    AgentKey,
+    AgentStarted,
+    BatchKey,
+    BatchStarted,
+    CallFinished,
+    CallQueued,
+    CallStarted,
+    PlanInfo,
+    RunKey,
+    RunStatus,
+)
 from gui.window.theme import ThemeSwitch
 from gui.window.timeline_model import TimelineModel
-from gui.window.timeline_view import TimelineView
+from gui.window.timeline_view import INDENT, TimelineView
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -133,3 +144,40 @@ def test_the_row_under_the_mouse_is_painted_by_the_tree_view_as_the_style_wants_
     whole = viewport.grab().toImage()
     assert whole.pixelColor(viewport.width() - 40, row_height * 3 + row_height // 2).name() == "#ff0000"
     assert whole == _through_delegates(view)
+
+
+def _keys(view: TimelineView) -> list[Any]:
+    return [view.rows.key_of(view.rows.index(row, 0)) for row in range(view.rows.rowCount())]
+
+
+def test_an_agent_s_arrow_closes_and_opens_it_and_selects_nothing(qtbot: Any) -> None:
+    view = _view(qtbot)
+    sub = view.rows.row_of(AgentKey("sub"))
+    rect = view.visualRect(view.rows.index(sub, 0))
+    arrow = QPoint(rect.left() + INDENT * 1 + INDENT // 2, rect.center().y())  # depth 1: its arrow's level
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=arrow)
+    assert AgentKey("subsub") not in _keys(view) and RunKey("s0") not in _keys(view)
+    assert view.current_key() is None
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=arrow)
+    assert _keys(view)[sub + 1:sub + 3] == [AgentKey("subsub"), RunKey("s0")]  # what was open under it still is
+    QTest.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.right() + 40, rect.center().y()))
+    assert AgentKey("subsub") not in _keys(view)  # a double click on the row closes it too
+
+
+def test_left_and_right_walk_the_tree_as_in_a_tree_view(qtbot: Any) -> None:
+    view = _view(qtbot)
+    view.setFocus()
+    view.go_to(RunKey("b1"))
+    qtbot.keyClick(view, Qt.Key.Key_Left)  # a call: to its batch
+    assert view.current_key() == BatchKey("b")
+    qtbot.keyClick(view, Qt.Key.Key_Left)  # an open batch: closed
+    assert RunKey("b0") not in _keys(view) and view.current_key() == BatchKey("b")
+    qtbot.keyClick(view, Qt.Key.Key_Right)  # opened again
+    assert RunKey("b0") in _keys(view)
+    qtbot.keyClick(view, Qt.Key.Key_Right)  # then to its first call
+    assert view.current_key() == RunKey("b0")
+    view.collapseAll()
+    assert _keys(view) == [AgentKey("lead")]
+    view.go_to(AgentKey("lead"))
+    qtbot.keyClick(view, Qt.Key.Key_Asterisk)  # everything under it
+    assert RunKey("s5") in _keys(view) and len(_keys(view)) == len(view.rows.source.timeline.parent_table())
