@@ -53,9 +53,9 @@ TREE_COLUMN = 0
 """The column that holds the tree (Call), wherever it is dragged."""
 _ALTERNATE = QStyleOptionViewItem.ViewItemFeature.Alternate
 _ROW_PANEL = QStyle.PrimitiveElement.PE_PanelItemViewRow
-_ARROW = QStyle.PrimitiveElement.PE_IndicatorBranch
-_CLOSED = QStyle.StateFlag.State_Item | QStyle.StateFlag.State_Children
-_OPEN = _CLOSED | QStyle.StateFlag.State_Open
+_DOWN = QStyle.PrimitiveElement.PE_IndicatorArrowDown
+_RIGHT = QStyle.PrimitiveElement.PE_IndicatorArrowRight
+_LEFT = QStyle.PrimitiveElement.PE_IndicatorArrowLeft
 _HOVER_EVENTS = frozenset({QEvent.Type.HoverMove, QEvent.Type.HoverLeave, QEvent.Type.Leave})
 Index = QModelIndex | QPersistentModelIndex
 
@@ -367,12 +367,12 @@ class TimelineView(QTableView):
         arrow = QStyleOption()
         arrow.initFrom(self)
         arrow.rect = QRect(cell.left() + INDENT * depth, cell.top(), INDENT, cell.height())  # type: ignore[attr-defined]
-        arrow.state = arrow.state | (_OPEN if self.rows.is_expanded(key) else _CLOSED)  # type: ignore[attr-defined]
-        clip = indent > cell.width()
+        # The arrow a tree view's branch has (a style sheet's style draws no branch outside a tree view).
+        shape = _DOWN if self.rows.is_expanded(key) else _LEFT if self.isRightToLeft() else _RIGHT
         painter.save()
-        if clip:
+        if indent > cell.width():
             painter.setClipRect(cell)
-        self.style().drawPrimitive(_ARROW, arrow, painter, self)
+        self.style().drawPrimitive(shape, arrow, painter, self)
         painter.restore()
         return indent
 

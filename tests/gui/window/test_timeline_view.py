@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, QPoint, Qt
+from PySide6.QtCore import QModelIndex, QPoint, QRect, Qt
 from PySide6.QtGui import QCursor, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -181,3 +181,25 @@ def test_left_and_right_walk_the_tree_as_in_a_tree_view(qtbot: Any) -> None:
     view.go_to(AgentKey("lead"))
     qtbot.keyClick(view, Qt.Key.Key_Asterisk)  # everything under it
     assert RunKey("s5") in _keys(view) and len(_keys(view)) == len(view.rows.source.timeline.parent_table())
+
+
+def test_an_agent_s_arrow_is_drawn_and_points_down_when_open_and_across_when_closed(themed: str, qtbot: Any) -> None:
+    view = _view(qtbot)  # the theme's style sheet: its style draws no branch outside a tree view
+    sub = view.rows.row_of(AgentKey("sub"))
+    rect = view.visualRect(view.rows.index(sub, 0))
+    arrow = QRect(rect.left() + INDENT, rect.top(), INDENT, rect.height())  # depth 1
+
+    def drawn() -> QImage:
+        return view.viewport().grab().toImage().copy(arrow)
+
+    def colours(image: QImage) -> set[int]:
+        return {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())}
+
+    opened = drawn()
+    assert len(colours(opened)) > 2, "no arrow on an open agent's row"
+    view.collapse(view.rows.source.index_of(AgentKey("sub")))
+    closed = drawn()
+    assert len(colours(closed)) > 2 and closed != opened
+    plain = view.visualRect(view.rows.index(view.rows.row_of(RunKey("c0")), 0))
+    call = view.viewport().grab().toImage().copy(QRect(plain.left() + INDENT, plain.top(), INDENT, plain.height()))
+    assert len(colours(call)) == 1  # a call has no arrow: its indentation is bare
