@@ -8,10 +8,11 @@ bus says this subscriber lagged, the events it missed are not replayed:
 the timeline holds their effect already, and panels that follow events
 reread it (`resynced`).
 
-It takes a batch at most once a frame: each batch that inserts rows has the
-view lay its expanded rows out again, so batches are paced by how long the
-last one kept the loop busy (its signals, then Qt's layout and paint, seen as
-how late the pause after it ended): the pause is BUSY_SHARE times that, and
+It takes a batch at most once a frame: each batch that inserts rows costs a
+repaint of the timeline and a share for each parent its rows came under,
+whatever its size, so batches are paced by how long the last one kept the
+loop busy (its signals, then Qt's layout and paint, seen as how late the
+pause after it ended): the pause is BUSY_SHARE times that, and
 under a flood at least FLOOD_PAUSE_S (eight batches a second), so the window
 spends about a third of its time showing events and the rest taking them in
 and answering, and the rows of a whole batch arrive as one range insert per
@@ -82,12 +83,13 @@ FRAME_S = 0.016
 """The shortest pause between two batches: one a frame at 60 Hz."""
 BUSY_SHARE = 2.0
 """The pause after a batch, as a multiple of how long it kept the loop busy: under a flood the window spends
-about a third of its time showing rows (each batch lays out every expanded row again, whatever its size)."""
+about a third of its time showing rows."""
 FLOOD_EVENTS = 1_000
 FLOOD_PAUSE_S = 0.125
-"""Under a flood (a batch of FLOOD_EVENTS or more) the pause is at least FLOOD_PAUSE_S: each batch costs a layout
-and a repaint of the timeline (some 20 ms at 100,000 rows) whatever its size, so eight a second show a flood
-with a third of the loop's time, where a batch a frame spent most of it repainting."""
+"""Under a flood (a batch of FLOOD_EVENTS or more) the pause is at least FLOOD_PAUSE_S: each batch costs a repaint
+of the timeline and an insert per parent (some 10 to 15 ms at 100,000 rows) whatever its size, so eight a second
+show a flood with a third of the loop's time, where a batch a frame spent most of it repainting; and a batch of
+an eighth of a second's events is applied within the 50 ms a stall may take."""
 MAX_PAUSE_S = 0.5
 """The longest: the rows of a flood still arrive twice a second however slow the view is."""
 BACKLOG = 100_000

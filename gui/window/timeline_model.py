@@ -9,9 +9,11 @@ Until then Qt sees the rows it has been told of (`rowCount` counts those), so th
 disagree.  A row's cells, tooltip, brush and Gantt bar are prepared when a view first paints it (an agent's, a
 few, as it comes and changes), and again once painted if it changed: a flood costs no formatting for rows
 nobody scrolls to (the PREPARED runs prepared last stay so).  The tree's structure is a QStandardItemModel's,
-in C++: a tree view lays out every expanded row again after each insert, asking `index()` and `rowCount()` of
-each, and that walk stays in C++ (10 to 25 ms at 100,000 rows; 1.5 s with those in Python).  Its cells are
-empty (`data()` answers from the timeline) and not editable.
+in C++: a tree view over it lays out every expanded row again after each insert, asking `index()` and
+`rowCount()` of each, and that walk stays in C++ (10 to 25 ms at 100,000 rows; 1.5 s with those in Python).
+The window's view does not walk it: it shows `gui.window.timeline_flat.FlatTimeline`, the shown rows as one
+list, which follows this model's signals.  Its cells are empty (`data()` answers from the timeline) and not
+editable.
 
 The last column, "Timeline", gives each run and batch a `GanttBar` (`GANTT_ROLE`) for
 `gui.window.gantt.GanttDelegate` to paint.  While something is at work, a timer stretches the time windows that
