@@ -2,8 +2,8 @@
 
 A timeline of 2,000 calls by 13 agents on three levels (a lead, 4 sub-agents, 2 sub-sub-agents each), the
 calls spread over them, their summaries and `file_path` arguments paths in 20 packages, some failed, some
-running, some waiting.  It is shown as the window shows it: `TimelineModel` in a `QTreeView` (uniform row
-heights, the Gantt delegate, everything expanded) under the `TimelineFilter` bar, at 1024x640 offscreen.
+running, some waiting.  It is shown as the window shows it: `TimelineModel` in the window's `TimelineView` (the
+shown rows as a table, everything expanded) under the `TimelineFilter` bar, at 1024x640 offscreen.
 
 Each measure is the time from the change (the text set and the pass the 150 ms debounce would start, or a
 choice picked) to the view laid out and its viewport painted (`processEvents` runs Qt's delayed layout, then
@@ -31,14 +31,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtWidgets import QApplication, QTreeView, QVBoxLayout, QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget  # noqa: E402
 
 from core import AgentStarted, CallFinished, CallQueued, CallStarted, RunStatus, Timeline  # noqa: E402
 from core.events import ApprovalRequested  # noqa: E402
 from gui.window.collector import MainThreadCollector  # noqa: E402
-from gui.window.gantt import GanttDelegate  # noqa: E402
 from gui.window.timeline_filter import TimelineFilter, call_column_width  # noqa: E402
-from gui.window.timeline_model import TIMELINE_COLUMN, TimelineModel  # noqa: E402
+from gui.window.timeline_model import TimelineModel  # noqa: E402
+from gui.window.timeline_view import TimelineView  # noqa: E402
 
 ROUNDS = 5
 CALLS = 2000
@@ -107,12 +107,8 @@ class View:
         self.widget = QWidget()
         self.parts: list[tuple[float, float, float]] = []
         self.model = TimelineModel(timeline, clock=lambda: T0 + timedelta(seconds=60))
-        self.tree = QTreeView()
-        self.tree.setModel(self.model)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setIndentation(14)
-        self.tree.setItemDelegateForColumn(TIMELINE_COLUMN, GanttDelegate(self.tree))
+        self.tree = TimelineView(self.model)
+        self.tree.rows.expand_new = True
         self.bar = TimelineFilter(self.tree, self.model)
         column = QVBoxLayout(self.widget)
         column.setContentsMargins(0, 0, 0, 0)
