@@ -196,8 +196,16 @@ class TimelineView(QTableView):
             self.rows.set_expanded(parent, True)
 
     def visualRect(self, index: Index) -> QRect:  # noqa: N802
-        """The cell's rectangle, for an index of either model; a tree cell's text starts after its indentation."""
-        return super().visualRect(self.shown(index))
+        """The cell's rectangle; for an index of the tree model, as a tree view gives it: in the Call column, the
+        part after the row's indentation (where its text starts)."""
+        if index.model() is not self._model:
+            return super().visualRect(index)
+        shown = self.shown(index)
+        rect = super().visualRect(shown)
+        painted = self.rows.painted_row(shown)
+        if index.column() == TREE_COLUMN and rect.isValid() and painted is not None:
+            rect.setLeft(rect.left() + INDENT * (painted[4] + 1))
+        return rect
 
     # -- keys and clicks that open and close --------------------------------------------
 
