@@ -9,11 +9,9 @@ Until then Qt sees the rows it has been told of (`rowCount` counts those), so th
 disagree.  A row's cells, tooltip, brush and Gantt bar are prepared when a view first paints it (an agent's, a
 few, as it comes and changes), and again once painted if it changed: a flood costs no formatting for rows
 nobody scrolls to (the PREPARED runs prepared last stay so).  The tree's structure is a QStandardItemModel's,
-in C++: a tree view over it lays out every expanded row again after each insert, asking `index()` and
-`rowCount()` of each, and that walk stays in C++ (10 to 25 ms at 100,000 rows; 1.5 s with those in Python).
-The window's view does not walk it: it shows `gui.window.timeline_flat.FlatTimeline`, the shown rows as one
-list, which follows this model's signals.  Its cells are empty (`data()` answers from the timeline) and not
-editable.
+in C++: a tree view over it asks `index()` and `rowCount()` of every expanded row after each insert (1.5 s at
+100,000 rows with those in Python).  The window's view shows `gui.window.timeline_flat.FlatTimeline`, the shown
+rows as one list, which follows this model's signals.  Cells are empty (`data()` answers from the timeline).
 
 The last column, "Timeline", gives each run and batch a `GanttBar` (`GANTT_ROLE`) for
 `gui.window.gantt.GanttDelegate` to paint.  While something is at work, a timer stretches the time windows that
@@ -438,11 +436,8 @@ class TimelineModel(QStandardItemModel):
         return self.index(self._timeline.row(key), column, self._index(parent) if parent is not None else QModelIndex())
 
     # -- the item model ------------------------------------------------------------
-    # index(), parent(), rowCount() and columnCount() are QStandardItemModel's, in C++: a tree view lays out
-    # every expanded row again after each insert and asks them of each row (with a Python model that was some
-    # 15 us a row, 1.5 s a frame at 100,000 calls); only data() and headerData() are Python, for the cells a view
-    # paints.  Agents' and batches' rows have an item, runs' rows an empty cell (`key_of` finds the key from the
-    # row and its parent's item).
+    # index(), parent(), rowCount() and columnCount() are QStandardItemModel's, in C++ (see the module's docstring).
+    # Agents' and batches' rows have an item, runs' rows an empty cell (`key_of` finds the key by the parent's item).
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role not in _ANSWERED:  # a view asks seven roles of each cell it paints; most have no answer here
