@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
     from core.settings import config_root as config_dir  # = core.policy.settings.config_dir, without its models
+    from core.store.export import export_journal
     from core.store.gc import GcPlan, GcRefused, GcResult, Retention, StoreUsage
     from core.store.gc import collect as collect_garbage
     from core.store.gc import console_open as workspace_open_in_console
@@ -143,6 +144,7 @@ _EXPORTS: dict[str, str] = {
     "core.process.sandbox": "SandboxInfo",
     "core.run.calls": "AgentHandle CallOutcome",
     "core.settings": "STATE_DIR_ENV state_root workspace_state_dir config_dir=config_root",
+    "core.store.export": "export_journal",
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
     "core.tasks": "shielded spawn",
@@ -203,6 +205,6 @@ __all__ = [
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",
-    "collect_garbage", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention", "store_usage",
-    "StoreUsage", "workspace_open_in_console",
+    "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
+    "store_usage", "StoreUsage", "workspace_open_in_console",
 ]

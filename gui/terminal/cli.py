@@ -7,6 +7,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -57,6 +58,22 @@ def _parser() -> argparse.ArgumentParser:
     redo.add_argument("--state-dir")
     redo.add_argument("--file", action="append", dest="files", metavar="PATH")
     redo.add_argument("--json", action="store_true")
+
+    export = sub.add_parser(
+        "export", help="write a workspace's journal as JSON Lines (sessions, agents, calls, decisions, changes)",
+        description="Every session, agent, batch, call, decision, file change and undo recorded for the workspace, "
+                    "one JSON object per line (resources/schemas/export.schema.json describes them). Paths and "
+                    "content hashes, not contents: a call's arguments and output only with --contents. Reads the "
+                    "journal without changing it, also while a window has the workspace open.")
+    export.add_argument("--workspace", required=True)
+    export.add_argument("--state-dir")
+    export.add_argument("--format", choices=["jsonl"], default="jsonl")
+    export.add_argument("--since", type=_moment, metavar="WHEN",
+                        help="only the calls made since then (an ISO date or time, or an age: 90m, 12h, 7d), with "
+                             "what they belong to")
+    export.add_argument("--session", metavar="ID", help="only this session's records")
+    export.add_argument("--contents", action="store_true", help="add each call's arguments and output")
+    export.add_argument("--output", "-o", metavar="FILE", help="write here instead of to standard output")
 
     gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
                         description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
@@ -273,6 +290,19 @@ def _not_unicode(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _moment(text: str) -> datetime:
+    """--since: an ISO date or time (UTC unless it says), or an age counted back from now (90m, 12h, 7d)."""
+    ages = {"m": "minutes", "h": "hours", "d": "days"}
+    if text[-1:] in ages and text[:-1].isdigit():
+        return datetime.now(timezone.utc) - timedelta(**{ages[text[-1]]: int(text[:-1])})
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither an ISO date or time (2026-11-20, "
+                                         "2026-11-20T09:30) nor an age (90m, 12h, 7d)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def _sentences(*parts: str) -> str:
     return " ".join(p if p.endswith((".", "!", "?")) else f"{p}." for p in parts if p)
 
@@ -311,6 +341,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after,
                                       tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
+    if args.command == "export":
+        from gui.terminal.storage import export_command
+        return export_command(args.workspace, args.state_dir, since=args.since, session=args.session,
+                              contents=args.contents, output=args.output)
     if args.command == "gc":
         from gui.terminal.storage import gc_command
         return gc_command(args.workspace, args.state_dir, args.dry_run, args.yes)

@@ -1,8 +1,13 @@
-"""`belay gc`: say which undo history retention ends, then end it and say what that freed.
+"""The commands about what a workspace's state holds: `belay gc` and `belay export`.
 
-The plan is printed before anything is removed (with --dry-run, nothing
-is); at a terminal the person confirms it first.  A workspace a console has
-open is refused, clearly: its snapshot lives in that console's memory.
+`belay gc` says which undo history retention ends, then ends it and says what
+that freed.  The plan is printed before anything is removed (with --dry-run,
+nothing is); at a terminal the person confirms it first.  A workspace a
+console has open is refused, clearly: its snapshot lives in that console's
+memory.
+
+`belay export` writes the journal as JSON Lines (`core.store.export`), to
+standard output or a file; it reads, so an open window does not stop it.
 """
 
 from __future__ import annotations
@@ -17,11 +22,30 @@ from core import (
     GcResult,
     Retention,
     collect_garbage,
+    export_journal,
     load_retention,
     plan_gc,
     workspace_open_in_console,
     workspace_state_dir,
 )
+
+
+def export_command(workspace: str, state_dir: str | None, *, since: datetime | None, session: str | None,
+                   contents: bool, output: str | None, out: TextIO | None = None) -> int:
+    from gui.terminal.commands import _existing
+
+    root = Path(_existing(workspace)).resolve()
+    journal = workspace_state_dir(root, state_dir) / "journal.sqlite3"
+    if output is None:
+        export_journal(journal, out or sys.stdout, since=since, session=session, contents=contents)
+        return 0
+    target = Path(output)
+    partial = target.with_name(f".{target.name}.partial")
+    with partial.open("w", encoding="utf-8") as file:  # a failed export leaves no half-written file as the answer
+        written = export_journal(journal, file, since=since, session=session, contents=contents)
+    partial.replace(target)
+    print(f"Exported {written} records to {target}.", file=sys.stderr)
+    return 0
 
 
 def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, out: TextIO | None = None,

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 from PySide6.QtGui import QImage
 
@@ -61,6 +62,33 @@ def test_unattended_demo_then_list_and_undo_from_the_terminal(tmp_path: Path, st
 
     table = _belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir))
     assert "docs-writer" in table.stdout and "src/shop/receipt.py" in table.stdout
+    _exports_the_demo(ws, state_dir, calls, tmp_path)
+
+
+def _exports_the_demo(ws: Path, state_dir: Path, calls: list[dict[str, object]], tmp_path: Path) -> None:
+    """`belay export` of the demo's journal: every line valid against the shipped schema, every call there with
+    who decided it, the undo and the redo, no file contents."""
+    out = tmp_path / "demo.jsonl"
+    exported = _belay("export", "--workspace", str(ws), "--state-dir", str(state_dir), "--output", str(out))
+    assert exported.returncode == 0 and "Exported" in exported.stderr, exported.stderr
+    schema = json.loads((ROOT / "resources" / "schemas" / "export.schema.json").read_text())
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for record in records:
+        jsonschema.validate(record, schema, format_checker=jsonschema.FormatChecker())
+    by_type: dict[str, list[dict[str, object]]] = {}
+    for record in records:
+        by_type.setdefault(str(record["type"]), []).append(record)
+    assert {r["id"] for r in by_type["call"]} == {c["id"] for c in calls}
+    assert "docs-writer" in {r["name"] for r in by_type["agent"]}
+    deciders = {r["decided_by"] for r in by_type["decision"]}
+    assert "auto-approver" in deciders and {r["call_id"] for r in by_type["decision"]} >= {
+        c["id"] for c in calls if c["status"] == "denied"}
+    assert len(by_type["rollback"]) >= 3  # the demo's own undo, then the terminal's undo and redo
+    assert "quantities are ignored" not in out.read_text()  # a diff's text, in the Edit's arguments: not exported
+    recent = _belay("export", "--workspace", str(ws), "--state-dir", str(state_dir), "--since", "1h")
+    assert recent.stdout.count('"type":"call"') == len(calls)
+    wrong = _belay("export", "--workspace", str(ws), "--state-dir", str(state_dir), "--since", "last tuesday")
+    assert wrong.returncode == 2 and "neither an ISO date" in wrong.stderr
 
 
 def test_demo_refuses_a_non_empty_directory_it_did_not_create(tmp_path: Path) -> None:
