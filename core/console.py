@@ -67,6 +67,7 @@ from core.undo.service import Undoer
 if TYPE_CHECKING:
     from core.mcp.manager import McpManager
     from core.mcp.oauth import OAuthPlace
+    from core.telemetry.spans import SpanExport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -127,6 +128,8 @@ class Console:
         self._pipeline: Pipeline | None = None
         self._roster: Roster | None = None
         self._lock: OwnerLock | None = None
+        self._spans: SpanExport | None = None
+        """Spans of the agents and calls, sent to `[telemetry] otlp_endpoint` when the user set one."""
         self._track = track
         self._tracking = False
         self._serve = serve
@@ -153,6 +156,12 @@ class Console:
         # Only the owner watches the workspace: a second console (`belay calls` beside a window) looks, no more.
         self._tracker_ = ChangeTracker(self.workspace, self._blobs, recorder.external_changes,
                                        ignore_extra=self.policy.ignore_patterns(), watch=owner)
+        telemetry = self.policy.telemetry()
+        if owner and self._track and telemetry.otlp_endpoint:
+            from core.telemetry.spans import SpanExport  # the SDK loads only for those who send spans
+
+            self._spans = SpanExport(telemetry, str(self.workspace.root), self.session_id)
+            self.bus.listen(self._spans)
         if owner and self._track:
             # Only the console that owns the workspace may call unfinished runs dead;
             # `belay calls` next to a running window must not.
@@ -283,6 +292,8 @@ class Console:
             await self._roster.aclose(CLOSE_GRACE_S)
         if self._recorder is not None:
             await self._recorder.close()
+        if self._spans is not None:
+            await asyncio.to_thread(self._spans.close)  # what is still queued is sent, within a bounded wait
         if self._lock is not None:
             self._lock.release()
 

@@ -48,6 +48,7 @@ from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, 
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
 from core.policy.trust import is_trusted, trust
 from core.policy.verdicts import PolicyRequest, Verdict
+from core.telemetry.settings import TelemetrySettings
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
 SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
@@ -90,6 +91,10 @@ class PolicyEngine:
         those whose tools `[tools] disable` switches off ("*", "mcp:*", "mcp:<server>") in any layer."""
         servers = self._layers["user"].mcp_servers
         return {name: s for name, s in servers.items() if self.disabled_reason(f"mcp__{name}__") is None}
+
+    def telemetry(self) -> TelemetrySettings:
+        """The user's `[telemetry]` settings (a workspace's file cannot send its calls anywhere)."""
+        return self._layers["user"].telemetry or TelemetrySettings()
 
     def timeouts(self) -> dict[str, float]:
         """`[timeouts]` of the user settings, then the workspace's over them: tool -> seconds (0: none)."""

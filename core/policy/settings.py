@@ -23,12 +23,13 @@ from core.models.policy import Mode, RuleAction, RuleEntry, Scope
 from core.policy.rules import Rule, parse_rule
 from core.store.atomic_file import write_text_atomically
 from core.store.gc import GB, Retention
+from core.telemetry.settings import TelemetrySettings, read_telemetry
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp", "storage"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp", "storage", "telemetry"}
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Layer:
     """`[mcp.servers.<name>]`: MCP servers to start (see `core.mcp.settings`); read from the user layer only."""
     retention: Retention | None = None
     """`[storage]`: how much undo history `belay gc` keeps per workspace; read from the user layer only."""
+    telemetry: TelemetrySettings | None = None
+    """`[telemetry]`: where spans of the calls are sent (`core.telemetry`); read from the user layer only."""
 
 
 def config_dir() -> Path:
@@ -84,6 +87,9 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
     problems += _read_tools(data, layer, path) + _read_approval(data, layer, path) + _read_bash(data, layer, path)
     problems += _read_changes(data, layer, path) + _read_timeouts(data, layer, path) + _read_mcp(data, layer, path)
     problems += _read_storage(data, layer, path)
+    if "telemetry" in data:
+        layer.telemetry, found = read_telemetry(data["telemetry"], path, layer.scope)
+        problems += found
     return layer, problems
 
 

@@ -1,0 +1,189 @@
+"""Spans of a console's agents and calls, received by a real OTLP/HTTP receiver on this machine."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from core import Console, RunStatus
+from core.telemetry.spans import EXPORT_TIMEOUT_S
+from tests.conftest import run
+
+TOKEN = "Bearer receiver-token-1"
+
+
+class Receiver:
+    """An OTLP/HTTP traces endpoint on 127.0.0.1 that keeps what it is sent (with the right token)."""
+
+    def __init__(self) -> None:
+        self.spans: list[Any] = []
+        self.resources: list[dict[str, str]] = []
+        self.refused = 0
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path != "/v1/traces" or self.headers.get("Authorization") != TOKEN:
+                    receiver.refused += 1
+                    self.send_response(401)
+                    self.end_headers()
+                    return
+                request = ExportTraceServiceRequest.FromString(body)
+                for resource_spans in request.resource_spans:
+                    receiver.resources.append({a.key: a.value.string_value
+                                               for a in resource_spans.resource.attributes})
+                    for scope in resource_spans.scope_spans:
+                        receiver.spans.extend(scope.spans)
+                reply = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver()
+    yield found
+    found.close()
+
+
+def _settings(text: str) -> None:
+    folder = Path(os.environ["BELAY_CONFIG_DIR"])  # the test's own (tests/conftest.py)
+    (folder / "settings.toml").write_text(text)
+
+
+def _attributes(span: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for attribute in span.attributes:
+        value = attribute.value
+        kind = value.WhichOneof("value")
+        found[attribute.key] = ([v.string_value for v in value.array_value.values] if kind == "array_value"
+                                else getattr(value, kind))
+    return found
+
+
+def test_agents_and_calls_arrive_as_nested_spans_with_who_decided_and_no_contents(
+        workspace: Path, receiver: Receiver) -> None:
+    _settings(f'[telemetry]\notlp_endpoint = "{receiver.url}"\nheaders = {{ Authorization = "{TOKEN}" }}\n')
+    ids: dict[str, str] = {}
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            lead = await console.start_agent("lead", "scripted")
+            docs = await console.start_agent("docs", "subagent", parent=lead)
+            read = await console.call(docs, "Read", {"file_path": str(workspace / "README.md")})
+            assert read.status == RunStatus.DONE
+            ids["read"] = read.call_id
+            write = asyncio.ensure_future(console.call(lead, "Write", {"file_path": str(workspace / "new.txt"),
+                                                                       "content": "CONTENT-NOT-SENT"}))
+            while not console.pending_approvals():
+                await asyncio.sleep(0.005)
+            ids["write"] = console.pending_approvals()[0].call_id
+            console.deny(ids["write"], "not now")
+            assert (await write).status == RunStatus.DENIED
+
+    run(scenario())  # the console's close sends what is queued
+    spans = {span.name: span for span in receiver.spans}
+    assert {"invoke_agent lead", "invoke_agent docs", "execute_tool Read", "execute_tool Write"} <= set(spans)
+    lead, docs = spans["invoke_agent lead"], spans["invoke_agent docs"]
+    read, write = spans["execute_tool Read"], spans["execute_tool Write"]
+    assert docs.parent_span_id == lead.span_id and read.parent_span_id == docs.span_id
+    assert write.parent_span_id == lead.span_id and not lead.parent_span_id
+    assert len({span.trace_id for span in (lead, docs, read, write)}) == 1
+    wanted = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "Read", "gen_ai.tool.call.id": ids["read"],
+              "belay.outcome": "done", "belay.decided_by": "policy", "belay.decision": "approved",
+              "belay.files_changed": []}
+    assert {key: _attributes(read).get(key) for key in wanted} == wanted
+    assert _attributes(write)["belay.decided_by"] == "person" and _attributes(write)["belay.decision"] == "denied"
+    assert _attributes(write)["belay.outcome"] == "denied" and _attributes(write)["gen_ai.tool.call.id"] == ids["write"]
+    assert _attributes(lead)["gen_ai.agent.name"] == "lead" and _attributes(lead)["gen_ai.operation.name"] == \
+        "invoke_agent"
+    assert read.start_time_unix_nano <= read.end_time_unix_nano
+    assert not any("CONTENT-NOT-SENT" in str(_attributes(span)) or "gen_ai.tool.call.arguments" in _attributes(span)
+                   for span in receiver.spans)
+    assert receiver.resources[0]["service.name"] == "belay" and receiver.refused == 0
+
+
+def test_with_contents_a_call_carries_its_arguments_and_output(workspace: Path, receiver: Receiver) -> None:
+    _settings(f'[telemetry]\notlp_endpoint = "{receiver.url}"\ncontents = true\n'
+              f'headers = {{ Authorization = "{TOKEN}" }}\n')
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            lead = await console.start_agent("lead", "scripted")
+            await console.call(lead, "Read", {"file_path": str(workspace / "README.md")})
+
+    run(scenario())
+    [read] = [span for span in receiver.spans if span.name == "execute_tool Read"]
+    assert "README.md" in _attributes(read)["gen_ai.tool.call.arguments"]
+    assert (workspace / "README.md").read_text().splitlines()[0] in _attributes(read)["gen_ai.tool.call.result"]
+
+
+@pytest.mark.allow_warning_logs  # the console logs the settings problem it reports
+def test_no_endpoint_sends_nothing_and_a_workspace_cannot_set_one(workspace: Path, receiver: Receiver) -> None:
+    (workspace / ".belay").mkdir(exist_ok=True)
+    (workspace / ".belay" / "settings.toml").write_text(f'[telemetry]\notlp_endpoint = "{receiver.url}"\n')
+
+    async def scenario() -> list[str]:
+        async with Console(workspace) as console:
+            lead = await console.start_agent("lead", "scripted")
+            await console.call(lead, "Read", {"file_path": str(workspace / "README.md")})
+            return list(console.settings_problems)
+
+    problems = run(scenario())
+    assert any("[telemetry] is ignored here" in problem for problem in problems)
+    assert not receiver.spans and not receiver.refused
+
+
+@pytest.mark.allow_warning_logs  # the SDK logs each failed export
+def test_a_collector_that_is_down_holds_up_no_call_and_the_close_only_briefly(workspace: Path) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    _settings(f'[telemetry]\notlp_endpoint = "http://127.0.0.1:{port}/v1/traces"\n')
+    took: dict[str, float] = {}
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            lead = await console.start_agent("lead", "scripted")
+            began = time.monotonic()
+            for _ in range(10):
+                assert (await console.call(lead, "Read", {"file_path": str(workspace / "README.md")})).status == \
+                    RunStatus.DONE
+            took["calls"] = time.monotonic() - began
+            took["closing"] = time.monotonic()
+        took["close"] = time.monotonic() - took["closing"]
+
+    run(scenario())
+    assert took["calls"] < 2.0
+    assert took["close"] < EXPORT_TIMEOUT_S + 2.0
