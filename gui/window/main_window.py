@@ -405,14 +405,10 @@ class MainWindow(QMainWindow):
     # -- slots ---------------------------------------------------------------------
 
     def _on_model_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
-        """New agents come expanded, and so does the row new rows came under (as a person follows the work)."""
-        above = self.model.key_of(parent)
-        if above is not None:
-            self.tree.rows.set_expanded(above, True)
-        agents = [key for key in self.model.timeline.children(above)[first:last + 1] if type(key) is AgentKey]
-        for key in agents:
-            self.tree.rows.set_expanded(key, True)
-        if agents:
+        """New agents widen the Call column to their names.  (They come expanded, as batches do: the view's
+        `expand_new`; an agent a person closed stays closed as its calls keep coming.)"""
+        keys = self.model.timeline.children(self.model.key_of(parent))[first:last + 1]
+        if any(type(key) is AgentKey for key in keys):
             self._fit_call_column()  # once for the lot: it measures every agent's name
 
     def _on_bridge_approval_requested(self, request: ApprovalRequested) -> None:

@@ -189,3 +189,26 @@ def test_a_collapsed_agent_rolls_up_its_sub_agents_calls_and_a_depth_three_name_
         await _finish(console, work)
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_an_agent_the_person_closed_stays_closed_as_its_calls_keep_coming_and_new_agents_come_open(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        work = await _work(console, window, workspace)
+        rows = window.tree.rows
+        frontend = window.model.index_of(f"a:{work.frontend}")
+        window.tree.collapse(frontend)
+        late = await console.call(work.handles["frontend"], "Read", {"file_path": str(workspace / "src" / "app.py")})
+        await wait_until(lambda: window.timeline_filter.count.text() == "8 calls", what="the late call counted")
+        window.model.flush()
+        assert not window.tree.isExpanded(frontend) and rows.row_of(RunKey(late.call_id)) is None
+        helper = await console.start_agent("helper", "subagent", parent=work.handles["lead"])
+        await console.call(helper, "Read", {"file_path": str(workspace / "src" / "app.py")})
+        await wait_until(lambda: window.timeline_filter.count.text() == "9 calls", what="the helper's call")
+        window.model.flush()
+        assert window.tree.isExpanded(window.model.index_of(f"a:{helper.agent_id}"))  # a new agent comes open
+        window.tree.expand(frontend)
+        assert rows.row_of(RunKey(late.call_id)) is not None
+        await _finish(console, work)
+
+    in_window(qtbot, loop, workspace, body)
