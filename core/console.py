@@ -28,7 +28,7 @@ from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
 from core.models.policy import RuleAction, RuleEntry
-from core.models.records import CallRecord, DecidedBy, Decision
+from core.models.records import CallRecord, DecidedBy, DecidedVia, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
 from core.outside.claude_session import ClaudeSession, SessionEnd
@@ -360,22 +360,26 @@ class Console:
 
     def approve(self, call_id: str, *, edited: dict[str, str] | None = None,
                 hunks: Mapping[str, Collection[int]] | None = None, reason: str = "",
-                by: DecidedBy = "person", preview: bool = False) -> bool:
+                by: DecidedBy = "person", via: DecidedVia | None = None, preview: bool = False) -> bool:
         """Let a waiting call run, optionally with the person's content per file, or only in part: `hunks` gives
         the accepted hunks (0-based indices into the approval's diff) per relative path, and `reason` why the
         others were not (the agent is told which ones).  `by` is who answers: a person unless an unattended
-        answerer says it is one ("auto-approver"); the journal keeps it.  `preview`: a command runs in a private
+        answerer says it is one ("auto-approver"); the journal keeps it, and `via`, where a person answered (the
+        window, a notification, the terminal).  `preview`: a command runs in a private
         layer and its changes are asked about before they land (`previews` says whether commands can)."""
         kept = {path: tuple(sorted(set(indices))) for path, indices in hunks.items()} if hunks is not None else None
         decision = Decision.APPROVED_EDITED if edited or kept is not None else Decision.APPROVED
         return self.approvals.resolve(call_id, Answer(decision=decision, edited=edited, hunks=kept,
-                                                      reason=reason.strip(), by=by, preview=preview))
+                                                      reason=reason.strip(), by=by, via=via, preview=preview))
 
-    def deny(self, call_id: str, reason: str = "", *, by: DecidedBy = "person") -> bool:
-        """Refuse a waiting call; the agent is told `reason`.  `by` as for `approve`."""
-        return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip(), by=by))
+    def deny(self, call_id: str, reason: str = "", *, by: DecidedBy = "person",
+             via: DecidedVia | None = None) -> bool:
+        """Refuse a waiting call; the agent is told `reason`.  `by` and `via` as for `approve`."""
+        return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip(), by=by,
+                                                      via=via))
 
-    def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None) -> bool:
+    def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None, *,
+                     via: DecidedVia | None = None) -> bool:
         """Approve a waiting call and add an allow rule so calls like it stop asking.
 
         `scope` is once (just this call), session, workspace or user; `rule`
@@ -383,7 +387,8 @@ class Console:
         """
         if scope not in ("once", "session", "workspace", "user"):
             raise ValueError(f"unknown scope {scope!r}: use once, session, workspace or user")
-        return self.approvals.resolve(call_id, Answer(decision=Decision.ALWAYS_ALLOWED, scope=scope, rule=rule))
+        return self.approvals.resolve(call_id, Answer(decision=Decision.ALWAYS_ALLOWED, scope=scope, rule=rule,
+                                                      via=via))
 
     # -- policy ----------------------------------------------------------------
 

@@ -26,7 +26,16 @@ from core.models.batches import PlanInfo
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
 from core.models.policy import Mode, RuleEntry
-from core.models.records import AgentStatus, DecidedBy, Decision, FileChange, GitChange, RunStatus, decided_by
+from core.models.records import (
+    AgentStatus,
+    DecidedBy,
+    DecidedVia,
+    Decision,
+    FileChange,
+    GitChange,
+    RunStatus,
+    decided_by,
+)
 
 
 def _now() -> datetime:
@@ -198,6 +207,8 @@ class ApprovalResolved(_Event):
     """Who decided (see core.models.records.DecidedBy); "user", as events said before, reads as "person"."""
     rule: str | None = None
     """With `by` "rule": the rule that decided and its layer, e.g. "Bash(ls:*) [workspace]"."""
+    via: DecidedVia | None = None
+    """With `by` "person": where the person answered (the window, a notification, the terminal)."""
 
 
 class CallStarted(_Event):

@@ -55,6 +55,7 @@ from core.events import (
     CallRetrying,
     CallStarted,
     DecidedBy,
+    DecidedVia,
     Event,
     ExternalChangesRecorded,
     RollbackFinished,
@@ -150,14 +151,15 @@ class Recorder:
                                                    RunStatus.BLOCKED_ON_USER), lambda: request)
 
     async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy,
-                                rule: str | None = None, *, durable: bool = True, wait: bool = True) -> None:
+                                rule: str | None = None, *, via: DecidedVia | None = None, durable: bool = True,
+                                wait: bool = True) -> None:
         """Who decided whether a call runs (a person, an auto-approver, a rule, the mode, the policy, a
         timeout, Belay itself) and how, journaled first.  An answer is made durable; a verdict given without
         asking need not be (`durable` False): the policy would give it again."""
         await self._write(call_id, partial(self.journal.add_decision, call_id, decision.value, reason, by, rule,
-                                           durable=durable),
+                                           via=via, durable=durable),
                           partial(ApprovalResolved, call_id=call_id, decision=decision, reason=reason, by=by,
-                                  rule=rule),
+                                  rule=rule, via=via),
                           wait=wait, durable=durable)
 
     async def call_started(self, call_id: CallId, *, wait: bool = True) -> None:

@@ -66,6 +66,12 @@ DecidedBy = Literal["person", "rule", "mode", "policy", "auto-approver", "timeou
 answer, so asking meant denying; "console" the console closed while the call waited."""
 
 
+DecidedVia = Literal["window", "notification", "terminal"]
+"""How a person answered: in the window (its approval panel or edit dialog), from the desktop notification's
+buttons, or at the terminal prompt (`belay run`); None for an answer that was not a person's, or journaled before
+this was kept."""
+
+
 def decided_by(value: str) -> DecidedBy:
     """A journaled `decided_by` as it reads now: journals written before the deciders were told apart
     say "user" for every answer a front end gave (a person's or an auto-approver's): read as "person"."""
@@ -82,6 +88,8 @@ class CallDecision(BaseModel):
     by: DecidedBy
     rule: str | None = None
     """With `by` "rule": the rule that decided and its layer, e.g. "Bash(ls:*) [workspace]"."""
+    via: DecidedVia | None = None
+    """With `by` "person": where the person answered."""
 
 
 class ChangeKind(str, Enum):

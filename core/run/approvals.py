@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from core.events import ApprovalRequested
-from core.models.records import DecidedBy, Decision
+from core.models.records import DecidedBy, DecidedVia, Decision
 
 
 class Answer(BaseModel):
@@ -37,6 +37,8 @@ class Answer(BaseModel):
     rule: str | None = None
     """For always-allow: the rule to add (None: the policy's suggestion)."""
     by: DecidedBy = "person"
+    via: DecidedVia | None = None
+    """Where a person answered (the window, a notification, the terminal)."""
     """Who answered (see core.models.records.DecidedBy)."""
     preview: bool = False
     """For a command: run it in preview (its changes are put before the person before they land)."""

@@ -213,7 +213,7 @@ class Calls:
                 answer = answer.model_copy(update={"decision": Decision.APPROVED,
                                                    "reason": f"{answer.reason}; the rule allows it then"})
         await self.recorder.approval_resolved(call.call_id, answer.decision, answer.reason, answer.by,
-                                              verdict.rule if answer.by == "timeout" else None)
+                                              verdict.rule if answer.by == "timeout" else None, via=answer.via)
         if answer.decision == Decision.ALWAYS_ALLOWED and answer.scope != "once":
             rule = answer.rule or verdict.suggested_rule
             if rule is not None:

@@ -2,7 +2,7 @@
 
 One object per line, each with its `type` and the export format's version `v`:
 sessions, agents, batches, calls (how each ended), decisions (who or what
-decided: `decided_by`, and the rule when a rule did), file changes (paths,
+decided: `decided_by`, the rule when a rule did, where a person answered), file changes (paths,
 modes and content hashes), git changes, undos and redos (`rollback`), and
 changes found outside any call (`external`).  Contents stay out unless asked
 for: a call's arguments and output may hold a file's text or a secret the
@@ -101,7 +101,8 @@ def _records(db: sqlite3.Connection, since: str | None, session: str | None,
         yield _call(row, contents)
     for row in db.execute("SELECT * FROM decisions ORDER BY decided_at, id"):
         if kept.whole or row["call_id"] in kept.call_ids:
-            record = _typed("decision", row, ("call_id", "decision", "reason", "decided_by", "rule", "decided_at"))
+            record = _typed("decision", row, ("call_id", "decision", "reason", "decided_by", "rule", "via",
+                                              "decided_at"))
             record["decided_by"] = decided_by(row["decided_by"])  # an older journal's "user" reads as "person"
             yield record
     yield from _operations(db, kept)

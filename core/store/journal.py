@@ -271,11 +271,12 @@ class Journal:
 
     @_writes
     def add_decision(self, call_id: str, decision: str, reason: str, by: str, rule: str | None = None, *,
-                     durable: bool = True) -> None:
-        """Who decided about a call (`by`, see core.models.records.DecidedBy) and, for a rule, which."""
+                     via: str | None = None, durable: bool = True) -> None:
+        """Who decided about a call (`by`, see core.models.records.DecidedBy), for a rule which, and for a person
+        where they answered (`via`)."""
         with self._tx(durable=durable) as db:
-            db.execute("INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at, rule)"
-                       " VALUES (?, ?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now(), rule))
+            db.execute("INSERT INTO decisions (call_id, decision, reason, decided_by, decided_at, rule, via)"
+                       " VALUES (?, ?, ?, ?, ?, ?, ?)", (call_id, decision, reason, by, _now(), rule, via))
 
     @_writes
     def add_changes(self, op_id: str, changes: Sequence[FileChange]) -> None:

@@ -127,7 +127,7 @@ def rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row])
 def decision(r: sqlite3.Row) -> CallDecision:
     """The journaled decision; an old journal's "user" reads as "person" (see `decided_by`)."""
     return CallDecision(decision=Decision(r["decision"]), reason=r["reason"], by=decided_by(r["decided_by"]),
-                        rule=r["rule"])
+                        rule=r["rule"], via=r["via"] if "via" in r.keys() else None)  # noqa: SIM118 - a Row
 
 
 def call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],

@@ -54,7 +54,7 @@ ADDED_COLUMNS = {
     "runs": (("cached", "INTEGER NOT NULL DEFAULT 0"), ("attempts", "INTEGER NOT NULL DEFAULT 1")),
     "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT")),
     "git_changes": (("reverts", "INTEGER"),),
-    "decisions": (("rule", "TEXT"),),
+    "decisions": (("rule", "TEXT"), ("via", "TEXT")),
 }
 
 # Indexes that keep an undo, a redo and a rewind independent of the journal's size (see `undo_state_of`).

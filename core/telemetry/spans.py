@@ -109,6 +109,8 @@ class SpanExport:
             span.set_attribute("belay.decided_by", e.by)
             if e.rule:
                 span.set_attribute("belay.rule", e.rule)
+            if e.via:
+                span.set_attribute("belay.decided_via", e.via)
 
     def _call_finished(self, e: CallFinished) -> None:
         from opentelemetry.trace import Status, StatusCode

@@ -39,7 +39,8 @@ def _decided(c: CallRecord) -> dict[str, Any]:
     d = c.decision
     if d is None:
         return {}
-    return {"decision": d.decision, "decision_reason": d.reason, "decided_by": d.by, "decision_rule": d.rule}
+    return {"decision": d.decision, "decision_reason": d.reason, "decided_by": d.by, "decision_rule": d.rule,
+            "decided_via": d.via}
 
 
 def run_node(c: CallRecord) -> RunNode:

@@ -16,7 +16,7 @@ from typing import Any
 from core.errors import ErrorInfo
 from core.events import ApprovalRequested
 from core.models.batches import PlanInfo
-from core.models.records import AgentStatus, DecidedBy, Decision, FileChange, GitChange, RunStatus
+from core.models.records import AgentStatus, DecidedBy, DecidedVia, Decision, FileChange, GitChange, RunStatus
 from core.timeline.keys import NodeKey
 
 
@@ -138,6 +138,8 @@ class RunNode:
     """Who made `decision` (a person, a rule, the mode, the policy, an auto-approver, a timeout...)."""
     decision_rule: str | None = None
     """The rule that decided, when one did."""
+    decided_via: DecidedVia | None = None
+    """Where a person answered (the window, a notification, the terminal), when a person did."""
     live_output: str = ""
     """The tail of the output streamed while it runs (bounded); emptied when it ends (`output` says it then)."""
     batch_id: str | None = None

@@ -422,6 +422,7 @@ class Timeline:
         node = self.runs.get(e.call_id)
         light = answered(node.approval) if node is not None and node.approval is not None else None
         return self._update_run(e.call_id, decision=e.decision, decision_reason=e.reason, decided_by=e.by,
+                                decided_via=e.via,
                                 decision_rule=e.rule, approval=light)
 
     def _on_call_started(self, e: CallStarted) -> list[Change]:

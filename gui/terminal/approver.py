@@ -130,10 +130,10 @@ class TerminalApprover:
                 return
             choice = answer.strip().lower()
             if choice in ("y", "yes"):
-                self._done(self.console.approve(request.call_id))
+                self._done(self.console.approve(request.call_id, via="terminal"))
             elif choice in ("n", "no"):
                 reason = await self._prompt("Reason for the agent (optional): ")
-                self._done(self.console.deny(request.call_id, reason or ""))
+                self._done(self.console.deny(request.call_id, reason or "", via="terminal"))
             elif choice == "ya":
                 await self._always_allow(request)
             elif choice == "na":
@@ -144,7 +144,7 @@ class TerminalApprover:
             return
 
     async def _always_allow(self, request: ApprovalRequested) -> None:
-        if self._done(self.console.always_allow(request.call_id, "session")):
+        if self._done(self.console.always_allow(request.call_id, "session", via="terminal")):
             if request.suggested_rule:
                 self.out.now(f"  Allowed; the session rule {request.suggested_rule} allows calls like it from now on.")
             else:
@@ -156,11 +156,12 @@ class TerminalApprover:
             stored = await self.console.add_rule(rule, "deny", "session")
         except ValueError as e:
             self.out.now(f"  Could not add the deny rule {rule}: {e}")
-            self._done(self.console.deny(request.call_id))
+            self._done(self.console.deny(request.call_id, via="terminal"))
             return
         like = "calls like it" if request.suggested_rule else f"every {request.tool} call"
         self.out.now(f"  Denied; the session rule {stored} denies {like} from now on.")
-        self._done(self.console.deny(request.call_id, f"always denied for this session (rule {stored})"))
+        self._done(self.console.deny(request.call_id, f"always denied for this session (rule {stored})",
+                                       via="terminal"))
 
     def __repr__(self) -> str:
         return f"<TerminalApprover asking={self._asking} queued={self._queue.qsize()} echo={self.echo}>"

@@ -356,7 +356,7 @@ class ApprovalPanel(QWidget):
             return
         same = self.alike(request)
         for each in same:
-            self._console.approve(each.call_id)
+            self._console.approve(each.call_id, via="window")
         if same:
             self.answered.emit(f"Approved {len(same)} {request.tool} calls of "
                                f"{agent_path(self._timeline, request.agent_id)}")
@@ -400,11 +400,11 @@ class ApprovalPanel(QWidget):
         if request is not None:
             hunks = self.diff.accepted_hunks() if request.tool != "Bash" or request.diffs else None
             if hunks is None:
-                self._console.approve(request.call_id)
+                self._console.approve(request.call_id, via="window")
                 self._said("Approved", request)
                 return
             # Approved in part: the typed reason says why the rejected changes were left out (the agent is told).
-            self._console.approve(request.call_id, hunks=hunks, reason=self.reason.text())
+            self._console.approve(request.call_id, hunks=hunks, reason=self.reason.text(), via="window")
             self._said(f"Approved {self.diff.total - len(self.diff.rejected())} of {self.diff.total} changes of",
                        request)
 
@@ -416,7 +416,7 @@ class ApprovalPanel(QWidget):
         """Approve the command to run in a private layer: its changes come back here before they land."""
         request = self.current
         if request is not None and self._no_preview(request) is None:
-            self._console.approve(request.call_id, preview=True)
+            self._console.approve(request.call_id, preview=True, via="window")
             self._said("Ran in preview", request)
 
     def _no_preview(self, request: ApprovalRequested) -> str | None:
@@ -434,13 +434,13 @@ class ApprovalPanel(QWidget):
     def always_allow_at(self, scope: str) -> None:
         request = self.current
         if request is not None and request.suggested_rule is not None:
-            self._console.always_allow(request.call_id, scope=scope)
+            self._console.always_allow(request.call_id, scope=scope, via="window")
             self._said(f"Allowed ({request.suggested_rule}, {scope})", request)
 
     def deny(self) -> None:
         request = self.current
         if request is not None:
-            self._console.deny(request.call_id, self.reason.text())
+            self._console.deny(request.call_id, self.reason.text(), via="window")
             self._said("Denied", request)
 
     def focus_reason(self) -> None:

@@ -160,6 +160,8 @@ WHO = {"person": "by you", "auto-approver": "by the auto-approver (--auto-approv
        "policy": "by Belay's policy", "timeout": "when nobody answered in time",
        "headless": "as no window could ask", "console": "as the console closed"}
 """How the details pane names who decided (core.models.records.DecidedBy), after the decision."""
+VIA = {"window": " in the window", "notification": " from the desktop notification", "terminal": " at the terminal"}
+"""Where a person answered (core.models.records.DecidedVia), after "by you"."""
 
 
 def decision_text(run: RunNode) -> str:
@@ -173,6 +175,8 @@ def decision_text(run: RunNode) -> str:
     if run.decided_by == "timeout" and run.decision_rule:
         return f"{what} when nobody answered in time (rule {run.decision_rule})"
     who = WHO.get(run.decided_by or "")
+    if who and run.decided_by == "person" and run.decided_via:
+        who += VIA[run.decided_via]
     return f"{what} {who}" if who else what
 
 

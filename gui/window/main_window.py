@@ -388,10 +388,10 @@ class MainWindow(QMainWindow):
         if request is None:
             self.statusBar().showMessage("That request was answered already.", 10_000)
         elif action == "approve" and request.impact.level == "low":
-            self.console.approve(call_id)
+            self.console.approve(call_id, via="notification")
             self.statusBar().showMessage(f"Approved {request.tool} {request.summary} from the notification.", 10_000)
         elif action == "deny":
-            self.console.deny(call_id, "denied from the desktop notification")
+            self.console.deny(call_id, "denied from the desktop notification", via="notification")
             self.statusBar().showMessage(f"Denied {request.tool} {request.summary} from the notification.", 10_000)
         else:
             self.attention.raise_window()
@@ -564,7 +564,8 @@ class MainWindow(QMainWindow):
 
     def _on_approvals_edit_requested(self, request: ApprovalRequested) -> None:
         dialog = EditDialog(request, self, rejected=self.approvals.diff.rejected_hunks())  # starts from the review
-        dialog.approved_with_edits.connect(lambda call_id, edits: self.console.approve(call_id, edited=edits))
+        dialog.approved_with_edits.connect(
+            lambda call_id, edits: self.console.approve(call_id, edited=edits, via="window"))
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
 

@@ -178,6 +178,10 @@ def test_piped_answers_deny_with_a_reason_reprompt_and_approve(workspace: Path, 
     assert _position(out, "Please answer y, n, ya or na.") < _position(out, "✓ w2  done")
     assert not (workspace / "a.txt").exists() and (workspace / "b.txt").read_text() == "hello\n"
     assert "1 succeeded, 1 failed" in out
+    exported = _belay("export", "--workspace", str(workspace), "--state-dir", str(state_dir))
+    decisions = [json.loads(line) for line in exported.stdout.splitlines() if '"type":"decision"' in line]
+    assert [(d["decision"], d["decided_by"], d["via"]) for d in decisions] == [
+        ("denied", "person", "terminal"), ("approved", "person", "terminal")]  # who answered, and where
 
 
 def test_always_allow_adds_a_session_rule_so_the_same_write_is_not_asked_again(workspace: Path, state_dir: Path,

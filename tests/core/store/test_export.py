@@ -35,6 +35,7 @@ def _journal(path: Path) -> Journal:
                                     before_mode=0o644, after_mode=0o644)])
     j.finish_run("c1", RunStatus.DONE, "edited", None, 0.25)
     j.add_call("c2", "s1", "lead", "Bash", {"command": "make"}, "make")
+    j.add_decision("c2", "approved", "", "person", via="terminal")
     j.finish_run("c2", RunStatus.FAILED, "", ErrorInfo(kind=ErrorKind.TIMEOUT, message="make ran past 1 s"), 1.5)
     j.add_rollback("u1", "c1", "c1", False, [(0, FileChange(path="x.py", kind=ChangeKind.MODIFY,
                                                             before_hash="a" * 64, after_hash="b" * 64))])
@@ -75,7 +76,8 @@ def test_every_record_is_exported_valid_with_paths_and_hashes_but_no_contents(tm
     assert calls["c1"]["summary"] == "x.py" and "args" not in calls["c1"] and "output" not in calls["c1"]
     decisions = {r["call_id"]: r for r in _of(records, "decision")}
     assert (decisions["c1"]["decided_by"], decisions["c1"]["rule"]) == ("rule", "Edit(./**)")
-    assert decisions["c3"]["decided_by"] == "person"
+    assert decisions["c3"]["decided_by"] == "person" and decisions["c3"]["via"] is None  # not kept then
+    assert (decisions["c2"]["decided_by"], decisions["c2"]["via"]) == ("person", "terminal")
     changes = _of(records, "change")
     assert {(c["op_id"], c["path"], c["after_hash"]) for c in changes} == {
         ("c1", "x.py", "a" * 64), ("u1", "x.py", "b" * 64), ("c3", "y.py", "c" * 64)}

@@ -108,7 +108,7 @@ def test_agents_and_calls_arrive_as_nested_spans_with_who_decided_and_no_content
             while not console.pending_approvals():
                 await asyncio.sleep(0.005)
             ids["write"] = console.pending_approvals()[0].call_id
-            console.deny(ids["write"], "not now")
+            console.deny(ids["write"], "not now", via="window")
             assert (await write).status == RunStatus.DENIED
 
     run(scenario())  # the console's close sends what is queued
@@ -124,6 +124,7 @@ def test_agents_and_calls_arrive_as_nested_spans_with_who_decided_and_no_content
               "belay.files_changed": []}
     assert {key: _attributes(read).get(key) for key in wanted} == wanted
     assert _attributes(write)["belay.decided_by"] == "person" and _attributes(write)["belay.decision"] == "denied"
+    assert _attributes(write)["belay.decided_via"] == "window" and "belay.decided_via" not in _attributes(read)
     assert _attributes(write)["belay.outcome"] == "denied" and _attributes(write)["gen_ai.tool.call.id"] == ids["write"]
     assert _attributes(lead)["gen_ai.agent.name"] == "lead" and _attributes(lead)["gen_ai.operation.name"] == \
         "invoke_agent"

@@ -150,6 +150,9 @@ def test_a_request_reaches_the_notification_server_and_its_approve_button_answer
         assert outcome.status is RunStatus.DONE, outcome
         assert "Approved Read" in window.statusBar().currentMessage()
         assert not window.approvals.queue()
+        [journaled] = [c for c in await console.history() if c.call_id == outcome.call_id]
+        assert journaled.decision is not None and (journaled.decision.by, journaled.decision.via) == \
+            ("person", "notification")  # who answered, and where
         await wait_until(lambda: desktop.displayed() == 0, what="the notification to go")
         shown = desktop.history()[0]  # what the server showed, as it kept it
         assert (shown["appname"], shown["summary"]) == ("Belay", "lead wants Read")

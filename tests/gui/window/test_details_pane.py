@@ -58,7 +58,8 @@ def test_the_decision_line_says_who_decided_a_rule_a_person_or_the_auto_approver
     async def answered(console: Console, agent: Any, name: str, by: str) -> str:
         call = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / name), "content": "x"}))
         await wait_until(lambda: bool(console.pending_approvals()))
-        console.approve(console.pending_approvals()[0].call_id, by=by)  # type: ignore[arg-type]
+        console.approve(console.pending_approvals()[0].call_id, by=by,  # type: ignore[arg-type]
+                        via="window" if by == "person" else None)
         return (await call).call_id
 
     async def scenario() -> list[str]:
@@ -80,7 +81,8 @@ def test_the_decision_line_says_who_decided_a_rule_a_person_or_the_auto_approver
 
     lines = loop.run_until_complete(scenario())
     assert lines[0].startswith("Decision: allowed by rule Bash(touch:*) [session]")
-    assert lines[1:] == ["Decision: approved by you", "Decision: approved by the auto-approver (--auto-approve)"]
+    assert lines[1:] == ["Decision: approved by you in the window",
+                         "Decision: approved by the auto-approver (--auto-approve)"]
 
 
 # -- the timeline keeps excerpts; the pane reads the whole call from the journal when it is selected --------------
