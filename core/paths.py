@@ -57,6 +57,15 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
+def settled_realpath(path: str | os.PathLike[str]) -> str | None:
+    """`os.path.realpath`, or None when a link on the way vanished while it was followed (another process swapping
+    it: Python 3.11's realpath raises then)."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return None
+
+
 def realpath(path: str) -> str:
     """`os.path.realpath`, remembered inside `one_look`."""
     seen = _LOOK.get()
@@ -124,10 +133,8 @@ class Workspace:
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path`, with symlinks followed, lies inside the workspace.  A link that vanishes
         while it is followed (another process swapping it) cannot be shown to: not inside."""
-        try:
-            return self._inside(os.path.realpath(path))
-        except OSError:
-            return False
+        real = settled_realpath(path)
+        return real is not None and self._inside(real)
 
     def _inside(self, real: str) -> bool:
         return os.path.isabs(real) and within(real, self._root_str)

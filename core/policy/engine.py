@@ -41,6 +41,7 @@ from pathlib import Path
 from core.mcp.settings import ServerSettings
 from core.models.bash import BashAnalysis
 from core.models.policy import Mode, RuleAction, RuleEntry, Scope
+from core.paths import settled_realpath
 from core.policy.bash import analyse
 from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal, slow
 from core.policy.rules import Rule, parse_rule
@@ -191,9 +192,8 @@ class PolicyEngine:
                 taken.append(self._ruleset())
             rules = taken[0]
             named = os.path.normpath(path)
-            try:
-                real = os.path.realpath(named)
-            except OSError:  # a link on the way vanished while it was followed: where it leads is unknown
+            real = settled_realpath(named)
+            if real is None:  # a link on the way vanished while it was followed: where it leads is unknown
                 return f"{named} changed while it was being resolved"
             return read_refusal(named, rules, workspace) or (read_refusal(real, rules, workspace)
                                                               if real != named else None)

@@ -37,9 +37,9 @@ class Answer(BaseModel):
     rule: str | None = None
     """For always-allow: the rule to add (None: the policy's suggestion)."""
     by: DecidedBy = "person"
+    """Who answered (see core.models.records.DecidedBy)."""
     via: DecidedVia | None = None
     """Where a person answered (the window, a notification, the terminal)."""
-    """Who answered (see core.models.records.DecidedBy)."""
     preview: bool = False
     """For a command: run it in preview (its changes are put before the person before they land)."""
 

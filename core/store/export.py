@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from core.errors import BelayError
 from core.models.records import decided_by
 from core.store.journal_file import JournalUnusable, translated
+from core.store.journal_rows import column
 
 FORMAT_VERSION = 1
 
@@ -120,7 +121,7 @@ def _owners(db: sqlite3.Connection, kept: _Selection) -> Iterator[dict[str, Any]
     for row in agents:
         yield _typed("agent", row, ("id", "session_id", "name", "kind", "parent_id", "spawned_by", "status",
                                     "started_at", "ended_at"))
-    batch_ids = {_get(row, "batch_id") for row in kept.calls} - {None}
+    batch_ids = {column(row, "batch_id") for row in kept.calls} - {None}
     for row in db.execute("SELECT * FROM batches ORDER BY created_at, id"):
         if kept.whole or row["id"] in batch_ids or kept.of_session(row):
             yield _typed("batch", row, ("id", "session_id", "agent_id", "name", "created_at", "finished_at"))
@@ -148,19 +149,14 @@ def _operations(db: sqlite3.Connection, kept: _Selection) -> Iterator[dict[str, 
         yield _typed("external", row, ("id", "session_id", "detected_at", "note"))
 
 
-def _get(row: sqlite3.Row, name: str) -> Any:
-    """A column a journal written before it was added does not have: None."""
-    return row[name] if name in row.keys() else None  # noqa: SIM118 - a Row has keys(), not `in`
-
-
 def _typed(kind: str, row: sqlite3.Row, names: tuple[str, ...]) -> dict[str, Any]:
-    return {"type": kind, "v": FORMAT_VERSION, **{name: _get(row, name) for name in names}}
+    return {"type": kind, "v": FORMAT_VERSION, **{name: column(row, name) for name in names}}
 
 
 def _call(row: sqlite3.Row, contents: bool) -> dict[str, Any]:
     record = _typed("call", row, ("id", "session_id", "agent_id", "batch_id", "tool", "summary", "created_at",
                                   "status", "started_at", "ended_at", "duration_s"))
-    record["cached"], record["attempts"] = bool(_get(row, "cached")), _get(row, "attempts") or 1
+    record["cached"], record["attempts"] = bool(column(row, "cached")), column(row, "attempts") or 1
     error = json.loads(row["error"]) if row["error"] else None
     record["error"] = {"kind": error.get("kind"), "message": error.get("message")} if error else None
     if contents:
@@ -172,5 +168,5 @@ def _call(row: sqlite3.Row, contents: bool) -> dict[str, Any]:
 def _change(row: sqlite3.Row) -> dict[str, Any]:
     record = _typed("change", row, ("op_id", "seq", "path", "old_path", "kind", "before_hash", "after_hash",
                                     "before_mode", "after_mode"))
-    record["before_link"], record["after_link"] = bool(_get(row, "before_link")), bool(_get(row, "after_link"))
+    record["before_link"], record["after_link"] = bool(column(row, "before_link")), bool(column(row, "after_link"))
     return record

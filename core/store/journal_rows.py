@@ -124,10 +124,15 @@ def rollback(r: sqlite3.Row, changes: list[sqlite3.Row], git: list[sqlite3.Row])
         git_changes=tuple(git_change(g) for g in git), git_reverts=tuple(g["reverts"] for g in git))
 
 
+def column(r: sqlite3.Row, name: str) -> Any:
+    """A column a row read before it was added (an older journal, a hand-made row) does not have: None."""
+    return r[name] if name in r.keys() else None  # noqa: SIM118 - a Row has keys(), not `in`
+
+
 def decision(r: sqlite3.Row) -> CallDecision:
     """The journaled decision; an old journal's "user" reads as "person" (see `decided_by`)."""
     return CallDecision(decision=Decision(r["decision"]), reason=r["reason"], by=decided_by(r["decided_by"]),
-                        rule=r["rule"], via=r["via"] if "via" in r.keys() else None)  # noqa: SIM118 - a Row
+                        rule=r["rule"], via=column(r, "via"))
 
 
 def call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],

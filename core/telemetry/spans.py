@@ -32,7 +32,6 @@ from core.telemetry.settings import TelemetrySettings
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import Span
-    from opentelemetry.sdk.trace.export import SpanExporter
 
 EXPORT_TIMEOUT_S = 5.0
 CONTENT_CHARS = 4_000
@@ -47,8 +46,7 @@ def _ns(at: datetime) -> int:
 class SpanExport:
     """A bus listener that turns agents and calls into spans (see the module's docstring)."""
 
-    def __init__(self, settings: TelemetrySettings, workspace: str, session_id: str,
-                 exporter: SpanExporter | None = None) -> None:
+    def __init__(self, settings: TelemetrySettings, workspace: str, session_id: str) -> None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -57,8 +55,8 @@ class SpanExport:
         self._contents = settings.contents
         self._provider = TracerProvider(resource=Resource.create({
             "service.name": "belay", "belay.workspace": workspace, "belay.session.id": session_id}))
-        sender = exporter or OTLPSpanExporter(endpoint=settings.otlp_endpoint, headers=dict(settings.headers),
-                                              timeout=EXPORT_TIMEOUT_S)
+        sender = OTLPSpanExporter(endpoint=settings.otlp_endpoint, headers=dict(settings.headers),
+                                  timeout=EXPORT_TIMEOUT_S)
         self._provider.add_span_processor(BatchSpanProcessor(sender, export_timeout_millis=EXPORT_TIMEOUT_S * 1000))
         self._tracer = self._provider.get_tracer("belay")
         self._agents: dict[str, Span] = {}

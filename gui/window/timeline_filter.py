@@ -190,8 +190,6 @@ class TimelineFilter(QWidget):
         self._matcher = Matcher()
         self._hidden: set[NodeKey] = set()
         """Every row not shown."""
-        self._told: set[NodeKey] = set()
-        """The rows the view hides: the highest of `_hidden` (a hidden agent hides what is under it)."""
         self._applied = Criteria()
         """What the last pass asked: a pass for the same (rows came or changed) opens nothing the person closed."""
         self.shown = 0
@@ -311,7 +309,7 @@ class TimelineFilter(QWidget):
         timeline = self._model.timeline
         told = {key for key in hidden if timeline.parent(key) not in hidden}
         self._tree.rows.hide_only(told)
-        self._hidden, self._told = hidden, told
+        self._hidden = hidden
 
     def is_hidden(self, key: NodeKey) -> bool:
         return key in self._hidden
@@ -344,7 +342,7 @@ class TimelineFilter(QWidget):
 
     def __repr__(self) -> str:
         return (f"<TimelineFilter {self.criteria()} shown={self.shown}/{len(self._model.timeline.runs)} "
-                f"hidden={len(self._hidden)} told={len(self._told)} pending={self._typing.isActive()}>")
+                f"hidden={len(self._hidden)} pending={self._typing.isActive()}>")
 
     # -- slots -------------------------------------------------------------------
 
@@ -361,7 +359,6 @@ class TimelineFilter(QWidget):
             return
         fresh = self._model.timeline.children(self._model.key_of(parent))[first:last + 1]
         self._hidden.update(fresh)  # the view hid them as they came (`hiding_new`), until a pass says they match
-        self._told.update(fresh)
         if not self._typing.isActive():
             self._typing.start()
 
@@ -372,7 +369,7 @@ class TimelineFilter(QWidget):
             self._typing.start()
 
     def _on_model_about_to_be_reset(self) -> None:
-        self._hidden, self._told = set(), set()  # the view forgets its hidden rows with the model's indexes
+        self._hidden = set()  # the view forgets its hidden rows with the model's indexes
 
     def _on_model_reset(self) -> None:
         self.refresh_choices()

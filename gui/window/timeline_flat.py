@@ -112,7 +112,11 @@ class FlatTimeline(QAbstractTableModel):
         return self.index(row, column) if row is not None else QModelIndex()
 
     def has_children(self, key: NodeKey) -> bool:
-        return not isinstance(key, RunKey) and bool(self.source.told_children(key))
+        return self.source.told_count(key) > 0
+
+    def key_at(self, row: int) -> NodeKey:
+        """The key of the shown row `row` (for a view that paints rows by number)."""
+        return self._rows[row]
 
     def _path(self, key: NodeKey) -> tuple[int, ...]:
         """Its row under each of its parents from the root down: rows in tree order sort by it.  An agent's or a

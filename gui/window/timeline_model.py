@@ -417,8 +417,12 @@ class TimelineModel(QStandardItemModel):
 
     def told_children(self, key: NodeKey | None) -> list[NodeKey]:
         """The rows under `key` that Qt has been told of (not those waiting for the flush)."""
+        return self._timeline.children(key)[:self.told_count(key)]
+
+    def told_count(self, key: NodeKey | None) -> int:
+        """How many rows under `key` Qt has been told of (0 for a run, or a row not told of yet)."""
         item = self._items.get(key) if key is not None else self.invisibleRootItem()  # type: ignore[arg-type]
-        return self._timeline.children(key)[:item.rowCount()] if item is not None else []
+        return item.rowCount() if item is not None else 0
 
     def index_of(self, key: NodeKey | str, column: int = 0, *, flush: bool = True) -> QModelIndex:
         """The index of a row by its key (or a key's text, e.g. "r:<call id>"), after showing what is pending

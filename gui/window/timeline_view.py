@@ -337,9 +337,10 @@ class TimelineView(QTableView):
         cells, style, alternate = self.cells, self.style(), self.alternatingRowColors()
         bold_font = cells.use(option.font)  # type: ignore[attr-defined]
         plain_colour = cells.colour(palette, state, None)
-        painted, model = self.rows.painted_row, self.rows
+        painted, key_at = self.rows.source.painted, self.rows.key_at
         for row in rows:
-            shown = painted(model.index(row, TREE_COLUMN))
+            key = key_at(row)
+            shown = painted(key)
             if shown is None:
                 continue
             texts, colour_role, bold, bar, depth = shown
@@ -354,7 +355,7 @@ class TimelineView(QTableView):
             pen = None
             for column, x, w in columns:
                 if column == TREE_COLUMN:  # the arrow, then the text after the indentation
-                    indent = self._arrow(painter, QRect(x, y, w, height), model.key_of(model.index(row, 0)), depth)
+                    indent = self._arrow(painter, QRect(x, y, w, height), key, depth)
                     x, w = x + indent, w - indent
                 if column == TIMELINE_COLUMN:
                     self.gantt.draw(painter, QRect(x, y, w, height), bar, palette)

@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from core.models.bash import Effect, Flag, Level
+from core.paths import settled_realpath
 from core.policy.bash.words import WordValue, brace_words, is_device
 from core.policy.protected import protected_reason, secret_reason
 
@@ -92,10 +93,8 @@ def resolve(text: str, env: Env, follow: bool = True) -> Path | None:
 
 def _real(path: Path | str) -> Path | None:
     """Where `path` leads, or None when a link on the way vanished while it was followed."""
-    try:
-        return Path(os.path.realpath(path))
-    except OSError:
-        return None
+    real = settled_realpath(path)
+    return Path(real) if real is not None else None
 
 
 def places(text: str, env: Env) -> list[Path] | None:
