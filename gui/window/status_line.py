@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -225,8 +226,10 @@ class StoreIndicator(QLabel):
         try:
             usage, retention = await asyncio.to_thread(_measured, self.state_dir)
         finally:
-            self._measuring = False
-        self.show_usage(usage, retention)
+            if shiboken6.isValid(self):
+                self._measuring = False
+        if shiboken6.isValid(self):  # the window may have closed while the store was walked
+            self.show_usage(usage, retention)
 
     def _restyle(self) -> None:
         if self._shown is not None:

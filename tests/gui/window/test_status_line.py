@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from dataclasses import dataclass
@@ -103,6 +104,34 @@ def test_the_store_indicator_shows_the_state_size_and_how_far_undo_reaches_measu
         assert measured_on and threading.main_thread() not in measured_on
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_a_window_closed_while_the_store_is_measured_takes_the_late_answer_quietly(
+        qtbot: Any, loop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk of the store runs in a thread; the window (and this indicator) may be gone when it returns,
+    as when a test's window closes on a loaded machine: the answer is dropped, nothing fails."""
+    import shiboken6
+
+    from gui.window import status_line
+
+    release = threading.Event()
+    measured: list[Any] = []
+
+    def _slow(state_dir: Path) -> object:
+        release.wait(5)
+        from core import Retention, StoreUsage
+        return StoreUsage(state_bytes=1, calls=0, oldest_call_at=None), Retention()
+    monkeypatch.setattr(status_line, "_measured", _slow)
+    indicator = status_line.StoreIndicator(tmp_path, lambda coro, name: measured.append(loop.create_task(coro)))
+
+    async def body() -> None:
+        indicator._measure_soon()
+        await asyncio.sleep(0.05)
+        shiboken6.delete(indicator)
+        release.set()
+        await measured[0]  # raised "Internal C++ object (StoreIndicator) already deleted" before
+    loop.run_until_complete(body())
+    assert measured[0].exception() is None
 
 
 def test_the_store_indicator_turns_amber_once_belay_gc_would_end_some_history(qtbot: Any, tmp_path: Path) -> None:
