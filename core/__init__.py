@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from core.store.gc import console_open as workspace_open_in_console
     from core.store.gc import plan as plan_gc
     from core.store.gc import usage as store_usage
+    from core.store.seals import Verdict, parse_head, verify_journal
     from core.tasks import shielded, spawn
     from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
     from core.timeline.nodes import (
@@ -147,6 +148,7 @@ _EXPORTS: dict[str, str] = {
     "core.store.export": "export_journal",
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
+    "core.store.seals": "Verdict parse_head verify_journal",
     "core.tasks": "shielded spawn",
     "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
@@ -206,5 +208,5 @@ __all__ = [
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
-    "store_usage", "StoreUsage", "workspace_open_in_console",
+    "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
 ]

@@ -28,9 +28,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from core.errors import BelayError
 from core.models.records import decided_by
-from core.store.journal_file import JournalUnusable, translated
+from core.store.journal_file import read_only
 from core.store.journal_rows import column
 
 FORMAT_VERSION = 1
@@ -39,29 +38,12 @@ FORMAT_VERSION = 1
 def export_journal(journal: Path, out: TextIO, *, since: datetime | None = None, session: str | None = None,
                    contents: bool = False) -> int:
     """Write the journal's records as JSON Lines to `out`; the number of lines written."""
-    if not journal.exists():
-        raise JournalUnusable(journal, f"there is no journal at {journal}: nothing is recorded for this workspace.",
-                              "Check the workspace (and --state-dir) given.")
-    try:
-        db = sqlite3.connect(f"{journal.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise _unusable(journal, error) from None
-    db.row_factory = sqlite3.Row
-    try:
+    with read_only(journal) as db:
         written = 0
         for record in _records(db, since.isoformat() if since else None, session, contents):
             out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
             written += 1
         return written
-    except sqlite3.Error as error:
-        raise _unusable(journal, error) from None
-    finally:
-        db.close()
-
-
-def _unusable(journal: Path, error: sqlite3.Error) -> BelayError:
-    return translated(journal, error, "read") or JournalUnusable(
-        journal, f"the journal {journal} could not be read: {error}.", "Check the file, or run `belay calls` on it.")
 
 
 @dataclass

@@ -5,7 +5,8 @@ first snapshot's copy of every file, every version of every changed file.
 Garbage collection removes whole sessions past the horizon (older than
 `Retention.keep_days`, then the oldest ones while the state is larger than
 `Retention.max_bytes`), then the blobs no committed row refers to, then
-compacts the journal (VACUUM).  It never removes the newest session, nor one
+compacts the journal: its seals (core.store.seals.compact: one per row
+kept, when the journal verifies) and the file (VACUUM).  It never removes the newest session, nor one
 that may still be open, and it runs only while it holds the workspace's
 owner lock (core.store.lock): a console that has the workspace open keeps
 its snapshot in memory, so gc refuses while one does.
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from core.errors import BelayError, ErrorKind
 from core.store import blobs as blob_files
+from core.store import seals
 from core.store.journal import Journal
 from core.store.lock import OwnerLock
 
@@ -182,10 +184,13 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
             return GcResult(gc_plan, 0, 0, gc_plan.state_bytes, gc_plan.notes)
         db = _connect(state_dir)
         try:
+            sealer = seals.Sealer(db)
             if gc_plan.removed:
-                _remove_sessions(db, [s.session_id for s in gc_plan.removed])
+                _remove_sessions(db, sealer, [s.session_id for s in gc_plan.removed])
                 step("rows")
+            kept_seals = seals.compact(sealer)
             removed, repacked, notes = _sweep_unless_written(db, state_dir / BLOBS, known, now, step)
+            notes += (kept_seals,) if kept_seals else ()
             notes += _compact(db)
             step("vacuumed")
         finally:
@@ -316,10 +321,12 @@ def _oldest_call(db: sqlite3.Connection, gone: set[str]) -> OldestCall | None:
 # -- the removal -------------------------------------------------------------------------------------
 
 
-def _remove_sessions(db: sqlite3.Connection, session_ids: list[str]) -> None:
-    """Every row of these sessions, in one durable commit (children before the rows they point to)."""
+def _remove_sessions(db: sqlite3.Connection, sealer: seals.Sealer, session_ids: list[str]) -> None:
+    """Every row of these sessions, in one durable commit (children before the rows they point to), each
+    removal sealed as Belay's (core.store.seals) so that `belay verify` tells it from one made by hand."""
     db.execute("PRAGMA synchronous=FULL")
     db.execute("BEGIN IMMEDIATE")
+    sealer.begin()
     try:
         db.execute("CREATE TEMP TABLE gone_sessions (id TEXT PRIMARY KEY)")
         db.executemany("INSERT INTO gone_sessions VALUES (?)", [(s,) for s in session_ids])
@@ -340,6 +347,7 @@ def _remove_sessions(db: sqlite3.Connection, session_ids: list[str]) -> None:
                 "DELETE FROM agents WHERE session_id IN gone_sessions AND id NOT IN (SELECT agent_id FROM calls)",
                 "DELETE FROM sessions WHERE id IN gone_sessions"):
             db.execute(statement)
+        sealer.seal()
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -2,7 +2,9 @@
 
 Sessions, agents, calls, runs, approval decisions, file changes and
 rollbacks are recorded here; a restarted console reloads its timeline from
-it and can still undo what an earlier session did.  WAL mode; commits that
+it and can still undo what an earlier session did.  Each commit also seals
+the rows it wrote (core.store.seals: `belay verify` finds a row changed behind
+Belay's back).  WAL mode; commits that
 record decisions, changes and rollbacks run with synchronous=FULL so they
 survive a power cut, lighter bookkeeping with NORMAL.
 
@@ -39,7 +41,7 @@ from core.models.records import (
     RollbackRecord,
     RunStatus,
 )
-from core.store import journal_file, journal_rows
+from core.store import journal_file, journal_rows, seals
 from core.store.journal_file import APPLICATION_ID
 from core.store.journal_schema import ADDED_COLUMNS, INDEXES, SCHEMA
 from core.store.undone import Ref, RollbackLink, undoing
@@ -122,6 +124,7 @@ class Journal:
         self._db.executescript(SCHEMA)
         self._add_missing_columns()
         self._db.executescript(INDEXES)
+        self._seals = seals.Sealer(self._db)
 
     def _add_missing_columns(self) -> None:
         for table, columns in ADDED_COLUMNS.items():
@@ -144,8 +147,10 @@ class Journal:
                 self._db.execute("PRAGMA synchronous=FULL")
             try:
                 self._db.execute("BEGIN IMMEDIATE")
+                self._seals.begin()
                 try:
                     yield self._db
+                    self._seals.seal()
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
@@ -180,11 +185,13 @@ class Journal:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as e:
             return [journal_file.translated(self.path, e, "written") or e] * len(writes)
+        self._seals.begin()
         self._grouping = threading.get_ident()
         try:
             for write in writes:
                 if _outcome(write) is not None:
                     raise _Failed
+            self._seals.seal()
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
@@ -205,9 +212,12 @@ class Journal:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as e:
             return journal_file.translated(self.path, e, "written") or e
+        self._seals.begin()
         self._grouping = threading.get_ident()
         try:
             error = _outcome(write)
+            if error is None:
+                error = _outcome(self._seals.seal)
         finally:
             self._grouping = None
         try:

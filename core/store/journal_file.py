@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -25,7 +27,8 @@ from core.errors import BelayError, ErrorKind
 APPLICATION_ID = 0x42454C59
 """`PRAGMA application_id` of a Belay journal ("BELY"): what tells it from another program's database."""
 TABLES = frozenset({"sessions", "agents", "calls", "runs", "decisions", "changes", "rollbacks", "outputs",
-                    "externals", "git_changes", "batches"})
+                    "externals", "git_changes", "batches", "seals",
+                    "seal_base"})
 """Belay's own tables; a journal written before `APPLICATION_ID` existed has some of them and no others."""
 FIRST_TABLES = frozenset({"sessions", "agents", "calls", "runs"})
 """Tables every journal has had since the first release."""
@@ -175,3 +178,29 @@ def _check_whole(path: Path, short: str | None) -> None:
         _raise(path, e, "read")
     if problems != ["ok"]:
         raise damaged(path, short or "; ".join(problems))
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[sqlite3.Connection]:
+    """The journal opened read-only (SQLite's `mode=ro`: beside a console writing it, and never changed), for
+    a command that reads it whole (`belay export`, `belay verify`); its SQLite failures read as
+    `JournalUnusable`, as does a missing file."""
+    if not path.exists():
+        raise JournalUnusable(path, f"there is no journal at {path}: nothing is recorded for this workspace.",
+                              "Check the workspace (and --state-dir) given.")
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as error:
+        raise _unreadable(path, error) from None
+    db.row_factory = sqlite3.Row
+    try:
+        yield db
+    except sqlite3.Error as error:
+        raise _unreadable(path, error) from None
+    finally:
+        db.close()
+
+
+def _unreadable(path: Path, error: sqlite3.Error) -> BelayError:
+    return translated(path, error, "read") or JournalUnusable(
+        path, f"the journal {path} could not be read: {error}.", "Check the file, or run `belay calls` on it.")

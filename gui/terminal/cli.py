@@ -75,6 +75,17 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--contents", action="store_true", help="add each call's arguments and output")
     export.add_argument("--output", "-o", metavar="FILE", help="write here instead of to standard output")
 
+    verify = sub.add_parser(
+        "verify", help="check that nothing in a workspace's journal was changed outside Belay",
+        description="Each row Belay writes to the journal is sealed: hashed into one chain of seals. This checks "
+                    "the chain and every row against its latest seal, and names the first that does not match (a "
+                    "row edited, added or removed with another program, or a seal changed). Exit status 0 when "
+                    "all match, 1 when not. Reads the journal without changing it, also while a window has it open.")
+    verify.add_argument("--workspace", required=True)
+    verify.add_argument("--state-dir")
+    verify.add_argument("--expect", metavar="COUNT:HEX", type=_head,
+                        help="a head an earlier verify printed: the chain must still hold it")
+
     gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
                         description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
                                     "while its state is over max_gb), the stored copies no kept record refers to, "
@@ -218,6 +229,15 @@ def _port(text: str) -> int:
     return value
 
 
+def _head(text: str) -> str:
+    from core import parse_head
+    try:
+        parse_head(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def _concurrency(text: str) -> int:
     try:
         value = int(text)
@@ -341,13 +361,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after,
                                       tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
-    if args.command == "export":
-        from gui.terminal.storage import export_command
-        return export_command(args.workspace, args.state_dir, since=args.since, session=args.session,
-                              contents=args.contents, output=args.output)
-    if args.command == "gc":
-        from gui.terminal.storage import gc_command
-        return gc_command(args.workspace, args.state_dir, args.dry_run, args.yes)
+    if args.command in ("export", "verify", "gc"):
+        from gui.terminal.storage import storage_command
+        return storage_command(args)
     if args.command in ("undo", "redo"):
         from gui.terminal.commands import undo_call
         return undo_call(args.workspace, args.call_id, args.state_dir, getattr(args, "force", False), args.json,

@@ -1,4 +1,4 @@
-"""The commands about what a workspace's state holds: `belay gc` and `belay export`.
+"""The commands about what a workspace's state holds: `belay gc`, `belay export` and `belay verify`.
 
 `belay gc` says which undo history retention ends, then ends it and says what
 that freed.  The plan is printed before anything is removed (with --dry-run,
@@ -8,10 +8,15 @@ memory.
 
 `belay export` writes the journal as JSON Lines (`core.store.export`), to
 standard output or a file; it reads, so an open window does not stop it.
+
+`belay verify` checks the journal's seals (`core.store.seals`) and names the
+first row that does not match; it reads too.  Its exit status is 1 when
+something does not match, so a scheduled job can alert on it.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -24,10 +29,22 @@ from core import (
     collect_garbage,
     export_journal,
     load_retention,
+    parse_head,
     plan_gc,
+    verify_journal,
     workspace_open_in_console,
     workspace_state_dir,
 )
+
+
+def storage_command(args: argparse.Namespace) -> int:
+    """`belay export`, `belay verify` and `belay gc`, as parsed by gui.terminal.cli."""
+    if args.command == "export":
+        return export_command(args.workspace, args.state_dir, since=args.since, session=args.session,
+                              contents=args.contents, output=args.output)
+    if args.command == "verify":
+        return verify_command(args.workspace, args.state_dir, args.expect)
+    return gc_command(args.workspace, args.state_dir, args.dry_run, args.yes)
 
 
 def export_command(workspace: str, state_dir: str | None, *, since: datetime | None, session: str | None,
@@ -46,6 +63,36 @@ def export_command(workspace: str, state_dir: str | None, *, since: datetime | N
     partial.replace(target)
     print(f"Exported {written} records to {target}.", file=sys.stderr)
     return 0
+
+
+def verify_command(workspace: str, state_dir: str | None, expect: str | None, out: TextIO | None = None) -> int:
+    """0 when every journal row matches its seal and the chain is whole (and holds `expect`), else 1."""
+    from gui.terminal.commands import _existing
+
+    out = out or sys.stdout
+    root = Path(_existing(workspace)).resolve()
+    journal = workspace_state_dir(root, state_dir) / "journal.sqlite3"
+    verdict = verify_journal(journal, parse_head(expect) if expect else None)
+    if verdict.ok:
+        out.write(f"The journal {journal} verifies: {verdict.rows} rows, each as Belay last sealed it, "
+                  f"{verdict.seals} seals in one chain.\n")
+    else:
+        out.write(f"The journal {journal} does NOT verify.\n")
+        for mismatch in verdict.mismatches:
+            out.write(f"- {mismatch.describe()}\n")
+        if verdict.expected_missing and verdict.compacted_at is not None and expect is not None \
+                and parse_head(expect)[0] < verdict.compacted_at:
+            out.write(f"- the head {expect} is older than the last `belay gc`, which compacted the first "
+                      f"{verdict.compacted_at} seals: it can no longer be checked (use a head printed since)\n")
+        elif verdict.expected_missing:
+            out.write(f"- the chain does not hold the head {expect}: the history up to it was rewritten or "
+                      "removed\n")
+    if verdict.adopted:
+        out.write(f"Note: {verdict.adopted} rows were first sealed as found, written before this journal was sealed; "
+                  "what they held before then cannot be checked.\n")
+    out.write(f"Head: {verdict.seals}:{verdict.head}  (keep it elsewhere; `belay verify --expect` checks a later "
+              "journal still holds it)\n")
+    return 0 if verdict.ok else 1
 
 
 def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, out: TextIO | None = None,

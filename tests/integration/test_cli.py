@@ -63,6 +63,27 @@ def test_unattended_demo_then_list_and_undo_from_the_terminal(tmp_path: Path, st
     table = _belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir))
     assert "docs-writer" in table.stdout and "src/shop/receipt.py" in table.stdout
     _exports_the_demo(ws, state_dir, calls, tmp_path)
+    _verifies_the_demo(ws, state_dir, receipt)
+
+
+def _verifies_the_demo(ws: Path, state_dir: Path, receipt: dict[str, object]) -> None:
+    """`belay verify`: the journal the demo, an undo and a redo wrote (three processes) verifies; a decision
+    edited with sqlite3 afterwards is named, and the exit status says so."""
+    where = ("--workspace", str(ws), "--state-dir", str(state_dir))
+    whole = _belay("verify", *where)
+    assert whole.returncode == 0 and "verifies" in whole.stdout, whole.stdout + whole.stderr
+    head = whole.stdout.split("Head: ")[1].split()[0]
+    journal = Console(ws, state_dir=state_dir).state_dir / "journal.sqlite3"
+    forged = f"UPDATE decisions SET decided_by='person', via='window' WHERE call_id='{receipt['id']}';"
+    if shutil.which("sqlite3"):
+        subprocess.run(["sqlite3", str(journal), forged], check=True)
+    else:  # the same edit through Python's sqlite3 module
+        with sqlite3.connect(journal) as db:
+            db.execute(forged)
+        db.close()
+    edited = _belay("verify", *where, "--expect", head)
+    assert edited.returncode == 1 and "does NOT verify" in edited.stdout, edited.stdout + edited.stderr
+    assert "decisions row" in edited.stdout and "changed outside Belay" in edited.stdout
 
 
 def _exports_the_demo(ws: Path, state_dir: Path, calls: list[dict[str, object]], tmp_path: Path) -> None:

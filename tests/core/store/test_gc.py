@@ -13,7 +13,7 @@ import pytest
 
 from core import Console, RunStatus
 from core.settings import workspace_state_dir
-from core.store import gc
+from core.store import gc, seals
 from core.store.blobs import BlobStore, content_hash
 from tests.conftest import ROOT, run
 
@@ -141,6 +141,8 @@ def test_the_size_limit_removes_the_oldest_sessions_however_recent_but_never_the
     gc.collect(state, tiny, shown=shown)
     assert _history(ws) == third
     assert not set(first + second) & set(_history(ws))
+    verdict = seals.verify_journal(state / gc.JOURNAL)  # gc's removals are sealed as Belay's, not tampering
+    assert verdict.ok, [m.describe() for m in verdict.mismatches]
 
 
 def test_a_session_not_ended_and_active_within_the_hour_is_kept(ws: Path) -> None:
@@ -159,7 +161,7 @@ _KILLED_GC = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from core.store import gc
+from core.store import gc, seals
 target = sys.argv[3]
 
 def step(name):

@@ -4,6 +4,7 @@ interpreter's start), on a state that real console sessions wrote."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,34 @@ def test_storage_settings_decide_the_horizon(ws: Path, capsys: pytest.CaptureFix
     settings.write_text("[storage]\nkeep_days = 3650\n")
     assert main(["gc", "--workspace", str(ws), "--dry-run"]) == 0
     assert "No undo history is past the horizon." in capsys.readouterr().out
+
+
+def test_verify_after_gc_checks_the_new_head_and_says_an_older_one_can_no_longer_be(
+        ws: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    _session(ws, {"f01.txt": "one\n"})
+    _session(ws, {"f02.txt": "two\n"})
+    assert main(["verify", "--workspace", str(ws)]) == 0
+    first = capsys.readouterr().out
+    assert "verifies" in first
+    old_head = first.split("Head: ")[1].split()[0]
+    assert main(["gc", "--workspace", str(ws), "--yes"]) == 0
+    assert "seals were kept" not in capsys.readouterr().out  # it verified: compacted
+    assert main(["verify", "--workspace", str(ws), "--expect", old_head]) == 0  # the chain goes on from it
+    capsys.readouterr()
+    _session(ws, {"f03.txt": "three\n"})
+    assert main(["gc", "--workspace", str(ws), "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["verify", "--workspace", str(ws), "--expect", old_head]) == 1
+    assert "is older than the last `belay gc`" in capsys.readouterr().out
+
+
+def test_gc_keeps_the_seals_of_a_journal_changed_by_hand_and_says_so(
+        ws: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    [call_id] = _session(ws, {"f01.txt": "one\n"})
+    with sqlite3.connect(workspace_state_dir(ws) / gc.JOURNAL) as db:  # by hand
+        db.execute("UPDATE calls SET summary='something else' WHERE id=?", (call_id,))
+    db.close()
+    assert main(["gc", "--workspace", str(ws), "--yes"]) == 0
+    assert "the journal's seals were kept as they are: the journal does not verify" in capsys.readouterr().out
+    assert main(["verify", "--workspace", str(ws)]) == 1
+    assert "changed outside Belay" in capsys.readouterr().out
