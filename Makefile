@@ -26,12 +26,14 @@ XCB_LIBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb
 # the tests that need one say so and skip:
 # - bubblewrap gives Bash calls a real sandbox (PID namespace, read-only root); without it Bash runs unsandboxed;
 # - desktop-file-utils and appstream validate packaging/;
+# - openssh-server and -client: the remote-host test runs a private sshd on 127.0.0.1 (belay serve over ssh);
 # - xvfb, dbus, dunst, wmdocker and the xcb libraries run the desktop notification and tray tests.
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v desktop-file-validate >/dev/null 2>&1 || missing="$$missing desktop-file-utils"; \
 	command -v appstreamcli >/dev/null 2>&1 || missing="$$missing appstream"; \
+	{ test -x /usr/sbin/sshd && command -v ssh; } >/dev/null 2>&1 || missing="$$missing openssh-server openssh-client"; \
 	{ command -v Xvfb && command -v dbus-daemon && command -v dunst && command -v wmdocker; } >/dev/null 2>&1 \
 	  || missing="$$missing xvfb dbus dunst wmdocker $(XCB_LIBS)"; \
 	if [ -n "$$missing" ]; then \
@@ -41,11 +43,13 @@ system-deps:
 	  else echo "note: install$$missing (Debian/Ubuntu) for a sandboxed Bash tool and the desktop and packaging tests"; fi; \
 	fi
 
-# The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests.
+# The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests, two at a
+# time (pytest-xdist: each test has its own state, config and ports; TEST_WORKERS=0 runs them one by one).
+TEST_WORKERS ?= 2
 test: $(STAMP) system-deps test-tools
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The real agent CLIs (Codex, Gemini CLI) and the MCP conformance suite the integration tests drive,
 # at the versions test-tools/package-lock.json pins.  Without npm the tests that need them say so and skip.

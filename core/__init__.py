@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from core.outside.agents import SERVED_TOOLS, describe_tool
     from core.outside.claude_session import SessionEnd
     from core.outside.endpoint import install_token
+    from core.outside.hook_client import answers as socket_answers
     from core.outside.hook_client import find_endpoint, hub_socket
     from core.outside.install import agent_hooks, hook_command, shared_settings_file
     from core.outside.install import install as install_hooks
@@ -79,6 +80,9 @@ if TYPE_CHECKING:
     from core.policy.settings import load_retention
     from core.process.overlay import OverlaySupport
     from core.process.sandbox import SandboxInfo
+    from core.remote.client import Attached, Detached, RemoteError
+    from core.remote.protocol import PROTOCOL_VERSION
+    from core.remote.server import AttachServer
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
     from core.settings import config_root as config_dir  # = core.policy.settings.config_dir, without its models
@@ -137,7 +141,7 @@ _EXPORTS: dict[str, str] = {
     "core.outside.agents": "SERVED_TOOLS describe_tool",
     "core.outside.claude_session": "SessionEnd",
     "core.outside.endpoint": "install_token",
-    "core.outside.hook_client": "find_endpoint hub_socket",
+    "core.outside.hook_client": "find_endpoint hub_socket socket_answers=answers",
     "core.outside.install": ("agent_hooks hook_command shared_settings_file install_hooks=install "
                              "claude_settings_file=settings_file uninstall_hooks=uninstall"),
     "core.policy.settings": "load_retention",
@@ -149,6 +153,9 @@ _EXPORTS: dict[str, str] = {
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
     "core.store.seals": "Verdict parse_head verify_journal",
+    "core.remote.client": "Attached Detached RemoteError",
+    "core.remote.protocol": "PROTOCOL_VERSION",
+    "core.remote.server": "AttachServer",
     "core.tasks": "shielded spawn",
     "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
@@ -209,4 +216,5 @@ __all__ = [
     "compute_diff", "PartialError", "revert_hunks",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
     "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
+    "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "RemoteError", "socket_answers",
 ]

@@ -21,12 +21,11 @@ import contextlib
 import json
 import logging
 import os
-import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.outside.hook_client import BLOCKING, REFUSALS, hub_socket, json_string
+from core.outside.hook_client import BLOCKING, REFUSALS, answers, hub_socket, json_string
 from core.settings import config_root, state_root
 from core.store.atomic_file import write_text_atomically
 from core.tasks import spawn
@@ -122,15 +121,7 @@ class Hub:
     def _another_runs(self) -> bool:
         """Whether a hub answers on the socket its files name (a stale file of one that died does not count)."""
         path = hub_socket(str(self.dir.parent))
-        if not path:
-            return False
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-            probe.settimeout(2)
-            try:
-                probe.connect(str(path))
-            except OSError:
-                return False
-        return True
+        return bool(path) and answers(path)
 
     def _refuse_peer(self, pid: int) -> bool:
         """A process that a command of any supervised workspace started may not use the hub's socket either."""

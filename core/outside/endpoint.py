@@ -19,7 +19,8 @@ token is checked.  This is the console's only door; `belay mcp-serve
 --http` listens on a loopback port of its own, where no peer pid can be
 learnt, and reaches the console through this socket as itself.
 
-Protocol: one request per connection, one JSON object per line each way:
+Protocol: one request per connection, one JSON object per line each way (an
+`attach` keeps its connection: core.remote.protocol):
 `{"token": ..., "kind": "hook" | "ping" | ..., ...}` answered by
 `{"ok": true, ...}` or `{"ok": false, "error": "..."}`.  Each kind has a
 model (core.outside.requests) the request is validated into before its
@@ -75,6 +76,8 @@ KEEPALIVE = b"WAIT\n"
 """Sent to the hook client while its event is handled (core.outside.hook_client.KEEPALIVE)."""
 KEEPALIVE_S = 5.0
 """How often: a sixth of the hook client's default silence limit (30 s), so a busy loop still makes it."""
+Stream = Callable[[Any, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+"""Takes a validated request's connection over for as long as it lasts (core.remote.server's attach)."""
 RefusePeer = Callable[[int], bool]
 """Says True for a process id that must not use the socket (one a command Belay runs started)."""
 
@@ -132,6 +135,7 @@ class Endpoint:
         self._token = token.encode()
         self.path = socket_path(state_dir)
         self._handlers: dict[str, tuple[type[BaseModel], Handler]] = {"ping": (PingRequest, self._ping)}
+        self._streams: dict[str, tuple[type[BaseModel], Stream]] = {}
         self._server: asyncio.AbstractServer | None = None
         self._clients: set[asyncio.Task[None]] = set()
         self._watchers: set[asyncio.Task[None]] = set()
@@ -140,6 +144,13 @@ class Endpoint:
         """Answer requests of `model`'s kind (its `kind` literal) with `handler`."""
         kind = model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
         self._handlers[kind] = (model, handler)
+
+    def stream(self, model: type[R], handler: Callable[[R, asyncio.StreamReader, asyncio.StreamWriter],
+                                                     Awaitable[None]]) -> None:
+        """Hand the connection of a request of `model`'s kind, once it passed the door (peer, token, model),
+        to `handler`, which says what it says on it until either side ends it."""
+        kind = model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
+        self._streams[kind] = (model, handler)
 
     async def start(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -176,6 +187,9 @@ class Endpoint:
         self._clients.add(task)
         try:
             answer, framed = await self._answer(reader, writer, self._refusal(writer))
+            if not isinstance(answer, dict):
+                await answer()  # a stream: it has said all it had to
+                return
             writer.write(_framed(answer) if framed else json.dumps(answer).encode() + b"\n")
             if writer.can_write_eof():
                 writer.write_eof()  # the whole answer: a client reading to the end has it now, not after the close
@@ -215,7 +229,7 @@ class Endpoint:
         return None
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      refusal: str | None) -> tuple[dict[str, Any], bool]:
+                      refusal: str | None) -> tuple[dict[str, Any] | Callable[[], Awaitable[None]], bool]:
         try:
             line = await reader.readline()
             request = json.loads(line)
@@ -240,7 +254,13 @@ class Endpoint:
                 request["event"] = json.loads(await reader.readexactly(length))
             except ValueError:
                 return {"ok": False, "error": "the hook's event is not JSON"}, framed
-        entry = self._handlers.get(str(request.get("kind")))
+        return await self._dispatch(request, reader, writer, framed)
+
+    async def _dispatch(self, request: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        framed: bool) -> tuple[dict[str, Any] | Callable[[], Awaitable[None]], bool]:
+        """An authenticated request, validated into its kind's model and answered (or its stream, to run)."""
+        kind = str(request.get("kind"))
+        entry = self._handlers.get(kind) or self._streams.get(kind)
         if entry is None:
             return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
         model, handler = entry
@@ -250,6 +270,9 @@ class Endpoint:
         except ValidationError as e:
             log.info("refused a malformed %s request: %s", request.get("kind"), _problems(e))
             return {"ok": False, "error": f"malformed {request.get('kind')} request: {_problems(e)}"}, framed
+        if kind in self._streams:
+            stream = self._streams[kind][1]
+            return (lambda: stream(valid, reader, writer)), False
         return await self._run(handler, valid, reader, writer if framed else None), framed
 
     async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader,

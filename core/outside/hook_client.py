@@ -122,6 +122,20 @@ def hub_socket(state_root: str) -> str | None:
         return None
 
 
+def answers(path: str | os.PathLike[str], timeout: float = 2.0) -> bool:
+    """Whether something accepts connections on the Unix socket at `path` (a stale file of a process that died
+    does not)."""
+    probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        probe.settimeout(timeout)
+        probe.connect(os.fspath(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 def find_endpoint(state_root: str, directory: str) -> dict[str, str] | None:
     """`find_socket` as a mapping ({"socket": path}), for callers that also read other endpoint fields."""
     path = find_socket(state_root, directory)

@@ -86,6 +86,19 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--expect", metavar="COUNT:HEX", type=_head,
                         help="a head an earlier verify printed: the chain must still hold it")
 
+    serve = sub.add_parser(
+        "serve", help="run a workspace's console without a window, for a window elsewhere to attach to (over ssh)",
+        description="Opens the workspace's console as the window would (journal, change capture, undo, the socket "
+                    "the agents' hooks use) and lets a window or terminal attach to it through that socket, "
+                    "which `belay watch ssh://host/path` reaches through ssh. Calls that need a person wait for "
+                    "one to attach (or for their rule's timeout). Prints one JSON line when ready (socket, "
+                    "token, protocol version, pid), then runs until stopped.")
+    serve.add_argument("--workspace", required=True)
+    serve.add_argument("--state-dir")
+    serve.add_argument("--ensure", action="store_true",
+                       help="print the line of the console already serving the workspace, or start one in the "
+                            "background and print its line once it is ready")
+
     gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
                         description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
                                     "while its state is over max_gb), the stored copies no kept record refers to, "
@@ -361,6 +374,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after,
                                       tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
+    if args.command == "serve":
+        from gui.terminal.serve import serve
+        return serve(args.workspace, args.state_dir, args.ensure)
     if args.command in ("export", "verify", "gc"):
         from gui.terminal.storage import storage_command
         return storage_command(args)

@@ -1,0 +1,133 @@
+"""The console's side of an attach: the welcome from its journal, then its events, and the person's commands.
+
+`AttachServer(console).install(endpoint)` lets front ends attach through the console's own socket (its door
+checks who connects and the token before anything here runs).  Each attached front end gets the journal as
+it stands and the approvals waiting (`Welcome`), then the bus's events from that moment on, and may send
+commands, carried out as the console's own window would (`via` says where the person answered).  Several may
+attach at once; the first answer to an approval wins, as between a window and a desktop notification.
+
+A headless console (`belay serve`) registers an approver of its own for as long as it runs, so that a call
+needing a person waits for one to attach (or for its rule's timeout) instead of being denied at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, EventLine, Reply, Welcome
+from core.tasks import spawn
+
+if TYPE_CHECKING:
+    from core.bus import Subscription
+    from core.console import Console
+    from core.outside.endpoint import Endpoint
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+"""Events sent per write: a flood goes out in few syscalls, a single event at once."""
+
+
+class AttachServer:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.attached = 0
+        """Front ends attached now."""
+
+    def install(self, endpoint: Endpoint) -> None:
+        endpoint.stream(AttachRequest, self._attach)
+
+    async def _attach(self, request: AttachRequest, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:
+        if request.version != PROTOCOL_VERSION:
+            writer.write(json.dumps({"ok": False, "error": f"this console speaks version {PROTOCOL_VERSION} of the "
+                                     f"attach protocol, not {request.version}: install the same Belay on both "
+                                     "hosts"}).encode() + b"\n")
+            await writer.drain()
+            return
+        subscription = self.console.subscribe()
+        lock = asyncio.Lock()
+        self.attached += 1
+        log.info("%s attached (peer pid %s)", request.client or "a front end", request.peer_pid)
+        try:
+            await _send(writer, lock, [await self._welcome()])
+            pump = spawn(self._pump(subscription, writer, lock), "attach: events out")
+            try:
+                await self._commands(reader, writer, lock)
+            finally:
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                    await pump
+        finally:
+            self.attached -= 1
+            subscription.close()
+            log.info("%s detached", request.client or "a front end")
+
+    async def _welcome(self) -> Welcome:
+        console = self.console
+        journal, read = console.recorder.journal, console.recorder.read
+        last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
+        return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
+                       agents=await read(journal.agents), batches=await read(journal.batches),
+                       calls=await read(journal.calls), externals=await read(journal.externals),
+                       pending=console.pending_approvals())
+
+    async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
+        while True:
+            events = await subscription.next_batch(BATCH)
+            if not events:
+                return  # the subscription closed: the console is closing
+            await _send(writer, lock, [EventLine(event=e) for e in events])
+
+    async def _commands(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
+        while line := await reader.readline():
+            try:
+                command = Command.model_validate_json(line)
+            except ValidationError as e:
+                problem = "; ".join(f"{'.'.join(str(p) for p in x['loc']) or 'command'}: {x['msg']}"
+                                    for x in e.errors()[:3])
+                await _send(writer, lock, [Reply(id=_id_of(line), ok=False, error=f"malformed command: {problem}")])
+                continue
+            try:
+                result = await self._run(command)
+            except Exception as e:  # noqa: BLE001 - told to the person who asked, as the window would show it
+                log.exception("attach: %s of %s failed", command.op, command.call_id)
+                reply = Reply(id=command.id, ok=False, error=f"{type(e).__name__}: {e}")
+            else:
+                reply = Reply(id=command.id, ok=True, result=result)
+            await _send(writer, lock, [reply])
+
+    async def _run(self, c: Command) -> dict[str, Any]:
+        console = self.console
+        if c.op == "approve":
+            return {"answered": console.approve(c.call_id, edited=c.edited, reason=c.reason, via=c.via)}
+        if c.op == "deny":
+            return {"answered": console.deny(c.call_id, c.reason, via=c.via)}
+        if c.op == "always_allow":
+            return {"answered": console.always_allow(c.call_id, c.scope, c.rule, via=c.via)}
+        if c.op == "undo":
+            report = await console.undo(c.call_id, paths=c.paths, force=c.force)
+        else:
+            report = await console.redo(c.call_id, paths=c.paths)
+        return report.model_dump(mode="json")
+
+
+async def _send(writer: asyncio.StreamWriter, lock: asyncio.Lock, lines: list[Any]) -> None:
+    async with lock:
+        writer.write(b"".join(line.model_dump_json().encode() + b"\n" for line in lines))
+        await writer.drain()
+
+
+def _id_of(line: bytes) -> int:
+    """The id of a command that did not validate, when it has one (so its sender can tell which failed)."""
+    try:
+        value = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) else 0

@@ -1,0 +1,151 @@
+"""A console on a "remote" host reached through a real OpenSSH server on 127.0.0.1: `belay serve` started
+over ssh, its socket forwarded by the user's own ssh (a config file with a host alias, a throwaway key and
+host key), the real Claude Code CLI on that host supervised by it, a Write approved and undone from the
+attached front end, and the ssh link killed while a call waits: attaching again finds the call and nothing
+is lost.  Skips where Debian's openssh-server is not installed (`make system-deps` installs it)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core import ApprovalRequested, CallFinished, RunStatus
+from core.outside import install
+from core.policy.settings import config_dir
+from core.remote.client import Attached, Detached
+from core.remote.ssh import SshLink, SshTarget
+from core.settings import state_root, workspace_state_dir
+from tests.conftest import ROOT, run
+from tests.integration import private_sshd
+from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli
+
+pytestmark = pytest.mark.skipif(not private_sshd.available(),
+                                reason="needs OpenSSH's server and client (Debian: openssh-server)")
+
+
+@pytest.fixture
+def ssh_config(tmp_path: Path) -> Iterator[Path]:
+    with private_sshd.private_sshd(tmp_path / "sshd") as config:
+        yield config
+
+
+def _remote_belay() -> str:
+    """Belay as the "remote" host runs it: this checkout, with this test's state and config directories (what
+    an install there would have of its own)."""
+    return (f"env BELAY_STATE_DIR={state_root()} BELAY_CONFIG_DIR={config_dir()} PYTHONPATH={ROOT} "
+            f"{sys.executable} -m gui.terminal.cli")
+
+
+def _stop_remote_console(workspace: Path) -> None:
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        info = json.loads((workspace_state_dir(workspace) / "endpoint.json").read_text())
+        os.kill(int(info["pid"]), signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            os.kill(int(info["pid"]), 0)
+            time.sleep(0.1)
+
+
+async def _claude(model: ScriptedModel, workspace: Path, settings: Path) -> asyncio.subprocess.Process:
+    command = [str(bundled_cli()), "-p", "do the scripted work", "--output-format", "stream-json", "--verbose",
+               "--settings", str(settings)]
+    return await asyncio.create_subprocess_exec(*command, cwd=workspace, env=model.env(),
+                                                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, start_new_session=True)
+
+
+async def _asked(attached: Attached) -> ApprovalRequested:
+    async def first() -> ApprovalRequested:
+        async for event in attached.events():
+            if isinstance(event, ApprovalRequested):
+                return event
+        raise AssertionError("unreachable")
+    return await asyncio.wait_for(first(), 60)
+
+
+async def _finished(attached: Attached, call_id: str) -> CallFinished:
+    async def first() -> CallFinished:
+        async for event in attached.events():
+            if isinstance(event, CallFinished) and event.call_id == call_id:
+                return event
+        raise AssertionError("unreachable")
+    return await asyncio.wait_for(first(), 60)
+
+
+@pytest.mark.timeout(240)
+def test_claude_code_on_the_remote_host_is_approved_undone_and_survives_a_dropped_link(
+        ssh_config: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "remote-ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# shop\n")
+    settings = tmp_path / "claude-settings.json"  # the remote host's Claude Code, hooked to its Belay
+    install.install(settings, install.hook_command(state_root(), config_dir()), config_dir())
+    turns = [
+        Turn(tools=[ToolCall("Write", {"file_path": str(ws / "notes.md"), "content": "notes\n"}, id="t1")]),
+        Turn(tools=[ToolCall("Write", {"file_path": str(ws / "later.md"), "content": "later\n"}, id="t2")],
+             when=answers("t1")),
+        Turn(text="Done.", when=answers("t2")),
+    ]
+    link = SshLink(SshTarget.parse(f"ssh://{private_sshd.HOST}{ws}"), ssh=["ssh", "-F", str(ssh_config)],
+                   remote_belay=_remote_belay())
+
+    async def scenario() -> None:
+        try:
+            await attach_and_work()
+        finally:
+            await link.close()
+
+    async def attach_and_work() -> None:
+        local, token = await link.open()
+        attached = await Attached.connect(local, token, client="window")
+        assert attached.welcome.workspace == str(ws)
+        with ScriptedModel(turns) as model:
+            claude = await _claude(model, ws, settings)
+            try:
+                first = await _asked(attached)
+                assert first.tool == "Write" and first.args["file_path"] == str(ws / "notes.md")
+                assert await attached.approve(first.call_id, via="window")
+                assert (await _finished(attached, first.call_id)).status == RunStatus.DONE
+
+                second = await _asked(attached)  # the next Write waits for a person ...
+                os.kill(link._forward.pid, signal.SIGKILL)  # ... and the link drops
+                with pytest.raises(Detached):
+                    await asyncio.wait_for(_finished(attached, second.call_id), 30)
+                await attached.close()
+                assert not (ws / "later.md").exists()
+
+                await link.forward()  # the same ssh, again: the console on the host ran on
+                again = await Attached.connect(local, token, client="window")
+                assert [p.call_id for p in again.welcome.pending] == [second.call_id]
+                assert await again.approve(second.call_id, via="window")
+                out, err = await asyncio.wait_for(claude.communicate(), 90)
+                assert claude.returncode == 0 and model.unscripted == [], err.decode() + out.decode()[-2000:]
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(claude.pid, signal.SIGKILL)
+                await claude.wait()
+        assert (ws / "notes.md").read_text() == "notes\n" and (ws / "later.md").read_text() == "later\n"
+        third = await Attached.connect(local, token)
+        timeline = third.timeline()
+        await third.close()
+        writes = {run.args.get("file_path"): run for run in timeline.runs.values() if run.tool == "Write"}
+        assert {path: run.status for path, run in writes.items()} == {
+            str(ws / "notes.md"): RunStatus.DONE, str(ws / "later.md"): RunStatus.DONE}  # no call lost
+        report = await again.undo(first.call_id)  # undone where the files are
+        assert report["ok"], report
+        assert not (ws / "notes.md").exists() and (ws / "later.md").exists()
+        await again.close()
+
+    try:
+        run(scenario())
+    finally:
+        _stop_remote_console(ws)
