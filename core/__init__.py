@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from core.remote.client import Attached, Detached, RemoteError
     from core.remote.protocol import PROTOCOL_VERSION
     from core.remote.server import AttachServer
+    from core.remote.ssh import SshLink, SshTarget
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
     from core.settings import config_root as config_dir  # = core.policy.settings.config_dir, without its models
@@ -156,6 +157,7 @@ _EXPORTS: dict[str, str] = {
     "core.remote.client": "Attached Detached RemoteError",
     "core.remote.protocol": "PROTOCOL_VERSION",
     "core.remote.server": "AttachServer",
+    "core.remote.ssh": "SshLink SshTarget",
     "core.tasks": "shielded spawn",
     "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
@@ -217,4 +219,5 @@ __all__ = [
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
     "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
     "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "RemoteError", "socket_answers",
+    "SshLink", "SshTarget",
 ]

@@ -90,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve", help="run a workspace's console without a window, for a window elsewhere to attach to (over ssh)",
         description="Opens the workspace's console as the window would (journal, change capture, undo, the socket "
                     "the agents' hooks use) and lets a window or terminal attach to it through that socket, "
-                    "which `belay watch ssh://host/path` reaches through ssh. Calls that need a person wait for "
+                    "which `belay attach ssh://host/path` reaches through ssh. Calls that need a person wait for "
                     "one to attach (or for their rule's timeout). Prints one JSON line when ready (socket, "
                     "token, protocol version, pid), then runs until stopped.")
     serve.add_argument("--workspace", required=True)
@@ -98,6 +98,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--ensure", action="store_true",
                        help="print the line of the console already serving the workspace, or start one in the "
                             "background and print its line once it is ready")
+
+    attach = sub.add_parser(
+        "attach", help="follow a console (on this host or another, over ssh) and answer its approvals here",
+        description="TARGET is ssh://[user@]host[:port]/path (the console `belay serve` runs there, started if "
+                    "need be, reached through your own ssh) or a local workspace whose console runs. Prints each "
+                    "call as it ends and asks about each approval; a dropped link is attached again.")
+    attach.add_argument("target", metavar="TARGET")
+    attach.add_argument("--ssh", default="ssh", help="the ssh command and its options (default: ssh)")
+    attach.add_argument("--remote-belay", default="belay", metavar="CMD",
+                        help="how the host runs Belay (default: belay; pipx puts it in ~/.local/bin)")
+    attach.add_argument("--state-dir")
 
     gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
                         description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
@@ -374,9 +385,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after,
                                       tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
-    if args.command == "serve":
-        from gui.terminal.serve import serve
-        return serve(args.workspace, args.state_dir, args.ensure)
+    if args.command in ("attach", "serve"):
+        from gui.terminal.attach import remote_command
+        return remote_command(args)
     if args.command in ("export", "verify", "gc"):
         from gui.terminal.storage import storage_command
         return storage_command(args)

@@ -7,7 +7,7 @@ their rule's timeout, as they wait for a window locally.  It prints one line of 
 the socket's path, the install's token, the protocol version and its pid; then it runs until it is told to
 stop (SIGTERM, SIGINT, SIGHUP).
 
-`--ensure` is what `belay watch ssh://host/path` runs over ssh: it prints the line of the console that
+`--ensure` is what `belay attach ssh://host/path` runs over ssh: it prints the line of the console that
 already serves the workspace, or starts one in the background (its log in the state directory) and prints
 its line once it is ready.
 """
