@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
 from core import (
     AgentKey,
     ApprovalRequested,
+    AttachServer,
     CallRecord,
     Console,
     ElicitationRequested,
@@ -328,9 +329,11 @@ class MainWindow(QMainWindow):
         self._show_mode(self.console.mode)
         self.sandbox.show_sandbox(self.console.sandbox, self.console.bash_settings.network, preview_state(self.console))
         if self.console.endpoint is not None:
+            AttachServer(self.console).install(self.console.endpoint)  # `belay attach` may follow it from a terminal
             serving = QLabel(" ⇄ Claude Code hooks, mcp-serve ")
             serving.setToolTip(f"Outside agents reach this window through {self.console.endpoint.path} "
-                               "(Claude Code with `belay hooks install`, MCP clients with `belay mcp-serve`)")
+                               "(Claude Code with `belay hooks install`, MCP clients with `belay mcp-serve`); "
+                               "`belay attach` follows it from a terminal")
             self.statusBar().addPermanentWidget(serving)
         self._show_shell_count()
         self._held_timer.start()

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -149,3 +150,38 @@ def test_claude_code_on_the_remote_host_is_approved_undone_and_survives_a_droppe
         run(scenario())
     finally:
         _stop_remote_console(ws)
+
+
+@pytest.mark.timeout(120)
+def test_belay_attach_answers_a_remote_hooks_approval_from_the_terminal(ssh_config: Path, tmp_path: Path) -> None:
+    """The command a person types: `belay attach ssh://host/path` starts the console there, and the approval an
+    agent's hook waits for on that host is answered by typing y."""
+    from core import install_token
+    from core.outside.hook_client import ask_console
+
+    ws = tmp_path / "remote-ws"
+    ws.mkdir()
+    attach = subprocess.Popen(
+        [sys.executable, "-m", "gui.terminal.cli", "attach", f"ssh://{private_sshd.HOST}{ws}", "--ssh",
+         f"ssh -F {ssh_config}", "--remote-belay", _remote_belay()],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while (socket_file := next(state_root().rglob("endpoint.json"), None)) is None:
+            assert attach.poll() is None and time.monotonic() < deadline, attach.stdout.read().decode()  # type: ignore[union-attr]
+            time.sleep(0.1)
+        socket = json.loads(socket_file.read_text())["socket"]
+        assert attach.stdin is not None
+        attach.stdin.write(b"y\n")  # read when the question comes
+        attach.stdin.flush()
+        event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "remote-agent", "tool_name": "Write",
+                            "tool_use_id": "t1", "cwd": str(ws),
+                            "tool_input": {"file_path": str(ws / "n.md"), "content": "n\n"}}).encode()
+        code, out, err = ask_console(socket, install_token(config_dir()), event, max_wait_s=60)
+        assert code == 0 and b'"allow"' in out, (out, err)
+    finally:
+        attach.send_signal(signal.SIGINT)
+        printed = attach.communicate(timeout=30)[0].decode()
+        _stop_remote_console(ws)
+    assert attach.returncode == 130, printed
+    assert "Attached to" in printed and "── approval needed" in printed and "tool:    Write" in printed, printed

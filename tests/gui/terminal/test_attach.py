@@ -76,3 +76,4 @@ def test_approvals_are_asked_and_answered_at_the_terminal_and_calls_printed(
     assert "── approval needed" in printed and "tool:    Write" in printed and "+a" in printed
     assert "done        Write      " in printed and "denied      Write      " in printed
     assert "Gave up attaching" in printed
+

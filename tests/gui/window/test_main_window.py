@@ -391,3 +391,17 @@ def test_with_nothing_waiting_the_details_get_the_room_and_a_waiting_call_takes_
         await call
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_a_window_can_be_followed_from_a_terminal(qtbot: Any, loop: Any, tmp_path: Path) -> None:
+    from core import Attached, config_dir, install_token
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        assert console.endpoint is not None
+        attached = await Attached.connect(console.endpoint.path, install_token(config_dir()), client="terminal")
+        assert attached.welcome.workspace == str(ws) and attached.welcome.session_id == console.session_id
+        await attached.close()
+    in_window(qtbot, loop, ws, body)
