@@ -49,6 +49,7 @@ class Welcome(BaseModel):
     agents: list[AgentRecord]
     batches: list[BatchRecord]
     calls: list[CallRecord]
+    """Their arguments and output cut as the timeline keeps them (core.timeline.excerpts)."""
     externals: list[ExternalRecord]
     pending: list[ApprovalRequested]
     """The approvals waiting for a person now, whole (diffs and proposed contents)."""

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from core.models.records import CallRecord
 from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, EventLine, Reply, Welcome
 from core.tasks import spawn
+from core.timeline.excerpts import excerpt_args, excerpt_text
 
 if TYPE_CHECKING:
     from core.bus import Subscription
@@ -75,7 +77,7 @@ class AttachServer:
         last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
                        agents=await read(journal.agents), batches=await read(journal.batches),
-                       calls=await read(journal.calls), externals=await read(journal.externals),
+                       calls=[_light(c) for c in await read(journal.calls)], externals=await read(journal.externals),
                        pending=console.pending_approvals())
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
@@ -116,6 +118,16 @@ class AttachServer:
         else:
             report = await console.redo(c.call_id, paths=c.paths)
         return report.model_dump(mode="json")
+
+
+def _light(record: CallRecord) -> CallRecord:
+    """A call as a welcome carries it: its arguments and output cut as the timeline keeps them (a Write's whole
+    content, a command's whole output would make a long journal's welcome hundreds of megabytes)."""
+    args = excerpt_args(record.args)
+    output, cut = excerpt_text(record.output)
+    if not args.cut and not cut:
+        return record
+    return record.model_copy(update={"args": args.args, "output": output})
 
 
 async def _send(writer: asyncio.StreamWriter, lock: asyncio.Lock, lines: list[Any]) -> None:

@@ -117,3 +117,27 @@ def test_a_wrong_token_or_version_is_refused_saying_why_and_a_closed_console_end
             await attached.approve("c1")
         await attached.close()
     run(main())
+
+
+def test_the_welcome_carries_a_long_journal_s_calls_cut_as_the_timeline_keeps_them(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    content = "line of a large file\n" * 50_000  # 1 MB in the Write's arguments
+
+    async def main() -> None:
+        async with Console(ws) as console:
+            socket = _served(console)
+            await console.add_rule("Write", "allow", "session")
+            agent = await console.start_agent("writer", "scripted")
+            await console.call(agent, "Write", {"file_path": str(ws / "big.txt"), "content": content})
+            reader, writer = await asyncio.open_unix_connection(str(socket), limit=1 << 24)
+            writer.write(json.dumps({"kind": "attach", "token": install_token(config_dir()),
+                                     "version": 1}).encode() + b"\n")
+            line = await reader.readline()
+            writer.close()
+            assert len(line) < 64_000  # not the megabyte
+            [call] = json.loads(line)["calls"]
+            assert call["args"]["file_path"] == str(ws / "big.txt") and len(call["args"]["content"]) < 5_000
+            [record] = await console.history()
+            assert record.args["content"] == content  # the journal keeps it whole
+    run(main())
