@@ -70,6 +70,7 @@ from gui.window.details_pane import DetailsPane, undoable
 from gui.window.edit_dialog import EditDialog
 from gui.window.elicitation_form import ElicitationPanel
 from gui.window.gantt import COLUMN_WIDTH
+from gui.window.journal_check import check_journal
 from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
 from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
@@ -212,6 +213,9 @@ class MainWindow(QMainWindow):
         self._menus()
         self._accessible()
 
+    def _verify_journal(self) -> None:
+        self.tasks.spawn(check_journal(self, self.console.state_dir / "journal.sqlite3"), "verify the journal")
+
     def _accessible(self) -> None:
         """Names for assistive technology, and Tab in the order of the layout: the mode, the timeline's filter,
         the timeline, the waiting requests and their answers, then the tabs."""
@@ -265,6 +269,10 @@ class MainWindow(QMainWindow):
 
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        verify = QAction("&Verify the journal", self)
+        verify.setToolTip("Check that nothing in this workspace's journal was changed outside Belay (belay verify)")
+        verify.triggered.connect(self._verify_journal)
+        file_menu.addAction(verify)
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)

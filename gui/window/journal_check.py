@@ -1,0 +1,60 @@
+"""File → Verify the journal: what `belay verify` says, from the window (the journal read off the GUI thread).
+
+The answer is a message box that does not block the loop: it says whether every row is as Belay last
+sealed it, names what is not, and shows the chain's head selectable, to be kept elsewhere (`belay verify
+--expect` checks a later journal still holds it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from core import BelayError, Verdict, verify_journal
+
+SHOWN = 5
+"""Mismatches listed in the box; `belay verify` lists them all."""
+
+
+async def check_journal(parent: QWidget, journal: Path) -> QMessageBox:
+    """Verify `journal` and show the verdict in a box on `parent` (returned, open)."""
+    try:
+        verdict = await asyncio.to_thread(verify_journal, journal)
+    except BelayError as e:
+        return _show(parent, QMessageBox.Icon.Critical, "The journal could not be verified",
+                     html.escape(e.info.message) + (f"<br><br>{html.escape(e.info.suggestion)}"
+                                                    if e.info.suggestion else ""))
+    if verdict.ok:
+        return _show(parent, QMessageBox.Icon.Information, "The journal verifies",
+                     f"All {verdict.rows:,} rows are as Belay last sealed them ({verdict.seals:,} seals in one "
+                     f"chain): nothing was changed behind its back.{_adopted(verdict)}{_head(verdict)}")
+    listed = "".join(f"<li>{html.escape(m.describe())}</li>" for m in verdict.mismatches[:SHOWN])
+    more = len(verdict.mismatches) - SHOWN
+    rest = f"<br>… and {more} more: <code>belay verify</code> lists them all." if more > 0 else ""
+    return _show(parent, QMessageBox.Icon.Warning, "The journal does NOT verify",
+                 f"Something in it was changed outside Belay:<ul>{listed}</ul>{rest}{_head(verdict)}")
+
+
+def _adopted(verdict: Verdict) -> str:
+    if not verdict.adopted:
+        return ""
+    return (f"<br><br>{verdict.adopted:,} rows were written before this journal was sealed: they are checked from "
+            "when they were first sealed.")
+
+
+def _head(verdict: Verdict) -> str:
+    return (f"<br><br>Head: <code>{verdict.seals}:{verdict.head}</code><br>Keep it elsewhere: "
+            "<code>belay verify --expect</code> checks that a later journal still holds it.")
+
+
+def _show(parent: QWidget, icon: QMessageBox.Icon, title: str, text: str) -> QMessageBox:
+    box = QMessageBox(icon, title, f"<b>{title}</b><br><br>{text}", QMessageBox.StandardButton.Close, parent)
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()  # not exec(): the loop (and the agents' calls) go on while it is read
+    return box
