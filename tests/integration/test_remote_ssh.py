@@ -24,7 +24,7 @@ from core.outside import install
 from core.policy.settings import config_dir
 from core.remote.client import Attached, Detached
 from core.remote.ssh import SshLink, SshTarget
-from core.settings import state_root, workspace_state_dir
+from core.settings import state_root
 from tests.conftest import ROOT, run
 from tests.integration import private_sshd
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli
@@ -47,13 +47,29 @@ def _remote_belay() -> str:
 
 
 def _stop_remote_console(workspace: Path) -> None:
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        info = json.loads((workspace_state_dir(workspace) / "endpoint.json").read_text())
-        os.kill(int(info["pid"]), signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            os.kill(int(info["pid"]), 0)
-            time.sleep(0.1)
+    """Stop every `belay serve` of this test's workspace (found by its command line: it may have failed before
+    writing where it listens), and wait for each to end."""
+    serving = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            words = (proc / "cmdline").read_bytes().split(b"\0")
+            if proc.name.isdigit() and b"serve" in words and os.fsencode(str(workspace)) in words:
+                serving.append(int(proc.name))
+    for pid in serving:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while serving and time.monotonic() < deadline:
+        serving = [pid for pid in serving if _alive(pid)]
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has ended; its parent (not this test) reaps it
 
 
 async def _claude(model: ScriptedModel, workspace: Path, settings: Path) -> asyncio.subprocess.Process:
