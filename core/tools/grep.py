@@ -290,6 +290,11 @@ async def _read(stream: asyncio.StreamReader | None, cap: int,
         kept += chunk[: max(cap - len(kept), 0)]
         if len(kept) >= cap and stop is not None:
             _kill(stop)
+            # Read on to the end (it comes at once: the producer is dead).  Python 3.11's proc.wait() returns only
+            # once every pipe is closed, and a pipe whose reader stopped past its buffer's high-water mark stays
+            # paused, its end unseen: the wait then lasted until the time limit (1 search in 20).
+            while await stream.read(65536):
+                pass
             return bytes(kept[: max(kept.rfind(b"\n"), kept.rfind(b"\0")) + 1]), True  # drop the cut line or name
     return bytes(kept), len(kept) >= cap
 
