@@ -25,11 +25,15 @@ T = TypeVar("T")
 
 @pytest.fixture(autouse=True)
 def _fail_on_warning_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    """A warning or error logged during a test fails it, unless the test expects one."""
+    """A warning or error logged during a test fails it, unless the test expects one (`allow_warning_logs`), or
+    that one: `allow_warning_logs("logger: message")` allows those lines only."""
     yield
-    if request.node.get_closest_marker("allow_warning_logs"):
+    marker = request.node.get_closest_marker("allow_warning_logs")
+    if marker is not None and not marker.args:
         return
-    bad = [f"{r.name}: {r.getMessage()}" for r in caplog.get_records("call") if r.levelno >= logging.WARNING]
+    allowed = set(marker.args) if marker is not None else set()
+    bad = [line for r in caplog.get_records("call") if r.levelno >= logging.WARNING
+           and (line := f"{r.name}: {r.getMessage()}") not in allowed]
     if bad:
         pytest.fail("unexpected warning logs:\n" + "\n".join(bad))
 

@@ -207,6 +207,9 @@ def test_without_a_console_tools_are_listed_and_calls_say_how_to_start_one(tmp_p
     run(main())
 
 
+# The MCP SDK's client logs this when the answer to the call it cancelled arrives as its session closes (its
+# own stream already shut): a race inside the SDK at the end of the test, seen once in six whole runs.
+@pytest.mark.allow_warning_logs("mcp.client.streamable_http: Error parsing SSE message")
 @ERAS
 def test_over_http_the_install_token_is_required_and_a_write_round_trips(tmp_path: Path, state_dir: Path,
                                                                           mode: str) -> None:
