@@ -271,8 +271,7 @@ class Endpoint:
             log.info("refused a malformed %s request: %s", request.get("kind"), _problems(e))
             return {"ok": False, "error": f"malformed {request.get('kind')} request: {_problems(e)}"}, framed
         if kind in self._streams:
-            stream = self._streams[kind][1]
-            return (lambda: stream(valid, reader, writer)), False
+            return (lambda: handler(valid, reader, writer)), False
         return await self._run(handler, valid, reader, writer if framed else None), framed
 
     async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader,

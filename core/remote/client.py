@@ -32,10 +32,12 @@ _LINE: TypeAdapter[Welcome | EventLine | Reply] = TypeAdapter(ServerLine)
 
 
 class RemoteError(BelayError):
-    """The console refused or could not do what was asked; its reason is the message."""
+    """The console refused or could not do what was asked; its reason is the message.  `refused`: it turned the
+    attach away (a wrong token, another protocol version): asking again will not help."""
 
-    def __init__(self, message: str, suggestion: str = "") -> None:
+    def __init__(self, message: str, suggestion: str = "", *, refused: bool = False) -> None:
         super().__init__(ErrorKind.SYSTEM, message, suggestion, code="remote")
+        self.refused = refused
 
 
 class Detached(Exception):
@@ -72,7 +74,7 @@ class Attached:
                                   "Check that `belay serve` runs on that host for that workspace.")
             refusal = json.loads(line)
             if refusal.get("ok") is False:
-                raise RemoteError(f"the console refused to attach: {refusal.get('error')}")
+                raise RemoteError(f"the console refused to attach: {refusal.get('error')}", refused=True)
             welcome = Welcome.model_validate(refusal)
         except BaseException:
             writer.close()
@@ -156,8 +158,7 @@ class Attached:
 
     async def close(self) -> None:
         self._reading.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reading
+        await asyncio.wait([self._reading])  # (a cancellation of close itself still goes through)
         if self._ended is None:
             self._end(Detached("closed by this side"))
         self._writer.close()

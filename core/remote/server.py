@@ -13,7 +13,6 @@ needing a person waits for one to attach (or for its rule's timeout) instead of 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -39,8 +38,6 @@ BATCH = 500
 class AttachServer:
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.attached = 0
-        """Front ends attached now."""
 
     def install(self, endpoint: Endpoint) -> None:
         endpoint.stream(AttachRequest, self._attach)
@@ -55,7 +52,6 @@ class AttachServer:
             return
         subscription = self.console.subscribe()
         lock = asyncio.Lock()
-        self.attached += 1
         log.info("%s attached (peer pid %s)", request.client or "a front end", request.peer_pid)
         try:
             await _send(writer, lock, [await self._welcome()])
@@ -64,10 +60,10 @@ class AttachServer:
                 await self._commands(reader, writer, lock)
             finally:
                 pump.cancel()
-                with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-                    await pump
+                await asyncio.wait([pump])  # (a cancellation of this task still goes through)
+                if not pump.cancelled():
+                    pump.exception()  # the front end went away as events went out: nothing to tell it
         finally:
-            self.attached -= 1
             subscription.close()
             log.info("%s detached", request.client or "a front end")
 

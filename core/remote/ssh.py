@@ -113,7 +113,7 @@ class SshLink:
                        "-L", f"{self.local}:{self.remote_socket}", "--", self.target.host),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         deadline = asyncio.get_running_loop().time() + FORWARD_TIMEOUT_S
-        while not (self.local.exists() and answers(self.local, 1.0)):
+        while not await asyncio.to_thread(answers, self.local, 1.0):  # (off the loop: a window's, one day)
             if self._forward.returncode is not None or asyncio.get_running_loop().time() > deadline:
                 err = b""
                 if self._forward.stderr is not None and self._forward.returncode is not None:

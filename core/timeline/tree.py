@@ -396,20 +396,11 @@ class Timeline:
 
     def _moved(self, node: RunNode, status: RunStatus) -> list[Change]:
         """The run's status is now `status` (counted where it was, and where it is): the rows that changed."""
-        was = node.status
-        if status == was:
+        if status == node.status:
             return [Updated(RunKey(node.call_id))]
-        # What _count does twice, inlined: a call moves two or three times, and this runs on every event's path.
-        counts, mine = self._counts, self.agents[node.agent_id].statuses
-        counts[was] -= 1
-        counts[status] += 1
-        mine[was] -= 1
-        mine[status] += 1
-        if node.batch_id:
-            batch = self.batches[node.batch_id].statuses
-            batch[was] -= 1
-            batch[status] += 1
+        self._count(node, -1)
         node.status = status
+        self._count(node, 1)
         if node.batch_id:
             return [Updated(RunKey(node.call_id)), Updated(BatchKey(node.batch_id))]  # its "3/8 done"
         return [Updated(RunKey(node.call_id))]

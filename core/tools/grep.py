@@ -282,20 +282,21 @@ async def run_capped(argv: list[str], time_limit: float, cap: int) -> tuple[int,
 
 async def _read(stream: asyncio.StreamReader | None, cap: int,
                 stop: asyncio.subprocess.Process | None) -> tuple[bytes, bool]:
-    """Up to `cap` bytes, and whether the cap cut them; past it, kill the producer (`stop`) or drain and drop
-    the rest."""
+    """Up to `cap` bytes, and whether the cap cut them; past it, kill the producer (`stop`, if given), and read
+    and drop the rest."""
     assert stream is not None
     kept = bytearray()
+    killed = False
+    # Read to the end even once the producer is killed (the end then comes at once): Python 3.11's proc.wait()
+    # returns only once every pipe is closed, and a pipe whose reader stopped past its buffer's high-water mark
+    # stays paused, its end unseen: the wait then lasted until the time limit (1 search in 20).
     while chunk := await stream.read(65536):
         kept += chunk[: max(cap - len(kept), 0)]
-        if len(kept) >= cap and stop is not None:
+        if len(kept) >= cap and stop is not None and not killed:
             _kill(stop)
-            # Read on to the end (it comes at once: the producer is dead).  Python 3.11's proc.wait() returns only
-            # once every pipe is closed, and a pipe whose reader stopped past its buffer's high-water mark stays
-            # paused, its end unseen: the wait then lasted until the time limit (1 search in 20).
-            while await stream.read(65536):
-                pass
-            return bytes(kept[: max(kept.rfind(b"\n"), kept.rfind(b"\0")) + 1]), True  # drop the cut line or name
+            killed = True
+    if killed:
+        return bytes(kept[: max(kept.rfind(b"\n"), kept.rfind(b"\0")) + 1]), True  # drop the cut line or name
     return bytes(kept), len(kept) >= cap
 
 

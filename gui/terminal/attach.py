@@ -117,7 +117,7 @@ async def _attach(link: SshLink | None, local: tuple[Path, str] | None, out: Tex
             try:
                 attached = await Attached.connect(socket, token, client="terminal")
             except (OSError, RemoteError) as e:
-                if isinstance(e, RemoteError) and "refused" in str(e):
+                if isinstance(e, RemoteError) and e.refused:
                     raise
                 failures += 1
                 if failures > RETRIES:
