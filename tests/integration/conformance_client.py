@@ -62,9 +62,9 @@ async def main(url: str, scenario: str) -> int:
 
     elicitations = Elicitations(published, can_ask=lambda: True)
     settings = ServerSettings(name=SERVER, url=url, timeout_s=20, startup_timeout_s=20, **_oauth(scenario))
-    tokens = Path(tempfile.mkdtemp(prefix="belay-conformance-oauth-"))
+    tokens = tempfile.TemporaryDirectory(prefix="belay-conformance-oauth-")
     manager = McpManager(registry, {SERVER: settings}, elicit=elicitations.ask, cwd=workspace.root,
-                         oauth=OAuthPlace(tokens, _browser))
+                         oauth=OAuthPlace(Path(tokens.name), _browser))
     await manager.start()
     try:
         [status] = await manager.wait_started()
@@ -89,6 +89,7 @@ async def main(url: str, scenario: str) -> int:
     finally:
         await manager.close()
         await asyncio.gather(*person, return_exceptions=True)
+        tokens.cleanup()
 
 
 def _oauth(scenario: str) -> dict[str, object]:

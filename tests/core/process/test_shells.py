@@ -194,18 +194,17 @@ def test_a_sandbox_stopped_while_it_is_still_starting_leaves_nothing(tmp_path: P
 
 # --- which processes are the commands' ------------------------------------------------------------------------
 
-def bash_tool(shells: ShellManager, sandbox: str) -> tuple[BashTool, ToolContext]:
-    ws = Path(tempfile.mkdtemp(prefix="belay-test-ws-"))
+def bash_tool(shells: ShellManager, sandbox: str, ws: Path) -> tuple[BashTool, ToolContext]:
     return (BashTool(BashSettings(sandbox=sandbox, kill_grace_s=0.5), shells),  # type: ignore[arg-type]
             ToolContext(Workspace(ws), AgentId("a"), CallId("c"), ReadState()))
 
 
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
-def test_a_background_commands_processes_are_known_and_others_are_not(sandbox: str) -> None:
+def test_a_background_commands_processes_are_known_and_others_are_not(sandbox: str, tmp_path: Path) -> None:
     """What the endpoint asks before it talks to a socket peer: is this one of the agent's commands?"""
     async def go(stranger: int) -> None:
         shells = ShellManager(lambda event: None)
-        tool, ctx = bash_tool(shells, sandbox)
+        tool, ctx = bash_tool(shells, sandbox, tmp_path)
         try:
             await tool.run(BashArgs(command=f"(setsid {sleep(98785)} &); {sleep(98786)}", run_in_background=True),
                            ctx)
@@ -228,10 +227,10 @@ def test_a_background_commands_processes_are_known_and_others_are_not(sandbox: s
         stranger.wait()
 
 
-def test_a_foreground_commands_processes_are_known_while_it_runs() -> None:
+def test_a_foreground_commands_processes_are_known_while_it_runs(tmp_path: Path) -> None:
     async def go() -> None:
         shells = ShellManager(lambda event: None)
-        tool, ctx = bash_tool(shells, "auto")
+        tool, ctx = bash_tool(shells, "auto", tmp_path)
         call = asyncio.create_task(tool.run(BashArgs(command=f"{sleep(98787)}; echo done", timeout=20_000), ctx))
         try:
             await wait_until(lambda: sleeps(98787), what="the sleep")
