@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         Event,
         ExternalChangesRecorded,
         Lagged,
+        LinkChanged,
         McpServerChanged,
         PolicyChanged,
         ProposedFile,
@@ -81,7 +82,9 @@ if TYPE_CHECKING:
     from core.process.overlay import OverlaySupport
     from core.process.sandbox import SandboxInfo
     from core.remote.client import Attached, Detached, RemoteError
+    from core.remote.console import RemoteConsole
     from core.remote.protocol import PROTOCOL_VERSION
+    from core.remote.reach import Reach
     from core.remote.server import AttachServer
     from core.remote.ssh import SshLink, SshTarget
     from core.run.calls import AgentHandle, CallOutcome
@@ -127,7 +130,7 @@ _EXPORTS: dict[str, str] = {
     "core.events": ("EVENT_ADAPTER AgentFinished AgentStarted ApprovalRequested ApprovalResolved "
                     "BatchFinished BatchStarted CallFinished CallOutput CallProgress CallQueued "
                     "CallRetrying CallStarted ElicitationRequested ElicitationResolved Event "
-                    "ExternalChangesRecorded Lagged McpServerChanged PolicyChanged ProposedFile "
+                    "ExternalChangesRecorded Lagged LinkChanged McpServerChanged PolicyChanged ProposedFile "
                     "RollbackFinished RollbackRefused SessionStarted ShellFinished ShellOutput "
                     "ShellStarted"),
     "core.hub": "Hub",
@@ -155,7 +158,9 @@ _EXPORTS: dict[str, str] = {
                       "store_usage=usage workspace_open_in_console=console_open"),
     "core.store.seals": "Verdict parse_head verify_journal",
     "core.remote.client": "Attached Detached RemoteError",
+    "core.remote.console": "RemoteConsole",
     "core.remote.protocol": "PROTOCOL_VERSION",
+    "core.remote.reach": "Reach",
     "core.remote.server": "AttachServer",
     "core.remote.ssh": "SshLink SshTarget",
     "core.tasks": "shielded spawn",
@@ -204,7 +209,7 @@ __all__ = [
     "expected_left_s", "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview",
     "find_endpoint", "GanttSpan",
     "GitChange", "Holding", "hook_command", "Hub", "Hunk", "Impact", "Inserted", "install_hooks", "install_token",
-    "hub_socket", "Lagged",
+    "hub_socket", "Lagged", "LinkChanged",
     "load_script", "McpServerChanged", "no_preview", "NodeKey", "OverlaySupport", "parse_key", "PlanInfo",
     "PolicyChanged", "ProposedFile",
     "Resolution", "ReviewRule", "RollbackFinished", "RollbackRefused", "RuleEntry", "run_script", "RunKey", "RunNode",
@@ -218,6 +223,7 @@ __all__ = [
     "compute_diff", "PartialError", "revert_hunks",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
     "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
-    "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "RemoteError", "socket_answers",
+    "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "Reach", "RemoteConsole", "RemoteError",
+    "socket_answers",
     "SshLink", "SshTarget",
 ]

@@ -54,6 +54,7 @@ from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
 from core.store.lock import OwnerLock
+from core.store.seals import Verdict, verify_journal
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
@@ -319,6 +320,15 @@ class Console:
         return self._recorder
 
     # -- what front ends read ------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        """How a window names this console: its workspace (one on another host: ssh://host/path)."""
+        return str(self.workspace.root)
+
+    async def verify(self) -> Verdict:
+        """`belay verify` of this workspace's journal, read off the loop (also while this console writes it)."""
+        return await asyncio.to_thread(verify_journal, self.state_dir / "journal.sqlite3")
 
     def attach(self, maxsize: int = 10_000) -> tuple[Timeline, Subscription]:
         """The timeline (the console's own, live: read it on the loop's thread, never change it) and a

@@ -485,6 +485,18 @@ class Lagged(_Event):
     """How many events it lost."""
 
 
+class LinkChanged(_Event):
+    """A window's link to a console on another host (core.remote.console) dropped, came back (its timeline and
+    state were read again from that console's journal), or was given up on."""
+
+    kind: Literal["link_changed"] = "link_changed"
+    """The tag that tells this event from the others."""
+    state: Literal["attached", "reattaching", "lost"]
+    """attached: (again) following the console; reattaching: the link dropped, trying again; lost: given up."""
+    detail: str = ""
+    """Why, in words (the link's error), for the window."""
+
+
 Event = Annotated[
     Union[
         SessionStarted,
@@ -512,6 +524,7 @@ Event = Annotated[
         ElicitationRequested,
         ElicitationResolved,
         Lagged,
+        LinkChanged,
     ],
     Field(discriminator="kind"),
 ]

@@ -111,8 +111,14 @@ class Attached:
         finally:
             self._replies.pop(command.id, None)
         if not answer.ok:
-            raise RemoteError(f"the console could not {op.replace('_', ' ')} {call_id}: {answer.error}")
+            raise RemoteError(f"the console could not {op.replace('_', ' ')}{f' {call_id}' if call_id else ''}: "
+                              f"{answer.error}")
         return answer.result
+
+    async def ask(self, op: Op, call_id: str = "", **fields: Any) -> Any:
+        """An op whose answer is a value (a call's record, its diffs...), as JSON: the caller reads it into its
+        model."""
+        return (await self.command(op, call_id, **fields))["value"]
 
     async def approve(self, call_id: str, **fields: Any) -> bool:
         return bool((await self.command("approve", call_id, **fields))["answered"])

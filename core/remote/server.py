@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from core.models.records import CallRecord
-from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, EventLine, Reply, Welcome
+from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, ConsoleState, EventLine, Reply, Welcome
 from core.tasks import spawn
 from core.timeline.excerpts import excerpt_args, excerpt_text
 
@@ -74,7 +75,7 @@ class AttachServer:
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
                        agents=await read(journal.agents), batches=await read(journal.batches),
                        calls=[_light(c) for c in await read(journal.calls)], externals=await read(journal.externals),
-                       pending=console.pending_approvals())
+                       pending=console.pending_approvals(), state=state_of(console))
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
         while True:
@@ -104,16 +105,70 @@ class AttachServer:
     async def _run(self, c: Command) -> dict[str, Any]:
         console = self.console
         if c.op == "approve":
-            return {"answered": console.approve(c.call_id, edited=c.edited, reason=c.reason, via=c.via)}
+            hunks = {path: tuple(indices) for path, indices in c.hunks.items()} if c.hunks is not None else None
+            return {"answered": console.approve(c.call_id, edited=c.edited, hunks=hunks, reason=c.reason,
+                                                via=c.via, preview=c.preview)}
         if c.op == "deny":
             return {"answered": console.deny(c.call_id, c.reason, via=c.via)}
         if c.op == "always_allow":
             return {"answered": console.always_allow(c.call_id, c.scope, c.rule, via=c.via)}
         if c.op == "undo":
-            report = await console.undo(c.call_id, paths=c.paths, force=c.force)
-        else:
-            report = await console.redo(c.call_id, paths=c.paths)
-        return report.model_dump(mode="json")
+            report = await console.undo(c.call_id, paths=c.paths, force=c.force, resolutions=c.resolutions)
+            return report.model_dump(mode="json")
+        if c.op == "redo":
+            return (await console.redo(c.call_id, paths=c.paths)).model_dump(mode="json")
+        return {"value": _JSON.dump_python(await self._ask(c), mode="json")}
+
+    async def _ask(self, c: Command) -> object:
+        """What the window's own console answers, for the ops whose answer is a value."""
+        if c.op in ("add_rule", "remove_rule", "dry_run") and c.rule is None:
+            raise ValueError(f"{c.op} needs a rule")
+        answer = _ASKED[c.op](self.console, c)
+        return await answer if asyncio.iscoroutine(answer) else answer
+
+
+async def _set_mode(console: Console, c: Command) -> str:
+    console.set_mode(c.name)
+    return console.mode
+
+
+async def _records(records: Awaitable[list[CallRecord]]) -> list[CallRecord]:
+    return [_light(r) for r in await records]
+
+
+_ASKED: dict[str, Callable[[Console, Command], object]] = {
+    "call_record": lambda console, c: console.call_record(c.call_id),
+    "full_output": lambda console, c: console.full_output(c.call_id),
+    "diffs_for": lambda console, c: console.diffs_for(c.call_id),
+    "undo_preview": lambda console, c: console.undo_preview(c.call_id, paths=c.paths),
+    "rewind_plan": lambda console, c: _records(console.rewind_plan(c.call_id)),
+    "rewind": lambda console, c: console.rewind(c.call_id),
+    "cancel": lambda console, c: console.cancel(c.call_id),
+    "set_mode": _set_mode,
+    "add_rule": lambda console, c: console.add_rule(c.rule, c.action, c.scope),  # type: ignore[arg-type]
+    "remove_rule": lambda console, c: console.remove_rule(c.rule, c.action, c.scope),  # type: ignore[arg-type]
+    "dry_run": lambda console, c: _records(console.dry_run(c.rule, c.action)),  # type: ignore[arg-type]
+    "trust_workspace": lambda console, c: console.trust_workspace(),
+    "restart_mcp_server": lambda console, c: console.restart_mcp_server(c.name),
+    "kill_shell": lambda console, c: console.kill_shell(c.name),
+    "answer_elicitation": lambda console, c: console.elicitations.answer(c.name, c.action,  # type: ignore[arg-type]
+                                                                          c.content),
+    "verify": lambda console, c: console.verify(),
+}
+"""The ops whose answer is a value: the console's method of the same name (calls cut as in the welcome)."""
+
+
+def state_of(console: Console) -> ConsoleState:
+    """What the window shows of `console` beside its timeline, now."""
+    return ConsoleState(mode=console.mode, rules=console.rules(), problems=list(console.settings_problems),
+                        held_back=console.held_back(), mcp_servers=console.mcp_servers(), sandbox=console.sandbox,
+                        bash=console.bash_settings, previews=console.previews.available,
+                        previews_detail=console.previews.detail, recovery_notes=list(console.recovery_notes),
+                        elicitations=console.elicitations.pending())
+
+
+_JSON: TypeAdapter[Any] = TypeAdapter(Any)
+"""Models, dataclasses (a Verdict) and plain values as JSON."""
 
 
 def _light(record: CallRecord) -> CallRecord:

@@ -8,18 +8,16 @@ reason for the agent).  An approval answered elsewhere meanwhile (a window, its 
 about any more.
 
 A dropped link is attached again (the console on the host runs on; what was waiting still waits), up to
-RETRIES times in a row.  The end of standard input stops the asking, not the console: calls keep waiting for
-someone else.  Ctrl-C ends it.
+five times in a row (core.remote.reach).  The end of standard input stops the asking, not the console: calls
+keep waiting for someone else.  Ctrl-C ends it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shlex
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from core import (
@@ -28,18 +26,12 @@ from core import (
     Attached,
     CallFinished,
     Detached,
+    Reach,
     RemoteError,
-    SshLink,
-    SshTarget,
-    config_dir,
-    install_token,
     spawn,
-    workspace_state_dir,
 )
 from gui.terminal.approver import StdinLines, card
 
-RETRIES = 5
-RETRY_PAUSE_S = 2.0
 PROMPT = "Allow? [y]es / [n]o: "
 
 
@@ -96,50 +88,35 @@ def attach(target: str, *, ssh: str, remote_belay: str, state_dir: str | None, o
     """0 when stopped (Ctrl-C: 130), 1 when the console could not be reached again."""
     out = out or sys.stdout
     try:
-        link = SshLink(SshTarget.parse(target), ssh=shlex.split(ssh), remote_belay=remote_belay) \
-            if target.startswith("ssh://") else None
+        reach = Reach.of(target, ssh=shlex.split(ssh), remote_belay=remote_belay, state_dir=state_dir)
     except ValueError as e:
         print(f"belay attach: {e}", file=sys.stderr)
         return 2
-    local = None if link else (_local(Path(target).expanduser().resolve(), state_dir), install_token(config_dir()))
     try:
-        return asyncio.run(_attach(link, local, out, stdin_fd))
+        return asyncio.run(_attach(reach, out, stdin_fd))
     except KeyboardInterrupt:
         return 130
 
 
-async def _attach(link: SshLink | None, local: tuple[Path, str] | None, out: TextIO, fd: int) -> int:
-    socket, token = await link.open() if link is not None else local  # type: ignore[misc]
+async def _attach(reach: Reach, out: TextIO, fd: int) -> int:
     lines = StdinLines(fd)
-    failures = 0
     try:
         while True:
             try:
-                attached = await Attached.connect(socket, token, client="terminal")
-            except (OSError, RemoteError) as e:
-                if isinstance(e, RemoteError) and e.refused:
+                attached = await reach.attach("terminal", said=lambda text: out.write(text + "\n"))
+            except RemoteError as e:
+                if e.refused:
                     raise
-                failures += 1
-                if failures > RETRIES:
-                    out.write(f"Gave up attaching after {RETRIES} tries: {e}\n")
-                    return 1
-                out.write(f"Could not attach ({e}); trying again in {RETRY_PAUSE_S:g} s.\n")
-                await asyncio.sleep(RETRY_PAUSE_S)
-                if link is not None:
-                    await link.forward()
-                continue
-            failures = 0
+                out.write(f"{e.info.message[0].upper()}{e.info.message[1:]}\n")
+                return 1
             try:
                 await _follow(attached, lines, out)
             except Detached as d:
                 out.write(f"Detached: {d}. Attaching again…\n")
-                if link is not None and not link.alive:
-                    await link.forward()
             finally:
                 await attached.close()
     finally:
-        if link is not None:
-            await link.close()
+        await reach.close()
 
 
 async def _follow(attached: Attached, lines: StdinLines, out: TextIO) -> None:
@@ -164,12 +141,3 @@ async def _follow(attached: Attached, lines: StdinLines, out: TextIO) -> None:
     finally:
         asking.cancel()
         await asyncio.gather(asking, return_exceptions=True)
-
-
-def _local(root: Path, state_dir: str | None) -> Path:
-    info = workspace_state_dir(root, state_dir) / "endpoint.json"
-    try:
-        return Path(json.loads(info.read_text(encoding="utf-8"))["socket"])
-    except (OSError, ValueError, KeyError) as e:
-        raise RemoteError(f"no console runs for {root} ({e})",
-                          f"Start one there: belay serve --workspace {root} (or open it in a window).") from None

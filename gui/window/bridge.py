@@ -43,6 +43,8 @@ Signals:
     elicitation_resolved(str): the request for input with this id no longer waits.
     batch_applied(): a batch of events was applied (refresh summaries).
     resynced(): events were missed; panels reread the timeline and the pending approvals.
+    link_changed(LinkChanged): a console on another host went out of reach, or was reached again (then its
+        timeline is a new one: the console's `timeline`).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from core import (
     Event,
     ExternalChangesRecorded,
     Lagged,
+    LinkChanged,
     McpServerChanged,
     PolicyChanged,
     RollbackFinished,
@@ -114,6 +117,7 @@ class Bridge(QObject):
     elicitation_resolved = Signal(str)
     batch_applied = Signal()
     resynced = Signal()
+    link_changed = Signal(object)
 
     def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet, *, backlog: int = BACKLOG) -> None:
         super().__init__()
@@ -210,6 +214,7 @@ _TOLD: dict[type[Event], Callable[[Bridge, Any], None]] = {
     McpServerChanged: lambda bridge, e: bridge.mcp_changed.emit(e.status),
     ElicitationRequested: lambda bridge, e: bridge.elicitation_requested.emit(e),
     ElicitationResolved: lambda bridge, e: bridge.elicitation_resolved.emit(e.elicitation_id),
+    LinkChanged: lambda bridge, e: bridge.link_changed.emit(e),
 }
 """What each other event is told as (the events no panel follows are not told)."""
 _TELLING = frozenset({*_TOLD, Lagged})

@@ -1,4 +1,5 @@
-"""File → Verify the journal: what `belay verify` says, from the window (the journal read off the GUI thread).
+"""File → Verify the journal: what `belay verify` says, from the window (the journal read off the GUI thread, or
+by the console on the host a window is attached to).
 
 The answer is a message box that does not block the loop: it says whether every row is as Belay last
 sealed it, names what is not, and shows the chain's head selectable, to be kept elsewhere (`belay verify
@@ -7,23 +8,23 @@ sealed it, names what is not, and shows the chain's head selectable, to be kept 
 
 from __future__ import annotations
 
-import asyncio
 import html
-from pathlib import Path
+from collections.abc import Awaitable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from core import BelayError, Verdict, verify_journal
+from core import BelayError, Verdict
 
 SHOWN = 5
 """Mismatches listed in the box; `belay verify` lists them all."""
 
 
-async def check_journal(parent: QWidget, journal: Path) -> QMessageBox:
-    """Verify `journal` and show the verdict in a box on `parent` (returned, open)."""
+async def check_journal(parent: QWidget, verified: Awaitable[Verdict]) -> QMessageBox:
+    """Show the verdict (`console.verify()`: this machine's journal read off the loop, or the one on the host of a
+    console attached over ssh) in a box on `parent` (returned, open)."""
     try:
-        verdict = await asyncio.to_thread(verify_journal, journal)
+        verdict = await verified
     except BelayError as e:
         return _show(parent, QMessageBox.Icon.Critical, "The journal could not be verified",
                      html.escape(e.info.message) + (f"<br><br>{html.escape(e.info.suggestion)}"

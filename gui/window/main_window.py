@@ -52,7 +52,9 @@ from core import (
     Console,
     ElicitationRequested,
     ExternalChangesRecorded,
+    LinkChanged,
     PolicyChanged,
+    RemoteConsole,
     RollbackRefused,
     RunKey,
     RunStatus,
@@ -71,6 +73,7 @@ from gui.window.edit_dialog import EditDialog
 from gui.window.elicitation_form import ElicitationPanel
 from gui.window.gantt import COLUMN_WIDTH
 from gui.window.journal_check import check_journal
+from gui.window.link_banner import LinkBanner
 from gui.window.mcp_panel import McpPanel
 from gui.window.mode_bar import BypassBanner, ModeSelector
 from gui.window.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
@@ -115,10 +118,11 @@ class ResizeWatch(QObject):
 class MainWindow(QMainWindow):
     """One console's window."""
 
-    def __init__(self, console: Console, parent: QWidget | None = None) -> None:
+    def __init__(self, console: Console | RemoteConsole, parent: QWidget | None = None) -> None:
+        """`console`: this machine's, or one on another host attached to (core.remote.console)."""
         super().__init__(parent)
         self.console = console
-        self._title = f"Belay — {console.workspace.root}"
+        self._title = f"Belay — {console.where}"
         self._mode = console.mode
         self.setWindowTitle(self._title)
         self._settings = window_settings()
@@ -172,11 +176,14 @@ class MainWindow(QMainWindow):
         split.setSizes([790, 610])  # wide enough for the Timeline column
         keep_splitter(split, "console/split", self._settings)
         self.banner = BypassBanner()
+        self.link = LinkBanner()
+        self.link.attach_requested.connect(self._on_link_attach_requested)
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         column.addWidget(self.banner)
+        column.addWidget(self.link)
         self.trust = TrustBanner()
         column.addWidget(self.trust)
         column.addWidget(split, 1)
@@ -205,8 +212,10 @@ class MainWindow(QMainWindow):
         self._held_timer.setInterval(1000)
         self._held_timer.timeout.connect(self._show_held)
         self.statusBar().addPermanentWidget(self.sandbox)
-        self.store = StoreIndicator(console.state_dir, self.tasks.spawn)  # its size, how far undo reaches
-        self.statusBar().addPermanentWidget(self.store)
+        self.store: StoreIndicator | None = None
+        if console.state_dir is not None:  # (a console on another host keeps its store there)
+            self.store = StoreIndicator(console.state_dir, self.tasks.spawn)  # its size, how far undo reaches
+            self.statusBar().addPermanentWidget(self.store)
         self.sandbox.show_sandbox(console.sandbox, console.bash_settings.network, preview_state(console))
         self._show_mode(console.mode)
         self._connect()
@@ -214,7 +223,7 @@ class MainWindow(QMainWindow):
         self._accessible()
 
     def _verify_journal(self) -> None:
-        self.tasks.spawn(check_journal(self, self.console.state_dir / "journal.sqlite3"), "verify the journal")
+        self.tasks.spawn(check_journal(self, self.console.verify()), "verify the journal")
 
     def _accessible(self) -> None:
         """Names for assistive technology, and Tab in the order of the layout: the mode, the timeline's filter,
@@ -244,6 +253,7 @@ class MainWindow(QMainWindow):
         self.bridge.rollback_refused.connect(self._on_bridge_rollback_refused)
         self.bridge.batch_applied.connect(self._update_status)
         self.bridge.resynced.connect(self._on_bridge_resynced)
+        self.bridge.link_changed.connect(self._on_bridge_link_changed)
         self.bridge.shells_changed.connect(self._on_bridge_shells_changed)
         self.bridge.policy_changed.connect(self._on_bridge_policy_changed)
         self.bridge.external_changes.connect(self._on_bridge_external_changes)
@@ -343,6 +353,13 @@ class MainWindow(QMainWindow):
                                "(Claude Code with `belay hooks install`, MCP clients with `belay mcp-serve`); "
                                "`belay attach` follows it from a terminal")
             self.statusBar().addPermanentWidget(serving)
+        if isinstance(self.console, RemoteConsole):
+            self.console.on_error = self._show_error  # what was sent without waiting and failed there
+            there = QLabel(f" ⇄ {self.console.reach.host or 'attached'} ")
+            there.setObjectName("remoteHost")
+            there.setToolTip(f"This workspace's console runs at {self.console.where}: its agents' calls wait, "
+                             "are undone and journaled there; this window follows it through ssh")
+            self.statusBar().addPermanentWidget(there)
         self._show_shell_count()
         self._held_timer.start()
         for request in self.console.pending_approvals():
@@ -462,6 +479,27 @@ class MainWindow(QMainWindow):
         for request in self.console.pending_approvals():
             self.approvals.add(request)
         self.elicitations.set_pending(self.console.elicitations.pending())
+
+    def _on_bridge_link_changed(self, event: LinkChanged) -> None:
+        """The link to a console on another host dropped, came back or was given up on.  Back, its journal is the
+        truth: the timeline is read again, and what no longer waits leaves the approvals."""
+        self.link.show_link(event, self.console.where)
+        if event.state == "attached":
+            self.model.reset(self.console.timeline)
+            self.tree.expandAll()
+            waiting = {request.call_id for request in self.console.pending_approvals()}
+            for request in self.approvals.queue():
+                if request.call_id not in waiting:
+                    self.approvals.remove(request.call_id)
+            self._on_bridge_resynced()
+            self.mcp.show_servers(self.console.mcp_servers())
+            self._update_status()
+            self._show_selected()
+        self.statusBar().showMessage(self.link.text(), 15_000)
+
+    def _on_link_attach_requested(self) -> None:
+        if isinstance(self.console, RemoteConsole):
+            self.tasks.spawn(self.console.reattach(), f"attach again to {self.console.where}")
 
     def _on_bridge_external_changes(self, event: ExternalChangesRecorded) -> None:
         self.changes.refresh_soon()

@@ -10,6 +10,7 @@ import pytest
 
 from core import ApprovalRequested, CallFinished, Console, RunStatus, config_dir, install_token
 from core.remote.client import Attached, Detached, RemoteError
+from core.remote.protocol import PROTOCOL_VERSION
 from core.remote.server import AttachServer
 from tests.conftest import run
 
@@ -104,7 +105,7 @@ def test_a_wrong_token_or_version_is_refused_saying_why_and_a_closed_console_end
             writer.write(json.dumps({"kind": "attach", "token": install_token(config_dir()),
                                      "version": 99}).encode() + b"\n")
             refusal = json.loads(await reader.readline())
-            assert refusal["ok"] is False and "speaks version 1" in refusal["error"]
+            assert refusal["ok"] is False and f"speaks version {PROTOCOL_VERSION}" in refusal["error"]
             writer.close()
             attached = await Attached.connect(socket, install_token(config_dir()))
             assert not await attached.approve("no-such-call")  # nothing waits under that id
@@ -132,7 +133,7 @@ def test_the_welcome_carries_a_long_journal_s_calls_cut_as_the_timeline_keeps_th
             await console.call(agent, "Write", {"file_path": str(ws / "big.txt"), "content": content})
             reader, writer = await asyncio.open_unix_connection(str(socket), limit=1 << 24)
             writer.write(json.dumps({"kind": "attach", "token": install_token(config_dir()),
-                                     "version": 1}).encode() + b"\n")
+                                     "version": PROTOCOL_VERSION}).encode() + b"\n")
             line = await reader.readline()
             writer.close()
             assert len(line) < 64_000  # not the megabyte

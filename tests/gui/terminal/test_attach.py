@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from core import AttachServer, Console, RunStatus
+from core.remote import reach as reach_module
 from gui.terminal import attach as attach_module
 from tests.conftest import run
 
@@ -34,7 +35,7 @@ class Lines(io.StringIO):
 
 def test_approvals_are_asked_and_answered_at_the_terminal_and_calls_printed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(attach_module, "RETRIES", 0)
+    monkeypatch.setattr(reach_module, "RETRIES", 0)
     ws = tmp_path / "ws"
     ws.mkdir()
     read_end, write_end = os.pipe()

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from core import PROTOCOL_VERSION
 from tests.conftest import ROOT
 
 
@@ -25,7 +26,7 @@ def test_ensure_starts_the_console_once_and_then_finds_it(tmp_path: Path) -> Non
     assert first.returncode == 0, first.stderr
     line = json.loads(first.stdout)
     try:
-        assert line["workspace"] == str(ws) and line["version"] == 1 and len(line["token"]) == 64
+        assert line["workspace"] == str(ws) and line["version"] == PROTOCOL_VERSION and len(line["token"]) == 64
         assert Path(line["socket"]).exists()
         again = _serve("--ensure", "--workspace", str(ws))
         assert again.returncode == 0 and json.loads(again.stdout)["pid"] == line["pid"]  # the same console
