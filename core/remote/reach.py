@@ -57,7 +57,8 @@ class Reach:
     async def attach(self, client: str, *, said: Callable[[str], None] = lambda _text: None) -> Attached:
         """Attach, trying again while nothing answers; `said` hears each failed try.  Raises RemoteError when the
         way there cannot be opened at all (no console for a local workspace; ssh could not start one), when the
-        console refuses (`refused`), or after RETRIES failures in a row."""
+        console refuses (`refused`), or after RETRIES failures in a row (then the next attach opens the way anew:
+        over ssh, `belay serve --ensure` starts the console again if it is gone)."""
         socket, token = await self._opened()
         failures = 0
         while True:
@@ -70,6 +71,7 @@ class Reach:
                     raise
                 failures += 1
                 if failures > RETRIES:
+                    self._socket = None  # the next attach starts over: ssh starts or finds the console again
                     raise RemoteError(f"gave up attaching to {self.where} after {RETRIES} tries: {e}") from e
                 said(f"Could not attach to {self.where} ({e}); trying again in {self.pause_s:g} s.")
                 await asyncio.sleep(self.pause_s)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from core.errors import BelayError
 from core.models.records import CallRecord
 from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, ConsoleState, EventLine, Reply, Welcome
 from core.tasks import spawn
@@ -95,7 +96,10 @@ class AttachServer:
                 continue
             try:
                 result = await self._run(command)
-            except Exception as e:  # noqa: BLE001 - told to the person who asked, as the window would show it
+            except BelayError as e:  # refused as the window would say it (nothing to undo, a bad rule...)
+                reply = Reply(id=command.id, ok=False, error=" ".join(p for p in (e.info.message, e.info.suggestion)
+                                                                      if p))
+            except Exception as e:  # noqa: BLE001 - told to the person who asked
                 log.exception("attach: %s of %s failed", command.op, command.call_id)
                 reply = Reply(id=command.id, ok=False, error=f"{type(e).__name__}: {e}")
             else:

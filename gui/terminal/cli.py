@@ -139,8 +139,14 @@ def _parser() -> argparse.ArgumentParser:
     watch = sub.add_parser("watch", help="open the window for every workspace and supervise outside agents "
                                          "(Claude Code, Codex, Gemini CLI through their hooks, MCP clients through "
                                          "`belay mcp-serve`)")
+    watch.add_argument("host", nargs="?", metavar="ssh://HOST/PATH",
+                       help="also follow the console of a workspace on another host, through your own ssh "
+                            "(`belay serve` is started there if none runs)")
     watch.add_argument("--workspace", help="a directory to supervise at once (without it, the window waits for "
                                            "any project whose agent asks)")
+    watch.add_argument("--ssh", default="ssh", help="with ssh://…: the ssh command and its options (default: ssh)")
+    watch.add_argument("--remote-belay", default="belay", metavar="CMD",
+                       help="with ssh://…: how the host runs Belay (default: belay)")
     watch.add_argument("--state-dir")
     watch.add_argument("--screenshot", metavar="FILE", help="with --quit-after: save a PNG of the window first")
     watch.add_argument("--quit-after", type=float, metavar="SECONDS", help="close by itself (for checks)")
@@ -384,7 +390,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         from gui.window.app import WatchOptions, run_watch
         return run_watch(WatchOptions(workspace=args.workspace, state_dir=args.state_dir,
                                       screenshot=args.screenshot, quit_after=args.quit_after,
-                                      tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False)))
+                                      tray=getattr(args, "tray", False), first_run=getattr(args, "first_run", False),
+                                      host=getattr(args, "host", None), ssh=getattr(args, "ssh", "ssh"),
+                                      remote_belay=getattr(args, "remote_belay", "belay")))
     if args.command in ("attach", "serve"):
         from gui.terminal.attach import remote_command
         return remote_command(args)

@@ -32,7 +32,7 @@ from gui.window.resources import demo_script, demo_workspace_template
 from gui.window.theme import ThemeSwitch, saved_choice
 
 if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
-    from core import AutoReviewer, Console, Script, ScriptedAgent
+    from core import AutoReviewer, Console, RemoteConsole, Script, ScriptedAgent
     from gui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,10 @@ class WatchOptions:
     """Start minimized (`belay --tray`, the autostart entry)."""
     first_run: bool = False
     """A bare `belay`: show the first-run screen unless it was seen."""
+    host: str | None = None
+    """ssh://host/path: also follow that workspace's console on its host."""
+    ssh: str = "ssh"
+    remote_belay: str = "belay"
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,7 @@ def _run_with_window(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
 
 
 @contextlib.asynccontextmanager
-async def _window_on(console: Console,
+async def _window_on(console: Console | RemoteConsole,
                      reviewer: AutoReviewer | None = None) -> AsyncIterator[tuple[MainWindow, asyncio.Event]]:
     """Show the window on an open console; yields it and an event set when the last window closes.
 
@@ -222,6 +226,8 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
     hub's socket and its models once the window has painted, then what the first workspace will need."""
     hub = Hub(options.state_dir)
     if await hub.running_elsewhere():
+        if options.host is not None and workspace is None:
+            return await _watch_host(options)
         return _already_open() if workspace is None else await _watch_one(options, workspace)
     window = HubWindow(hub)
     welcome: QWidget | None = None
@@ -230,6 +236,8 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             await _shown(window, options)
         if not await hub.start():  # another one started meanwhile
             return _already_open() if workspace is None else await _watch_one(options, workspace)
+        if options.host is not None and not await _connected(window, options):
+            return 2
         if workspace is not None:
             from core import BelayError
             try:
@@ -259,6 +267,39 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             await welcome.tasks.aclose()
             welcome.close()
         await window.aclose()
+
+
+async def _connected(window: HubWindow, options: WatchOptions) -> bool:
+    """The console at `options.host` beside the local ones; False (said) when it cannot be reached."""
+    from core import BelayError
+    assert options.host is not None
+    print(f"Connecting to {options.host}…", flush=True)
+    try:
+        await window.connect_host(options.host, ssh=options.ssh, remote_belay=options.remote_belay)
+    except (BelayError, ValueError, OSError) as e:
+        text = e.info.message if isinstance(e, BelayError) else str(e)
+        print(f"belay watch: {text}", file=sys.stderr, flush=True)
+        if options.quit_after is None:
+            await _show_error(text)
+        return False
+    return True
+
+
+async def _watch_host(options: WatchOptions) -> int:
+    """`belay watch ssh://…` while another window has every local workspace: a window of its own for that host."""
+    import shlex
+
+    from core import BelayError, Reach, RemoteConsole
+    assert options.host is not None
+    try:
+        console = RemoteConsole(Reach.of(options.host, ssh=shlex.split(options.ssh), remote_belay=options.remote_belay))
+        await console.open()
+    except (BelayError, ValueError, OSError) as e:
+        print(f"belay watch: {e.info.message if isinstance(e, BelayError) else e}", file=sys.stderr, flush=True)
+        return 2
+    async with _window_on(console) as (window, closed):
+        print(f"Watching {options.host}: its agents' calls wait for you here.", flush=True)
+        return await _stay_open(window, closed, options)
 
 
 def _already_open() -> int:

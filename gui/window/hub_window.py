@@ -6,8 +6,11 @@ workspace's own console window (gui/window/main_window.py), one per workspace, e
 timeline, approvals, rules, changes and undo.  When an agent in a project Belay has not seen asks, a bar
 across the top asks once whether to supervise it there (core/hub.py remembers the answer).
 
+A workspace on another host joins the sidebar through Workspace › Connect to host… (`belay watch
+ssh://host/path`): its console runs there (core.remote.console), its page is the same window.
+
 Keys: Ctrl+PgDown / Ctrl+PgUp move between workspaces, Ctrl+Shift+I goes to the oldest waiting request,
-Ctrl+O opens a workspace.
+Ctrl+O opens a workspace, Ctrl+Shift+O connects to one on another host.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QListView,
     QMainWindow,
@@ -43,7 +47,7 @@ from gui.window.remembered import fit_default_size, keep_splitter, restore_geome
 from gui.window.tasks import TaskSet
 
 if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one opens: the hub paints first
-    from core import ApprovalRequested, Console
+    from core import ApprovalRequested, Console, RemoteConsole
     from gui.window.main_window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
@@ -59,6 +63,15 @@ class _Workspace:
     page: MainWindow
     waiting: int = 0
     running: int = 0
+    host: str | None = None
+    """The host of a console attached over ssh (None: this machine's)."""
+    where: str = ""
+    """How it was reached (ssh://host/path), for the tooltip."""
+
+    @property
+    def name(self) -> str:
+        name = self.root.name or str(self.root)
+        return f"{name} on {self.host}" if self.host else name
 
 
 class WorkspacesModel(QAbstractListModel):
@@ -76,15 +89,15 @@ class WorkspacesModel(QAbstractListModel):
             return None
         row = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{row.root.name or row.root}\n{_state(row)}"
+            return f"{row.name}\n{_state(row)}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return str(row.root)
+            return row.where or str(row.root)
         if role == Qt.ItemDataRole.FontRole and row.waiting:
             font = QFont()
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{row.root.name}: {_state(row)}"
+            return f"{row.name}: {_state(row)}"
         return None
 
     def add(self, row: _Workspace) -> int:
@@ -267,6 +280,8 @@ class HubWindow(QMainWindow):
         self.attention.sound_action.toggled.connect(self._on_attention_settings_changed)
         self.attention.quit_requested.connect(self.quit)
         self._quitting = False
+        self._remotes: list[RemoteConsole] = []
+        """Consoles on other hosts this window follows (the hub has this machine's)."""
         hub.ask = self.bar.ask  # type: ignore[assignment]
         hub.on_opened(self._add_page)
         self._menus()
@@ -276,24 +291,30 @@ class HubWindow(QMainWindow):
     def _menus(self) -> None:
         menu = self.menuBar().addMenu("&Workspace")
         opening = QAction("&Open…", self, shortcut="Ctrl+O", triggered=self._on_open_action_triggered)
+        connecting = QAction("&Connect to host…", self, shortcut="Ctrl+Shift+O",
+                             triggered=self._on_connect_action_triggered)
+        connecting.setToolTip("Follow a workspace's console on another host through your own ssh "
+                              "(ssh://host/path; `belay serve` is started there if none runs)")
         following = QAction("&Next workspace", self, shortcut="Ctrl+PgDown",
                             triggered=lambda: self._step(1))
         previous = QAction("&Previous workspace", self, shortcut="Ctrl+PgUp", triggered=lambda: self._step(-1))
         oldest = QAction("Oldest &waiting request", self, shortcut="Ctrl+Shift+I",
                          triggered=self.show_oldest_waiting)
-        for action in (opening, following, previous, oldest):
+        for action in (opening, connecting, following, previous, oldest):
             menu.addAction(action)
         self.menuBar().addMenu("&View").addMenu(theme.theme_menu(self))  # before any workspace is open, too
 
     # -- pages -----------------------------------------------------------------
 
-    def _add_page(self, console: Console) -> None:
+    def _add_page(self, console: Console | RemoteConsole) -> MainWindow:
+        from core import RemoteConsole
         from gui.window.main_window import MainWindow
         page = MainWindow(console)
         page.setWindowFlags(Qt.WindowType.Widget)
         self.pages.addWidget(page)
         page.start()
-        row = self.workspaces.add(_Workspace(console.workspace.root, page))
+        host = console.reach.host or "" if isinstance(console, RemoteConsole) else None
+        row = self.workspaces.add(_Workspace(console.workspace.root, page, host=host, where=console.where))
         page.bridge.approval_requested.connect(lambda request, page=page: self._on_page_request(page, request))
         page.bridge.approval_resolved.connect(self._on_page_resolved)
         page.approvals.waiting_changed.connect(lambda _n, page=page: self._count(page))
@@ -307,9 +328,11 @@ class HubWindow(QMainWindow):
             self.workspace_list.setCurrentIndex(self.workspaces.index(row, 0))
         self._count(page)
         self.workspace_added.emit(page)
+        return page
 
     def page_of(self, root: Path) -> MainWindow | None:
-        return next((r.page for r in self.workspaces.rows if r.root == root), None)
+        """This machine's workspace's page."""
+        return next((r.page for r in self.workspaces.rows if r.root == root and r.host is None), None)
 
     def _on_workspace_chosen(self, current: QModelIndex, previous: QModelIndex) -> None:
         if current.isValid():
@@ -332,7 +355,8 @@ class HubWindow(QMainWindow):
     def _on_page_request(self, page: MainWindow, request: ApprovalRequested) -> None:
         from gui.window.approval_text import agent_path
         who = agent_path(page.model.timeline, request.agent_id)
-        self.inbox.add(page, request, f"{page.console.workspace.root.name} · {who}: {request.tool} {request.summary}")
+        name = next((row.name for row in self.workspaces.rows if row.page is page), page.console.workspace.root.name)
+        self.inbox.add(page, request, f"{name} · {who}: {request.tool} {request.summary}")
         self._count(page)
 
     def _on_page_resolved(self, call_id: str) -> None:
@@ -366,7 +390,7 @@ class HubWindow(QMainWindow):
         self.inbox_label.setText(f"<b>Waiting for you</b> ({waiting})" if waiting else
                                  f"<b>Waiting for you</b> <span style='color:{theme.colour('muted')}'>(nothing)</span>")
         current = self.pages.currentWidget()
-        where = next((row.root.name for row in self.workspaces.rows if row.page is current), "every workspace")
+        where = next((row.name for row in self.workspaces.rows if row.page is current), "every workspace")
         count = len(self.workspaces.rows)
         self.setWindowTitle(titled(f"Belay — {where}" + (f" · {count} workspaces" if count > 1 else ""), waiting))
         self.attention.set_waiting(waiting)
@@ -468,6 +492,44 @@ class HubWindow(QMainWindow):
             self.show_page(page)
         return page
 
+    def _on_connect_action_triggered(self) -> None:
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Connect to host")
+        dialog.setLabelText("The workspace on another host, as ssh://[user@]host[:port]/path (your ssh config, keys "
+                            "and jump hosts are used; Belay is started there if it does not run):")
+        dialog.setTextValue("ssh://")
+        dialog.textValueSelected.connect(lambda text: self.tasks.spawn(self._connect_said(text.strip()),
+                                                                       f"connect to {text.strip()}"))
+        dialog.open()
+        self.connect_dialog = dialog
+
+    async def _connect_said(self, target: str) -> None:
+        from core import BelayError
+        self.statusBar().showMessage(f"Connecting to {target}…")
+        try:
+            page = await self.connect_host(target)
+        except (BelayError, ValueError, OSError) as e:
+            self.statusBar().showMessage(f"Could not connect to {target}: "
+                                         f"{e.info.message if isinstance(e, BelayError) else e}", 30_000)
+            return
+        self.statusBar().showMessage(f"Attached to {target}.", 10_000)
+        self.show_page(page)
+
+    async def connect_host(self, target: str, *, ssh: str = "ssh", remote_belay: str = "belay") -> MainWindow:
+        """Follow the console of the workspace at `target` (ssh://host/path, started there if need be) beside the
+        local ones; the page it already has if it was connected to.  Raises BelayError, ValueError or OSError
+        when it cannot be reached."""
+        import shlex
+
+        from core import Reach, RemoteConsole
+        known = next((row.page for row in self.workspaces.rows if row.where == target and row.host is not None), None)
+        if known is not None:
+            return known
+        console = RemoteConsole(Reach.of(target, ssh=shlex.split(ssh), remote_belay=remote_belay))
+        await console.open()
+        self._remotes.append(console)
+        return self._add_page(console)
+
     async def aclose(self) -> None:
         """Stop every page's work and close every console (calls still waiting are denied), then the window."""
         self.bar.withdraw_all()
@@ -477,6 +539,8 @@ class HubWindow(QMainWindow):
         await self.tasks.aclose()
         for page in pages:
             await page.tasks.aclose()
+        for remote in self._remotes:
+            await remote.close()  # detached: those consoles run on, on their hosts
         await self.hub.close()
         for page in pages:
             page.close()

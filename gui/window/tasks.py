@@ -3,7 +3,8 @@
 Qt slots cannot await, so a slot that needs the core's async methods starts
 a task here.  The set keeps a strong reference until the task ends, and an
 exception is logged and handed to `on_error` (the window shows it) instead
-of vanishing with a garbage-collected task.
+of vanishing with a garbage-collected task.  (A console on another host out
+of reach raises RemoteError: shown, logged as information, not as a fault.)
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ class TaskSet:
             return
         error = task.exception()
         if error is not None:
-            log.error("task %s failed", task.get_name(), exc_info=error)
+            from core import RemoteError  # (here: the hub's window imports this module before it first paints)
+            if isinstance(error, RemoteError):  # a console on another host out of reach: told, not a fault here
+                log.info("task %s: %s", task.get_name(), error)
+            else:
+                log.error("task %s failed", task.get_name(), exc_info=error)
             if self._on_error is not None:
                 self._on_error(f"{task.get_name()} failed: {error}")
 
