@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from core.outside import install
 from core.policy.settings import config_dir
 from core.settings import state_root
 from gui.window.hub_window import HubWindow
-from tests.conftest import wait_until
+from tests.conftest import ROOT, wait_until
 from tests.integration import private_sshd
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers
 from tests.integration.test_remote_ssh import _claude, _remote_belay, _stop_remote_console, ssh_config  # noqa: F401
@@ -53,6 +55,7 @@ def test_a_window_attached_over_ssh_approves_and_undoes_claude_codes_writes_and_
         window.show()
         try:
             page = await window.connect_host(target, ssh=f"ssh -F {ssh_config}", remote_belay=_remote_belay())
+            assert await window.connect_host(target) is page  # connected already: its page
             [row] = window.workspaces.rows
             assert row.name == f"remote-ws on {private_sshd.HOST}" and row.where == target
             assert window.pages.currentWidget() is page and page.store is None
@@ -104,3 +107,27 @@ def test_a_window_attached_over_ssh_approves_and_undoes_claude_codes_writes_and_
         loop.run_until_complete(scenario())
     finally:
         _stop_remote_console(ws)
+
+
+@pytest.mark.timeout(180)
+def test_belay_watch_ssh_opens_the_hosts_workspace_and_an_unreachable_host_is_said(
+        ssh_config: Path, tmp_path: Path) -> None:  # noqa: F811 - the fixture
+    ws = tmp_path / "remote-ws"
+    ws.mkdir()
+    shot = tmp_path / "watch.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    try:
+        watched = subprocess.run(
+            [sys.executable, "-m", "gui.terminal.cli", "watch", f"ssh://{private_sshd.HOST}{ws}", "--ssh",
+             f"ssh -F {ssh_config}", "--remote-belay", _remote_belay(), "--quit-after", "2", "--screenshot",
+             str(shot)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert watched.returncode == 0, watched.stderr
+        assert f"Connecting to ssh://{private_sshd.HOST}{ws}" in watched.stdout and shot.stat().st_size > 10_000
+    finally:
+        _stop_remote_console(ws)
+    unreachable = subprocess.run(
+        [sys.executable, "-m", "gui.terminal.cli", "watch", "ssh://no-such-host.invalid/code", "--ssh",
+         "ssh -o ConnectTimeout=5", "--quit-after", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=120, stdin=subprocess.DEVNULL)
+    assert unreachable.returncode == 2
+    assert "could not start Belay's console on no-such-host.invalid" in unreachable.stderr
