@@ -51,6 +51,8 @@ if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one op
     from gui.window.main_window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
+SIDEBAR_MIN = 100
+"""The sidebar's narrowest, in pixels: with a workspace's page beside it, the window still fits 1024 pixels."""
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
               "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "
               "<code>belay watch --workspace DIR</code> opens one at once.</p>"
@@ -248,6 +250,8 @@ class HubWindow(QMainWindow):
         self.inbox_list.clicked.connect(self._on_inbox_activated)
         self.inbox_label = QLabel()
         side = QWidget()
+        side.setMinimumWidth(SIDEBAR_MIN)  # its labels wrap and its lists elide: a workspace's page needs the room
+        self.inbox_label.setWordWrap(True)
         column = QVBoxLayout(side)
         column.setContentsMargins(6, 6, 0, 6)
         column.addWidget(QLabel("<b>Workspaces</b>"))

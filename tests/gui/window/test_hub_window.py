@@ -83,6 +83,7 @@ def test_agents_in_two_unseen_projects_are_asked_about_then_supervised_side_by_s
 
             window.show_oldest_waiting()  # Ctrl+Shift+I
             assert window.pages.currentWidget() is blog_page
+            assert window.width() == 1024, "the sidebar and a waiting request's page add up to more than 1024 pixels"
             assert blog_page.approvals.current is not None and blog_page.approvals.current.tool == "Write"
             blog_page.approvals.approve()
             assert _decision(await write) == "allow"
