@@ -11,13 +11,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.errors import ErrorInfo
 from core.events import ApprovalRequested
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, DecidedBy, DecidedVia, Decision, FileChange, GitChange, RunStatus
-from core.timeline.keys import NodeKey
+from core.timeline.keys import NodeKey, RunKey
 
 
 @dataclass
@@ -152,6 +152,8 @@ class RunNode:
     attempts: int = 1
     progress: float | None = None
     """Seconds it had been working at its last heartbeat."""
+    key: RunKey | None = field(default=None, repr=False, compare=False)
+    """Its row's key, once the timeline has it (kept: each event about the run names its row)."""
 
 
 @dataclass
@@ -176,15 +178,18 @@ class ExternalNode:
     changes: tuple[FileChange, ...]
 
 
-@dataclass(frozen=True)
-class Inserted:
+class Inserted(NamedTuple):
+    """A row appended: `key` at `row` under `parent` (None: the top level).  A named tuple: a flood makes one per
+    call, and a tuple is made in a third of a frozen dataclass's time."""
+
     parent: NodeKey | None
     row: int
     key: NodeKey
 
 
-@dataclass(frozen=True)
-class Updated:
+class Updated(NamedTuple):
+    """A row whose cells changed."""
+
     key: NodeKey
 
 

@@ -69,6 +69,9 @@ from core.timeline.nodes import (
 
 Change = Inserted | Updated
 
+_QUEUED, _RUNNING = RunStatus.QUEUED, RunStatus.RUNNING
+"""Read from the module, not the enum: a member looked up on its class costs a flood of calls measurably (3.11)."""
+
 
 class Timeline:
     """Agents, batches and runs of this workspace, earlier sessions included."""
@@ -276,16 +279,19 @@ class Timeline:
         group: AgentNode | BatchNode = self.agents[node.agent_id]
         parent = self._groups[AgentKey.prefix + node.agent_id]
         if node.batch_id:
-            changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
+            if node.batch_id not in self.batches:  # its first call: the batch's row, made from it
+                changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
             group, parent = self.batches[node.batch_id], self._groups[BatchKey.prefix + node.batch_id]
         self.runs[node.call_id] = node
         self.tools[node.tool] = None
         self._count(node, 1)
         self._reach_at(node.agent_id, node.batch_id, node.queued_at)
-        ended = known_end(node)
-        if ended is not None:
-            self._reach_at(node.agent_id, node.batch_id, ended)
-        changes.append(self._append(parent, RunKey(node.call_id), group.children))
+        if node.status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
+            ended = known_end(node)
+            if ended is not None:
+                self._reach_at(node.agent_id, node.batch_id, ended)
+        node.key = key = RunKey(node.call_id)
+        changes.append(self._append(parent, key, group.children))
         if node.batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
         return changes
@@ -330,7 +336,8 @@ class Timeline:
 
     def apply(self, event: Event) -> list[Change]:
         """Take in one event; what it changed is returned and told to the watchers."""
-        self.last_seq = max(self.last_seq, event.seq)
+        if event.seq > self.last_seq:
+            self.last_seq = event.seq
         handler = _HANDLERS.get(type(event))
         changes = handler(self, event) if handler else []
         if changes:
@@ -381,7 +388,7 @@ class Timeline:
     def _on_call_queued(self, e: CallQueued) -> list[Change]:
         kept = excerpt_args(e.args)
         return self._add_run(RunNode(e.call_id, e.agent_id, e.tool, excerpt_line(e.summary), kept.args,
-                                     RunStatus.QUEUED, e.at,
+                                     _QUEUED, e.at,
                                      args_cut=kept.cut, batch_id=e.batch_id, batch_key=e.batch_key))
 
     def _update_run(self, call_id: str, **fields: Any) -> list[Change]:
@@ -396,14 +403,23 @@ class Timeline:
 
     def _moved(self, node: RunNode, status: RunStatus) -> list[Change]:
         """The run's status is now `status` (counted where it was, and where it is): the rows that changed."""
-        if status == node.status:
-            return [Updated(RunKey(node.call_id))]
-        self._count(node, -1)
+        key = node.key or RunKey(node.call_id)
+        was = node.status
+        if status is was:
+            return [Updated(key)]
         node.status = status
-        self._count(node, 1)
+        counts = self._counts
+        counts[was] -= 1
+        counts[status] += 1
+        counts = self.agents[node.agent_id].statuses
+        counts[was] -= 1
+        counts[status] += 1
         if node.batch_id:
-            return [Updated(RunKey(node.call_id)), Updated(BatchKey(node.batch_id))]  # its "3/8 done"
-        return [Updated(RunKey(node.call_id))]
+            counts = self.batches[node.batch_id].statuses
+            counts[was] -= 1
+            counts[status] += 1
+            return [Updated(key), Updated(self._groups[BatchKey.prefix + node.batch_id])]  # its "3/8 done"
+        return [Updated(key)]
 
     def _reach_at(self, agent_id: str, batch_id: str | None, at: datetime) -> None:
         """Stretch the agent's (and the batch's) time window to take in `at`."""
@@ -431,7 +447,7 @@ class Timeline:
             return []
         node.started_at = e.at
         self._reach_at(node.agent_id, node.batch_id, e.at)
-        return self._moved(node, RunStatus.RUNNING)
+        return self._moved(node, _RUNNING)
 
     def _on_call_progress(self, e: CallProgress) -> list[Change]:
         return self._update_run(e.call_id, progress=e.elapsed_s)
