@@ -156,12 +156,17 @@ class Bridge(QObject):
             if not batch:
                 return
             began = loop.time()
+            self._model.flush()  # the rows first, in a turn of their own: what waited meanwhile (input, a paint)
+            shown = loop.time()  # runs before the panels hear of the events, not after both
+            await asyncio.sleep(0)
+            resumed = loop.time()
             self.apply(batch)
             applied = loop.time()
             await asyncio.sleep(pause)
             late = loop.time() - applied - pause  # the loop was busy: Qt laid out and painted what was shown
             least = FLOOD_PAUSE_S if len(batch) >= FLOOD_EVENTS else FRAME_S
-            pause = min(MAX_PAUSE_S, max(least, BUSY_SHARE * (applied - began + late)))
+            busy = shown - began + applied - resumed + late
+            pause = min(MAX_PAUSE_S, max(least, BUSY_SHARE * busy))
 
     def apply(self, batch: list[Event]) -> None:
         """Show the rows, then tell: the other events in order, then the runs that changed, together (and one
