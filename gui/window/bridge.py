@@ -160,7 +160,7 @@ class Bridge(QObject):
             shown = loop.time()  # runs before the panels hear of the events, not after both
             await asyncio.sleep(0)
             resumed = loop.time()
-            self.apply(batch)
+            self.apply(batch, shown=True)
             applied = loop.time()
             await asyncio.sleep(pause)
             late = loop.time() - applied - pause  # the loop was busy: Qt laid out and painted what was shown
@@ -168,11 +168,13 @@ class Bridge(QObject):
             busy = shown - began + applied - resumed + late
             pause = min(MAX_PAUSE_S, max(least, BUSY_SHARE * busy))
 
-    def apply(self, batch: list[Event]) -> None:
+    def apply(self, batch: list[Event], *, shown: bool = False) -> None:
         """Show the rows, then tell: the other events in order, then the runs that changed, together (and one
         by one, at each run's last change, to a `run_changed` listener).  Dispatched on the event's type, not a
-        chain of isinstance: a flood brings some 30,000 events a second."""
-        self._model.flush()  # the rows these events made are shown before anyone hears of them
+        chain of isinstance: a flood brings some 30,000 events a second.  `shown`: the batch's rows were shown
+        already (the rows of events published since wait for the next batch: one repaint a batch)."""
+        if not shown:
+            self._model.flush()  # the rows these events made are shown before anyone hears of them
         last: dict[str, int] = {}
         others: list[Event] = []
         for n, event in enumerate(batch):  # one pass: a flood brings some 30,000 events a second
