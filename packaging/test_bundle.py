@@ -88,3 +88,29 @@ def test_the_hooks_the_bundle_installs_run_without_python(tmp_path: Path) -> Non
     answer = json.loads(hook.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
     assert answer["permissionDecisionReason"].startswith(f"Belay: no Belay console is running for {project}")
+
+
+def test_the_bundle_serves_a_headless_console_and_verifies_and_exports_its_journal(tmp_path: Path) -> None:
+    """What a host without a window runs (`belay serve`, reached over ssh) and the audit commands: modules the
+    facade loads by name, which a bundler finds only through their imports."""
+    import json
+    import signal
+    env = _outside_env(tmp_path)
+    workspace = tmp_path / "w"
+    demo = _run([str(BUNDLE), "demo", "--auto-approve", "--quit-when-done", "--workspace", str(workspace)], tmp_path,
+                {**env, "QT_QPA_PLATFORM": "offscreen"})
+    assert demo.returncode == 0, demo.stderr
+    verified = _run([str(BUNDLE), "verify", "--workspace", str(workspace)], tmp_path, env)
+    assert verified.returncode == 0 and "verifies" in verified.stdout, verified.stdout + verified.stderr
+    exported = _run([str(BUNDLE), "export", "--workspace", str(workspace), "--format", "jsonl", "--output",
+                     str(tmp_path / "audit.jsonl")], tmp_path, env)
+    assert exported.returncode == 0, exported.stderr
+    kinds = {json.loads(line)["type"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()}
+    assert {"session", "agent", "call"} <= kinds
+    served = _run([str(BUNDLE), "serve", "--ensure", "--workspace", str(workspace)], tmp_path, env)
+    assert served.returncode == 0, served.stderr
+    line = json.loads(served.stdout.strip().splitlines()[-1])
+    try:
+        assert Path(line["socket"]).exists() and len(line["token"]) == 64
+    finally:
+        os.kill(line["pid"], signal.SIGTERM)

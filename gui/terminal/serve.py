@@ -32,6 +32,7 @@ from core import (
     socket_answers,
     workspace_state_dir,
 )
+from gui import belay_command
 
 START_TIMEOUT_S = 60.0
 """How long `--ensure` waits for a console it started to be ready (a first snapshot of a large workspace)."""
@@ -85,7 +86,7 @@ def _ensure(root: Path, state_dir: str | None) -> int:
     info = _running(state)
     if info is None:
         state.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "gui.terminal.cli", "serve", "--workspace", str(root)]
+        command = belay_command("serve", "--workspace", str(root))  # (the bundle's program too)
         command += ["--state-dir", state_dir] if state_dir else []
         with open(state / LOG_FILE, "ab") as log:
             child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,

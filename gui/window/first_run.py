@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import agent_hooks, config_dir, hook_command, state_root
+from gui import belay_command
 from gui.window.tasks import TaskSet
 
 MARK = "first-run-done"
@@ -60,10 +60,8 @@ def install_user_hooks(agent: str, state_dir: str | None = None) -> str:
 
 
 def demo_command() -> list[str]:
-    """`belay demo` as a new process: the bundle's own program, or this Python running the command line."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, "demo"]
-    return [sys.executable, "-m", "gui.terminal.cli", "demo"]
+    """`belay demo` as a new process."""
+    return belay_command("demo")
 
 
 class FirstRunScreen(QWidget):
