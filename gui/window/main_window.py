@@ -484,6 +484,7 @@ class MainWindow(QMainWindow):
         """The link to a console on another host dropped, came back or was given up on.  Back, its journal is the
         truth: the timeline is read again, and what no longer waits leaves the approvals."""
         self.link.show_link(event, self.console.where)
+        self.approvals.setEnabled(event.state == "attached")  # nothing can be answered there meanwhile
         if event.state == "attached":
             self.model.reset(self.console.timeline)
             self.tree.expandAll()

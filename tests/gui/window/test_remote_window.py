@@ -123,6 +123,7 @@ def test_a_console_that_goes_away_is_given_up_on_and_can_be_attached_again(qtbot
             await console.close()
             await wait_until(lambda: window.link.again.isVisible(), timeout=20, what="given up on")
             assert "out of reach" in window.link.label.text()
+            assert not window.approvals.isEnabled()  # nothing can be answered there meanwhile
             console = Console(ws)  # a console runs there again (`belay serve --ensure`)
             await console.open()
             assert console.endpoint is not None
@@ -130,7 +131,7 @@ def test_a_console_that_goes_away_is_given_up_on_and_can_be_attached_again(qtbot
             window.link.again.click()
             await wait_until(lambda: not window.link.isVisible() and remote.attached, timeout=20,
                              what="attached again")
-            assert window.model.timeline is remote.timeline
+            assert window.model.timeline is remote.timeline and window.approvals.isEnabled()
         finally:
             await window.tasks.aclose()
             await remote.close()
