@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one op
     from gui.window.main_window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
-SIDEBAR_MIN = 100
+SIDEBAR_MIN = 90
 """The sidebar's narrowest, in pixels: with a workspace's page beside it, the window still fits 1024 pixels."""
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
               "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "

@@ -52,6 +52,8 @@ WAITING = frozenset({RunStatus.BLOCKED_ON_USER})
 FAILED = frozenset({RunStatus.FAILED, RunStatus.TIMED_OUT})
 PATH_ARGS = ("file_path", "path", "notebook_path", "paths", "files", "cwd", "directory")
 """Argument names whose values are searched as paths (a Write's content is not: it would match everything)."""
+COUNT_MIN = 40
+"""The narrowest the count of calls shown gets, in pixels: its text grows with the session, the window must not."""
 
 
 @dataclass(frozen=True)
@@ -213,9 +215,10 @@ class TimelineFilter(QWidget):
         self.tool.setAccessibleName("Filter by tool")
         self.count = QLabel()
         self.count.setObjectName("filterCount")
+        self.count.setMinimumWidth(COUNT_MIN)  # "41,250 of 100,000 calls" is cut, not a window wider than its screen
         row = QHBoxLayout(self)
         row.setContentsMargins(2, 2, 2, 2)
-        self.text.setMinimumWidth(110)  # the choices never squeeze the text box away (nor widen a 1024-px window)
+        self.text.setMinimumWidth(90)  # the choices never squeeze the text box away (nor widen a 1024-px window)
         row.addWidget(self.text, 3)
         for combo, letters in ((self.agent, 7), (self.status, 5), (self.tool, 5)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -321,6 +324,7 @@ class TimelineFilter(QWidget):
         else:
             self.shown = total
             self.count.setText(f"{total} call{'s' if total != 1 else ''}")
+        self.count.setToolTip(self.count.text())
         self.filtered.emit(self.shown, total)
 
     # -- stepping ------------------------------------------------------------------

@@ -87,6 +87,11 @@ def test_typing_in_the_filter_hides_what_does_not_match_keeps_parents_and_esc_cl
         qtbot.keyClicks(bar.text, "usage")
         assert bar.count.text() == "7 calls"  # it waits for a pause in the typing
         await wait_until(lambda: bar.count.text() == "2 of 7 calls", what="the filter to answer")
+        assert bar.count.toolTip() == "2 of 7 calls"
+        narrowest = bar.minimumSizeHint().width()
+        bar.count.setText("41250 of 100000 calls")  # a long session's count: cut if need be, never a wider window
+        assert bar.minimumSizeHint().width() <= narrowest
+        bar.count.setText("2 of 7 calls")
         timeline = window.model.timeline
         shown = sorted(c for c in timeline.runs if not _hidden(window, f"r:{c}"))
         assert shown == sorted(c for c, r in timeline.runs.items() if "usage.md" in r.summary)
