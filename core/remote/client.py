@@ -22,13 +22,23 @@ from pydantic import TypeAdapter, ValidationError
 
 from core.errors import BelayError, ErrorKind
 from core.events import Event, Lagged
-from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, EventLine, Op, Reply, ServerLine, Welcome
+from core.remote.protocol import (
+    PROTOCOL_VERSION,
+    AttachRequest,
+    CallsLine,
+    Command,
+    EventLine,
+    Op,
+    Reply,
+    ServerLine,
+    Welcome,
+)
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 
-MAX_LINE_BYTES = 256 * 1024 * 1024
-"""A welcome carries the whole journal's calls (their arguments and outputs as journaled)."""
-_LINE: TypeAdapter[Welcome | EventLine | Reply] = TypeAdapter(ServerLine)
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line read: a command's reply may carry a call's whole output as journaled."""
+_LINE: TypeAdapter[Welcome | CallsLine | EventLine | Reply] = TypeAdapter(ServerLine)
 
 
 class RemoteError(BelayError):
@@ -72,10 +82,18 @@ class Attached:
             if not line:
                 raise RemoteError("the console closed the connection before it said anything",
                                   "Check that `belay serve` runs on that host for that workspace.")
-            refusal = json.loads(line)
-            if refusal.get("ok") is False:
-                raise RemoteError(f"the console refused to attach: {refusal.get('error')}", refused=True)
-            welcome = Welcome.model_validate(refusal)
+            if not line.startswith(b'{"type":"welcome"'):  # a refusal: a short line
+                refusal = json.loads(line)
+                said = refusal.get("error") if isinstance(refusal, dict) else None
+                raise RemoteError(f"the console refused to attach: {said or line[:200].decode(errors='replace')}",
+                                  refused=True)
+            welcome = Welcome.model_validate_json(line)
+            while len(welcome.calls) < welcome.calls_following:  # a line each WELCOME_CHUNK calls, the loop turning
+                more = await reader.readline()
+                if not more:
+                    raise RemoteError("the console closed the connection while it sent its journal")
+                welcome.calls += CallsLine.model_validate_json(more).calls
+                await asyncio.sleep(0)
         except BaseException:
             writer.close()
             raise

@@ -3,7 +3,8 @@
 The front end opens the console's socket (on the remote host, reached through an ssh-forwarded Unix socket)
 and sends one line, an `AttachRequest` with the install's token, as every request to that socket does
 (core.outside.endpoint).  The console answers with a `Welcome`: what its journal holds (agents, batches,
-calls, changes found outside any call) and the approvals waiting, as of `last_seq`; then every event after
+calls, changes found outside any call) and the approvals waiting, as of `last_seq`, its calls in `CallsLine`s
+of WELCOME_CHUNK each; then every event after
 that, one `EventLine` each, as its bus publishes them.  Meanwhile the front end may send `Command`s
 (approve, deny, always allow, undo, redo, and what the window asks of its own console: a call's record, its
 diffs, rules, the mode...), each answered by a `Reply` with the same `id`.  The welcome's `state` (the mode,
@@ -77,11 +78,26 @@ class Welcome(BaseModel):
     agents: list[AgentRecord]
     batches: list[BatchRecord]
     calls: list[CallRecord]
-    """Their arguments and output cut as the timeline keeps them (core.timeline.excerpts)."""
+    """Their arguments and output cut as the timeline keeps them (core.timeline.excerpts).  Sent empty, with
+    `calls_following` set: the calls follow in `CallsLine`s (a long journal's calls are megabytes of JSON, read
+    in one call that holds Python's lock, which froze a window's loop for as long)."""
+    calls_following: int = 0
+    """How many calls the `CallsLine`s after the welcome bring, before any event."""
     externals: list[ExternalRecord]
     pending: list[ApprovalRequested]
     """The approvals waiting for a person now, whole (diffs and proposed contents)."""
     state: ConsoleState = Field(default_factory=ConsoleState)
+
+
+class CallsLine(BaseModel):
+    """Some of the welcome's calls, in the journal's order (WELCOME_CHUNK at most a line)."""
+
+    type: Literal["calls"] = "calls"
+    calls: list[CallRecord]
+
+
+WELCOME_CHUNK = 500
+"""Calls a `CallsLine` carries: some 25 ms to read, so a front end's loop keeps turning between lines."""
 
 
 class EventLine(BaseModel):
@@ -148,4 +164,4 @@ class Reply(BaseModel):
     error: str = ""
 
 
-ServerLine = Annotated[Welcome | EventLine | Reply, Field(discriminator="type")]
+ServerLine = Annotated[Welcome | CallsLine | EventLine | Reply, Field(discriminator="type")]

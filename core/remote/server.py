@@ -22,7 +22,17 @@ from pydantic import TypeAdapter, ValidationError
 
 from core.errors import BelayError
 from core.models.records import CallRecord
-from core.remote.protocol import PROTOCOL_VERSION, AttachRequest, Command, ConsoleState, EventLine, Reply, Welcome
+from core.remote.protocol import (
+    PROTOCOL_VERSION,
+    WELCOME_CHUNK,
+    AttachRequest,
+    CallsLine,
+    Command,
+    ConsoleState,
+    EventLine,
+    Reply,
+    Welcome,
+)
 from core.tasks import spawn
 from core.timeline.excerpts import excerpt_args, excerpt_text
 
@@ -56,7 +66,15 @@ class AttachServer:
         lock = asyncio.Lock()
         log.info("%s attached (peer pid %s)", request.client or "a front end", request.peer_pid)
         try:
-            await _send(writer, lock, [await self._welcome()])
+            welcome = await self._welcome()
+            calls, welcome.calls = welcome.calls, []
+            welcome.calls_following = len(calls)
+            async with lock:  # a long journal's calls are megabytes of JSON: a chunk a line, the loop turning
+                writer.write(_line(welcome))
+                for at in range(0, len(calls), WELCOME_CHUNK):
+                    writer.write(_line(CallsLine(calls=calls[at:at + WELCOME_CHUNK])))
+                    await writer.drain()
+                await writer.drain()
             pump = spawn(self._pump(subscription, writer, lock), "attach: events out")
             try:
                 await self._commands(reader, writer, lock)
@@ -73,10 +91,11 @@ class AttachServer:
         console = self.console
         journal, read = console.recorder.journal, console.recorder.read
         last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
+        pending, state = console.pending_approvals(), state_of(console)
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
                        agents=await read(journal.agents), batches=await read(journal.batches),
-                       calls=[_light(c) for c in await read(journal.calls)], externals=await read(journal.externals),
-                       pending=console.pending_approvals(), state=state_of(console))
+                       calls=await read(lambda: [_light(c) for c in journal.calls()]),
+                       externals=await read(journal.externals), pending=pending, state=state)
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
         while True:
@@ -185,9 +204,13 @@ def _light(record: CallRecord) -> CallRecord:
     return record.model_copy(update={"args": args.args, "output": output})
 
 
+def _line(model: Any) -> bytes:
+    return model.model_dump_json().encode() + b"\n"
+
+
 async def _send(writer: asyncio.StreamWriter, lock: asyncio.Lock, lines: list[Any]) -> None:
     async with lock:
-        writer.write(b"".join(line.model_dump_json().encode() + b"\n" for line in lines))
+        writer.write(b"".join(_line(line) for line in lines))
         await writer.drain()
 
 

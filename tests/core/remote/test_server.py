@@ -134,6 +134,8 @@ def test_the_welcome_carries_a_long_journal_s_calls_cut_as_the_timeline_keeps_th
             reader, writer = await asyncio.open_unix_connection(str(socket), limit=1 << 24)
             writer.write(json.dumps({"kind": "attach", "token": install_token(config_dir()),
                                      "version": PROTOCOL_VERSION}).encode() + b"\n")
+            welcome = json.loads(await reader.readline())
+            assert welcome["calls"] == [] and welcome["calls_following"] == 1  # in the lines after it
             line = await reader.readline()
             writer.close()
             assert len(line) < 64_000  # not the megabyte
@@ -141,4 +143,36 @@ def test_the_welcome_carries_a_long_journal_s_calls_cut_as_the_timeline_keeps_th
             assert call["args"]["file_path"] == str(ws / "big.txt") and len(call["args"]["content"]) < 5_000
             [record] = await console.history()
             assert record.args["content"] == content  # the journal keeps it whole
+    run(main())
+
+
+def test_a_journals_calls_come_in_lines_of_a_chunk_each_and_are_read_whole(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long journal's calls are megabytes: sent a chunk a line, so the front end reads them a line at a time
+    (its loop turning between lines), and the events come only after the last."""
+    import core.remote.server as server_module
+    monkeypatch.setattr(server_module, "WELCOME_CHUNK", 2)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+
+    async def main() -> None:
+        async with Console(ws) as console:
+            socket = _served(console)
+            agent = await console.start_agent("reader", "scripted")
+            for _ in range(5):
+                await console.call(agent, "Read", {"file_path": str(ws / "a.txt")})
+            reader, writer = await asyncio.open_unix_connection(str(socket), limit=1 << 24)
+            writer.write(json.dumps({"kind": "attach", "token": install_token(config_dir()),
+                                     "version": PROTOCOL_VERSION}).encode() + b"\n")
+            lines = [json.loads(await reader.readline()) for _ in range(4)]
+            writer.close()
+            assert [line["type"] for line in lines] == ["welcome", "calls", "calls", "calls"]
+            assert lines[0]["calls_following"] == 5 and [len(line["calls"]) for line in lines[1:]] == [2, 2, 1]
+            attached = await Attached.connect(socket, install_token(config_dir()))
+            assert len(attached.welcome.calls) == 5 and len(attached.timeline().runs) == 5
+            await console.call(agent, "Read", {"file_path": str(ws / "a.txt")})
+            finished = await _until(attached, CallFinished)  # an event, after the calls
+            assert isinstance(finished, CallFinished)
+            await attached.close()
     run(main())
