@@ -121,9 +121,28 @@ class RemoteConsole:
 
     # -- lifecycle ----------------------------------------------------------
 
+    @classmethod
+    async def reached(cls, target: str, *, ssh: Sequence[str] = ("ssh",), remote_belay: str = "belay") -> RemoteConsole:
+        """Attached to the console of `target` (ssh://host/path, or a local workspace); RemoteError saying why
+        when it cannot be: not such a target, no ssh, no console there."""
+        try:
+            console = cls(Reach.of(target, ssh=ssh, remote_belay=remote_belay))
+        except ValueError as e:
+            raise RemoteError(str(e), refused=True) from None
+        try:
+            await console.open()
+        except OSError as e:
+            raise RemoteError(f"could not reach {target}: {e}") from None
+        return console
+
     async def open(self) -> None:
-        """Attach (RemoteError or OSError when the console cannot be reached), then follow it."""
-        link = await self.reach.attach("window")
+        """Attach (RemoteError or OSError when the console cannot be reached), then follow it.  A failed attach
+        leaves nothing running (an ssh forward it started is ended)."""
+        try:
+            link = await self.reach.attach("window")
+        except BaseException:
+            await self.reach.close()
+            raise
         await self._adopt(link)
         self._follow = spawn(self._following(link), f"follow the console at {self.where}")
 
@@ -156,7 +175,7 @@ class RemoteConsole:
     async def _adopt(self, link: Attached) -> None:
         """Read a welcome: its journal is a new timeline; its state and waiting requests replace ours."""
         welcome: Welcome = link.welcome
-        timeline = await asyncio.to_thread(_timeline_of, welcome)  # (20,000 calls: half a second, off the loop)
+        timeline = await asyncio.to_thread(link.timeline)  # (20,000 calls: half a second, off the loop)
         timeline.last_seq = self.bus.last_seq  # the events after it come through this bus, numbered here
         self.timeline, self._link, self.attached = timeline, link, True
         self.session_id, self._state = welcome.session_id, welcome.state
@@ -387,9 +406,3 @@ class RemoteConsole:
     def __repr__(self) -> str:
         return f"<RemoteConsole {self.where} attached={self.attached} pending={len(self._pending)}>"
 
-
-def _timeline_of(welcome: Welcome) -> Timeline:
-    """A new timeline of the welcome's journal (nobody else holds it yet: it may be built on another thread)."""
-    timeline = Timeline()
-    timeline.load(welcome.agents, welcome.calls, welcome.externals, welcome.batches)
-    return timeline

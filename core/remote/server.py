@@ -66,15 +66,12 @@ class AttachServer:
         lock = asyncio.Lock()
         log.info("%s attached (peer pid %s)", request.client or "a front end", request.peer_pid)
         try:
-            welcome = await self._welcome()
-            calls, welcome.calls = welcome.calls, []
-            welcome.calls_following = len(calls)
+            welcome, calls = await self._welcome()
             async with lock:  # a long journal's calls are megabytes of JSON: a chunk a line, the loop turning
-                writer.write(_line(welcome))
-                for at in range(0, len(calls), WELCOME_CHUNK):
-                    writer.write(_line(CallsLine(calls=calls[at:at + WELCOME_CHUNK])))
+                for line in (welcome, *(CallsLine(calls=calls[at:at + WELCOME_CHUNK])
+                                        for at in range(0, len(calls), WELCOME_CHUNK))):
+                    writer.write(_line(line))
                     await writer.drain()
-                await writer.drain()
             pump = spawn(self._pump(subscription, writer, lock), "attach: events out")
             try:
                 await self._commands(reader, writer, lock)
@@ -87,15 +84,17 @@ class AttachServer:
             subscription.close()
             log.info("%s detached", request.client or "a front end")
 
-    async def _welcome(self) -> Welcome:
+    async def _welcome(self) -> tuple[Welcome, list[CallRecord]]:
+        """The welcome, and the journal's calls that follow it (cut on the journal's thread)."""
         console = self.console
         journal, read = console.recorder.journal, console.recorder.read
         last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
         pending, state = console.pending_approvals(), state_of(console)
+        calls = await read(lambda: [_light(c) for c in journal.calls()])
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
-                       agents=await read(journal.agents), batches=await read(journal.batches),
-                       calls=await read(lambda: [_light(c) for c in journal.calls()]),
-                       externals=await read(journal.externals), pending=pending, state=state)
+                       agents=await read(journal.agents), batches=await read(journal.batches), calls=[],
+                       calls_following=len(calls), externals=await read(journal.externals), pending=pending,
+                       state=state), calls
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
         while True:
@@ -150,7 +149,7 @@ class AttachServer:
         return await answer if asyncio.iscoroutine(answer) else answer
 
 
-async def _set_mode(console: Console, c: Command) -> str:
+def _set_mode(console: Console, c: Command) -> str:
     console.set_mode(c.name)
     return console.mode
 

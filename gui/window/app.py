@@ -276,11 +276,10 @@ async def _connected(window: HubWindow, options: WatchOptions) -> bool:
     print(f"Connecting to {options.host}…", flush=True)
     try:
         await window.connect_host(options.host, ssh=options.ssh, remote_belay=options.remote_belay)
-    except (BelayError, ValueError, OSError) as e:
-        text = e.info.message if isinstance(e, BelayError) else str(e)
-        print(f"belay watch: {text}", file=sys.stderr, flush=True)
+    except BelayError as e:
+        print(f"belay watch: {e.info.message}", file=sys.stderr, flush=True)
         if options.quit_after is None:
-            await _show_error(text)
+            await _show_error(e.info.message)
         return False
     return True
 
@@ -289,13 +288,13 @@ async def _watch_host(options: WatchOptions) -> int:
     """`belay watch ssh://…` while another window has every local workspace: a window of its own for that host."""
     import shlex
 
-    from core import BelayError, Reach, RemoteConsole
+    from core import BelayError, RemoteConsole
     assert options.host is not None
     try:
-        console = RemoteConsole(Reach.of(options.host, ssh=shlex.split(options.ssh), remote_belay=options.remote_belay))
-        await console.open()
-    except (BelayError, ValueError, OSError) as e:
-        print(f"belay watch: {e.info.message if isinstance(e, BelayError) else e}", file=sys.stderr, flush=True)
+        console = await RemoteConsole.reached(options.host, ssh=shlex.split(options.ssh),
+                                              remote_belay=options.remote_belay)
+    except BelayError as e:
+        print(f"belay watch: {e.info.message}", file=sys.stderr, flush=True)
         return 2
     async with _window_on(console) as (window, closed):
         print(f"Watching {options.host}: its agents' calls wait for you here.", flush=True)

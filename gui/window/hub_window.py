@@ -317,7 +317,7 @@ class HubWindow(QMainWindow):
         page.setWindowFlags(Qt.WindowType.Widget)
         self.pages.addWidget(page)
         page.start()
-        host = console.reach.host or "" if isinstance(console, RemoteConsole) else None
+        host = (console.reach.host or "") if isinstance(console, RemoteConsole) else None
         row = self.workspaces.add(_Workspace(console.workspace.root, page, host=host, where=console.where))
         page.bridge.approval_requested.connect(lambda request, page=page: self._on_page_request(page, request))
         page.bridge.approval_resolved.connect(self._on_page_resolved)
@@ -512,25 +512,23 @@ class HubWindow(QMainWindow):
         self.statusBar().showMessage(f"Connecting to {target}…")
         try:
             page = await self.connect_host(target)
-        except (BelayError, ValueError, OSError) as e:
-            self.statusBar().showMessage(f"Could not connect to {target}: "
-                                         f"{e.info.message if isinstance(e, BelayError) else e}", 30_000)
+        except BelayError as e:
+            self.statusBar().showMessage(f"Could not connect to {target}: {e.info.message}", 30_000)
             return
         self.statusBar().showMessage(f"Attached to {target}.", 10_000)
         self.show_page(page)
 
     async def connect_host(self, target: str, *, ssh: str = "ssh", remote_belay: str = "belay") -> MainWindow:
         """Follow the console of the workspace at `target` (ssh://host/path, started there if need be) beside the
-        local ones; the page it already has if it was connected to.  Raises BelayError, ValueError or OSError
-        when it cannot be reached."""
+        local ones; the page it already has if it was connected to.  Raises RemoteError saying why it cannot be
+        reached."""
         import shlex
 
-        from core import Reach, RemoteConsole
+        from core import RemoteConsole
         known = next((row.page for row in self.workspaces.rows if row.where == target and row.host is not None), None)
         if known is not None:
             return known
-        console = RemoteConsole(Reach.of(target, ssh=shlex.split(ssh), remote_belay=remote_belay))
-        await console.open()
+        console = await RemoteConsole.reached(target, ssh=shlex.split(ssh), remote_belay=remote_belay)
         self._remotes.append(console)
         return self._add_page(console)
 

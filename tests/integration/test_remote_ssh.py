@@ -98,13 +98,13 @@ async def _finished(attached: Attached, call_id: str) -> CallFinished:
     return await asyncio.wait_for(first(), 60)
 
 
-@pytest.mark.timeout(240)
-def test_claude_code_on_the_remote_host_is_approved_undone_and_survives_a_dropped_link(
-        ssh_config: Path, tmp_path: Path) -> None:
+def two_writes(tmp_path: Path) -> tuple[Path, Path, list[Turn]]:
+    """The "remote" host's workspace, its Claude Code's settings (hooked to its Belay) and a model's turns that
+    write notes.md, then later.md: (workspace, settings, turns)."""
     ws = tmp_path / "remote-ws"
     ws.mkdir()
     (ws / "README.md").write_text("# shop\n")
-    settings = tmp_path / "claude-settings.json"  # the remote host's Claude Code, hooked to its Belay
+    settings = tmp_path / "claude-settings.json"
     install.install(settings, install.hook_command(state_root(), config_dir()), config_dir())
     turns = [
         Turn(tools=[ToolCall("Write", {"file_path": str(ws / "notes.md"), "content": "notes\n"}, id="t1")]),
@@ -112,6 +112,13 @@ def test_claude_code_on_the_remote_host_is_approved_undone_and_survives_a_droppe
              when=answers("t1")),
         Turn(text="Done.", when=answers("t2")),
     ]
+    return ws, settings, turns
+
+
+@pytest.mark.timeout(240)
+def test_claude_code_on_the_remote_host_is_approved_undone_and_survives_a_dropped_link(
+        ssh_config: Path, tmp_path: Path) -> None:
+    ws, settings, turns = two_writes(tmp_path)
     link = SshLink(SshTarget.parse(f"ssh://{private_sshd.HOST}{ws}"), ssh=["ssh", "-F", str(ssh_config)],
                    remote_belay=_remote_belay())
 

@@ -19,14 +19,17 @@ from typing import Any
 import pytest
 
 from core import Hub, RemoteConsole, RunStatus
-from core.outside import install
-from core.policy.settings import config_dir
-from core.settings import state_root
 from gui.window.hub_window import HubWindow
 from tests.conftest import ROOT, wait_until
 from tests.integration import private_sshd
-from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers
-from tests.integration.test_remote_ssh import _claude, _remote_belay, _stop_remote_console, ssh_config  # noqa: F401
+from tests.integration.fake_anthropic import ScriptedModel
+from tests.integration.test_remote_ssh import (  # noqa: F401 - ssh_config is a fixture
+    _claude,
+    _remote_belay,
+    _stop_remote_console,
+    ssh_config,
+    two_writes,
+)
 
 pytestmark = pytest.mark.skipif(not private_sshd.available(),
                                 reason="needs OpenSSH's server and client (Debian: openssh-server)")
@@ -35,17 +38,7 @@ pytestmark = pytest.mark.skipif(not private_sshd.available(),
 @pytest.mark.timeout(240)
 def test_a_window_attached_over_ssh_approves_and_undoes_claude_codes_writes_and_survives_a_dropped_link(
         qtbot: Any, loop: Any, ssh_config: Path, tmp_path: Path) -> None:  # noqa: F811 - the fixture
-    ws = tmp_path / "remote-ws"
-    ws.mkdir()
-    (ws / "README.md").write_text("# shop\n")
-    settings = tmp_path / "claude-settings.json"  # the remote host's Claude Code, hooked to its Belay
-    install.install(settings, install.hook_command(state_root(), config_dir()), config_dir())
-    turns = [
-        Turn(tools=[ToolCall("Write", {"file_path": str(ws / "notes.md"), "content": "notes\n"}, id="t1")]),
-        Turn(tools=[ToolCall("Write", {"file_path": str(ws / "later.md"), "content": "later\n"}, id="t2")],
-             when=answers("t1")),
-        Turn(text="Done.", when=answers("t2")),
-    ]
+    ws, settings, turns = two_writes(tmp_path)
     target = f"ssh://{private_sshd.HOST}{ws}"
 
     async def scenario() -> None:

@@ -23,25 +23,36 @@ def _waiting(window: MainWindow) -> list[ApprovalRequested]:
     return window.approvals.queue()
 
 
+async def _serving(ws: Path) -> Console:
+    """The workspace's console, open to attaches as `belay serve` has it."""
+    console = Console(ws)
+    await console.open()
+    assert console.endpoint is not None
+    AttachServer(console).install(console.endpoint)
+    return console
+
+
+async def _window_attached(qtbot: Any, ws: Path, pause_s: float) -> tuple[RemoteConsole, MainWindow]:
+    reach = Reach.of(str(ws))
+    reach.pause_s = pause_s
+    remote = RemoteConsole(reach)
+    await remote.open()
+    window = MainWindow(remote)
+    qtbot.addWidget(window)
+    window.start()
+    window.show()
+    return remote, window
+
+
 def test_a_write_is_approved_and_undone_from_the_window_and_a_dropped_link_loses_nothing(
         qtbot: Any, loop: Any, tmp_path: Path, qtmodeltester: Any) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
 
     async def scenario() -> None:
-        console = Console(ws)
-        await console.open()
-        assert console.endpoint is not None
-        AttachServer(console).install(console.endpoint)
+        console = await _serving(ws)
         console.register_approver("attached front ends")  # as `belay serve` does
-        reach = Reach.of(str(ws))
-        reach.pause_s = 0.05
-        remote = RemoteConsole(reach)
-        await remote.open()
-        window = MainWindow(remote)
-        qtbot.addWidget(window)
-        window.start()
-        window.show()
+        remote, window = await _window_attached(qtbot, ws, 0.05)
         links: list[str] = []
         window.bridge.link_changed.connect(lambda event: links.append(event.state))
         try:
@@ -107,27 +118,14 @@ def test_a_console_that_goes_away_is_given_up_on_and_can_be_attached_again(qtbot
     ws.mkdir()
 
     async def scenario() -> None:
-        console = Console(ws)
-        await console.open()
-        assert console.endpoint is not None
-        AttachServer(console).install(console.endpoint)
-        reach = Reach.of(str(ws))
-        reach.pause_s = 0.01
-        remote = RemoteConsole(reach)
-        await remote.open()
-        window = MainWindow(remote)
-        qtbot.addWidget(window)
-        window.start()
-        window.show()
+        console = await _serving(ws)
+        remote, window = await _window_attached(qtbot, ws, 0.01)
         try:
             await console.close()
             await wait_until(lambda: window.link.again.isVisible(), timeout=20, what="given up on")
             assert "out of reach" in window.link.label.text()
             assert not window.approvals.isEnabled()  # nothing can be answered there meanwhile
-            console = Console(ws)  # a console runs there again (`belay serve --ensure`)
-            await console.open()
-            assert console.endpoint is not None
-            AttachServer(console).install(console.endpoint)
+            console = await _serving(ws)  # a console runs there again (`belay serve --ensure`)
             window.link.again.click()
             await wait_until(lambda: not window.link.isVisible() and remote.attached, timeout=20,
                              what="attached again")
