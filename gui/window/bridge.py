@@ -107,7 +107,7 @@ class Bridge(QObject):
     approval_requested = Signal(object)
     approval_resolved = Signal(str)
     run_changed = Signal(str)
-    runs_changed = Signal(list)
+    runs_changed = Signal(object)  # a list: as `list` Qt copies it both ways (3 ms for 5,000 ids)
     rollback_refused = Signal(object)
     shells_changed = Signal(str)
     policy_changed = Signal(object)

@@ -6,11 +6,11 @@ threshold is reached: in Belay that is often a worker (the journal thread,
 the widget off the GUI thread, which Qt answers with warnings ("Timers
 cannot be stopped from another thread") or a crash.  So automatic
 collection is switched off and a timer on the GUI thread collects instead:
-the young generation twenty times a second, the middle one ten times.
+the young generation twenty times a second.
 
 A collection of everything walks every object the process tracks: with a
 100,000-call timeline that is some 300,000 objects and about half a second
-on the GUI thread.  So what outlives a middle collection is frozen
+on the GUI thread.  So what outlives a young collection is frozen
 (`gc.freeze`: moved where no collection looks), as is what start-up made
 (modules, classes): each collection then walks only what the last fraction
 of a second made, whatever the size of the session.  What is frozen is looked at again
@@ -31,10 +31,10 @@ from PySide6.QtCore import QObject, QTimer
 YOUNG_EVERY_MS = 50
 """Often enough that the young generation stays small: under a flood of calls, what one second made took up to
 24 ms to walk (bench/timeline.py at 100,000 calls), what 250 ms made still 8 to 14 ms, what 100 ms made up to
-15 to 20 ms, chained with a layout and a repaint into stalls over 50 ms; what 50 ms makes, 9 to 12 ms."""
-MIDDLE_EVERY_TICKS = 2
-"""What outlives two young collections is walked once more, then frozen: a middle collection every second took
-up to 20 ms under a flood, every 200 ms at most 12 ms."""
+15 to 20 ms, chained with a layout and a repaint into stalls over 50 ms; what 50 ms makes, 9 to 12 ms.
+What outlives a young collection is frozen at once: no walk looks at it again but the full one.  Walking it once
+more first (a middle collection every 100 ms) cost as much again as the young ones, and was the longest
+collection under a flood: 15 to 19 ms, where the young ones then took 9 to 11 (bench/timeline.py, three pairs)."""
 FULL_EVERY_TICKS = 12_000
 
 
@@ -82,11 +82,9 @@ class MainThreadCollector(QObject):
             gc.unfreeze()
             gc.collect(2)
             gc.freeze()
-        elif self._ticks % MIDDLE_EVERY_TICKS == 0:
-            gc.collect(1)
-            gc.freeze()  # what outlived it: no collection but the full one walks it again
         else:
             gc.collect(0)
+            gc.freeze()  # what outlived it: no collection but the full one walks it again
         self.longest = max(self.longest, time.perf_counter() - began)
 
     def __repr__(self) -> str:

@@ -63,7 +63,10 @@ class FlatTimeline(QAbstractTableModel):
         self._changed_soon.setSingleShot(True)
         self._changed_soon.setInterval(0)
         self._changed_soon.timeout.connect(self._tell_changed)
+        self._arrived: list[tuple[NodeKey | None, list[NodeKey]]] = []
+        """Rows the tree model inserted during its flush, by parent, not shown yet (`_on_source_flushed`)."""
         source.rowsInserted.connect(self._on_source_rows_inserted)
+        source.flushed.connect(self._on_source_flushed)
         source.dataChanged.connect(self._on_source_data_changed)
         source.modelAboutToBeReset.connect(self.beginResetModel)
         source.modelReset.connect(self._on_source_reset)
@@ -249,13 +252,34 @@ class FlatTimeline(QAbstractTableModel):
     def _on_source_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         key = self.source.key_of(parent) if parent.isValid() else None
         keys = self.source.timeline.children(key)[first:last + 1]
+        if self.source.flushing:  # shown with the flush's other inserts, once it has told them all
+            self._arrived.append((key, keys))
+        else:
+            self._show_arrived([(key, keys)])
+
+    def _on_source_flushed(self) -> None:
+        arrived, self._arrived = self._arrived, []
+        self._show_arrived(arrived)
+
+    def _show_arrived(self, arrived: list[tuple[NodeKey | None, list[NodeKey]]]) -> None:
+        """Rows the tree model inserted, by parent in the order it inserted them: each parent's as one insert
+        here, and none for a parent whose own row came in this lot (its listing took in the rows under it, which
+        the tree model had told of by then).  A flood's batch came under some 50 parents, an agent's new batches
+        each one, and took as many inserts (and bisections); now it takes about one per agent."""
         if self.hiding_new:
-            self._hidden.update(keys)
+            for _, keys in arrived:
+                self._hidden.update(keys)
             return
-        if self.expand_new:
-            self._expanded.update(key for key in keys if type(key) is not RunKey)
-        if keys and self._open(key):
-            self._insert(self._at(self._path(keys[0])), self._listing(keys))
+        if self.expand_new:  # all of them first: a new row's listing goes down into the new rows under it
+            for _, keys in arrived:
+                self._expanded.update(key for key in keys if type(key) is not RunKey)
+        listed: set[NodeKey] = set()
+        for parent, keys in arrived:
+            if not keys or parent in listed or not self._open(parent):
+                continue
+            rows = self._listing(keys)
+            listed.update(key for key in rows if type(key) is not RunKey)
+            self._insert(self._at(self._path(keys[0])), rows)
 
     def _on_source_data_changed(self, first: QModelIndex, last: QModelIndex, roles: Any = ()) -> None:
         if self._changed_soon.isActive():
@@ -273,7 +297,7 @@ class FlatTimeline(QAbstractTableModel):
             self.dataChanged.emit(self.index(top, 0), self.index(bottom, len(COLUMNS) - 1))
 
     def _on_source_reset(self) -> None:
-        self._expanded, self._hidden, self._paths = set(), set(), {}
+        self._expanded, self._hidden, self._paths, self._arrived = set(), set(), {}, []
         self._parents, self._row_of = self.source.timeline.parent_table(), self.source.timeline.row_table()
         if self.expand_new:
             self._expanded = self._every_group()

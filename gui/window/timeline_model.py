@@ -25,7 +25,7 @@ from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 
 from core import (
@@ -79,7 +79,14 @@ def _utc_now() -> datetime:
 
 
 class TimelineModel(QStandardItemModel):
-    """Agents, batches and runs as a tree of rows, six columns (the last a Gantt bar)."""
+    """Agents, batches and runs as a tree of rows, six columns (the last a Gantt bar).
+
+    Signals:
+        flushed(): a flush has told its rows inserted (each parent's as one rowsInserted, `flushing` meanwhile):
+            a listener that follows the inserts may show them together, now.
+    """
+
+    flushed = Signal()
 
     def __init__(self, timeline: Timeline | None = None, parent: Any = None, *,
                  clock: Callable[[], datetime] = _utc_now) -> None:
@@ -104,6 +111,8 @@ class TimelineModel(QStandardItemModel):
         self._flush_soon.setSingleShot(True)
         self._flush_soon.setInterval(0)
         self._flush_soon.timeout.connect(self.flush)
+        self.flushing = False
+        """A flush is telling its inserts (a rowsInserted now is one of several, and `flushed` follows)."""
         self.auto_flush = True
         """Flush on the next turn of the loop after a change; a bridge that flushes after each of its batches
         (once a frame) turns it off."""
@@ -203,11 +212,17 @@ class TimelineModel(QStandardItemModel):
         now = self._clock()
         groups: set[NodeKey] = set()
         fresh: set[NodeKey] = set()
-        for parent, rows in inserted.items():  # one range insert per parent
-            self._insert(rows, now, groups)
-            if parent is not None:  # a run's group is the row it is inserted under: the windows are its parent's
-                groups.update(self._groups_of(parent))
-            fresh.update(change.key for change in rows)
+        self.flushing = True
+        try:
+            for parent, rows in inserted.items():  # one range insert per parent
+                self._insert(rows, now, groups)
+                if parent is not None:  # a run's group is the row it is inserted under: the windows are its parent's
+                    groups.update(self._groups_of(parent))
+                fresh.update(change.key for change in rows)
+        finally:
+            self.flushing = False
+        if inserted:
+            self.flushed.emit()
         above: list[NodeKey] = [parent for parent in inserted if parent is not None]
         for key in updated:
             if key in fresh:

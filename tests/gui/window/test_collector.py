@@ -35,7 +35,7 @@ def test_a_cycle_made_on_a_worker_is_freed_by_the_gui_thread(qtbot: Any) -> None
     assert gc.isenabled()
 
 
-def test_what_outlives_a_middle_collection_is_walked_again_only_by_the_rare_full_one(qtbot: Any) -> None:
+def test_what_outlives_a_young_collection_is_walked_again_only_by_the_rare_full_one(qtbot: Any) -> None:
     from gui.window import collector as module
 
     collector = MainThreadCollector()
@@ -45,8 +45,7 @@ def test_what_outlives_a_middle_collection_is_walked_again_only_by_the_rare_full
         old = _Cycle()
         freed: list[bool] = []
         weakref.finalize(old, lambda: freed.append(True))
-        collector._ticks = module.MIDDLE_EVERY_TICKS - 1
-        collector._collect()  # a middle collection: survivors frozen
+        collector._collect()  # a young collection: survivors frozen
         del old  # garbage now, but among the frozen objects
         walked = len(gc.get_objects())  # what the next collections walk (frozen objects are not)
         assert walked < 100_000 and gc.get_freeze_count() >= len(session)

@@ -108,6 +108,37 @@ def test_rows_appended_under_an_open_parent_come_as_one_insert_in_their_place() 
     assert _shown(flat)[at + 100] == AgentKey("other")
 
 
+def test_a_flush_of_new_batches_and_a_sub_agent_inside_one_is_one_insert_per_agent_in_tree_order() -> None:
+    """Under a flood a flush brings an agent's calls, its new batches with theirs, and a sub-agent spawned inside a
+    batch with its own calls: each row once, in tree order, and one insert for the lot (not one per parent)."""
+    model = TimelineModel()
+    model.auto_flush = False
+    flat = FlatTimeline(model)
+    flat.expand_new = True
+    _session(model)
+    inserts: list[tuple[int, int]] = []
+    flat.rowsInserted.connect(lambda parent, first, last: inserts.append((first, last)))
+    timeline = model.timeline
+    for n in range(3):
+        timeline.apply(BatchStarted(batch_id=f"nb{n}", agent_id="lead", name=f"nb{n}", size=4, plan=PLAN))
+        for m in range(4):
+            timeline.apply(CallQueued(call_id=f"nb{n}-{m}", agent_id="lead", tool="Bash", args={}, summary="x",
+                                      batch_id=f"nb{n}"))
+        if n == 0:
+            timeline.apply(AgentStarted(agent_id="deep", session_id="s", name="deep", agent_kind="subagent",
+                                        parent_id="lead", spawned_by="nb0-0"))
+            for m in range(2):
+                timeline.apply(CallQueued(call_id=f"d{m}", agent_id="deep", tool="Read", args={}, summary="d"))
+        timeline.apply(CallQueued(call_id=f"after{n}", agent_id="lead", tool="Read", args={}, summary="a"))
+    model.flush()
+    groups = {*map(AgentKey, timeline.agents), *map(BatchKey, timeline.batches)}
+    assert _shown(flat) == list(_tree(model, groups, set()))
+    assert timeline.parent(AgentKey("deep")) == BatchKey("nb0")  # the sub-agent's rows are inside the batch's
+    start = flat.row_of(BatchKey("nb0"))
+    assert inserts == [(start, start + 3 * 5 + 1 + 2 + 3 - 1)]  # 3 batches of 4 calls, the sub-agent, its 2 calls
+    assert _shown(flat)[start + 5:start + 8] == [AgentKey("deep"), RunKey("d0"), RunKey("d1")]
+
+
 def test_a_row_opened_before_its_new_rows_are_shown_lists_them_once() -> None:
     """Rows the timeline has and the tree model has not shown yet (the bridge flushes once a frame) come with the
     tree model's insert, not also with the opening."""
