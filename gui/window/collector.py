@@ -15,7 +15,8 @@ on the GUI thread.  So what outlives a young collection is frozen
 (modules, classes): each collection then walks only what the last fraction
 of a second made, whatever the size of the session.  What is frozen is looked at again
 only by a full collection every FULL_EVERY_TICKS (ten minutes), the one step
-whose cost still grows with the session.  Freezing keeps nothing alive: an
+whose cost still grows with the session (some 400 ms at 100,000 calls): so it
+waits for a quiet tick, when the window is not taking in a flood.  Freezing keeps nothing alive: an
 object whose last reference goes is freed at once as ever; only a cycle among
 frozen objects (a dialog closed long after it was opened) waits for the full
 collection to be freed.
@@ -36,6 +37,9 @@ What outlives a young collection is frozen at once: no walk looks at it again bu
 more first (a middle collection every 100 ms) cost as much again as the young ones, and was the longest
 collection under a flood: 15 to 19 ms, where the young ones then took 9 to 11 (bench/timeline.py, three pairs)."""
 FULL_EVERY_TICKS = 12_000
+QUIET = 1_000
+"""A full collection that is due waits for a tick that finds fewer new objects than this: under a flood each
+tick finds some 7,000 (bench/timeline.py), a window at rest a few dozen."""
 
 
 class MainThreadCollector(QObject):
@@ -50,6 +54,8 @@ class MainThreadCollector(QObject):
         self._timer.setInterval(YOUNG_EVERY_MS)
         self._timer.timeout.connect(self._collect)
         self._ticks = 0
+        self._full_due = FULL_EVERY_TICKS
+        """The tick from which the next full collection may run (at the first quiet one)."""
         self.longest = 0.0
         """The longest collection so far, in seconds (for benchmarks and logs)."""
 
@@ -78,7 +84,8 @@ class MainThreadCollector(QObject):
     def _collect(self) -> None:
         self._ticks += 1
         began = time.perf_counter()
-        if self._ticks % FULL_EVERY_TICKS == 0:
+        if self._ticks >= self._full_due and gc.get_count()[0] < QUIET:
+            self._full_due = self._ticks + FULL_EVERY_TICKS
             gc.unfreeze()
             gc.collect(2)
             gc.freeze()
@@ -88,5 +95,5 @@ class MainThreadCollector(QObject):
         self.longest = max(self.longest, time.perf_counter() - began)
 
     def __repr__(self) -> str:
-        return (f"<MainThreadCollector running={self._timer.isActive()} ticks={self._ticks} "
+        return (f"<MainThreadCollector running={self._timer.isActive()} ticks={self._ticks} full_due={self._full_due} "
                 f"frozen={gc.get_freeze_count()} longest={self.longest * 1000:.1f} ms>")

@@ -36,7 +36,6 @@ def test_a_cycle_made_on_a_worker_is_freed_by_the_gui_thread(qtbot: Any) -> None
 
 
 def test_what_outlives_a_young_collection_is_walked_again_only_by_the_rare_full_one(qtbot: Any) -> None:
-    from gui.window import collector as module
 
     collector = MainThreadCollector()
     collector.start()
@@ -51,12 +50,35 @@ def test_what_outlives_a_young_collection_is_walked_again_only_by_the_rare_full_
         assert walked < 100_000 and gc.get_freeze_count() >= len(session)
         collector._collect()  # young
         assert not freed
-        collector._ticks = module.FULL_EVERY_TICKS - 1
+        collector._full_due = collector._ticks + 1
         collector._collect()  # the full one
         assert freed and len(session) == 200_000 and gc.get_freeze_count() >= len(session)
     finally:
         collector.stop()
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_full_collection_that_falls_due_under_a_flood_waits_for_a_quiet_tick(qtbot: Any) -> None:
+    """At 100,000 calls a full collection takes some 400 ms: a flood would feel it as a stall."""
+    from gui.window import collector as module
+
+    collector = MainThreadCollector()
+    collector.start()
+    try:
+        old = _Cycle()
+        freed: list[bool] = []
+        weakref.finalize(old, lambda: freed.append(True))
+        collector._collect()  # frozen
+        del old
+        collector._full_due = collector._ticks + 1
+        flood = [[n] for n in range(module.QUIET * 2)]  # what a tick finds under a flood
+        collector._collect()
+        assert not freed  # due, and put off
+        del flood
+        collector._collect()  # the flood is over: a quiet tick
+        assert freed and collector._full_due > collector._ticks
+    finally:
+        collector.stop()
 
 
 def test_once_settled_what_start_up_made_is_not_walked_and_later_cycles_are_still_freed(qtbot: Any) -> None:
