@@ -52,11 +52,15 @@ class Subscription:
         if self._missed or len(self._queue) >= self._maxsize:
             self._missed += len(self._queue) + 1
             self._queue.clear()
-        else:
-            self._queue.append(event)
-            if len(self._queue) >= self.high_water:
-                self._room.clear()
-        self._waiter.set()
+            self._waiter.set()
+            return
+        queue = self._queue
+        queue.append(event)
+        queued = len(queue)
+        if queued == 1:  # it was empty: the reader may be waiting (otherwise its waiter is set already)
+            self._waiter.set()
+        if queued >= self.high_water:
+            self._room.clear()
 
     def drain(self, limit: int = 1000) -> list[Event]:
         """Take up to `limit` waiting events without waiting."""

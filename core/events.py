@@ -37,9 +37,11 @@ from core.models.records import (
     decided_by,
 )
 
+_UTC = timezone.utc
+
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(_UTC)  # (no module look-ups: every event is stamped)
 
 
 class _Event(BaseModel):

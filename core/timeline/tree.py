@@ -272,35 +272,43 @@ class Timeline:
         return changes
 
     def _add_run(self, node: RunNode) -> list[Change]:
-        if node.call_id in self.runs:
+        """A run's row appended: counted by status and placed under its agent or batch (`_append`'s work for a run,
+        inlined, as is the look-up of an agent seen before: a flood appends a run a call)."""
+        call_id, agent_id, batch_id = node.call_id, node.agent_id, node.batch_id
+        if call_id in self.runs:
             return []
-        changes = self._ensure_agent(node.agent_id, node.queued_at)
+        agent = self.agents.get(agent_id)
+        changes = [] if agent is not None else self._ensure_agent(agent_id, node.queued_at)
+        if agent is None:
+            agent = self.agents[agent_id]
         # The group's own key, found by its text: a key is not built for every call only to look it up.
-        group: AgentNode | BatchNode = self.agents[node.agent_id]
-        parent = self._groups[AgentKey.prefix + node.agent_id]
-        if node.batch_id:
-            if node.batch_id not in self.batches:  # its first call: the batch's row, made from it
-                changes += self._add_batch(BatchNode(node.batch_id, node.agent_id, "batch", 0, None, node.queued_at))
-            group, parent = self.batches[node.batch_id], self._groups[BatchKey.prefix + node.batch_id]
-        self.runs[node.call_id] = node
+        group: AgentNode | BatchNode = agent
+        parent = self._groups[AgentKey.prefix + agent_id]
+        if batch_id:
+            if batch_id not in self.batches:  # its first call: the batch's row, made from it
+                changes += self._add_batch(BatchNode(batch_id, agent_id, "batch", 0, None, node.queued_at))
+            group, parent = self.batches[batch_id], self._groups[BatchKey.prefix + batch_id]
+        self.runs[call_id] = node
         self.tools[node.tool] = None
-        self._count(node, 1)
-        self._reach_at(node.agent_id, node.batch_id, node.queued_at)
-        if node.status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
+        status = node.status
+        self._counts[status] += 1
+        agent.statuses[status] += 1
+        if batch_id:
+            group.statuses[status] += 1
+        self._reach_at(agent_id, batch_id, node.queued_at)
+        if status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
             ended = known_end(node)
             if ended is not None:
-                self._reach_at(node.agent_id, node.batch_id, ended)
-        node.key = key = RunKey(node.call_id)
-        changes.append(self._append(parent, key, group.children))
-        if node.batch_id:
+                self._reach_at(agent_id, batch_id, ended)
+        node.key = key = RunKey(call_id)
+        siblings = group.children
+        row = self._row[key] = len(siblings)
+        self._parent[key] = parent
+        siblings.append(key)
+        changes.append(Inserted(parent, row, key))
+        if batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
         return changes
-
-    def _count(self, run: RunNode, delta: int) -> None:
-        self._counts[run.status] += delta
-        self.agents[run.agent_id].statuses[run.status] += delta
-        if run.batch_id:
-            self.batches[run.batch_id].statuses[run.status] += delta
 
     def _reach(self, agent_id: str, batch_id: str | None, moments: Iterable[datetime | None]) -> None:
         """Stretch the agent's (and the batch's) time window to take in these moments."""
@@ -407,7 +415,7 @@ class Timeline:
         was = node.status
         if status is was:
             return [Updated(key)]
-        node.status = status  # `_count` -1 then +1, inlined: three of these a call under a flood
+        node.status = status  # counted -1 where it was, +1 where it is: three of these a call under a flood
         counts = self._counts
         counts[was] -= 1
         counts[status] += 1
