@@ -218,6 +218,28 @@ def test_the_tick_moves_now_on_for_live_rows_only_and_stops_when_nothing_is_at_w
     assert not model._ticker.isActive() and queued.data(GANTT_ROLE).window.length == 9.5
 
 
+def test_under_a_flood_the_tick_waits_for_the_bridge_s_flush_and_shares_its_repaint(qtbot: Any) -> None:
+    model, clock = _fed()
+    model.auto_flush = False  # as the bridge has it: it flushes after each of its batches
+    lead = model.index(0, 0)
+    queued = model.index(2, TIMELINE_COLUMN, lead)  # c6, queued at 5 s
+    assert queued.data(GANTT_ROLE).span.ended == 5.0  # painted, so its bar is kept and moved by the ticks
+    changed: list[int] = []
+    model.dataChanged.connect(lambda a, b: changed.append(a.column()))
+    clock.now = _at(9)
+    model.timeline.apply(CallQueued(seq=30, call_id="c7", agent_id="main", tool="Read", args={}, summary="x",
+                                    at=_at(9)))  # a flood's row, waiting for the bridge
+    model.tick()
+    assert changed == [] and queued.data(GANTT_ROLE).span.ended == 5.0  # nothing repainted for the tick alone
+    model.flush()  # the bridge's batch: its rows, and the tick, in one turn
+    assert queued.data(GANTT_ROLE).span.ended == 9.0 and queued.data(GANTT_ROLE).window.length == 9.0
+    assert model.rowCount(lead) == 4 and TIMELINE_COLUMN in changed
+    changed.clear()
+    clock.now = _at(9.5)
+    model.tick()  # nothing waiting: a tick of its own, at once
+    assert changed and queued.data(GANTT_ROLE).span.ended == 9.5
+
+
 def test_a_burst_in_the_shared_timeline_is_shown_at_the_flush_as_one_range_insert(qtmodeltester: Any) -> None:
     timeline = Timeline()  # the console's, fed by the bus; the model keeps no copy
     model = TimelineModel(timeline)
