@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,34 @@ def test_the_window_keeps_no_event_carrying_a_calls_whole_arguments(qtbot: Any, 
             kept = [o for o in gc.get_objects() if isinstance(o, (CallQueued, ApprovalRequested))]
             assert kept == [] or all(len(json.dumps(o.args)) < 10_000 for o in kept)
             assert model.timeline.runs[asked[0]].args_cut  # the window shows the excerpt
+            bridge.stop()
+            await tasks.aclose()
+
+    loop.run_until_complete(scenario())
+
+
+def test_a_batchs_events_are_let_go_once_told_not_held_until_the_next_batch(qtbot: Any, loop: Any,
+                                                                           workspace: Path) -> None:
+    """A flood's batch is some 5,000 events, and freeing them takes 5 to 7 ms: done in the turn that told them, not
+    in the next batch's, where it added to the stall of its rows.  A quiet window holds none either."""
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            model, tasks = TimelineModel(), TaskSet()
+            bridge = Bridge(console, model, tasks)
+            told: list[bool] = []
+            bridge.batch_applied.connect(lambda: told.append(True))
+            bridge.start()
+            agent = await console.start_agent("agent", "scripted")
+            await wait_until(lambda: told, what="the agent's batch")
+            told.clear()
+            event = CallQueued(call_id="c1", agent_id=agent.agent_id, tool="Write", args={"content": "x" * MB},
+                               summary="big.txt")
+            held = weakref.ref(event)
+            console.bus.publish(event)
+            del event
+            await wait_until(lambda: told, what="the call's batch")
+            await wait_until(lambda: held() is None, timeout=1.0, what="the batch's events to be let go")
+            assert model.rowCount(model.index(0, 0)) == 1  # its row is shown all the same
             bridge.stop()
             await tasks.aclose()
 
