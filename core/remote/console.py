@@ -405,4 +405,3 @@ class RemoteConsole:
 
     def __repr__(self) -> str:
         return f"<RemoteConsole {self.where} attached={self.attached} pending={len(self._pending)}>"
-

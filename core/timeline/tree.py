@@ -272,17 +272,13 @@ class Timeline:
         return changes
 
     def _add_run(self, node: RunNode) -> list[Change]:
-        """A run's row appended: counted by status and placed under its agent or batch (`_append`'s work for a run,
-        inlined, as is the look-up of an agent seen before: a flood appends a run a call)."""
+        """A run's row appended: counted by status and placed under its agent or batch."""
         call_id, agent_id, batch_id = node.call_id, node.agent_id, node.batch_id
         if call_id in self.runs:
             return []
-        agent = self.agents.get(agent_id)
-        changes = [] if agent is not None else self._ensure_agent(agent_id, node.queued_at)
-        if agent is None:
-            agent = self.agents[agent_id]
+        changes = self._ensure_agent(agent_id, node.queued_at)
         # The group's own key, found by its text: a key is not built for every call only to look it up.
-        group: AgentNode | BatchNode = agent
+        group: AgentNode | BatchNode = self.agents[agent_id]
         parent = self._groups[AgentKey.prefix + agent_id]
         if batch_id:
             if batch_id not in self.batches:  # its first call: the batch's row, made from it
@@ -290,22 +286,14 @@ class Timeline:
             group, parent = self.batches[batch_id], self._groups[BatchKey.prefix + batch_id]
         self.runs[call_id] = node
         self.tools[node.tool] = None
-        status = node.status
-        self._counts[status] += 1
-        agent.statuses[status] += 1
-        if batch_id:
-            group.statuses[status] += 1
+        self._tally(node, None, node.status)
         self._reach_at(agent_id, batch_id, node.queued_at)
-        if status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
+        if node.status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
             ended = known_end(node)
             if ended is not None:
                 self._reach_at(agent_id, batch_id, ended)
         node.key = key = RunKey(call_id)
-        siblings = group.children
-        row = self._row[key] = len(siblings)
-        self._parent[key] = parent
-        siblings.append(key)
-        changes.append(Inserted(parent, row, key))
+        changes.append(self._append(parent, key, group.children))
         if batch_id:
             changes.append(Updated(parent))  # one more call seen: its "3/8 done"
         return changes
@@ -415,19 +403,20 @@ class Timeline:
         was = node.status
         if status is was:
             return [Updated(key)]
-        node.status = status  # counted -1 where it was, +1 where it is: three of these a call under a flood
-        counts = self._counts
-        counts[was] -= 1
-        counts[status] += 1
-        counts = self.agents[node.agent_id].statuses
-        counts[was] -= 1
-        counts[status] += 1
+        node.status = status
+        self._tally(node, was, status)
         if node.batch_id:
-            counts = self.batches[node.batch_id].statuses
-            counts[was] -= 1
-            counts[status] += 1
             return [Updated(key), Updated(self._groups[BatchKey.prefix + node.batch_id])]  # its "3/8 done"
         return [Updated(key)]
+
+    def _tally(self, node: RunNode, was: RunStatus | None, status: RunStatus) -> None:
+        """Count the run as `status`, no longer as `was` (None: a new run): in all, in its agent, in its batch
+        (the status line's and the roll-ups' counts, kept as runs move: three moves a call under a flood)."""
+        for counts in (self._counts, self.agents[node.agent_id].statuses,
+                       *((self.batches[node.batch_id].statuses,) if node.batch_id else ())):
+            if was is not None:
+                counts[was] -= 1
+            counts[status] += 1
 
     def _reach_at(self, agent_id: str, batch_id: str | None, at: datetime) -> None:
         """Stretch the agent's (and the batch's) time window to take in `at`."""
