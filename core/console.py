@@ -21,7 +21,7 @@ from core.bus import EventBus, Subscription
 from core.changes.diffs import diff_of_change
 from core.changes.tracker import ChangeTracker, Holding
 from core.errors import BelayError, ErrorKind, ToolError
-from core.events import ApprovalRequested, McpServerChanged, PolicyChanged
+from core.events import ApprovalRequested, Event, McpServerChanged, PolicyChanged
 from core.ids import CallId, new_session_id
 from core.mcp.elicitation import Elicitations
 from core.models.batches import BatchCall, BatchReport
@@ -330,10 +330,12 @@ class Console:
         """`belay verify` of this workspace's journal, read off the loop (also while this console writes it)."""
         return await asyncio.to_thread(verify_journal, self.state_dir / "journal.sqlite3")
 
-    def attach(self, maxsize: int = 10_000) -> tuple[Timeline, Subscription]:
+    def attach(self, maxsize: int = 10_000,
+               counted: frozenset[type[Event]] = frozenset()) -> tuple[Timeline, Subscription]:
         """The timeline (the console's own, live: read it on the loop's thread, never change it) and a
-        subscription to the events after now."""
-        return self.timeline, self.bus.subscribe(maxsize)
+        subscription to the events after now; the `counted` kinds, whose effect the reader takes from the
+        timeline, are counted there and not queued (core.bus)."""
+        return self.timeline, self.bus.subscribe(maxsize, counted)
 
     def subscribe(self, maxsize: int = 10_000) -> Subscription:
         """Live events only, for front ends that keep no timeline (reviewers, loggers)."""

@@ -229,8 +229,9 @@ class RemoteConsole:
 
     # -- what the window reads -------------------------------------------------
 
-    def attach(self, maxsize: int = 10_000) -> tuple[Timeline, Subscription]:
-        return self.timeline, self.bus.subscribe(maxsize)
+    def attach(self, maxsize: int = 10_000,
+               counted: frozenset[type[Event]] = frozenset()) -> tuple[Timeline, Subscription]:
+        return self.timeline, self.bus.subscribe(maxsize, counted)
 
     def subscribe(self, maxsize: int = 10_000) -> Subscription:
         return self.bus.subscribe(maxsize)

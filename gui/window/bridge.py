@@ -3,7 +3,11 @@
 It drains the console's event stream in batches on the shared loop, has
 the timeline model show what the console's timeline took in meanwhile (the
 bus fed it as the events were published: the window keeps no copy), and
-re-emits the few facts panels care about as typed Qt signals.  When the
+re-emits the few facts panels care about as typed Qt signals.  A call's
+own events (queued, started, finished: SHOWN_BY_ROWS) are not queued for
+it at all, only counted (core.bus): their rows say what they say, and the
+runs whose rows changed are told from the model.  Under a flood that is
+most of the stream, never held, so never walked by the collector.  When the
 bus says this subscriber lagged, the events it missed are not replayed:
 the timeline holds their effect already, and panels that follow events
 reread it (`resynced`).
@@ -16,13 +20,15 @@ pause after it ended): the pause is BUSY_SHARE times that, and
 under a flood at least FLOOD_PAUSE_S (eight batches a second), so the window
 spends about a third of its time showing events and the rest taking them in
 and answering, and the rows of a whole batch arrive as one range insert per
-parent.  The runs a batch changed are told once, together (`runs_changed`),
+parent.  A pause ends early when a batch's worth waits (the bus's high-water
+mark, where a publisher that awaits room is held): a window at rest never
+keeps a source waiting.  The runs a batch changed are told once, together (`runs_changed`),
 after the rows are shown and the batch's other events are told; a listener
 that follows runs one at a time (`run_changed`, tests and scripts) hears
-each once, at its last change.
+each once a batch, just before.
 
 Events may carry a call's whole arguments (CallQueued, ApprovalRequested):
-the bridge keeps none of them past its batch.  The timeline keeps
+the bridge never holds a CallQueued, and keeps no other event past its batch.  The timeline keeps
 excerpts (core.timeline.excerpts), the approval panel a request only
 while it waits, and the details pane reads a selected call back from the
 journal.
@@ -30,8 +36,8 @@ journal.
 Signals:
     approval_requested(ApprovalRequested): a call now waits for a person.
     approval_resolved(str): the call with this id no longer waits.
-    run_changed(str): the run with this call id changed (status, result, undo); emitted only while connected
-        (the window follows `runs_changed`; tests and scripts follow one run).
+    run_changed(str): the run with this call id changed (status, result, output, approval, undo); emitted only
+        while connected (the window follows `runs_changed`; tests and scripts follow one run).
     runs_changed(list[str]): the runs a batch changed, once a batch (what the window follows: a flood changes
         thousands of runs a second).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
@@ -60,7 +66,7 @@ from core import (
     ApprovalRequested,
     ApprovalResolved,
     CallFinished,
-    CallOutput,
+    CallQueued,
     CallStarted,
     Console,
     ElicitationRequested,
@@ -71,7 +77,6 @@ from core import (
     LinkChanged,
     McpServerChanged,
     PolicyChanged,
-    RollbackFinished,
     RollbackRefused,
     ShellFinished,
     ShellOutput,
@@ -132,11 +137,12 @@ class Bridge(QObject):
         self._run_changed = QMetaMethod.fromSignal(self.run_changed)
 
     def start(self) -> None:
-        timeline, self._subscription = self._console.attach(self._backlog)
+        timeline, self._subscription = self._console.attach(self._backlog, SHOWN_BY_ROWS)
         self._unregister = self._console.register_approver("window")
         self._unregister_forms = self._console.elicitations.register("window")  # MCP servers' questions
         self._model.reset(timeline)
         self._model.auto_flush = False  # flushed here, after each batch: once a frame
+        self._model.follow_runs()  # the runs a batch changed, told from its rows
         self._pump = self._tasks.spawn(self._run(), "event bridge")
 
     def stop(self) -> None:
@@ -148,52 +154,49 @@ class Bridge(QObject):
             self._pump.cancel()
 
     async def _run(self) -> None:
-        assert self._subscription is not None
+        subscription = self._subscription
+        assert subscription is not None
         loop = asyncio.get_running_loop()
         pause = FRAME_S
         while True:
-            batch = await self._subscription.next_batch(DRAIN)
-            if not batch:
+            await subscription.wait()
+            if subscription.closed:
                 return
+            least = FLOOD_PAUSE_S if subscription.waiting >= FLOOD_EVENTS else FRAME_S
+            batch = subscription.drain(DRAIN)
             began = loop.time()
             self._model.flush()  # the rows first, in a turn of their own: what waited meanwhile (input, a paint)
             shown = loop.time()  # runs before the panels hear of the events, not after both
             await asyncio.sleep(0)
             resumed = loop.time()
             self.apply(batch, shown=True)
-            least = FLOOD_PAUSE_S if len(batch) >= FLOOD_EVENTS else FRAME_S
-            del batch  # its events freed in this turn (5 to 7 ms under a flood), not in the next batch's, with its rows
+            del batch  # its events freed in this turn, not in the next batch's, with its rows
             applied = loop.time()
-            await asyncio.sleep(pause)
-            late = loop.time() - applied - pause  # the loop was busy: Qt laid out and painted what was shown
+            try:
+                async with asyncio.timeout(pause):
+                    await subscription.filled()  # a publisher held at the mark is not kept waiting by a pause
+                late = 0.0
+            except TimeoutError:
+                late = loop.time() - applied - pause  # the loop was busy: Qt laid out and painted what was shown
             busy = shown - began + applied - resumed + late
             pause = min(MAX_PAUSE_S, max(least, BUSY_SHARE * busy))
 
     def apply(self, batch: list[Event], *, shown: bool = False) -> None:
-        """Show the rows, then tell: the other events in order, then the runs that changed, together (and one
-        by one, at each run's last change, to a `run_changed` listener).  Dispatched on the event's type, not a
-        chain of isinstance: a flood brings some 30,000 events a second.  `shown`: the batch's rows were shown
-        already (the rows of events published since wait for the next batch: one repaint a batch)."""
+        """Show the rows, then tell: the batch's events in order, then the runs whose rows changed, together (and
+        one by one to a `run_changed` listener).  Dispatched on the event's type, not a chain of isinstance.
+        `shown`: the batch's rows were shown already (the rows of events published since wait for the next
+        batch: one repaint a batch)."""
         if not shown:
             self._model.flush()  # the rows these events made are shown before anyone hears of them
-        last: dict[str, int] = {}
-        others: list[Event] = []
-        for n, event in enumerate(batch):  # one pass: a flood brings some 30,000 events a second
-            if type(event) in _RUN_CHANGES:
-                last[event.call_id] = n  # type: ignore[attr-defined]
-            elif type(event) in _TELLING:  # a CallQueued, most of the rest, is told by its row
-                others.append(event)
-        if self.isSignalConnected(self._run_changed):  # a signal a run is some microseconds each: only if heard
-            for n, event in enumerate(batch):
-                if type(event) not in _RUN_CHANGES:
-                    self._tell(event)
-                elif last[event.call_id] == n:  # type: ignore[attr-defined]
-                    self.run_changed.emit(event.call_id)  # type: ignore[attr-defined]
-        else:
-            for event in others:
+        for event in batch:
+            if type(event) in _TELLING:
                 self._tell(event)
-        if last:
-            self.runs_changed.emit(list(last))
+        runs = self._model.take_changed_runs()
+        if runs:
+            if self.isSignalConnected(self._run_changed):  # a signal a run is some microseconds each: only if heard
+                for call_id in runs:
+                    self.run_changed.emit(call_id)
+            self.runs_changed.emit(runs)
         self.batch_applied.emit()
 
     def _tell(self, event: Event) -> None:
@@ -209,7 +212,9 @@ class Bridge(QObject):
         return f"<Bridge subscription={self._subscription!r}>"
 
 
-_RUN_CHANGES = frozenset({CallStarted, CallOutput, CallFinished, RollbackFinished})
+SHOWN_BY_ROWS = frozenset({CallQueued, CallStarted, CallFinished})
+"""What a call's row says all of: the bus counts these for the bridge instead of queueing them (a flood is mostly
+these three, some 30,000 a second), and the runs they changed are told from the rows (`runs_changed`)."""
 _TOLD: dict[type[Event], Callable[[Bridge, Any], None]] = {
     ApprovalRequested: lambda bridge, e: bridge.approval_requested.emit(e),
     ApprovalResolved: lambda bridge, e: bridge.approval_resolved.emit(e.call_id),

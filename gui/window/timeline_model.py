@@ -116,6 +116,8 @@ class TimelineModel(QStandardItemModel):
         self.auto_flush = True
         """Flush on the next turn of the loop after a change; a bridge that flushes after each of its batches
         (once a frame) turns it off."""
+        self._changed_runs: dict[str, None] | None = None
+        """The runs whose rows flushes changed since `take_changed_runs` (None: nobody takes them, none kept)."""
         self._cells: dict[NodeKey, tuple[str, ...]] = {}
         self._tips: dict[NodeKey, str] = {}
         self._brushes: dict[NodeKey, str] = {}
@@ -148,6 +150,8 @@ class TimelineModel(QStandardItemModel):
         self._unwatch = timeline.watch(self._on_timeline_changed)
         self._inserted.clear()
         self._updated.clear()
+        if self._changed_runs is not None:
+            self._changed_runs.clear()  # everything is shown anew: its readers read it anew
         for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows,
                       self._prepared):
             cache.clear()
@@ -226,6 +230,9 @@ class TimelineModel(QStandardItemModel):
         if inserted:
             self.flushed.emit()
         above: list[NodeKey] = [parent for parent in inserted if parent is not None]
+        changed = self._changed_runs
+        if changed is not None:
+            changed.update((key.call_id, None) for key in updated if type(key) is RunKey)  # type: ignore[attr-defined]
         for key in updated:
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
@@ -243,6 +250,21 @@ class TimelineModel(QStandardItemModel):
         if self._tick_due:
             self.tick()
         self._keep_ticking()
+
+    def follow_runs(self) -> None:
+        """Keep the runs each flush changed (their status, result, output, approval or undo), for
+        `take_changed_runs`: a bridge tells them to the panels, once a batch."""
+        if self._changed_runs is None:
+            self._changed_runs = {}
+
+    def take_changed_runs(self) -> list[str]:
+        """The call ids of the runs flushes changed since the last time they were taken, in the order they first
+        changed (empty unless `follow_runs`)."""
+        if not self._changed_runs:
+            return []
+        runs = list(self._changed_runs)
+        self._changed_runs.clear()
+        return runs
 
     def _roll_up(self, parents: Iterable[NodeKey], *skip: Container[NodeKey]) -> None:
         """Refresh the roll-ups of these agents and batches (those above rows that came or changed) and of theirs:

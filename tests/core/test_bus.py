@@ -94,3 +94,49 @@ def test_a_publisher_that_awaits_room_is_held_at_the_high_water_mark_and_the_rea
     bus.subscribe(maxsize=10)  # a reader that never reads does not hold up a publisher that never waits
     for i in range(50):
         bus.publish(CallStarted(call_id=f"c{i}"))
+
+
+def test_counted_kinds_wake_the_reader_and_hold_a_publisher_but_are_never_kept() -> None:
+    """The window takes a call's events from the timeline: they wake it and count toward its backlog, queued
+    nowhere (a flood is mostly these), while the kinds it tells are queued as ever."""
+    import asyncio
+    import gc
+    import weakref
+
+    from core.events import CallFinished, CallOutput, CallQueued
+
+    async def scenario() -> None:
+        bus = EventBus()
+        reader = bus.subscribe(maxsize=1000, counted=frozenset({CallQueued, CallStarted}))
+        reader.high_water = 100
+        woken = asyncio.ensure_future(reader.wait())
+        await asyncio.sleep(0)
+        assert not woken.done()
+        started = CallStarted(call_id="c1")
+        held = weakref.ref(started)
+        bus.publish(started)
+        del started
+        await asyncio.wait_for(woken, timeout=1)  # a counted event wakes the reader
+        gc.collect()
+        assert held() is None  # and nobody keeps it
+        bus.publish(CallOutput(call_id="c1", text="hi"))
+        assert reader.waiting == 2
+        assert [type(e) for e in reader.drain()] == [CallOutput]  # only what is told is queued
+        assert reader.waiting == 0
+        for i in range(99):
+            bus.publish(CallQueued(call_id=f"q{i}", agent_id="a", tool="Read", args={}, summary="f"))
+        held_up = asyncio.ensure_future(bus.room())
+        await asyncio.sleep(0.01)
+        assert held_up.done()  # 99 waiting: under the mark
+        bus.publish(CallStarted(call_id="q0"))
+        held_up = asyncio.ensure_future(bus.room())
+        await asyncio.sleep(0.01)
+        assert not held_up.done()  # 100 waiting, none of them queued: a publisher that awaits room waits
+        reader.drain()
+        await asyncio.wait_for(held_up, timeout=1)
+        bus.publish(CallFinished(call_id="q0", status="done"))  # not counted: queued as ever
+        assert [type(e) for e in reader.drain()] == [CallFinished]
+        reader.close()
+        await asyncio.wait_for(reader.wait(), timeout=1)  # a closed reader is not kept waiting
+
+    run(scenario())

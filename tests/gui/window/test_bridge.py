@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex
 
-from core import ApprovalRequested, CallFinished, CallQueued, CallStarted, Console, RunStatus, spawn
+from core import ApprovalRequested, CallFinished, CallOutput, CallQueued, CallStarted, Console, RunStatus, spawn
+from gui.window import bridge as bridge_module
 from gui.window.bridge import Bridge
 from gui.window.tasks import TaskSet
 from gui.window.timeline_model import TimelineModel
@@ -31,9 +32,10 @@ def test_a_lagging_window_resyncs_to_the_consoles_timeline(qtbot: Any, loop: Any
             bridge.resynced.connect(lambda: resynced.append(True))
             bridge.start()
             agent = await console.start_agent("flood", "scripted")
-            for i in range(200):  # published in one go: the bridge cannot keep up
+            for i in range(200):  # published in one go: the bridge cannot keep up with their output
                 console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agent.agent_id, tool="Read",
                                                args={}, summary=f"file{i}"))
+                console.bus.publish(CallOutput(call_id=f"c{i}", text="reading\n"))
             await wait_until(lambda: resynced, what="a resync")
             root = model.index(0, 0, QModelIndex())
             assert model.rowCount(root) == 200
@@ -94,6 +96,37 @@ def test_a_batchs_events_are_let_go_once_told_not_held_until_the_next_batch(qtbo
             await wait_until(lambda: told, what="the call's batch")
             await wait_until(lambda: held() is None, timeout=1.0, what="the batch's events to be let go")
             assert model.rowCount(model.index(0, 0)) == 1  # its row is shown all the same
+            bridge.stop()
+            await tasks.aclose()
+
+    loop.run_until_complete(scenario())
+
+
+def test_a_calls_own_events_are_never_held_by_the_window_their_rows_say_them(qtbot: Any, loop: Any,
+                                                                               workspace: Path) -> None:
+    """A flood is mostly CallQueued, CallStarted and CallFinished: the window reads what they say from the timeline,
+    so the bus only counts them for it (they wake it), and they are freed as soon as they are published."""
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            model, tasks = TimelineModel(), TaskSet()
+            bridge = Bridge(console, model, tasks)
+            told: list[list[str]] = []
+            bridge.runs_changed.connect(told.append)
+            bridge.start()
+            agent = (await console.start_agent("agent", "scripted")).agent_id
+            events = [CallQueued(call_id="c1", agent_id=agent, tool="Write", args={"content": "x" * MB},
+                                 summary="big.txt"),
+                      CallStarted(call_id="c1"), CallFinished(call_id="c1", status=RunStatus.DONE)]
+            held = [weakref.ref(event) for event in events]
+            for event in events:
+                console.bus.publish(event)
+            del events, event
+            assert [ref() for ref in held] == [None, None, None]  # published, and already let go
+            await wait_until(lambda: model.rowCount() == 1, what="the agent's row")
+            root = model.index(0, 0, QModelIndex())
+            await wait_until(lambda: model.rowCount(root) == 1, what="the call's row")
+            await wait_until(lambda: told, what="the run told")
+            assert told == [["c1"]] and model.index(0, 2, root).data() == "✓ done"
             bridge.stop()
             await tasks.aclose()
 
@@ -169,6 +202,35 @@ def test_the_runs_a_batch_changed_are_told_once_a_batch_and_one_by_one_only_to_a
             await tasks.aclose()
 
     loop.run_until_complete(scenario())
+
+
+def test_a_source_held_at_the_high_water_mark_is_not_kept_waiting_through_the_windows_pause(
+        qtbot: Any, loop: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window rests after each batch (under a flood at least FLOOD_PAUSE_S), and a source that awaits room is
+    held while a batch's worth waits: the rest ends when that much waits, or the source would idle through it."""
+    monkeypatch.setattr(bridge_module, "FLOOD_EVENTS", 100)
+    monkeypatch.setattr(bridge_module, "FLOOD_PAUSE_S", 2.0)  # 20 batches held through it: 40 s
+    monkeypatch.setattr(bridge_module, "MAX_PAUSE_S", 2.0)
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            model, tasks = TimelineModel(), TaskSet()
+            bridge = Bridge(console, model, tasks, backlog=600)  # its high-water mark: 300 events
+            bridge.start()
+            agent = (await console.start_agent("agent", "scripted")).agent_id
+            for i in range(2000):  # 6,000 events, twenty batches' worth
+                await console.bus.room()
+                console.bus.publish(CallQueued(call_id=f"c{i}", agent_id=agent, tool="Read", args={},
+                                               summary=f"file{i}"))
+                console.bus.publish(CallStarted(call_id=f"c{i}"))
+                console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
+            await wait_until(lambda: model.rowCount() == 1, what="the agent's row")
+            root = model.index(0, 0, QModelIndex())
+            await wait_until(lambda: model.rowCount(root) == 2000, timeout=10, what="every call's row")
+            bridge.stop()
+            await tasks.aclose()
+
+    loop.run_until_complete(asyncio.wait_for(scenario(), timeout=15))
 
 
 def test_what_waits_while_rows_are_shown_runs_before_the_panels_hear_of_them(qtbot: Any, loop: Any,
