@@ -20,18 +20,18 @@ pause after it ended): the pause is BUSY_SHARE times that, and
 under a flood at least FLOOD_PAUSE_S (eight batches a second), so the window
 spends about a third of its time showing events and the rest taking them in
 and answering, and the rows of a whole batch arrive as one range insert per
-parent.  A pause ends early when a batch's worth waits (the bus's high-water
-mark, where a publisher that awaits room is held): a window at rest never
-keeps a source waiting.  The runs a batch changed are told once, together (`runs_changed`),
-after the rows are shown and the batch's other events are told; a listener
-that follows runs one at a time (`run_changed`, tests and scripts) hears
-each once a batch, just before.
+parent.  A pause ends early when a batch's worth waits (the bus's
+high-water mark, where a publisher that awaits room is held): a window at
+rest never keeps a source waiting.  The runs a batch changed are told once,
+together (`runs_changed`), after the rows are shown and the batch's other
+events are told; a listener that follows runs one at a time (`run_changed`,
+tests and scripts) hears each once a batch, just before.
 
 Events may carry a call's whole arguments (CallQueued, ApprovalRequested):
-the bridge never holds a CallQueued, and keeps no other event past its batch.  The timeline keeps
-excerpts (core.timeline.excerpts), the approval panel a request only
-while it waits, and the details pane reads a selected call back from the
-journal.
+the bridge never holds a CallQueued, and keeps no other event past its
+batch.  The timeline keeps excerpts (core.timeline.excerpts), the approval
+panel a request only while it waits, and the details pane reads a selected
+call back from the journal.
 
 Signals:
     approval_requested(ApprovalRequested): a call now waits for a person.
