@@ -13,8 +13,7 @@ front end reads it there when a person selects the call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 STRING_CHARS = 300
 """The longest string argument kept whole; a longer one keeps its first `STRING_CHARS` characters."""
@@ -36,9 +35,9 @@ def cut_marker(cut: int) -> str:
     return f"… [{cut:,} more characters in the journal]"
 
 
-@dataclass(frozen=True, slots=True)
-class Excerpt:
-    """Arguments as the timeline keeps them, and whether anything was left out."""
+class Excerpt(NamedTuple):
+    """Arguments as the timeline keeps them, and whether anything was left out.  A named tuple: one is made for
+    every call, and a frozen dataclass took 0.9 us of the 2 us an excerpt of a path costs."""
 
     args: dict[str, Any]
     cut: bool
