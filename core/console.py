@@ -333,8 +333,8 @@ class Console:
     def attach(self, maxsize: int = 10_000,
                counted: frozenset[type[Event]] = frozenset()) -> tuple[Timeline, Subscription]:
         """The timeline (the console's own, live: read it on the loop's thread, never change it) and a
-        subscription to the events after now; the `counted` kinds, whose effect the reader takes from the
-        timeline, are counted there and not queued (core.bus)."""
+        subscription to the events after now; events of the `counted` kinds, whose effect the reader takes from
+        the timeline, are counted for it, not queued (core.bus)."""
         return self.timeline, self.bus.subscribe(maxsize, counted)
 
     def subscribe(self, maxsize: int = 10_000) -> Subscription:

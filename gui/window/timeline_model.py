@@ -231,9 +231,9 @@ class TimelineModel(QStandardItemModel):
             self.flushed.emit()
         above: list[NodeKey] = [parent for parent in inserted if parent is not None]
         changed = self._changed_runs
-        if changed is not None:
-            changed.update((key.call_id, None) for key in updated if type(key) is RunKey)  # type: ignore[attr-defined]
         for key in updated:
+            if changed is not None and type(key) is RunKey:
+                changed[key.call_id] = None  # type: ignore[attr-defined]  # told by a bridge (`take_changed_runs`)
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
             if self._unshown(key):

@@ -122,8 +122,7 @@ def test_a_calls_own_events_are_never_held_by_the_window_their_rows_say_them(qtb
                 console.bus.publish(event)
             del events, event
             assert [ref() for ref in held] == [None, None, None]  # published, and already let go
-            await wait_until(lambda: model.rowCount() == 1, what="the agent's row")
-            root = model.index(0, 0, QModelIndex())
+            root = await _agent_row(model)
             await wait_until(lambda: model.rowCount(root) == 1, what="the call's row")
             await wait_until(lambda: told, what="the run told")
             assert told == [["c1"]] and model.index(0, 2, root).data() == "✓ done"
@@ -131,6 +130,12 @@ def test_a_calls_own_events_are_never_held_by_the_window_their_rows_say_them(qtb
             await tasks.aclose()
 
     loop.run_until_complete(scenario())
+
+
+async def _agent_row(model: TimelineModel) -> QModelIndex:
+    """The index of the one agent's row, once the model shows it (an index asked for before is the root's)."""
+    await wait_until(lambda: model.rowCount() == 1, what="the agent's row")
+    return model.index(0, 0, QModelIndex())
 
 
 async def _flood(console: Console, agents: list[str], calls: int) -> None:
@@ -224,8 +229,7 @@ def test_a_source_held_at_the_high_water_mark_is_not_kept_waiting_through_the_wi
                                                summary=f"file{i}"))
                 console.bus.publish(CallStarted(call_id=f"c{i}"))
                 console.bus.publish(CallFinished(call_id=f"c{i}", status=RunStatus.DONE, duration_s=0.01))
-            await wait_until(lambda: model.rowCount() == 1, what="the agent's row")
-            root = model.index(0, 0, QModelIndex())
+            root = await _agent_row(model)
             await wait_until(lambda: model.rowCount(root) == 2000, timeout=10, what="every call's row")
             bridge.stop()
             await tasks.aclose()
