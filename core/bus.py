@@ -143,7 +143,8 @@ class EventBus:
     """Fan-out of events to subscribers and synchronous listeners."""
 
     def __init__(self) -> None:
-        self._subs: list[Subscription] = []
+        self._subs: tuple[Subscription, ...] = ()
+        """Replaced, never changed in place: `publish` walks it while a reader may close (no copy an event)."""
         self._listeners: list[Callable[[Event], None]] = []
         self._counter = itertools.count(1)
         self.last_seq = 0
@@ -151,7 +152,7 @@ class EventBus:
     def subscribe(self, maxsize: int = 10_000, counted: frozenset[type[Event]] = frozenset()) -> Subscription:
         """A reader's queue of at most `maxsize` events; the `counted` kinds are counted, not queued."""
         sub = Subscription(self, maxsize, counted)
-        self._subs.append(sub)
+        self._subs = (*self._subs, sub)
         return sub
 
     def listen(self, callback: Callable[[Event], None]) -> None:
@@ -172,19 +173,18 @@ class EventBus:
             stamped = event.model_copy(update={"seq": seq})
         for listener in self._listeners:
             listener(stamped)
-        for sub in list(self._subs):
+        for sub in self._subs:
             sub._offer(stamped)
         return stamped
 
     async def room(self) -> None:
         """Wait until every subscriber's queue is under its high-water mark (at once when it is)."""
-        for sub in list(self._subs):
+        for sub in self._subs:
             while not sub._room.is_set() and not sub.closed:
                 await sub._room.wait()
 
     def _remove(self, sub: Subscription) -> None:
-        if sub in self._subs:
-            self._subs.remove(sub)
+        self._subs = tuple(kept for kept in self._subs if kept is not sub)
 
     def __repr__(self) -> str:
         return f"<EventBus seq={self.last_seq} subscribers={len(self._subs)}>"

@@ -26,6 +26,8 @@ ITEMS = 50
 OUTPUT_HEAD_CHARS = 3_000
 OUTPUT_TAIL_CHARS = 1_000
 """A longer output keeps its beginning and its end (where a command says how it ended)."""
+OUTPUT_WHOLE_CHARS = OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS
+"""The longest output kept whole."""
 SCALAR_COST = 8
 """What a number, a boolean or a null counts for against `ARGS_CHARS`."""
 
@@ -145,7 +147,7 @@ def excerpt_line(text: str) -> str:
 def excerpt_text(text: str) -> tuple[str, bool]:
     """A call's output as the timeline keeps it: its beginning and its end around a marker when it is long;
     and whether it was cut."""
-    if len(text) <= OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS:
+    if len(text) <= OUTPUT_WHOLE_CHARS:
         return text, False
     cut = len(text) - OUTPUT_HEAD_CHARS - OUTPUT_TAIL_CHARS
     return f"{text[:OUTPUT_HEAD_CHARS]}\n{cut_marker(cut)}\n{text[-OUTPUT_TAIL_CHARS:]}", True

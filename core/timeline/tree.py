@@ -49,7 +49,7 @@ from core.events import (
     ShellStarted,
 )
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
-from core.timeline.excerpts import excerpt_args, excerpt_line
+from core.timeline.excerpts import OUTPUT_WHOLE_CHARS, excerpt_args, excerpt_line
 from core.timeline.kept import answered, batch_node, kept_result, run_node
 from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
 from core.timeline.nodes import (
@@ -71,6 +71,9 @@ Change = Inserted | Updated
 
 _QUEUED, _RUNNING = RunStatus.QUEUED, RunStatus.RUNNING
 """Read from the module, not the enum: a member looked up on its class costs a flood of calls measurably (3.11)."""
+_run_key, _inserted, _updated = str.__new__, tuple.__new__, tuple.__new__
+"""A run's key and the changes a call makes, built without the Python frame of their classes' constructors: a flood
+makes four of them a call (`_run_key(RunKey, RunKey.prefix + call_id)` is `RunKey(call_id)`)."""
 
 
 class Timeline:
@@ -272,30 +275,42 @@ class Timeline:
         return changes
 
     def _add_run(self, node: RunNode) -> list[Change]:
-        """A run's row appended: counted by status and placed under its agent or batch."""
-        call_id, agent_id, batch_id = node.call_id, node.agent_id, node.batch_id
+        """A run's row appended: counted by status and placed under its agent or batch.  A flood comes here for
+        every call: what helpers would do is written out (a Python call costs about what a dict write does)."""
+        call_id, agent_id, batch_id, status = node.call_id, node.agent_id, node.batch_id, node.status
         if call_id in self.runs:
             return []
-        changes = self._ensure_agent(agent_id, node.queued_at)
+        changes = [] if agent_id in self.agents else self._ensure_agent(agent_id, node.queued_at)
         # The group's own key, found by its text: a key is not built for every call only to look it up.
-        group: AgentNode | BatchNode = self.agents[agent_id]
+        agent = self.agents[agent_id]
+        group: AgentNode | BatchNode = agent
         parent = self._groups[AgentKey.prefix + agent_id]
+        at = node.queued_at
         if batch_id:
             if batch_id not in self.batches:  # its first call: the batch's row, made from it
-                changes += self._add_batch(BatchNode(batch_id, agent_id, "batch", 0, None, node.queued_at))
+                changes += self._add_batch(BatchNode(batch_id, agent_id, "batch", 0, None, at))
             group, parent = self.batches[batch_id], self._groups[BatchKey.prefix + batch_id]
+            group.statuses[status] += 1
+            if group.last_at is None or at > group.last_at:
+                group.last_at = at
         self.runs[call_id] = node
         self.tools[node.tool] = None
-        self._tally(node, None, node.status)
-        self._reach_at(agent_id, batch_id, node.queued_at)
-        if node.status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
+        self._counts[status] += 1
+        agent.statuses[status] += 1
+        if agent.last_at is None or at > agent.last_at:
+            agent.last_at = at
+        if status is not _QUEUED:  # (a call queued now has not ended; one from the journal may have)
             ended = known_end(node)
             if ended is not None:
                 self._reach_at(agent_id, batch_id, ended)
-        node.key = key = RunKey(call_id)
-        changes.append(self._append(parent, key, group.children))
+        node.key = key = _run_key(RunKey, RunKey.prefix + call_id)
+        siblings = group.children
+        row = self._row[key] = len(siblings)  # what `_append` does for a run
+        self._parent[key] = parent
+        siblings.append(key)
+        changes.append(_inserted(Inserted, (parent, row, key)))
         if batch_id:
-            changes.append(Updated(parent))  # one more call seen: its "3/8 done"
+            changes.append(_updated(Updated, (parent,)))  # one more call seen: its "3/8 done"
         return changes
 
     def _reach(self, agent_id: str, batch_id: str | None, moments: Iterable[datetime | None]) -> None:
@@ -401,26 +416,35 @@ class Timeline:
         self._reach(node.agent_id, node.batch_id, [v for v in fields.values() if isinstance(v, datetime)])
         return self._moved(node, status)
 
-    def _moved(self, node: RunNode, status: RunStatus) -> list[Change]:
-        """The run's status is now `status` (counted where it was, and where it is): the rows that changed."""
+    def _moved(self, node: RunNode, status: RunStatus, at: datetime | None = None) -> list[Change]:
+        """The run's status is now `status`, since `at` (which its agent's and batch's windows take in): counted
+        where it was no longer, and where it is, in all, in its agent and in its batch (the status line's and the
+        roll-ups' counts, kept as runs move: two moves a call under a flood, each written out here).  The rows
+        that changed."""
         key = node.key or RunKey(node.call_id)
+        agent = self.agents[node.agent_id]
+        batch = self.batches[node.batch_id] if node.batch_id else None
+        if at is not None:
+            if agent.last_at is None or at > agent.last_at:
+                agent.last_at = at
+            if batch is not None and (batch.last_at is None or at > batch.last_at):
+                batch.last_at = at
         was = node.status
         if status is was:
-            return [Updated(key)]
+            return [_updated(Updated, (key,))]
         node.status = status
-        self._tally(node, was, status)
-        if node.batch_id:
-            return [Updated(key), Updated(self._groups[BatchKey.prefix + node.batch_id])]  # its "3/8 done"
-        return [Updated(key)]
-
-    def _tally(self, node: RunNode, was: RunStatus | None, status: RunStatus) -> None:
-        """Count the run as `status`, no longer as `was` (None: a new run): in all, in its agent, in its batch
-        (the status line's and the roll-ups' counts, kept as runs move: three moves a call under a flood)."""
-        for counts in (self._counts, self.agents[node.agent_id].statuses,
-                       *((self.batches[node.batch_id].statuses,) if node.batch_id else ())):
-            if was is not None:
-                counts[was] -= 1
-            counts[status] += 1
+        counts = self._counts
+        counts[was] -= 1
+        counts[status] += 1
+        counts = agent.statuses
+        counts[was] -= 1
+        counts[status] += 1
+        if batch is None:
+            return [_updated(Updated, (key,))]
+        counts = batch.statuses
+        counts[was] -= 1
+        counts[status] += 1
+        return [_updated(Updated, (key,)), _updated(Updated, (self._groups[BatchKey.prefix + batch.batch_id],))]  # 3/8
 
     def _reach_at(self, agent_id: str, batch_id: str | None, at: datetime) -> None:
         """Stretch the agent's (and the batch's) time window to take in `at`."""
@@ -447,8 +471,7 @@ class Timeline:
         if node is None:
             return []
         node.started_at = e.at
-        self._reach_at(node.agent_id, node.batch_id, e.at)
-        return self._moved(node, _RUNNING)
+        return self._moved(node, _RUNNING, e.at)
 
     def _on_call_progress(self, e: CallProgress) -> list[Change]:
         return self._update_run(e.call_id, progress=e.elapsed_s)
@@ -460,11 +483,13 @@ class Timeline:
         node = self.runs.get(e.call_id)
         if node is None:
             return []
-        (node.output, node.error), node.output_cut = kept_result(e.output, e.error)
+        if e.error is None and len(e.output) <= OUTPUT_WHOLE_CHARS:  # (what `kept_result` keeps of most)
+            node.output, node.error, node.output_cut = e.output, None, False
+        else:
+            (node.output, node.error), node.output_cut = kept_result(e.output, e.error)
         node.ended_at, node.duration_s, node.changes, node.git_changes = e.at, e.duration_s, e.changes, e.git_changes
         node.cached, node.attempts, node.live_output = e.cached, e.attempts, ""
-        self._reach_at(node.agent_id, node.batch_id, e.at)
-        return self._moved(node, e.status)
+        return self._moved(node, e.status, e.at)
 
     def _on_rollback_finished(self, e: RollbackFinished) -> list[Change]:
         return self._update_run(e.call_id, undone_by=e.undone_by, undone_paths=e.undone_paths,
