@@ -107,6 +107,37 @@ def test_cancelling_the_agent_cancels_its_running_call_and_propagates() -> None:
     run(main())
 
 
+@pytest.mark.parametrize("ending", ["returns", "fails"])
+def test_a_cancelled_agent_ends_cancelled_whatever_its_call_made_of_the_cancellation(ending: str) -> None:
+    async def main() -> list[str]:
+        owner = OwnedTasks()
+        started = asyncio.Event()
+        after: list[str] = []
+
+        async def call() -> str:
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                if ending == "fails":
+                    raise RuntimeError("recording the end failed") from None
+                return "ended well all the same"  # a call that swallows its cancellation
+            return "never"
+
+        async def agent() -> None:
+            await owner.call("c1", call(), lambda: "cancelled by the user")
+            after.append("the agent went on")
+
+        task = owner.launch(agent(), "agent main")
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return after
+
+    assert run(main()) == []
+
+
 def test_closing_lets_a_call_finish_within_the_grace_period_and_cancels_one_that_does_not() -> None:
     async def main() -> tuple[str, str, bool]:
         owner = OwnedTasks()
