@@ -7,7 +7,7 @@ the person's back) that fails with a recoverable error (a timeout, a busy
 resource, a dropped connection) is tried again after an exponential,
 jittered delay, a bounded number of times; anything else fails at once.
 While a call runs longer than `HEARTBEAT_AFTER_S`, a progress note goes out
-every `HEARTBEAT_EVERY_S` so the window can show it is alive.
+every `HEARTBEAT_EVERY_S` so the window can show it is alive (`Heartbeats`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from core.errors import BelayError, ErrorKind, ToolError
@@ -72,22 +72,35 @@ async def _once(tool: RunTool, args: ToolArgs, ctx: ToolContext, timeout_s: floa
                         ) from None
 
 
-@contextlib.asynccontextmanager
-async def heartbeat(note: Callable[[float], None]) -> AsyncIterator[None]:
-    """While the body runs past HEARTBEAT_AFTER_S, call `note(elapsed)` every HEARTBEAT_EVERY_S.
+class Heartbeats:
+    """The heartbeats of the calls running on one loop, from one timer.
 
-    A timer on the loop, not a task: most calls end long before their first beat, and a task would cost
-    every one of them a start, a cancellation and a wait."""
-    loop = asyncio.get_running_loop()
-    started = time.monotonic()
+    While calls run, a timer ticks every HEARTBEAT_EVERY_S and notes each call that has run for
+    HEARTBEAT_AFTER_S or more: a call's first note comes between HEARTBEAT_AFTER_S and HEARTBEAT_AFTER_S +
+    HEARTBEAT_EVERY_S after it began, then one a tick.  Most calls end long before their first beat; a timer of
+    their own was started and cancelled by each (on the window's loop a cancelled timer is a Qt timer that
+    lives on until it would have fired): about a twentieth of a no-op call there."""
 
-    def beat() -> None:
-        nonlocal timer
-        timer = loop.call_later(HEARTBEAT_EVERY_S, beat)
-        note(time.monotonic() - started)
+    def __init__(self) -> None:
+        self._running: dict[int, tuple[float, Callable[[float], None]]] = {}
+        self._made = 0
+        self._timer: asyncio.TimerHandle | None = None
 
-    timer = loop.call_later(HEARTBEAT_AFTER_S, beat)
-    try:
-        yield
-    finally:
-        timer.cancel()
+    @contextlib.contextmanager
+    def beating(self, note: Callable[[float], None]) -> Iterator[None]:
+        """While the body runs past HEARTBEAT_AFTER_S, call `note(elapsed)` at each tick."""
+        key = self._made = self._made + 1
+        self._running[key] = (time.monotonic(), note)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HEARTBEAT_EVERY_S, self._tick)
+        try:
+            yield
+        finally:
+            del self._running[key]
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        for started, note in list(self._running.values()):
+            if now - started >= HEARTBEAT_AFTER_S:
+                note(now - started)
+        self._timer = asyncio.get_running_loop().call_later(HEARTBEAT_EVERY_S, self._tick) if self._running else None

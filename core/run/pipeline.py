@@ -34,7 +34,7 @@ from core.run import arguments
 from core.run.apply import apply_plan, replace_contents
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, Allowed, CallOutcome, Calls, OpenCall, Refused, error_text
-from core.run.limits import heartbeat, run_limited
+from core.run.limits import Heartbeats, run_limited
 from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, merge, told
 from core.store import fsio
 from core.store.blobs import BlobStore
@@ -76,6 +76,7 @@ class Pipeline:
         self._last_written: dict[str, int] = {}
         """Which of this pipeline's writes (counted in `_written`) last changed each path: a command run in a
         layer beside others finds what they changed while it ran."""
+        self._heartbeats = Heartbeats()
         self.tool_starting: Callable[[str], Awaitable[None]] | None = None
         """Waits, bounded, while the MCP server that would offer a tool not yet registered is still starting (the
         console's MCP manager); None: a tool not registered is unknown at once."""
@@ -180,7 +181,7 @@ class Pipeline:
             return await self._write(call, plan, permission, ctx.read_state), False, 1
         assert isinstance(tool, RunTool)
         read_only = verdict.analysis is not None and verdict.analysis.read_only
-        async with heartbeat(functools.partial(self.recorder.progress, call.call_id)):
+        with self._heartbeats.beating(functools.partial(self.recorder.progress, call.call_id)):
             if tool.captures_workspace and self.tracker is not None and not read_only:
                 previewed = tool.previews(args, permission.preview or verdict.preview)
                 if (previewed or in_batch and tool.layerable(args)) and await self.layers():
