@@ -116,13 +116,14 @@ async def measure_on_qasync(workspace: Path, state: Path) -> dict[str, float]:
 
 
 def on_qasync(workspace: Path, state: Path) -> dict[str, float]:
-    """`measure_on_qasync` on the loop the window runs (gui.window.app): qasync over a Qt application, offscreen."""
+    """`measure_on_qasync` on the loop the window runs (gui.window.loop): qasync over a Qt application, offscreen."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import qasync
     from PySide6.QtWidgets import QApplication
 
+    from gui.window.loop import EventLoop
+
     app = QApplication.instance() or QApplication([])
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:
         return runner.run(measure_on_qasync(workspace, state))
 
 

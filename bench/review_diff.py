@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("BELAY_CONFIG_DIR", tempfile.mkdtemp(prefix="belay-bench-config-"))
 
-import qasync  # noqa: E402
 from PySide6.QtCore import QSettings, SignalInstance  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -40,6 +39,7 @@ from core import ApprovalRequested, ProposedFile  # noqa: E402
 from core.changes.diffs import compute_diff  # noqa: E402
 from gui.window.collector import MainThreadCollector  # noqa: E402
 from gui.window.diff_view import DiffView  # noqa: E402
+from gui.window.loop import EventLoop  # noqa: E402
 from gui.window.review_view import ReviewView  # noqa: E402
 
 ROUNDS = 7
@@ -144,7 +144,7 @@ if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     collector = MainThreadCollector(app)  # as the app does: Python's collector runs on the GUI thread only
     collector.start()
-    loop = qasync.QEventLoop(app)
+    loop = EventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
         loop.run_until_complete(main())

@@ -291,17 +291,17 @@ async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
 
 def run_one(kind: str, calls: int) -> dict[str, Any]:
     """One run in this process, on a qasync loop, the collector on the GUI thread as in the app."""
-    import qasync
     from PySide6.QtWidgets import QApplication
 
     from gui.window.collector import MainThreadCollector
+    from gui.window.loop import EventLoop
 
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)
     collector = MainThreadCollector(app)
     collector.start()
     try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:
             return runner.run(ingest(kind, calls, collector))
     finally:
         collector.stop()

@@ -103,10 +103,10 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync loop: asyncio and Qt on one thread, as in the app."""
-    import qasync
+    from gui.window.loop import EventLoop
 
     qapp.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
-    event_loop = qasync.QEventLoop(qapp)
+    event_loop = EventLoop(qapp)
     asyncio.set_event_loop(event_loop)
     yield event_loop
     event_loop.close()

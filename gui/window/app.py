@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import qasync
 from PySide6.QtCore import QEvent, QMessageLogContext, QObject, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from core import Hub
 from gui.window.collector import MainThreadCollector
 from gui.window.hub_window import HubWindow
+from gui.window.loop import EventLoop
 from gui.window.remembered import window_settings
 from gui.window.resources import demo_script, demo_workspace_template
 from gui.window.theme import ThemeSwitch, saved_choice
@@ -123,12 +123,12 @@ def _qt_app() -> QApplication:
 
 
 def _run_with_window(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
-    """Run `main()` on a qasync loop that serves Qt and asyncio on this thread; returns its exit code."""
+    """Run `main()` on the loop that serves Qt and asyncio on this thread (gui.window.loop); returns its exit code."""
     app = _qt_app()
     collector = MainThreadCollector(app)
     collector.start()
     try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:
             return runner.run(main())
     finally:
         collector.stop()

@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -19,6 +18,7 @@ from core.models.diffs import FileDiff
 from gui.window import diff_view
 from gui.window.diff_view import DiffView
 from gui.window.highlight import lexer_name_for, render_diff_html
+from gui.window.loop import EventLoop
 
 # The offscreen platform warns on every top-level show(); that is not a Belay problem.
 pytestmark = pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints\(\)")
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.qt_log_ignore(r"This plugin does not support propagateS
 @pytest.fixture
 def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync loop: asyncio and Qt on one thread, as in the app."""
-    event_loop = qasync.QEventLoop(qapp)
+    event_loop = EventLoop(qapp)
     asyncio.set_event_loop(event_loop)
     yield event_loop
     event_loop.close()
@@ -206,7 +206,7 @@ def test_closing_mid_render_leaves_no_pending_task(
         view.close()
         await asyncio.sleep(0.05)
 
-    event_loop = qasync.QEventLoop(qapp)
+    event_loop = EventLoop(qapp)
     asyncio.set_event_loop(event_loop)
     try:
         with caplog.at_level(logging.DEBUG, logger="asyncio"):

@@ -123,12 +123,12 @@ CHILD = r"""
 import asyncio, json, sys
 from pathlib import Path
 
-import qasync
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from core import Console
 from gui.window import theme
+from gui.window.loop import EventLoop
 from gui.window.main_window import MainWindow
 
 
@@ -214,7 +214,7 @@ async def main(workspace):
 
 
 app = QApplication(sys.argv[:1])
-with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:
     runner.run(main(Path(sys.argv[1])))
 """
 

@@ -1,0 +1,54 @@
+"""The window's loop (gui.window.loop): qasync's, with a cancelled timer let go at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gui.window.loop import EventLoop
+
+
+def test_timeouts_left_early_leave_no_timer_waiting(loop: asyncio.AbstractEventLoop) -> None:
+    assert isinstance(loop, EventLoop)
+
+    async def calls() -> int:
+        before = loop.waiting_timers
+        for _ in range(2_000):  # what 2,000 calls that end well within their limit do
+            async with asyncio.timeout(600):
+                await asyncio.sleep(0)
+        waiter = asyncio.ensure_future(asyncio.sleep(600))  # noqa: TID251 - a sleep cut short, as a cancelled wait is
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        return loop.waiting_timers - before
+
+    assert loop.run_until_complete(calls()) == 0
+
+
+def test_callbacks_run_in_order_after_their_delays_and_a_cancelled_one_never(loop: asyncio.AbstractEventLoop) -> None:
+    async def scheduled() -> tuple[list[str], float]:
+        ran: list[str] = []
+        started = loop.time()
+        loop.call_later(0.05, ran.append, "later")
+        loop.call_later(0.02, ran.append, "cancelled").cancel()
+        loop.call_soon(ran.append, "first")
+        loop.call_soon(ran.append, "second")
+        loop.call_at(started + 0.03, ran.append, "at")
+        await asyncio.sleep(0.08)
+        while "later" not in ran:
+            await asyncio.sleep(0.01)
+        return ran, loop.time() - started
+
+    ran, took = loop.run_until_complete(scheduled())
+    assert ran == ["first", "second", "at", "later"]
+    assert took >= 0.05
+
+
+def test_a_coroutine_function_is_refused_as_a_callback(loop: asyncio.AbstractEventLoop) -> None:
+    async def work() -> None:
+        return None
+
+    with pytest.raises(TypeError, match="coroutines cannot be used"):
+        loop.call_soon(work)
