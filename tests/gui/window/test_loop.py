@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -52,3 +53,32 @@ def test_a_coroutine_function_is_refused_as_a_callback(loop: asyncio.AbstractEve
 
     with pytest.raises(TypeError, match="coroutines cannot be used"):
         loop.call_soon(work)
+
+
+def test_callbacks_handed_over_from_threads_run_on_the_loop_in_order(loop: asyncio.AbstractEventLoop) -> None:
+    async def handed_over() -> tuple[list[tuple[int, str]], list[str]]:
+        ran: list[tuple[int, str]] = []
+        here: list[str] = []
+
+        def note(n: int) -> None:
+            ran.append((n, threading.current_thread().name))
+
+        def worker() -> None:
+            for n in range(50):
+                loop.call_soon_threadsafe(note, n)
+
+        thread = threading.Thread(target=worker, name="worker")
+        thread.start()
+        thread.join()
+        loop.call_soon_threadsafe(here.append, "later")  # from the loop's own thread: soon, not now
+        here.append("now")
+        results = await asyncio.gather(*(asyncio.to_thread(lambda n=n: n * n) for n in range(5)))
+        assert results == [0, 1, 4, 9, 16]
+        while len(ran) < 50 or len(here) < 2:
+            await asyncio.sleep(0.01)
+        return ran, here
+
+    ran, here = loop.run_until_complete(handed_over())
+    assert [n for n, _ in ran] == list(range(50))
+    assert {name for _, name in ran} == {threading.current_thread().name}
+    assert here == ["now", "later"]
