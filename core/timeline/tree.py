@@ -444,7 +444,8 @@ class Timeline:
         counts = batch.statuses
         counts[was] -= 1
         counts[status] += 1
-        return [_updated(Updated, (key,)), _updated(Updated, (self._groups[BatchKey.prefix + batch.batch_id],))]  # 3/8
+        batch_row = self._groups[BatchKey.prefix + batch.batch_id]  # its "3/8 done" moved too
+        return [_updated(Updated, (key,)), _updated(Updated, (batch_row,))]
 
     def _reach_at(self, agent_id: str, batch_id: str | None, at: datetime) -> None:
         """Stretch the agent's (and the batch's) time window to take in `at`."""

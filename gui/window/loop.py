@@ -122,4 +122,3 @@ class EventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync is untyped
     def waiting_timers(self) -> int:
         """Callbacks waiting for their timer (a cancelled one is not among them)."""
         return self._timer.waiting
-
