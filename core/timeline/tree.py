@@ -16,7 +16,8 @@ made from its first call, so the order of the stream never matters.
 Every run and batch also has a `GanttSpan`: when it waited, asked, ran and
 ended, in seconds on its group's time axis (its batch's for a call of a
 batch, its agent's otherwise), for a front end to scale into a bar (the nodes
-and the spans are in core.timeline.nodes).
+and the spans are in core.timeline.nodes; the timeline reads them as
+core.timeline.spans's `TimeSpans`).
 """
 
 from __future__ import annotations
@@ -57,15 +58,13 @@ from core.timeline.nodes import (
     BatchNode,
     BatchTotals,
     ExternalNode,
-    GanttSpan,
     Inserted,
     RunNode,
     ShellNode,
     Updated,
-    batch_span,
     known_end,
-    run_span,
 )
+from core.timeline.spans import TimeSpans
 
 Change = Inserted | Updated
 
@@ -76,7 +75,7 @@ _run_key, _inserted, _updated = str.__new__, tuple.__new__, tuple.__new__
 makes four of them a call (`_run_key(RunKey, RunKey.prefix + call_id)` is `RunKey(call_id)`)."""
 
 
-class Timeline:
+class Timeline(TimeSpans):
     """Agents, batches and runs of this workspace, earlier sessions included."""
 
     def __init__(self) -> None:
@@ -174,59 +173,6 @@ class Timeline:
             return copy.deepcopy(self)
         finally:
             self._watchers = watchers
-
-    # -- time spans (what a Gantt chart draws) ---------------------------------
-
-    def group(self, key: NodeKey | str) -> NodeKey | None:
-        """The row whose time window `key`'s span is on: its batch, else its agent (None for an agent)."""
-        key = parse_key(key)
-        if isinstance(key, RunKey):
-            run = self.runs[key.call_id]
-            return BatchKey(run.batch_id) if run.batch_id else AgentKey(run.agent_id)
-        if isinstance(key, BatchKey):
-            return AgentKey(self.batches[key.batch_id].agent_id)
-        return None
-
-    def live(self, group: NodeKey | str) -> bool:
-        """Whether this agent or batch is still at work (its time window then ends "now").
-
-        It is while one of its runs is unfinished, and a batch is from its start
-        to its BatchFinished, even between two calls, unless its agent ended first.
-        """
-        node = self._group_node(group)
-        if any(n > 0 and not status.final for status, n in node.statuses.items()):
-            return True
-        if isinstance(node, AgentNode):
-            return node.status == AgentStatus.RUNNING and bool(node.open_batches)
-        return node.batch_id in self.agents[node.agent_id].open_batches and \
-            self.agents[node.agent_id].status == AgentStatus.RUNNING
-
-    def window(self, group: NodeKey | str, now: datetime) -> float:
-        """How long the agent's or batch's time window is, in seconds from its start."""
-        node = self._group_node(group)
-        if self.live(group):
-            end = now
-        else:
-            done = node.finished_at if isinstance(node, BatchNode) else node.ended_at
-            end = max((t for t in (node.last_at, done) if t is not None), default=node.started_at)
-        return max((end - node.started_at).total_seconds(), 0.0)
-
-    def span(self, key: NodeKey | str, now: datetime) -> GanttSpan | None:
-        """A run's or a batch's span on its group's time axis (None for an agent)."""
-        key = parse_key(key)
-        group = self.group(key)
-        if group is None:
-            return None
-        start = self._group_node(group).started_at
-        if isinstance(key, BatchKey):
-            return batch_span(self.batches[key.batch_id], self.live(key), start, now)
-        assert isinstance(key, RunKey)
-        run = self.runs[key.call_id]
-        return run_span(run, start, self.batches[run.batch_id].started_at if run.batch_id else None, now)
-
-    def _group_node(self, group: NodeKey | str) -> AgentNode | BatchNode:
-        group = parse_key(group)
-        return self.batches[group.batch_id] if isinstance(group, BatchKey) else self.agents[group.ident]
 
     # -- building ---------------------------------------------------------
 
