@@ -6,7 +6,8 @@ it and can still undo what an earlier session did.  Each commit also seals
 the rows it wrote (core.store.seals: `belay verify` finds a row changed behind
 Belay's back).  WAL mode; commits that
 record decisions, changes and rollbacks run with synchronous=FULL so they
-survive a power cut, lighter bookkeeping with NORMAL.
+survive a power cut, lighter bookkeeping with NORMAL (whose log a thread
+syncs soon after, so that no checkpoint stalls a commit: core.store.wal_flush).
 
 Every method blocks.  The console calls them from one dedicated thread,
 where `run_group` also commits many writes at once (see
@@ -45,6 +46,7 @@ from core.store import journal_file, journal_rows, seals
 from core.store.journal_file import APPLICATION_ID
 from core.store.journal_schema import ADDED_COLUMNS, INDEXES, SCHEMA
 from core.store.undone import Ref, RollbackLink, undoing
+from core.store.wal_flush import WalFlusher
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -101,6 +103,7 @@ class Journal:
         self._lock = threading.Lock()
         self._grouping: int | None = None
         """The thread running `run_group` (holding the lock): its writes join that transaction."""
+        self._flusher = WalFlusher(Path(f"{path}-wal"))
         try:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
             try:
@@ -135,6 +138,7 @@ class Journal:
 
     def close(self) -> None:
         with self._lock:
+            self._flusher.close()
             self._db.close()
 
     @contextmanager
@@ -155,6 +159,8 @@ class Journal:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
+                if not durable:
+                    self._flusher.committed()
             finally:
                 if durable:
                     self._db.execute("PRAGMA synchronous=NORMAL")
@@ -177,6 +183,8 @@ class Journal:
                 finally:
                     if durable:
                         self._db.execute("PRAGMA synchronous=NORMAL")
+                    else:
+                        self._flusher.committed()
             except sqlite3.Error as e:  # the pragma itself failed: nothing was written
                 return [journal_file.translated(self.path, e, "written") or e] * len(writes)
 
