@@ -24,9 +24,12 @@ a verdict given without asking and, for a tool that only reads, its start
 are handed to the journal's thread without waiting (`wait=False`) and
 committed with the next step that waits (the call's start before a tool
 that changes anything runs, its end before the agent hears of it), so a
-call costs one commit, and under load several calls share one.  Their
-events are still published only once their rows are committed, in order;
-so are the events without rows (output, progress) that follow them.
+call costs one commit, and under load several calls share one.  Where
+the call ends before its group is taken (a tool that only reads, done
+quickly), its run's row is written once: the end rides on its queued row
+and its start is folded in (`GroupWriter.amend`).  Their events are still
+published only once their rows are committed, in order; so are the events
+without rows (output, progress) that follow them.
 """
 
 from __future__ import annotations
@@ -65,8 +68,8 @@ from core.events import (
 from core.ids import AgentId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
-from core.store.group_commit import GroupWriter
-from core.store.journal import Journal
+from core.store.group_commit import GroupWriter, Write
+from core.store.journal import Journal, RunEnd
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -83,6 +86,10 @@ class Recorder:
         self._session_open = False
         self.writer = GroupWriter(journal, executor, asyncio.get_running_loop())
         """The call steps' writes, committed in groups on the journal's thread."""
+        self._unwritten: dict[CallId, tuple[Write, partial[None]]] = {}
+        """A call's queued row handed over without waiting (its write and what it writes), until the call ends."""
+        self._unstarted: dict[CallId, Write] = {}
+        """A call's start handed over without waiting, until the call ends."""
 
     @classmethod
     async def open(cls, path: Path, bus: EventBus, session_id: SessionId, workspace: Path) -> Recorder:
@@ -142,8 +149,10 @@ class Recorder:
         committed with the call's next step that waits (see the module's docstring)."""
         event = partial(CallQueued, call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
                         batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
-        await self._write(call_id, partial(self.journal.add_call, call_id, self.session_id, agent_id, tool, args,
-                                           summary, batch), event, wait=wait)
+        op = partial(self.journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
+        write = await self._write(call_id, op, event, wait=wait)
+        if write is not None:
+            self._unwritten[call_id] = (write, op)
 
     async def approval_requested(self, request: ApprovalRequested) -> None:
         """The call waits for a person."""
@@ -164,8 +173,10 @@ class Recorder:
 
     async def call_started(self, call_id: CallId, *, wait: bool = True) -> None:
         """The call runs now.  `wait=False` for a tool that only reads: its start need not be committed first."""
-        await self._write(call_id, partial(self.journal.set_status, call_id, RunStatus.RUNNING),
-                          partial(CallStarted, call_id=call_id), wait=wait)
+        write = await self._write(call_id, partial(self.journal.set_status, call_id, RunStatus.RUNNING),
+                                  partial(CallStarted, call_id=call_id), wait=wait)
+        if write is not None:
+            self._unstarted[call_id] = write
 
     def answered_from_cache(self, call_id: CallId) -> None:
         """A cached result stands in for the run: the window sees it start, the journal only its end."""
@@ -181,15 +192,16 @@ class Recorder:
         self.writer.announce(partial(self.bus.publish, CallRetrying(call_id=call_id, attempt=attempt,
                                                                     delay_s=delay_s, error=error)))
 
-    async def _write(self, call_id: CallId, op: Callable[[], object], event: Callable[[], Event], *,
-                     wait: bool = True, durable: bool = False) -> None:
-        """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`).  The event
-        is made when it is published, after the commit: a call the agent waits for is answered without it."""
+    async def _write(self, call_id: CallId, op: Callable[[], object] | None, event: Callable[[], Event], *,
+                     wait: bool = True, durable: bool = False) -> Write | None:
+        """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`: the write
+        handed over is returned).  The event is made when it is published, after the commit: a call the agent
+        waits for is answered without it."""
         then = partial(self._publish, event)
         if wait:
             await self.writer.commit(call_id, op, then=then, durable=durable)
-        else:
-            self.writer.defer(call_id, op, then=then, durable=durable)
+            return None
+        return self.writer.defer(call_id, op, then=then, durable=durable)
 
     def _publish(self, event: Callable[[], Event]) -> None:
         self.bus.publish(event())
@@ -207,17 +219,25 @@ class Recorder:
                             git: tuple[GitChange, ...] = (), cached: bool = False, attempts: int = 1,
                             full_output: str | None = None) -> None:
         """How a call ended.  `full_output` is the whole output when the agent was shown less."""
-        if full_output and full_output != output:
-            self.writer.defer(call_id, partial(self.journal.add_full_output, call_id, full_output))
         # A run that changed nothing is committed without an fsync: a power cut may lose its ending
         # (it then reads as interrupted), never a change or a decision, which are fsynced.
         durable = bool(changes or git)
-        await self._write(call_id, partial(self.journal.finish_run, call_id, status, output, error, duration_s, cached,
-                                           attempts, durable),
-                          partial(CallFinished, call_id=call_id, status=status, output=output, error=error,
-                                  changes=changes, git_changes=git, duration_s=duration_s, cached=cached,
-                                  attempts=attempts),
-                          durable=durable)
+        event = partial(CallFinished, call_id=call_id, status=status, output=output, error=error, changes=changes,
+                        git_changes=git, duration_s=duration_s, cached=cached, attempts=attempts)
+        # A call whose earlier steps still wait for the journal's thread (a tool that only reads, done within a
+        # group) has its run's row written once: its start folded into its end, its end into its queued row.
+        unstarted = self._unstarted.pop(call_id, None)
+        started = unstarted is not None and self.writer.amend(unstarted, None)
+        end = RunEnd(status, output, error, duration_s, cached, attempts, started)
+        queued, queued_op = self._unwritten.pop(call_id, (None, None))
+        folded = queued is not None and self.writer.amend(queued, partial(queued_op, ended=end), durable=durable)
+        if full_output and full_output != output:  # (after the call's row, which it refers to)
+            self.writer.defer(call_id, partial(self.journal.add_full_output, call_id, full_output))
+        if folded:
+            await self._write(call_id, None, event, durable=durable)
+        else:
+            await self._write(call_id, partial(self.journal.finish_run, call_id, status, output, error, duration_s,
+                                               cached, attempts, durable, started=started), event, durable=durable)
 
     # -- batches -------------------------------------------------------------------------------
 

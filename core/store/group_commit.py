@@ -66,7 +66,10 @@ DELAY_S = 0.005
 
 
 @dataclass(eq=False)
-class _Write:
+class Write:
+    """One write handed over: what `defer` returns, which `amend` may still change until the journal's thread
+    takes it."""
+
     op: Callable[[], object] | None
     """A call of a journal write method; None: only `then`, in its place in the order (an announcement)."""
     key: str | None
@@ -74,6 +77,8 @@ class _Write:
     then: Callable[[], None] | None
     done: asyncio.Future[None] | None = None
     """Set when the write is committed (or failed): only for `commit`."""
+    taken: int = 0
+    """The drain that takes it (`GroupWriter._drains` when it was handed over)."""
 
 
 class GroupWriter:
@@ -86,10 +91,12 @@ class GroupWriter:
                  delay_s: float = DELAY_S) -> None:
         self.journal, self._executor, self._loop, self.delay_s = journal, executor, loop, delay_s
         self._lock = threading.Lock()
-        self._pending: list[_Write] = []
+        self._pending: list[Write] = []
         """Handed over, not yet taken by the journal's thread (guarded by `_lock`)."""
         self._drain_queued = False
         """A drain is submitted and has not yet taken the pending writes (guarded by `_lock`)."""
+        self._drains = 0
+        """Drains that have taken the pending writes so far (guarded by `_lock`)."""
         self._unsettled = 0
         """Writes handed over whose group has not yet been settled on the loop (loop side only)."""
         self._timer: asyncio.TimerHandle | None = None
@@ -104,17 +111,31 @@ class GroupWriter:
         return self._unsettled == 0
 
     def defer(self, key: str | None, op: Callable[[], object], *, then: Callable[[], None] | None = None,
-              durable: bool = False) -> None:
+              durable: bool = False) -> Write:
         """Hand `op` over without waiting; `then` runs on the loop once it is committed."""
-        self._hand_over(_Write(op, key, durable, then))
+        write = Write(op, key, durable, then)
+        self._hand_over(write)
         self._soon()
+        return write
+
+    def amend(self, write: Write, op: Callable[[], object] | None, *, durable: bool = False) -> bool:
+        """Have `op` (None: nothing) written in place of a deferred `write`, if the journal's thread has not
+        taken it yet; True if so.  Its `then` is announced as before, in its place.
+
+        How a call whose steps all wait in one group writes its run's row once: its queued row takes the end
+        along (`Journal.add_call`), and its start is folded into it rather than updated in between."""
+        with self._lock:
+            if write.taken != self._drains:
+                return False
+            write.op, write.durable = op, durable
+        return True
 
     async def commit(self, key: str | None, op: Callable[[], object] | None, *,
                      then: Callable[[], None] | None = None, durable: bool = False) -> None:
         """Hand `op` over and wait until it is committed, with everything handed over before it.
 
         Raises its error, or the error of a deferred write of the same `key` (journal before the caller's)."""
-        write = _Write(op, key, durable, then, self._loop.create_future())
+        write = Write(op, key, durable, then, self._loop.create_future())
         self._hand_over(write)
         self.kick()
         assert write.done is not None
@@ -131,7 +152,7 @@ class GroupWriter:
         if self.idle:
             then()
             return
-        self._hand_over(_Write(None, None, False, then))
+        self._hand_over(Write(None, None, False, then))
         self._soon()
 
     def kick(self) -> None:
@@ -152,9 +173,10 @@ class GroupWriter:
             self._timer.cancel()
             self._timer = None
 
-    def _hand_over(self, write: _Write) -> None:
+    def _hand_over(self, write: Write) -> None:
         self._unsettled += 1
         with self._lock:
+            write.taken = self._drains
             self._pending.append(write)
 
     def _soon(self) -> None:
@@ -171,6 +193,7 @@ class GroupWriter:
         with self._lock:
             batch, self._pending = self._pending, []
             self._drain_queued = False
+            self._drains += 1
         ops = [w.op for w in batch if w.op is not None]
         try:
             outcomes = iter(self.journal.run_group(ops, any(w.durable for w in batch)) if ops else [])
@@ -185,7 +208,7 @@ class GroupWriter:
 
     # -- back on the loop ----------------------------------------------------------------------
 
-    def _settle(self, batch: list[_Write], errors: list[BaseException | None]) -> None:
+    def _settle(self, batch: list[Write], errors: list[BaseException | None]) -> None:
         self._unsettled -= len(batch)
         # The callers waiting on the group are woken before its events are published, so that each resumes
         # before any task those events wake (as when a caller published its event itself): an approval is

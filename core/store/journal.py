@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from core.errors import ErrorInfo
 from core.models.batches import PlanInfo
@@ -54,6 +54,27 @@ T = TypeVar("T")
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
+
+
+_args_json = json.JSONEncoder(default=str).encode
+
+
+class RunEnd(NamedTuple):
+    """How a run ended, as `finish_run` writes it, or `add_call` for a call that ended before it was written."""
+
+    status: RunStatus
+    output: str
+    error: ErrorInfo | None
+    duration_s: float
+    cached: bool = False
+    attempts: int = 1
+    started: bool = False
+    """The run's start is written with its end (it started; its own row update was folded in)."""
+
+    def columns(self, now: str) -> tuple[object, ...]:
+        """status, started_at (None: leave it), ended_at, duration_s, output, error, cached, attempts."""
+        return (self.status.value, now if self.started else None, now, self.duration_s, self.output,
+                self.error.model_dump_json() if self.error else None, int(self.cached), self.attempts)
 
 
 def _writes(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Journal, P], T]:
@@ -272,13 +293,22 @@ class Journal:
 
     @_writes
     def add_call(self, call_id: str, session_id: str, agent_id: str, tool: str,
-                 args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None) -> None:
+                 args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None, *,
+                 ended: RunEnd | None = None) -> None:
+        """A call, queued; or already `ended`, when its end comes before its row was written (see
+        core.store.group_commit's `amend`): its run's row is then written once, as `finish_run` would leave it."""
         with self._tx() as db:
+            now = _now()
             db.execute("INSERT INTO calls (id, session_id, agent_id, tool, args, summary, created_at, batch_id,"
                        " batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (call_id, session_id, agent_id, tool, json.dumps(args, default=str), summary, _now(),
+                       (call_id, session_id, agent_id, tool, _args_json(args), summary, now,
                         batch[0] if batch else None, batch[1] if batch else None))
-            db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
+            if ended is None:
+                db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
+            else:
+                db.execute("INSERT INTO runs (call_id, status, started_at, ended_at, duration_s, output, error,"
+                           " cached, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (call_id, *ended.columns(now)))
 
     @_writes
     def set_status(self, call_id: str, status: RunStatus) -> None:
@@ -304,16 +334,17 @@ class Journal:
 
     @_writes
     def finish_run(self, call_id: str, status: RunStatus, output: str, error: ErrorInfo | None,
-                   duration_s: float, cached: bool = False, attempts: int = 1, durable: bool = True) -> None:
+                   duration_s: float, cached: bool = False, attempts: int = 1, durable: bool = True, *,
+                   started: bool = False) -> None:
         """How a run ended.  `durable=False` for runs that changed nothing: a power cut may then lose the
-        ending (the run reads as interrupted), never a change or a decision, which have their own commits."""
+        ending (the run reads as interrupted), never a change or a decision, which have their own commits.
+        `started`: its start was not written (see `amend`), and is now."""
+        end = RunEnd(status, output, error, duration_s, cached, attempts, started)
         with self._tx(durable=durable) as db:
+            status_, started_at, ended_at, *rest = end.columns(_now())
             db.execute(
-                "UPDATE runs SET status=?, ended_at=?, duration_s=?, output=?, error=?, cached=?, attempts=?"
-                " WHERE call_id=?",
-                (status.value, _now(), duration_s, output,
-                 error.model_dump_json() if error else None, int(cached), attempts, call_id),
-            )
+                "UPDATE runs SET status=?, started_at=COALESCE(?, started_at), ended_at=?, duration_s=?, output=?,"
+                " error=?, cached=?, attempts=? WHERE call_id=?", (status_, started_at, ended_at, *rest, call_id))
 
     @_writes
     def add_batch(self, batch_id: str, session_id: str, agent_id: str, name: str, plan: PlanInfo) -> None:

@@ -193,3 +193,46 @@ def test_batches_links_and_outside_changes_are_journaled_before_they_are_announc
             assert await rec.runs_interrupted() == [task]  # what a crashed console would have left
 
     run(scenario())
+
+
+def test_a_read_that_ends_within_its_group_writes_its_run_once_and_reads_back_whole(tmp_path: Path) -> None:
+    """The hot path of a tool that only reads: queued, allowed and started without waiting, then its end."""
+    agent, folded, half, plain = new_agent_id(), new_call_id(), new_call_id(), new_call_id()
+
+    async def steps(rec: Recorder, call: str, *, taken_after: str | None = None) -> int:
+        """The call's rows the journal wrote: `taken_after` a step, the journal's thread takes what waits."""
+        db = rec.journal._db  # noqa: SLF001 - counts the rows the journal's connection writes
+        before = await rec.read(lambda: db.total_changes)
+        await rec.call_queued(call, agent, "Read", {"file_path": "/ws/a.py"}, "a.py", wait=False)
+        if taken_after == "queued":
+            await rec.read(lambda: None)
+        await rec.approval_resolved(call, Decision.APPROVED, "only reads", "policy", durable=False, wait=False)
+        await rec.call_started(call, wait=False)
+        if taken_after == "started":
+            await rec.read(lambda: None)
+        await rec.call_finished(call, RunStatus.DONE, "1\ta = 1", None, 0.25)
+        return await rec.read(lambda: db.total_changes) - before
+
+    async def scenario() -> None:
+        async with recording(tmp_path) as (rec, subscription, witness):
+            await rec.session()
+            await rec.agent_started(agent, "agent", "scripted")
+            _kinds(subscription)
+            written = {folded: await steps(rec, folded)}
+            seen_folded = witness.seen[-4:]
+            written |= {call: await steps(rec, call, taken_after=after) for call, after in ((half, "queued"),
+                                                                                          (plain, "started"))}
+            # a row each in calls, runs, decisions and seals, the run's row written once; a seal more for each
+            # further group, and the run's row once more for its end (its start folded in) or twice
+            assert written == {folded: 4, half: 6, plain: 7}
+            assert _kinds(subscription) == ["call_queued", "approval_resolved", "call_started", "call_finished"] * 3
+            # every event of the folded call went out once its whole row was committed
+            assert [view for kind, view in seen_folded if kind != "approval_resolved"] == \
+                [[(RunStatus.DONE, True, "1\ta = 1", (), (), False)]] * 3
+            for call in (folded, half, plain):
+                [record] = await rec.read(rec.journal.calls, call)
+                assert (record.status, record.output, record.duration_s) == (RunStatus.DONE, "1\ta = 1", 0.25)
+                assert record.started_at is not None and record.ended_at is not None
+                assert record.decision is not None and record.decision.decision == Decision.APPROVED
+
+    run(scenario())

@@ -150,3 +150,24 @@ def test_a_caller_is_woken_before_the_events_of_its_group_wake_anyone_else(tmp_p
 
     run(scenario())
     assert order == ["caller", "subscriber"]
+
+
+def test_a_deferred_write_is_amended_until_the_journals_thread_takes_it(tmp_path: Path) -> None:
+    announced: list[str] = []
+
+    async def scenario() -> None:
+        async with writer(tmp_path, delay_s=60) as w:
+            j = w.journal
+            queued = w.defer("c1", partial(j.add_call, "c1", "s", "a", "Read", {}, "first"),
+                             then=partial(announced.append, "queued"))
+            started = w.defer("c1", partial(j.set_status, "c1", RunStatus.RUNNING),
+                              then=partial(announced.append, "started"))
+            assert w.amend(queued, partial(j.add_call, "c1", "s", "a", "Read", {}, "amended"))
+            assert w.amend(started, None)  # nothing to write: only its announcement stays, in its place
+            await w.commit("c1", None, then=partial(announced.append, "finished"))
+            assert not w.amend(queued, partial(j.add_call, "c1", "s", "a", "Read", {}, "too late"))
+            assert announced == ["queued", "started", "finished"]
+
+    run(scenario())
+    assert _rows(tmp_path / "j.sqlite3", "SELECT c.summary, r.status, r.started_at FROM calls c JOIN runs r"
+                 " ON r.call_id=c.id") == [("amended", "queued", None)]
