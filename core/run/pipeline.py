@@ -34,7 +34,7 @@ from core.run import arguments
 from core.run.apply import apply_plan, replace_contents
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, Allowed, CallOutcome, Calls, OpenCall, Refused, error_text
-from core.run.limits import Heartbeats, run_limited
+from core.run.limits import Deadlines, Heartbeats, run_limited
 from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, merge, told
 from core.store import fsio
 from core.store.blobs import BlobStore
@@ -77,6 +77,7 @@ class Pipeline:
         """Which of this pipeline's writes (counted in `_written`) last changed each path: a command run in a
         layer beside others finds what they changed while it ran."""
         self._heartbeats = Heartbeats()
+        self._deadlines = Deadlines()
         self.tool_starting: Callable[[str], Awaitable[None]] | None = None
         """Waits, bounded, while the MCP server that would offer a tool not yet registered is still starting (the
         console's MCP manager); None: a tool not registered is unknown at once."""
@@ -188,7 +189,8 @@ class Pipeline:
                     return await self._run_in_layer(call, tool, args, ctx, limit, review=previewed), False, 1
                 return await self._run_capturing(call, tool, args, ctx, limit), False, 1
             stored = self.cache.begin() if self.cache is not None and tool.cacheable else None
-            done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id))
+            done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id),
+                                     self._deadlines)
         if stored is not None and self.cache is not None:
             await self.cache.store(stored, tool, args, done.output)
         return done.output, False, done.attempts
@@ -233,7 +235,8 @@ class Pipeline:
         assert tracker is not None
         async with tracker.mutation(f"call {call.call_id}"):
             try:
-                done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id))
+                done = await run_limited(tool, args, ctx, limit, functools.partial(self._retrying, call.call_id),
+                                     self._deadlines)
             finally:
                 await shielded(self._capture(call))
         return done.output
@@ -260,7 +263,7 @@ class Pipeline:
         layer = await asyncio.to_thread(Layer.create, self.workspace.root)
         try:
             done = await run_limited(tool, args, dataclasses.replace(ctx, layer=layer), limit,
-                                     functools.partial(self._retrying, call.call_id))
+                                     functools.partial(self._retrying, call.call_id), self._deadlines)
             changes = await asyncio.to_thread(layer.changes)
             reason = f"{REASON} {LIMITS}"
             if not review:

@@ -149,3 +149,64 @@ def test_a_long_call_sends_heartbeats(workspace: Path, monkeypatch: pytest.Monke
             await console.close()
 
     run(scenario())
+
+
+def test_time_limits_are_kept_each_at_its_time_from_one_timer() -> None:
+    deadlines = running.Deadlines()
+    ended: dict[str, float] = {}
+
+    async def body(name: str, limit_s: float | None, takes_s: float) -> str:
+        started = asyncio.get_running_loop().time()
+        try:
+            async with deadlines.within(limit_s):
+                await asyncio.sleep(takes_s)
+            return "done"
+        except TimeoutError:
+            return "timed out"
+        finally:
+            ended[name] = asyncio.get_running_loop().time() - started
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        armed: list[float] = []
+        call_at = loop.call_at
+
+        def counting(when: float, callback, *args, **kwargs):  # noqa: ANN001, ANN202 - a spy on the loop
+            armed.append(when)
+            return call_at(when, callback, *args, **kwargs)
+        loop.call_at = counting  # type: ignore[method-assign]
+        for _ in range(500):  # calls that end in time, one after another: the timer armed first stays
+            assert await body("quick", 30, 0) == "done"
+        assert len(armed) == 1
+        outcomes = await asyncio.gather(body("long", 30, 0.05), body("short", 0.1, 5), body("shorter", 0.05, 5),
+                                        body("unlimited", None, 0.2))
+        assert outcomes == ["done", "timed out", "timed out", "done"]
+        assert 0.1 <= ended["short"] < 1 and 0.05 <= ended["shorter"] < ended["short"]
+        assert len(deadlines._limits) <= 2  # noqa: SLF001 - limits that ended do not pile up
+
+    run(scenario())
+
+
+def test_a_cancellation_from_elsewhere_is_not_taken_for_a_timeout() -> None:
+    deadlines = running.Deadlines()
+
+    async def body() -> None:
+        async with deadlines.within(30):
+            await asyncio.sleep(5)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(body())  # noqa: TID251 - a task to cancel, as the window cancels a call
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        late = asyncio.ensure_future(body())  # noqa: TID251
+        await asyncio.sleep(0)
+        for _, _, limit in deadlines._limits:  # noqa: SLF001 - its limit comes due as it is cancelled
+            if not limit.ended:
+                limit.expire()
+        late.cancel()
+        with pytest.raises(asyncio.CancelledError):  # two requests, one the limit's: the other one stands
+            await late
+
+    run(scenario())
