@@ -12,7 +12,12 @@ import pytest
 
 from core.store import wal_flush
 from core.store.journal import Journal
-from core.store.wal_flush import WalFlusher
+from core.store.wal_flush import SYNC_EVERY, WalFlusher
+
+
+def _light_commits(journal: Journal, n: int, first: int = 0) -> None:
+    for i in range(first, first + n):
+        journal.add_agent(f"agt_{i}", "ses_1", "a", "scripted", None, None, None)
 
 
 def _wait_for(condition, timeout_s: float = 5.0) -> None:  # noqa: ANN001 - a test helper
@@ -36,15 +41,18 @@ def synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names a descriptor's file through /proc")
-def test_a_light_commit_has_the_journals_log_synced_soon_after(tmp_path: Path, synced: list[str]) -> None:
+def test_light_commits_have_the_journals_log_synced_every_few(tmp_path: Path, synced: list[str]) -> None:
     journal = Journal(tmp_path / "journal.db")
     try:
         journal.start_session("ses_1", str(tmp_path))
-        _wait_for(lambda: len(synced) >= 1)
-        assert synced[0] == str(tmp_path / "journal.db-wal")
-        groups = [lambda: journal.add_agent("agt_1", "ses_1", "a", "scripted", None, None, None)]
-        assert journal.run_group(groups, durable=False) == [None]
-        _wait_for(lambda: len(synced) >= 2)
+        _light_commits(journal, SYNC_EVERY - 2)
+        assert synced == [] and not journal._flusher.running  # noqa: SLF001 - one commit short of a sync
+        groups = [lambda: journal.add_agent("agt_x", "ses_1", "a", "scripted", None, None, None)]
+        assert journal.run_group(groups, durable=False) == [None]  # a group's commit counts as one
+        _wait_for(lambda: len(synced) == 1)
+        assert synced == [str(tmp_path / "journal.db-wal")]
+        _light_commits(journal, SYNC_EVERY, first=100)
+        _wait_for(lambda: len(synced) == 2)
         assert set(synced) == {str(tmp_path / "journal.db-wal")}
     finally:
         journal.close()
@@ -71,7 +79,7 @@ def test_commits_made_while_a_sync_runs_share_the_next_one(tmp_path: Path, monke
         started.set()
         release.wait(5)
     monkeypatch.setattr(wal_flush, "_sync", slow)
-    flusher = WalFlusher(wal)
+    flusher = WalFlusher(wal, every=1)
     flusher.committed()
     assert started.wait(5)
     for _ in range(5):
@@ -87,7 +95,7 @@ def test_commits_made_while_a_sync_runs_share_the_next_one(tmp_path: Path, monke
 def test_an_idle_flusher_keeps_no_thread_and_starts_one_for_the_next_commit(tmp_path: Path) -> None:
     wal = tmp_path / "log"
     wal.write_bytes(b"x")
-    flusher = WalFlusher(wal, idle_s=0.05)
+    flusher = WalFlusher(wal, idle_s=0.05, every=1)
     flusher.committed()
     _wait_for(lambda: flusher.syncs == 1 and not flusher.running)
     flusher.committed()
@@ -106,11 +114,12 @@ def test_a_log_that_cannot_be_synced_is_left_to_the_checkpoints(tmp_path: Path, 
     try:
         with caplog.at_level(logging.WARNING, logger=wal_flush.__name__):
             journal.start_session("ses_1", str(tmp_path))
+            _light_commits(journal, SYNC_EVERY - 1)
             _wait_for(lambda: "Input/output error" in caplog.text)
-        journal.add_agent("agt_1", "ses_1", "a", "scripted", None, None, None)  # writing goes on
-        assert [a.agent_id for a in journal.agents()] == ["agt_1"]
+        _light_commits(journal, 1, first=100)  # writing goes on
+        assert len(journal.agents()) == SYNC_EVERY
         assert not journal._flusher.running  # noqa: SLF001 - one failure is enough: no thread is started again
-        journal.add_agent("agt_2", "ses_1", "b", "scripted", None, None, None)
+        _light_commits(journal, SYNC_EVERY, first=200)
         assert not journal._flusher.running  # noqa: SLF001
     finally:
         journal.close()
