@@ -13,7 +13,9 @@ Two kinds of write:
 - `defer`: the caller goes on at once; the write is committed with the
   next group: when someone waits on a commit, when anything else is
   asked of the journal's thread (`kick`), or at the latest `DELAY_S`
-  later.
+  later.  Until the journal's thread takes it, a deferred write may be
+  changed (`amend`): a call that ends within its group writes its run's
+  row once, with its end, rather than three times.
 
 What keeps it as safe as one commit per write:
 - Order.  Writes are committed in the order they were handed over (one
@@ -78,7 +80,7 @@ class Write:
     done: asyncio.Future[None] | None = None
     """Set when the write is committed (or failed): only for `commit`."""
     taken: int = 0
-    """The drain that takes it (`GroupWriter._drains` when it was handed over)."""
+    """The drains done when it was handed over: the next one takes it (`GroupWriter._drains`)."""
 
 
 class GroupWriter:

@@ -7,7 +7,8 @@ the rows it wrote (core.store.seals: `belay verify` finds a row changed behind
 Belay's back).  WAL mode; commits that
 record decisions, changes and rollbacks run with synchronous=FULL so they
 survive a power cut, lighter bookkeeping with NORMAL (whose log a thread
-syncs soon after, so that no checkpoint stalls a commit: core.store.wal_flush).
+syncs every few commits, so that no checkpoint stalls a commit on the
+disk: core.store.wal_flush).
 
 Every method blocks.  The console calls them from one dedicated thread,
 where `run_group` also commits many writes at once (see
