@@ -16,7 +16,10 @@ on the GUI thread.  So what outlives a young collection is frozen
 of a second made, whatever the size of the session.  What is frozen is looked at again
 only by a full collection every FULL_EVERY_TICKS (ten minutes), the one step
 whose cost still grows with the session (some 400 ms at 100,000 calls): so it
-waits for a quiet tick, when the window is not taking in a flood.  Freezing keeps nothing alive: an
+waits for a quiet tick, when the window is not taking in a flood, while nobody
+uses the window (another application is the active one, or no key, click or
+wheel has reached Belay for IDLE_S; at the latest LATEST_TICKS after it fell
+due, used or not).  Freezing keeps nothing alive: an
 object whose last reference goes is freed at once as ever; only a cycle among
 frozen objects (a dialog closed long after it was opened) waits for the full
 collection to be freed.
@@ -27,7 +30,8 @@ from __future__ import annotations
 import gc
 import time
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 
 YOUNG_EVERY_MS = 50
 """Often enough that the young generation stays small: under a flood of calls, what one second made took up to
@@ -40,6 +44,28 @@ FULL_EVERY_TICKS = 12_000
 QUIET = 1_000
 """A full collection that is due waits for a tick that finds fewer new objects than this: under a flood each
 tick finds some 7,000 (bench/timeline.py), a window at rest a few dozen."""
+IDLE_S = 5.0
+"""...and for the person to leave the window alone this long (if Belay is the active application): the pause
+then falls where nobody is looking."""
+LATEST_TICKS = 72_000
+"""An hour past due, a full collection runs at the next quiet tick even if the window is in use (its cycles
+would otherwise pile up for as long as someone keeps working in it)."""
+_INPUT = frozenset({QEvent.Type.KeyPress, QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick,
+                    QEvent.Type.Wheel, QEvent.Type.MouseMove, QEvent.Type.TouchBegin})
+
+
+class _LastInput(QObject):
+    """When the person last used the application: an application-wide filter, there only while a full collection
+    waits (it sees every event the application delivers)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at = time.monotonic()  # from when it was installed: nothing is known of before
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() in _INPUT:
+            self.at = time.monotonic()
+        return False
 
 
 class MainThreadCollector(QObject):
@@ -58,6 +84,8 @@ class MainThreadCollector(QObject):
         """The tick from which the next full collection may run (at the first quiet one)."""
         self.longest = 0.0
         """The longest collection so far, in seconds (for benchmarks and logs)."""
+        self._input: _LastInput | None = None
+        """Watching for the person's input while a full collection is due."""
 
     def start(self) -> None:
         gc.disable()
@@ -77,6 +105,7 @@ class MainThreadCollector(QObject):
             return  # never started, or stopped already: collection is Python's as it was
         MainThreadCollector._running -= 1
         self._timer.stop()
+        self._unwatch()
         gc.unfreeze()
         gc.enable()
         gc.collect()
@@ -84,8 +113,9 @@ class MainThreadCollector(QObject):
     def _collect(self) -> None:
         self._ticks += 1
         began = time.perf_counter()
-        if self._ticks >= self._full_due and gc.get_count()[0] < QUIET:
+        if self._ticks >= self._full_due and gc.get_count()[0] < QUIET and self._unattended():
             self._full_due = self._ticks + FULL_EVERY_TICKS
+            self._unwatch()
             gc.unfreeze()
             gc.collect(2)
             gc.freeze()
@@ -93,6 +123,25 @@ class MainThreadCollector(QObject):
             gc.collect(0)
             gc.freeze()  # what outlived it: no collection but the full one walks it again
         self.longest = max(self.longest, time.perf_counter() - began)
+
+    def _unattended(self) -> bool:
+        """Nobody is using the window: another application is active, or no input for IDLE_S (watched from the
+        first tick a full collection is due); or the collection is LATEST_TICKS overdue."""
+        app = QGuiApplication.instance()
+        if app is None or self._ticks >= self._full_due + LATEST_TICKS:
+            return True
+        if QGuiApplication.applicationState() != Qt.ApplicationState.ApplicationActive:
+            return True
+        if self._input is None:
+            self._input = _LastInput()
+            app.installEventFilter(self._input)
+        return time.monotonic() - self._input.at >= IDLE_S
+
+    def _unwatch(self) -> None:
+        app = QGuiApplication.instance()
+        if self._input is not None and app is not None:
+            app.removeEventFilter(self._input)
+        self._input = None
 
     def __repr__(self) -> str:
         return (f"<MainThreadCollector running={self._timer.isActive()} ticks={self._ticks} full_due={self._full_due} "

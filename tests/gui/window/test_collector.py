@@ -96,3 +96,60 @@ def test_once_settled_what_start_up_made_is_not_walked_and_later_cycles_are_stil
         assert len(window_parts) == 100_000
     finally:
         collector.stop()
+
+
+def test_a_full_collection_waits_while_the_person_uses_the_window(qtbot: Any, monkeypatch: Any) -> None:
+    """Its pause (some 400 ms at 100,000 calls) falls where nobody is looking: after a few idle seconds, or while
+    another application is active; an hour overdue, it runs all the same."""
+    from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+    from PySide6.QtGui import QGuiApplication, QWheelEvent
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from gui.window import collector as module
+
+    monkeypatch.setattr(module, "IDLE_S", 0.2)
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QGuiApplication.applicationState() == Qt.ApplicationState.ApplicationActive)
+
+    def scroll() -> None:  # a person's input, as Qt delivers it
+        QApplication.sendEvent(window, QWheelEvent(QPointF(5, 5), QPointF(5, 5), QPoint(0, 0), QPoint(0, 120),
+                                                   Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                                                   Qt.ScrollPhase.NoScrollPhase, False))
+
+    collector = MainThreadCollector()
+    collector.start()
+    try:
+        freed: list[str] = []
+
+        def garbage(name: str) -> None:
+            cycle = _Cycle()
+            weakref.finalize(cycle, lambda: freed.append(name))
+            collector._collect()  # frozen: only a full collection frees it
+            del cycle
+
+        garbage("used")
+        collector._full_due = collector._ticks + 1
+        for _ in range(3):  # due, quiet, but the window is in use
+            scroll()
+            collector._collect()
+            qtbot.wait(100)
+        assert freed == []
+        qtbot.wait(250)  # left alone past IDLE_S
+        collector._collect()
+        assert freed == ["used"]
+
+        garbage("overdue")
+        collector._full_due = collector._ticks + 1
+        scroll()
+        collector._collect()
+        assert freed == ["used"]
+        collector._ticks += module.LATEST_TICKS
+        collector._collect()
+        assert freed == ["used", "overdue"]
+        assert collector._input is None  # the application-wide filter is there only while one waits
+    finally:
+        collector.stop()
+    assert QEvent.Type.Wheel in module._INPUT
