@@ -35,8 +35,11 @@ def test_a_cycle_made_on_a_worker_is_freed_by_the_gui_thread(qtbot: Any) -> None
     assert gc.isenabled()
 
 
-def test_what_outlives_a_young_collection_is_walked_again_only_by_the_rare_full_one(qtbot: Any) -> None:
+def test_what_outlives_a_young_collection_is_walked_again_only_by_the_rare_full_one(qtbot: Any,
+                                                                                   monkeypatch: Any) -> None:
+    from gui.window import collector as module
 
+    monkeypatch.setattr(module, "IDLE_S", 0.0)  # nobody at the window (an earlier test's may be the active one)
     collector = MainThreadCollector()
     collector.start()
     try:
@@ -58,10 +61,11 @@ def test_what_outlives_a_young_collection_is_walked_again_only_by_the_rare_full_
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
-def test_a_full_collection_that_falls_due_under_a_flood_waits_for_a_quiet_tick(qtbot: Any) -> None:
+def test_a_full_collection_that_falls_due_under_a_flood_waits_for_a_quiet_tick(qtbot: Any, monkeypatch: Any) -> None:
     """At 100,000 calls a full collection takes some 400 ms: a flood would feel it as a stall."""
     from gui.window import collector as module
 
+    monkeypatch.setattr(module, "IDLE_S", 0.0)  # nobody at the window (an earlier test's may be the active one)
     collector = MainThreadCollector()
     collector.start()
     try:
