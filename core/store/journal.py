@@ -342,10 +342,8 @@ class Journal:
         `started`: its start was not written (see `amend`), and is now."""
         end = RunEnd(status, output, error, duration_s, cached, attempts, started)
         with self._tx(durable=durable) as db:
-            status_, started_at, ended_at, *rest = end.columns(_now())
-            db.execute(
-                "UPDATE runs SET status=?, started_at=COALESCE(?, started_at), ended_at=?, duration_s=?, output=?,"
-                " error=?, cached=?, attempts=? WHERE call_id=?", (status_, started_at, ended_at, *rest, call_id))
+            db.execute("UPDATE runs SET status=?, started_at=COALESCE(?, started_at), ended_at=?, duration_s=?,"
+                       " output=?, error=?, cached=?, attempts=? WHERE call_id=?", (*end.columns(_now()), call_id))
 
     @_writes
     def add_batch(self, batch_id: str, session_id: str, agent_id: str, name: str, plan: PlanInfo) -> None:
