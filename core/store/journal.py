@@ -14,8 +14,10 @@ Every method blocks.  The console calls them from one dedicated thread,
 where `run_group` also commits many writes at once (see
 core.store.group_commit: the writes of one call, and of several calls under
 load, share one transaction; should one fail, each is run again alone so
-that it does not take the others with it).  How rows read back as records,
-and a call's undo state through the indexes, is core.store.journal_rows.
+that it does not take the others with it).  Its reads are
+core.store.journal_reads's `JournalReads`, which it extends; how rows read
+back as records, and a call's undo state through the indexes, is
+core.store.journal_rows.
 """
 
 from __future__ import annotations
@@ -33,20 +35,15 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 from core.errors import ErrorInfo
 from core.models.batches import PlanInfo
 from core.models.records import (
-    AgentRecord,
     AgentStatus,
-    BatchRecord,
-    CallRecord,
-    ExternalRecord,
     FileChange,
     GitChange,
-    RollbackRecord,
     RunStatus,
 )
-from core.store import journal_file, journal_rows, seals
+from core.store import journal_file, seals
 from core.store.journal_file import APPLICATION_ID
+from core.store.journal_reads import JournalReads
 from core.store.journal_schema import ADDED_COLUMNS, INDEXES, SCHEMA
-from core.store.undone import Ref, RollbackLink, undoing
 from core.store.wal_flush import WalFlusher
 
 P = ParamSpec("P")
@@ -92,26 +89,7 @@ def _writes(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Jo
     return recording
 
 
-def _reads(fn: Callable[Concatenate[Journal, P], T]) -> Callable[Concatenate[Journal, P], T]:
-    """As `_writes`; a row Belay cannot make sense of (edited by hand, say) reads as damage too."""
-    @functools.wraps(fn)
-    def reading(self: Journal, *args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return fn(self, *args, **kwargs)
-        except sqlite3.Error as e:
-            problem = journal_file.translated(self.path, e, "read")
-            if problem is None:
-                raise
-            raise problem from e
-        except UnicodeEncodeError:  # a value asked about (a call id from a command line), not the file
-            raise
-        except (ValueError, KeyError, TypeError) as e:
-            detail = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise journal_file.damaged(self.path, f"a record Belay cannot read: {detail}") from e
-    return reading
-
-
-class Journal:
+class Journal(JournalReads):
     """Typed reads and writes over the workspace's SQLite database.
 
     Opening raises `JournalUnusable` (a `BelayError`) for a damaged file or another program's database,
@@ -358,47 +336,11 @@ class Journal:
             db.execute("UPDATE batches SET finished_at=?, summary=? WHERE id=?",
                        (_now(), json.dumps(summary), batch_id))
 
-    @_reads
-    def batches(self) -> list[BatchRecord]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM batches ORDER BY created_at, rowid").fetchall()
-        return [BatchRecord(batch_id=r["id"], agent_id=r["agent_id"], name=r["name"],
-                            plan=PlanInfo.model_validate_json(r["plan"]), created_at=r["created_at"],
-                            finished_at=r["finished_at"], summary=json.loads(r["summary"]) if r["summary"] else None)
-                for r in rows]
-
     @_writes
     def add_full_output(self, call_id: str, text: str) -> None:
         """A command's whole output (up to the tool's journal limit), beyond what the agent was shown."""
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?)", (call_id, text))
-
-    @_reads
-    def full_output(self, call_id: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT text FROM outputs WHERE call_id=?", (call_id,)).fetchone()
-        return row["text"] if row else None
-
-    @_reads
-    def latest_contents(self) -> dict[str, str | None]:
-        """Each stored path the journal knows, with the content hash its latest recorded change left
-        (None: deleted, or moved away by a rename).  Failed undos wrote nothing and do not count."""
-        latest: dict[str, str | None] = {}
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT path, old_path, after_hash FROM changes WHERE stored=1 AND op_id NOT IN "
-                "(SELECT id FROM rollbacks WHERE state='failed') ORDER BY id").fetchall()
-        for r in rows:
-            if r["old_path"] is not None:
-                latest[r["old_path"]] = None
-            latest[r["path"]] = r["after_hash"]
-        return latest
-
-    @_reads
-    def call_tool(self, call_id: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT tool FROM calls WHERE id=?", (call_id,)).fetchone()
-        return row["tool"] if row else None
 
     @_writes
     def add_rollback(self, rollback_id: str, call_id: str, target: str, forced: bool,
@@ -436,12 +378,6 @@ class Journal:
             db.execute("DELETE FROM git_changes WHERE op_id=?", (op_id,))
             _insert_git(db, op_id, [(None, g) for g in changes])
 
-    @_reads
-    def git_changes_of(self, op_id: str) -> list[GitChange]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM git_changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
-        return [journal_rows.git_change(r) for r in rows]
-
     @_writes
     def mark_interrupted(self) -> list[str]:
         """Runs left unfinished by a console that died: mark them, return their ids."""
@@ -451,131 +387,6 @@ class Journal:
             db.execute("UPDATE runs SET status='interrupted' WHERE status IN ('queued','blocked_on_user','running')")
             db.execute("UPDATE agents SET status='failed' WHERE status='running'")
             return ids
-
-    # -- reads ----------------------------------------------------------
-
-    @_reads
-    def changes_of(self, op_id: str) -> list[FileChange]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM changes WHERE op_id=? ORDER BY seq", (op_id,)).fetchall()
-        return [journal_rows.change(r) for r in rows]
-
-    @_reads
-    def operation_kind(self, op_id: str) -> str | None:
-        """"call", "rollback" or "external"; None when the journal has no such operation."""
-        with self._lock:
-            for kind, table in (("call", "calls"), ("rollback", "rollbacks"), ("external", "externals")):
-                if self._db.execute(f"SELECT 1 FROM {table} WHERE id=?", (op_id,)).fetchone():
-                    return kind
-        return None
-
-    @_reads
-    def root_call(self, op_id: str) -> str | None:
-        """The call an operation belongs to: itself for a call, the undone call for an undo (or a redo)."""
-        with self._lock:
-            if self._db.execute("SELECT 1 FROM calls WHERE id=?", (op_id,)).fetchone():
-                return op_id
-            row = self._db.execute("SELECT call_id FROM rollbacks WHERE id=?", (op_id,)).fetchone()
-        return row["call_id"] if row else None
-
-    @_reads
-    def rollback_state(self, rollback_id: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT state FROM rollbacks WHERE id=?", (rollback_id,)).fetchone()
-        return row["state"] if row else None
-
-    @_reads
-    def rollbacks(self, state: str | None = "done") -> list[RollbackRecord]:
-        """Undos oldest first (only those in `state`; None for all), each with its own changes."""
-        where, params = ("WHERE state=?", (state,)) if state else ("", ())
-        with self._lock:
-            rows = self._db.execute(f"SELECT * FROM rollbacks {where} ORDER BY created_at, rowid", params).fetchall()
-            changes: dict[str, list[sqlite3.Row]] = {}
-            for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM rollbacks) "
-                                      "ORDER BY op_id, seq"):
-                changes.setdefault(r["op_id"], []).append(r)
-            git: dict[str, list[sqlite3.Row]] = {}
-            for r in self._db.execute("SELECT * FROM git_changes WHERE op_id IN (SELECT id FROM rollbacks) "
-                                      "ORDER BY op_id, seq"):
-                git.setdefault(r["op_id"], []).append(r)
-        return [journal_rows.rollback(r, changes.get(r["id"], []), git.get(r["id"], [])) for r in rows]
-
-    @_reads
-    def externals(self) -> list[ExternalRecord]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM externals ORDER BY detected_at, rowid").fetchall()
-            changes: dict[str, list[FileChange]] = {}
-            for r in self._db.execute("SELECT * FROM changes WHERE op_id IN (SELECT id FROM externals) "
-                                      "ORDER BY op_id, seq"):
-                changes.setdefault(r["op_id"], []).append(journal_rows.change(r))
-        return [ExternalRecord(op_id=r["id"], detected_at=r["detected_at"], note=r["note"],
-                               changes=tuple(changes.get(r["id"], []))) for r in rows]
-
-    @_reads
-    def agents(self) -> list[AgentRecord]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM agents ORDER BY started_at, rowid").fetchall()
-        return [AgentRecord(agent_id=r["id"], session_id=r["session_id"], name=r["name"], kind=r["kind"],
-                            parent_id=r["parent_id"], spawned_by=r["spawned_by"],
-                            status=AgentStatus(r["status"]), started_at=r["started_at"]) for r in rows]
-
-    @_reads
-    def calls(self, call_id: str | None = None) -> list[CallRecord]:
-        """Every journaled call (or only `call_id`), oldest first, made whole (changes, decision, undo state)."""
-        where, params = (" WHERE c.id=?", (call_id,)) if call_id is not None else ("", ())
-        with self._lock:
-            rows = self._db.execute(f"{journal_rows.CALLS}{where} ORDER BY c.created_at, c.rowid", params).fetchall()
-            return journal_rows.records(self._db, rows)
-
-    @_reads
-    def undo_state(self) -> dict[Ref, Ref]:
-        """Every change undone now, mapped to the rollback change undoing it (see core.store.undone)."""
-        rollbacks = self.rollbacks()
-        with self._lock:
-            sizes = {r["op_id"]: r["n"] for r in self._db.execute(
-                "SELECT op_id, COUNT(*) AS n FROM changes GROUP BY op_id")}
-        return undoing([RollbackLink(r.rollback_id, r.target, r.reverts, r.git_reverts) for r in rollbacks], sizes)
-
-    # -- reads whose cost does not grow with the journal: undo, redo, rewind -------
-
-    @_reads
-    def undo_state_of(self, op_ids: Sequence[str]) -> dict[Ref, Ref]:
-        """`undo_state` for the changes of `op_ids` only, read through indexes: the undos of those
-        operations, the undos of those undos (redos) and so on, never the rest of the journal."""
-        with self._lock:
-            return journal_rows.undo_state_of(self._db, op_ids)
-
-    @_reads
-    def recent_durations(self, tool: str, limit: int) -> list[tuple[dict[str, Any], float]]:
-        """The arguments and duration of the last `limit` calls of `tool` that ended done, newest first (how
-        long calls like a new one took: core.orchestration.estimates)."""
-        rows = self._db.execute(
-            "SELECT c.args, r.duration_s FROM calls c JOIN runs r ON r.call_id = c.id WHERE c.tool = ?"
-            " AND r.status = ? AND r.duration_s IS NOT NULL ORDER BY c.created_at DESC, c.rowid DESC LIMIT ?",
-            (tool, RunStatus.DONE.value, limit)).fetchall()
-        found = []
-        for args, took in rows:
-            parsed = json.loads(args)
-            found.append((parsed if isinstance(parsed, dict) else {}, float(took)))
-        return found
-
-    @_reads
-    def call_record(self, call_id: str) -> CallRecord | None:
-        """One call as `calls(call_id)` gives it (None when the journal has no such call)."""
-        records = self.calls(call_id)
-        return records[0] if records else None
-
-    @_reads
-    def calls_after(self, call_id: str) -> list[CallRecord] | None:
-        """The calls journaled after `call_id`, oldest first, as `calls` gives them (what a rewind to it
-        undoes); None when the journal has no such call.  Reads those calls only, through indexes."""
-        with self._lock:
-            if self._db.execute("SELECT 1 FROM calls WHERE id=?", (call_id,)).fetchone() is None:
-                return None
-            rows = self._db.execute(
-                f"{journal_rows.CALLS} WHERE (c.created_at, c.rowid) > (SELECT created_at, rowid FROM calls WHERE id=?)"
-                " ORDER BY c.created_at, c.rowid", (call_id,)).fetchall()
-            return journal_rows.records(self._db, rows)
 
     def __repr__(self) -> str:
         return f"<Journal {self.path}>"
