@@ -116,11 +116,12 @@ async def measure_on_qasync(workspace: Path, state: Path) -> dict[str, float]:
 
 
 def on_qasync(workspace: Path, state: Path) -> dict[str, float]:
-    """`measure_on_qasync` on the loop the window runs (gui.window.loop): qasync over a Qt application, offscreen."""
+    """`measure_on_qasync` on the loop the window runs (gui.window.runtime.loop): qasync over a Qt application,
+    offscreen."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from gui.window.loop import EventLoop
+    from gui.window.runtime.loop import EventLoop
 
     app = QApplication.instance() or QApplication([])
     with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:

@@ -5,7 +5,7 @@ through it (every third change adds a line).  The diff is computed once, as the 
 (`compute_diff`, reported for context), and put in an `ApprovalRequested`.  Then, on a qasync loop with the
 widgets shown offscreen at 1024x640, each round times, from the call that hands the request to the view to
 the moment its rows are painted:
-- the review view (`gui.window.review_view`), side by side: rows built in a worker thread (syntax colours,
+- the review view (`gui.window.review.view`), side by side: rows built in a worker thread (syntax colours,
   changed words, enclosing functions), then only the visible rows painted;
 - the baseline, in the same run: the plain unified `DiffView` the approval panel used before (HTML
   highlighted in a worker thread, then inserted in slices).
@@ -37,10 +37,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from core import ApprovalRequested, ProposedFile  # noqa: E402
 from core.changes.diffs import compute_diff  # noqa: E402
-from gui.window.collector import MainThreadCollector  # noqa: E402
-from gui.window.diff_view import DiffView  # noqa: E402
-from gui.window.loop import EventLoop  # noqa: E402
-from gui.window.review_view import ReviewView  # noqa: E402
+from gui.window.review.diff_view import DiffView  # noqa: E402
+from gui.window.review.view import ReviewView  # noqa: E402
+from gui.window.runtime.collector import MainThreadCollector  # noqa: E402
+from gui.window.runtime.loop import EventLoop  # noqa: E402
 
 ROUNDS = 7
 TICK_S = 0.002

@@ -62,7 +62,7 @@ sys.exit("no paint")
 
 
 FIRST_RUN_MARK = "first-run-done"
-"""gui.window.first_run.MARK: the first-run screen was seen (a returning user's `belay`)."""
+"""gui.window.chrome.first_run.MARK: the first-run screen was seen (a returning user's `belay`)."""
 
 
 def first_paint(kind: str, scratch: Path, pycache: Path) -> float:

@@ -203,17 +203,17 @@ async def rows_shown(shown: list[int], total: int) -> None:
 
 async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
     from core import Console
-    from gui.window.bridge import Bridge
-    from gui.window.collector import MainThreadCollector
-    from gui.window.tasks import TaskSet
-    from gui.window.timeline_model import TimelineModel
+    from gui.window.runtime.collector import MainThreadCollector
+    from gui.window.runtime.tasks import TaskSet
+    from gui.window.timeline.model import TimelineModel
+    from gui.window.workspace.bridge import Bridge
 
     workspace = Path(tempfile.mkdtemp(prefix="belay-bench-ws-"))
     console = Console(workspace, serve=False)
     await console.open()
     window = None
     if kind == "window":
-        from gui.window.main_window import MainWindow
+        from gui.window.workspace.window import MainWindow
 
         window = MainWindow(console)
         window.resize(1400, 860)
@@ -293,8 +293,8 @@ def run_one(kind: str, calls: int) -> dict[str, Any]:
     """One run in this process, on a qasync loop, the collector on the GUI thread as in the app."""
     from PySide6.QtWidgets import QApplication
 
-    from gui.window.collector import MainThreadCollector
-    from gui.window.loop import EventLoop
+    from gui.window.runtime.collector import MainThreadCollector
+    from gui.window.runtime.loop import EventLoop
 
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)

@@ -35,10 +35,10 @@ from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget  # noqa: E402
 
 from core import AgentStarted, CallFinished, CallQueued, CallStarted, RunStatus, Timeline  # noqa: E402
 from core.events import ApprovalRequested  # noqa: E402
-from gui.window.collector import MainThreadCollector  # noqa: E402
-from gui.window.timeline_filter import TimelineFilter, call_column_width  # noqa: E402
-from gui.window.timeline_model import TimelineModel  # noqa: E402
-from gui.window.timeline_view import TimelineView  # noqa: E402
+from gui.window.runtime.collector import MainThreadCollector  # noqa: E402
+from gui.window.timeline.filter import TimelineFilter, call_column_width  # noqa: E402
+from gui.window.timeline.model import TimelineModel  # noqa: E402
+from gui.window.timeline.view import TimelineView  # noqa: E402
 
 ROUNDS = 5
 CALLS = 2000

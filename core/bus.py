@@ -36,8 +36,8 @@ from core.events import Event, Lagged
 HIGH_WATER = 6_000
 """The default high-water mark: the most a window takes in one batch while a publisher waits for room, some 2,000
 calls' rows, which it shows within the 50 ms a stall may take.  Under a flood a window shows some eight batches a
-second (gui.window.bridge.FLOOD_PAUSE_S) and takes a batch early when the mark is reached: a publisher held here
-waits for the window's work, never for its rest.  (When it waited through the rest as well, the mark was the
+second (gui.window.workspace.bridge.FLOOD_PAUSE_S) and takes a batch early when the mark is reached: a publisher held
+here waits for the window's work, never for its rest.  (When it waited through the rest as well, the mark was the
 limit: bench/timeline.py's flood went through at 9,500-10,200 calls a second at 5,000, at 10,600-11,000 at 6,000.)"""
 
 

@@ -57,7 +57,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.fixture(autouse=True)
 def _collect_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Widgets in reference cycles must die on the GUI thread, as in the app (see gui/window/collector.py).
+    """Widgets in reference cycles must die on the GUI thread, as in the app (see gui/window/runtime/collector.py).
     What survives the collection is frozen in its turn (a collector's `stop` unfreezes everything)."""
     if not {"qtbot", "qapp", "loop"} & set(request.fixturenames):
         yield
@@ -82,7 +82,7 @@ def _themed_as_belay_starts(request: pytest.FixtureRequest) -> None:
         return
     app = request.getfixturevalue("qapp")
     if not app.styleSheet():
-        from gui.window import theme
+        from gui.window.kit import theme
         app.setPalette(theme.palette(theme.LIGHT))
         app.setStyleSheet(theme.style_sheet(theme.LIGHT))
 
@@ -103,7 +103,7 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync loop: asyncio and Qt on one thread, as in the app."""
-    from gui.window.loop import EventLoop
+    from gui.window.runtime.loop import EventLoop
 
     qapp.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
     event_loop = EventLoop(qapp)

@@ -78,7 +78,7 @@ def _far(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 def test_the_wheel_carries_what_an_installed_belay_reads(tmp_path: Path) -> None:
     """pipx installs the wheel: the demo, the style sheets and the hook client must be in it, beside core/ and gui/
-    (gui/window/resources.py and core/outside/install.py find them there)."""
+    (gui/window/kit/resources.py and core/outside/install.py find them there)."""
     import sys
     import zipfile
     root = PACKAGING.parent

@@ -25,8 +25,8 @@ NOT_BEFORE_FIRST_PAINT = (
     "pydantic",  # its first model costs ~0.15 s: the hub's socket and the core's records load after the paint
     "core.console", "core.events", "core.policy.engine", "core.policy.bash", "core.agents", "core.run",
     "core.orchestration", "core.outside.endpoint", "core.outside.requests", "core.changes", "core.mcp.client",
-    "gui.window.main_window", "gui.window.approval_panel", "gui.window.review_canvas", "gui.window.review_rows",
-    "gui.window.details_pane", "gui.window.highlight",
+    "gui.window.workspace.window", "gui.window.approvals.panel", "gui.window.review.canvas", "gui.window.review.rows",
+    "gui.window.panels.details", "gui.window.review.highlight",
 )
 """Modules (and their submodules) a bare `belay` must not have imported when its window first paints."""
 
@@ -50,7 +50,7 @@ class FirstPaint(QObject):
 
 def served():
     from core import hub_socket, state_root
-    if "painted" in report and hub_socket(str(state_root())) and "gui.window.review_canvas" in sys.modules:
+    if "painted" in report and hub_socket(str(state_root())) and "gui.window.review.canvas" in sys.modules:
         report["ready_s"] = time.perf_counter() - start
         report["after"] = sorted(sys.modules)
         sys.stdout.write(json.dumps(report) + "\n")
@@ -78,7 +78,7 @@ def test_belay_paints_before_the_heavy_parts_load_and_serves_after(tmp_path: Pat
     workspace needs is loaded (the warm-up), so the first request does not wait for the imports."""
     config = tmp_path / "config"
     config.mkdir()
-    (config / "first-run-done").write_text("seen\n", encoding="utf-8")  # gui.window.first_run.MARK
+    (config / "first-run-done").write_text("seen\n", encoding="utf-8")  # gui.window.chrome.first_run.MARK
     env = {**os.environ, "BELAY_CONFIG_DIR": str(config), "BELAY_STATE_DIR": str(tmp_path / "state"),
            "QT_QPA_PLATFORM": "offscreen"}
     started = time.monotonic()
@@ -89,7 +89,7 @@ def test_belay_paints_before_the_heavy_parts_load_and_serves_after(tmp_path: Pat
     early = _imported(report["painted"], NOT_BEFORE_FIRST_PAINT)
     assert early == [], (f"imported before `belay` first paints its window: {', '.join(early)}; import them "
                          "where they are used (or after the first paint, gui/window/app.py's warm-up)")
-    assert {"core.console", "core.outside.endpoint", "gui.window.main_window", "gui.window.review_canvas"} \
+    assert {"core.console", "core.outside.endpoint", "gui.window.workspace.window", "gui.window.review.canvas"} \
         <= set(report["after"])
     assert report["paint_s"] < report["ready_s"] < time.monotonic() - started
 

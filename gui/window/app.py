@@ -24,16 +24,16 @@ from PySide6.QtCore import QEvent, QMessageLogContext, QObject, QtMsgType, qInst
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from core import Hub
-from gui.window.collector import MainThreadCollector
-from gui.window.hub_window import HubWindow
-from gui.window.loop import EventLoop
-from gui.window.remembered import window_settings
-from gui.window.resources import demo_script, demo_workspace_template
-from gui.window.theme import ThemeSwitch, saved_choice
+from gui.window.hub.window import HubWindow
+from gui.window.kit.remembered import window_settings
+from gui.window.kit.resources import demo_script, demo_workspace_template
+from gui.window.kit.theme import ThemeSwitch, saved_choice
+from gui.window.runtime.collector import MainThreadCollector
+from gui.window.runtime.loop import EventLoop
 
 if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
     from core import AutoReviewer, Console, RemoteConsole, Script, ScriptedAgent
-    from gui.window.main_window import MainWindow
+    from gui.window.workspace.window import MainWindow
 
 log = logging.getLogger(__name__)
 DEMO_MARKER = ".belay-demo"
@@ -123,7 +123,8 @@ def _qt_app() -> QApplication:
 
 
 def _run_with_window(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
-    """Run `main()` on the loop that serves Qt and asyncio on this thread (gui.window.loop); returns its exit code."""
+    """Run `main()` on the loop that serves Qt and asyncio on this thread (gui.window.runtime.loop); returns its exit
+    code."""
     app = _qt_app()
     collector = MainThreadCollector(app)
     collector.start()
@@ -142,7 +143,7 @@ async def _window_on(console: Console | RemoteConsole,
     On the way out the reviewer stops, the window's tasks end and the console
     closes (denying what still waits for an answer) before the window goes.
     """
-    from gui.window.main_window import MainWindow
+    from gui.window.workspace.window import MainWindow
     window = MainWindow(console)
     window.start()
     window.show()
@@ -348,14 +349,15 @@ async def _warm_up() -> None:
     await asyncio.sleep(0.05)
     from core import Console  # noqa: F401 - the console: policy, journal, tools, agents
     await asyncio.sleep(0.05)
-    from gui.window import main_window, review_canvas  # noqa: F401 - a workspace's page: timeline, approvals, diffs
+    from gui.window.review import canvas  # noqa: F401 - the review's painted diff
+    from gui.window.workspace import window  # noqa: F401 - a workspace's page: timeline, approvals, diffs
 
 
 def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | None:
-    """The first-run screen over the console, the first time a bare `belay` opens it (see gui.window.first_run)."""
+    """The first-run screen over the console, the first time a bare `belay` opens it (gui.window.chrome.first_run)."""
     if not options.first_run:
         return None
-    from gui.window.first_run import FirstRunScreen, first_run_done
+    from gui.window.chrome.first_run import FirstRunScreen, first_run_done
     if first_run_done():
         return None
     welcome = FirstRunScreen(options.state_dir)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from core import Hub, RemoteConsole, RunStatus
-from gui.window.hub_window import HubWindow
+from gui.window.hub.window import HubWindow
 from tests.conftest import ROOT, wait_until
 from tests.integration import private_sshd
 from tests.integration.fake_anthropic import ScriptedModel

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from core import Console, Script, Step, run_script
-from gui.window.main_window import MainWindow
+from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 
 LEFT = Qt.MouseButton.LeftButton

@@ -14,8 +14,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from core import Console, RunStatus, Script, Step, run_script
-from gui.window.edit_dialog import EditDialog
-from gui.window.main_window import MainWindow
+from gui.window.review.edit_dialog import EditDialog
+from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 
 LEFT = Qt.MouseButton.LeftButton

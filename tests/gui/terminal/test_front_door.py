@@ -70,7 +70,7 @@ def test_belay_alone_is_the_console_with_its_welcome_and_at_login_without() -> N
 def test_the_console_starts_without_importing_the_heavy_parts() -> None:
     """The Agent SDK, the MCP package (under it too) and nbformat took over a second of every start (issue 15):
     they are imported where they are used (a Claude session, an MCP server, a notebook), not to open a window."""
-    probe = ("import sys, gui.terminal.cli, gui.window.app, gui.window.hub_window, core; "
+    probe = ("import sys, gui.terminal.cli, gui.window.app, gui.window.hub.window, core; "
              "print(' '.join(m for m in ('claude_agent_sdk', 'mcp', 'mcp_types', 'nbformat', 'jsonschema', 'httpx2')"
              " if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},

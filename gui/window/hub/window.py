@@ -1,0 +1,549 @@
+"""`belay watch`: one window for every workspace whose agents Belay supervises.
+
+A sidebar lists the workspaces (each with how many calls wait and how many agents run) and, under
+them, every request waiting for the person in any of them; the rest of the window is the chosen
+workspace's own console window (gui/window/workspace/window.py), one per workspace, each with its own
+timeline, approvals, rules, changes and undo.  When an agent in a project Belay has not seen asks, a bar
+across the top asks once whether to supervise it there (core/hub.py remembers the answer).
+
+A workspace on another host joins the sidebar through Workspace › Connect to host… (`belay watch
+ssh://host/path`): its console runs there (core.remote.console), its page is the same window.
+
+Keys: Ctrl+PgDown / Ctrl+PgUp move between workspaces, Ctrl+Shift+I goes to the oldest waiting request,
+Ctrl+O opens a workspace, Ctrl+Shift+O connects to one on another host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QFont, QShowEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListView,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import Hub
+from gui.window.chrome.attention import Attention, titled
+from gui.window.kit import theme
+from gui.window.kit.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
+from gui.window.runtime.tasks import TaskSet
+
+if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one opens: the hub paints first
+    from core import ApprovalRequested, Console, RemoteConsole
+    from gui.window.workspace.window import MainWindow
+
+Index = QModelIndex | QPersistentModelIndex
+SIDEBAR_MIN = 90
+"""The sidebar's narrowest, in pixels: with a workspace's page beside it, the window still fits 1024 pixels."""
+EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
+              "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "
+              "<code>belay watch --workspace DIR</code> opens one at once.</p>"
+              "<p>Or open a folder now: <b>Workspace › Open…</b> (Ctrl+O).</p>")
+
+
+@dataclass
+class _Workspace:
+    root: Path
+    page: MainWindow
+    waiting: int = 0
+    running: int = 0
+    host: str | None = None
+    """The host of a console attached over ssh (None: this machine's)."""
+    where: str = ""
+    """How it was reached (ssh://host/path), for the tooltip."""
+
+    @property
+    def name(self) -> str:
+        name = self.root.name or str(self.root)
+        return f"{name} on {self.host}" if self.host else name
+
+
+class WorkspacesModel(QAbstractListModel):
+    """The supervised workspaces, in the order they were opened: name, waiting count, running agents."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[_Workspace] = []
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row = self.rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{row.name}\n{_state(row)}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.where or str(row.root)
+        if role == Qt.ItemDataRole.FontRole and row.waiting:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{row.name}: {_state(row)}"
+        return None
+
+    def add(self, row: _Workspace) -> int:
+        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
+        self.rows.append(row)
+        self.endInsertRows()
+        return len(self.rows) - 1
+
+    def set_counts(self, page: MainWindow, waiting: int, running: int) -> None:
+        for number, row in enumerate(self.rows):
+            if row.page is page and (row.waiting, row.running) != (waiting, running):
+                row.waiting, row.running = waiting, running
+                index = self.index(number, 0)
+                self.dataChanged.emit(index, index)
+
+
+def _state(row: _Workspace) -> str:
+    parts = [f"{row.waiting} waiting"] if row.waiting else []
+    parts.append(f"{row.running} agent{'s' * (row.running != 1)} running" if row.running else "idle")
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class _Waiting:
+    page: MainWindow
+    request: ApprovalRequested
+    line: str
+
+
+class InboxModel(QAbstractListModel):
+    """Every request waiting for the person, in every workspace, oldest first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[_Waiting] = []
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row = self.rows[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return row.line
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{row.line}\n{row.request.reason}"
+        return None
+
+    def add(self, page: MainWindow, request: ApprovalRequested, line: str) -> None:
+        if any(r.request.call_id == request.call_id for r in self.rows):
+            return
+        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
+        self.rows.append(_Waiting(page, request, line))
+        self.endInsertRows()
+
+    def remove(self, call_id: str) -> None:
+        for number, row in enumerate(self.rows):
+            if row.request.call_id == call_id:
+                self.beginRemoveRows(QModelIndex(), number, number)
+                del self.rows[number]
+                self.endRemoveRows()
+                return
+
+
+class SuperviseBar(QWidget):
+    """Across the top while an agent in an unseen project waits for the person to say whether to supervise it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("superviseBar")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.supervise = QPushButton("&Supervise it")
+        self.supervise.setToolTip("Open this folder as a workspace: its agents' calls go through Belay (remembered)")
+        self.refuse = QPushButton("&Not this one")
+        self.refuse.setToolTip("Refuse this folder's agent calls, telling the agent why (remembered)")
+        self.supervise.clicked.connect(lambda: self._answer("supervise"))
+        self.refuse.clicked.connect(lambda: self._answer("refuse"))
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 6, 12, 6)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.supervise)
+        layout.addWidget(self.refuse)
+        self._asks: list[tuple[Path, str, asyncio.Future[str | None]]] = []
+        self.hide()
+
+    async def ask(self, directory: Path, agent: str) -> str | None:
+        """The person's answer for `directory` (None when the window closes first)."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._asks.append((directory, agent, future))
+        self._show_first()
+        try:
+            return await future
+        finally:
+            self._asks = [a for a in self._asks if a[2] is not future]
+            self._show_first()
+
+    def _show_first(self) -> None:
+        if not self._asks:
+            self.hide()
+            return
+        directory, agent, _ = self._asks[0]
+        more = f" ({len(self._asks) - 1} more asking)" if len(self._asks) > 1 else ""
+        self.text.setText(f"<b>{html.escape(agent)} wants to work in {html.escape(str(directory))}.</b> Supervise "
+                          f"it in Belay? Its calls wait until you answer{html.escape(more)}.")
+        self.show()
+
+    def _answer(self, answer: str) -> None:
+        if self._asks and not self._asks[0][2].done():
+            self._asks[0][2].set_result(answer)
+
+    def withdraw_all(self) -> None:
+        for _, _, future in self._asks:
+            if not future.done():
+                future.set_result(None)
+
+
+class HubWindow(QMainWindow):
+    """The window of `belay watch`: every supervised workspace, and everything waiting in any of them."""
+
+    workspace_added = Signal(object)
+    """A workspace's page (MainWindow) was added."""
+
+    def __init__(self, hub: Hub, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.hub = hub
+        self.tasks = TaskSet(on_error=lambda message: self.statusBar().showMessage(message, 15_000))
+        self._settings = window_settings()
+        fit_default_size(self, 1400, 860)
+        restore_geometry(self, "hub/geometry", self._settings)
+        self.workspaces = WorkspacesModel()
+        self.inbox = InboxModel()
+        self.workspace_list = QListView()
+        self.workspace_list.setObjectName("workspaces")
+        self.workspace_list.setModel(self.workspaces)
+        self.workspace_list.setAccessibleName("Workspaces")
+        self.workspace_list.setSpacing(3)
+        self.workspace_list.selectionModel().currentChanged.connect(self._on_workspace_chosen)
+        self.inbox_list = QListView()
+        self.inbox_list.setObjectName("inbox")
+        self.inbox_list.setModel(self.inbox)
+        self.inbox_list.setAccessibleName("Waiting for you, in every workspace")
+        self.inbox_list.setWordWrap(True)
+        self.inbox_list.activated.connect(self._on_inbox_activated)
+        self.inbox_list.clicked.connect(self._on_inbox_activated)
+        self.inbox_label = QLabel()
+        side = QWidget()
+        side.setMinimumWidth(SIDEBAR_MIN)  # its labels wrap and its lists elide: a workspace's page needs the room
+        self.inbox_label.setWordWrap(True)
+        column = QVBoxLayout(side)
+        column.setContentsMargins(6, 6, 0, 6)
+        column.addWidget(QLabel("<b>Workspaces</b>"))
+        column.addWidget(self.workspace_list, 2)
+        column.addWidget(self.inbox_label)
+        column.addWidget(self.inbox_list, 1)
+        self.empty = QLabel(EMPTY_TEXT)
+        self.empty.setObjectName("emptyHub")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setMargin(40)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.empty)
+        self.bar = SuperviseBar()
+        right = QWidget()
+        stack = QVBoxLayout(right)
+        stack.setContentsMargins(0, 0, 0, 0)
+        stack.setSpacing(0)
+        stack.addWidget(self.bar)
+        stack.addWidget(self.pages, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(side)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([230, 1170])
+        keep_splitter(split, "hub/split", self._settings)
+        self.setCentralWidget(split)
+        self.attention = Attention(self, self.tasks, settings=self._settings)  # the tray; pages notify
+        self.attention.quiet_action.toggled.connect(self._on_attention_settings_changed)
+        self.attention.sound_action.toggled.connect(self._on_attention_settings_changed)
+        self.attention.quit_requested.connect(self.quit)
+        self._quitting = False
+        self._remotes: list[RemoteConsole] = []
+        """Consoles on other hosts this window follows (the hub has this machine's)."""
+        hub.ask = self.bar.ask  # type: ignore[assignment]
+        hub.on_opened(self._add_page)
+        self._menus()
+        self._update_title()
+        theme.follow(self.inbox_label, self._update_title)  # "(nothing)" is in the theme's muted colour
+
+    def _menus(self) -> None:
+        menu = self.menuBar().addMenu("&Workspace")
+        opening = QAction("&Open…", self, shortcut="Ctrl+O", triggered=self._on_open_action_triggered)
+        connecting = QAction("&Connect to host…", self, shortcut="Ctrl+Shift+O",
+                             triggered=self._on_connect_action_triggered)
+        connecting.setToolTip("Follow a workspace's console on another host through your own ssh "
+                              "(ssh://host/path; `belay serve` is started there if none runs)")
+        following = QAction("&Next workspace", self, shortcut="Ctrl+PgDown",
+                            triggered=lambda: self._step(1))
+        previous = QAction("&Previous workspace", self, shortcut="Ctrl+PgUp", triggered=lambda: self._step(-1))
+        oldest = QAction("Oldest &waiting request", self, shortcut="Ctrl+Shift+I",
+                         triggered=self.show_oldest_waiting)
+        for action in (opening, connecting, following, previous, oldest):
+            menu.addAction(action)
+        self.menuBar().addMenu("&View").addMenu(theme.theme_menu(self))  # before any workspace is open, too
+
+    # -- pages -----------------------------------------------------------------
+
+    def _add_page(self, console: Console | RemoteConsole) -> MainWindow:
+        from core import RemoteConsole
+        from gui.window.workspace.window import MainWindow
+        page = MainWindow(console)
+        page.setWindowFlags(Qt.WindowType.Widget)
+        self.pages.addWidget(page)
+        page.start()
+        host = (console.reach.host or "") if isinstance(console, RemoteConsole) else None
+        row = self.workspaces.add(_Workspace(console.workspace.root, page, host=host, where=console.where))
+        page.bridge.approval_requested.connect(lambda request, page=page: self._on_page_request(page, request))
+        page.bridge.approval_resolved.connect(self._on_page_resolved)
+        page.approvals.waiting_changed.connect(lambda _n, page=page: self._count(page))
+        page.bridge.batch_applied.connect(lambda page=page: self._count(page))
+        page.attention.set_quiet(self.attention.quiet)
+        page.attention.set_sound(self.attention.sound)
+        page.attention.action_requested.connect(lambda _id, action, page=page: self._on_page_attention(page, action))
+        for request in page.approvals.queue():
+            self._on_page_request(page, request)
+        if self.pages.currentWidget() is self.empty:
+            self.workspace_list.setCurrentIndex(self.workspaces.index(row, 0))
+        self._count(page)
+        self.workspace_added.emit(page)
+        return page
+
+    def page_of(self, root: Path) -> MainWindow | None:
+        """This machine's workspace's page."""
+        return next((r.page for r in self.workspaces.rows if r.root == root and r.host is None), None)
+
+    def _on_workspace_chosen(self, current: QModelIndex, previous: QModelIndex) -> None:
+        if current.isValid():
+            self.pages.setCurrentWidget(self.workspaces.rows[current.row()].page)
+            self._update_title()
+
+    def _step(self, delta: int) -> None:
+        count = len(self.workspaces.rows)
+        if count:
+            row = (self.workspace_list.currentIndex().row() + delta) % count
+            self.workspace_list.setCurrentIndex(self.workspaces.index(row, 0))
+
+    def show_page(self, page: MainWindow) -> None:
+        for number, row in enumerate(self.workspaces.rows):
+            if row.page is page:
+                self.workspace_list.setCurrentIndex(self.workspaces.index(number, 0))
+
+    # -- waiting requests --------------------------------------------------------
+
+    def _on_page_request(self, page: MainWindow, request: ApprovalRequested) -> None:
+        from gui.window.approvals.text import agent_path
+        who = agent_path(page.model.timeline, request.agent_id)
+        name = next((row.name for row in self.workspaces.rows if row.page is page), page.console.workspace.root.name)
+        self.inbox.add(page, request, f"{name} · {who}: {request.tool} {request.summary}")
+        self._count(page)
+
+    def _on_page_resolved(self, call_id: str) -> None:
+        self.inbox.remove(call_id)
+        self._update_title()
+
+    def _on_inbox_activated(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self._go_to(self.inbox.rows[index.row()])
+
+    def show_oldest_waiting(self) -> None:
+        if self.inbox.rows:
+            self._go_to(self.inbox.rows[0])
+
+    def _go_to(self, waiting: _Waiting) -> None:
+        self.show_page(waiting.page)
+        waiting.page.approvals.focus_request(waiting.request.call_id)
+        waiting.page.select_call(waiting.request.call_id)
+
+    def _count(self, page: MainWindow) -> None:
+        from core import AgentStatus
+        running = sum(1 for a in page.model.timeline.agents.values() if a.status is AgentStatus.RUNNING)
+        self.workspaces.set_counts(page, len(page.approvals.queue()), running)
+        self._update_title()
+
+    def waiting(self) -> int:
+        return len(self.inbox.rows)
+
+    def _update_title(self) -> None:
+        waiting = self.waiting()
+        self.inbox_label.setText(f"<b>Waiting for you</b> ({waiting})" if waiting else
+                                 f"<b>Waiting for you</b> <span style='color:{theme.colour('muted')}'>(nothing)</span>")
+        current = self.pages.currentWidget()
+        where = next((row.name for row in self.workspaces.rows if row.page is current), "every workspace")
+        count = len(self.workspaces.rows)
+        self.setWindowTitle(titled(f"Belay — {where}" + (f" · {count} workspaces" if count > 1 else ""), waiting))
+        self.attention.set_waiting(waiting)
+
+    # -- attention: the tray, and closing to it -------------------------------------
+
+    def _on_page_attention(self, page: MainWindow, action: str) -> None:
+        """A notification's Show: the page comes forward (the page itself raises the window and the call)."""
+        if action == "show":
+            self.show_page(page)
+
+    def _on_attention_settings_changed(self) -> None:
+        for row in self.workspaces.rows:
+            row.page.attention.set_quiet(self.attention.quiet)
+            row.page.attention.set_sound(self.attention.sound)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.attention.show_tray()
+
+    def agents_attached(self) -> int:
+        """Agents running in any workspace now (what closing the window would leave unsupervised)."""
+        from core import AgentStatus
+        return sum(1 for row in self.workspaces.rows for agent in row.page.model.timeline.agents.values()
+                   if agent.status is AgentStatus.RUNNING)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        """With agents still attached and a tray to go to, closing keeps Belay there (asked the first time)."""
+        save_geometry(self, "hub/geometry", self._settings)
+        if self._quitting or self.attention.tray is None or not self.agents_attached():
+            super().closeEvent(event)
+            return
+        event.ignore()
+        choice = str(self.attention.settings_value("attention/close") or "")
+        if choice == "tray":
+            self.to_tray()
+        elif choice == "quit":
+            self.quit()
+        else:
+            self._ask_close()
+
+    def _ask_close(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Keep Belay running?",
+                          f"{self.agents_attached()} agent(s) are still attached. Keep Belay in the tray, where it "
+                          "notifies you when one waits, or quit (calls still waiting are denied)?", parent=self)
+        keep = box.addButton("Keep in tray", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Quit", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(keep)
+        box.finished.connect(lambda _r: self._on_close_answered(box.clickedButton() is keep))
+        box.open()
+        self.close_question = box
+
+    def _on_close_answered(self, keep: bool) -> None:
+        self.attention.set_settings_value("attention/close", "tray" if keep else "quit")
+        self.close_question.deleteLater()
+        if keep:
+            self.to_tray()
+        else:
+            self.quit()
+
+    def to_tray(self) -> None:
+        self.hide()
+        if self.attention.tray is not None:
+            self.attention.tray.showMessage("Belay is still supervising", "It notifies you when an agent waits; "
+                                            "the tray icon brings the window back.",
+                                            QSystemTrayIcon.MessageIcon.Information, 5_000)
+
+    def quit(self) -> None:
+        """Close for good.  From the tray the window is hidden, and closing a hidden window does not emit
+        lastWindowClosed (what the app waits for), so it is emitted here."""
+        self._quitting = True
+        hidden = not self.isVisible()
+        self.close()
+        app = QApplication.instance()
+        if hidden and isinstance(app, QApplication):
+            app.lastWindowClosed.emit()
+
+    # -- opening and closing -------------------------------------------------------
+
+    def _on_open_action_triggered(self) -> None:
+        dialog = QFileDialog(self, "Supervise a folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(lambda path: self.tasks.spawn(self.open_workspace(Path(path)), "opening"))
+        dialog.open()
+
+    async def open_workspace(self, directory: Path) -> MainWindow | None:
+        from core import BelayError
+        try:
+            console = await self.hub.open(directory)
+        except BelayError as e:
+            self.statusBar().showMessage(f"{directory}: {e.info.message}", 30_000)
+            return None
+        if console is None:
+            self.statusBar().showMessage(f"Another Belay window already supervises {directory}.", 30_000)
+            return None
+        page = self.page_of(console.workspace.root)
+        if page is not None:
+            self.show_page(page)
+        return page
+
+    def _on_connect_action_triggered(self) -> None:
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Connect to host")
+        dialog.setLabelText("The workspace on another host, as ssh://[user@]host[:port]/path (your ssh config, keys "
+                            "and jump hosts are used; Belay is started there if it does not run):")
+        dialog.setTextValue("ssh://")
+        dialog.textValueSelected.connect(lambda text: self.tasks.spawn(self._connect_said(text.strip()),
+                                                                       f"connect to {text.strip()}"))
+        dialog.open()
+        self.connect_dialog = dialog
+
+    async def _connect_said(self, target: str) -> None:
+        from core import BelayError
+        self.statusBar().showMessage(f"Connecting to {target}…")
+        try:
+            page = await self.connect_host(target)
+        except BelayError as e:
+            self.statusBar().showMessage(f"Could not connect to {target}: {e.info.message}", 30_000)
+            return
+        self.statusBar().showMessage(f"Attached to {target}.", 10_000)
+        self.show_page(page)
+
+    async def connect_host(self, target: str, *, ssh: str = "ssh", remote_belay: str = "belay") -> MainWindow:
+        """Follow the console of the workspace at `target` (ssh://host/path, started there if need be) beside the
+        local ones; the page it already has if it was connected to.  Raises RemoteError saying why it cannot be
+        reached."""
+        import shlex
+
+        from core import RemoteConsole
+        known = next((row.page for row in self.workspaces.rows if row.where == target and row.host is not None), None)
+        if known is not None:
+            return known
+        console = await RemoteConsole.reached(target, ssh=shlex.split(ssh), remote_belay=remote_belay)
+        self._remotes.append(console)
+        return self._add_page(console)
+
+    async def aclose(self) -> None:
+        """Stop every page's work and close every console (calls still waiting are denied), then the window."""
+        self.bar.withdraw_all()
+        pages = [row.page for row in self.workspaces.rows]
+        for attention in (self.attention, *(page.attention for page in pages)):
+            await attention.aclose()  # their D-Bus connections and listeners
+        await self.tasks.aclose()
+        for page in pages:
+            await page.tasks.aclose()
+        for remote in self._remotes:
+            await remote.close()  # detached: those consoles run on, on their hosts
+        await self.hub.close()
+        for page in pages:
+            page.close()
+        self.close()

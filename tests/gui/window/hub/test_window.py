@@ -1,0 +1,97 @@
+"""The window for every workspace: asked by the real hook command from projects it has not seen."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.modeltest import ModelTester
+
+from core import Hub
+from core.outside import install
+from core.policy.settings import config_dir
+from core.settings import state_root
+from gui.window.hub.window import HubWindow
+from gui.window.workspace.window import MainWindow
+from tests.conftest import wait_until
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _hook(project: Path, tool: str, **tool_input: Any) -> subprocess.CompletedProcess[str]:
+    event = {"session_id": f"sess-{project.name}", "hook_event_name": "PreToolUse", "cwd": str(project),
+             "tool_name": tool, "tool_use_id": f"toolu_{tool}", "tool_input": tool_input}
+    env = {k: v for k, v in os.environ.items() if k not in ("BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT")}
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    return subprocess.run(install.hook_command(state_root(), config_dir()), shell=True, input=json.dumps(event),
+                          capture_output=True, text=True, cwd=project, env=env, timeout=60)
+
+
+def _decision(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"])
+
+
+def test_agents_in_two_unseen_projects_are_asked_about_then_supervised_side_by_side(
+        qtbot: Any, loop: Any, tmp_path: Path, qtmodeltester: Any, request: pytest.FixtureRequest) -> None:
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    for project in (shop, blog):
+        project.mkdir()
+        (project / "notes.txt").write_text("hello\n")
+
+    async def scenario() -> None:
+        hub = Hub()
+        assert await hub.start()
+        window = HubWindow(hub)
+        qtbot.addWidget(window)
+        window.resize(1024, 640)
+        window.show()
+        try:
+            assert window.pages.currentWidget() is window.empty  # the empty state says what to do
+            assert "belay hooks install --user" in window.empty.text()
+            view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+            themes = next(a.menu() for a in view.actions() if a.text() == "&Theme")
+            assert [a.text() for a in themes.actions()] == ["Follow the &system", "&Light", "&Dark"]  # no page needed
+
+            read = asyncio.ensure_future(asyncio.to_thread(_hook, shop, "Read", file_path=str(shop / "notes.txt")))
+            await wait_until(window.bar.isVisible, 20, "the question about the unseen project")
+            assert f"Claude Code wants to work in {shop}" in window.bar.text.text()
+            qtbot.mouseClick(window.bar.supervise, LEFT)
+            assert _decision(await read) == "allow"
+            assert not window.bar.isVisible()
+            assert [row.root for row in window.workspaces.rows] == [shop]
+            assert isinstance(window.pages.currentWidget(), MainWindow)  # the first workspace is shown at once
+
+            write = asyncio.ensure_future(asyncio.to_thread(_hook, blog, "Write", file_path=str(blog / "post.md"),
+                                                            content="# Hello\n"))
+            await wait_until(window.bar.isVisible, 20, "the question about the second project")
+            qtbot.mouseClick(window.bar.supervise, LEFT)
+            await wait_until(lambda: window.waiting() == 1, 20, "the write waiting in the inbox")
+            blog_page = window.page_of(blog)
+            assert blog_page is not None and window.pages.currentWidget() is not blog_page  # shop stays in front
+            assert "blog" in window.inbox.rows[0].line and "Write" in window.inbox.rows[0].line
+            assert "1 waiting" in window.windowTitle()
+            assert window.workspaces.data(window.workspaces.index(1, 0)).endswith("1 waiting · 1 agent running")
+            qtmodeltester.check(window.workspaces, force_py=True)
+            ModelTester(request.config).check(window.inbox, force_py=True)  # one tester follows one model
+
+            window.show_oldest_waiting()  # Ctrl+Shift+I
+            assert window.pages.currentWidget() is blog_page
+            assert window.width() == 1024, "the sidebar and a waiting request's page add up to more than 1024 pixels"
+            assert blog_page.approvals.current is not None and blog_page.approvals.current.tool == "Write"
+            blog_page.approvals.approve()
+            assert _decision(await write) == "allow"
+            await wait_until(lambda: window.waiting() == 0, 10, "the inbox to empty")
+            assert "waiting" not in window.windowTitle()
+            window.grab().save(str(tmp_path / "hub.png"))
+        finally:
+            await window.aclose()
+
+    loop.run_until_complete(scenario())
+    assert json.loads((config_dir() / "supervised.json").read_text())["supervise"] == [str(shop), str(blog)]

@@ -1,0 +1,442 @@
+"""The main window: the mode and its bypass banner, the sandbox indicator, tab keys, rewind, the changes tab.
+
+The rules tab and the background shells tab have their own test modules;
+`in_window` (a real console on a temp workspace, the real window, offscreen)
+is shared with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QComboBox, QLineEdit, QMessageBox
+
+from core import AutoReviewer, Console, SandboxInfo
+from core.outside import install
+from core.policy.settings import config_dir
+from core.settings import state_root
+from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
+from gui.window.chrome.status_line import SandboxIndicator
+from gui.window.undo.changes_view import GIT_ROW
+from gui.window.workspace.window import MainWindow
+from tests.conftest import ROOT, wait_until
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def in_window(qtbot: Any, loop: Any, workspace: Path, body: Callable[[Console, MainWindow], Awaitable[None]]) -> None:
+    """Open a console on `workspace`, show its window, run `body`, then close both."""
+    async def scenario() -> None:
+        console = Console(workspace)
+        await console.open()
+        window = MainWindow(console)
+        qtbot.addWidget(window)
+        window.start()
+        window.show()
+        try:
+            await body(console, window)
+        finally:
+            await window.tasks.aclose()
+            await console.close()
+            window.close()
+
+    loop.run_until_complete(scenario())
+
+
+def test_bypass_mode_is_confirmed_and_keeps_a_banner_until_it_is_left(qtbot: Any, loop: Any,
+                                                                      workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        mode = window.mode
+        assert not window.banner.isVisible() and mode.currentText() == "Ask every time"
+        mode.setFocus()
+        qtbot.keyClick(mode, Qt.Key.Key_End)  # the last mode: bypass
+        box = mode.confirmation
+        assert box is not None and box.isVisible() and "bypass" in box.text()
+        assert mode.currentData() == "default"  # not until confirmed
+        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Cancel), LEFT)
+        assert console.mode == "default" and mode.currentData() == "default" and mode.confirmation is None
+        qtbot.keyClick(mode, Qt.Key.Key_End)
+        qtbot.mouseClick(mode.confirmation.button(QMessageBox.StandardButton.Yes), LEFT)
+        await wait_until(lambda: window.banner.isVisible(), what="the banner")
+        assert console.mode == "bypass" and mode.currentData() == "bypass"
+        assert "Bypass mode: calls run without asking, except" in window.banner.text.text()
+        assert window.windowTitle().endswith("BYPASS MODE")
+        window.tabs.setCurrentWidget(window.rules)
+        assert window.banner.isVisible()  # on every tab
+        qtbot.mouseClick(window.banner.leave, LEFT)
+        await wait_until(lambda: not window.banner.isVisible(), what="the banner to go")
+        assert console.mode == "default" and mode.currentData() == "default"
+        assert "BYPASS" not in window.windowTitle()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_mode_selector_follows_modes_set_elsewhere(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        console.set_mode("plan")
+        await wait_until(lambda: window.mode.currentData() == "plan", what="plan mode shown")
+        assert not window.banner.isVisible()
+        qtbot.keyClick(window.mode, Qt.Key.Key_Home)  # ask every time: no confirmation needed
+        assert window.mode.confirmation is None
+        await wait_until(lambda: console.mode == "default", what="the mode to change")
+        console.set_mode("bypass")
+        await wait_until(lambda: window.banner.isVisible(), what="the banner")
+        assert window.mode.currentData() == "bypass"
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_bypass_mode_from_the_user_settings_shows_the_banner_from_the_start(qtbot: Any, loop: Any,
+                                                                          workspace: Path) -> None:
+    (Path(os.environ["BELAY_CONFIG_DIR"]) / "settings.toml").write_text('mode = "bypass"\n')
+
+    async def body(console: Console, window: MainWindow) -> None:
+        assert console.mode == "bypass"
+        assert window.banner.isVisible() and window.mode.currentData() == "bypass"
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_status_bar_says_whether_commands_are_sandboxed(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        text, tip = window.sandbox.text(), window.sandbox.toolTip()
+        if console.sandbox.available:
+            network = "network on" if console.bash_settings.network else "network off"
+            assert f"Sandbox: bubblewrap ({network})" in text and "OFF" not in text
+            assert "read-only" in tip
+        else:
+            assert "Sandbox OFF" in text and "NOT sandboxed" in tip
+        assert console.sandbox.detail in tip
+        assert window.sandbox.isVisible()
+        window.tabs.setCurrentWidget(window.rules)
+        assert window.sandbox.isVisible()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_sandbox_indicator_says_why_the_sandbox_is_off(qtbot: Any) -> None:
+    indicator = SandboxIndicator()
+    qtbot.addWidget(indicator)
+    off = SandboxInfo(available=False, kind="none",
+                      detail="bubblewrap not found: commands run unsandboxed in their own process group")
+    indicator.show_sandbox(off, network=True)
+    assert "Sandbox OFF</b>: bubblewrap not found" in indicator.text() and "unsandboxed" not in indicator.text()
+    assert "NOT sandboxed" in indicator.toolTip() and off.detail in indicator.toolTip()
+    on = SandboxInfo(available=True, kind="bubblewrap", detail="bubblewrap 0.8.0: PID namespace")
+    indicator.show_sandbox(on, network=False)
+    assert "Sandbox: bubblewrap (network off)" in indicator.text()
+    assert "cannot reach the network" in indicator.toolTip()
+
+
+def test_ctrl_number_keys_switch_the_tabs_and_the_tooltips_say_so(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.activateWindow()
+        await wait_until(window.isActiveWindow, what="the window to be active")
+        for number, tab in ((4, window.rules), (3, window.shells), (2, window.changes), (1, window.details)):
+            qtbot.keyClick(window.tree, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
+            assert window.tabs.currentWidget() is tab
+            assert window.tabs.tabToolTip(number - 1).endswith(f"(Ctrl+{number})")
+        assert "Ctrl+M" in window.mode.toolTip()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: Any, workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def body(console: Console, window: MainWindow) -> None:
+        await console.add_rule("Write", "allow", "session")
+        agent = await console.start_agent("agent", "scripted")
+        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
+               for text in ("one\n", "two\n", "three\n")]
+        previewed: list[list[str]] = []
+
+        async def confirm(plan: list[Any]) -> bool:
+            previewed.append([r.call_id for r in plan])
+            return True
+
+        window.confirm_rewind = confirm  # type: ignore[method-assign]
+        window.rewind(ids[0])
+        await wait_until(lambda: "Rewound" in window.statusBar().currentMessage(), what="the rewind")
+        assert previewed == [[ids[2], ids[1]]]
+        assert notes.read_text() == "one\n"
+        assert "undid 2 of 2" in window.statusBar().currentMessage()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        view = window.changes
+        assert "No file has changed yet" in view.summary.text()
+        await console.add_rule("Bash(touch:*)", "allow", "session")
+        await console.add_rule("Bash(rm:*)", "allow", "session")
+        agent = await console.start_agent("agent", "scripted")
+        made = await console.call(agent, "Bash", {"command": "touch a.txt b.txt"})
+        await console.call(agent, "Bash", {"command": "rm a.txt"})
+        await wait_until(lambda: len(view.file_rows()) == 2 and len(dict(view.file_rows())["a.txt"]) == 2,
+                         what="two files in the changes tab, a.txt with both calls")  # the view refreshes coalesced
+        rows = dict(view.file_rows())
+        assert len(rows["a.txt"]) == 2 and rows["b.txt"] == ["Bash · touch a.txt b.txt"]
+        assert "2 files changed by 2 calls" in view.summary.text()
+        b_row = next(view.tree.topLevelItem(i) for i in range(2) if view.tree.topLevelItem(i).text(0) == "b.txt")
+        view.tree.itemClicked.emit(b_row.child(0), 0)
+        await wait_until(lambda: window.details.key == f"r:{made.call_id}", what="the call to be selected")
+        assert window.tabs.currentWidget() is window.details
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_changes_tab_shows_outside_edits_ignored_files_and_git_moves(qtbot: Any, loop: Any,
+                                                                        workspace: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace)}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(workspace)], check=True, env=env)
+    (workspace / ".gitignore").write_text("*.log\n")
+
+    async def body(console: Console, window: MainWindow) -> None:
+        view = window.changes
+        console.set_mode("bypass")
+        (workspace / "README.md").write_text("# mine\n")  # the person's editor
+        agent = await console.start_agent("agent", "scripted")
+        await console.call(agent, "Bash", {"command": "echo x > build.log && echo y >> README.md && git add -A && "
+                                                      "git -c user.name=A -c user.email=a@b commit -qm 'Agent commit'"})
+        await wait_until(lambda: len(dict(view.file_rows()).get("README.md", ())) == 2,
+                         what="README.md's two changes in the changes tab")  # the view refreshes coalesced
+        rows = dict(view.file_rows())
+        assert rows["README.md"][-1].startswith("outside Belay") and rows["README.md"][0].startswith("Bash")
+        assert "also changed outside Belay" in view.summary.text()
+        log_row = next(view.tree.topLevelItem(i) for i in range(view.tree.topLevelItemCount())
+                       if view.tree.topLevelItem(i).text(0) == "build.log")
+        assert log_row.child(0).text(2) == "not stored: cannot be restored"
+        [moves] = [labels for path, labels in view.file_rows() if path == GIT_ROW]
+        assert any("Agent commit" in label for label in moves)
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(qtbot: Any, loop: Any,
+                                                                                workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+
+    async def body(console: Console, window: MainWindow) -> None:
+        await console.add_rule("Write", "allow", "session")
+        agent = await console.start_agent("agent", "scripted")
+        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
+               for text in ("one\n", "two\n")]
+        buttons = QMessageBox.StandardButton
+        for answer, expected in ((buttons.Cancel, "two\n"), (buttons.Yes, "one\n")):
+            window.rewind(ids[0])
+            await wait_until(lambda: window.findChild(QMessageBox) is not None, what="the question")
+            box = window.findChild(QMessageBox)
+            assert "Undo 1 later call" in box.text()
+            await console.call(agent, "Read", {"file_path": str(notes)})  # the loop keeps serving calls meanwhile
+            qtbot.mouseClick(box.button(answer), LEFT)
+            await wait_until(lambda: window.findChild(QMessageBox) is None, what="the question to go")
+            await wait_until(lambda: notes.read_text() == expected, what="the answer's effect")
+        await wait_until(lambda: "undid 1 of 1" in window.statusBar().currentMessage(), what="the rewind's report")
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop: Any, workspace: Path) -> None:
+    from core import BatchCall
+
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("planner", "scripted")
+        calls = [BatchCall(id="ls", tool="LS", args={"path": str(workspace)}),
+                 BatchCall(id="readme", tool="Read", args={"file_path": str(workspace / "README.md")},
+                           depends_on=("ls",))]
+        report = await console.run_batch(agent, calls, name="look around")
+        await wait_until(lambda: window.model.timeline.batches.get(report.batch_id) is not None
+                         and window.model.timeline.batches[report.batch_id].totals is not None, what="the batch")
+        index = window.model.index_of(f"b:{report.batch_id}")
+        assert "look around" in index.data() and window.model.rowCount(index) == 2
+        window.tree.setCurrentIndex(index)
+        await wait_until(lambda: "Critical path" in window.details.info.toPlainText(), what="the plan")
+        assert "ls → readme" in window.details.info.toPlainText()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_mcp_tab_shows_a_configured_server_and_restarts_it_after_a_crash(qtbot: Any, loop: Any,
+                                                                                workspace: Path) -> None:
+    import sys
+
+    from core.policy.settings import config_dir
+
+    toy = ROOT / "tests" / "core" / "mcp" / "toy_server.py"
+    (config_dir() / "settings.toml").write_text(
+        f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{toy}", "stdio"]\n')
+
+    async def body(console: Console, window: MainWindow) -> None:
+        await wait_until(lambda: window.mcp.states().get("toy", "").startswith("ready"), timeout=30,
+                         what="the toy server to be ready")
+        assert "mcp__toy__echo" in console.registry
+        console.set_mode("bypass")  # the window is attached: without it the call would wait for a person
+        agent = await console.start_agent("agent", "scripted")
+        await console.call(agent, "mcp__toy__crash", {})  # the server process dies
+        await wait_until(lambda: window.mcp.states()["toy"].startswith("failed"), timeout=30,
+                         what="the crash to show")
+        window.tabs.setCurrentWidget(window.mcp)
+        window.mcp.tree.setCurrentItem(window.mcp.tree.topLevelItem(0))
+        qtbot.mouseClick(window.mcp.restart_button, LEFT)
+        await wait_until(lambda: window.mcp.states()["toy"].startswith("ready"), timeout=30, what="the restart")
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def _claude_hook(workspace: Path, name: str, session: str, use_id: str, command: str
+                 ) -> subprocess.CompletedProcess[str]:
+    """Belay's hook command with one Claude Code Bash event, as Claude Code runs it."""
+    event = {"session_id": session, "hook_event_name": name, "cwd": str(workspace), "tool_name": "Bash",
+             "tool_use_id": use_id, "tool_input": {"command": command}, "tool_response": {"stdout": ""}}
+    env = {k: v for k, v in os.environ.items() if k not in ("BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT")}
+    env["CLAUDE_PROJECT_DIR"] = str(workspace)
+    return subprocess.run(install.hook_command(state_root(), config_dir()), shell=True, input=json.dumps(event),
+                          capture_output=True, text=True, cwd=workspace, env=env, timeout=60)
+
+
+def test_the_status_bar_says_which_call_holds_the_workspace_while_others_wait_for_it(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        reviewer = AutoReviewer(console)
+        reviewer.start()
+        try:
+            first = await asyncio.to_thread(_claude_hook, workspace, "PreToolUse", "sess-aaaa1111", "toolu_a",
+                                            "sleep 30")
+            assert "allow" in first.stdout  # allowed: it holds the workspace until it reports back
+            second = asyncio.ensure_future(asyncio.to_thread(_claude_hook, workspace, "PreToolUse", "sess-bbbb2222",
+                                                             "toolu_b", "echo hi"))
+            await wait_until(window.held.isVisible, 8, "the status bar to say why the call waits")
+            assert "1 call waits: Bash · sleep 30 (claude-code sess-aaa" in window.held.text()
+            assert not second.done()
+            await asyncio.to_thread(_claude_hook, workspace, "PostToolUse", "sess-aaaa1111", "toolu_a", "sleep 30")
+            assert "allow" in (await second).stdout
+            await wait_until(lambda: not window.held.isVisible(), 5, "the line to go once nobody waits")
+        finally:
+            await reviewer.stop()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_f1_lists_the_windows_own_keys_and_question_mark_types_in_a_text_field(qtbot: Any, loop: Any,
+                                                                                workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        sheet = window.shortcuts_sheet()
+        qtbot.addWidget(sheet)
+        rows = {(keys, what) for _, keys, what in sheet.rows()}
+        assert ("Ctrl+Z", "Undo selected call") in rows and ("F1", "Keyboard shortcuts") in rows
+        assert ("Ctrl+Return", "Approve the shown request") in rows and ("Ctrl+Shift+A", "Go to the waiting requests") in rows
+        assert any(what.startswith("Next / previous waiting request") for _, what in rows)
+        menu_keys = {a.shortcut().toString() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()}
+        assert menu_keys <= {keys for keys, _ in rows}  # every menu key is on the sheet: it cannot drift
+        sheet.close()
+        window.tabs.setCurrentWidget(window.rules)
+        window.rules.rule.setFocus()
+        qtbot.keyClicks(window.rules.rule, "Bash(ls?")
+        shown = [s for s in window.findChildren(ShortcutsSheet) if s.isVisible()]
+        assert window.rules.rule.text() == "Bash(ls?" and not shown
+        window.tree.setFocus()
+        qtbot.keyClick(window.tree, Qt.Key.Key_Question)
+        shown = [s for s in window.findChildren(ShortcutsSheet) if s.isVisible()]
+        assert len(shown) == 1
+        shown[0].reject()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_every_control_has_an_accessible_name_and_tab_starts_at_the_mode(qtbot: Any, loop: Any,
+                                                                         workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        controls = [w for kind in (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView)
+                    for w in window.findChildren(kind)
+                    if w.window() is window and not w.objectName().startswith("qt_")  # Qt's own, not Belay's
+                    and not isinstance(w.parent(), QAbstractItemView | QComboBox)]
+        nameless = [f"{type(w).__name__} {w.objectName()} in {type(w.parent()).__name__}" for w in controls
+                    if not (w.accessibleName() or (isinstance(w, QAbstractButton) and w.text().strip()))]
+        assert len(controls) > 10 and nameless == [], "\n".join(nameless)
+        chain, widget = [], window.mode
+        while len(chain) < 6:  # what Tab reaches from the mode, past what it skips (labels, hidden controls)
+            widget = widget.nextInFocusChain()
+            if widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.isVisibleTo(window):
+                chain.append(widget)
+        f = window.timeline_filter
+        assert chain[:5] == [f.text, f.agent, f.status, f.tool, window.tree]  # as laid out, left to right, down
+        table = window.rules.table
+        assert table.horizontalHeader().sectionSize(0) > 60 or window.rules.model.rowCount() == 0
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_with_nothing_waiting_the_details_get_the_room_and_a_waiting_call_takes_it(qtbot: Any, loop: Any,
+                                                                                  workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.resize(1400, 860)
+        await asyncio.sleep(0.05)
+        assert window.approvals.height() * 3 < window.tabs.height()  # an empty panel is a line or two
+        agent = await console.start_agent("lead", "scripted")
+        call = asyncio.ensure_future(console.call(agent, "Write", {"file_path": f"{workspace}/n.txt", "content": "n"}))
+        await wait_until(lambda: window.approvals.current is not None, what="the request")
+        await asyncio.sleep(0.05)
+        assert window.approvals.height() > window.tabs.height()
+        console.deny(window.approvals.current.call_id)
+        await call
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_a_window_can_be_followed_from_a_terminal(qtbot: Any, loop: Any, tmp_path: Path) -> None:
+    from core import Attached, config_dir, install_token
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def body(console: Console, window: MainWindow) -> None:
+        assert console.endpoint is not None
+        attached = await Attached.connect(console.endpoint.path, install_token(config_dir()), client="terminal")
+        assert attached.welcome.workspace == str(ws) and attached.welcome.session_id == console.session_id
+        await attached.close()
+    in_window(qtbot, loop, ws, body)
+
+
+def test_file_verify_shows_whether_the_journal_was_changed_outside_belay(qtbot: Any, loop: Any,
+                                                                        workspace: Path) -> None:
+    import sqlite3
+
+    from PySide6.QtWidgets import QApplication
+
+    from core import RunStatus
+
+    def shown() -> QMessageBox | None:
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+        return boxes[-1] if boxes else None
+
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("reader", "scripted")
+        assert (await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})).status == \
+            RunStatus.DONE
+        verify = next(a for a in window.menuBar().actions()[0].menu().actions() if "Verify" in a.text())
+        verify.trigger()
+        await wait_until(lambda: shown() is not None, what="the verdict")
+        box = shown()
+        assert box is not None and "The journal verifies" in box.text() and "Head: " in box.text()
+        box.close()
+        await wait_until(lambda: shown() is None, what="the box closed")
+        db = sqlite3.connect(console.state_dir / "journal.sqlite3")  # by hand, behind Belay's back
+        with db:
+            db.execute("UPDATE calls SET summary='something else'")
+        db.close()
+        verify.trigger()
+        await wait_until(lambda: shown() is not None, what="the verdict")
+        box = shown()
+        assert box is not None and "does NOT verify" in box.text() and "calls row" in box.text()
+        box.close()
+    in_window(qtbot, loop, workspace, body)
