@@ -403,12 +403,13 @@ async def _claude(options: ClaudeOptions, workspace: Path) -> int:
         return 2
     reviewer = AutoReviewer(console, [], delay=0.0) if options.auto_approve else None
     async with _window_on(console, reviewer) as (window, closed):
-        prompt = options.prompt or await window.ask_prompt()
+        from gui.window.workspace.launch import ask_prompt, say_session_ended
+        prompt = options.prompt or await ask_prompt(window, console.workspace.root)
         if not prompt:
             return 0 if options.quit_when_done else await _wait_closed(closed)
         session = console.launch_claude(prompt, model=options.model)
         if not options.quit_when_done:
-            session.add_done_callback(lambda task: window.session_ended(task))
+            session.add_done_callback(lambda task: say_session_ended(window.statusBar(), task))
             return await _wait_closed(closed)
         end = await session
         print(f"Claude finished: {end.summary}", flush=True)

@@ -13,15 +13,14 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
 
 from core import ApprovalRequested
 from gui.window.kit import theme
+from gui.window.kit.list_model import ListModel
 
-Index = QModelIndex | QPersistentModelIndex
-COLUMNS = ("Agent", "Tool", "Target", "Impact", "Waiting", "Left")
 LIVE_COLUMNS = (4, 5)
 """The columns that change by themselves as time passes."""
 IMPACT_COLOURS = {"high": "danger", "medium": "warning"}
@@ -44,38 +43,23 @@ def waited(request: ApprovalRequested, now: float | None = None) -> str:
         f"{seconds // 3600} h {seconds // 60 % 60:02d} min"
 
 
-class InboxModel(QAbstractTableModel):
+class InboxModel(ListModel[ApprovalRequested]):
     """The waiting requests, oldest first, as rows."""
+
+    COLUMNS = ("Agent", "Tool", "Target", "Impact", "Waiting", "Left")
 
     def __init__(self, path_of: Callable[[str], str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._path_of = path_of
-        self.requests: list[ApprovalRequested] = []
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(self.requests)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 - Qt override
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < len(self.requests):
-            return None
-        request, column = self.requests[index.row()], index.column()
+    def cell(self, request: ApprovalRequested, column: int, role: int) -> object:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return self._text(request, column)
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{self._path_of(request.agent_id)}: {request.tool} {request.summary}\n{request.reason}"
         if role == Qt.ItemDataRole.ForegroundRole and column == 3:
-            role = IMPACT_COLOURS.get(request.impact.level)
-            return theme.qcolour(role) if role else None
+            colour = IMPACT_COLOURS.get(request.impact.level)
+            return theme.qcolour(colour) if colour else None
         return None
 
     def _text(self, request: ApprovalRequested, column: int) -> str:
@@ -95,26 +79,17 @@ class InboxModel(QAbstractTableModel):
         return f"{'allowed' if request.on_timeout == 'allow' else 'denied'} in {left} s"
 
     def add(self, request: ApprovalRequested) -> None:
-        self.beginInsertRows(QModelIndex(), len(self.requests), len(self.requests))
-        self.requests.append(request)
-        self.endInsertRows()
+        self.append(request)
 
     def remove(self, call_id: str) -> None:
-        for row, request in enumerate(self.requests):
-            if request.call_id == call_id:
-                self.beginRemoveRows(QModelIndex(), row, row)
-                del self.requests[row]
-                self.endRemoveRows()
-                return
+        self.remove_first(lambda request: request.call_id == call_id)
 
     def row_of(self, call_id: str) -> int | None:
-        return next((row for row, r in enumerate(self.requests) if r.call_id == call_id), None)
+        return self.find(lambda request: request.call_id == call_id)
 
     def tick(self) -> None:
         """Time passed: the age and countdown cells of every row (a handful) are due again."""
-        if self.requests:
-            self.dataChanged.emit(self.index(0, LIVE_COLUMNS[0]), self.index(len(self.requests) - 1, LIVE_COLUMNS[-1]),
-                                  [Qt.ItemDataRole.DisplayRole])
+        self.columns_changed(LIVE_COLUMNS[0], LIVE_COLUMNS[-1])
 
 
 class InboxView(QTreeView):
@@ -155,8 +130,9 @@ class InboxView(QTreeView):
 
     def _on_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         model = self.model()
-        if current.isValid() and isinstance(model, InboxModel) and current.row() < len(model.requests):
-            self.chosen.emit(model.requests[current.row()].call_id)
+        request = model.item(current) if isinstance(model, InboxModel) else None
+        if request is not None:
+            self.chosen.emit(request.call_id)
 
     def show_current(self, call_id: str | None) -> None:
         """Follow the panel: select the request it shows, without announcing it back."""

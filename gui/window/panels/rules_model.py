@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 
 from core import RuleEntry
 from gui.window.kit import theme
+from gui.window.kit.list_model import ListModel
 
-COLUMNS = ("Rule", "Action", "Layer", "Kept in")
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 """The row's `RuleEntry`."""
 ACTION_COLOURS = {"allow": "success", "ask": "warning", "deny": "danger"}
@@ -25,8 +26,6 @@ ACTION_COLOURS = {"allow": "success", "ask": "warning", "deny": "danger"}
 LAYERS = {"user": "user (all workspaces)", "workspace": "workspace", "session": "session"}
 RuleKey = tuple[str, str, str]
 """What identifies a rule across updates: (rule, action, scope)."""
-
-_Index = QModelIndex | QPersistentModelIndex
 
 
 def rule_key(entry: RuleEntry) -> RuleKey:
@@ -52,66 +51,46 @@ def _tooltip(entry: RuleEntry) -> str:
     return "\n".join(lines)
 
 
-class RulesModel(QAbstractTableModel):
+@dataclass(frozen=True)
+class RuleRow:
+    """One rule as the table shows it: its entry, and its cells and tooltip worked out when the rules arrived."""
+
+    entry: RuleEntry
+    cells: tuple[str, str, str, str]
+    tip: str
+
+
+class RulesModel(ListModel[RuleRow]):
     """Rules in force, user layer first (the console's order)."""
+
+    COLUMNS = ("Rule", "Action", "Layer", "Kept in")
 
     def __init__(self, workspace: Path) -> None:
         super().__init__()
         self._workspace = workspace
-        self._entries: list[RuleEntry] = []
-        self._cells: list[tuple[str, str, str, str]] = []
-        self._tips: list[str] = []
 
     def set_rules(self, rules: Sequence[RuleEntry]) -> None:
-        self.beginResetModel()
-        self._entries = list(rules)
-        self._cells = [(e.rule, e.action, LAYERS[e.scope], kept_in(e, self._workspace)) for e in self._entries]
-        self._tips = [_tooltip(e) for e in self._entries]
-        self.endResetModel()
+        self.replace_all(RuleRow(e, (e.rule, e.action, LAYERS[e.scope], kept_in(e, self._workspace)), _tooltip(e))
+                         for e in rules)
 
     def entry(self, row: int) -> RuleEntry | None:
-        return self._entries[row] if 0 <= row < len(self._entries) else None
+        return self.rows[row].entry if 0 <= row < len(self.rows) else None
 
     def row_of(self, key: RuleKey) -> int:
         """The row holding the rule with this key, or -1."""
-        return next((row for row, e in enumerate(self._entries) if rule_key(e) == key), -1)
+        row = self.find(lambda r: rule_key(r.entry) == key)
+        return -1 if row is None else row
 
     def keys(self) -> list[RuleKey]:
-        return [rule_key(e) for e in self._entries]
+        return [rule_key(r.entry) for r in self.rows]
 
-    # -- QAbstractTableModel -------------------------------------------------------
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(self._entries)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        row, column = index.row(), index.column()
+    def cell(self, row: RuleRow, column: int, role: int) -> object:
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._cells[row][column]
+            return row.cells[column]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tips[row]
+            return row.tip
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
-            return theme.qcolour(ACTION_COLOURS[self._entries[row].action])
+            return theme.qcolour(ACTION_COLOURS[row.entry.action])
         if role == ENTRY_ROLE:
-            return self._entries[row]
+            return row.entry
         return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 - Qt override
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
-
-    def __repr__(self) -> str:
-        return f"<RulesModel rows={len(self._entries)}>"

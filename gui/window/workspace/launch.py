@@ -1,0 +1,36 @@
+"""Starting Claude Code from the window (`belay claude`): what to ask it, and saying how the session ended."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtWidgets import QInputDialog, QStatusBar, QWidget
+
+from core import SessionEnd
+
+
+async def ask_prompt(parent: QWidget, root: Path) -> str | None:
+    """What to ask Claude, from a box that does not block the shared loop (None: cancelled)."""
+    dialog = QInputDialog(parent)
+    dialog.setWindowTitle("Start Claude Code")
+    dialog.setLabelText(f"What should Claude do in {root}?")
+    dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    dialog.finished.connect(lambda result: done.done() or done.set_result(result))
+    dialog.open()
+    try:
+        if await done != QInputDialog.DialogCode.Accepted:
+            return None
+        return dialog.textValue().strip() or None
+    finally:
+        dialog.deleteLater()
+
+
+def say_session_ended(bar: QStatusBar, task: asyncio.Task[SessionEnd]) -> None:
+    """A launched Claude session finished (or failed to run): say so."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    message = f"Claude could not run: {error}" if error else f"Claude finished: {task.result().summary}"
+    bar.showMessage(message, 60_000)
