@@ -15,24 +15,19 @@ Ctrl+O opens a workspace, Ctrl+Shift+O connects to one on another host.
 
 from __future__ import annotations
 
-import asyncio
-import html
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QFont, QShowEvent
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QListView,
     QMainWindow,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QStackedWidget,
     QSystemTrayIcon,
@@ -41,7 +36,10 @@ from PySide6.QtWidgets import (
 )
 
 from core import Hub
+from gui.window.chrome import actions
 from gui.window.chrome.attention import Attention, titled
+from gui.window.hub.models import WaitingModel, WaitingRow, WorkspaceRow, WorkspacesModel
+from gui.window.hub.supervise_bar import SuperviseBar
 from gui.window.kit import theme
 from gui.window.kit.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry, window_settings
 from gui.window.runtime.tasks import TaskSet
@@ -51,173 +49,13 @@ if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one op
     from gui.window.workspace.window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
+WORKSPACE = "&Workspace"
 SIDEBAR_MIN = 90
 """The sidebar's narrowest, in pixels: with a workspace's page beside it, the window still fits 1024 pixels."""
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
               "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "
               "<code>belay watch --workspace DIR</code> opens one at once.</p>"
               "<p>Or open a folder now: <b>Workspace › Open…</b> (Ctrl+O).</p>")
-
-
-@dataclass
-class _Workspace:
-    root: Path
-    page: MainWindow
-    waiting: int = 0
-    running: int = 0
-    host: str | None = None
-    """The host of a console attached over ssh (None: this machine's)."""
-    where: str = ""
-    """How it was reached (ssh://host/path), for the tooltip."""
-
-    @property
-    def name(self) -> str:
-        name = self.root.name or str(self.root)
-        return f"{name} on {self.host}" if self.host else name
-
-
-class WorkspacesModel(QAbstractListModel):
-    """The supervised workspaces, in the order they were opened: name, waiting count, running agents."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[_Workspace] = []
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(self.rows)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
-            return None
-        row = self.rows[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return f"{row.name}\n{_state(row)}"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return row.where or str(row.root)
-        if role == Qt.ItemDataRole.FontRole and row.waiting:
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{row.name}: {_state(row)}"
-        return None
-
-    def add(self, row: _Workspace) -> int:
-        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
-        self.rows.append(row)
-        self.endInsertRows()
-        return len(self.rows) - 1
-
-    def set_counts(self, page: MainWindow, waiting: int, running: int) -> None:
-        for number, row in enumerate(self.rows):
-            if row.page is page and (row.waiting, row.running) != (waiting, running):
-                row.waiting, row.running = waiting, running
-                index = self.index(number, 0)
-                self.dataChanged.emit(index, index)
-
-
-def _state(row: _Workspace) -> str:
-    parts = [f"{row.waiting} waiting"] if row.waiting else []
-    parts.append(f"{row.running} agent{'s' * (row.running != 1)} running" if row.running else "idle")
-    return " · ".join(parts)
-
-
-@dataclass(frozen=True)
-class _Waiting:
-    page: MainWindow
-    request: ApprovalRequested
-    line: str
-
-
-class InboxModel(QAbstractListModel):
-    """Every request waiting for the person, in every workspace, oldest first."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[_Waiting] = []
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(self.rows)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
-            return None
-        row = self.rows[index.row()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return row.line
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.line}\n{row.request.reason}"
-        return None
-
-    def add(self, page: MainWindow, request: ApprovalRequested, line: str) -> None:
-        if any(r.request.call_id == request.call_id for r in self.rows):
-            return
-        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
-        self.rows.append(_Waiting(page, request, line))
-        self.endInsertRows()
-
-    def remove(self, call_id: str) -> None:
-        for number, row in enumerate(self.rows):
-            if row.request.call_id == call_id:
-                self.beginRemoveRows(QModelIndex(), number, number)
-                del self.rows[number]
-                self.endRemoveRows()
-                return
-
-
-class SuperviseBar(QWidget):
-    """Across the top while an agent in an unseen project waits for the person to say whether to supervise it."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("superviseBar")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.text = QLabel()
-        self.text.setWordWrap(True)
-        self.text.setTextFormat(Qt.TextFormat.RichText)
-        self.supervise = QPushButton("&Supervise it")
-        self.supervise.setToolTip("Open this folder as a workspace: its agents' calls go through Belay (remembered)")
-        self.refuse = QPushButton("&Not this one")
-        self.refuse.setToolTip("Refuse this folder's agent calls, telling the agent why (remembered)")
-        self.supervise.clicked.connect(lambda: self._answer("supervise"))
-        self.refuse.clicked.connect(lambda: self._answer("refuse"))
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 6, 12, 6)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(self.supervise)
-        layout.addWidget(self.refuse)
-        self._asks: list[tuple[Path, str, asyncio.Future[str | None]]] = []
-        self.hide()
-
-    async def ask(self, directory: Path, agent: str) -> str | None:
-        """The person's answer for `directory` (None when the window closes first)."""
-        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self._asks.append((directory, agent, future))
-        self._show_first()
-        try:
-            return await future
-        finally:
-            self._asks = [a for a in self._asks if a[2] is not future]
-            self._show_first()
-
-    def _show_first(self) -> None:
-        if not self._asks:
-            self.hide()
-            return
-        directory, agent, _ = self._asks[0]
-        more = f" ({len(self._asks) - 1} more asking)" if len(self._asks) > 1 else ""
-        self.text.setText(f"<b>{html.escape(agent)} wants to work in {html.escape(str(directory))}.</b> Supervise "
-                          f"it in Belay? Its calls wait until you answer{html.escape(more)}.")
-        self.show()
-
-    def _answer(self, answer: str) -> None:
-        if self._asks and not self._asks[0][2].done():
-            self._asks[0][2].set_result(answer)
-
-    def withdraw_all(self) -> None:
-        for _, _, future in self._asks:
-            if not future.done():
-                future.set_result(None)
 
 
 class HubWindow(QMainWindow):
@@ -234,7 +72,7 @@ class HubWindow(QMainWindow):
         fit_default_size(self, 1400, 860)
         restore_geometry(self, "hub/geometry", self._settings)
         self.workspaces = WorkspacesModel()
-        self.inbox = InboxModel()
+        self.inbox = WaitingModel()
         self.workspace_list = QListView()
         self.workspace_list.setObjectName("workspaces")
         self.workspace_list.setModel(self.workspaces)
@@ -293,20 +131,18 @@ class HubWindow(QMainWindow):
         theme.follow(self.inbox_label, self._update_title)  # "(nothing)" is in the theme's muted colour
 
     def _menus(self) -> None:
-        menu = self.menuBar().addMenu("&Workspace")
-        opening = QAction("&Open…", self, shortcut="Ctrl+O", triggered=self._on_open_action_triggered)
-        connecting = QAction("&Connect to host…", self, shortcut="Ctrl+Shift+O",
-                             triggered=self._on_connect_action_triggered)
-        connecting.setToolTip("Follow a workspace's console on another host through your own ssh "
-                              "(ssh://host/path; `belay serve` is started there if none runs)")
-        following = QAction("&Next workspace", self, shortcut="Ctrl+PgDown",
-                            triggered=lambda: self._step(1))
-        previous = QAction("&Previous workspace", self, shortcut="Ctrl+PgUp", triggered=lambda: self._step(-1))
-        oldest = QAction("Oldest &waiting request", self, shortcut="Ctrl+Shift+I",
-                         triggered=self.show_oldest_waiting)
-        for action in (opening, connecting, following, previous, oldest):
-            menu.addAction(action)
-        self.menuBar().addMenu("&View").addMenu(theme.theme_menu(self))  # before any workspace is open, too
+        self.commands: list[actions.Row] = [
+            actions.Command(WORKSPACE, "&Open…", self._on_open_action_triggered, "Ctrl+O"),
+            actions.Command(WORKSPACE, "&Connect to host…", self._on_connect_action_triggered, "Ctrl+Shift+O",
+                            "Follow a workspace's console on another host through your own ssh "
+                            "(ssh://host/path; `belay serve` is started there if none runs)"),
+            actions.Command(WORKSPACE, "&Next workspace", lambda: self._step(1), "Ctrl+PgDown"),
+            actions.Command(WORKSPACE, "&Previous workspace", lambda: self._step(-1), "Ctrl+PgUp"),
+            actions.Command(WORKSPACE, "Oldest &waiting request", self.show_oldest_waiting, "Ctrl+Shift+I"),
+            actions.Submenu("&View", theme.theme_menu),  # before any workspace is open, too
+        ]
+        """The hub's menus and keys, one table (gui.window.chrome.actions)."""
+        actions.install(self, self.commands)
 
     # -- pages -----------------------------------------------------------------
 
@@ -318,7 +154,7 @@ class HubWindow(QMainWindow):
         self.pages.addWidget(page)
         page.start()
         host = (console.reach.host or "") if isinstance(console, RemoteConsole) else None
-        row = self.workspaces.add(_Workspace(console.workspace.root, page, host=host, where=console.where))
+        row = self.workspaces.add(WorkspaceRow(console.workspace.root, page, host=host, where=console.where))
         page.bridge.approval_requested.connect(lambda request, page=page: self._on_page_request(page, request))
         page.bridge.approval_resolved.connect(self._on_page_resolved)
         page.approvals.waiting_changed.connect(lambda _n, page=page: self._count(page))
@@ -375,7 +211,7 @@ class HubWindow(QMainWindow):
         if self.inbox.rows:
             self._go_to(self.inbox.rows[0])
 
-    def _go_to(self, waiting: _Waiting) -> None:
+    def _go_to(self, waiting: WaitingRow) -> None:
         self.show_page(waiting.page)
         waiting.page.approvals.focus_request(waiting.request.call_id)
         waiting.page.select_call(waiting.request.call_id)
