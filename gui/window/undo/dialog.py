@@ -9,7 +9,7 @@ file now, what the call left, what the undo restores), opened on the first
 region with the cursor there, next / previous region keys, and per region
 "Take now", "Take the undo" or "Take both"; hand edits stay possible.  The
 regions are parsed back out of the text (`core.conflict_regions`) after each
-edit, so they are whatever the text now holds.  Undo stays disabled until
+edit, so they are whatever the text now holds (gui.window.undo.regions).  Undo stays disabled until
 every conflict has an answer and no merged text still has conflict markers.
 It is opened with `open()`, never a blocking `exec()`.  Nothing slow runs
 here: `setPlainText` once per file shown (documents are kept) and a parse of
@@ -25,9 +25,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
-    QColor,
     QFont,
     QFontDatabase,
     QKeyEvent,
@@ -39,13 +38,11 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPlainTextDocumentLayout,
     QPlainTextEdit,
-    QPushButton,
     QRadioButton,
     QSplitter,
     QTabWidget,
@@ -56,6 +53,7 @@ from PySide6.QtWidgets import (
 from core import ConflictRegion, FilePreview, Resolution, Take, UndoPreview, conflict_regions
 from gui.window.kit import theme
 from gui.window.review.code_editor import CodeEditor
+from gui.window.undo.regions import TAKE_TEXT, RegionBar, cursor_at
 
 Choice = Literal["merge", "overwrite", "skip"]
 CHOICES: tuple[Choice, ...] = ("merge", "overwrite", "skip")
@@ -75,25 +73,6 @@ _STATUS = {  # action: (order, glyph, label, what it means when the core gives n
 _MARKER = re.compile(r"^(?:<{7}|>{7})(?:\s|$)", re.MULTILINE)
 _PATH = Qt.ItemDataRole.UserRole
 _ERROR_COLOUR = "danger"
-_TAKE_TEXT: dict[Take, tuple[str, str, str]] = {  # take: (button, shortcut, tooltip)
-    "now": ("Take now", "Alt+N", "Keep this region as the file is now (the later edits)"),
-    "undo": ("Take the undo", "Alt+U", "Put this region back as it was before the call"),
-    "both": ("Take both", "Alt+B", "Keep the file's lines as they are now, then the undo's"),
-}
-_MARKS = {"marker": "undo_marker", "now": "undo_now", "base": "undo_base", "undo": "undo_undo"}
-"""What a line of a region is -> its theme role; the other regions get it half-way to the page."""
-_REPARSE_MS = 150
-"""After an edit, the regions are parsed again once typing pauses this long."""
-
-
-def _mark_colour(role: str, *, dim: bool) -> str:
-    """The current region's colour for `role`; other regions get it mixed half with the page."""
-    full = theme.qcolour(role)
-    if not dim:
-        return full.name()
-    page = theme.qcolour("base_bg")
-    return QColor((full.red() + page.red()) // 2, (full.green() + page.green()) // 2,
-                  (full.blue() + page.blue()) // 2).name()
 
 
 def has_conflict_markers(text: str) -> bool:
@@ -115,10 +94,6 @@ class UndoDialog(QDialog):
         self._preview = preview
         self._files = {f.path: f for f in sorted(preview.files, key=lambda f: _STATUS[f.action][0])}
         self._choices: dict[str, Choice] = {}
-        self._regions: list[ConflictRegion] = []
-        """The conflict regions of the merged text shown, as it reads now."""
-        self._region_at: int | None = None
-        """The index in `_regions` of the region the cursor is in (or the one marked as current)."""
         self._left = {f.path: len(conflict_regions(f.merged)) for f in self._conflicts() if _mergeable(f)}
         """Conflict regions still in each mergeable file's merged text."""
         self._docs: dict[tuple[str, str], QTextDocument] = {}
@@ -134,8 +109,8 @@ class UndoDialog(QDialog):
         self._sync_undo_button()
 
     def __repr__(self) -> str:
-        return (f"<UndoDialog call={self._preview.call_id} files={len(self._files)} "
-                f"conflicts={len(self._conflicts())} decided={len(self._choices)} regions={len(self._regions)}>")
+        return (f"<UndoDialog call={self._preview.call_id} files={len(self._files)} conflicts={len(self._conflicts())} "
+                f"decided={len(self._choices)} regions={len(self.region_bar.regions)}>")
 
     # -- public -----------------------------------------------------------------------
 
@@ -167,37 +142,27 @@ class UndoDialog(QDialog):
 
     def regions(self) -> list[ConflictRegion]:
         """The conflict regions of the merged text shown, as it reads now (0-based lines)."""
-        self._refresh_regions_now()
-        return list(self._regions)
+        self.region_bar.refresh_now()
+        return list(self.region_bar.regions)
 
     def current_region(self) -> int | None:
         """The index of the region the cursor is in, or None when it is in none."""
-        self._refresh_regions_now()
-        return self._region_index(self.merged_edit.textCursor().blockNumber())
+        self.region_bar.refresh_now()
+        return self.region_bar.index_at(self.merged_edit.textCursor().blockNumber())
 
     def go_to_region(self, step: int) -> None:
         """Put the cursor on the next (step 1) or previous (-1) region, wrapping around; 0: the first."""
-        self._refresh_regions_now()
-        if not self._regions or self.region_bar.isHidden():
-            return
-        line = self.merged_edit.textCursor().blockNumber()
-        if step > 0:
-            index = next((i for i, r in enumerate(self._regions) if r.start > line), 0)
-        elif step < 0:
-            index = next((i for i in reversed(range(len(self._regions))) if self._regions[i].end <= line),
-                         len(self._regions) - 1)
-        else:
-            index = 0
-        self._put_cursor_on(self._regions[index])
+        self.region_bar.go_to(step)
 
     def take(self, take: Take) -> None:
         """Settle the cursor's region (or the next one) with a side; the file is then merged."""
         f = self._files.get(self.current_path())
-        self._refresh_regions_now()
-        if f is None or not _mergeable(f) or not self._regions:
+        bar = self.region_bar
+        bar.refresh_now()
+        if f is None or not _mergeable(f) or not bar.regions:
             return
         line = self.merged_edit.textCursor().blockNumber()
-        region = next((r for r in self._regions if line < r.end), self._regions[-1])
+        region = next((r for r in bar.regions if line < r.end), bar.regions[-1])
         doc = self.merged_edit.document()
         cursor = QTextCursor(doc)
         cursor.setPosition(doc.findBlockByNumber(region.start).position())
@@ -207,11 +172,11 @@ class UndoDialog(QDialog):
         cursor.insertText(region.text(take) if end.isValid() else region.text(take).removesuffix("\n"))
         if self._choices.get(f.path) != "merge":
             self.choose(f.path, "merge")
-        self._refresh_regions_now(force=True)
-        if self._regions:
-            self._put_cursor_on(next((r for r in self._regions if r.start >= region.start), self._regions[0]))
+        bar.refresh_now(force=True)
+        if bar.regions:
+            bar.put_cursor_on(next((r for r in bar.regions if r.start >= region.start), bar.regions[0]))
         else:
-            self.merged_edit.setTextCursor(_cursor_at(doc, region.start))
+            self.merged_edit.setTextCursor(cursor_at(doc, region.start))
 
     def resolutions(self) -> dict[str, Resolution]:
         """What Undo would emit now (every conflict must be decided)."""
@@ -248,9 +213,12 @@ class UndoDialog(QDialog):
         self.merged_label = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
         self.merged_edit = CodeEditor()
         self.merged_edit.setAccessibleName("Merged")
-        self.merged_edit.cursorPositionChanged.connect(self._show_region_of_cursor)
-        merged_panel = _column(self.merged_label, self._region_bar(), self.merged_edit)
-        self._reparse = QTimer(self, singleShot=True, interval=_REPARSE_MS, timeout=self._refresh_regions)
+        self.region_bar = RegionBar(self.merged_edit)
+        self.region_bar.reparsed.connect(self._on_region_bar_reparsed)
+        self.region_bar.went_to.connect(self._show_region_in_versions)
+        self.region_bar.take_requested.connect(self.take)
+        self.region_label, self.take_buttons = self.region_bar.label, self.region_bar.take_buttons
+        merged_panel = _column(self.merged_label, self.region_bar, self.merged_edit)
         self.choice_buttons = {action: QRadioButton(_CHOICE_TEXT[action]) for action in CHOICES}
         self.choice_box = _column(*self.choice_buttons.values())
         for action, button in self.choice_buttons.items():
@@ -280,29 +248,6 @@ class UndoDialog(QDialog):
         self.undo_button.setDefault(True)  # drawn as the primary button (in the dialog by now); Enter is swallowed
         self._shortcuts(verb)
 
-    def _region_bar(self) -> QWidget:
-        """Where the cursor's conflict region is, how to move between regions, and the three takes."""
-        self.region_label = QLabel(textFormat=Qt.TextFormat.PlainText)
-        self.previous_button = QPushButton("↑ Previous")
-        self.previous_button.setToolTip("Previous conflict (Alt+Up, Shift+F8)")
-        self.previous_button.clicked.connect(lambda: self.go_to_region(-1))
-        self.next_button = QPushButton("↓ Next")
-        self.next_button.setToolTip("Next conflict (Alt+Down, F8)")
-        self.next_button.clicked.connect(lambda: self.go_to_region(1))
-        self.take_buttons: dict[Take, QPushButton] = {}
-        for take, (text, keys, tip) in _TAKE_TEXT.items():
-            button = self.take_buttons[take] = QPushButton(text)
-            button.setToolTip(f"{tip} ({keys})")
-            button.clicked.connect(lambda _=False, t=take: self.take(t))
-        self.region_bar = QWidget()
-        row = QHBoxLayout(self.region_bar)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.region_label, 1)
-        for button in (self.previous_button, self.next_button, *self.take_buttons.values()):
-            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the cursor in its region
-            row.addWidget(button)
-        return self.region_bar
-
     def _shortcuts(self, verb: str) -> None:
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, self._undo)
@@ -310,7 +255,7 @@ class UndoDialog(QDialog):
             QShortcut(QKeySequence(keys), self, lambda a=action: self._choose_current(a))
         for keys, step in (("Alt+Down", 1), ("F8", 1), ("Alt+Up", -1), ("Shift+F8", -1)):
             QShortcut(QKeySequence(keys), self, lambda s=step: self.go_to_region(s))
-        for take, (_, keys, _) in _TAKE_TEXT.items():
+        for take, (_, keys, _) in TAKE_TEXT.items():
             QShortcut(QKeySequence(keys), self, lambda t=take: self.take(t))
 
     def _text_view(self) -> QPlainTextEdit:
@@ -380,80 +325,24 @@ class UndoDialog(QDialog):
             "Merged: take a side of each conflict, or edit until no conflict markers (<<<<<<< … >>>>>>>) remain"
             if conflict and mergeable
             else f"Merged: not available ({why})" if conflict else "Merged (written by the undo, later edits kept)")
-        self.region_bar.setVisible(conflict and mergeable)
-        self._region_at = None
-        self._refresh_regions_now(force=True)
-        if self._regions:
-            self._put_cursor_on(self._regions[0])
-        else:
-            self.merged_edit.moveCursor(QTextCursor.MoveOperation.Start)
+        self.region_bar.show_text(conflict and mergeable)
 
     # -- conflict regions -------------------------------------------------------------
 
-    def _refresh_regions_now(self, *, force: bool = False) -> None:
-        """Parse the regions now if an edit is waiting for it (or when `force`d)."""
-        if force or self._reparse.isActive():
-            self._reparse.stop()
-            self._refresh_regions()
-
-    def _refresh_regions(self) -> None:
-        """The merged text shown was set or edited: find its regions, mark them, count what is left."""
+    def _on_region_bar_reparsed(self) -> None:
+        """The merged text's regions were found again: count what is left in the file, and whether Undo can run."""
         f = self._files.get(self.current_path())
-        mergeable = f is not None and _mergeable(f)
-        self._regions = conflict_regions(self.merged_edit.toPlainText()) if mergeable else []
-        self._region_at = None
-        if f is not None and mergeable:
-            self._left[f.path] = len(self._regions)
+        if f is not None and _mergeable(f):
+            self._left[f.path] = len(self.region_bar.regions)
             self._label_item(self._item(f.path))
-        self._show_region_of_cursor(force=True)
         self._sync_undo_button()
-
-    def _region_index(self, line: int) -> int | None:
-        return next((i for i, r in enumerate(self._regions) if r.start <= line < r.end), None)
-
-    def _show_region_of_cursor(self, *, force: bool = False) -> None:
-        """Say which region the cursor is in and mark it darker than the others."""
-        if self._reparse.isActive():
-            return  # the regions are stale until the edit is parsed
-        index = self._region_index(self.merged_edit.textCursor().blockNumber())
-        if index == self._region_at and not force:
-            return
-        self._region_at = index
-        count = len(self._regions)
-        for button in self.take_buttons.values():
-            button.setEnabled(bool(count))
-        self.previous_button.setEnabled(count > 0)
-        self.next_button.setEnabled(count > 0)
-        if not count:
-            self.region_label.setText("No conflicts left: Undo writes the merged text")
-        elif index is None:
-            self.region_label.setText(f"{count} conflict{'s' if count != 1 else ''} left · F8 goes to the next")
-        else:
-            r = self._regions[index]
-            self.region_label.setText(f"Conflict {index + 1} of {count} · lines {r.start + 1}–{r.end}")
-        self.merged_edit.set_marks(self._marks())
-
-    def _marks(self) -> dict[int, str]:
-        """1-based line: colour, for every line of every region (the cursor's region darker)."""
-        marks: dict[int, str] = {}
-        for i, r in enumerate(self._regions):
-            shade = 0 if i == self._region_at else 1
-            for line in range(r.start, r.end):
-                marks[line + 1] = _mark_colour(_MARKS[_line_kind(r, line)], dim=shade == 1)
-        return marks
-
-    def _put_cursor_on(self, region: ConflictRegion) -> None:
-        self.merged_edit.setTextCursor(_cursor_at(self.merged_edit.document(), region.start))
-        self.merged_edit.go_to_line(region.start + 1)
-        self._show_region_of_cursor()
-        self._show_region_in_versions(region)
 
     def _show_region_in_versions(self, region: ConflictRegion) -> None:
         """Scroll the versions to the region's lines: now's side in Now, the undo's in what it restores."""
-        above = [r for r in self._regions if r.end <= region.start]
+        above = [r for r in self.region_bar.regions if r.end <= region.start]
         for view, side in ((self.now_view, "now"), (self.after_view, "base"), (self.before_view, "undo")):
             line = region.start - sum(r.lines - getattr(r, side).count("\n") for r in above)
-            view.setTextCursor(_cursor_at(view.document(), line))
+            view.setTextCursor(cursor_at(view.document(), line))
             shown = max(view.viewport().height() // max(view.fontMetrics().height(), 1), 1)
             view.verticalScrollBar().setValue(max(line - min(3, shown // 3), 0))  # unwrapped: a block is a line
 
@@ -465,7 +354,7 @@ class UndoDialog(QDialog):
             doc.setDefaultFont(self._font)
             doc.setPlainText(text or "")
             if side == "merged":
-                doc.contentsChanged.connect(self._reparse.start)
+                doc.contentsChanged.connect(self.region_bar.reparse.start)
         view.setDocument(doc)
         if view is self.merged_edit:  # setDocument does not say the line count changed: the gutter must widen
             self.merged_edit.blockCountChanged.emit(doc.blockCount())
@@ -500,7 +389,7 @@ class UndoDialog(QDialog):
             self._sync_choice_buttons(f)  # a click on a checked button must not uncheck it
 
     def _undo(self) -> None:
-        self._refresh_regions_now()
+        self.region_bar.refresh_now()
         missing = self._missing()
         if missing is not None:  # Ctrl+Enter while Undo is disabled: say why, and go there
             path, why = missing
@@ -549,20 +438,6 @@ def undo_notes(preview: UndoPreview) -> list[str]:
         elif f.action == "merged":
             notes.append(f"{f.path} changed since this call: undoing it merges the later edits (no conflicts).")
     return notes
-
-
-def _line_kind(r: ConflictRegion, line: int) -> str:
-    """Which part of region `r` line `line` is: a marker, the file now, what the call left, or the undo."""
-    base_at = r.start + 1 + r.now.count("\n")  # the ||||||| marker, or ======= when there is no base
-    undo_at = r.end - 1 - r.undo.count("\n")  # the first line after =======
-    if line in (r.start, r.end - 1, undo_at - 1) or (line == base_at < undo_at - 1):
-        return "marker"
-    return "now" if line < base_at else "undo" if line >= undo_at else "base"
-
-
-def _cursor_at(doc: QTextDocument, line: int) -> QTextCursor:
-    block = doc.findBlockByNumber(line)
-    return QTextCursor(block if block.isValid() else doc.lastBlock())
 
 
 def _mergeable(f: FilePreview) -> bool:
