@@ -1,17 +1,17 @@
 """The timeline as a Qt item model: a thin adapter over the console's one `core.Timeline`.
 
 Rows are agents (collapsible), their batches (collapsible, holding the batch's calls) and their tool runs;
-sub-agents are agent rows under their parent.  All the state lives in the Qt-free read model, which the bus
-feeds as events are published; this class keeps no copy of it.  It watches the timeline's changes, and shows
-them when it `flush`es (after each batch of events the bridge takes, or on the next turn of the loop): rows
-inserted under one parent in a burst become one range insert, and a row updated many times is refreshed once.
-Until then Qt sees the rows it has been told of (`rowCount` counts those), so the view and the model never
-disagree.  A row's cells, tooltip, brush and Gantt bar are prepared when a view first paints it (an agent's, a
-few, as it comes and changes), and again once painted if it changed: a flood costs no formatting for rows
-nobody scrolls to (the PREPARED runs prepared last stay so).  The tree's structure is a QStandardItemModel's,
-in C++: a tree view over it asks `index()` and `rowCount()` of every expanded row after each insert (1.5 s at
-100,000 rows with those in Python).  The window's view shows `gui.window.timeline.flat.FlatTimeline`, the shown
-rows as one list, which follows this model's signals.  Cells are empty (`data()` answers from the timeline).
+sub-agents are agent rows under their parent.  All the state lives in the Qt-free read model, which the bus feeds
+as events are published; this class keeps no copy of it.  It watches the timeline's changes, and shows them when
+it `flush`es (after each batch of events the bridge takes, or on the next turn of the loop): rows inserted under
+one parent in a burst become one range insert, and a row updated many times is refreshed once. Until then Qt sees
+the rows it has been told of (`rowCount` counts those), so the view and the model never disagree.  A row's cells,
+tooltip, brush and Gantt bar are prepared when a view first paints it (an agent's, a few, as it comes and
+changes), and again once painted if it changed: a flood costs no formatting for rows nobody scrolls to
+(gui.window.timeline.prepared keeps those tables).  The tree's structure is a QStandardItemModel's, in C++: a tree
+view over it asks `index()` and `rowCount()` of every expanded row after each insert (1.5 s at 100,000 rows with
+those in Python).  The window's view shows `gui.window.timeline.flat.FlatTimeline`, the shown rows as one list,
+which follows this model's signals.  Cells are empty (`data()` answers from the timeline).
 
 The last column, "Timeline", gives each run and batch a `GanttBar` (`GANTT_ROLE`) for
 `gui.window.timeline.gantt.GanttDelegate` to paint.  While something is at work, a timer stretches the time windows that
@@ -37,22 +37,11 @@ from core import (
     RunKey,
     Timeline,
     Updated,
-    expected_left_s,
     parse_key,
 )
 from gui.window.kit import theme
-from gui.window.timeline.gantt import GANTT_ROLE, GanttBar, GanttWindow, describe
-from gui.window.timeline.rows import (
-    STATUS_COLOR,
-    UNDONE_COLOR,
-    agent_columns,
-    agent_tip,
-    batch_columns,
-    batch_state,
-    batch_tip,
-    rollup_colour,
-    run_columns,
-)
+from gui.window.timeline.gantt import GANTT_ROLE, GanttBar, GanttWindow
+from gui.window.timeline.prepared import PreparedRows
 
 Index = QModelIndex | QPersistentModelIndex
 Painted = tuple[tuple[str, ...], str | None, bool, GanttBar | None, int]
@@ -62,8 +51,6 @@ COLUMNS = ("Call", "Summary", "Status", "Duration", "Changed", "Timeline")
 STATUS_COLUMN = COLUMNS.index("Status")
 TIMELINE_COLUMN = COLUMNS.index("Timeline")
 TICK_MS = 500
-PREPARED = 2_000
-"""Runs whose row (cells, tooltips, bar) is kept prepared, the last prepared; far more than a screen holds."""
 
 @functools.lru_cache(maxsize=64)
 def _brush(theme_name: str, role: str) -> QBrush:
@@ -118,16 +105,12 @@ class TimelineModel(QStandardItemModel):
         (once a frame) turns it off."""
         self._changed_runs: dict[str, None] | None = None
         """The runs whose rows flushes changed since `take_changed_runs` (None: nobody takes them, none kept)."""
-        self._cells: dict[NodeKey, tuple[str, ...]] = {}
-        self._tips: dict[NodeKey, str] = {}
-        self._brushes: dict[NodeKey, str] = {}
-        """The theme role of each row's status; the brush is looked up in the theme shown when painted."""
-        self._bars: dict[NodeKey, GanttBar] = {}
-        self._bar_tips: dict[NodeKey, str] = {}
-        self._windows: dict[NodeKey, GanttWindow] = {}
-        """Each group's (an agent's or a batch's) time window, shared by the bars of its rows."""
-        self._prepared: dict[NodeKey, None] = {}  # the runs whose row is prepared, oldest first
-        self._live: set[NodeKey] = set()  # rows whose bar ends "now": refreshed by the tick
+        self._rows = rows = PreparedRows()
+        # Its tables, read as they are by data() and the flush (a view asks for thousands of cells a second).
+        self._cells, self._tips, self._brushes, self._bars = rows.cells, rows.tips, rows.brushes, rows.bars
+        self._bar_tips, self._windows, self._prepared = rows.bar_tips, rows.windows, rows.prepared
+        self._live = rows.live
+        self._refresh, self._unshown, self._groups_of = rows.refresh, rows.unshown, rows.groups_of
         self._bold: QFont | None = None
         self._tick_due = False
         """A tick came while rows waited for the bridge's flush: the flush ticks."""
@@ -152,10 +135,7 @@ class TimelineModel(QStandardItemModel):
         self._updated.clear()
         if self._changed_runs is not None:
             self._changed_runs.clear()  # everything is shown anew: its readers read it anew
-        for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips, self._windows,
-                      self._prepared):
-            cache.clear()
-        self._live.clear()
+        self._rows.reset(timeline)
         self.blockSignals(True)  # the reset says it all
         root = self.invisibleRootItem()
         root.removeRows(0, root.rowCount())
@@ -329,99 +309,10 @@ class TimelineModel(QStandardItemModel):
             if not isinstance(key, RunKey):
                 self._refresh(key, now)
             elif key in self._prepared:  # only a running call's bar moves with the clock; its cells stay
-                self._refresh_bar(key, now)
+                self._rows.refresh_bar(key, now)
             groups.update(self._groups_of(key))
         self._stretch(groups, now, always=True)
         self._keep_ticking()
-
-    def _refresh(self, key: NodeKey, now: datetime) -> None:
-        timeline = self._timeline
-        if isinstance(key, RunKey):
-            # A run's row is prepared when it is first painted (`_prepare`), not here: a flood of calls costs
-            # no formatting for the rows nobody scrolls to, and memory only for those on screen lately.
-            self._forget(key)
-            if timeline.runs[key.call_id].status.final:
-                self._live.discard(key)
-            else:
-                self._live.add(key)
-            group = timeline.group(key)
-            if group is not None and group not in self._windows:  # its bars are drawn to scale from now on
-                self._windows[group] = GanttWindow(timeline.window(group, now))
-            return
-        if isinstance(key, BatchKey):
-            batch = timeline.batches[key.batch_id]
-            live = timeline.live(key)
-            runs = (timeline.runs[k.call_id] for k in batch.children if isinstance(k, RunKey)) if live else ()
-            left = expected_left_s(batch, runs, now) if live else None
-            cells = self._cells[key] = batch_columns(batch, live, timeline.rollup(key), left)
-            self._tips[key] = batch_tip(batch, cells)
-            self._set_brush(key, STATUS_COLOR[batch_state(batch, live)])
-        else:
-            agent = timeline.agents[key.ident]
-            counts = timeline.rollup(key)
-            self._cells[key] = agent_columns(agent, counts)
-            self._tips[key] = agent_tip(agent, timeline.agents.get(agent.parent_id or ""), counts)
-            self._set_brush(key, rollup_colour(counts))
-        self._refresh_bar(key, now)
-
-    def _unshown(self, key: NodeKey) -> bool:
-        """A batch's row no view has painted: nothing to refresh, it is prepared when first painted."""
-        return type(key) is BatchKey and key not in self._cells
-
-    def _prepare(self, key: NodeKey) -> None:
-        """A row's cells, tooltips, brush and bar, as the view first asks for them; the oldest prepared runs
-        are forgotten beyond PREPARED rows (they are prepared again if painted again)."""
-        if not isinstance(key, RunKey):
-            self._refresh(key, self._clock())
-            return
-        run = self._timeline.runs[key.call_id]
-        self._cells[key] = run_columns(run)
-        self._tips[key] = run.error.message if run.error else run.call_id
-        self._set_brush(key, UNDONE_COLOR if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status))
-        self._refresh_bar(key, self._clock())
-        self._prepared[key] = None
-        if len(self._prepared) > PREPARED:
-            self._forget(next(iter(self._prepared)))
-
-    def _forget(self, key: NodeKey) -> None:
-        if self._prepared.pop(key, 0) is None:  # prepared: its caches go
-            for cache in (self._cells, self._tips, self._brushes, self._bars, self._bar_tips):
-                cache.pop(key, None)
-
-    def _set_brush(self, key: NodeKey, role: str | None) -> None:
-        if role is None:
-            self._brushes.pop(key, None)
-        else:
-            self._brushes[key] = role
-
-    def _refresh_bar(self, key: NodeKey, now: datetime) -> None:
-        span = self._timeline.span(key, now)
-        group = self._timeline.group(key)
-        if span is None or group is None:
-            return
-        window = self._windows.get(group)
-        if window is None:
-            window = self._windows[group] = GanttWindow(self._timeline.window(group, now))
-        self._bars[key] = GanttBar(span, window)
-        if isinstance(key, BatchKey):
-            self._bar_tips[key] = f"{'running' if span.live else 'ran'} {span.ended - span.queued:.2f} s" + \
-                (" so far" if span.live else "")
-        else:
-            self._bar_tips[key] = describe(span)
-        if span.live:
-            self._live.add(key)
-        else:
-            self._live.discard(key)
-
-    def _groups_of(self, key: NodeKey) -> Iterable[NodeKey]:
-        """The windows a change to `key` may stretch: its own (for an agent or a batch), its group's,
-        and for a batch's call its agent's too (the batch's bar is drawn there)."""
-        if not isinstance(key, RunKey):
-            yield key
-        group = self._timeline.group(key)
-        while group is not None:
-            yield group
-            group = self._timeline.group(group)
 
     def _stretch(self, groups: Iterable[NodeKey], now: datetime, *, always: bool = False) -> None:
         """Set these groups' window lengths; repaint the Timeline column of their rows when one moved."""
@@ -503,7 +394,7 @@ class TimelineModel(QStandardItemModel):
         if role == KEY_ROLE:
             return key
         if key not in self._cells:
-            self._prepare(key)
+            self._rows.prepare(key, self._clock())
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[key][column]
         if role == GANTT_ROLE:
@@ -526,7 +417,7 @@ class TimelineModel(QStandardItemModel):
         if key is None:
             return None
         if key not in self._cells:
-            self._prepare(key)
+            self._rows.prepare(key, self._clock())
         depth, parent, timeline = 0, self._timeline.parent(key), self._timeline
         while parent is not None:
             depth, parent = depth + 1, timeline.parent(parent)
