@@ -107,7 +107,7 @@ class SandboxIndicator(QLabel):
         return f"<SandboxIndicator {self.info!r}>"
 
 
-class CacheStats(Protocol):
+class CacheCounts(Protocol):
     """What the line reads of the console's `cache_stats()` (core.run.results.CacheStats, not exported)."""
 
     hits: int
@@ -130,14 +130,14 @@ class RunCounts(QLabel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._shown: tuple[Timeline, CacheStats | None] | None = None
+        self._shown: tuple[Timeline, CacheCounts | None] | None = None
         theme.follow(self, self._restyle)
 
     def _restyle(self) -> None:
         if self._shown is not None:
             self.show_counts(*self._shown)
 
-    def show_counts(self, timeline: Timeline, cache: CacheStats | None = None) -> None:
+    def show_counts(self, timeline: Timeline, cache: CacheCounts | None = None) -> None:
         """The counts; with `cache` (None when results are not cached) its hits and misses too."""
         self._shown = (timeline, cache)
         counts = timeline.counts()

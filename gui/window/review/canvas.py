@@ -25,7 +25,7 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase, QKeyEvent, QMouseEvent, 
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from gui.window.review.highlight import DARK, LIGHT, Palette
-from gui.window.review.rows import Cell, Layout, Row
+from gui.window.review.rows import Cell, Layout, ReviewRow
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class ReviewCanvas(QAbstractScrollArea):
     # -- state -------------------------------------------------------------------
 
     @property
-    def rows(self) -> list[Row]:
+    def rows(self) -> list[ReviewRow]:
         return self._layout.split if self._split else self._layout.unified
 
     def set_layout(self, layout: Layout, *, dark: bool) -> None:
@@ -162,7 +162,8 @@ class ReviewCanvas(QAbstractScrollArea):
             painter.end()
         self.drawn.emit()
 
-    def _paint_row(self, painter: QPainter, row: Row, y: int, width: int, palette: Palette, extra: Colors) -> None:
+    def _paint_row(self, painter: QPainter, row: ReviewRow, y: int, width: int, palette: Palette,
+                   extra: Colors) -> None:
         n = self._hunk_of.get((row.file, row.hunk), -1)
         rejected = n in self._rejected
         if row.kind == "line":
@@ -182,7 +183,7 @@ class ReviewCanvas(QAbstractScrollArea):
         if n >= 0 and n == self._current:
             painter.fillRect(QRect(0, y, 4, self._line), QColor(extra.accent))
 
-    def _paint_band(self, painter: QPainter, row: Row, n: int, rejected: bool, rect: QRect, palette: Palette,
+    def _paint_band(self, painter: QPainter, row: ReviewRow, n: int, rejected: bool, rect: QRect, palette: Palette,
                     extra: Colors) -> None:
         """A file header, hunk header, fold or note: one line across both sides."""
         background = {"file": palette.header_bg, "hunk": extra.rejected if rejected else palette.hunk_bg,

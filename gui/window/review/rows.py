@@ -69,7 +69,7 @@ class Cell:
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class ReviewRow:
     """One painted row."""
 
     kind: Literal["file", "hunk", "fold", "line", "note"]
@@ -89,8 +89,8 @@ class Row:
 class Layout:
     """Both views' rows, and where each reviewable hunk's header is in them."""
 
-    split: list[Row] = field(default_factory=list)
-    unified: list[Row] = field(default_factory=list)
+    split: list[ReviewRow] = field(default_factory=list)
+    unified: list[ReviewRow] = field(default_factory=list)
     hunks: list[tuple[int, int]] = field(default_factory=list)
     """(file index, hunk index) of every hunk in order: the review's "change n of m"."""
     split_at: list[int] = field(default_factory=list)
@@ -115,11 +115,11 @@ def build_layout(diffs: Sequence[FileDiff], *, dark: bool = False,
 
 
 def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: int, new_text: str | None) -> None:
-    header = Row("file", index, text=_file_title(diff))
+    header = ReviewRow("file", index, text=_file_title(diff))
     layout.split.append(header)
     layout.unified.append(header)
     if diff.note:
-        note = Row("note", index, text=diff.note)
+        note = ReviewRow("note", index, text=diff.note)
         layout.split.append(note)
         layout.unified.append(note)
     tokens = diff_tokens(diff, budget)
@@ -136,7 +136,7 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
             layout.unified.append(fold)
         end = _first_index(hunk) + hunk.old_len
         shift = (hunk.new_start - 1 if hunk.new_len else hunk.new_start) + hunk.new_len - end
-        head = Row("hunk", index, h, _hunk_title(hunk, diff, new_lines))
+        head = ReviewRow("hunk", index, h, _hunk_title(hunk, diff, new_lines))
         layout.hunks.append((index, h))
         layout.split_at.append(len(layout.split))
         layout.unified_at.append(len(layout.unified))
@@ -144,19 +144,19 @@ def _add_file(layout: Layout, index: int, diff: FileDiff, style: str, budget: in
         layout.unified.append(head)
         pairs = list(_pairs(hunk, tokens.get, style, words))
         for left, right in pairs:
-            layout.split.append(Row("line", index, h, left=left, right=right))
+            layout.split.append(ReviewRow("line", index, h, left=left, right=right))
             for cell in (left, right):
                 if cell is not None:
                     layout.longest = max(layout.longest, len(cell.text))
         for cell in _unified(hunk, pairs, tokens.get, style):
-            layout.unified.append(Row("line", index, h, left=cell))
+            layout.unified.append(ReviewRow("line", index, h, left=cell))
     tail = _tail(diff, new_lines)
     if tail > 0:
         fold = _fold(index, end, shift, tail, True)
         layout.split.append(fold)
         layout.unified.append(fold)
     if diff.truncated and diff.hunks:
-        more = Row("note", index, text="… more changes not shown")
+        more = ReviewRow("note", index, text="… more changes not shown")
         layout.split.append(more)
         layout.unified.append(more)
 
@@ -169,14 +169,14 @@ def _fold_text(count: int) -> str:
     return f"⋯ {count:,} unchanged line{'s' if count != 1 else ''}"
 
 
-def _fold(file: int, old_index: int, shift: int, count: int, openable: bool) -> Row:
+def _fold(file: int, old_index: int, shift: int, count: int, openable: bool) -> ReviewRow:
     if not openable:
-        return Row("fold", file, text=_fold_text(count))
-    return Row("fold", file, text=f"{_fold_text(count)}  (click to show)",
+        return ReviewRow("fold", file, text=_fold_text(count))
+    return ReviewRow("fold", file, text=f"{_fold_text(count)}  (click to show)",
                span=(old_index + 1, old_index + shift + 1, count))
 
 
-def open_fold(layout: Layout, fold: Row, new_text: str) -> bool:
+def open_fold(layout: Layout, fold: ReviewRow, new_text: str) -> bool:
     """Replace `fold` in both views with its unchanged lines, from the new text; False if it cannot be."""
     if fold.span is None or fold not in layout.split:
         return False
@@ -188,15 +188,15 @@ def open_fold(layout: Layout, fold: Row, new_text: str) -> bool:
     for k in range(count):
         text = display_text(lines[new_no - 1 + k].removesuffix("\r"))
         cell = Cell(" ", old_no + k, new_no + k, text)
-        rows.append(Row("line", fold.file, left=cell, right=cell))
+        rows.append(ReviewRow("line", fold.file, left=cell, right=cell))
         layout.longest = max(layout.longest, len(text))
-    unified = [Row("line", fold.file, left=row.left) for row in rows]
+    unified = [ReviewRow("line", fold.file, left=row.left) for row in rows]
     layout.split_at[:] = _splice(layout.split, fold, rows, layout.split_at)
     layout.unified_at[:] = _splice(layout.unified, fold, unified, layout.unified_at)
     return True
 
 
-def _splice(rows: list[Row], fold: Row, new: list[Row], at: list[int]) -> list[int]:
+def _splice(rows: list[ReviewRow], fold: ReviewRow, new: list[ReviewRow], at: list[int]) -> list[int]:
     """Put `new` where `fold` is in `rows`; the hunk header positions after it move down."""
     where = next(k for k, row in enumerate(rows) if row is fold)
     rows[where:where + 1] = new

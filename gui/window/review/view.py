@@ -42,7 +42,7 @@ from core import spawn
 from gui.window.kit import theme
 from gui.window.kit.remembered import window_settings
 from gui.window.review.canvas import ReviewCanvas
-from gui.window.review.rows import Layout, Row, build_layout, open_fold
+from gui.window.review.rows import Layout, ReviewRow, build_layout, open_fold
 
 if TYPE_CHECKING:
     from core import ApprovalRequested, FileDiff
@@ -406,7 +406,7 @@ def _tool(text: str, tip: str, slot: object) -> QToolButton:
     return button
 
 
-def _row_text(row: Row, split: bool) -> str:
+def _row_text(row: ReviewRow, split: bool) -> str:
     if row.kind != "line":
         return row.text
     if not split:
