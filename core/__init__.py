@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
     from core.models.diffs import DiffLine, FileDiff, Hunk
     from core.models.mcp import ServerState, ServerStatus
-    from core.models.policy import RuleEntry
+    from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
     from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
     from core.orchestration.graph import BatchError, CycleError
     from core.outside.agents import SERVED_TOOLS, describe_tool
@@ -139,7 +139,7 @@ _EXPORTS: dict[str, str] = {
     "core.models.batches": "BatchCall BatchReport BatchResult PlanInfo",
     "core.models.diffs": "DiffLine FileDiff Hunk",
     "core.models.mcp": "ServerState ServerStatus",
-    "core.models.policy": "RuleEntry",
+    "core.models.policy": "AllowScope RuleAction RuleEntry Scope",
     "core.models.records": "AgentStatus CallRecord ChangeKind Decision FileChange GitChange RunStatus",
     "core.orchestration.graph": "BatchError CycleError",
     "core.outside.agents": "SERVED_TOOLS describe_tool",
@@ -226,4 +226,5 @@ __all__ = [
     "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "Reach", "RemoteConsole", "RemoteError",
     "socket_answers",
     "SshLink", "SshTarget",
+    "AllowScope", "RuleAction", "Scope",
 ]

@@ -22,12 +22,12 @@ from core.changes.diffs import diff_of_change
 from core.changes.tracker import ChangeTracker, Holding
 from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, Event, McpServerChanged, PolicyChanged
-from core.ids import CallId, new_session_id
+from core.ids import BatchId, CallId, new_session_id
 from core.mcp.elicitation import Elicitations
 from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
-from core.models.policy import RuleAction, RuleEntry
+from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
 from core.models.records import CallRecord, DecidedBy, DecidedVia, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
@@ -221,12 +221,13 @@ class Console:
 
     async def _captures(self, call_id: CallId) -> bool:
         """Whether the call's tool finds its changes by comparing the workspace (a command)."""
-        tool = self.registry.get(await self.recorder.read(self.recorder.journal.call_tool, call_id) or "")
+        name = await self.recorder.read(self.recorder.journal.call_tool, call_id)
+        tool = self.registry.get(name or "")
         return tool is not None and tool.captures_workspace
 
     async def _open_endpoint(self) -> None:
         """Serve outside agents (Claude Code's hooks, `belay mcp-serve`) on the workspace's private socket."""
-        assert self._blobs is not None
+        assert self._blobs is not None and self._calls is not None
         self.interceptor = Interceptor(calls=self._calls, registry=self.registry, blobs=self._blobs,
                                        tracker=self._tracker_)
         self.outside = OutsideAgents(self.roster, self.recorder, self.interceptor, state_dir=self.state_dir)
@@ -390,7 +391,7 @@ class Console:
         return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip(), by=by,
                                                       via=via))
 
-    def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None, *,
+    def always_allow(self, call_id: str, scope: AllowScope = "session", rule: str | None = None, *,
                      via: DecidedVia | None = None) -> bool:
         """Approve a waiting call and add an allow rule so calls like it stop asking.
 
@@ -417,9 +418,9 @@ class Console:
         """Every rule in force, user layer first."""
         return self.policy.rules()
 
-    async def add_rule(self, rule: str, action: RuleAction, scope: str) -> str:
+    async def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
         """Add a rule to a layer (a workspace or user rule is written to its settings file); returns it normalised."""
-        stored = await asyncio.to_thread(self.policy.add_rule, rule, action, scope)  # type: ignore[arg-type]
+        stored = await asyncio.to_thread(self.policy.add_rule, rule, action, scope)
         self._policy_changed(f"added {action} rule {stored} to {scope}")
         return stored
 
@@ -433,9 +434,9 @@ class Console:
         await asyncio.to_thread(self.policy.trust_workspace)
         self._policy_changed("trusted this workspace" + (f": {', '.join(held)} now apply" if held else ""))
 
-    async def remove_rule(self, rule: str, action: RuleAction, scope: str) -> bool:
+    async def remove_rule(self, rule: str, action: RuleAction, scope: Scope) -> bool:
         """Remove a rule from a layer; False when it was not there."""
-        removed = await asyncio.to_thread(self.policy.remove_rule, rule, action, scope)  # type: ignore[arg-type]
+        removed = await asyncio.to_thread(self.policy.remove_rule, rule, action, scope)
         if removed:
             self._policy_changed(f"removed {action} rule {rule} from {scope}")
         return removed
@@ -525,7 +526,7 @@ class Console:
         return self.roster.launch(coro, name)
 
     async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
-                   timeout_s: float | None = None, batch: tuple[str, str] | None = None,
+                   timeout_s: float | None = None, batch: tuple[BatchId, str] | None = None,
                    ask: bool = False) -> CallOutcome:
         """Submit one call for `agent` and wait for its outcome.
 

@@ -35,7 +35,7 @@ without rows (output, progress) that follow them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -65,7 +65,7 @@ from core.events import (
     RollbackRefused,
     SessionStarted,
 )
-from core.ids import AgentId, CallId, SessionId, new_external_id
+from core.ids import AgentId, BatchId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
 from core.store.group_commit import GroupWriter, Write
@@ -125,7 +125,7 @@ class Recorder:
         self.bus.publish(SessionStarted(session_id=self.session_id, workspace=str(self.workspace)))
 
     async def agent_started(self, agent_id: AgentId, name: str, kind: str, *, parent_id: AgentId | None = None,
-                            spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> None:
+                            spawned_by: CallId | None = None, tools: Collection[str] | None = None) -> None:
         await self.read(self.journal.add_agent, agent_id, self.session_id, name, kind, parent_id, spawned_by,
                         sorted(tools) if tools else None)
         self.bus.publish(AgentStarted(agent_id=agent_id, session_id=self.session_id, name=name, agent_kind=kind,
@@ -144,7 +144,7 @@ class Recorder:
     # -- one call ------------------------------------------------------------------------------
 
     async def call_queued(self, call_id: CallId, agent_id: AgentId, tool: str, args: dict[str, Any], summary: str,
-                          batch: tuple[str, str] | None = None, *, wait: bool = True) -> None:
+                          batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> None:
         """A call exists: journaled with its arguments before anything is decided about it.  `wait=False`:
         committed with the call's next step that waits (see the module's docstring)."""
         event = partial(CallQueued, call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
@@ -229,8 +229,9 @@ class Recorder:
         unstarted = self._unstarted.pop(call_id, None)
         started = unstarted is not None and self.writer.amend(unstarted, None)
         end = RunEnd(status, output, error, duration_s, cached, attempts, started)
-        queued, queued_op = self._unwritten.pop(call_id, (None, None))
-        folded = queued is not None and self.writer.amend(queued, partial(queued_op, ended=end), durable=durable)
+        unwritten = self._unwritten.pop(call_id, None)
+        folded = unwritten is not None and self.writer.amend(unwritten[0], partial(unwritten[1], ended=end),
+                                                              durable=durable)
         if full_output and full_output != output:  # (after the call's row, which it refers to)
             self.writer.defer(call_id, partial(self.journal.add_full_output, call_id, full_output))
         if folded:
@@ -241,16 +242,17 @@ class Recorder:
 
     # -- batches -------------------------------------------------------------------------------
 
-    async def batch_started(self, batch_id: str, agent_id: AgentId, name: str, plan: PlanInfo, size: int) -> None:
+    async def batch_started(self, batch_id: BatchId, agent_id: AgentId, name: str, plan: PlanInfo, size: int) -> None:
         await self.read(self.journal.add_batch, batch_id, self.session_id, agent_id, name, plan)
         self.bus.publish(BatchStarted(batch_id=batch_id, agent_id=agent_id, name=name, plan=plan, size=size))
 
-    async def batch_finished(self, batch_id: str, *, succeeded: int, failed: int, skipped: int, cache_hits: int,
+    async def batch_finished(self, batch_id: BatchId, *, succeeded: int, failed: int, skipped: int, cache_hits: int,
                              duration_s: float, max_running: int) -> None:
         summary = {"succeeded": succeeded, "failed": failed, "skipped": skipped, "cache_hits": cache_hits,
                    "duration_s": duration_s, "max_running": max_running}
         await self.read(self.journal.finish_batch, batch_id, summary)
-        self.bus.publish(BatchFinished(batch_id=batch_id, **summary))
+        self.bus.publish(BatchFinished(batch_id=batch_id, succeeded=succeeded, failed=failed, skipped=skipped,
+                                       cache_hits=cache_hits, duration_s=duration_s, max_running=max_running))
 
     # -- changes nobody in Belay made, and what opening after a crash repairs ------------------
 

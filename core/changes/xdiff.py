@@ -196,8 +196,8 @@ class _PygitPatch:
         import pygit2
 
         try:
-            self._patch: pygit2.Patch = pygit2.Patch.create_from(old, new, flag=FLAGS, context_lines=context,
-                                                                 interhunk_lines=0)
+            self._patch: pygit2.Patch = pygit2.Patch.create_from(old, new, flag=pygit2.enums.DiffOption(FLAGS),
+                                                                 context_lines=context, interhunk_lines=0)
         except pygit2.GitError as exc:
             raise XdiffError(str(exc)) from exc
         _, self.added, self.removed = self._patch.line_stats

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.ids import new_batch_id, new_call_id
+from core.ids import BatchId, new_batch_id, new_call_id
 from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.models.records import RunStatus
 from core.orchestration.estimates import SAMPLES, History, estimates
@@ -119,7 +119,7 @@ class BatchRunner:
                     edges.setdefault(ordered[i].id, set()).add(ordered[j].id)
         return edges
 
-    async def _record_skipped(self, agent: AgentHandle, batch_id: str, call: BatchCall, why: str) -> str:
+    async def _record_skipped(self, agent: AgentHandle, batch_id: BatchId, call: BatchCall, why: str) -> str:
         call_id = new_call_id()
         await self.recorder.call_queued(call_id, agent.agent_id, call.tool, call.args, f"{call.id} (skipped)",
                                         (batch_id, call.id))

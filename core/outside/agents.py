@@ -65,7 +65,7 @@ class HookAdapter(Protocol):
         ...
 
 
-def describe_tool(tool: Tool) -> dict[str, Any]:
+def describe_tool(tool: Tool[ToolArgs]) -> dict[str, Any]:
     """A tool as an MCP client sees it: name, description, JSON schema of its arguments, annotations."""
     a = tool.annotations
     return {"name": tool.name, "description": tool.description,

@@ -98,7 +98,8 @@ class CodexHooks(ClaudeHooks):
         session = await self._session(event)
         use_id, tool_name = event.tool_use_id, event.tool_name
         given = event.tool_input
-        tool_input, tool = given, None
+        tool_input = given
+        tool: Tool | None = None
         if tool_name == ApplyPatch.name:  # the patch's paths are relative to where Codex works
             tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
         elif _bare(tool_name) in OWN_TOOLS:

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.ids import AgentId, CallId
 from core.outside.intercept import Interceptor, Verdict
 from core.outside.liveness import AgentProcess
 from core.outside.requests import HookEvent, HookRequest
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 SPAWNING = frozenset({"Agent", "Task"})
 StartAgent = Callable[..., Awaitable[AgentHandle]]
 """Console.start_agent."""
-Link = Callable[[str, str], Awaitable[None]]
+Link = Callable[[AgentId, CallId], Awaitable[None]]
 """Records that sub-agent (first) was spawned by call (second)."""
 Finish = Callable[[AgentHandle, str], Awaitable[None]]
 
@@ -48,11 +49,11 @@ class HookAnswer:
 class _Session:
     agent: AgentHandle
     subagents: dict[str, AgentHandle] = field(default_factory=dict)
-    spawning: dict[str, str] = field(default_factory=dict)
+    spawning: dict[str, CallId] = field(default_factory=dict)
     """tool_use_id -> call id of Agent/Task calls in flight."""
     unlinked: set[str] = field(default_factory=set)
     """Sub-agents whose spawning call is not known yet."""
-    early_links: dict[str, str] = field(default_factory=dict)
+    early_links: dict[str, CallId] = field(default_factory=dict)
     """Sub-agent id -> spawning call id, learnt before the sub-agent showed up."""
     verdicts: dict[str, tuple[str, dict[str, Any], Verdict]] = field(default_factory=dict)
     """tool_use_id -> (tool, input, what Belay answered at PreToolUse): a PermissionRequest, which carries
@@ -210,7 +211,7 @@ class ClaudeHooks:
         session = self._sessions.get(session_id)
         return session.agent if session is not None else None
 
-    async def _link_spawned(self, session: _Session, call_id: str, response: dict[str, Any]) -> None:
+    async def _link_spawned(self, session: _Session, call_id: CallId, response: dict[str, Any]) -> None:
         """The spawning call reported back with its sub-agent's id: link them, whichever came first.
 
         A background sub-agent's `Agent` call returns at once, often before the sub-agent's first event:

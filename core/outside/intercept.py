@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.ids import CallId, new_call_id
+from core.ids import AgentId, CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
@@ -71,7 +71,7 @@ class Verdict:
 
     decision: Literal["allow", "deny"]
     reason: str
-    call_id: str
+    call_id: CallId
     updated_input: dict[str, Any] | None = None
     """The input the person edited, to run instead of the agent's."""
     note: str = ""
@@ -215,7 +215,7 @@ class Interceptor:
         """What a file tool would write, for the diff the person approves (None when it cannot be told)."""
         if not isinstance(tool, WriteTool) or args is None:
             return None
-        ctx = ToolContext(self.workspace, "", CallId(""), ReadState())
+        ctx = ToolContext(self.workspace, AgentId(""), CallId(""), ReadState())
         try:
             return await asyncio.to_thread(tool.plan, args, ctx)
         except BelayError:

@@ -19,10 +19,10 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
-from core.models.policy import Mode, RuleAction, RuleEntry
+from core.models.policy import Mode, OnTimeout, RuleAction, RuleEntry
 from core.paths import realpath, within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
@@ -35,6 +35,22 @@ STOPPING_TOOLS = frozenset({"KillShell"})
 _PATH_ARGS = ("file_path", "path", "notebook_path")
 
 
+class VerdictDetails(TypedDict, total=False):
+    """What a verdict may say besides its action, reason and rule: the `Verdict` fields of the same names."""
+
+    impact: Impact
+    analysis: BashAnalysis | None
+    suggested_rule: str | None
+    preview: bool
+
+
+class _BashDetails(TypedDict):
+    """What every verdict on a Bash line carries: its impact and its analysis."""
+
+    impact: Impact
+    analysis: BashAnalysis
+
+
 @dataclass(frozen=True)
 class RuleSet:
     """The rules and settings in force, flattened from the layers."""
@@ -43,7 +59,7 @@ class RuleSet:
     mode: Mode
     home: str
     timeout_s: float | None = None
-    on_timeout: str = "deny"
+    on_timeout: OnTimeout = "deny"
 
     def of(self, action: RuleAction) -> tuple[tuple[RuleEntry, Rule], ...]:
         return self._by_action.get(action, ())
@@ -56,25 +72,25 @@ class RuleSet:
             by.setdefault(entry.action, []).append((entry, rule))
         return {action: tuple(pairs) for action, pairs in by.items()}
 
-    def verdict(self, action: str, reason: str, entry: RuleEntry | None = None, strict: bool = False,
-                **kw: object) -> Verdict:
+    def verdict(self, action: RuleAction, reason: str, entry: RuleEntry | None = None, strict: bool = False, *,
+                rule: str | None = None, **kw: Unpack[VerdictDetails]) -> Verdict:
         """A verdict with the approval timeout that applies to it.
 
         `strict` marks an ask that no rule may answer (hidden code, protected
         paths): a timeout then always denies, even where `on_timeout = "allow"`,
         since nobody has seen what would run.
         """
-        rule = f"{entry.rule} [{entry.scope}]" if entry is not None else kw.pop("rule", None)
+        rule = f"{entry.rule} [{entry.scope}]" if entry is not None else rule
         timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
         on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
-        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
-                       on_timeout="deny" if strict else on_timeout,  # type: ignore[arg-type]
-                       **{"preview": entry is not None and entry.preview, **kw})  # type: ignore[arg-type]
+        kw.setdefault("preview", entry is not None and entry.preview)
+        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,
+                       on_timeout="deny" if strict else on_timeout, **kw)
 
 
 def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
     """The verdict for a Bash command line, given its analysis."""
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: _BashDetails = {"impact": analysis.impact, "analysis": analysis}
     if analysis.hidden_character is not None:
         return rules.verdict("deny", f"The command {analysis.hidden_character}", **kw)
     everything = next((e for e, r in rules.of("deny") if r.tool == "Bash" and r.kind == "tool"), None)
@@ -106,7 +122,7 @@ def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
 
 def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
     """Bypass allows everything but a line that names a protected place and does more than read."""
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: _BashDetails = {"impact": analysis.impact, "analysis": analysis}
     named = mentioned_protected(analysis.command) if analysis.verdict_hint != "allow" else None
     if named is not None:
         return rules.verdict("ask", f"bypass mode: the command names {named}, a protected place, and Belay "
@@ -115,7 +131,7 @@ def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
 
 
 def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: _BashDetails = {"impact": analysis.impact, "analysis": analysis}
     if analysis.syntax_error is not None:
         return rules.verdict("ask", analysis.syntax_error, strict=True, **kw)
     hard = next((c for c in analysis.commands if c.effect == "ask"), None)

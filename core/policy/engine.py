@@ -40,7 +40,7 @@ from pathlib import Path
 
 from core.mcp.settings import ServerSettings
 from core.models.bash import BashAnalysis
-from core.models.policy import Mode, RuleAction, RuleEntry, Scope
+from core.models.policy import Mode, OnTimeout, RuleAction, RuleEntry, Scope
 from core.paths import settled_realpath
 from core.policy.bash import analyse
 from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal, slow
@@ -287,9 +287,8 @@ class PolicyEngine:
         entries = self._entries()
         timeout = next((self._layers[s].timeout_s for s in ("workspace", "user")
                         if self._layers[s].timeout_s is not None), None)
-        on_timeout = next((self._layers[s].on_timeout for s in ("workspace", "user")
-                           if self._layers[s].on_timeout and (s == "user" or self._trusted or
-                                                              self._layers[s].on_timeout == "deny")), "deny")
+        on_timeout: OnTimeout = next((t for s in ("workspace", "user") if (t := self._layers[s].on_timeout) and
+                                      (s == "user" or self._trusted or t == "deny")), "deny")
         return RuleSet(entries, self.mode, home, timeout, on_timeout)
 
     def _home(self) -> str:

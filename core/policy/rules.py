@@ -112,8 +112,9 @@ def loose_forms(argv: Sequence[str]) -> list[tuple[str, ...]]:
     return forms
 
 
-def parse_rule(text: str) -> Rule:
-    """Parses a rule string; raises ValueError saying which rule and what is wrong."""
+def parse_rule(text: object) -> Rule:
+    """Parses a rule string (anything else a settings file holds is refused); raises ValueError saying which rule
+    and what is wrong."""
     if not isinstance(text, str):
         raise ValueError(f"invalid rule {text!r}: a rule is a string such as \"Bash(npm run test:*)\"")
     stripped = text.strip()
@@ -192,6 +193,7 @@ def _command_glob(spec: str) -> str:
 
 
 def _path_rule(text: str, tool: str, spec: str) -> Rule:
+    base: Literal["absolute", "home", "workspace"]
     if spec.startswith("//"):
         base, pattern = "absolute", spec[2:]
     elif spec == "~" or spec.startswith("~/"):
@@ -210,7 +212,7 @@ def _path_rule(text: str, tool: str, spec: str) -> Rule:
         compiled = re.compile(f"{regex}(?:/.*)?" if regex else ".*", re.DOTALL)
     except (ValueError, re.error) as e:
         raise ValueError(f"invalid rule {text!r}: {e}") from None
-    return Rule(f"{tool}({spec})", tool, spec, "path", regex=compiled, base=base)  # type: ignore[arg-type]
+    return Rule(f"{tool}({spec})", tool, spec, "path", regex=compiled, base=base)
 
 
 def glob_regex(pattern: str) -> str:

@@ -224,14 +224,14 @@ def entry_from(item: object, action: RuleAction, scope: Scope, path: Path | None
             raise ValueError(f"timeout_s must be a number of seconds >= 0, got {timeout!r}")
         if on_timeout not in (None, "deny", "allow"):
             raise ValueError(f"on_timeout must be \"deny\" or \"allow\", got {on_timeout!r}")
-        rule = parse_rule(item.get("rule"))  # type: ignore[arg-type]
+        rule = parse_rule(item.get("rule"))
         if preview and rule.tool != "Bash":
             raise ValueError(f"preview applies to Bash rules only, not {rule.text}")
         entry = RuleEntry(rule=rule.text, action=action, scope=scope, source=path,
                           timeout_s=float(timeout) if timeout is not None else None, on_timeout=on_timeout,
                           preview=preview)
         return entry, rule
-    rule = parse_rule(item)  # type: ignore[arg-type]
+    rule = parse_rule(item)
     return RuleEntry(rule=rule.text, action=action, scope=scope, source=path), rule
 
 

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from core.errors import BelayError
+from core.errors import BelayError, ErrorKind, ToolError
+from core.mcp.elicitation import Action as ElicitAction
+from core.models.policy import RuleAction, Scope
 from core.models.records import CallRecord
 from core.remote.protocol import (
     PROTOCOL_VERSION,
@@ -143,8 +145,6 @@ class AttachServer:
 
     async def _ask(self, c: Command) -> object:
         """What the window's own console answers, for the ops whose answer is a value."""
-        if c.op in ("add_rule", "remove_rule", "dry_run") and c.rule is None:
-            raise ValueError(f"{c.op} needs a rule")
         answer = _ASKED[c.op](self.console, c)
         return await answer if asyncio.iscoroutine(answer) else answer
 
@@ -158,6 +158,29 @@ async def _records(records: Awaitable[list[CallRecord]]) -> list[CallRecord]:
     return [_light(r) for r in await records]
 
 
+# A command's fields serve every op: these take what one op needs, refusing what no front end would send.
+
+def _rule_of(c: Command) -> tuple[str, RuleAction]:
+    action = c.action
+    if c.rule is None or action not in ("allow", "ask", "deny"):
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{c.op} needs a rule and its action (allow, ask or deny)")
+    return c.rule, action
+
+
+def _layer_of(c: Command) -> Scope:
+    scope = c.scope
+    if scope == "once":
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{c.op} needs the layer a rule lives in (session, workspace, user)")
+    return scope
+
+
+def _answer_of(c: Command) -> ElicitAction:
+    action = c.action
+    if action not in ("accept", "decline", "cancel"):
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{c.op} needs an answer: accept, decline or cancel")
+    return action
+
+
 _ASKED: dict[str, Callable[[Console, Command], object]] = {
     "call_record": lambda console, c: console.call_record(c.call_id),
     "full_output": lambda console, c: console.full_output(c.call_id),
@@ -167,14 +190,13 @@ _ASKED: dict[str, Callable[[Console, Command], object]] = {
     "rewind": lambda console, c: console.rewind(c.call_id),
     "cancel": lambda console, c: console.cancel(c.call_id),
     "set_mode": _set_mode,
-    "add_rule": lambda console, c: console.add_rule(c.rule, c.action, c.scope),  # type: ignore[arg-type]
-    "remove_rule": lambda console, c: console.remove_rule(c.rule, c.action, c.scope),  # type: ignore[arg-type]
-    "dry_run": lambda console, c: _records(console.dry_run(c.rule, c.action)),  # type: ignore[arg-type]
+    "add_rule": lambda console, c: console.add_rule(*_rule_of(c), _layer_of(c)),
+    "remove_rule": lambda console, c: console.remove_rule(*_rule_of(c), _layer_of(c)),
+    "dry_run": lambda console, c: _records(console.dry_run(*_rule_of(c))),
     "trust_workspace": lambda console, c: console.trust_workspace(),
     "restart_mcp_server": lambda console, c: console.restart_mcp_server(c.name),
     "kill_shell": lambda console, c: console.kill_shell(c.name),
-    "answer_elicitation": lambda console, c: console.elicitations.answer(c.name, c.action,  # type: ignore[arg-type]
-                                                                          c.content),
+    "answer_elicitation": lambda console, c: console.elicitations.answer(c.name, _answer_of(c), c.content),
     "verify": lambda console, c: console.verify(),
 }
 """The ops whose answer is a value: the console's method of the same name (calls cut as in the welcome)."""

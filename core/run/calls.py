@@ -30,8 +30,9 @@ from core.changes.diffs import compute_diff
 from core.changes.partial import PartialError, apply_hunks, not_applied, partial_note
 from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, ProposedFile
-from core.ids import AgentId, CallId, SessionId
+from core.ids import AgentId, BatchId, CallId, SessionId
 from core.models.diffs import FileDiff
+from core.models.policy import Scope
 from core.models.records import DecidedBy, Decision, FileChange, GitChange, RunStatus
 from core.paths import Workspace
 from core.policy.engine import PolicyEngine
@@ -126,7 +127,7 @@ class Calls:
     """The shared steps, over one console's policy, approvals and recorder."""
 
     def __init__(self, *, workspace: Workspace, policy: PolicyEngine, approvals: ApprovalBroker, recorder: Recorder,
-                 always_allow: Callable[[str, str], Awaitable[object]],
+                 always_allow: Callable[[str, Scope], Awaitable[object]],
                  sandbox: Callable[[], str] = lambda: "") -> None:
         self.workspace, self.policy, self.approvals, self.recorder = workspace, policy, approvals, recorder
         self._always_allow = always_allow
@@ -135,7 +136,7 @@ class Calls:
         """Describes what Bash commands run in, for the approval card."""
 
     async def open(self, call_id: CallId, agent: AgentHandle, tool: str, args: dict[str, Any], summary: str,
-                   batch: tuple[str, str] | None = None, *, wait: bool = True) -> OpenCall:
+                   batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> OpenCall:
         """Journal the call and announce it queued; `batch` is (batch id, the call's id in it).  `wait=False`
         (the pipeline's and the interceptor's hot path): not waited for, the row is committed with the call's
         next step that waits (`start`, `ask`, `finish`), and a failure to write it is raised there."""

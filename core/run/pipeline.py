@@ -24,7 +24,7 @@ from typing import Any
 from core.changes.partial import PartialError
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
-from core.ids import CallId
+from core.ids import BatchId, CallId
 from core.models.records import Decision, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
@@ -84,7 +84,7 @@ class Pipeline:
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None, *, timeout_s: float | None = None,
-                      batch: tuple[str, str] | None = None, ask: bool = False) -> CallOutcome:
+                      batch: tuple[BatchId, str] | None = None, ask: bool = False) -> CallOutcome:
         """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it);
         `ask` has a person approve it even where the policy would allow it."""
         if self.tool_starting is not None and isinstance(tool_name, str) and tool_name not in self.registry:

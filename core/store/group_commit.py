@@ -76,7 +76,7 @@ class Write:
     """A call of a journal write method; None: only `then`, in its place in the order (an announcement)."""
     key: str | None
     durable: bool
-    then: Callable[[], None] | None
+    then: Callable[[], object] | None
     done: asyncio.Future[None] | None = None
     """Set when the write is committed (or failed): only for `commit`."""
     taken: int = 0
@@ -112,7 +112,7 @@ class GroupWriter:
         """Nothing handed over is waiting to be committed or announced."""
         return self._unsettled == 0
 
-    def defer(self, key: str | None, op: Callable[[], object], *, then: Callable[[], None] | None = None,
+    def defer(self, key: str | None, op: Callable[[], object] | None, *, then: Callable[[], object] | None = None,
               durable: bool = False) -> Write:
         """Hand `op` over without waiting; `then` runs on the loop once it is committed."""
         write = Write(op, key, durable, then)
@@ -133,7 +133,7 @@ class GroupWriter:
         return True
 
     async def commit(self, key: str | None, op: Callable[[], object] | None, *,
-                     then: Callable[[], None] | None = None, durable: bool = False) -> None:
+                     then: Callable[[], object] | None = None, durable: bool = False) -> None:
         """Hand `op` over and wait until it is committed, with everything handed over before it.
 
         Raises its error, or the error of a deferred write of the same `key` (journal before the caller's)."""
@@ -148,7 +148,7 @@ class GroupWriter:
         if earlier is not None:
             raise earlier
 
-    def announce(self, then: Callable[[], None]) -> None:
+    def announce(self, then: Callable[[], object]) -> None:
         """Run `then` (publish an event with no journal row) after every write handed over before it is
         announced: at once when none waits."""
         if self.idle:

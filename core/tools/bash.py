@@ -215,9 +215,9 @@ class BashTool(RunTool[BashArgs]):
             return ToolOutput(f"Started background shell {shell_id}; read its output with BashOutput "
                               f"(bash_id={shell_id!r}) and stop it with KillShell.",
                               {"shell_id": shell_id, "sandbox": info.kind})
-        limit = min(args.timeout / 1000 if args.timeout else self.settings.default_timeout_s,
-                    self.settings.max_timeout_s)
-        return await self._foreground(launch, limit, ctx, info)
+        timeout_s = min(args.timeout / 1000 if args.timeout else self.settings.default_timeout_s,
+                        self.settings.max_timeout_s)
+        return await self._foreground(launch, timeout_s, ctx, info)
 
     async def _prepare(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit,
                        layer: Layer | None = None) -> Launch:

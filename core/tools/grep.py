@@ -373,7 +373,8 @@ def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[
     """The first lines (head_limit, else up to the line and character caps), and a note when more exist."""
     total = len(lines)
     wanted = lines[: head_limit or MAX_RESULT_LINES]
-    shown, size = [], 0
+    shown: list[str] = []
+    size = 0
     for line in wanted:
         if shown and size + len(line) > MAX_RESULT_CHARS:
             break

@@ -109,7 +109,8 @@ def _refusal(ctx: ToolContext, named: str, resolved: Path) -> str | None:
 def _rendered(rel: str, path_text: str, notebook: dict[str, Any], indices: list[int]) -> ToolOutput:
     cells: list[Cell] = notebook["cells"]
     parts = [_title(rel, notebook)]
-    size, shown = len(parts[0]), []
+    size = len(parts[0])
+    shown: list[int] = []
     for index in indices:
         block = _cell_text(cells[index], index)
         if shown and size + len(block) + 2 > MAX_RESULT_CHARS:

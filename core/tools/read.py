@@ -98,7 +98,8 @@ def _numbered(rel: str, path_text: str, text: str, offset: int | None, limit: in
         raise ToolError(ErrorKind.INVALID_ARGS, f"offset {start} is past the end of {rel}, which has {total:,} lines",
                         f"Use an offset between 1 and {total}.")
     wanted = lines[start - 1 : start - 1 + (limit or DEFAULT_LIMIT)]
-    rendered, size = [], 0
+    rendered: list[str] = []
+    size = 0
     for number, line in enumerate(wanted, start):
         row = f"{number:>6}\t{cut_line(visible(line.removesuffix(chr(13))))}"
         if rendered and size + len(row) + 1 > MAX_OUTPUT_CHARS:

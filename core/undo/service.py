@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
 from core.events import RollbackFinished
-from core.ids import new_rollback_id
+from core.ids import CallId, RollbackId, new_rollback_id
 from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
 from core.recorder import Recorder
@@ -40,7 +40,7 @@ class UndoTarget:
     """An operation about to be undone, and which of its changes."""
 
     op_id: str
-    call_id: str
+    call_id: CallId
     redo: bool
     changes: tuple[tuple[int, FileChange], ...]
     git: tuple[tuple[int, GitChange], ...] = ()
@@ -68,11 +68,13 @@ class Undoer:
         try:
             return await self._undo(op_id, paths, force, dict(resolutions or {}))
         except UndoConflict as e:
-            call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+            root = await self.recorder.read(self.journal.root_call, op_id)
+            call_id = CallId(root or op_id)
             self.recorder.rollback_refused(call_id, e.info.message, e.paths)
             return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
         except BelayError as e:
-            call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+            root = await self.recorder.read(self.journal.root_call, op_id)
+            call_id = CallId(root or op_id)
             self.recorder.rollback_refused(call_id, e.info.message)
             return UndoReport(call_id=call_id, ok=False, message=e.info.message)
 
@@ -91,9 +93,9 @@ class Undoer:
         if not by_rollback:
             return UndoReport(call_id=call_id, ok=False, message=f"call {call_id} has nothing undone to redo")
         report: UndoReport | None = None
-        for rollback_id, own in reversed(list(by_rollback.items())):
+        for rollback_id, positions in reversed(list(by_rollback.items())):
             rollback_changes = await self.recorder.read(self.journal.changes_of, rollback_id)
-            files = [rollback_changes[i].path for i in own if 0 <= i < len(rollback_changes)]
+            files = [rollback_changes[i].path for i in positions if 0 <= i < len(rollback_changes)]
             report = await self.undo(rollback_id, paths=files if paths is not None else None)
             if not report.ok:
                 break
@@ -136,7 +138,7 @@ class Undoer:
             raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
                             "program); Belay records them but does not undo them")
         changes, git, undone, root = await self.recorder.read(_operation, self.journal, op_id)
-        call_id = root or op_id
+        call_id = CallId(root or op_id)
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
         strangers = _untouched(op_id, kind, changes, paths) if paths is not None else None
@@ -163,7 +165,7 @@ class Undoer:
             await tracker.absorb(await self.recorder.read(self.journal.changes_of, rollback_id))
         return await self._finished(target, rollback_id, done, force)
 
-    def _write(self, target: UndoTarget, rollback_id: str, force: bool,
+    def _write(self, target: UndoTarget, rollback_id: RollbackId, force: bool,
                resolutions: dict[str, Resolution]) -> _Done:
         """Blocking: plan, record (pending), write the files all or none, then move the references."""
         steps = undo_git.plan_refs(self.workspace.root, target.git) if target.git else []
@@ -189,7 +191,7 @@ class Undoer:
         left = tuple(f"{s.change.ref} ({s.reason})" for s in steps if s.action in ("conflict", "unrestorable"))
         return _Done(files, tuple(s.change.what for s in moving), left)
 
-    async def _finished(self, target: UndoTarget, rollback_id: str, done: _Done, force: bool) -> UndoReport:
+    async def _finished(self, target: UndoTarget, rollback_id: RollbackId, done: _Done, force: bool) -> UndoReport:
         record = await self.recorder.read(self.journal.call_record, target.call_id)
         assert record is not None  # the undo was journaled against it
         applied = done.files

@@ -68,8 +68,9 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """A Read's answer carries a whole file: as generous as the console's own request limit."""
 BYE_TIMEOUT_S = 5.0
 """How long exiting waits for the console to end the clients' agents."""
-SHUTDOWN_GRACE_S = 5.0
-"""How long a stopping HTTP server lets requests finish; then calls still waiting (for approval) are cancelled."""
+SHUTDOWN_GRACE_S = 5
+"""How long (whole seconds, as uvicorn takes it) a stopping HTTP server lets requests finish; then calls still
+waiting (for approval) are cancelled."""
 PROGRESS_EVERY_S = 3.0
 """How often a waiting call tells a client that sent a progress token that it is still alive."""
 WAITING = "waiting for approval in Belay (or running)"

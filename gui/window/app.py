@@ -33,6 +33,7 @@ from gui.window.runtime.loop import EventLoop
 
 if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
     from core import AutoReviewer, Console, RemoteConsole, Script, ScriptedAgent
+    from gui.window.chrome.first_run import FirstRunScreen
     from gui.window.workspace.window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,7 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             return await _watch_host(options)
         return _already_open() if workspace is None else await _watch_one(options, workspace)
     window = HubWindow(hub)
-    welcome: QWidget | None = None
+    welcome: FirstRunScreen | None = None
     try:
         if workspace is None:
             await _shown(window, options)
@@ -353,7 +354,7 @@ async def _warm_up() -> None:
     from gui.window.workspace import window  # noqa: F401 - a workspace's page: timeline, approvals, diffs
 
 
-def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | None:
+def _first_run_screen(window: HubWindow, options: WatchOptions) -> FirstRunScreen | None:
     """The first-run screen over the console, the first time a bare `belay` opens it (gui.window.chrome.first_run)."""
     if not options.first_run:
         return None

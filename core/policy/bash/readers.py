@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.models.bash import Effect
 from core.policy.bash.filters import judge_awk, judge_grep, judge_jq, judge_sed
 from core.policy.bash.findings import Env, Judgement, read_target, write_target
 from core.policy.bash.options import parse
@@ -67,8 +68,8 @@ def _sensitive(args: list[WordValue], j: Judgement, shown: str) -> bool:
     return not dynamic
 
 
-def _flag(j: Judgement, word: WordValue, effect: str, why: str) -> None:
-    j.raise_to(effect, why, word)  # type: ignore[arg-type]
+def _flag(j: Judgement, word: WordValue, effect: Effect, why: str) -> None:
+    j.raise_to(effect, why, word)
 
 
 def _history(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
