@@ -23,6 +23,7 @@ from typing import Any
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, RuleAction, RuleEntry
+from core.models.records import VerdictBy
 from core.paths import realpath, within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
@@ -57,8 +58,9 @@ class RuleSet:
         return {action: tuple(pairs) for action, pairs in by.items()}
 
     def verdict(self, action: str, reason: str, entry: RuleEntry | None = None, strict: bool = False,
-                **kw: object) -> Verdict:
-        """A verdict with the approval timeout that applies to it.
+                by: VerdictBy = "policy", **kw: object) -> Verdict:
+        """A verdict with the approval timeout that applies to it, made by `by`: a rule when one is named (an
+        `entry`, or `rule=` for several), else the mode or Belay's built-in policy, as the caller says.
 
         `strict` marks an ask that no rule may answer (hidden code, protected
         paths): a timeout then always denies, even where `on_timeout = "allow"`,
@@ -67,7 +69,8 @@ class RuleSet:
         rule = f"{entry.rule} [{entry.scope}]" if entry is not None else kw.pop("rule", None)
         timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
         on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
-        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
+        return Verdict(action=action, reason=reason, rule=rule, by="rule" if rule is not None else by,
+                       timeout_s=timeout or None,  # type: ignore[arg-type]
                        on_timeout="deny" if strict else on_timeout,  # type: ignore[arg-type]
                        **{"preview": entry is not None and entry.preview, **kw})  # type: ignore[arg-type]
 
@@ -91,7 +94,7 @@ def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
     if denied is not None:
         return rules.verdict("deny", denied.why, **kw)
     if rules.mode == "plan" and analysis.verdict_hint != "allow":
-        return rules.verdict("deny", f"plan mode: read-only; {analysis.reason}", **kw)
+        return rules.verdict("deny", f"plan mode: read-only; {analysis.reason}", by="mode", **kw)
     protected = next((c for c in analysis.commands if c.protected), None)
     if protected is not None:
         return rules.verdict("ask", f"`{protected.text}`: {protected.protected}", strict=True, **kw)
@@ -110,8 +113,8 @@ def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
     named = mentioned_protected(analysis.command) if analysis.verdict_hint != "allow" else None
     if named is not None:
         return rules.verdict("ask", f"bypass mode: the command names {named}, a protected place, and Belay "
-                                    "cannot tell whether it writes there", strict=True, **kw)
-    return rules.verdict("allow", "bypass mode", **kw)
+                                    "cannot tell whether it writes there", strict=True, by="mode", **kw)
+    return rules.verdict("allow", "bypass mode", by="mode", **kw)
 
 
 def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
@@ -137,8 +140,10 @@ def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
         allowed[command.node] = ("ok", f"allowed by {', '.join(f'{e.rule} [{e.scope}]' for e in hits)}" if hits
                                  else "accept-edits mode: a write inside the workspace")
     if not used:
-        reason = "accept-edits mode: only reads and writes inside the workspace" if allowed else analysis.reason
-        return rules.verdict("allow", reason, impact=analysis.impact, analysis=_reflag(analysis, allowed))
+        if allowed:
+            return rules.verdict("allow", "accept-edits mode: only reads and writes inside the workspace",
+                                 by="mode", impact=analysis.impact, analysis=_reflag(analysis, allowed))
+        return rules.verdict("allow", analysis.reason, impact=analysis.impact, analysis=analysis)
     names = ", ".join(dict.fromkeys(f"{e.rule} [{e.scope}]" for e in used))
     return rules.verdict("allow", f"allowed by {names}", rule=names, impact=analysis.impact,
                          analysis=_reflag(analysis, allowed), preview=any(e.preview for e in used))
@@ -302,7 +307,7 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     if secret is not None and not writes:
         return rules.verdict("deny", secret, impact=impact)
     if rules.mode == "plan" and not reads:
-        return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", impact=impact)
+        return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", by="mode", impact=impact)
     guarded = next((r for r in (protected_reason(p) for p in paths) if r), None) if writes else None
     if guarded is not None:
         return rules.verdict("ask", guarded, strict=True, impact=impact)
@@ -316,7 +321,7 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
                 reads: bool, impact: Impact) -> Verdict:
     tool = request.tool
     if rules.mode == "bypass":
-        return rules.verdict("allow", "bypass mode", impact=impact)
+        return rules.verdict("allow", "bypass mode", by="mode", impact=impact)
     if tool in SPAWNING_TOOLS:
         return rules.verdict("allow", "a sub-agent's own calls are checked one by one", impact=impact)
     if tool in STOPPING_TOOLS:
@@ -333,7 +338,7 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
     if writes and outside:
         return rules.verdict("ask", f"{tool} would write {outside[0]}, outside the workspace", impact=impact)
     if writes and rules.mode == "accept_edits" and paths:
-        return rules.verdict("allow", "accept-edits mode: a write inside the workspace", impact=impact)
+        return rules.verdict("allow", "accept-edits mode: a write inside the workspace", by="mode", impact=impact)
     if hit is not None:
         return rules.verdict("allow", f"allowed by {hit.rule} [{hit.scope}]", hit, impact=impact)
     what = "changes files in the workspace" if writes else "is not known to be read-only"

@@ -32,7 +32,7 @@ from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, ProposedFile
 from core.ids import AgentId, CallId, SessionId
 from core.models.diffs import FileDiff
-from core.models.records import DecidedBy, Decision, FileChange, GitChange, RunStatus
+from core.models.records import Decision, FileChange, GitChange, RunStatus
 from core.paths import Workspace
 from core.policy.engine import PolicyEngine
 from core.policy.verdicts import PolicyRequest, Verdict
@@ -47,8 +47,6 @@ MAX_OUTPUT_CHARS = 30_000
 """The most of a call's text the agent (and the journal's run row) gets; the middle is cut."""
 MAX_PROPOSED_BYTES = 1_000_000
 """Past this size a pending write's new content is not offered for editing in the approval."""
-MODE_REASONS = ("plan mode", "bypass mode", "accept-edits mode")
-"""How the policy's reason begins when the mode, not a rule or the defaults, decided (core.policy.decide)."""
 
 
 @dataclass
@@ -166,7 +164,7 @@ class Calls:
         if verdict.action != "ask":
             await self.recorder.approval_resolved(
                 call.call_id, Decision.APPROVED if verdict.action == "allow" else Decision.DENIED, verdict.reason,
-                decider(verdict), verdict.rule, durable=False, wait=wait)
+                verdict.by, verdict.rule, durable=False, wait=wait)
         if verdict.action == "deny":
             return Refused(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
                            ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
@@ -322,18 +320,6 @@ def _refusal(answer: Answer, tool: str) -> Refused | None:
         return Refused(RunStatus.DENIED, f"{who} this {tool} call.{said}",
                        ErrorInfo(kind=ErrorKind.DENIED, message=answer.reason or "denied by the user"))
     return None
-
-
-def decider(verdict: Verdict) -> DecidedBy:
-    """Who made a verdict given without asking: a rule (named in it), the mode, or Belay's built-in policy.
-
-    The policy names the mode at the start of the reason when the mode decided ("plan mode: read-only; ...",
-    "bypass mode", "accept-edits mode: ...")."""
-    if verdict.rule is not None:
-        return "rule"
-    if verdict.reason.startswith(MODE_REASONS):
-        return "mode"
-    return "policy"
 
 
 def error_text(info: ErrorInfo) -> str:

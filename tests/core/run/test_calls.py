@@ -131,7 +131,7 @@ def test_a_deny_is_refused_with_the_policys_reason_and_an_allow_runs_without_ask
             assert isinstance(refused, Refused) and refused.status == RunStatus.DENIED
             assert refused.text == "Denied by Belay's policy: Write matches the deny rule Write."
             assert refused.error.kind == ErrorKind.DENIED and refused.error.message == "Write matches the deny rule Write"
-            assert await r.calls.permit(call, Verdict(action="allow", reason="bypass mode")) == Allowed()
+            assert await r.calls.permit(call, Verdict(action="allow", reason="bypass mode", by="mode")) == Allowed()
             events = r.seen()
             assert not [e for e in events if isinstance(e, ApprovalRequested)]  # nobody asked
             decided = [(e.decision, e.by) for e in events if isinstance(e, ApprovalResolved)]
@@ -142,8 +142,9 @@ def test_a_deny_is_refused_with_the_policys_reason_and_an_allow_runs_without_ask
 
 def test_a_verdict_given_without_asking_journals_who_made_it_a_rule_with_its_text(workspace: Path,
                                                                                   state_dir: Path) -> None:
-    by_rule = Verdict(action="allow", reason="allowed by the rule Bash(ls:*)", rule="Bash(ls:*) [workspace]")
-    plan_mode = Verdict(action="deny", reason="plan mode: read-only; Write changes things")
+    by_rule = Verdict(action="allow", reason="allowed by the rule Bash(ls:*)", rule="Bash(ls:*) [workspace]",
+                      by="rule")
+    plan_mode = Verdict(action="deny", reason="plan mode: read-only; Write changes things", by="mode")
     read_only = Verdict(action="allow", reason="Read only reads")
 
     async def scenario() -> None:
