@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     )
     from core.timeline.tree import Timeline
     from core.tools.bash import BashArgs, BashSettings, no_preview
+    from core.tools.names import ToolName
     from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
     from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
@@ -169,6 +170,7 @@ _EXPORTS: dict[str, str] = {
                             "ShellNode Updated expected_left_s"),
     "core.timeline.tree": "Timeline",
     "core.tools.bash": "BashArgs BashSettings no_preview",
+    "core.tools.names": "ToolName",
     "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
     "core.undo.report": "FilePreview Resolution UndoPreview UndoReport",
 }
@@ -216,8 +218,8 @@ __all__ = [
     "ConflictRegion", "conflict_regions", "take_side", "Take",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",
     "SessionEnd", "SessionStarted", "ShellFinished", "ShellNode", "ShellOutput", "ShellStarted", "shielded", "spawn",
-    "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "UndoPreview", "UndoReport", "unified_text",
-    "uninstall_hooks", "Updated", "workspace_state_dir",
+    "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "ToolName", "UndoPreview", "UndoReport",
+    "unified_text", "uninstall_hooks", "Updated", "workspace_state_dir",
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",

@@ -60,6 +60,7 @@ from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
+from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
 from core.undo import recovery
 from core.undo.report import Resolution, UndoPreview, UndoReport
@@ -175,10 +176,10 @@ class Console:
         journal = recorder.journal
         agents, calls = await recorder.read(journal.agents), await recorder.read(journal.calls)
         self.timeline.load(agents, calls, await recorder.read(journal.externals), await recorder.read(journal.batches))
-        bash = self.registry.get("Bash")
+        bash = self.registry.get(ToolName.BASH)
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
-                                                                      self.policy.timeouts().get("Bash"))
+                                                                      self.policy.timeouts().get(ToolName.BASH))
             bash.settings = self.bash_settings
             problems += [problem] if problem else []
             self.sandbox = await bash.sandbox_info()

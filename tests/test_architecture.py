@@ -61,3 +61,36 @@ def test_every_core_module_has_a_test_file_mirroring_it() -> None:
         if path.name != "__init__.py" and not (ROOT / "tests" / "core" / rel.parent / f"test_{rel.name}").exists():
             missing.append(f"core/{rel} has no tests/core/{rel.parent / ('test_' + rel.name)}".replace("/./", "/"))
     assert missing == []
+
+
+
+def _tool_name_comparisons(source: str, where: str, names: frozenset[str]) -> list[str]:
+    """Where code compares something with a tool's name spelled as a string (`tool == "Bash"`,
+    `tool in ("Write", "Edit")`) rather than a `ToolName`."""
+    found = []
+    for node in ast.walk(ast.parse(source, where)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in (node.left, *node.comparators):
+            items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+            found += [f"{where}:{node.lineno} compares with {item.value!r}" for item in items
+                      if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names]
+    return found
+
+
+def test_no_code_compares_a_tool_name_as_a_string_outside_the_tool_registry() -> None:
+    """Tool identity is a type (issue 33): a comparison names a `ToolName`; core/tools/, where the names are
+    defined, is the one place that may spell them."""
+    from core import ToolName
+    names = frozenset(ToolName)
+    offenders = [found for package in ("core", "gui") for path in sorted((ROOT / package).rglob("*.py"))
+                 if ROOT / "core" / "tools" not in path.parents
+                 for found in _tool_name_comparisons(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)),
+                                                     names)]
+    assert offenders == []
+
+
+def test_the_tool_name_check_catches_a_string_comparison() -> None:
+    source = 'ok = tool == ToolName.BASH\nif tool == "Bash" or name in ("Write", "x"):\n    pass\n'
+    assert _tool_name_comparisons(source, "bad.py", frozenset({"Bash", "Write"})) == [
+        "bad.py:2 compares with 'Bash'", "bad.py:2 compares with 'Write'"]

@@ -37,12 +37,14 @@ from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
 from core.tasks import shielded
 from core.tools.base import Tool, ToolArgs
+from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
 
 T = TypeVar("T")
 
-SERVED_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
-                          "KillShell", "NotebookRead", "NotebookEdit"})
+SERVED_TOOLS = frozenset({ToolName.READ, ToolName.WRITE, ToolName.EDIT, ToolName.MULTI_EDIT, ToolName.GLOB,
+                          ToolName.GREP, ToolName.LS, ToolName.BASH, ToolName.BASH_OUTPUT, ToolName.KILL_SHELL,
+                          ToolName.NOTEBOOK_READ, ToolName.NOTEBOOK_EDIT})
 """What `belay mcp-serve` offers: the supervised file, search, shell and notebook tools."""
 
 

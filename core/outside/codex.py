@@ -36,13 +36,14 @@ from core.outside.intercept import Interceptor
 from core.outside.requests import HookEvent
 from core.paths import Workspace
 from core.tools.base import Annotations, Tool, ToolArgs
+from core.tools.names import ToolName
 
-SPAWNING = frozenset({"spawn_agent"})
+SPAWNING = frozenset({ToolName.CODEX_SPAWN_AGENT})
 OWN_TOOLS = frozenset({
     # Codex's tools that change nothing on disk: coordinating sub-agents (whose own calls are supervised),
     # planning, goals, looking at an image, searching its tool list or the web, reading MCP resources.
-    "spawn_agent", "wait_agent", "send_input", "send_message", "close_agent", "resume_agent", "list_agents",
-    "interrupt_agent", "followup_task", "update_plan", "view_image", "request_user_input", "get_goal",
+    ToolName.CODEX_SPAWN_AGENT, "wait_agent", "send_input", "send_message", "close_agent", "resume_agent",
+    "list_agents", "interrupt_agent", "followup_task", "update_plan", "view_image", "request_user_input", "get_goal",
     "create_goal", "update_goal", "tool_search", "web_search", "list_mcp_resources",
     "list_mcp_resource_templates", "read_mcp_resource"})
 """Judged as read-only, as Claude Code's Agent and TodoWrite are: one that took the change lock would hold it
@@ -99,11 +100,11 @@ class CodexHooks(ClaudeHooks):
         use_id, tool_name = event.tool_use_id, event.tool_name
         given = event.tool_input
         tool_input, tool = given, None
-        if tool_name == ApplyPatch.name:  # the patch's paths are relative to where Codex works
+        if tool_name == ToolName.APPLY_PATCH:  # the patch's paths are relative to where Codex works
             tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
         elif _bare(tool_name) in OWN_TOOLS:
             tool = self._own
-        elif tool_name == "Bash" and isinstance(given.get("command"), str):
+        elif tool_name == ToolName.BASH and isinstance(given.get("command"), str):
             elsewhere = _elsewhere(_text(event, "cwd"), self.interceptor.workspace.root)
             if elsewhere is not None:  # judged, shown and journaled where it runs, not in the workspace root
                 tool_input = {**given, "command": f"cd {shlex.quote(elsewhere)} && {given['command']}"}

@@ -29,6 +29,7 @@ from pydantic import ConfigDict
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.write import load_current
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
@@ -191,7 +192,7 @@ class ApplyPatch(WriteTool[ApplyPatchArgs]):
     It is never offered to an agent: Codex runs the patch itself, Belay only plans it for the diff and
     names its files so their before-contents are kept."""
 
-    name = "apply_patch"
+    name = ToolName.APPLY_PATCH
     description = "Codex's apply_patch: add, delete, update or move files with one patch."
     Args = ApplyPatchArgs
 

@@ -24,10 +24,11 @@ from core.outside.intercept import Interceptor, Verdict
 from core.outside.liveness import AgentProcess
 from core.outside.requests import HookEvent, HookRequest
 from core.run.calls import AgentHandle
+from core.tools.names import ToolName
 
 log = logging.getLogger(__name__)
 
-SPAWNING = frozenset({"Agent", "Task"})
+SPAWNING = frozenset({ToolName.AGENT, ToolName.TASK})
 StartAgent = Callable[..., Awaitable[AgentHandle]]
 """Console.start_agent."""
 Link = Callable[[str, str], Awaitable[None]]

@@ -44,6 +44,7 @@ from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.nbpartial import notebook_edit_input
 from core.tools.registry import ToolRegistry
 
@@ -56,12 +57,12 @@ WATCH_S = 1.0
 GONE = "the agent's process ended before the call reported back (killed or crashed mid-call)"
 HARMLESS = {
     # Claude Code's own tools that change nothing on disk: judged as read-only.
-    "TodoWrite": Annotations(read_only=True, destructive=False),
-    "Agent": Annotations(read_only=True, destructive=False),
-    "Task": Annotations(read_only=True, destructive=False),
-    "ExitPlanMode": Annotations(read_only=True, destructive=False),
-    "WebSearch": Annotations(read_only=True, destructive=False, open_world=True),
-    "WebFetch": Annotations(read_only=True, destructive=False, open_world=True),
+    ToolName.TODO_WRITE: Annotations(read_only=True, destructive=False),
+    ToolName.AGENT: Annotations(read_only=True, destructive=False),
+    ToolName.TASK: Annotations(read_only=True, destructive=False),
+    ToolName.EXIT_PLAN_MODE: Annotations(read_only=True, destructive=False),
+    ToolName.WEB_SEARCH: Annotations(read_only=True, destructive=False, open_world=True),
+    ToolName.WEB_FETCH: Annotations(read_only=True, destructive=False, open_world=True),
 }
 
 
@@ -350,14 +351,14 @@ def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, e
     content = edited.get(workspace.relative(write.path))
     if content is None:
         return None
-    if tool_name == "Write":
+    if tool_name == ToolName.WRITE:
         return {**tool_input, "content": content}
-    if tool_name in ("Edit", "MultiEdit") and write.before:
+    if tool_name in (ToolName.EDIT, ToolName.MULTI_EDIT) and write.before:
         whole = write.before.decode("utf-8", errors="strict")
-        if tool_name == "Edit":
+        if tool_name == ToolName.EDIT:
             return {**tool_input, "old_string": whole, "new_string": content, "replace_all": False}
         return {**tool_input, "edits": [{"old_string": whole, "new_string": content}]}
-    if tool_name == "NotebookEdit":  # the one cell's source, as the person approved it (core.tools.nbpartial)
+    if tool_name == ToolName.NOTEBOOK_EDIT:  # the one cell's source, as the person approved it (core.tools.nbpartial)
         return notebook_edit_input(tool_input, write, content)
     return None
 

@@ -29,9 +29,10 @@ from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
 from core.policy.verdicts import PolicyRequest, Verdict
+from core.tools.names import ToolName
 
-SPAWNING_TOOLS = frozenset({"Task", "Agent"})
-STOPPING_TOOLS = frozenset({"KillShell"})
+SPAWNING_TOOLS = frozenset({ToolName.TASK, ToolName.AGENT})
+STOPPING_TOOLS = frozenset({ToolName.KILL_SHELL})
 """Tools that only end what an agent itself started (its background shells): harmless in every mode."""
 _PATH_ARGS = ("file_path", "path", "notebook_path")
 
@@ -80,7 +81,7 @@ def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
     kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
     if analysis.hidden_character is not None:
         return rules.verdict("deny", f"The command {analysis.hidden_character}", **kw)
-    everything = next((e for e, r in rules.of("deny") if r.tool == "Bash" and r.kind == "tool"), None)
+    everything = next((e for e, r in rules.of("deny") if r.tool == ToolName.BASH and r.kind == "tool"), None)
     if everything is not None:
         return rules.verdict("deny", f"every Bash command matches the deny rule {everything.rule}", everything, **kw)
     workspace = analysis.workspace
@@ -156,7 +157,7 @@ def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) ->
     that reads every file below a folder may read one a Read deny rule covers (`grep -r KEY .` and a
     denied `.env`).  An allow rule for the command answers both.
     """
-    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
+    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == ToolName.BASH]
     if command.static and _bash_match(bash_rules, command, workspace, rules.home) is not None:
         return None
     linked = next(((p, n) for p in command.reads if (n := _links(p)) > 1), None)
@@ -166,7 +167,7 @@ def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) ->
     if not reads_folders(command.argv):
         return None
     folders = list(command.reads) or ([workspace] if searches_here(command.argv) else [])
-    denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool("Read")]
+    denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool(ToolName.READ)]
     return next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home)) is not None), None)
 
 
@@ -179,7 +180,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     command that also runs or reaches something else needs a Bash rule.
     """
     allow = rules.of("allow")
-    bash_rules = [(e, r) for e, r in allow if r.tool == "Bash"]
+    bash_rules = [(e, r) for e, r in allow if r.tool == ToolName.BASH]
     hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
     if hit is not None:
         return _redirected(hit, command, rules, workspace)
@@ -189,7 +190,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     if command.writes and rules.mode != "accept_edits":
         return None  # an Edit rule allows the file tools, not commands (as in Claude Code)
     for path in (p for p in command.reads if not _inside(p, workspace)):
-        entry = next((e for e, r in allow if r.kind == "path" and r.tool == "Read" and
+        entry = next((e for e, r in allow if r.kind == "path" and r.tool == ToolName.READ and
                       r.matches_path(path, workspace, rules.home)), None)
         if entry is None:
             return None
@@ -198,7 +199,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
 
 
 def _why_not_allowed(command: SimpleCommand, rules: RuleSet, workspace: str) -> str:
-    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
+    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == ToolName.BASH]
     hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
     if hit is None:
         return command.why
@@ -216,7 +217,7 @@ def _redirected(hit: RuleEntry, command: SimpleCommand, rules: RuleSet, workspac
         return [hit]
     found = [hit]
     for path in command.writes:
-        entry = next((e for e, r in rules.of("allow") if r.kind == "path" and r.tool == "Edit" and
+        entry = next((e for e, r in rules.of("allow") if r.kind == "path" and r.tool == ToolName.EDIT and
                       r.matches_path(path, workspace, rules.home)), None)
         if entry is None:
             return None
@@ -236,11 +237,11 @@ def _bash_match(entries: Iterable[tuple[RuleEntry, Rule]], command: SimpleComman
     if loose:
         forms += loose_forms(command.argv)
     for entry, rule in entries:
-        if rule.tool == "Bash" and any(rule.matches_command(form) for form in forms) and \
+        if rule.tool == ToolName.BASH and any(rule.matches_command(form) for form in forms) and \
                 (loose or _as_written(rule, command)):
             return entry
-        if rule.kind == "path" and rule.tool in ("Read", "Edit"):
-            paths = command.reads if rule.tool == "Read" else command.writes
+        if rule.kind == "path" and rule.tool in (ToolName.READ, ToolName.EDIT):
+            paths = command.reads if rule.tool == ToolName.READ else command.writes
             if any(rule.matches_path(p, workspace, home) or (loose and _below(rule, p, workspace, home))
                    for p in paths):
                 return entry
@@ -298,7 +299,7 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     if hit is not None:
         return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
     hidden = next(((e, p) for p in paths for e, r in rules.of("deny") if writes and r.kind == "path" and
-                   r.tool == "Read" and r.matches_path(p, workspace, rules.home)), None) if writes else None
+                   r.tool == ToolName.READ and r.matches_path(p, workspace, rules.home)), None) if writes else None
     if hidden is not None:
         return rules.verdict("deny", f"{hidden[1]} is covered by the Read deny rule {hidden[0].rule}: it is not "
                                      "written either", hidden[0], impact=impact)
@@ -356,7 +357,7 @@ def _refused_here(request: PolicyRequest, path: str, workspace: str) -> bool:
         proc_secret(path)
 
 
-_FOLDER_READERS = frozenset({"Grep", "Glob", "LS"})
+_FOLDER_READERS = frozenset({ToolName.GREP, ToolName.GLOB, ToolName.LS})
 """An outside agent's tools that read or list everything below a folder."""
 
 
@@ -364,7 +365,7 @@ def slow(request: PolicyRequest) -> bool:
     """Whether deciding `request` may take long: a Bash line (parsed, its words and paths looked up on disk) or
     an outside agent's folder reader (the folder walked against the Read deny rules, see `_unsure_read`).
     Any other call is a few rule matches and a stat per path it names, quick enough for the event loop."""
-    return request.tool == "Bash" or (request.outside_agent and request.tool in _FOLDER_READERS)
+    return request.tool == ToolName.BASH or (request.outside_agent and request.tool in _FOLDER_READERS)
 
 
 def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], rules: RuleSet) -> str | None:
@@ -382,7 +383,7 @@ def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], r
         return f"{tool} reads {outside[0]}, outside the workspace"
     if request.outside_agent and tool in _FOLDER_READERS:  # its own tool shows what it finds, unfiltered
         workspace = os.path.realpath(request.workspace)
-        denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool("Read")]
+        denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool(ToolName.READ)]
         folders = paths or [workspace]
         found = next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home))), None)
         if found is not None:
@@ -426,7 +427,7 @@ def read_refusal(path: str, rules: RuleSet, workspace: str) -> str | None:
     For tools that open or list many files at once (Grep, Glob, LS, NotebookRead): each file they would
     show is checked, so a deny rule on `.env` or `secrets/**` holds whatever directory they were given.
     """
-    hit = next((e for e, r in rules.of("deny") if r.covers_tool("Read") and r.kind in ("tool", "path")
+    hit = next((e for e, r in rules.of("deny") if r.covers_tool(ToolName.READ) and r.kind in ("tool", "path")
                 and r.matches_path(path, workspace, rules.home)), None)
     if hit is not None:
         return f"{path} matches the deny rule {hit.rule}"

@@ -50,6 +50,7 @@ from core.policy.suggest import suggest_for_bash, suggest_for_tool
 from core.policy.trust import is_trusted, trust
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.telemetry.settings import TelemetrySettings
+from core.tools.names import ToolName
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
 SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
@@ -170,7 +171,7 @@ class PolicyEngine:
         rules = self._ruleset()
         if disabled is not None:
             return rules.verdict("deny", disabled)
-        if request.tool != "Bash":
+        if request.tool != ToolName.BASH:
             verdict = decide_tool(request, rules)
             if verdict.action == "ask":
                 return verdict.model_copy(update={"suggested_rule": suggest_for_tool(request)})
@@ -201,7 +202,7 @@ class PolicyEngine:
 
     def suggest_rule(self, request: PolicyRequest) -> str | None:
         """The rule "Always allow" would add for this call; None when no rule could allow it."""
-        if request.tool == "Bash":
+        if request.tool == ToolName.BASH:
             analysis = _analysis(request, self._home(), {})
             return suggest_for_bash(analysis) if analysis is not None else None
         return suggest_for_tool(request)

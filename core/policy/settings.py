@@ -24,6 +24,7 @@ from core.policy.rules import Rule, parse_rule
 from core.store.atomic_file import write_text_atomically
 from core.store.gc import GB, Retention
 from core.telemetry.settings import TelemetrySettings, read_telemetry
+from core.tools.names import ToolName
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
@@ -225,7 +226,7 @@ def entry_from(item: object, action: RuleAction, scope: Scope, path: Path | None
         if on_timeout not in (None, "deny", "allow"):
             raise ValueError(f"on_timeout must be \"deny\" or \"allow\", got {on_timeout!r}")
         rule = parse_rule(item.get("rule"))  # type: ignore[arg-type]
-        if preview and rule.tool != "Bash":
+        if preview and rule.tool != ToolName.BASH:
             raise ValueError(f"preview applies to Bash rules only, not {rule.text}")
         entry = RuleEntry(rule=rule.text, action=action, scope=scope, source=path,
                           timeout_s=float(timeout) if timeout is not None else None, on_timeout=on_timeout,

@@ -39,8 +39,8 @@ from core.policy.verdicts import PolicyRequest, Verdict
 from core.recorder import Recorder
 from core.run.approvals import Answer, ApprovalBroker
 from core.tools.base import ReadState, WritePlan
+from core.tools.names import ToolName
 from core.tools.nbpartial import notebook_in_part
-from core.tools.notebook import NotebookEdit
 
 log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 30_000
@@ -186,7 +186,7 @@ class Calls:
         the accepted hunks as the person gave them (a preview reads them per file: `core.run.preview`);
         `output` is a previewed command's, shown with its changes."""
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
-        bash = call.tool == "Bash"
+        bash = call.tool == ToolName.BASH
         request = ApprovalRequested(call_id=call.call_id, agent_id=call.agent.agent_id, tool=call.tool,
                                     summary=call.summary, reason=verdict.reason, args=call.args, diffs=diffs,
                                     proposed=proposed, timeout_s=verdict.timeout_s, on_timeout=verdict.on_timeout,
@@ -286,7 +286,7 @@ def _in_part(answer: Answer, plan: WritePlan | None, diffs: tuple[FileDiff, ...]
             accepted = set(hunks[rel])
             if write.before is None:
                 raise PartialError(f"{rel} is created whole by this call, so it cannot be approved in part")
-            if write.shown is not None and tool != NotebookEdit.name:
+            if write.shown is not None and tool != ToolName.NOTEBOOK_EDIT:
                 raise PartialError(f"{rel} is shown as a readable rendering, not its bytes, so it cannot be "
                                    "approved in part")
             written = notebook_in_part(write, diff, accepted, rel) if write.shown is not None \

@@ -43,6 +43,7 @@ from core.store import fsio
 from core.tasks import shielded
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 from core.tools.listing import glob_regex, readable
+from core.tools.names import ToolName
 
 TIME_LIMIT_S = 20.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024
@@ -94,7 +95,7 @@ class GrepArgs(ToolArgs):
 
 
 class Grep(RunTool[GrepArgs]):
-    name = "Grep"
+    name = ToolName.GREP
     typical_s = 0.3
     """A search of the tree."""
     description = (
