@@ -55,7 +55,7 @@ HOLD_S = 600.0
 WATCH_S = 1.0
 """How often a call holding the lock checks that its agent's process still runs."""
 GONE = "the agent's process ended before the call reported back (killed or crashed mid-call)"
-HARMLESS = {
+HARMLESS: dict[str, Annotations] = {
     # Claude Code's own tools that change nothing on disk: judged as read-only.
     ToolName.TODO_WRITE: Annotations(read_only=True, destructive=False),
     ToolName.AGENT: Annotations(read_only=True, destructive=False),
