@@ -53,6 +53,7 @@ from core.run.results import CacheStats
 from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
+from core.store.journal_reads import JournalReads
 from core.store.lock import OwnerLock
 from core.store.seals import Verdict, verify_journal
 from core.tasks import spawn
@@ -173,9 +174,9 @@ class Console:
             self.cache = CallCache.kept_by(self._tracker_.watcher, self.workspace)
             opening = recovery.Opening(self.workspace, recorder, self._blobs, self._tracker_, self._captures)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
-        journal = recorder.journal
-        agents, calls = await recorder.read(journal.agents), await recorder.read(journal.calls)
-        self.timeline.load(agents, calls, await recorder.read(journal.externals), await recorder.read(journal.batches))
+        agents, calls = await recorder.read(JournalReads.agents), await recorder.read(JournalReads.calls)
+        self.timeline.load(agents, calls, await recorder.read(JournalReads.externals),
+                           await recorder.read(JournalReads.batches))
         bash = self.registry.get(ToolName.BASH)
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
@@ -222,7 +223,8 @@ class Console:
 
     async def _captures(self, call_id: CallId) -> bool:
         """Whether the call's tool finds its changes by comparing the workspace (a command)."""
-        tool = self.registry.get(await self.recorder.read(self.recorder.journal.call_tool, call_id) or "")
+        name = await self.recorder.read(JournalReads.call_tool, call_id)
+        tool = self.registry.get(name or "")
         return tool is not None and tool.captures_workspace
 
     async def _open_endpoint(self) -> None:
@@ -351,15 +353,15 @@ class Console:
 
     async def history(self) -> list[CallRecord]:
         """Every journaled call of this workspace, oldest first."""
-        return await self.recorder.read(self.recorder.journal.calls)
+        return await self.recorder.read(JournalReads.calls)
 
     async def call_record(self, call_id: str) -> CallRecord | None:
         """One journaled call in full (its arguments and output as recorded), for showing it when selected."""
-        return await self.recorder.read(self.recorder.journal.call_record, call_id)
+        return await self.recorder.read(JournalReads.call_record, call_id)
 
     async def full_output(self, call_id: str) -> str | None:
         """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
-        return await self.recorder.read(self.recorder.journal.full_output, call_id)
+        return await self.recorder.read(JournalReads.full_output, call_id)
 
     async def diffs_for(self, call_id: str) -> list[FileDiff]:
         """The diff of every file a call changed, computed off the loop."""
