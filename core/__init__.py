@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from core.store.gc import plan as plan_gc
     from core.store.gc import usage as store_usage
     from core.store.seals import Verdict, parse_head, verify_journal
+    from core.surface import ConsoleSurface
     from core.tasks import shielded, spawn
     from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
     from core.timeline.nodes import (
@@ -158,6 +159,7 @@ _EXPORTS: dict[str, str] = {
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
     "core.store.seals": "Verdict parse_head verify_journal",
+    "core.surface": "ConsoleSurface",
     "core.remote.client": "Attached Detached RemoteError",
     "core.remote.console": "RemoteConsole",
     "core.remote.protocol": "PROTOCOL_VERSION",
@@ -223,6 +225,7 @@ __all__ = [
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",
+    "ConsoleSurface",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
     "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
     "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "Reach", "RemoteConsole", "RemoteError",

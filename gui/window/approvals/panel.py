@@ -36,7 +36,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from core import ApprovalRequested, Console, Timeline, ToolName
+from core import ApprovalRequested, ConsoleSurface, Timeline, ToolName
 from gui.window.approvals.command_card import CommandCard
 from gui.window.approvals.inbox import InboxModel, InboxView, seconds_left
 from gui.window.approvals.text import agent_path, detail_html, why_no_preview
@@ -60,7 +60,7 @@ class ApprovalPanel(QWidget):
     waiting_changed = Signal(int)
     answered = Signal(str)
 
-    def __init__(self, console: Console, timeline: Timeline, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, timeline: Timeline, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalPanel")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)

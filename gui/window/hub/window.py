@@ -47,7 +47,7 @@ from gui.window.kit.remembered import fit_default_size, keep_splitter, restore_g
 from gui.window.runtime.tasks import TaskSet
 
 if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one opens: the hub paints first
-    from core import ApprovalRequested, Console, RemoteConsole
+    from core import ApprovalRequested, ConsoleSurface, RemoteConsole
     from gui.window.workspace.window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
@@ -310,7 +310,7 @@ class HubWindow(QMainWindow):
 
     # -- pages -----------------------------------------------------------------
 
-    def _add_page(self, console: Console | RemoteConsole) -> MainWindow:
+    def _add_page(self, console: ConsoleSurface) -> MainWindow:
         from core import RemoteConsole
         from gui.window.workspace.window import MainWindow
         page = MainWindow(console)

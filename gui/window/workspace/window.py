@@ -49,7 +49,7 @@ from core import (
     ApprovalRequested,
     AttachServer,
     CallRecord,
-    Console,
+    ConsoleSurface,
     ElicitationRequested,
     ExternalChangesRecorded,
     LinkChanged,
@@ -118,7 +118,7 @@ class ResizeWatch(QObject):
 class MainWindow(QMainWindow):
     """One console's window."""
 
-    def __init__(self, console: Console | RemoteConsole, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, parent: QWidget | None = None) -> None:
         """`console`: this machine's, or one on another host attached to (core.remote.console)."""
         super().__init__(parent)
         self.console = console
