@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     from core.store.gc import console_open as workspace_open_in_console
     from core.store.gc import plan as plan_gc
     from core.store.gc import usage as store_usage
-    from core.store.seals import Verdict, parse_head, verify_journal
+    from core.store.seals import JournalCheck, parse_head, verify_journal
     from core.surface import ConsoleSurface
     from core.tasks import shielded, spawn
     from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
@@ -158,7 +158,7 @@ _EXPORTS: dict[str, str] = {
     "core.store.export": "export_journal",
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
-    "core.store.seals": "Verdict parse_head verify_journal",
+    "core.store.seals": "JournalCheck parse_head verify_journal",
     "core.surface": "ConsoleSurface",
     "core.remote.client": "Attached Detached RemoteError",
     "core.remote.console": "RemoteConsole",
@@ -227,7 +227,7 @@ __all__ = [
     "compute_diff", "PartialError", "revert_hunks",
     "ConsoleSurface",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
-    "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
+    "store_usage", "StoreUsage", "workspace_open_in_console", "JournalCheck", "parse_head", "verify_journal",
     "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "Reach", "RemoteConsole", "RemoteError",
     "socket_answers",
     "SshLink", "SshTarget",

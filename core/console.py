@@ -55,7 +55,7 @@ from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
 from core.store.journal_reads import JournalReads
 from core.store.lock import OwnerLock
-from core.store.seals import Verdict, verify_journal
+from core.store.seals import JournalCheck, verify_journal
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
@@ -329,7 +329,7 @@ class Console:
         """How a window names this console: its workspace (one on another host: ssh://host/path)."""
         return str(self.workspace.root)
 
-    async def verify(self) -> Verdict:
+    async def verify(self) -> JournalCheck:
         """`belay verify` of this workspace's journal, read off the loop (also while this console writes it)."""
         return await asyncio.to_thread(verify_journal, self.state_dir / "journal.sqlite3")
 

@@ -70,7 +70,7 @@ from core.events import (
 from core.ids import AgentId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
-from core.store.group_commit import GroupWriter, Write
+from core.store.group_commit import DeferredWrite, GroupWriter
 from core.store.journal import Journal, RunEnd
 from core.store.journal_reads import JournalReads
 
@@ -89,9 +89,9 @@ class Recorder:
         self._session_open = False
         self.writer = GroupWriter(journal, executor, asyncio.get_running_loop())
         """The call steps' writes, committed in groups on the journal's thread."""
-        self._unwritten: dict[CallId, tuple[Write, partial[None]]] = {}
+        self._unwritten: dict[CallId, tuple[DeferredWrite, partial[None]]] = {}
         """A call's queued row handed over without waiting (its write and what it writes), until the call ends."""
-        self._unstarted: dict[CallId, Write] = {}
+        self._unstarted: dict[CallId, DeferredWrite] = {}
         """A call's start handed over without waiting, until the call ends."""
 
     @classmethod
@@ -210,7 +210,7 @@ class Recorder:
                                                                     delay_s=delay_s, error=error)))
 
     async def _write(self, call_id: CallId, op: Callable[[], object] | None, event: Callable[[], Event], *,
-                     wait: bool = True, durable: bool = False) -> Write | None:
+                     wait: bool = True, durable: bool = False) -> DeferredWrite | None:
         """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`: the write
         handed over is returned).  The event is made when it is published, after the commit: a call the agent
         waits for is answered without it."""

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from core.process.overlay import OverlaySupport
     from core.process.sandbox import SandboxInfo
     from core.run.results import CacheStats
-    from core.store.seals import Verdict
+    from core.store.seals import JournalCheck
     from core.timeline.tree import Timeline
     from core.tools.bash import BashSettings
     from core.undo.report import Resolution, UndoPreview, UndoReport
@@ -132,7 +132,7 @@ class ConsoleSurface(Protocol):
 
     async def diffs_for(self, call_id: str) -> list[FileDiff]: ...
 
-    async def verify(self) -> Verdict: ...
+    async def verify(self) -> JournalCheck: ...
 
     # -- commands ------------------------------------------------------------
 

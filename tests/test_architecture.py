@@ -94,3 +94,36 @@ def test_the_tool_name_check_catches_a_string_comparison() -> None:
     source = 'ok = tool == ToolName.BASH\nif tool == "Bash" or name in ("Write", "x"):\n    pass\n'
     assert _tool_name_comparisons(source, "bad.py", frozenset({"Bash", "Write"})) == [
         "bad.py:2 compares with 'Bash'", "bad.py:2 compares with 'Write'"]
+
+
+LEAD_STILL_RENAMES = frozenset({"InboxModel", "CacheStats"})
+"""Class names gui/window still gives two classes (issue 33: the window's rooms are being split; the lead renames
+them there): approvals/inbox.py's and hub/window.py's InboxModel, and chrome/status_line.py's CacheStats beside
+core/run/results.py's.  This list only shrinks."""
+
+
+def _class_names(source: str, where: str) -> list[tuple[str, str]]:
+    return [(node.name, f"{where}:{node.lineno}") for node in ast.walk(ast.parse(source, where))
+            if isinstance(node, ast.ClassDef)]
+
+
+def _shared_names(places: list[tuple[str, str]]) -> dict[str, list[str]]:
+    by_name: dict[str, list[str]] = {}
+    for name, where in places:
+        by_name.setdefault(name, []).append(where)
+    return {name: wheres for name, wheres in sorted(by_name.items()) if len(wheres) > 1}
+
+
+def test_no_two_classes_in_core_and_gui_share_a_name() -> None:
+    """One name per class (issue 33): a name says which class it is, wherever it is read."""
+    places = [place for package in ("core", "gui") for path in sorted((ROOT / package).rglob("*.py"))
+              for place in _class_names(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    shared = _shared_names(places)
+    assert {name: wheres for name, wheres in shared.items() if name not in LEAD_STILL_RENAMES} == {}
+    assert LEAD_STILL_RENAMES <= set(shared), "renamed: take it off LEAD_STILL_RENAMES"
+
+
+def test_the_class_name_check_catches_a_name_given_twice() -> None:
+    places = _class_names("class Verdict:\n    pass\n", "a.py") + _class_names("class Verdict(Base):\n    pass\n"
+                                                                          "class Other:\n    pass\n", "b.py")
+    assert _shared_names(places) == {"Verdict": ["a.py:1", "b.py:1"]}

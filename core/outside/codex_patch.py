@@ -38,7 +38,7 @@ END_OF_FILE = "*** End of File"
 
 
 @dataclass(frozen=True)
-class Hunk:
+class PatchHunk:
     """One `@@` section of an update: the lines it expects and the lines it puts there."""
 
     context: str | None
@@ -62,7 +62,7 @@ class FilePatch:
     """An added file's lines."""
     body: list[str] = field(default_factory=list)
     """An update's lines after its header (and move), as written."""
-    hunks: list[Hunk] = field(default_factory=list)
+    hunks: list[PatchHunk] = field(default_factory=list)
     """The body grouped into hunks."""
 
 
@@ -110,9 +110,9 @@ def _body_line(patched: FilePatch, line: str) -> None:
         patched.body.append(line)
 
 
-def _hunks(body: list[str]) -> list[Hunk]:
+def _hunks(body: list[str]) -> list[PatchHunk]:
     """Group an update's raw lines into hunks at each `@@` line."""
-    hunks: list[Hunk] = []
+    hunks: list[PatchHunk] = []
     context: str | None = None
     old: list[str] = []
     new: list[str] = []
@@ -120,7 +120,7 @@ def _hunks(body: list[str]) -> list[Hunk]:
 
     def close(at_end: bool = False) -> None:
         if started and (old or new or context is not None):
-            hunks.append(Hunk(context, tuple(old), tuple(new), at_end))
+            hunks.append(PatchHunk(context, tuple(old), tuple(new), at_end))
 
     for line in body:
         if line.startswith("@@"):
@@ -142,7 +142,7 @@ def _hunks(body: list[str]) -> list[Hunk]:
     return hunks
 
 
-def apply(text: str, hunks: list[Hunk], path: str) -> str:
+def apply(text: str, hunks: list[PatchHunk], path: str) -> str:
     """`text` with the hunks applied in order, as Codex applies them (the result ends with a newline)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":

@@ -67,7 +67,7 @@ ONE_AT_A_TIME = ("Belay: not run. Belay records which command changed what by ru
 
 
 @dataclass
-class _Call:
+class _GeminiCall:
     """A call Belay let through, until its AfterTool."""
 
     use_id: str
@@ -97,7 +97,7 @@ class _Spawn:
 class GeminiHookSession(HookSession):
     """A Gemini CLI session: its calls let through and its sub-agents running."""
 
-    open: dict[str, _Call] = field(default_factory=dict)
+    open: dict[str, _GeminiCall] = field(default_factory=dict)
     """The calls let through (or being decided) and not reported back yet, by use id, oldest first."""
     spawns: list[_Spawn] = field(default_factory=list)
 
@@ -135,7 +135,7 @@ class GeminiHooks(HookAdapter[GeminiHookSession]):
         if exclusive and _sibling_holds_the_lock(session, _timestamp(event)):
             await self._skipped(agent, call)
             return HookAnswer(output={"decision": "deny", "reason": ONE_AT_A_TIME})
-        pending = _Call(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
+        pending = _GeminiCall(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
                         (_key(event.tool_name, event.tool_input),), exclusive)
         session.open[pending.use_id] = pending  # before deciding: a sibling arriving meanwhile must see it
         alive = session.process.alive if session.process is not None else None
@@ -256,7 +256,7 @@ def _key(tool: str, args: dict[str, Any]) -> str:
     return json.dumps([tool, args], sort_keys=True, default=str)
 
 
-def _pop_match(calls: dict[str, _Call], tool: str, key: str) -> _Call | None:
+def _pop_match(calls: dict[str, _GeminiCall], tool: str, key: str) -> _GeminiCall | None:
     """The open call this AfterTool reports on: same arguments if any, else the oldest of that tool."""
     reported = [c for c in calls.values() if c.answered is not None]
     found = next((c for c in reported if key in c.keys), None) or next((c for c in reported if c.tool == tool), None)

@@ -33,7 +33,7 @@ from core.outside.hook_events import (
     SubagentStartEvent,
     SubagentStopEvent,
 )
-from core.outside.intercept import Interceptor, Verdict
+from core.outside.intercept import HookVerdict, Interceptor
 from core.run.calls import AgentHandle
 from core.tools.names import ToolName
 
@@ -53,7 +53,7 @@ class ClaudeHookSession(HookSession):
     """Sub-agents whose spawning call is not known yet."""
     early_links: dict[str, str] = field(default_factory=dict)
     """Sub-agent id -> spawning call id, learnt before the sub-agent showed up."""
-    verdicts: dict[str, tuple[str, dict[str, Any], Verdict]] = field(default_factory=dict)
+    verdicts: dict[str, tuple[str, dict[str, Any], HookVerdict]] = field(default_factory=dict)
     """tool_use_id -> (tool, input, what Belay answered at PreToolUse): a PermissionRequest, which carries
     no tool_use_id, gets the same answer for the same tool and input."""
 

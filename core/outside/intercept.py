@@ -67,7 +67,7 @@ HARMLESS: dict[str, Annotations] = {
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HookVerdict:
     """What the outside agent is told before it runs a call."""
 
     decision: Literal["allow", "deny"]
@@ -121,7 +121,7 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any], *,
-                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> Verdict:
+                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> HookVerdict:
         """`tool`: Belay's model of an agent's own tool that no registry holds (Codex's apply_patch), which
         plans its diff and names its files; else the registry's tool of that name."""
         try:
@@ -142,21 +142,21 @@ class Interceptor:
             raise
         if isinstance(updated, Refused):
             await self.calls.finish(call, updated.status, updated.text, updated.error)
-            return Verdict("deny", updated.text, call.call_id)
+            return HookVerdict("deny", updated.text, call.call_id)
         # The start of a call that only reads need not be committed before the agent hears the allow: nothing it
         # does can be lost (core.store.group_commit); one that may change anything is, as it then holds files.
         await self.calls.start(call, wait=not self._reads_only(call, tool))
         await self._hold(use_id, call, tool, args, alive)
-        return Verdict("allow", "allowed by Belay", call.call_id, updated, note)
+        return HookVerdict("allow", "allowed by Belay", call.call_id, updated, note)
 
     async def _refuse_unencodable(self, agent: AgentHandle, tool_name: str, tool_input: dict[str, Any],
-                                  info: ErrorInfo) -> Verdict:
+                                  info: ErrorInfo) -> HookVerdict:
         """A call holding text UTF-8 cannot encode (a lone surrogate) is journaled with it escaped, and refused."""
         call = await self.calls.open(CallId(new_call_id()), agent, arguments.shown(tool_name),
                                      arguments.shown_raw(tool_input), "invalid arguments")
         text = error_text(info)
         await self.calls.finish(call, RunStatus.FAILED, text, info)
-        return Verdict("deny", text, call.call_id)
+        return HookVerdict("deny", text, call.call_id)
 
     async def after(self, use_id: str, response: Any = None, error: str | None = None,
                     original: str | None = None) -> str | None:

@@ -45,7 +45,7 @@ from core.paths import settled_realpath
 from core.policy.bash import analyse
 from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal, slow
 from core.policy.rules import Rule, parse_rule
-from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
+from core.policy.settings import ACTIONS, MODES, SettingsLayer, edit_rules, entry_from, load_layer, settings_path
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
 from core.policy.trust import is_trusted, trust
 from core.policy.verdicts import PolicyRequest, Verdict
@@ -65,7 +65,7 @@ class PolicyEngine:
     """Decides allow / ask / deny for each call from the layered rules and the mode."""
 
     def __init__(self) -> None:
-        self._layers: dict[Scope, Layer] = {scope: Layer(scope) for scope in SCOPES}
+        self._layers: dict[Scope, SettingsLayer] = {scope: SettingsLayer(scope) for scope in SCOPES}
         self._workspace: Path | None = None
         self._session_mode: Mode | None = None
         self._trusted = False

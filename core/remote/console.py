@@ -47,7 +47,7 @@ from core.process.sandbox import SandboxInfo
 from core.remote.client import Attached, Detached, RemoteError
 from core.remote.protocol import ConsoleState, Op, Welcome
 from core.remote.reach import Reach
-from core.store.seals import Verdict
+from core.store.seals import JournalCheck
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.bash import BashSettings
@@ -59,7 +59,7 @@ T = TypeVar("T")
 _RECORDS: TypeAdapter[list[CallRecord]] = TypeAdapter(list[CallRecord])
 _DIFFS: TypeAdapter[list[FileDiff]] = TypeAdapter(list[FileDiff])
 _REPORTS: TypeAdapter[list[UndoReport]] = TypeAdapter(list[UndoReport])
-_VERDICT: TypeAdapter[Verdict] = TypeAdapter(Verdict)
+_VERDICT: TypeAdapter[JournalCheck] = TypeAdapter(JournalCheck)
 
 
 @dataclass(frozen=True)
@@ -396,7 +396,7 @@ class RemoteConsole:
     async def rewind(self, call_id: str) -> list[UndoReport]:
         return _REPORTS.validate_python(await self._ask("rewind", call_id))
 
-    async def verify(self) -> Verdict:
+    async def verify(self) -> JournalCheck:
         """The console there verifies its journal."""
         return _VERDICT.validate_python(await self._ask("verify"))
 
