@@ -53,13 +53,15 @@ from core.run.results import CacheStats
 from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
+from core.store.journal_reads import JournalReads
 from core.store.lock import OwnerLock
-from core.store.seals import Verdict, verify_journal
+from core.store.seals import JournalCheck, verify_journal
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
+from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
 from core.undo import recovery
 from core.undo.report import Resolution, UndoPreview, UndoReport
@@ -172,13 +174,13 @@ class Console:
             self.cache = CallCache.kept_by(self._tracker_.watcher, self.workspace)
             opening = recovery.Opening(self.workspace, recorder, self._blobs, self._tracker_, self._captures)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
-        journal = recorder.journal
-        agents, calls = await recorder.read(journal.agents), await recorder.read(journal.calls)
-        self.timeline.load(agents, calls, await recorder.read(journal.externals), await recorder.read(journal.batches))
-        bash = self.registry.get("Bash")
+        agents, calls = await recorder.read(JournalReads.agents), await recorder.read(JournalReads.calls)
+        self.timeline.load(agents, calls, await recorder.read(JournalReads.externals),
+                           await recorder.read(JournalReads.batches))
+        bash = self.registry.get(ToolName.BASH)
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
-                                                                      self.policy.timeouts().get("Bash"))
+                                                                      self.policy.timeouts().get(ToolName.BASH))
             bash.settings = self.bash_settings
             problems += [problem] if problem else []
             self.sandbox = await bash.sandbox_info()
@@ -221,7 +223,7 @@ class Console:
 
     async def _captures(self, call_id: CallId) -> bool:
         """Whether the call's tool finds its changes by comparing the workspace (a command)."""
-        name = await self.recorder.read(self.recorder.journal.call_tool, call_id)
+        name = await self.recorder.read(JournalReads.call_tool, call_id)
         tool = self.registry.get(name or "")
         return tool is not None and tool.captures_workspace
 
@@ -327,7 +329,7 @@ class Console:
         """How a window names this console: its workspace (one on another host: ssh://host/path)."""
         return str(self.workspace.root)
 
-    async def verify(self) -> Verdict:
+    async def verify(self) -> JournalCheck:
         """`belay verify` of this workspace's journal, read off the loop (also while this console writes it)."""
         return await asyncio.to_thread(verify_journal, self.state_dir / "journal.sqlite3")
 
@@ -351,15 +353,15 @@ class Console:
 
     async def history(self) -> list[CallRecord]:
         """Every journaled call of this workspace, oldest first."""
-        return await self.recorder.read(self.recorder.journal.calls)
+        return await self.recorder.read(JournalReads.calls)
 
     async def call_record(self, call_id: str) -> CallRecord | None:
         """One journaled call in full (its arguments and output as recorded), for showing it when selected."""
-        return await self.recorder.read(self.recorder.journal.call_record, call_id)
+        return await self.recorder.read(JournalReads.call_record, call_id)
 
     async def full_output(self, call_id: str) -> str | None:
         """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
-        return await self.recorder.read(self.recorder.journal.full_output, call_id)
+        return await self.recorder.read(JournalReads.full_output, call_id)
 
     async def diffs_for(self, call_id: str) -> list[FileDiff]:
         """The diff of every file a call changed, computed off the loop."""

@@ -43,7 +43,7 @@ REMEMBERED_FILE = "supervised.json"
 Answer = Literal["supervise", "refuse"]
 Ask = Callable[[Path, str], Awaitable[Answer | None]]
 """(directory, which agent asks) -> the person's answer, or None when it was dismissed (asked again next time)."""
-Opened = Callable[["Console"], None]
+Opened = Callable[["Console"], object]
 
 
 class Remembered:

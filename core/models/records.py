@@ -58,7 +58,10 @@ class Decision(str, Enum):
     TIMED_OUT = "timed_out"
 
 
-DecidedBy = Literal["person", "rule", "mode", "policy", "auto-approver", "timeout", "headless", "console"]
+VerdictBy = Literal["rule", "mode", "policy"]
+"""Who made a policy verdict (`core.policy.verdicts.Verdict.by`): "rule" an allow, ask or deny rule (named in
+the verdict); "mode" the mode in force (accept_edits, bypass, plan); "policy" Belay's built-in policy."""
+DecidedBy = Literal["person", VerdictBy, "auto-approver", "timeout", "headless", "console"]
 """Who decided whether a call runs: "person" a human answering in the window or at the terminal prompt;
 "rule" an allow, ask or deny rule (named beside it); "mode" the mode in force (accept_edits, bypass, plan);
 "policy" Belay's built-in policy (read-only calls allowed, secrets and protected places refused);

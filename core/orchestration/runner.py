@@ -30,7 +30,7 @@ from core.process.overlay import overlay_support
 from core.recorder import Recorder
 from core.run import arguments
 from core.run.calls import AgentHandle, CallOutcome
-from core.store.journal import Journal
+from core.store.journal_reads import JournalReads
 from core.tools.base import RunTool
 from core.tools.registry import ToolRegistry
 
@@ -52,7 +52,7 @@ class BatchRunner:
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
         self._layers = (await asyncio.to_thread(overlay_support)).available
-        history = await self.recorder.read(_history, self.recorder.journal, {call.tool for call in calls})
+        history = await self.recorder.read(_history, {call.tool for call in calls})
         # Off the loop: what each call touches is resolved on disk, the pairwise check grows quadratically, and
         # each call's estimate validates its arguments.
         explicit, graph, plan = await asyncio.to_thread(self._plan, calls, history)
@@ -131,7 +131,7 @@ class BatchRunner:
         return f"<BatchRunner {self.workspace.root}>"
 
 
-def _history(journal: Journal, tools: set[str]) -> History:
+def _history(journal: JournalReads, tools: set[str]) -> History:
     """The journal's latest done calls of each of `tools`, with how long they took (on the journal's thread)."""
     return {tool: journal.recent_durations(tool, SAMPLES) for tool in sorted(tools)}
 

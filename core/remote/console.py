@@ -40,14 +40,14 @@ from core.events import (
 )
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
-from core.models.policy import AllowScope, RuleAction, RuleEntry
+from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
 from core.models.records import CallRecord, DecidedBy, DecidedVia
 from core.process.overlay import OverlaySupport
 from core.process.sandbox import SandboxInfo
 from core.remote.client import Attached, Detached, RemoteError
 from core.remote.protocol import ConsoleState, Op, Welcome
 from core.remote.reach import Reach
-from core.store.seals import Verdict
+from core.store.seals import JournalCheck
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.bash import BashSettings
@@ -59,7 +59,7 @@ T = TypeVar("T")
 _RECORDS: TypeAdapter[list[CallRecord]] = TypeAdapter(list[CallRecord])
 _DIFFS: TypeAdapter[list[FileDiff]] = TypeAdapter(list[FileDiff])
 _REPORTS: TypeAdapter[list[UndoReport]] = TypeAdapter(list[UndoReport])
-_VERDICT: TypeAdapter[Verdict] = TypeAdapter(Verdict)
+_VERDICT: TypeAdapter[JournalCheck] = TypeAdapter(JournalCheck)
 
 
 @dataclass(frozen=True)
@@ -346,10 +346,10 @@ class RemoteConsole:
     def set_mode(self, mode: str) -> None:
         self.send("set_mode", name=mode)
 
-    async def add_rule(self, rule: str, action: RuleAction, scope: str) -> str:
+    async def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
         return str(await self._ask("add_rule", rule=rule, action=action, scope=scope))
 
-    async def remove_rule(self, rule: str, action: RuleAction, scope: str) -> bool:
+    async def remove_rule(self, rule: str, action: RuleAction, scope: Scope) -> bool:
         return bool(await self._ask("remove_rule", rule=rule, action=action, scope=scope))
 
     async def dry_run(self, rule: str, action: RuleAction = "allow") -> list[CallRecord]:
@@ -395,7 +395,7 @@ class RemoteConsole:
     async def rewind(self, call_id: str) -> list[UndoReport]:
         return _REPORTS.validate_python(await self._ask("rewind", call_id))
 
-    async def verify(self) -> Verdict:
+    async def verify(self) -> JournalCheck:
         """The console there verifies its journal."""
         return _VERDICT.validate_python(await self._ask("verify"))
 

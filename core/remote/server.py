@@ -35,6 +35,7 @@ from core.remote.protocol import (
     Reply,
     Welcome,
 )
+from core.store.journal_reads import JournalReads
 from core.tasks import spawn
 from core.timeline.excerpts import excerpt_args, excerpt_text
 
@@ -89,13 +90,13 @@ class AttachServer:
     async def _welcome(self) -> tuple[Welcome, list[CallRecord]]:
         """The welcome, and the journal's calls that follow it (cut on the journal's thread)."""
         console = self.console
-        journal, read = console.recorder.journal, console.recorder.read
+        read = console.recorder.read
         last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
         pending, state = console.pending_approvals(), state_of(console)
-        calls = await read(lambda: [_light(c) for c in journal.calls()])
+        calls = await read(_light_calls)
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
-                       agents=await read(journal.agents), batches=await read(journal.batches), calls=[],
-                       calls_following=len(calls), externals=await read(journal.externals), pending=pending,
+                       agents=await read(JournalReads.agents), batches=await read(JournalReads.batches), calls=[],
+                       calls_following=len(calls), externals=await read(JournalReads.externals), pending=pending,
                        state=state), calls
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
@@ -213,6 +214,11 @@ def state_of(console: Console) -> ConsoleState:
 
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
 """Models, dataclasses (a Verdict) and plain values as JSON."""
+
+
+def _light_calls(journal: JournalReads) -> list[CallRecord]:
+    """Every call of the journal, light (on the journal's thread)."""
+    return [_light(c) for c in journal.calls()]
 
 
 def _light(record: CallRecord) -> CallRecord:

@@ -38,6 +38,7 @@ from core.run.limits import Deadlines, Heartbeats, run_limited
 from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, merge, told
 from core.store import fsio
 from core.store.blobs import BlobStore
+from core.store.journal import Journal
 from core.tasks import shielded
 from core.tools.base import (
     ReadState,
@@ -357,10 +358,8 @@ class Pipeline:
     async def _apply(self, call_id: CallId, plan: WritePlan, read_state: ReadState, *,
                      before: Sequence[FileChange] = ()) -> tuple[FileChange, ...]:
         """Apply a plan of writes, journaled as the call's changes (after those it made `before`)."""
-        journal = self.recorder.journal
-
         def record(changes: Any) -> None:  # on the worker thread, between the blobs and the files (see Recorder)
-            journal.add_changes(call_id, [*before, *changes])
+            self.recorder.write_from_worker(Journal.add_changes, call_id, [*before, *changes])
 
         def work() -> tuple[FileChange, ...]:
             applied = apply_plan(self.workspace, self.blobs, plan, record)

@@ -32,7 +32,7 @@ from gui.window.runtime.collector import MainThreadCollector
 from gui.window.runtime.loop import EventLoop
 
 if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
-    from core import AutoReviewer, Console, RemoteConsole, Script, ScriptedAgent
+    from core import AutoReviewer, Console, ConsoleSurface, Script, ScriptedAgent
     from gui.window.chrome.first_run import FirstRunScreen
     from gui.window.workspace.window import MainWindow
 
@@ -137,7 +137,7 @@ def _run_with_window(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
 
 
 @contextlib.asynccontextmanager
-async def _window_on(console: Console | RemoteConsole,
+async def _window_on(console: ConsoleSurface,
                      reviewer: AutoReviewer | None = None) -> AsyncIterator[tuple[MainWindow, asyncio.Event]]:
     """Show the window on an open console; yields it and an event set when the last window closes.
 

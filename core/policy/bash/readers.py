@@ -179,13 +179,11 @@ def _dangerous_names(names: list[str], j: Judgement, shown: str) -> None:
             j.raise_to("ask", f"{shown} sets {name}, which changes what later commands run")
 
 
-def _plain_without_args(reason: str) -> Callable[..., None]:
-    """date -s, hostname NAME: read-only with no operand, a system change with one."""
-    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
-        if any(a.text in ("-s", "--set", "-F", "--file") or a.text.startswith("--set=") for a in args) or \
-                (reason.startswith("sets the host") and parse(args).operands):
-            j.raise_to("run", f"{shown} {reason}")
-    return judge
+def _hostname(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """hostname: read-only with no operand, a system change with one (or with a file or a name to set)."""
+    if any(a.text in ("-s", "--set", "-F", "--file") or a.text.startswith("--set=") for a in args) or \
+            parse(args).operands:
+        j.raise_to("run", f"{shown} sets the host name")
 
 
 def _printenv(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
@@ -206,5 +204,5 @@ _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
     "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
     "hash": _options_ask(("-p",), "maps a command name to another program"),
     "date": _date,
-    "hostname": _plain_without_args("sets the host name"),
+    "hostname": _hostname,
 }

@@ -36,7 +36,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from core import AllowScope, ApprovalRequested, Console, Timeline
+from core import AllowScope, ApprovalRequested, ConsoleSurface, Timeline, ToolName
 from gui.window.approvals.command_card import CommandCard
 from gui.window.approvals.inbox import InboxModel, InboxView, seconds_left
 from gui.window.approvals.text import agent_path, detail_html, why_no_preview
@@ -60,7 +60,7 @@ class ApprovalPanel(QWidget):
     waiting_changed = Signal(int)
     answered = Signal(str)
 
-    def __init__(self, console: Console, timeline: Timeline, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, timeline: Timeline, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalPanel")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -252,7 +252,7 @@ class ApprovalPanel(QWidget):
         for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
-        bash = request is not None and request.tool == "Bash" and not request.diffs  # a preview shows its diffs
+        bash = request is not None and request.tool == ToolName.BASH and not request.diffs  # a preview shows its diffs
         self.diff.setVisible(request is not None and not bash and bool(request.diffs))  # a Read has none
         self.command_card.setVisible(bash)
         self._buttons.setVisible(request is not None)
@@ -267,7 +267,7 @@ class ApprovalPanel(QWidget):
             self.diff.set_diffs([])
             return
         self.detail.setText(self._detail_html(request))
-        preview = request.tool == "Bash" and bool(request.diffs)  # the command ran: its changes are chosen from
+        preview = request.tool == ToolName.BASH and bool(request.diffs)  # the command ran: its changes are chosen from
         self.approve_button.setText("Apply  (Ctrl+Enter)" if preview else "Approve  (Ctrl+Enter)")
         self.deny_button.setText("Discard  (Ctrl+D)" if preview else "Deny  (Ctrl+D)")
         self.edit_button.setText("Edit && apply…" if preview else "Edit && approve…")
@@ -398,7 +398,7 @@ class ApprovalPanel(QWidget):
     def approve(self) -> None:
         request = self.current
         if request is not None:
-            hunks = self.diff.accepted_hunks() if request.tool != "Bash" or request.diffs else None
+            hunks = self.diff.accepted_hunks() if request.tool != ToolName.BASH or request.diffs else None
             if hunks is None:
                 self._console.approve(request.call_id, via="window")
                 self._said("Approved", request)

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import CallRecord, Console, RuleAction, RuleEntry, Scope
+from core import CallRecord, ConsoleSurface, RuleAction, RuleEntry, Scope
 from gui.window.kit import theme
 from gui.window.panels.rules_model import RuleKey, RulesModel, rule_key
 from gui.window.runtime.tasks import TaskSet
@@ -63,7 +63,7 @@ def _plural(count: int, word: str) -> str:
 class RulesView(QWidget):
     """The table of rules, the editor under it, and the last dry run's calls."""
 
-    def __init__(self, console: Console, tasks: TaskSet, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, tasks: TaskSet, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._console, self._tasks = console, tasks
         self._focus: RuleKey | None = None

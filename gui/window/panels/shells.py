@@ -64,7 +64,7 @@ class ShellsPanel(QWidget):
         self.list = QTreeWidget()
         self.list.setAccessibleName("Background shells")
         self.list.setObjectName("shellList")
-        self.list.setHeaderLabels(["Shell", "State", "Command"])
+        self.list.setHeaderLabels(["Shell", "State", "WindowCommand"])
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.header().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)

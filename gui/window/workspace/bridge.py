@@ -68,7 +68,7 @@ from core import (
     CallFinished,
     CallQueued,
     CallStarted,
-    Console,
+    ConsoleSurface,
     ElicitationRequested,
     ElicitationResolved,
     Event,
@@ -125,7 +125,8 @@ class Bridge(QObject):
     resynced = Signal()
     link_changed = Signal(object)
 
-    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet, *, backlog: int = BACKLOG) -> None:
+    def __init__(self, console: ConsoleSurface, model: TimelineModel, tasks: TaskSet, *,
+                 backlog: int = BACKLOG) -> None:
         super().__init__()
         self._backlog = backlog
         self._console = console
