@@ -43,10 +43,12 @@ system-deps:
 	  else echo "note: install$$missing (Debian/Ubuntu) for a sandboxed Bash tool and the desktop and packaging tests"; fi; \
 	fi
 
-# The rules a tool checks (pyproject.toml: ruff's lint rules, import-linter's contracts), then the tests, two at a
-# time (pytest-xdist: each test has its own state, config and ports; TEST_WORKERS=0 runs them one by one).
+# The rules a tool checks (pyproject.toml: mypy's types, ruff's lint rules, import-linter's contracts), then the
+# tests, two at a time (pytest-xdist: each test has its own state, config and ports; TEST_WORKERS=0 runs them one
+# by one).
 TEST_WORKERS ?= 2
 test: $(STAMP) system-deps test-tools
+	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)

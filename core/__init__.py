@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
     from core.models.diffs import DiffLine, FileDiff, Hunk
     from core.models.mcp import ServerState, ServerStatus
-    from core.models.policy import RuleEntry
+    from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
     from core.models.records import AgentStatus, CallRecord, ChangeKind, Decision, FileChange, GitChange, RunStatus
     from core.orchestration.graph import BatchError, CycleError
     from core.outside.agents import SERVED_TOOLS, describe_tool
@@ -96,7 +96,8 @@ if TYPE_CHECKING:
     from core.store.gc import console_open as workspace_open_in_console
     from core.store.gc import plan as plan_gc
     from core.store.gc import usage as store_usage
-    from core.store.seals import Verdict, parse_head, verify_journal
+    from core.store.seals import JournalCheck, parse_head, verify_journal
+    from core.surface import ConsoleSurface
     from core.tasks import shielded, spawn
     from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
     from core.timeline.nodes import (
@@ -113,6 +114,7 @@ if TYPE_CHECKING:
     )
     from core.timeline.tree import Timeline
     from core.tools.bash import BashArgs, BashSettings, no_preview
+    from core.tools.names import ToolName
     from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
     from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
@@ -139,7 +141,7 @@ _EXPORTS: dict[str, str] = {
     "core.models.batches": "BatchCall BatchReport BatchResult PlanInfo",
     "core.models.diffs": "DiffLine FileDiff Hunk",
     "core.models.mcp": "ServerState ServerStatus",
-    "core.models.policy": "RuleEntry",
+    "core.models.policy": "AllowScope RuleAction RuleEntry Scope",
     "core.models.records": "AgentStatus CallRecord ChangeKind Decision FileChange GitChange RunStatus",
     "core.orchestration.graph": "BatchError CycleError",
     "core.outside.agents": "SERVED_TOOLS describe_tool",
@@ -156,7 +158,8 @@ _EXPORTS: dict[str, str] = {
     "core.store.export": "export_journal",
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
-    "core.store.seals": "Verdict parse_head verify_journal",
+    "core.store.seals": "JournalCheck parse_head verify_journal",
+    "core.surface": "ConsoleSurface",
     "core.remote.client": "Attached Detached RemoteError",
     "core.remote.console": "RemoteConsole",
     "core.remote.protocol": "PROTOCOL_VERSION",
@@ -169,6 +172,7 @@ _EXPORTS: dict[str, str] = {
                             "ShellNode Updated expected_left_s"),
     "core.timeline.tree": "Timeline",
     "core.tools.bash": "BashArgs BashSettings no_preview",
+    "core.tools.names": "ToolName",
     "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
     "core.undo.report": "FilePreview Resolution UndoPreview UndoReport",
 }
@@ -216,14 +220,16 @@ __all__ = [
     "ConflictRegion", "conflict_regions", "take_side", "Take",
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",
     "SessionEnd", "SessionStarted", "ShellFinished", "ShellNode", "ShellOutput", "ShellStarted", "shielded", "spawn",
-    "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "UndoPreview", "UndoReport", "unified_text",
-    "uninstall_hooks", "Updated", "workspace_state_dir",
+    "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "ToolName", "UndoPreview", "UndoReport",
+    "unified_text", "uninstall_hooks", "Updated", "workspace_state_dir",
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",
+    "ConsoleSurface",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
-    "store_usage", "StoreUsage", "workspace_open_in_console", "Verdict", "parse_head", "verify_journal",
+    "store_usage", "StoreUsage", "workspace_open_in_console", "JournalCheck", "parse_head", "verify_journal",
     "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "Reach", "RemoteConsole", "RemoteError",
     "socket_answers",
     "SshLink", "SshTarget",
+    "AllowScope", "RuleAction", "Scope",
 ]

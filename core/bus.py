@@ -145,7 +145,7 @@ class EventBus:
     def __init__(self) -> None:
         self._subs: tuple[Subscription, ...] = ()
         """Replaced, never changed in place: `publish` walks it while a reader may close (no copy an event)."""
-        self._listeners: list[Callable[[Event], None]] = []
+        self._listeners: list[Callable[[Event], object]] = []
         self._counter = itertools.count(1)
         self.last_seq = 0
 
@@ -155,7 +155,7 @@ class EventBus:
         self._subs = (*self._subs, sub)
         return sub
 
-    def listen(self, callback: Callable[[Event], None]) -> None:
+    def listen(self, callback: Callable[[Event], object]) -> None:
         """Call `callback` synchronously for every event (core-internal read models only)."""
         self._listeners.append(callback)
 

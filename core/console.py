@@ -22,12 +22,12 @@ from core.changes.diffs import diff_of_change
 from core.changes.tracker import ChangeTracker, Holding
 from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, Event, McpServerChanged, PolicyChanged
-from core.ids import CallId, new_session_id
+from core.ids import BatchId, CallId, new_session_id
 from core.mcp.elicitation import Elicitations
 from core.models.batches import BatchCall, BatchReport
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
-from core.models.policy import RuleAction, RuleEntry
+from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
 from core.models.records import CallRecord, DecidedBy, DecidedVia, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
@@ -53,13 +53,15 @@ from core.run.results import CacheStats
 from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
+from core.store.journal_reads import JournalReads
 from core.store.lock import OwnerLock
-from core.store.seals import Verdict, verify_journal
+from core.store.seals import JournalCheck, verify_journal
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
 from core.tools.bash import BashSettings, BashTool
 from core.tools.catalog import default_tools, shell_tools
+from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
 from core.undo import recovery
 from core.undo.report import Resolution, UndoPreview, UndoReport
@@ -172,13 +174,13 @@ class Console:
             self.cache = CallCache.kept_by(self._tracker_.watcher, self.workspace)
             opening = recovery.Opening(self.workspace, recorder, self._blobs, self._tracker_, self._captures)
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
-        journal = recorder.journal
-        agents, calls = await recorder.read(journal.agents), await recorder.read(journal.calls)
-        self.timeline.load(agents, calls, await recorder.read(journal.externals), await recorder.read(journal.batches))
-        bash = self.registry.get("Bash")
+        agents, calls = await recorder.read(JournalReads.agents), await recorder.read(JournalReads.calls)
+        self.timeline.load(agents, calls, await recorder.read(JournalReads.externals),
+                           await recorder.read(JournalReads.batches))
+        bash = self.registry.get(ToolName.BASH)
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
-                                                                      self.policy.timeouts().get("Bash"))
+                                                                      self.policy.timeouts().get(ToolName.BASH))
             bash.settings = self.bash_settings
             problems += [problem] if problem else []
             self.sandbox = await bash.sandbox_info()
@@ -221,12 +223,13 @@ class Console:
 
     async def _captures(self, call_id: CallId) -> bool:
         """Whether the call's tool finds its changes by comparing the workspace (a command)."""
-        tool = self.registry.get(await self.recorder.read(self.recorder.journal.call_tool, call_id) or "")
+        name = await self.recorder.read(JournalReads.call_tool, call_id)
+        tool = self.registry.get(name or "")
         return tool is not None and tool.captures_workspace
 
     async def _open_endpoint(self) -> None:
         """Serve outside agents (Claude Code's hooks, `belay mcp-serve`) on the workspace's private socket."""
-        assert self._blobs is not None
+        assert self._blobs is not None and self._calls is not None
         self.interceptor = Interceptor(calls=self._calls, registry=self.registry, blobs=self._blobs,
                                        tracker=self._tracker_)
         self.outside = OutsideAgents(self.roster, self.recorder, self.interceptor, state_dir=self.state_dir)
@@ -326,7 +329,7 @@ class Console:
         """How a window names this console: its workspace (one on another host: ssh://host/path)."""
         return str(self.workspace.root)
 
-    async def verify(self) -> Verdict:
+    async def verify(self) -> JournalCheck:
         """`belay verify` of this workspace's journal, read off the loop (also while this console writes it)."""
         return await asyncio.to_thread(verify_journal, self.state_dir / "journal.sqlite3")
 
@@ -350,15 +353,15 @@ class Console:
 
     async def history(self) -> list[CallRecord]:
         """Every journaled call of this workspace, oldest first."""
-        return await self.recorder.read(self.recorder.journal.calls)
+        return await self.recorder.read(JournalReads.calls)
 
     async def call_record(self, call_id: str) -> CallRecord | None:
         """One journaled call in full (its arguments and output as recorded), for showing it when selected."""
-        return await self.recorder.read(self.recorder.journal.call_record, call_id)
+        return await self.recorder.read(JournalReads.call_record, call_id)
 
     async def full_output(self, call_id: str) -> str | None:
         """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
-        return await self.recorder.read(self.recorder.journal.full_output, call_id)
+        return await self.recorder.read(JournalReads.full_output, call_id)
 
     async def diffs_for(self, call_id: str) -> list[FileDiff]:
         """The diff of every file a call changed, computed off the loop."""
@@ -390,7 +393,7 @@ class Console:
         return self.approvals.resolve(call_id, Answer(decision=Decision.DENIED, reason=reason.strip(), by=by,
                                                       via=via))
 
-    def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None, *,
+    def always_allow(self, call_id: str, scope: AllowScope = "session", rule: str | None = None, *,
                      via: DecidedVia | None = None) -> bool:
         """Approve a waiting call and add an allow rule so calls like it stop asking.
 
@@ -417,9 +420,9 @@ class Console:
         """Every rule in force, user layer first."""
         return self.policy.rules()
 
-    async def add_rule(self, rule: str, action: RuleAction, scope: str) -> str:
+    async def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
         """Add a rule to a layer (a workspace or user rule is written to its settings file); returns it normalised."""
-        stored = await asyncio.to_thread(self.policy.add_rule, rule, action, scope)  # type: ignore[arg-type]
+        stored = await asyncio.to_thread(self.policy.add_rule, rule, action, scope)
         self._policy_changed(f"added {action} rule {stored} to {scope}")
         return stored
 
@@ -433,9 +436,9 @@ class Console:
         await asyncio.to_thread(self.policy.trust_workspace)
         self._policy_changed("trusted this workspace" + (f": {', '.join(held)} now apply" if held else ""))
 
-    async def remove_rule(self, rule: str, action: RuleAction, scope: str) -> bool:
+    async def remove_rule(self, rule: str, action: RuleAction, scope: Scope) -> bool:
         """Remove a rule from a layer; False when it was not there."""
-        removed = await asyncio.to_thread(self.policy.remove_rule, rule, action, scope)  # type: ignore[arg-type]
+        removed = await asyncio.to_thread(self.policy.remove_rule, rule, action, scope)
         if removed:
             self._policy_changed(f"removed {action} rule {rule} from {scope}")
         return removed
@@ -525,7 +528,7 @@ class Console:
         return self.roster.launch(coro, name)
 
     async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
-                   timeout_s: float | None = None, batch: tuple[str, str] | None = None,
+                   timeout_s: float | None = None, batch: tuple[BatchId, str] | None = None,
                    ask: bool = False) -> CallOutcome:
         """Submit one call for `agent` and wait for its outcome.
 

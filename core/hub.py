@@ -43,7 +43,7 @@ REMEMBERED_FILE = "supervised.json"
 Answer = Literal["supervise", "refuse"]
 Ask = Callable[[Path, str], Awaitable[Answer | None]]
 """(directory, which agent asks) -> the person's answer, or None when it was dismissed (asked again next time)."""
-Opened = Callable[["Console"], None]
+Opened = Callable[["Console"], object]
 
 
 class Remembered:
@@ -65,7 +65,7 @@ class Remembered:
         for path in (directory, *directory.parents):
             for key in ("supervise", "refuse"):
                 if str(path) in data[key]:
-                    return key  # type: ignore[return-value]
+                    return key
         return None
 
     def remember(self, directory: Path, answer: Answer) -> None:
@@ -121,7 +121,7 @@ class Hub:
     def _another_runs(self) -> bool:
         """Whether a hub answers on the socket its files name (a stale file of one that died does not count)."""
         path = hub_socket(str(self.dir.parent))
-        return bool(path) and answers(path)
+        return answers(path) if path else False
 
     def _refuse_peer(self, pid: int) -> bool:
         """A process that a command of any supervised workspace started may not use the hub's socket either."""

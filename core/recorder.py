@@ -10,14 +10,16 @@ output, heartbeats, retries) are announced here without a journal row;
 background shells, the policy in force and MCP server states are announced
 on the bus by the part that owns them.
 
-Three journal writes happen elsewhere, on a worker thread, because they
-must land between blocking steps that cannot be split: the change set a
-write tool records after storing blobs and before writing files
-(`core.run.pipeline` through `core.run.apply`), the pending undo recorded
-before an undo writes and its failure if writing fails
-(`core.undo.service`), and an undo a crash cut short, finished when the
-console opens (`core.undo.recovery`).  The events that follow them come
-through here.
+The journal is the recorder's own.  Others read it with `read` (a read of
+`JournalReads`, run on the journal's thread), and write it only through
+the recorder: here, or, for the three writes that must land on a worker
+thread between blocking steps that cannot be split, through
+`write_from_worker`.  Those three are the change set a write tool records
+after storing blobs and before writing files (`core.run.pipeline` through
+`core.run.apply`), the pending undo recorded before an undo writes and its
+failure if writing fails (`core.undo.service`), and an undo a crash cut
+short, finished when the console opens (`core.undo.recovery`).  The events
+that follow them come through here.
 
 A call's own steps are grouped (core.store.group_commit): its queued row,
 a verdict given without asking and, for a tool that only reads, its start
@@ -35,11 +37,11 @@ without rows (output, progress) that follow them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from core.bus import EventBus
 from core.errors import ErrorInfo
@@ -65,11 +67,12 @@ from core.events import (
     RollbackRefused,
     SessionStarted,
 )
-from core.ids import AgentId, CallId, SessionId, new_external_id
+from core.ids import AgentId, BatchId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
-from core.store.group_commit import GroupWriter, Write
+from core.store.group_commit import DeferredWrite, GroupWriter
 from core.store.journal import Journal, RunEnd
+from core.store.journal_reads import JournalReads
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -80,15 +83,15 @@ class Recorder:
 
     def __init__(self, journal: Journal, bus: EventBus, executor: ThreadPoolExecutor, session_id: SessionId,
                  workspace: Path) -> None:
-        self.journal, self.bus = journal, bus
+        self._journal, self.bus = journal, bus
         self.session_id, self.workspace = session_id, workspace
         self._executor = executor
         self._session_open = False
         self.writer = GroupWriter(journal, executor, asyncio.get_running_loop())
         """The call steps' writes, committed in groups on the journal's thread."""
-        self._unwritten: dict[CallId, tuple[Write, partial[None]]] = {}
+        self._unwritten: dict[CallId, tuple[DeferredWrite, partial[None]]] = {}
         """A call's queued row handed over without waiting (its write and what it writes), until the call ends."""
-        self._unstarted: dict[CallId, Write] = {}
+        self._unstarted: dict[CallId, DeferredWrite] = {}
         """A call's start handed over without waiting, until the call ends."""
 
     @classmethod
@@ -98,18 +101,32 @@ class Recorder:
         journal = await asyncio.get_running_loop().run_in_executor(executor, Journal, path)
         return cls(journal, bus, executor, session_id, workspace)
 
-    async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a blocking journal read (`self.journal.calls`, ...) on the journal's thread, after every write
-        handed to the group writer before it."""
+    async def read(self, fn: Callable[Concatenate[JournalReads, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(journal, *args)` on the journal's thread, after every write handed to the group writer before it:
+        a read of the journal (`JournalReads.calls`, or a function of its reads that makes several in one hop)."""
+        return await self._on_thread(partial(fn, self._journal, *args, **kwargs))
+
+    def write_from_worker(self, fn: Callable[Concatenate[Journal, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Blocking, on a worker thread, never the loop's: `fn(journal, *args)`, a journal write that must land
+        between two blocking steps that cannot be split (see the module's docstring).  The journal's lock orders
+        it with the journal's own thread; its event, if any, is published afterwards through the recorder."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return fn(self._journal, *args, **kwargs)
+        raise RuntimeError("write_from_worker blocks: call it from a worker thread, not the event loop's")
+
+    async def _on_thread(self, op: Callable[[], T]) -> T:
+        """One journal operation on the journal's thread, after the writes handed to the group writer before it."""
         self.writer.kick()
-        return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args, **kwargs))
+        return await asyncio.get_running_loop().run_in_executor(self._executor, op)
 
     async def close(self) -> None:
         """Record the session's end (if it began), close the journal, end its thread."""
         try:
             if self._session_open:
-                await self.read(self.journal.end_session, self.session_id)
-            await self.read(self.journal.close)
+                await self._on_thread(partial(self._journal.end_session, self.session_id))
+            await self._on_thread(self._journal.close)
         finally:
             self.writer.close()
             self._executor.shutdown(wait=True)
@@ -121,42 +138,42 @@ class Recorder:
         if self._session_open:
             return
         self._session_open = True
-        await self.read(self.journal.start_session, self.session_id, str(self.workspace))
+        await self._on_thread(partial(self._journal.start_session, self.session_id, str(self.workspace)))
         self.bus.publish(SessionStarted(session_id=self.session_id, workspace=str(self.workspace)))
 
     async def agent_started(self, agent_id: AgentId, name: str, kind: str, *, parent_id: AgentId | None = None,
-                            spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> None:
-        await self.read(self.journal.add_agent, agent_id, self.session_id, name, kind, parent_id, spawned_by,
-                        sorted(tools) if tools else None)
+                            spawned_by: CallId | None = None, tools: Collection[str] | None = None) -> None:
+        await self._on_thread(partial(self._journal.add_agent, agent_id, self.session_id, name, kind, parent_id,
+                                      spawned_by, sorted(tools) if tools else None))
         self.bus.publish(AgentStarted(agent_id=agent_id, session_id=self.session_id, name=name, agent_kind=kind,
                                       parent_id=parent_id, spawned_by=spawned_by,
                                       tools=tuple(sorted(tools)) if tools else None))
 
     async def agent_linked(self, agent_id: AgentId, spawned_by: CallId) -> None:
         """A sub-agent's spawning call became known after it started."""
-        await self.read(self.journal.link_agent, agent_id, spawned_by)
+        await self._on_thread(partial(self._journal.link_agent, agent_id, spawned_by))
         self.bus.publish(AgentLinked(agent_id=agent_id, spawned_by=spawned_by))
 
     async def agent_finished(self, agent_id: AgentId, status: AgentStatus, message: str = "") -> None:
-        await self.read(self.journal.finish_agent, agent_id, status)
+        await self._on_thread(partial(self._journal.finish_agent, agent_id, status))
         self.bus.publish(AgentFinished(agent_id=agent_id, status=status, message=message))
 
     # -- one call ------------------------------------------------------------------------------
 
     async def call_queued(self, call_id: CallId, agent_id: AgentId, tool: str, args: dict[str, Any], summary: str,
-                          batch: tuple[str, str] | None = None, *, wait: bool = True) -> None:
+                          batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> None:
         """A call exists: journaled with its arguments before anything is decided about it.  `wait=False`:
         committed with the call's next step that waits (see the module's docstring)."""
         event = partial(CallQueued, call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
                         batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
-        op = partial(self.journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
+        op = partial(self._journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
         write = await self._write(call_id, op, event, wait=wait)
         if write is not None:
             self._unwritten[call_id] = (write, op)
 
     async def approval_requested(self, request: ApprovalRequested) -> None:
         """The call waits for a person."""
-        await self._write(request.call_id, partial(self.journal.set_status, request.call_id,
+        await self._write(request.call_id, partial(self._journal.set_status, request.call_id,
                                                    RunStatus.BLOCKED_ON_USER), lambda: request)
 
     async def approval_resolved(self, call_id: CallId, decision: Decision, reason: str, by: DecidedBy,
@@ -165,7 +182,7 @@ class Recorder:
         """Who decided whether a call runs (a person, an auto-approver, a rule, the mode, the policy, a
         timeout, Belay itself) and how, journaled first.  An answer is made durable; a verdict given without
         asking need not be (`durable` False): the policy would give it again."""
-        await self._write(call_id, partial(self.journal.add_decision, call_id, decision.value, reason, by, rule,
+        await self._write(call_id, partial(self._journal.add_decision, call_id, decision.value, reason, by, rule,
                                            via=via, durable=durable),
                           partial(ApprovalResolved, call_id=call_id, decision=decision, reason=reason, by=by,
                                   rule=rule, via=via),
@@ -173,7 +190,7 @@ class Recorder:
 
     async def call_started(self, call_id: CallId, *, wait: bool = True) -> None:
         """The call runs now.  `wait=False` for a tool that only reads: its start need not be committed first."""
-        write = await self._write(call_id, partial(self.journal.set_status, call_id, RunStatus.RUNNING),
+        write = await self._write(call_id, partial(self._journal.set_status, call_id, RunStatus.RUNNING),
                                   partial(CallStarted, call_id=call_id), wait=wait)
         if write is not None:
             self._unstarted[call_id] = write
@@ -193,7 +210,7 @@ class Recorder:
                                                                     delay_s=delay_s, error=error)))
 
     async def _write(self, call_id: CallId, op: Callable[[], object] | None, event: Callable[[], Event], *,
-                     wait: bool = True, durable: bool = False) -> Write | None:
+                     wait: bool = True, durable: bool = False) -> DeferredWrite | None:
         """Journal one step of a call, then publish its event: waiting for the commit, or not (`wait`: the write
         handed over is returned).  The event is made when it is published, after the commit: a call the agent
         waits for is answered without it."""
@@ -210,9 +227,9 @@ class Recorder:
                                git: Sequence[GitChange] = ()) -> None:
         """What a call changed, journaled as soon as it is known (its event is the call's end)."""
         if changes:
-            await self.writer.commit(call_id, partial(self.journal.add_changes, call_id, changes), durable=True)
+            await self.writer.commit(call_id, partial(self._journal.add_changes, call_id, changes), durable=True)
         if git:
-            await self.writer.commit(call_id, partial(self.journal.add_git_changes, call_id, git), durable=True)
+            await self.writer.commit(call_id, partial(self._journal.add_git_changes, call_id, git), durable=True)
 
     async def call_finished(self, call_id: CallId, status: RunStatus, output: str, error: ErrorInfo | None,
                             duration_s: float, *, changes: tuple[FileChange, ...] = (),
@@ -229,50 +246,52 @@ class Recorder:
         unstarted = self._unstarted.pop(call_id, None)
         started = unstarted is not None and self.writer.amend(unstarted, None)
         end = RunEnd(status, output, error, duration_s, cached, attempts, started)
-        queued, queued_op = self._unwritten.pop(call_id, (None, None))
-        folded = queued is not None and self.writer.amend(queued, partial(queued_op, ended=end), durable=durable)
+        unwritten = self._unwritten.pop(call_id, None)
+        folded = unwritten is not None and self.writer.amend(unwritten[0], partial(unwritten[1], ended=end),
+                                                              durable=durable)
         if full_output and full_output != output:  # (after the call's row, which it refers to)
-            self.writer.defer(call_id, partial(self.journal.add_full_output, call_id, full_output))
+            self.writer.defer(call_id, partial(self._journal.add_full_output, call_id, full_output))
         if folded:
             await self._write(call_id, None, event, durable=durable)
         else:
-            await self._write(call_id, partial(self.journal.finish_run, call_id, status, output, error, duration_s,
+            await self._write(call_id, partial(self._journal.finish_run, call_id, status, output, error, duration_s,
                                                cached, attempts, durable, started=started), event, durable=durable)
 
     # -- batches -------------------------------------------------------------------------------
 
-    async def batch_started(self, batch_id: str, agent_id: AgentId, name: str, plan: PlanInfo, size: int) -> None:
-        await self.read(self.journal.add_batch, batch_id, self.session_id, agent_id, name, plan)
+    async def batch_started(self, batch_id: BatchId, agent_id: AgentId, name: str, plan: PlanInfo, size: int) -> None:
+        await self._on_thread(partial(self._journal.add_batch, batch_id, self.session_id, agent_id, name, plan))
         self.bus.publish(BatchStarted(batch_id=batch_id, agent_id=agent_id, name=name, plan=plan, size=size))
 
-    async def batch_finished(self, batch_id: str, *, succeeded: int, failed: int, skipped: int, cache_hits: int,
+    async def batch_finished(self, batch_id: BatchId, *, succeeded: int, failed: int, skipped: int, cache_hits: int,
                              duration_s: float, max_running: int) -> None:
         summary = {"succeeded": succeeded, "failed": failed, "skipped": skipped, "cache_hits": cache_hits,
                    "duration_s": duration_s, "max_running": max_running}
-        await self.read(self.journal.finish_batch, batch_id, summary)
-        self.bus.publish(BatchFinished(batch_id=batch_id, **summary))
+        await self._on_thread(partial(self._journal.finish_batch, batch_id, summary))
+        self.bus.publish(BatchFinished(batch_id=batch_id, succeeded=succeeded, failed=failed, skipped=skipped,
+                                       cache_hits=cache_hits, duration_s=duration_s, max_running=max_running))
 
     # -- changes nobody in Belay made, and what opening after a crash repairs ------------------
 
     async def external_changes(self, changes: Sequence[FileChange], note: str) -> None:
         """Changes found on disk that no call made; shown, never attributed to an agent."""
         op_id = new_external_id()
-        await self.read(self.journal.add_external, op_id, self.session_id, changes, note)
+        await self._on_thread(partial(self._journal.add_external, op_id, self.session_id, changes, note))
         self.bus.publish(ExternalChangesRecorded(op_id=op_id, note=note, changes=tuple(changes)))
 
     async def runs_interrupted(self) -> list[CallId]:
         """Opening after a crash: runs a dead console left unfinished are marked so (before the timeline loads)."""
-        return [CallId(c) for c in await self.read(self.journal.mark_interrupted)]
+        return [CallId(c) for c in await self._on_thread(self._journal.mark_interrupted)]
 
     async def changes_recovered(self, call_id: CallId, changes: Sequence[FileChange]) -> None:
         """Opening after a crash: what an interrupted command changed, given to it (before the timeline loads)."""
-        await self.read(self.journal.add_changes, call_id, changes)
+        await self._on_thread(partial(self._journal.add_changes, call_id, changes))
 
     # -- undo ----------------------------------------------------------------------------------
 
     async def rollback_done(self, rollback_id: str) -> None:
         """An undo recorded as pending (core.undo.service) has written all its files."""
-        await self.read(self.journal.finish_rollback, rollback_id, "done")
+        await self._on_thread(partial(self._journal.finish_rollback, rollback_id, "done"))
 
     def rollback_finished(self, event: RollbackFinished) -> None:
         """Announced once the undo is done and the call's undo state reread from the journal."""
@@ -283,5 +302,5 @@ class Recorder:
         self.bus.publish(RollbackRefused(call_id=call_id, message=message, conflicts=tuple(conflicts)))
 
     def __repr__(self) -> str:
-        return f"<Recorder {self.journal.path} session={self.session_id} open={self._session_open}>"
+        return f"<Recorder {self._journal.path} session={self.session_id} open={self._session_open}>"
 

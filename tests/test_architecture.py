@@ -61,3 +61,62 @@ def test_every_core_module_has_a_test_file_mirroring_it() -> None:
         if path.name != "__init__.py" and not (ROOT / "tests" / "core" / rel.parent / f"test_{rel.name}").exists():
             missing.append(f"core/{rel} has no tests/core/{rel.parent / ('test_' + rel.name)}".replace("/./", "/"))
     assert missing == []
+
+
+
+def _tool_name_comparisons(source: str, where: str, names: frozenset[str]) -> list[str]:
+    """Where code compares something with a tool's name spelled as a string (`tool == "Bash"`,
+    `tool in ("Write", "Edit")`) rather than a `ToolName`."""
+    found = []
+    for node in ast.walk(ast.parse(source, where)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in (node.left, *node.comparators):
+            items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+            found += [f"{where}:{node.lineno} compares with {item.value!r}" for item in items
+                      if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names]
+    return found
+
+
+def test_no_code_compares_a_tool_name_as_a_string_outside_the_tool_registry() -> None:
+    """Tool identity is a type (issue 33): a comparison names a `ToolName`; core/tools/, where the names are
+    defined, is the one place that may spell them."""
+    from core import ToolName
+    names = frozenset(ToolName)
+    offenders = [found for package in ("core", "gui") for path in sorted((ROOT / package).rglob("*.py"))
+                 if ROOT / "core" / "tools" not in path.parents
+                 for found in _tool_name_comparisons(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)),
+                                                     names)]
+    assert offenders == []
+
+
+def test_the_tool_name_check_catches_a_string_comparison() -> None:
+    source = 'ok = tool == ToolName.BASH\nif tool == "Bash" or name in ("Write", "x"):\n    pass\n'
+    assert _tool_name_comparisons(source, "bad.py", frozenset({"Bash", "Write"})) == [
+        "bad.py:2 compares with 'Bash'", "bad.py:2 compares with 'Write'"]
+
+
+def _class_names(source: str, where: str) -> list[tuple[str, str]]:
+    return [(node.name, f"{where}:{node.lineno}") for node in ast.walk(ast.parse(source, where))
+            if isinstance(node, ast.ClassDef)]
+
+
+def _shared_names(places: list[tuple[str, str]]) -> dict[str, list[str]]:
+    by_name: dict[str, list[str]] = {}
+    for name, where in places:
+        by_name.setdefault(name, []).append(where)
+    return {name: wheres for name, wheres in sorted(by_name.items()) if len(wheres) > 1}
+
+
+def test_no_two_classes_in_core_and_gui_share_a_name() -> None:
+    """One name per class (issue 33): a name says which class it is, wherever it is read."""
+    places = [place for package in ("core", "gui") for path in sorted((ROOT / package).rglob("*.py"))
+              for place in _class_names(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    shared = _shared_names(places)
+    assert shared == {}
+
+
+def test_the_class_name_check_catches_a_name_given_twice() -> None:
+    places = _class_names("class Verdict:\n    pass\n", "a.py") + _class_names("class Verdict(Base):\n    pass\n"
+                                                                          "class Other:\n    pass\n", "b.py")
+    assert _shared_names(places) == {"Verdict": ["a.py:1", "b.py:1"]}

@@ -45,7 +45,7 @@ class StrictLoader(yaml.SafeLoader):
             raise self.too_deep(line)
         self._depth += 1
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 

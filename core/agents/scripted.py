@@ -21,9 +21,9 @@ from core.orchestration.graph import BatchError
 from core.orchestration.refs import BadReference
 from core.run.calls import AgentHandle, CallOutcome
 from core.tools.base import SubAgentRequest, ToolOutput
-from core.tools.task import TaskTool
+from core.tools.names import ToolName
 
-NO_NESTED_TASK = frozenset({TaskTool.name, "Agent"})
+NO_NESTED_TASK = frozenset({ToolName.TASK, ToolName.AGENT})
 _STATUS = {"done": RunStatus.DONE, "failed": RunStatus.FAILED, "denied": RunStatus.DENIED,
            "skipped": RunStatus.SKIPPED, "cancelled": RunStatus.CANCELLED, "timed_out": RunStatus.TIMED_OUT}
 log = logging.getLogger(__name__)

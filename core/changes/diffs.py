@@ -24,11 +24,11 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from core.changes.xdiff import XdiffError, XLine, XPatch, diff_buffers
-from core.models.diffs import DiffLine, FileDiff, Hunk
-from core.models.records import FileChange
+from core.models.diffs import DiffLine, DiffStatus, FileDiff, Hunk, LineEnding, LineKind
+from core.models.records import ChangeKind, FileChange
 from core.store.blobs import BlobStore
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ XDIFF_MAX_BYTES = 1023 * 1024 * 1024
 SLIDE_LINES = 100
 """Unchanged lines kept beyond the context on each side of the trimmed region: as far as xdiff's indent
 heuristic slides a hunk, so trimming does not change where a hunk lands."""
-_MARKS = frozenset(" +-")
+_MARKS: dict[str, LineKind] = {" ": " ", "+": "+", "-": "-"}
 """The line origins kept from libgit2: it also gives "\\ No newline at end of file" lines, which the
 missing ending of the line before already says."""
 
@@ -63,6 +63,13 @@ class _Region(NamedTuple):
     """Number of lines before `start` (the same in both versions)."""
 
 
+class _Sizes(TypedDict):
+    """Both versions' sizes in bytes, as `FileDiff` takes them (None: that version does not exist)."""
+
+    old_size: int | None
+    new_size: int | None
+
+
 def compute_diff(
     path: str,
     before: bytes | None,
@@ -73,7 +80,7 @@ def compute_diff(
 ) -> FileDiff:
     """Diff two versions of `path` (None means the file does not exist)."""
     status = _status(before, after)
-    sizes = {"old_size": _size(before), "new_size": _size(after)}
+    sizes = _Sizes(old_size=_size(before), new_size=_size(after))
     if not _is_text(before) or not _is_text(after):
         note = "binary file, " + _sizes_note(before, after)
         return FileDiff(path=path, status=status, binary=True, note=note, **sizes)
@@ -132,7 +139,7 @@ def _range(start: int, length: int) -> str:
 # -- input -------------------------------------------------------------------
 
 
-def _status(before: bytes | None, after: bytes | None) -> str:
+def _status(before: bytes | None, after: bytes | None) -> DiffStatus:
     if before is None and after is None or before == after:
         return "unchanged"
     if before is None:
@@ -146,7 +153,7 @@ def _size(data: bytes | None) -> int | None:
 
 def _sizes_note(before: bytes | None, after: bytes | None) -> str:
     if before is None or after is None or before == after:
-        size = len(before if after is None else after)
+        size = len(before or b"") if after is None else len(after)
         return f"{size:,} bytes"
     return f"{len(before):,} -> {len(after):,} bytes"
 
@@ -287,8 +294,9 @@ def _from_patch(patch: XPatch, shift: int, max_lines: int) -> _Found:
 
 def _native_lines(lines: Iterator[XLine], shift: int) -> Iterator[DiffLine]:
     for line in lines:
-        if line.origin in _MARKS:
-            yield _line(line.origin, line.raw.decode(),
+        kind = _MARKS.get(line.origin)
+        if kind is not None:
+            yield _line(kind, line.raw.decode(),
                         line.old_no + shift if line.old_no > 0 else None,
                         line.new_no + shift if line.new_no > 0 else None)
 
@@ -394,9 +402,9 @@ def _group_lines(
         yield _line(" ", old[k], k + shift + 1, k + shift + 1)
 
 
-def _line(kind: str, raw: str, old_no: int | None, new_no: int | None) -> DiffLine:
-    text = raw[:-2] if raw.endswith("\r\n") else raw[:-1] if raw.endswith("\n") else raw
-    return DiffLine(kind=kind, old_no=old_no, new_no=new_no, text=text, ending=raw[len(text):])
+def _line(kind: LineKind, raw: str, old_no: int | None, new_no: int | None) -> DiffLine:
+    ending: LineEnding = "\r\n" if raw.endswith("\r\n") else "\n" if raw.endswith("\n") else ""
+    return DiffLine(kind=kind, old_no=old_no, new_no=new_no, text=raw[:len(raw) - len(ending)], ending=ending)
 
 
 def _hunk(lines: list[DiffLine], before_old: int, before_new: int) -> Hunk:
@@ -420,10 +428,10 @@ def diff_of_change(change: FileChange, blobs: BlobStore) -> FileDiff:
     if change.before_mode is not None and change.after_mode is not None and change.before_mode != change.after_mode:
         notes.append(f"mode {change.before_mode:o} -> {change.after_mode:o}")
     if not change.stored:
-        status = {"create": "create", "delete": "delete"}.get(change.kind.value, "modify")
+        status: DiffStatus = ("create" if change.kind is ChangeKind.CREATE else
+                              "delete" if change.kind is ChangeKind.DELETE else "modify")
         notes.append("not stored (an ignored or very large file): its contents were not kept and cannot be restored")
-        return FileDiff(path=change.path, status=status, old_size=None, new_size=None,  # type: ignore[arg-type]
-                        note="; ".join(notes))
+        return FileDiff(path=change.path, status=status, old_size=None, new_size=None, note="; ".join(notes))
     before = blobs.get(change.before_hash) if change.before_hash else None
     after = blobs.get(change.after_hash) if change.after_hash else None
     diff = compute_diff(change.path, before, after)

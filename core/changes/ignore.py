@@ -218,27 +218,33 @@ class IgnoreRules:
         """The lines of one ignore file, or None (and a problem when it exists but cannot be used)."""
         path = os.path.join(self.root, rel_file)
         if os.path.commonpath([self._real_root, os.path.realpath(os.path.dirname(path))]) != self._real_root:
-            return self._skip(rel_file, "it is outside the workspace")
+            self._skip(rel_file, "it is outside the workspace")
+            return None
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             link = e.errno == errno.ELOOP
-            return self._skip(rel_file, "it is a symbolic link (git does not follow it either)" if link else e.strerror)
+            self._skip(rel_file, "it is a symbolic link (git does not follow it either)" if link else e.strerror)
+            return None
         try:
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    return self._skip(rel_file, "it is not a regular file")
+                    self._skip(rel_file, "it is not a regular file")
+                    return None
                 data = f.read(MAX_IGNORE_FILE_BYTES + 1)
         except OSError as e:
-            return self._skip(rel_file, e.strerror)
+            self._skip(rel_file, e.strerror)
+            return None
         if len(data) > MAX_IGNORE_FILE_BYTES:
-            return self._skip(rel_file, f"it is larger than {MAX_IGNORE_FILE_BYTES} bytes")
+            self._skip(rel_file, f"it is larger than {MAX_IGNORE_FILE_BYTES} bytes")
+            return None
         try:
             text = data.decode("utf-8-sig")  # git skips a byte-order mark too
         except UnicodeDecodeError:
-            return self._skip(rel_file, "it is not UTF-8 text")
+            self._skip(rel_file, "it is not UTF-8 text")
+            return None
         self._sources.append(rel_file)
         return text.split("\n")  # git splits on LF only, then drops a CR before it
 

@@ -122,7 +122,10 @@ class _Inotify(InotifyFD):
 
 class _Handler(FileSystemEventHandler):
     def __init__(self, sink: Callable[[FileSystemEvent], None]) -> None:
-        self.dispatch = sink  # type: ignore[method-assign]  # every event, unsorted
+        self._sink = sink
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        self._sink(event)  # every event, unsorted
 
 
 class DirtyTracker:

@@ -92,7 +92,7 @@ class DiffHunk(ctypes.Structure):
                 ("new_lines", ctypes.c_int), ("header_len", ctypes.c_size_t), ("header", ctypes.c_char * 128)]
 
 
-class DiffLine(ctypes.Structure):
+class GitDiffLine(ctypes.Structure):
     """git_diff_line."""
 
     _fields_ = [("origin", ctypes.c_char), ("old_lineno", ctypes.c_int), ("new_lineno", ctypes.c_int),
@@ -109,7 +109,7 @@ _SIGNATURES: dict[str, tuple[list[object], object]] = {
     "git_patch_num_hunks": ([_ptr], _size),
     "git_patch_get_hunk": ([ctypes.POINTER(ctypes.POINTER(DiffHunk)), ctypes.POINTER(_size), _ptr, _size],
                            ctypes.c_int),
-    "git_patch_get_line_in_hunk": ([ctypes.POINTER(ctypes.POINTER(DiffLine)), _ptr, _size, _size], ctypes.c_int),
+    "git_patch_get_line_in_hunk": ([ctypes.POINTER(ctypes.POINTER(GitDiffLine)), _ptr, _size, _size], ctypes.c_int),
     "git_patch_free": ([_ptr], None),
 }
 
@@ -174,7 +174,7 @@ class _CtypesPatch:
         return XHunk(hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines)
 
     def lines(self, hunk: int) -> Iterator[XLine]:
-        pointer = ctypes.POINTER(DiffLine)()
+        pointer = ctypes.POINTER(GitDiffLine)()
         for k in range(self._counts[hunk]):
             if self._lib.git_patch_get_line_in_hunk(ctypes.byref(pointer), self._patch, hunk, k) != 0:
                 raise XdiffError(f"git_patch_get_line_in_hunk failed for line {k} of hunk {hunk}")
@@ -196,8 +196,8 @@ class _PygitPatch:
         import pygit2
 
         try:
-            self._patch: pygit2.Patch = pygit2.Patch.create_from(old, new, flag=FLAGS, context_lines=context,
-                                                                 interhunk_lines=0)
+            self._patch: pygit2.Patch = pygit2.Patch.create_from(old, new, flag=pygit2.enums.DiffOption(FLAGS),
+                                                                 context_lines=context, interhunk_lines=0)
         except pygit2.GitError as exc:
             raise XdiffError(str(exc)) from exc
         _, self.added, self.removed = self._patch.line_stats

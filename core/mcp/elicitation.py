@@ -222,7 +222,11 @@ class Elicitations:
         """Say that `name` (the window) shows the forms and answers them; returns the way to unsay it."""
         token = max(self._answerers, default=0) + 1
         self._answerers[token] = name
-        return lambda: self._answerers.pop(token, None) and None
+
+        def unregister() -> None:
+            self._answerers.pop(token, None)
+
+        return unregister
 
     async def ask(self, server: str, params: mt.ElicitRequestParams) -> mt.ElicitResult:
         """Raise the request to the person and wait for the answer (cancelled when the server gives up)."""

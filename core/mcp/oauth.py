@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import AnyUrl
 
 from core.mcp.settings import ServerSettings
 
@@ -213,7 +214,7 @@ async def oauth_provider(settings: ServerSettings, token_dir: Path, sign_in: Sig
             await callback.close()
             raise
 
-    metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[callback.redirect_uri],  # type: ignore[list-item]
+    metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[AnyUrl(callback.redirect_uri)],
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"],
                                    token_endpoint_auth_method="none" if settings.oauth_client_id is None else None)
     return OAuthClientProvider(settings.url, metadata, storage, redirect_handler=redirect,

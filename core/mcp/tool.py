@@ -20,7 +20,7 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import mcp.types as mt
 import referencing.exceptions
 from pydantic import ConfigDict
@@ -64,18 +64,18 @@ class McpTool(RunTool[McpArgs]):
 
     def __init__(self, name: str, server: str, spec: mt.Tool, timeout_s: float, call: ServerCall) -> None:
         # The base class declares these on the class; each MCP tool has its own.
-        self.name = name  # type: ignore[misc]
+        self.name = name  # type: ignore[misc]  # a ClassVar, set per tool
         title = spec.annotations.title if spec.annotations else None
-        self.description = spec.description or title or spec.name  # type: ignore[misc]
-        self.annotations = annotations_of(spec.annotations)  # type: ignore[misc]
-        self.timeout_s = timeout_s  # type: ignore[misc]
+        self.description = spec.description or title or spec.name  # type: ignore[misc]  # a ClassVar, set per tool
+        self.annotations = annotations_of(spec.annotations)  # type: ignore[misc]  # a ClassVar, set per tool
+        self.timeout_s = timeout_s  # type: ignore[misc]  # a ClassVar, set per tool
         # A server's tool may change files (mcp-server-git's git_checkout rewrites them): unless it says it
         # only reads, what it changes in the workspace is captured and attributed to the call, as for Bash.
-        self.captures_workspace = not self.annotations.read_only  # type: ignore[misc]
+        self.captures_workspace = not self.annotations.read_only  # type: ignore[misc]  # a ClassVar, set per tool
         idempotent_reader = self.annotations.read_only and self.annotations.idempotent
-        self.retry = RetryPolicy() if idempotent_reader else None  # type: ignore[misc]
+        self.retry = RetryPolicy() if idempotent_reader else None  # type: ignore[misc]  # a ClassVar, set per tool
         self.input_schema = dict(spec.input_schema)
-        self.Args = type(f"{name}_args", (McpArgs,), {"input_schema": self.input_schema})  # type: ignore[misc]
+        self.Args = type(f"{name}_args", (McpArgs,), {"input_schema": self.input_schema})
         self.server, self.remote, self.spec = server, spec.name, spec
         self._call = call
         self._validator, self._schema_problem = _validator(spec.input_schema)

@@ -9,13 +9,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+LineKind = Literal[" ", "+", "-"]
+"""A diff line's mark: context, added, removed."""
+LineEnding = Literal["\n", "\r\n", ""]
+"""How a line ends: LF, CRLF, or nothing (the file's last line, with no newline at the end)."""
+DiffStatus = Literal["create", "modify", "delete", "unchanged"]
+"""What happened to a file between two versions."""
+
 
 class DiffLine(BaseModel):
     """One line of a hunk."""
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal[" ", "+", "-"]
+    kind: LineKind
     """Context (in both versions), added (new only) or removed (old only)."""
     old_no: int | None
     """1-based line number in the old version; None for an added line."""
@@ -23,7 +30,7 @@ class DiffLine(BaseModel):
     """1-based line number in the new version; None for a removed line."""
     text: str
     """The line without its line ending (neither the LF nor the CR of a CRLF)."""
-    ending: Literal["\n", "\r\n", ""] = "\n"
+    ending: LineEnding = "\n"
     """The line's ending: "" only for a last line with no newline at the end of the file."""
 
 
@@ -51,7 +58,7 @@ class FileDiff(BaseModel):
 
     path: str
     """Display path, relative to the workspace."""
-    status: Literal["create", "modify", "delete", "unchanged"]
+    status: DiffStatus
     """Whether the file was created, changed, removed, or is byte-for-byte the same."""
     binary: bool = False
     """Either side holds a NUL byte or is not UTF-8; there are no hunks then."""

@@ -11,8 +11,12 @@ RuleAction = Literal["allow", "ask", "deny"]
 """What a rule says about the calls it matches."""
 Scope = Literal["session", "workspace", "user"]
 """The layer a rule lives in: this session only, the workspace's settings file, or the user's."""
+AllowScope = Literal["once", "session", "workspace", "user"]
+"""How far an "always allow" answer reaches: this call only, or a rule in one of the layers (`Scope`)."""
 Mode = Literal["default", "accept_edits", "plan", "bypass"]
 """How the policy treats calls no rule decides (see core.policy.engine)."""
+OnTimeout = Literal["deny", "allow"]
+"""What an approval nobody answered in time becomes."""
 
 
 class RuleEntry(BaseModel):
@@ -28,7 +32,7 @@ class RuleEntry(BaseModel):
     """The settings file it comes from; None for session rules."""
     timeout_s: float | None = None
     """How long an approval this rule asks for waits; None: the layer's default."""
-    on_timeout: Literal["deny", "allow"] | None = None
+    on_timeout: OnTimeout | None = None
     preview: bool = False
     """For a Bash rule: a command it matches runs in a private layer, and a person chooses which of its changes
     land (`[bash] effects = "preview"`, for the commands of this rule only)."""

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.errors import ErrorInfo
+from core.ids import RollbackId
 from core.models.batches import PlanInfo
 
 
@@ -57,7 +58,10 @@ class Decision(str, Enum):
     TIMED_OUT = "timed_out"
 
 
-DecidedBy = Literal["person", "rule", "mode", "policy", "auto-approver", "timeout", "headless", "console"]
+VerdictBy = Literal["rule", "mode", "policy"]
+"""Who made a policy verdict (`core.policy.verdicts.Verdict.by`): "rule" an allow, ask or deny rule (named in
+the verdict); "mode" the mode in force (accept_edits, bypass, plan); "policy" Belay's built-in policy."""
+DecidedBy = Literal["person", VerdictBy, "auto-approver", "timeout", "headless", "console"]
 """Who decided whether a call runs: "person" a human answering in the window or at the terminal prompt;
 "rule" an allow, ask or deny rule (named beside it); "mode" the mode in force (accept_edits, bypass, plan);
 "policy" Belay's built-in policy (read-only calls allowed, secrets and protected places refused);
@@ -75,7 +79,7 @@ this was kept."""
 def decided_by(value: str) -> DecidedBy:
     """A journaled `decided_by` as it reads now: journals written before the deciders were told apart
     say "user" for every answer a front end gave (a person's or an auto-approver's): read as "person"."""
-    return "person" if value == "user" else value  # type: ignore[return-value]
+    return "person" if value == "user" else value  # type: ignore[return-value]  # as journaled; CallDecision validates it
 
 
 class CallDecision(BaseModel):
@@ -135,6 +139,11 @@ class FileChange(BaseModel):
         # kept, so a later edit to it could not be told apart and would be lost.
 
 
+GitMove = Literal["commit", "reset", "checkout", "created", "deleted", "moved"]
+"""What a git reference's move looks like: new commits on top, a jump back, HEAD switched, a ref made or removed,
+other."""
+
+
 class GitChange(BaseModel):
     """A move of a git reference (a commit, a reset, a checkout, a branch made or removed) made by a call."""
 
@@ -142,7 +151,7 @@ class GitChange(BaseModel):
 
     ref: str
     """The reference that moved: "HEAD" or a full name such as "refs/heads/main"."""
-    kind: Literal["commit", "reset", "checkout", "created", "deleted", "moved"]
+    kind: GitMove
     """What the move looks like: new commits on top, a jump back, HEAD switched, a ref made or removed, other."""
     before: str | None
     """The commit id (or, for HEAD, "ref: <name>") before the call; None when the ref did not exist."""
@@ -172,7 +181,7 @@ class CallRecord(BaseModel):
     changes: tuple[FileChange, ...] = ()
     git_changes: tuple[GitChange, ...] = ()
     """References the call moved (commits, resets, checkouts)."""
-    undone_by: str | None = None
+    undone_by: RollbackId | None = None
     """Id of a rollback undoing this call, when every change it can undo is undone now."""
     undone_paths: tuple[str, ...] = ()
     """The changed paths that are undone now (all of them, or some after undoing single files)."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.models.batches import BatchCall
+from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
 
 SAMPLES = 50
@@ -33,7 +34,7 @@ def likeness(tool: str, args: Mapping[str, Any]) -> str | None:
     """What makes two calls of `tool` alike enough to take as long: a command's first word, a file tool's path;
     None for a tool whose calls are only alike by tool."""
     command = args.get("command")
-    if tool == "Bash" and isinstance(command, str):
+    if tool == ToolName.BASH and isinstance(command, str):
         words = command.split()
         return words[0] if words else None
     for key in ("file_path", "path", "notebook_path"):

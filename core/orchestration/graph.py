@@ -175,8 +175,8 @@ def plan_info(graph: Graph, estimates: Mapping[str, float] | None = None) -> Pla
         needs = graph._needs[id]
         depth[id] = 1 + max((depth[need] for need in needs), default=-1)
         # max() keeps the first of equals, and needs are in batch order: ties go to the earlier call.
-        via[id] = max(needs, key=finish.__getitem__, default=None)
-        finish[id] = _estimate(estimates, id) + (finish[via[id]] if via[id] is not None else 0.0)
+        before = via[id] = max(needs, key=finish.__getitem__, default=None)
+        finish[id] = _estimate(estimates, id) + (finish[before] if before is not None else 0.0)
     levels: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
     for id in graph.order:
         levels[depth[id]].append(id)

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.ids import new_batch_id, new_call_id
+from core.ids import BatchId, new_batch_id, new_call_id
 from core.models.batches import BatchCall, BatchReport, PlanInfo
 from core.models.records import RunStatus
 from core.orchestration.estimates import SAMPLES, History, estimates
@@ -30,7 +30,7 @@ from core.process.overlay import overlay_support
 from core.recorder import Recorder
 from core.run import arguments
 from core.run.calls import AgentHandle, CallOutcome
-from core.store.journal import Journal
+from core.store.journal_reads import JournalReads
 from core.tools.base import RunTool
 from core.tools.registry import ToolRegistry
 
@@ -52,7 +52,7 @@ class BatchRunner:
                   concurrency: int = 10, fail_fast: bool = False) -> BatchReport:
         """Run every call; raises BatchError (nothing run) when the batch itself is malformed."""
         self._layers = (await asyncio.to_thread(overlay_support)).available
-        history = await self.recorder.read(_history, self.recorder.journal, {call.tool for call in calls})
+        history = await self.recorder.read(_history, {call.tool for call in calls})
         # Off the loop: what each call touches is resolved on disk, the pairwise check grows quadratically, and
         # each call's estimate validates its arguments.
         explicit, graph, plan = await asyncio.to_thread(self._plan, calls, history)
@@ -119,7 +119,7 @@ class BatchRunner:
                     edges.setdefault(ordered[i].id, set()).add(ordered[j].id)
         return edges
 
-    async def _record_skipped(self, agent: AgentHandle, batch_id: str, call: BatchCall, why: str) -> str:
+    async def _record_skipped(self, agent: AgentHandle, batch_id: BatchId, call: BatchCall, why: str) -> str:
         call_id = new_call_id()
         await self.recorder.call_queued(call_id, agent.agent_id, call.tool, call.args, f"{call.id} (skipped)",
                                         (batch_id, call.id))
@@ -131,7 +131,7 @@ class BatchRunner:
         return f"<BatchRunner {self.workspace.root}>"
 
 
-def _history(journal: Journal, tools: set[str]) -> History:
+def _history(journal: JournalReads, tools: set[str]) -> History:
     """The journal's latest done calls of each of `tools`, with how long they took (on the journal's thread)."""
     return {tool: journal.recent_durations(tool, SAMPLES) for tool in sorted(tools)}
 

@@ -181,6 +181,7 @@ class Scheduler:
     def _record(self, task: asyncio.Task[CallOutcome], run: _Running, state: _State, t0: float) -> None:
         call = run.call
         duration = time.monotonic() - t0 - run.started
+        outcome_status: CallState
         if task.cancelled():
             outcome_status, text, error, data, call_id = "cancelled", "cancelled", None, {}, None
             cached, attempts = False, 1

@@ -23,8 +23,9 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from core.ids import CallId
+from core.ids import AgentId, CallId
 from core.models.records import AgentStatus
+from core.outside.adapter import HookAdapter
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.codex import CodexHooks
 from core.outside.endpoint import Endpoint, RefusePeer
@@ -37,12 +38,14 @@ from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
 from core.tasks import shielded
 from core.tools.base import Tool, ToolArgs
+from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
 
 T = TypeVar("T")
 
-SERVED_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
-                          "KillShell", "NotebookRead", "NotebookEdit"})
+SERVED_TOOLS = frozenset({ToolName.READ, ToolName.WRITE, ToolName.EDIT, ToolName.MULTI_EDIT, ToolName.GLOB,
+                          ToolName.GREP, ToolName.LS, ToolName.BASH, ToolName.BASH_OUTPUT, ToolName.KILL_SHELL,
+                          ToolName.NOTEBOOK_READ, ToolName.NOTEBOOK_EDIT})
 """What `belay mcp-serve` offers: the supervised file, search, shell and notebook tools."""
 
 
@@ -57,15 +60,8 @@ class Host(Protocol):
     def launch(self, coro: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]: ...
 
 
-class HookAdapter(Protocol):
-    """One agent CLI's hook events turned into Belay's records and answers (ClaudeHooks is one)."""
 
-    async def request(self, request: HookRequest) -> dict[str, Any]:
-        """The hook command's answer: `{"exit": code, "stdout": JSON object or None, "stderr": text}`."""
-        ...
-
-
-def describe_tool(tool: Tool) -> dict[str, Any]:
+def describe_tool(tool: Tool[ToolArgs]) -> dict[str, Any]:
     """A tool as an MCP client sees it: name, description, JSON schema of its arguments, annotations."""
     a = tool.annotations
     return {"name": tool.name, "description": tool.description,
@@ -87,11 +83,10 @@ class OutsideAgents:
         self.host, self.recorder, self.state_dir = host, recorder, state_dir
         self.workspace: Workspace = interceptor.workspace
         self.registry: ToolRegistry = interceptor.registry
-        self.hooks = ClaudeHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
-        self.adapters: dict[str, HookAdapter] = {"claude": self.hooks}
-        self.adapters["gemini"] = GeminiHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
+        self.hooks = ClaudeHooks(interceptor, self)
+        self.adapters: dict[str, HookAdapter[Any]] = {"claude": self.hooks, "gemini": GeminiHooks(interceptor, self),
+                                                      "codex": CodexHooks(interceptor, self)}
         """Each agent CLI's hook protocol, by the hook command's `--agent`."""
-        self.adapters["codex"] = CodexHooks(interceptor, host.start_agent, recorder.agent_linked, self._finish)
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
@@ -191,7 +186,7 @@ class OutsideAgents:
     async def _bye(self, request: ByeRequest) -> dict[str, Any]:
         handle = self._clients.pop(request.client_session or "default", None)
         if handle is not None:
-            await self._finish(handle, "the MCP client disconnected")
+            await self.finish_agent(handle, "the MCP client disconnected")
         return {}
 
     async def _client(self, client: str, session: str) -> AgentHandle:
@@ -202,8 +197,18 @@ class OutsideAgents:
             handle = self._clients[session] = await self.host.start_agent(name, "mcp")
         return handle
 
-    def _finish(self, handle: AgentHandle, message: str) -> Awaitable[None]:
-        return self.recorder.agent_finished(handle.agent_id, AgentStatus.DONE, message)
+    # -- what the hook adapters need (core.outside.adapter.HookHost) ----------------
+
+    async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
+                          spawned_by: str | None = None) -> AgentHandle:
+        return await self.host.start_agent(name, kind, parent=parent,
+                                           spawned_by=CallId(spawned_by) if spawned_by is not None else None)
+
+    async def link_agent(self, agent_id: AgentId, spawned_by: str) -> None:
+        await self.recorder.agent_linked(agent_id, CallId(spawned_by))
+
+    async def finish_agent(self, agent: AgentHandle, message: str) -> None:
+        await self.recorder.agent_finished(agent.agent_id, AgentStatus.DONE, message)
 
     def __repr__(self) -> str:
         return f"<OutsideAgents clients={len(self._clients)} sessions={len(self._sessions)}>"

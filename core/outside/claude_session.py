@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from core.outside.hook_client import LAUNCHED_ENV
 from core.outside.hooks import ClaudeHooks
@@ -32,14 +32,19 @@ if TYPE_CHECKING:  # the Agent SDK (and the MCP package under it) take a second 
     from claude_agent_sdk import (
         ClaudeAgentOptions,
         ClaudeSDKClient,
+        HookContext,
+        HookInput,
+        HookJSONOutput,
         PermissionResultAllow,
         PermissionResultDeny,
     )
+    from claude_agent_sdk.types import HookEvent as SdkHookEvent
+    from claude_agent_sdk.types import SyncHookJSONOutput
 
 log = logging.getLogger(__name__)
 
-SDK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "SubagentStart",
-              "SubagentStop")
+SDK_EVENTS: tuple[SdkHookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+                                        "SubagentStart", "SubagentStop")
 HOOK_TIMEOUT_S = 3600.0
 Command = Literal["interrupt", "stop"]
 
@@ -90,34 +95,35 @@ class ClaudeSession:
                 for task in (follow, commands):
                     task.cancel()
                 await asyncio.wait({follow, commands})
-            if follow.cancelled():
-                return SessionEnd(False, "stopped from the window", self.session_id)
-            return follow.result()  # raises what the session raised
+        if follow.cancelled():
+            return SessionEnd(False, "stopped from the window", self.session_id)
+        return follow.result()  # raises what the session raised
 
     def _options(self) -> ClaudeAgentOptions:
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
         matchers = {event: [HookMatcher(matcher=None, hooks=[self._hook], timeout=HOOK_TIMEOUT_S, on_failure="block")]
                     for event in SDK_EVENTS}
-        return ClaudeAgentOptions(cwd=str(self.workspace), hooks=matchers,  # type: ignore[arg-type]
+        return ClaudeAgentOptions(cwd=str(self.workspace), hooks=matchers,
                                   can_use_tool=self._can_use_tool, model=self.model, env=self.env,
                                   cli_path=self.cli_path, permission_mode="default")
 
-    async def _hook(self, event: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        data = dict(event)
+    async def _hook(self, event: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        data: dict[str, Any] = dict(event)
         if tool_use_id and not data.get("tool_use_id"):
             data["tool_use_id"] = tool_use_id
         self._saw_session(data.get("session_id"))
         answer = await self.hooks.handle(HookEvent.model_validate(data))
         if answer.exit == 2:
             return {"decision": "block", "reason": answer.stderr or "blocked by Belay"}
-        return answer.output or {}
+        return cast("SyncHookJSONOutput", answer.output or {})  # what a hook command prints: the SDK's shape
 
     async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any
                             ) -> PermissionResultAllow | PermissionResultDeny:
         """Claude would ask its own user: Belay's decision for the call stands in."""
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
-        event = HookEvent(hook_event_name="PermissionRequest", session_id=self.session_id or "unknown",
-                          cwd=str(self.workspace), tool_name=tool_name, tool_input=tool_input)
+        event = HookEvent.model_validate({"hook_event_name": "PermissionRequest", "session_id": self.session_id,
+                                          "cwd": str(self.workspace), "tool_name": tool_name,
+                                          "tool_input": tool_input})  # `cwd` is an extra, as a hook's stdin has it
         answer = await self.hooks.handle(event)
         decision = ((answer.output or {}).get("hookSpecificOutput") or {}).get("decision") or {}
         if decision.get("behavior") == "allow":

@@ -24,25 +24,36 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict
 
 from core.outside import codex_settings, install
+from core.outside.adapter import Handler, HookAnswer, HookHost
 from core.outside.codex_patch import ApplyPatch
-from core.outside.hooks import ClaudeHooks, Finish, HookAnswer, Link, StartAgent, _Session
+from core.outside.hook_events import (
+    AgentEvent,
+    PermissionRequestEvent,
+    PostToolUseEvent,
+    PostToolUseFailureEvent,
+    PreToolUseEvent,
+    StopEvent,
+    SubagentStopEvent,
+)
+from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
-from core.outside.requests import HookEvent
 from core.paths import Workspace
 from core.tools.base import Annotations, Tool, ToolArgs
+from core.tools.names import ToolName
 
-SPAWNING = frozenset({"spawn_agent"})
+SPAWNING = frozenset({ToolName.CODEX_SPAWN_AGENT})
 OWN_TOOLS = frozenset({
     # Codex's tools that change nothing on disk: coordinating sub-agents (whose own calls are supervised),
     # planning, goals, looking at an image, searching its tool list or the web, reading MCP resources.
-    "spawn_agent", "wait_agent", "send_input", "send_message", "close_agent", "resume_agent", "list_agents",
-    "interrupt_agent", "followup_task", "update_plan", "view_image", "request_user_input", "get_goal",
+    ToolName.CODEX_SPAWN_AGENT, "wait_agent", "send_input", "send_message", "close_agent", "resume_agent",
+    "list_agents", "interrupt_agent", "followup_task", "update_plan", "view_image", "request_user_input", "get_goal",
     "create_goal", "update_goal", "tool_search", "web_search", "list_mcp_resources",
     "list_mcp_resource_templates", "read_mcp_resource"})
 """Judged as read-only, as Claude Code's Agent and TodoWrite are: one that took the change lock would hold it
@@ -73,37 +84,33 @@ class CodexOwnTool(Tool[_AnyArgs]):
 class CodexHooks(ClaudeHooks):
     """Turns Codex's hook events into Belay's records and answers."""
 
-    def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish) -> None:
-        super().__init__(interceptor, start_agent, link, finish, client_name="codex")
+    def __init__(self, interceptor: Interceptor, host: HookHost) -> None:
+        super().__init__(interceptor, host, client_name="codex")
         self._patch, self._own = ApplyPatch(), CodexOwnTool()
         self._turns: dict[str, set[str]] = {}
         """turn_id -> tool_use_ids allowed in that turn and not reported back yet."""
 
-    async def handle(self, event: HookEvent) -> HookAnswer:
-        handler = {"PreToolUse": self._pre, "PostToolUse": self._post, "PermissionRequest": self._permission,
-                   "SubagentStart": self._subagent_start, "SubagentStop": self._subagent_stop,
-                   "SessionStart": self._session_start, "SessionEnd": self._session_end,
-                   "Stop": self._stop}.get(event.hook_event_name)
-        return HookAnswer() if handler is None else await handler(event)
+    def _handling(self) -> Mapping[type[AgentEvent], Handler]:
+        """Claude Code's events but PostToolUseFailure (Codex sends none), and the end of a turn."""
+        handlers: dict[type[AgentEvent], Handler] = {**super()._handling(), StopEvent: self._stop}
+        del handlers[PostToolUseFailureEvent]
+        return handlers
 
-    async def _session(self, event: HookEvent) -> _Session:
-        session = self._sessions.get(event.session_id)
-        if session is None:  # a UUIDv7: its first digits are a timestamp, its last tell sessions apart
-            agent = await self._start_agent(f"codex {event.session_id[-8:]}", self.client_name)
-            session = self._sessions[event.session_id] = _Session(agent)
-        return session
+    def _agent_name(self, session_id: str) -> str:
+        return f"codex {session_id[-8:]}"  # a UUIDv7: its first digits are a timestamp, its last tell sessions apart
 
-    async def _pre(self, event: HookEvent) -> HookAnswer:
+    async def _pre(self, event: PreToolUseEvent) -> HookAnswer:
         agent = await self._agent(event)
         session = await self._session(event)
         use_id, tool_name = event.tool_use_id, event.tool_name
         given = event.tool_input
-        tool_input, tool = given, None
-        if tool_name == ApplyPatch.name:  # the patch's paths are relative to where Codex works
+        tool_input = given
+        tool: Tool[Any] | None = None
+        if tool_name == ToolName.APPLY_PATCH:  # the patch's paths are relative to where Codex works
             tool_input, tool = {**given, "cwd": _text(event, "cwd") or None}, self._patch
         elif _bare(tool_name) in OWN_TOOLS:
             tool = self._own
-        elif tool_name == "Bash" and isinstance(given.get("command"), str):
+        elif tool_name == ToolName.BASH and isinstance(given.get("command"), str):
             elsewhere = _elsewhere(_text(event, "cwd"), self.interceptor.workspace.root)
             if elsewhere is not None:  # judged, shown and journaled where it runs, not in the workspace root
                 tool_input = {**given, "command": f"cd {shlex.quote(elsewhere)} && {given['command']}"}
@@ -125,7 +132,7 @@ class CodexHooks(ClaudeHooks):
         # Allowed as it is: an empty answer is Codex's "go ahead" (a bare "allow" is refused as unsupported).
         return HookAnswer(output={"hookSpecificOutput": output} if len(output) > 1 else None)
 
-    async def _post(self, event: HookEvent) -> HookAnswer:
+    async def _post(self, event: PostToolUseEvent) -> HookAnswer:
         self._turns.get(_text(event, "turn_id"), set()).discard(event.tool_use_id)
         response = event.tool_response
         if _bare(event.tool_name) in SPAWNING and isinstance(response, str):  # {"agent_id": ..., "nickname": ...}
@@ -135,7 +142,7 @@ class CodexHooks(ClaudeHooks):
                 pass
         return await super()._post(event.model_copy(update={"tool_response": response}))
 
-    async def _permission(self, event: HookEvent) -> HookAnswer:
+    async def _permission(self, event: PermissionRequestEvent) -> HookAnswer:
         """Codex would ask the person (its own approval policy): Belay's answer at PreToolUse stands."""
         session = await self._session(event)
         decided = next((v for name, given, v in reversed(session.verdicts.values())
@@ -144,15 +151,15 @@ class CodexHooks(ClaudeHooks):
                                     {"behavior": "deny", "message": "Belay has not approved this call"})
         return HookAnswer(output={"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}})
 
-    async def _stop(self, event: HookEvent) -> HookAnswer:
+    async def _stop(self, event: StopEvent) -> HookAnswer:
         await self._end_turn(event)
         return HookAnswer()
 
-    async def _subagent_stop(self, event: HookEvent) -> HookAnswer:
+    async def _subagent_stop(self, event: SubagentStopEvent) -> HookAnswer:
         await self._end_turn(event)
         return await super()._subagent_stop(event)
 
-    async def _end_turn(self, event: HookEvent) -> None:
+    async def _end_turn(self, event: StopEvent | SubagentStopEvent) -> None:
         """The turn is over: its calls that never reported back end now (failed, as far as Belay knows)."""
         session = self._sessions.get(event.session_id)
         for use_id in sorted(self._turns.pop(_text(event, "turn_id"), set())):
@@ -178,7 +185,7 @@ def _bare(tool_name: str) -> str:
     return NAMESPACE.sub("", tool_name)
 
 
-def _text(event: HookEvent, key: str) -> str:
+def _text(event: AgentEvent, key: str) -> str:
     """A field Belay's event model does not type (Codex's `turn_id`, `cwd`), as text."""
     value = (event.model_extra or {}).get(key)
     return value if isinstance(value, str) else ""

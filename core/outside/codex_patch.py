@@ -29,6 +29,7 @@ from pydantic import ConfigDict
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.write import load_current
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
@@ -37,7 +38,7 @@ END_OF_FILE = "*** End of File"
 
 
 @dataclass(frozen=True)
-class Hunk:
+class PatchHunk:
     """One `@@` section of an update: the lines it expects and the lines it puts there."""
 
     context: str | None
@@ -61,7 +62,7 @@ class FilePatch:
     """An added file's lines."""
     body: list[str] = field(default_factory=list)
     """An update's lines after its header (and move), as written."""
-    hunks: list[Hunk] = field(default_factory=list)
+    hunks: list[PatchHunk] = field(default_factory=list)
     """The body grouped into hunks."""
 
 
@@ -109,9 +110,9 @@ def _body_line(patched: FilePatch, line: str) -> None:
         patched.body.append(line)
 
 
-def _hunks(body: list[str]) -> list[Hunk]:
+def _hunks(body: list[str]) -> list[PatchHunk]:
     """Group an update's raw lines into hunks at each `@@` line."""
-    hunks: list[Hunk] = []
+    hunks: list[PatchHunk] = []
     context: str | None = None
     old: list[str] = []
     new: list[str] = []
@@ -119,7 +120,7 @@ def _hunks(body: list[str]) -> list[Hunk]:
 
     def close(at_end: bool = False) -> None:
         if started and (old or new or context is not None):
-            hunks.append(Hunk(context, tuple(old), tuple(new), at_end))
+            hunks.append(PatchHunk(context, tuple(old), tuple(new), at_end))
 
     for line in body:
         if line.startswith("@@"):
@@ -141,7 +142,7 @@ def _hunks(body: list[str]) -> list[Hunk]:
     return hunks
 
 
-def apply(text: str, hunks: list[Hunk], path: str) -> str:
+def apply(text: str, hunks: list[PatchHunk], path: str) -> str:
     """`text` with the hunks applied in order, as Codex applies them (the result ends with a newline)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -191,7 +192,7 @@ class ApplyPatch(WriteTool[ApplyPatchArgs]):
     It is never offered to an agent: Codex runs the patch itself, Belay only plans it for the diff and
     names its files so their before-contents are kept."""
 
-    name = "apply_patch"
+    name = ToolName.APPLY_PATCH
     description = "Codex's apply_patch: add, delete, update or move files with one patch."
     Args = ApplyPatchArgs
 

@@ -53,7 +53,7 @@ import stat
 import struct
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -142,14 +142,14 @@ class Endpoint:
 
     def handle(self, model: type[R], handler: Callable[[R], Awaitable[dict[str, Any]]]) -> None:
         """Answer requests of `model`'s kind (its `kind` literal) with `handler`."""
-        kind = model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
+        kind = get_args(model.model_fields["kind"].annotation)[0]
         self._handlers[kind] = (model, handler)
 
     def stream(self, model: type[R], handler: Callable[[R, asyncio.StreamReader, asyncio.StreamWriter],
                                                      Awaitable[None]]) -> None:
         """Hand the connection of a request of `model`'s kind, once it passed the door (peer, token, model),
         to `handler`, which says what it says on it until either side ends it."""
-        kind = model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
+        kind = get_args(model.model_fields["kind"].annotation)[0]
         self._streams[kind] = (model, handler)
 
     async def start(self) -> None:
@@ -263,16 +263,18 @@ class Endpoint:
         entry = self._handlers.get(kind) or self._streams.get(kind)
         if entry is None:
             return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
-        model, handler = entry
+        model = entry[0]
         request["peer_pid"] = _peer_pid(writer)
         try:
             valid = model.model_validate(request)
         except ValidationError as e:
             log.info("refused a malformed %s request: %s", request.get("kind"), _problems(e))
             return {"ok": False, "error": f"malformed {request.get('kind')} request: {_problems(e)}"}, framed
-        if kind in self._streams:
-            return (lambda: handler(valid, reader, writer)), False
-        return await self._run(handler, valid, reader, writer if framed else None), framed
+        stream = self._streams.get(kind)
+        if stream is not None:
+            talk = stream[1]
+            return (lambda: talk(valid, reader, writer)), False
+        return await self._run(self._handlers[kind][1], valid, reader, writer if framed else None), framed
 
     async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader,
                    keepalive: asyncio.StreamWriter | None) -> dict[str, Any]:

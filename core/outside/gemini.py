@@ -33,6 +33,7 @@ import itertools
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -42,12 +43,18 @@ from core.errors import ErrorInfo, ErrorKind
 from core.ids import CallId, new_call_id
 from core.models.records import RunStatus
 from core.outside import install as claude_install
+from core.outside.adapter import Handler, HookAdapter, HookAnswer, HookHost, HookSession
 from core.outside.gemini_tools import SPAWNING, BelayCall, belay_call, gemini_args, own_tool, takes_the_lock
-from core.outside.hooks import Finish, HookAnswer, Link, StartAgent
+from core.outside.hook_events import (
+    AfterAgentEvent,
+    AfterToolEvent,
+    AgentEvent,
+    BeforeToolEvent,
+    SessionEndEvent,
+    SessionStartEvent,
+)
 from core.outside.install import AgentHooks, Changed
 from core.outside.intercept import HARMLESS, Interceptor
-from core.outside.liveness import AgentProcess
-from core.outside.requests import HookEvent, HookRequest
 from core.run.calls import AgentHandle
 from core.store.atomic_file import write_text_atomically
 from core.tools.base import Annotations, Tool
@@ -60,7 +67,7 @@ ONE_AT_A_TIME = ("Belay: not run. Belay records which command changed what by ru
 
 
 @dataclass
-class _Call:
+class _GeminiCall:
     """A call Belay let through, until its AfterTool."""
 
     use_id: str
@@ -87,60 +94,40 @@ class _Spawn:
 
 
 @dataclass
-class _Session:
-    agent: AgentHandle
-    open: dict[str, _Call] = field(default_factory=dict)
+class GeminiHookSession(HookSession):
+    """A Gemini CLI session: its calls let through and its sub-agents running."""
+
+    open: dict[str, _GeminiCall] = field(default_factory=dict)
     """The calls let through (or being decided) and not reported back yet, by use id, oldest first."""
     spawns: list[_Spawn] = field(default_factory=list)
-    process: AgentProcess | None = None
-    peer_pid: int | None = None
-    """The process that sent the last hook event (the hook command, or whatever else spoke to the socket)."""
 
 
-class GeminiHooks:
-    """Turns Gemini CLI's hook events into Belay's records and answers (a core.outside.agents.HookAdapter).
+class GeminiHooks(HookAdapter[GeminiHookSession]):
+    """Turns Gemini CLI's hook events into Belay's records and answers.
 
-    Takes the same parts as ClaudeHooks; `link` goes unused, as a sub-agent is known with its spawning
-    call from its first call on."""
+    Never links a sub-agent after the fact: a sub-agent is known with its spawning call from its first
+    call on."""
 
-    def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish,
-                 client_name: str = "gemini-cli") -> None:
-        self.interceptor = interceptor
-        self._start_agent, self._link, self._finish = start_agent, link, finish
+    def __init__(self, interceptor: Interceptor, host: HookHost, client_name: str = "gemini-cli") -> None:
         self.client_name = client_name
-        self._sessions: dict[str, _Session] = {}
+        super().__init__(interceptor, host)
         self._starting = asyncio.Lock()  # a turn's BeforeTools arrive together: one agent per session
         self._ids = itertools.count(1)
 
-    async def request(self, request: HookRequest) -> dict[str, Any]:
-        """The endpoint's handler for a hook request from `--agent gemini`."""
-        if request.peer_pid is not None and request.event.hook_event_name == "BeforeTool":
-            session = await self._session(request.event)
-            session.process = AgentProcess.kept_or_found(session.process, request.peer_pid, session.peer_pid)
-            session.peer_pid = request.peer_pid
-        answer = await self.handle(request.event)
-        return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
+    def _handling(self) -> Mapping[type[AgentEvent], Handler]:
+        return {BeforeToolEvent: self._before, AfterToolEvent: self._after, AfterAgentEvent: self._turn_end,
+                SessionStartEvent: self._session_start, SessionEndEvent: self._session_end}
 
-    async def handle(self, event: HookEvent) -> HookAnswer:
-        handler = {"BeforeTool": self._before, "AfterTool": self._after, "AfterAgent": self._turn_end,
-                   "SessionStart": self._session_start, "SessionEnd": self._session_end}.get(event.hook_event_name)
-        return HookAnswer() if handler is None else await handler(event)
+    def _new_session(self, agent: AgentHandle) -> GeminiHookSession:
+        return GeminiHookSession(agent)
 
-    async def _session(self, event: HookEvent) -> _Session:
+    async def _session(self, event: AgentEvent) -> GeminiHookSession:
         async with self._starting:
-            session = self._sessions.get(event.session_id)
-            if session is None:
-                agent = await self._start_agent(f"{self.client_name} {event.session_id[:8]}", self.client_name)
-                session = self._sessions[event.session_id] = _Session(agent)
-            return session
+            return await super()._session(event)
 
     # -- events ----------------------------------------------------------------
 
-    async def _session_start(self, event: HookEvent) -> HookAnswer:
-        await self._session(event)
-        return HookAnswer()
-
-    async def _before(self, event: HookEvent) -> HookAnswer:
+    async def _before(self, event: BeforeToolEvent) -> HookAnswer:
         session = await self._session(event)
         agent = await self._caller(session, event)
         call, tool = belay_call(event.tool_name, event.tool_input, _cwd(event)), own_tool(event.tool_name)
@@ -148,7 +135,7 @@ class GeminiHooks:
         if exclusive and _sibling_holds_the_lock(session, _timestamp(event)):
             await self._skipped(agent, call)
             return HookAnswer(output={"decision": "deny", "reason": ONE_AT_A_TIME})
-        pending = _Call(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
+        pending = _GeminiCall(f"gemini-{event.session_id}-{next(self._ids)}", event.tool_name,
                         (_key(event.tool_name, event.tool_input),), exclusive)
         session.open[pending.use_id] = pending  # before deciding: a sibling arriving meanwhile must see it
         alive = session.process.alive if session.process is not None else None
@@ -184,7 +171,7 @@ class GeminiHooks:
         known = tool or self.interceptor.registry.get(call.tool)
         return (known.annotations if known is not None else HARMLESS.get(call.tool, Annotations())).read_only
 
-    async def _after(self, event: HookEvent) -> HookAnswer:
+    async def _after(self, event: AfterToolEvent) -> HookAnswer:
         session = await self._session(event)
         call = _pop_match(session.open, event.tool_name, _key(event.tool_name, event.tool_input))
         if call is None:
@@ -198,25 +185,25 @@ class GeminiHooks:
         if spawn is not None:
             session.spawns.remove(spawn)
             if spawn.child is not None:
-                await self._finish(spawn.child, "finished")
+                await self.host.finish_agent(spawn.child, "finished")
         return HookAnswer()
 
-    async def _turn_end(self, event: HookEvent) -> HookAnswer:
+    async def _turn_end(self, event: AfterAgentEvent) -> HookAnswer:
         session = self._sessions.get(event.session_id)
         if session is not None:
             await self._close_open(session, NOT_RUN)
         return HookAnswer()
 
-    async def _session_end(self, event: HookEvent) -> HookAnswer:
+    async def _session_end(self, event: SessionEndEvent) -> HookAnswer:
         session = self._sessions.pop(event.session_id, None)
         if session is not None:
             await self._close_open(session, NOT_RUN)
-            await self._finish(session.agent, f"session ended ({event.reason or 'no reason given'})")
+            await self.host.finish_agent(session.agent, f"session ended ({event.reason or 'no reason given'})")
         return HookAnswer()
 
     # -- agents ----------------------------------------------------------------
 
-    async def _caller(self, session: _Session, event: HookEvent) -> AgentHandle:
+    async def _caller(self, session: GeminiHookSession, event: BeforeToolEvent) -> AgentHandle:
         """The session's agent, or the sub-agent whose `invoke_agent` was let through before this call began."""
         began = _timestamp(event)
         running = [s for s in session.spawns if began is not None and began > s.answered]
@@ -224,10 +211,11 @@ class GeminiHooks:
             return session.agent
         spawn = running[-1]  # the latest: a nested sub-agent runs inside the one that started it
         if spawn.child is None:
-            spawn.child = await self._start_agent(spawn.name, "subagent", parent=spawn.by, spawned_by=spawn.call_id)
+            spawn.child = await self.host.start_agent(spawn.name, "subagent", parent=spawn.by,
+                                                      spawned_by=spawn.call_id)
         return spawn.child
 
-    async def _close_open(self, session: _Session, why: str) -> None:
+    async def _close_open(self, session: GeminiHookSession, why: str) -> None:
         """Calls still open when the turn ended never ran (or never said so): they end failed, saying why."""
         ended = [c for c in session.open.values() if c.answered is not None]  # not those still being decided
         for call in ended:
@@ -235,7 +223,7 @@ class GeminiHooks:
             await self.interceptor.after(call.use_id, error=why)
         for spawn in session.spawns:
             if spawn.child is not None:
-                await self._finish(spawn.child, "its turn ended")
+                await self.host.finish_agent(spawn.child, "its turn ended")
         session.spawns.clear()
 
     def __repr__(self) -> str:
@@ -243,12 +231,12 @@ class GeminiHooks:
         return f"<GeminiHooks sessions={len(self._sessions)} open calls={open_calls}>"
 
 
-def _cwd(event: HookEvent) -> str:
+def _cwd(event: AgentEvent) -> str:
     cwd = (event.model_extra or {}).get("cwd")
     return cwd if isinstance(cwd, str) and cwd else os.getcwd()
 
 
-def _timestamp(event: HookEvent) -> float | None:
+def _timestamp(event: AgentEvent) -> float | None:
     """When Gemini CLI made the event (its ISO 8601 `timestamp`), in seconds since the epoch."""
     stamp = (event.model_extra or {}).get("timestamp")
     try:
@@ -257,7 +245,7 @@ def _timestamp(event: HookEvent) -> float | None:
         return None
 
 
-def _sibling_holds_the_lock(session: _Session, began: float | None) -> bool:
+def _sibling_holds_the_lock(session: GeminiHookSession, began: float | None) -> bool:
     """Whether a command of the same turn holds (or is about to hold) the one-author lock: let through after
     this call began, or not yet decided.  Gemini CLI runs neither before both are let through."""
     return began is not None and any(c.exclusive and (c.answered is None or began < c.answered)
@@ -268,7 +256,7 @@ def _key(tool: str, args: dict[str, Any]) -> str:
     return json.dumps([tool, args], sort_keys=True, default=str)
 
 
-def _pop_match(calls: dict[str, _Call], tool: str, key: str) -> _Call | None:
+def _pop_match(calls: dict[str, _GeminiCall], tool: str, key: str) -> _GeminiCall | None:
     """The open call this AfterTool reports on: same arguments if any, else the oldest of that tool."""
     reported = [c for c in calls.values() if c.answered is not None]
     found = next((c for c in reported if key in c.keys), None) or next((c for c in reported if c.tool == tool), None)

@@ -27,6 +27,7 @@ from pydantic import ConfigDict
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.names import ToolName
 
 Args = dict[str, Any]
 
@@ -40,7 +41,7 @@ class BelayCall:
     args: Args
 
 
-SPAWNING = frozenset({"invoke_agent"})
+SPAWNING = frozenset({ToolName.GEMINI_INVOKE_AGENT})
 """Gemini CLI's tool that runs a sub-agent: the sub-agent's calls come while it runs."""
 
 
@@ -106,20 +107,21 @@ def _same(args: Args, cwd: str) -> Args:
     return dict(args)
 
 
-TOOLS: dict[str, tuple[str, Callable[[Args, str], Args]]] = {
-    "write_file": ("Write", _write),
-    "replace": ("Edit", _edit),
-    "run_shell_command": ("Bash", _shell),
-    "read_file": ("Read", _read),
-    "read_many_files": ("Read", _same),  # several files: judged as Read by name, shown as Gemini gave them
-    "list_directory": ("LS", _listing),
-    "glob": ("Glob", _glob),
-    "grep_search": ("Grep", _grep),
-    "search_file_content": ("Grep", _grep),
-    "web_fetch": ("WebFetch", _same),
-    "google_web_search": ("WebSearch", _same),
-    "write_todos": ("TodoWrite", _same),
-    "invoke_agent": ("Agent", _agent),
+TOOLS: dict[str, tuple[ToolName, Callable[[Args, str], Args]]] = {
+    ToolName.GEMINI_WRITE_FILE: (ToolName.WRITE, _write),
+    ToolName.GEMINI_REPLACE: (ToolName.EDIT, _edit),
+    ToolName.GEMINI_RUN_SHELL_COMMAND: (ToolName.BASH, _shell),
+    ToolName.GEMINI_READ_FILE: (ToolName.READ, _read),
+    # several files: judged as Read by name, shown as Gemini gave them
+    ToolName.GEMINI_READ_MANY_FILES: (ToolName.READ, _same),
+    ToolName.GEMINI_LIST_DIRECTORY: (ToolName.LS, _listing),
+    ToolName.GEMINI_GLOB: (ToolName.GLOB, _glob),
+    ToolName.GEMINI_GREP_SEARCH: (ToolName.GREP, _grep),
+    ToolName.GEMINI_SEARCH_FILE_CONTENT: (ToolName.GREP, _grep),
+    ToolName.GEMINI_WEB_FETCH: (ToolName.WEB_FETCH, _same),
+    ToolName.GEMINI_GOOGLE_WEB_SEARCH: (ToolName.WEB_SEARCH, _same),
+    ToolName.GEMINI_WRITE_TODOS: (ToolName.TODO_WRITE, _same),
+    ToolName.GEMINI_INVOKE_AGENT: (ToolName.AGENT, _agent),
 }
 """Gemini CLI 0.61's built-in tools that Belay models, by the name the CLI gives them in its hooks."""
 
@@ -164,7 +166,7 @@ def own_tool(name: str) -> RunTool[Any] | None:
 def takes_the_lock(call: BelayCall, read_only: bool) -> bool:
     """Whether Belay runs the call under the one-author lock until it reports back: anything that may
     change files other than a write to named files (Write, Edit hold just their file)."""
-    return not read_only and call.tool not in ("Write", "Edit")
+    return not read_only and call.tool not in (ToolName.WRITE, ToolName.EDIT)
 
 
 def belay_call(tool_name: str, args: Args, cwd: str) -> BelayCall:
@@ -180,9 +182,10 @@ def gemini_args(tool_name: str, original: Args, edited: Args) -> Args | None:
 
     Gemini CLI builds the call anew from exactly these arguments, so every argument is given, not
     just the changed ones."""
-    if tool_name == "write_file" and isinstance(edited.get("content"), str):
+    if tool_name == ToolName.GEMINI_WRITE_FILE and isinstance(edited.get("content"), str):
         return {**original, "content": edited["content"]}
-    if tool_name == "replace" and all(isinstance(edited.get(k), str) for k in ("old_string", "new_string")):
+    replaced = all(isinstance(edited.get(k), str) for k in ("old_string", "new_string"))
+    if tool_name == ToolName.GEMINI_REPLACE and replaced:
         return {**original, "old_string": edited["old_string"], "new_string": edited["new_string"],
                 "allow_multiple": bool(edited.get("replace_all", False))}
     return None

@@ -37,7 +37,7 @@ import os
 import sys
 
 try:
-    from _sha256 import sha256  # built in: avoids loading OpenSSL through hashlib
+    from _sha256 import sha256  # type: ignore[import-not-found]  # built in, avoids OpenSSL; typeshed has no stub
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha256
 

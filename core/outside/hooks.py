@@ -16,105 +16,80 @@ decision for the same call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.outside.intercept import Interceptor, Verdict
-from core.outside.liveness import AgentProcess
-from core.outside.requests import HookEvent, HookRequest
+from core.ids import CallId
+from core.outside.adapter import Handler, HookAdapter, HookAnswer, HookHost, HookSession
+from core.outside.hook_events import (
+    AgentEvent,
+    PermissionRequestEvent,
+    PostToolUseEvent,
+    PostToolUseFailureEvent,
+    PreToolUseEvent,
+    SessionEndEvent,
+    SessionStartEvent,
+    SubagentEvent,
+    SubagentStartEvent,
+    SubagentStopEvent,
+)
+from core.outside.intercept import HookVerdict, Interceptor
 from core.run.calls import AgentHandle
+from core.tools.names import ToolName
 
 log = logging.getLogger(__name__)
 
-SPAWNING = frozenset({"Agent", "Task"})
-StartAgent = Callable[..., Awaitable[AgentHandle]]
-"""Console.start_agent."""
-Link = Callable[[str, str], Awaitable[None]]
-"""Records that sub-agent (first) was spawned by call (second)."""
-Finish = Callable[[AgentHandle, str], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class HookAnswer:
-    """What the hook command prints and exits with."""
-
-    exit: int = 0
-    output: dict[str, Any] | None = None
-    stderr: str = ""
+SPAWNING = frozenset({ToolName.AGENT, ToolName.TASK})
 
 
 @dataclass
-class _Session:
-    agent: AgentHandle
+class ClaudeHookSession(HookSession):
+    """A Claude Code (or Codex) session: its sub-agents, and the calls in flight that matter later."""
+
     subagents: dict[str, AgentHandle] = field(default_factory=dict)
-    spawning: dict[str, str] = field(default_factory=dict)
+    spawning: dict[str, CallId] = field(default_factory=dict)
     """tool_use_id -> call id of Agent/Task calls in flight."""
     unlinked: set[str] = field(default_factory=set)
     """Sub-agents whose spawning call is not known yet."""
-    early_links: dict[str, str] = field(default_factory=dict)
+    early_links: dict[str, CallId] = field(default_factory=dict)
     """Sub-agent id -> spawning call id, learnt before the sub-agent showed up."""
-    verdicts: dict[str, tuple[str, dict[str, Any], Verdict]] = field(default_factory=dict)
+    verdicts: dict[str, tuple[str, dict[str, Any], HookVerdict]] = field(default_factory=dict)
     """tool_use_id -> (tool, input, what Belay answered at PreToolUse): a PermissionRequest, which carries
     no tool_use_id, gets the same answer for the same tool and input."""
-    process: AgentProcess | None = None
-    """The agent's own process, found from its last hook command: watched while its calls hold the lock."""
-    peer_pid: int | None = None
-    """The process that sent the last hook event (the hook command, or whatever else spoke to the socket)."""
 
 
-class ClaudeHooks:
-    """Turns hook events into Belay's records and answers."""
+class ClaudeHooks(HookAdapter[ClaudeHookSession]):
+    """Turns Claude Code's hook events into Belay's records and answers."""
 
-    def __init__(self, interceptor: Interceptor, start_agent: StartAgent, link: Link, finish: Finish,
-                 client_name: str = "claude-code") -> None:
-        self.interceptor = interceptor
-        self._start_agent, self._link, self._finish = start_agent, link, finish
+    def __init__(self, interceptor: Interceptor, host: HookHost, client_name: str = "claude-code") -> None:
         self.client_name = client_name
-        self._sessions: dict[str, _Session] = {}
+        super().__init__(interceptor, host)
 
-    async def request(self, request: HookRequest) -> dict[str, Any]:
-        """The endpoint's handler for kind "hook" (the event was validated at the door)."""
-        if request.peer_pid is not None and request.event.hook_event_name == "PreToolUse":
-            session = await self._session(request.event)
-            session.process = AgentProcess.kept_or_found(session.process, request.peer_pid, session.peer_pid)
-            session.peer_pid = request.peer_pid
-        answer = await self.handle(request.event)
-        return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}
+    def _handling(self) -> Mapping[type[AgentEvent], Handler]:
+        return {PreToolUseEvent: self._pre, PostToolUseEvent: self._post, PostToolUseFailureEvent: self._failed,
+                PermissionRequestEvent: self._permission, SubagentStartEvent: self._subagent_start,
+                SubagentStopEvent: self._subagent_stop, SessionStartEvent: self._session_start,
+                SessionEndEvent: self._session_end}
 
-    async def handle(self, event: HookEvent) -> HookAnswer:
-        name = event.hook_event_name
-        handler = {"PreToolUse": self._pre, "PostToolUse": self._post, "PostToolUseFailure": self._failed,
-                   "PermissionRequest": self._permission, "SubagentStart": self._subagent_start,
-                   "SubagentStop": self._subagent_stop, "SessionStart": self._session_start,
-                   "SessionEnd": self._session_end}.get(name)
-        if handler is None:
-            return HookAnswer()  # an event Belay does not act on: let it be
-        return await handler(event)
+    def _new_session(self, agent: AgentHandle) -> ClaudeHookSession:
+        return ClaudeHookSession(agent)
 
     # -- agents ----------------------------------------------------------------
 
-    async def _session(self, event: HookEvent) -> _Session:
-        session_id = event.session_id
-        session = self._sessions.get(session_id)
-        if session is None:
-            agent = await self._start_agent(f"{self.client_name} {session_id[:8]}", self.client_name)
-            session = self._sessions[session_id] = _Session(agent)
-        return session
-
-    async def _agent(self, event: HookEvent) -> AgentHandle:
+    async def _agent(self, event: SubagentEvent) -> AgentHandle:
         session = await self._session(event)
         agent_id = event.agent_id
         if not agent_id:
             return session.agent
         return session.subagents.get(agent_id) or await self._new_subagent(session, agent_id, event.agent_type or "")
 
-    async def _new_subagent(self, session: _Session, agent_id: str, agent_type: str) -> AgentHandle:
+    async def _new_subagent(self, session: ClaudeHookSession, agent_id: str, agent_type: str) -> AgentHandle:
         spawner = session.early_links.pop(agent_id, None)
         if spawner is None and len(session.spawning) == 1:
             spawner = next(iter(session.spawning.values()))
-        child = await self._start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
-                                        spawned_by=spawner)
+        child = await self.host.start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
+                                            spawned_by=spawner)
         session.subagents[agent_id] = child
         if spawner is None:
             session.unlinked.add(agent_id)
@@ -122,30 +97,26 @@ class ClaudeHooks:
 
     # -- events ----------------------------------------------------------------
 
-    async def _session_start(self, event: HookEvent) -> HookAnswer:
-        await self._session(event)
-        return HookAnswer()
-
-    async def _session_end(self, event: HookEvent) -> HookAnswer:
+    async def _session_end(self, event: SessionEndEvent) -> HookAnswer:
         session = self._sessions.pop(event.session_id, None)
         if session is not None:
             for child in session.subagents.values():
-                await self._finish(child, "the session ended")
-            await self._finish(session.agent, f"session ended ({event.reason or 'no reason given'})")
+                await self.host.finish_agent(child, "the session ended")
+            await self.host.finish_agent(session.agent, f"session ended ({event.reason or 'no reason given'})")
         return HookAnswer()
 
-    async def _subagent_start(self, event: HookEvent) -> HookAnswer:
+    async def _subagent_start(self, event: SubagentStartEvent) -> HookAnswer:
         await self._agent(event)
         return HookAnswer()
 
-    async def _subagent_stop(self, event: HookEvent) -> HookAnswer:
+    async def _subagent_stop(self, event: SubagentStopEvent) -> HookAnswer:
         session = await self._session(event)
         child = session.subagents.get(event.agent_id or "")
         if child is not None:
-            await self._finish(child, "finished")
+            await self.host.finish_agent(child, "finished")
         return HookAnswer()
 
-    async def _pre(self, event: HookEvent) -> HookAnswer:
+    async def _pre(self, event: PreToolUseEvent) -> HookAnswer:
         agent = await self._agent(event)
         session = await self._session(event)
         use_id, tool_name, tool_input = event.tool_use_id, event.tool_name, event.tool_input
@@ -162,7 +133,7 @@ class ClaudeHooks:
             output["additionalContext"] = verdict.note
         return HookAnswer(output={"hookSpecificOutput": output})
 
-    async def _post(self, event: HookEvent) -> HookAnswer:
+    async def _post(self, event: PostToolUseEvent) -> HookAnswer:
         session = await self._session(event)
         use_id = event.tool_use_id
         response = event.tool_response
@@ -174,7 +145,7 @@ class ClaudeHooks:
             await self._link_spawned(session, spawn, response)
         return HookAnswer()
 
-    async def _failed(self, event: HookEvent) -> HookAnswer:
+    async def _failed(self, event: PostToolUseFailureEvent) -> HookAnswer:
         session = await self._session(event)
         use_id = event.tool_use_id
         error = event.error or event.tool_response or "the tool failed"
@@ -183,7 +154,7 @@ class ClaudeHooks:
         session.spawning.pop(use_id, None)
         return HookAnswer()
 
-    async def _permission(self, event: HookEvent) -> HookAnswer:
+    async def _permission(self, event: PermissionRequestEvent) -> HookAnswer:
         """Claude Code wants to ask: Belay has decided already (PreToolUse), or decides now."""
         session = await self._session(event)
         tool_name, tool_input = event.tool_name, event.tool_input
@@ -202,7 +173,7 @@ class ClaudeHooks:
             return
         if task_id in session.unlinked:
             session.unlinked.discard(task_id)
-            await self._link(session.subagents[task_id].agent_id, call_id)
+            await self.host.link_agent(session.subagents[task_id].agent_id, call_id)
         elif task_id not in session.subagents:
             session.early_links[task_id] = call_id
 
@@ -210,7 +181,7 @@ class ClaudeHooks:
         session = self._sessions.get(session_id)
         return session.agent if session is not None else None
 
-    async def _link_spawned(self, session: _Session, call_id: str, response: dict[str, Any]) -> None:
+    async def _link_spawned(self, session: ClaudeHookSession, call_id: CallId, response: dict[str, Any]) -> None:
         """The spawning call reported back with its sub-agent's id: link them, whichever came first.
 
         A background sub-agent's `Agent` call returns at once, often before the sub-agent's first event:
@@ -220,7 +191,7 @@ class ClaudeHooks:
             return
         if agent_id in session.unlinked:
             session.unlinked.discard(agent_id)
-            await self._link(session.subagents[agent_id].agent_id, call_id)
+            await self.host.link_agent(session.subagents[agent_id].agent_id, call_id)
         elif agent_id not in session.subagents:
             session.early_links[agent_id] = call_id
 

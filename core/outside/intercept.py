@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
-from core.ids import CallId, new_call_id
+from core.ids import AgentId, CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
@@ -44,6 +44,7 @@ from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.nbpartial import notebook_edit_input
 from core.tools.registry import ToolRegistry
 
@@ -54,24 +55,24 @@ HOLD_S = 600.0
 WATCH_S = 1.0
 """How often a call holding the lock checks that its agent's process still runs."""
 GONE = "the agent's process ended before the call reported back (killed or crashed mid-call)"
-HARMLESS = {
+HARMLESS: dict[str, Annotations] = {
     # Claude Code's own tools that change nothing on disk: judged as read-only.
-    "TodoWrite": Annotations(read_only=True, destructive=False),
-    "Agent": Annotations(read_only=True, destructive=False),
-    "Task": Annotations(read_only=True, destructive=False),
-    "ExitPlanMode": Annotations(read_only=True, destructive=False),
-    "WebSearch": Annotations(read_only=True, destructive=False, open_world=True),
-    "WebFetch": Annotations(read_only=True, destructive=False, open_world=True),
+    ToolName.TODO_WRITE: Annotations(read_only=True, destructive=False),
+    ToolName.AGENT: Annotations(read_only=True, destructive=False),
+    ToolName.TASK: Annotations(read_only=True, destructive=False),
+    ToolName.EXIT_PLAN_MODE: Annotations(read_only=True, destructive=False),
+    ToolName.WEB_SEARCH: Annotations(read_only=True, destructive=False, open_world=True),
+    ToolName.WEB_FETCH: Annotations(read_only=True, destructive=False, open_world=True),
 }
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HookVerdict:
     """What the outside agent is told before it runs a call."""
 
     decision: Literal["allow", "deny"]
     reason: str
-    call_id: str
+    call_id: CallId
     updated_input: dict[str, Any] | None = None
     """The input the person edited, to run instead of the agent's."""
     note: str = ""
@@ -120,7 +121,7 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any], *,
-                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> Verdict:
+                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> HookVerdict:
         """`tool`: Belay's model of an agent's own tool that no registry holds (Codex's apply_patch), which
         plans its diff and names its files; else the registry's tool of that name."""
         try:
@@ -141,21 +142,21 @@ class Interceptor:
             raise
         if isinstance(updated, Refused):
             await self.calls.finish(call, updated.status, updated.text, updated.error)
-            return Verdict("deny", updated.text, call.call_id)
+            return HookVerdict("deny", updated.text, call.call_id)
         # The start of a call that only reads need not be committed before the agent hears the allow: nothing it
         # does can be lost (core.store.group_commit); one that may change anything is, as it then holds files.
         await self.calls.start(call, wait=not self._reads_only(call, tool))
         await self._hold(use_id, call, tool, args, alive)
-        return Verdict("allow", "allowed by Belay", call.call_id, updated, note)
+        return HookVerdict("allow", "allowed by Belay", call.call_id, updated, note)
 
     async def _refuse_unencodable(self, agent: AgentHandle, tool_name: str, tool_input: dict[str, Any],
-                                  info: ErrorInfo) -> Verdict:
+                                  info: ErrorInfo) -> HookVerdict:
         """A call holding text UTF-8 cannot encode (a lone surrogate) is journaled with it escaped, and refused."""
         call = await self.calls.open(CallId(new_call_id()), agent, arguments.shown(tool_name),
                                      arguments.shown_raw(tool_input), "invalid arguments")
         text = error_text(info)
         await self.calls.finish(call, RunStatus.FAILED, text, info)
-        return Verdict("deny", text, call.call_id)
+        return HookVerdict("deny", text, call.call_id)
 
     async def after(self, use_id: str, response: Any = None, error: str | None = None,
                     original: str | None = None) -> str | None:
@@ -215,7 +216,7 @@ class Interceptor:
         """What a file tool would write, for the diff the person approves (None when it cannot be told)."""
         if not isinstance(tool, WriteTool) or args is None:
             return None
-        ctx = ToolContext(self.workspace, "", CallId(""), ReadState())
+        ctx = ToolContext(self.workspace, AgentId(""), CallId(""), ReadState())
         try:
             return await asyncio.to_thread(tool.plan, args, ctx)
         except BelayError:
@@ -350,14 +351,14 @@ def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, e
     content = edited.get(workspace.relative(write.path))
     if content is None:
         return None
-    if tool_name == "Write":
+    if tool_name == ToolName.WRITE:
         return {**tool_input, "content": content}
-    if tool_name in ("Edit", "MultiEdit") and write.before:
+    if tool_name in (ToolName.EDIT, ToolName.MULTI_EDIT) and write.before:
         whole = write.before.decode("utf-8", errors="strict")
-        if tool_name == "Edit":
+        if tool_name == ToolName.EDIT:
             return {**tool_input, "old_string": whole, "new_string": content, "replace_all": False}
         return {**tool_input, "edits": [{"old_string": whole, "new_string": content}]}
-    if tool_name == "NotebookEdit":  # the one cell's source, as the person approved it (core.tools.nbpartial)
+    if tool_name == ToolName.NOTEBOOK_EDIT:  # the one cell's source, as the person approved it (core.tools.nbpartial)
         return notebook_edit_input(tool_input, write, content)
     return None
 

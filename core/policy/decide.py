@@ -19,20 +19,38 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
-from core.models.policy import Mode, RuleAction, RuleEntry
+from core.models.policy import Mode, OnTimeout, RuleAction, RuleEntry
+from core.models.records import VerdictBy
 from core.paths import realpath, within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
 from core.policy.verdicts import PolicyRequest, Verdict
+from core.tools.names import ToolName
 
-SPAWNING_TOOLS = frozenset({"Task", "Agent"})
-STOPPING_TOOLS = frozenset({"KillShell"})
+SPAWNING_TOOLS = frozenset({ToolName.TASK, ToolName.AGENT})
+STOPPING_TOOLS = frozenset({ToolName.KILL_SHELL})
 """Tools that only end what an agent itself started (its background shells): harmless in every mode."""
 _PATH_ARGS = ("file_path", "path", "notebook_path")
+
+
+class VerdictDetails(TypedDict, total=False):
+    """What a verdict may say besides its action, reason and rule: the `Verdict` fields of the same names."""
+
+    impact: Impact
+    analysis: BashAnalysis | None
+    suggested_rule: str | None
+    preview: bool
+
+
+class _BashDetails(TypedDict):
+    """What every verdict on a Bash line carries: its impact and its analysis."""
+
+    impact: Impact
+    analysis: BashAnalysis
 
 
 @dataclass(frozen=True)
@@ -43,7 +61,7 @@ class RuleSet:
     mode: Mode
     home: str
     timeout_s: float | None = None
-    on_timeout: str = "deny"
+    on_timeout: OnTimeout = "deny"
 
     def of(self, action: RuleAction) -> tuple[tuple[RuleEntry, Rule], ...]:
         return self._by_action.get(action, ())
@@ -56,28 +74,29 @@ class RuleSet:
             by.setdefault(entry.action, []).append((entry, rule))
         return {action: tuple(pairs) for action, pairs in by.items()}
 
-    def verdict(self, action: str, reason: str, entry: RuleEntry | None = None, strict: bool = False,
-                **kw: object) -> Verdict:
-        """A verdict with the approval timeout that applies to it.
+    def verdict(self, action: RuleAction, reason: str, entry: RuleEntry | None = None, strict: bool = False,
+                by: VerdictBy = "policy", *, rule: str | None = None, **kw: Unpack[VerdictDetails]) -> Verdict:
+        """A verdict with the approval timeout that applies to it, made by `by`: a rule when one is named (an
+        `entry`, or `rule=` for several), else the mode or Belay's built-in policy, as the caller says.
 
         `strict` marks an ask that no rule may answer (hidden code, protected
         paths): a timeout then always denies, even where `on_timeout = "allow"`,
         since nobody has seen what would run.
         """
-        rule = f"{entry.rule} [{entry.scope}]" if entry is not None else kw.pop("rule", None)
+        rule = f"{entry.rule} [{entry.scope}]" if entry is not None else rule
         timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
         on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
-        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
-                       on_timeout="deny" if strict else on_timeout,  # type: ignore[arg-type]
-                       **{"preview": entry is not None and entry.preview, **kw})  # type: ignore[arg-type]
+        kw.setdefault("preview", entry is not None and entry.preview)
+        return Verdict(action=action, reason=reason, rule=rule, by="rule" if rule is not None else by,
+                       timeout_s=timeout or None, on_timeout="deny" if strict else on_timeout, **kw)
 
 
 def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
     """The verdict for a Bash command line, given its analysis."""
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: _BashDetails = {"impact": analysis.impact, "analysis": analysis}
     if analysis.hidden_character is not None:
         return rules.verdict("deny", f"The command {analysis.hidden_character}", **kw)
-    everything = next((e for e, r in rules.of("deny") if r.tool == "Bash" and r.kind == "tool"), None)
+    everything = next((e for e, r in rules.of("deny") if r.tool == ToolName.BASH and r.kind == "tool"), None)
     if everything is not None:
         return rules.verdict("deny", f"every Bash command matches the deny rule {everything.rule}", everything, **kw)
     workspace = analysis.workspace
@@ -91,7 +110,7 @@ def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
     if denied is not None:
         return rules.verdict("deny", denied.why, **kw)
     if rules.mode == "plan" and analysis.verdict_hint != "allow":
-        return rules.verdict("deny", f"plan mode: read-only; {analysis.reason}", **kw)
+        return rules.verdict("deny", f"plan mode: read-only; {analysis.reason}", by="mode", **kw)
     protected = next((c for c in analysis.commands if c.protected), None)
     if protected is not None:
         return rules.verdict("ask", f"`{protected.text}`: {protected.protected}", strict=True, **kw)
@@ -106,16 +125,16 @@ def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
 
 def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
     """Bypass allows everything but a line that names a protected place and does more than read."""
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: _BashDetails = {"impact": analysis.impact, "analysis": analysis}
     named = mentioned_protected(analysis.command) if analysis.verdict_hint != "allow" else None
     if named is not None:
         return rules.verdict("ask", f"bypass mode: the command names {named}, a protected place, and Belay "
-                                    "cannot tell whether it writes there", strict=True, **kw)
-    return rules.verdict("allow", "bypass mode", **kw)
+                                    "cannot tell whether it writes there", strict=True, by="mode", **kw)
+    return rules.verdict("allow", "bypass mode", by="mode", **kw)
 
 
 def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: _BashDetails = {"impact": analysis.impact, "analysis": analysis}
     if analysis.syntax_error is not None:
         return rules.verdict("ask", analysis.syntax_error, strict=True, **kw)
     hard = next((c for c in analysis.commands if c.effect == "ask"), None)
@@ -137,8 +156,10 @@ def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
         allowed[command.node] = ("ok", f"allowed by {', '.join(f'{e.rule} [{e.scope}]' for e in hits)}" if hits
                                  else "accept-edits mode: a write inside the workspace")
     if not used:
-        reason = "accept-edits mode: only reads and writes inside the workspace" if allowed else analysis.reason
-        return rules.verdict("allow", reason, impact=analysis.impact, analysis=_reflag(analysis, allowed))
+        if allowed:
+            return rules.verdict("allow", "accept-edits mode: only reads and writes inside the workspace",
+                                 by="mode", impact=analysis.impact, analysis=_reflag(analysis, allowed))
+        return rules.verdict("allow", analysis.reason, impact=analysis.impact, analysis=analysis)
     names = ", ".join(dict.fromkeys(f"{e.rule} [{e.scope}]" for e in used))
     return rules.verdict("allow", f"allowed by {names}", rule=names, impact=analysis.impact,
                          analysis=_reflag(analysis, allowed), preview=any(e.preview for e in used))
@@ -151,7 +172,7 @@ def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) ->
     that reads every file below a folder may read one a Read deny rule covers (`grep -r KEY .` and a
     denied `.env`).  An allow rule for the command answers both.
     """
-    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
+    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == ToolName.BASH]
     if command.static and _bash_match(bash_rules, command, workspace, rules.home) is not None:
         return None
     linked = next(((p, n) for p in command.reads if (n := _links(p)) > 1), None)
@@ -161,7 +182,7 @@ def _unsure_bash_read(command: SimpleCommand, rules: RuleSet, workspace: str) ->
     if not reads_folders(command.argv):
         return None
     folders = list(command.reads) or ([workspace] if searches_here(command.argv) else [])
-    denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool("Read")]
+    denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool(ToolName.READ)]
     return next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home)) is not None), None)
 
 
@@ -174,7 +195,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     command that also runs or reaches something else needs a Bash rule.
     """
     allow = rules.of("allow")
-    bash_rules = [(e, r) for e, r in allow if r.tool == "Bash"]
+    bash_rules = [(e, r) for e, r in allow if r.tool == ToolName.BASH]
     hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
     if hit is not None:
         return _redirected(hit, command, rules, workspace)
@@ -184,7 +205,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     if command.writes and rules.mode != "accept_edits":
         return None  # an Edit rule allows the file tools, not commands (as in Claude Code)
     for path in (p for p in command.reads if not _inside(p, workspace)):
-        entry = next((e for e, r in allow if r.kind == "path" and r.tool == "Read" and
+        entry = next((e for e, r in allow if r.kind == "path" and r.tool == ToolName.READ and
                       r.matches_path(path, workspace, rules.home)), None)
         if entry is None:
             return None
@@ -193,7 +214,7 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
 
 
 def _why_not_allowed(command: SimpleCommand, rules: RuleSet, workspace: str) -> str:
-    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == "Bash"]
+    bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == ToolName.BASH]
     hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
     if hit is None:
         return command.why
@@ -211,7 +232,7 @@ def _redirected(hit: RuleEntry, command: SimpleCommand, rules: RuleSet, workspac
         return [hit]
     found = [hit]
     for path in command.writes:
-        entry = next((e for e, r in rules.of("allow") if r.kind == "path" and r.tool == "Edit" and
+        entry = next((e for e, r in rules.of("allow") if r.kind == "path" and r.tool == ToolName.EDIT and
                       r.matches_path(path, workspace, rules.home)), None)
         if entry is None:
             return None
@@ -231,11 +252,11 @@ def _bash_match(entries: Iterable[tuple[RuleEntry, Rule]], command: SimpleComman
     if loose:
         forms += loose_forms(command.argv)
     for entry, rule in entries:
-        if rule.tool == "Bash" and any(rule.matches_command(form) for form in forms) and \
+        if rule.tool == ToolName.BASH and any(rule.matches_command(form) for form in forms) and \
                 (loose or _as_written(rule, command)):
             return entry
-        if rule.kind == "path" and rule.tool in ("Read", "Edit"):
-            paths = command.reads if rule.tool == "Read" else command.writes
+        if rule.kind == "path" and rule.tool in (ToolName.READ, ToolName.EDIT):
+            paths = command.reads if rule.tool == ToolName.READ else command.writes
             if any(rule.matches_path(p, workspace, home) or (loose and _below(rule, p, workspace, home))
                    for p in paths):
                 return entry
@@ -293,7 +314,7 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     if hit is not None:
         return rules.verdict("deny", f"{tool} matches the deny rule {hit.rule}", hit, impact=impact)
     hidden = next(((e, p) for p in paths for e, r in rules.of("deny") if writes and r.kind == "path" and
-                   r.tool == "Read" and r.matches_path(p, workspace, rules.home)), None) if writes else None
+                   r.tool == ToolName.READ and r.matches_path(p, workspace, rules.home)), None) if writes else None
     if hidden is not None:
         return rules.verdict("deny", f"{hidden[1]} is covered by the Read deny rule {hidden[0].rule}: it is not "
                                      "written either", hidden[0], impact=impact)
@@ -302,7 +323,7 @@ def decide_tool(request: PolicyRequest, rules: RuleSet) -> Verdict:
     if secret is not None and not writes:
         return rules.verdict("deny", secret, impact=impact)
     if rules.mode == "plan" and not reads:
-        return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", impact=impact)
+        return rules.verdict("deny", f"plan mode: read-only; {tool} changes things", by="mode", impact=impact)
     guarded = next((r for r in (protected_reason(p) for p in paths) if r), None) if writes else None
     if guarded is not None:
         return rules.verdict("ask", guarded, strict=True, impact=impact)
@@ -316,7 +337,7 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
                 reads: bool, impact: Impact) -> Verdict:
     tool = request.tool
     if rules.mode == "bypass":
-        return rules.verdict("allow", "bypass mode", impact=impact)
+        return rules.verdict("allow", "bypass mode", by="mode", impact=impact)
     if tool in SPAWNING_TOOLS:
         return rules.verdict("allow", "a sub-agent's own calls are checked one by one", impact=impact)
     if tool in STOPPING_TOOLS:
@@ -333,7 +354,7 @@ def _tool_allow(request: PolicyRequest, rules: RuleSet, paths: list[str], worksp
     if writes and outside:
         return rules.verdict("ask", f"{tool} would write {outside[0]}, outside the workspace", impact=impact)
     if writes and rules.mode == "accept_edits" and paths:
-        return rules.verdict("allow", "accept-edits mode: a write inside the workspace", impact=impact)
+        return rules.verdict("allow", "accept-edits mode: a write inside the workspace", by="mode", impact=impact)
     if hit is not None:
         return rules.verdict("allow", f"allowed by {hit.rule} [{hit.scope}]", hit, impact=impact)
     what = "changes files in the workspace" if writes else "is not known to be read-only"
@@ -351,7 +372,7 @@ def _refused_here(request: PolicyRequest, path: str, workspace: str) -> bool:
         proc_secret(path)
 
 
-_FOLDER_READERS = frozenset({"Grep", "Glob", "LS"})
+_FOLDER_READERS = frozenset({ToolName.GREP, ToolName.GLOB, ToolName.LS})
 """An outside agent's tools that read or list everything below a folder."""
 
 
@@ -359,7 +380,7 @@ def slow(request: PolicyRequest) -> bool:
     """Whether deciding `request` may take long: a Bash line (parsed, its words and paths looked up on disk) or
     an outside agent's folder reader (the folder walked against the Read deny rules, see `_unsure_read`).
     Any other call is a few rule matches and a stat per path it names, quick enough for the event loop."""
-    return request.tool == "Bash" or (request.outside_agent and request.tool in _FOLDER_READERS)
+    return request.tool == ToolName.BASH or (request.outside_agent and request.tool in _FOLDER_READERS)
 
 
 def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], rules: RuleSet) -> str | None:
@@ -377,7 +398,7 @@ def _unsure_read(request: PolicyRequest, paths: list[str], outside: list[str], r
         return f"{tool} reads {outside[0]}, outside the workspace"
     if request.outside_agent and tool in _FOLDER_READERS:  # its own tool shows what it finds, unfiltered
         workspace = os.path.realpath(request.workspace)
-        denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool("Read")]
+        denies = [(f"{e.rule} [{e.scope}]", r) for e, r in rules.of("deny") if r.covers_tool(ToolName.READ)]
         folders = paths or [workspace]
         found = next((why for f in folders if (why := denied_below(f, denies, workspace, rules.home))), None)
         if found is not None:
@@ -421,7 +442,7 @@ def read_refusal(path: str, rules: RuleSet, workspace: str) -> str | None:
     For tools that open or list many files at once (Grep, Glob, LS, NotebookRead): each file they would
     show is checked, so a deny rule on `.env` or `secrets/**` holds whatever directory they were given.
     """
-    hit = next((e for e, r in rules.of("deny") if r.covers_tool("Read") and r.kind in ("tool", "path")
+    hit = next((e for e, r in rules.of("deny") if r.covers_tool(ToolName.READ) and r.kind in ("tool", "path")
                 and r.matches_path(path, workspace, rules.home)), None)
     if hit is not None:
         return f"{path} matches the deny rule {hit.rule}"

@@ -40,16 +40,17 @@ from pathlib import Path
 
 from core.mcp.settings import ServerSettings
 from core.models.bash import BashAnalysis
-from core.models.policy import Mode, RuleAction, RuleEntry, Scope
+from core.models.policy import Mode, OnTimeout, RuleAction, RuleEntry, Scope
 from core.paths import settled_realpath
 from core.policy.bash import analyse
 from core.policy.decide import RuleSet, decide_bash, decide_tool, read_refusal, slow
 from core.policy.rules import Rule, parse_rule
-from core.policy.settings import ACTIONS, MODES, Layer, edit_rules, entry_from, load_layer, settings_path
+from core.policy.settings import ACTIONS, MODES, SettingsLayer, edit_rules, entry_from, load_layer, settings_path
 from core.policy.suggest import suggest_for_bash, suggest_for_tool
 from core.policy.trust import is_trusted, trust
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.telemetry.settings import TelemetrySettings
+from core.tools.names import ToolName
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
 SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
@@ -64,7 +65,7 @@ class PolicyEngine:
     """Decides allow / ask / deny for each call from the layered rules and the mode."""
 
     def __init__(self) -> None:
-        self._layers: dict[Scope, Layer] = {scope: Layer(scope) for scope in SCOPES}
+        self._layers: dict[Scope, SettingsLayer] = {scope: SettingsLayer(scope) for scope in SCOPES}
         self._workspace: Path | None = None
         self._session_mode: Mode | None = None
         self._trusted = False
@@ -170,7 +171,7 @@ class PolicyEngine:
         rules = self._ruleset()
         if disabled is not None:
             return rules.verdict("deny", disabled)
-        if request.tool != "Bash":
+        if request.tool != ToolName.BASH:
             verdict = decide_tool(request, rules)
             if verdict.action == "ask":
                 return verdict.model_copy(update={"suggested_rule": suggest_for_tool(request)})
@@ -201,7 +202,7 @@ class PolicyEngine:
 
     def suggest_rule(self, request: PolicyRequest) -> str | None:
         """The rule "Always allow" would add for this call; None when no rule could allow it."""
-        if request.tool == "Bash":
+        if request.tool == ToolName.BASH:
             analysis = _analysis(request, self._home(), {})
             return suggest_for_bash(analysis) if analysis is not None else None
         return suggest_for_tool(request)
@@ -287,9 +288,8 @@ class PolicyEngine:
         entries = self._entries()
         timeout = next((self._layers[s].timeout_s for s in ("workspace", "user")
                         if self._layers[s].timeout_s is not None), None)
-        on_timeout = next((self._layers[s].on_timeout for s in ("workspace", "user")
-                           if self._layers[s].on_timeout and (s == "user" or self._trusted or
-                                                              self._layers[s].on_timeout == "deny")), "deny")
+        on_timeout: OnTimeout = next((t for s in ("workspace", "user") if (t := self._layers[s].on_timeout) and
+                                      (s == "user" or self._trusted or t == "deny")), "deny")
         return RuleSet(entries, self.mode, home, timeout, on_timeout)
 
     def _home(self) -> str:

@@ -28,10 +28,12 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+from core.tools.names import ToolName
+
+EDIT_TOOLS = frozenset({ToolName.EDIT, ToolName.WRITE, ToolName.MULTI_EDIT, ToolName.NOTEBOOK_EDIT})
+READ_TOOLS = frozenset({ToolName.READ, ToolName.GLOB, ToolName.GREP, ToolName.LS, ToolName.NOTEBOOK_READ})
 PATH_TOOLS = EDIT_TOOLS | READ_TOOLS
-_FAMILIES = {"Edit": EDIT_TOOLS, "Read": READ_TOOLS}
+_FAMILIES: dict[str, frozenset[ToolName]] = {ToolName.EDIT: EDIT_TOOLS, ToolName.READ: READ_TOOLS}
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 
@@ -53,11 +55,11 @@ class Rule:
         """Whether the rule is about `tool` at all (a server rule covers its tools, Edit covers Write)."""
         if self.kind == "server":
             return tool.startswith(self.tool + "__")
-        return tool == self.tool or tool in _FAMILIES.get(self.tool, ())
+        return tool == self.tool or tool in _FAMILIES.get(self.tool, frozenset())
 
     def matches_command(self, argv: Sequence[str]) -> bool:
         """Whether a Bash rule covers one simple command given by its literal words."""
-        if self.tool != "Bash":
+        if self.tool != ToolName.BASH:
             return False
         if self.kind == "tool":
             return True
@@ -112,8 +114,9 @@ def loose_forms(argv: Sequence[str]) -> list[tuple[str, ...]]:
     return forms
 
 
-def parse_rule(text: str) -> Rule:
-    """Parses a rule string; raises ValueError saying which rule and what is wrong."""
+def parse_rule(text: object) -> Rule:
+    """Parses a rule string (anything else a settings file holds is refused); raises ValueError saying which rule
+    and what is wrong."""
     if not isinstance(text, str):
         raise ValueError(f"invalid rule {text!r}: a rule is a string such as \"Bash(npm run test:*)\"")
     stripped = text.strip()
@@ -131,11 +134,11 @@ def parse_rule(text: str) -> Rule:
         raise ValueError(f"invalid rule {text!r}: empty parentheses; write {tool} to cover every call")
     if spec == "*":
         return _tool_rule(text, tool)
-    if tool == "Bash":
+    if tool == ToolName.BASH:
         return _bash_rule(text, spec)
     if tool in PATH_TOOLS:
         return _path_rule(text, tool, spec)
-    if tool == "WebFetch" and spec.startswith("domain:") and spec[7:].strip():
+    if tool == ToolName.WEB_FETCH and spec.startswith("domain:") and spec[7:].strip():
         host = spec[7:].strip().lower()
         return Rule(f"WebFetch(domain:{host})", tool, spec, "domain", (host,))
     raise ValueError(f"invalid rule {text!r}: {tool} takes no specifier (only Bash, file tools and "
@@ -166,12 +169,12 @@ def _bash_rule(text: str, spec: str) -> Rule:
         if "*" in prefix:
             raise ValueError(f"invalid rule {text!r}: use either 'prefix:*' or '*' wildcards, not both")
         words = _words(text, prefix)
-        return Rule(f"Bash({shlex.join(words)}:*)", "Bash", spec, "prefix", words)
+        return Rule(f"Bash({shlex.join(words)}:*)", ToolName.BASH, spec, "prefix", words)
     words = _words(text, spec)
     if "*" not in spec:
-        return Rule(f"Bash({shlex.join(words)})", "Bash", spec, "exact", words)
+        return Rule(f"Bash({shlex.join(words)})", ToolName.BASH, spec, "exact", words)
     joined = " ".join(words)
-    return Rule(f"Bash({' '.join(spec.split())})", "Bash", spec, "glob", words,
+    return Rule(f"Bash({' '.join(spec.split())})", ToolName.BASH, spec, "glob", words,
                 re.compile(_command_glob(joined), re.DOTALL))
 
 
@@ -192,6 +195,7 @@ def _command_glob(spec: str) -> str:
 
 
 def _path_rule(text: str, tool: str, spec: str) -> Rule:
+    base: Literal["absolute", "home", "workspace"]
     if spec.startswith("//"):
         base, pattern = "absolute", spec[2:]
     elif spec == "~" or spec.startswith("~/"):
@@ -210,7 +214,7 @@ def _path_rule(text: str, tool: str, spec: str) -> Rule:
         compiled = re.compile(f"{regex}(?:/.*)?" if regex else ".*", re.DOTALL)
     except (ValueError, re.error) as e:
         raise ValueError(f"invalid rule {text!r}: {e}") from None
-    return Rule(f"{tool}({spec})", tool, spec, "path", regex=compiled, base=base)  # type: ignore[arg-type]
+    return Rule(f"{tool}({spec})", tool, spec, "path", regex=compiled, base=base)
 
 
 def glob_regex(pattern: str) -> str:

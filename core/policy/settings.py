@@ -24,6 +24,7 @@ from core.policy.rules import Rule, parse_rule
 from core.store.atomic_file import write_text_atomically
 from core.store.gc import GB, Retention
 from core.telemetry.settings import TelemetrySettings, read_telemetry
+from core.tools.names import ToolName
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
@@ -33,7 +34,7 @@ _KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeout
 
 
 @dataclass
-class Layer:
+class SettingsLayer:
     """What one settings file (or the session) contributes."""
 
     scope: Scope
@@ -71,9 +72,9 @@ def settings_path(scope: Scope, workspace: Path | None) -> Path | None:
     return None
 
 
-def load_layer(scope: Scope, path: Path | None) -> tuple[Layer, list[str]]:
+def load_layer(scope: Scope, path: Path | None) -> tuple[SettingsLayer, list[str]]:
     """The layer in `path` (empty when there is no file) and the problems found in it."""
-    layer = Layer(scope, path)
+    layer = SettingsLayer(scope, path)
     if path is None or not path.exists():
         return layer, []
     try:
@@ -99,7 +100,7 @@ def load_retention() -> tuple[Retention, list[str]]:
     return layer.retention or Retention(), [p for p in problems if "[storage]" in p or "the file is ignored" in p]
 
 
-def _read_storage(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_storage(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     table = data.get("storage")
     if table is None:
         return []
@@ -125,7 +126,7 @@ def _read_storage(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return problems
 
 
-def _read_mcp(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_mcp(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     if "mcp" not in data:
         return []
     if layer.scope != "user":
@@ -135,7 +136,7 @@ def _read_mcp(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return problems
 
 
-def _read_timeouts(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_timeouts(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     table = data.get("timeouts")
     if table is None:
         return []
@@ -150,7 +151,7 @@ def _read_timeouts(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return problems
 
 
-def _read_changes(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_changes(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     table = data.get("changes")
     if table is None:
         return []
@@ -164,7 +165,7 @@ def _read_changes(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return unknown
 
 
-def _read_bash(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_bash(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     if "bash" not in data:
         return []
     if not isinstance(data["bash"], dict):
@@ -176,7 +177,7 @@ def _read_bash(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return []
 
 
-def _read_mode(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_mode(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     if "mode" not in data:
         return []
     if data["mode"] not in MODES:
@@ -189,7 +190,7 @@ def _read_mode(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return []
 
 
-def _read_permissions(data: dict[str, Any], text: str, layer: Layer, path: Path) -> list[str]:
+def _read_permissions(data: dict[str, Any], text: str, layer: SettingsLayer, path: Path) -> list[str]:
     permissions = data.get("permissions", {})
     if not isinstance(permissions, dict):
         return [f"{path}: [permissions] must be a table"]
@@ -224,18 +225,18 @@ def entry_from(item: object, action: RuleAction, scope: Scope, path: Path | None
             raise ValueError(f"timeout_s must be a number of seconds >= 0, got {timeout!r}")
         if on_timeout not in (None, "deny", "allow"):
             raise ValueError(f"on_timeout must be \"deny\" or \"allow\", got {on_timeout!r}")
-        rule = parse_rule(item.get("rule"))  # type: ignore[arg-type]
-        if preview and rule.tool != "Bash":
+        rule = parse_rule(item.get("rule"))
+        if preview and rule.tool != ToolName.BASH:
             raise ValueError(f"preview applies to Bash rules only, not {rule.text}")
         entry = RuleEntry(rule=rule.text, action=action, scope=scope, source=path,
                           timeout_s=float(timeout) if timeout is not None else None, on_timeout=on_timeout,
                           preview=preview)
         return entry, rule
-    rule = parse_rule(item)  # type: ignore[arg-type]
+    rule = parse_rule(item)
     return RuleEntry(rule=rule.text, action=action, scope=scope, source=path), rule
 
 
-def _read_tools(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_tools(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     tools = data.get("tools", {})
     disable = tools.get("disable", []) if isinstance(tools, dict) else None
     if not isinstance(disable, list) or not all(isinstance(d, str) and d.strip() for d in disable):
@@ -244,7 +245,7 @@ def _read_tools(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
     return []
 
 
-def _read_approval(data: dict[str, Any], layer: Layer, path: Path) -> list[str]:
+def _read_approval(data: dict[str, Any], layer: SettingsLayer, path: Path) -> list[str]:
     approval = data.get("approval", {})
     if not isinstance(approval, dict):
         return [f"{path}: [approval] must be a table"]

@@ -17,6 +17,7 @@ from core.models.bash import BashAnalysis, SimpleCommand
 from core.policy.protected import protected_reason
 from core.policy.rules import EDIT_TOOLS
 from core.policy.verdicts import PolicyRequest
+from core.tools.names import ToolName
 
 _SUBCOMMANDS = frozenset({"git", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry", "gh", "dotnet",
                           "terraform", "brew", "apt", "apt-get", "systemctl", "make", "npm", "pnpm", "yarn", "bun",
@@ -53,7 +54,7 @@ def suggest_for_tool(request: PolicyRequest) -> str | None:
 
     None for a write that no rule may allow (a protected path, a place outside the workspace).
     """
-    if request.tool == "WebFetch":
+    if request.tool == ToolName.WEB_FETCH:
         url = request.args.get("url")
         host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
         return f"WebFetch(domain:{host.lower()})" if host else "WebFetch"

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from core.models.bash import BashAnalysis, Impact
+from core.models.records import VerdictBy
 from core.tools.base import Annotations
 
 
@@ -39,6 +40,10 @@ class Verdict(BaseModel):
     """Why, in words shown to the person and journaled; names the part of a command at fault."""
     rule: str | None = None
     """The rule that decided and its layer, e.g. "Bash(ls:*) [workspace]"."""
+    by: VerdictBy = "policy"
+    """Who decided: a rule (named in `rule`, and only then), the mode in force, or Belay's built-in policy.
+    Set where the verdict is made (`core.policy.decide.RuleSet.verdict`); journaled as the decider of a call
+    allowed or denied without asking."""
     impact: Impact = Impact()
     timeout_s: float | None = None
     """For ask: how long the approval waits before `on_timeout` applies; None waits forever."""
@@ -49,3 +54,9 @@ class Verdict(BaseModel):
     """For ask: the rule "Always allow" would add."""
     preview: bool = False
     """For Bash: the rule that decided asks for the command to run in preview (`RuleEntry.preview`)."""
+
+    @model_validator(mode="after")
+    def _rule_named_when_a_rule_decided(self) -> Verdict:
+        if (self.rule is not None) != (self.by == "rule"):
+            raise ValueError(f"a verdict by {self.by!r} names a rule exactly when a rule decided (rule={self.rule!r})")
+        return self

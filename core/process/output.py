@@ -221,7 +221,7 @@ class Coalescer:
     is separate and complete within its own caps.
     """
 
-    def __init__(self, sink: Callable[[str], None], *, interval_s: float = 0.1, max_chars: int = 16_384) -> None:
+    def __init__(self, sink: Callable[[str], object], *, interval_s: float = 0.1, max_chars: int = 16_384) -> None:
         self._sink, self.interval_s, self.max_chars = sink, interval_s, max_chars
         self._loop = asyncio.get_running_loop()
         self._buffer: list[str] = []

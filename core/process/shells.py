@@ -27,6 +27,7 @@ from typing import Literal, TypeVar
 
 from core.errors import ErrorKind, ToolError
 from core.events import Event, ShellFinished, ShellOutput, ShellStarted
+from core.ids import CallId, ShellId
 from core.process.limits import PidsGroup
 from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.sandbox import proc_stat, signal_pids, tree_pids
@@ -292,9 +293,9 @@ def status_of(process: ShellProcess) -> ShellStatus:
 class ShellInfo:
     """A background shell as the window lists it."""
 
-    shell_id: str
+    shell_id: ShellId
     command: str
-    call_id: str
+    call_id: CallId
     status: ShellStatus
     exit_code: int | None
     output_bytes: int
@@ -311,9 +312,9 @@ class ShellRead:
 
 @dataclass
 class _Shell:
-    shell_id: str
+    shell_id: ShellId
     command: str
-    call_id: str
+    call_id: CallId
     process: ShellProcess
     unread: OutputCapture
     whole: OutputCapture
@@ -328,7 +329,7 @@ class ShellManager:
     `publish` receives ShellStarted, ShellOutput (coalesced) and ShellFinished.
     """
 
-    def __init__(self, publish: Callable[[Event], None], *, max_running: int = 16) -> None:
+    def __init__(self, publish: Callable[[Event], object], *, max_running: int = 16) -> None:
         self._publish = publish
         self.max_running = max_running
         self._shells: dict[str, _Shell] = {}
@@ -336,14 +337,14 @@ class ShellManager:
         self._closed = False
         self._foreground: set[ShellProcess] = set()
 
-    async def start(self, launch: Launch, *, command: str, call_id: str) -> str:
+    async def start(self, launch: Launch, *, command: str, call_id: CallId) -> ShellId:
         """Start `launch` in the background and return its shell id (bash_1, bash_2, ...)."""
         running = sum(1 for s in self._shells.values() if s.process.returncode is None)
         if self._closed or running >= self.max_running:
             await asyncio.to_thread(discard, launch)  # the launch was handed over: ours to clean
             raise ToolError(ErrorKind.RESOURCE_LIMIT, f"{running} background shells are already running"
                             if not self._closed else "the console is closing", "Kill a shell with KillShell first.")
-        shell_id = f"bash_{next(self._ids)}"
+        shell_id = ShellId(f"bash_{next(self._ids)}")
         coalescer = Coalescer(lambda text: self._publish(ShellOutput(shell_id=shell_id, text=text)))
         shell = _Shell(shell_id, command, call_id, ShellProcess(launch, lambda b: self._on_output(shell_id, b)),
                        OutputCapture(), OutputCapture(), LiveText(), coalescer)

@@ -40,14 +40,14 @@ from core.events import (
 )
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
-from core.models.policy import RuleAction, RuleEntry
+from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
 from core.models.records import CallRecord, DecidedBy, DecidedVia
 from core.process.overlay import OverlaySupport
 from core.process.sandbox import SandboxInfo
 from core.remote.client import Attached, Detached, RemoteError
 from core.remote.protocol import ConsoleState, Op, Welcome
 from core.remote.reach import Reach
-from core.store.seals import Verdict
+from core.store.seals import JournalCheck
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.bash import BashSettings
@@ -59,7 +59,7 @@ T = TypeVar("T")
 _RECORDS: TypeAdapter[list[CallRecord]] = TypeAdapter(list[CallRecord])
 _DIFFS: TypeAdapter[list[FileDiff]] = TypeAdapter(list[FileDiff])
 _REPORTS: TypeAdapter[list[UndoReport]] = TypeAdapter(list[UndoReport])
-_VERDICT: TypeAdapter[Verdict] = TypeAdapter(Verdict)
+_VERDICT: TypeAdapter[JournalCheck] = TypeAdapter(JournalCheck)
 
 
 @dataclass(frozen=True)
@@ -208,24 +208,23 @@ class RemoteConsole:
     def _apply(self, event: Event) -> None:
         """Every event, as it is published: the timeline, and the state the window reads synchronously."""
         self.timeline.apply(event)
-        kind = type(event)
-        if kind is ApprovalRequested:
-            self._pending[event.call_id] = event  # type: ignore[union-attr]
-        elif kind is ApprovalResolved:
-            self._pending.pop(event.call_id, None)  # type: ignore[union-attr]
-        elif kind is PolicyChanged:
-            e: Any = event
-            self._state = self._state.model_copy(update={"mode": e.mode, "rules": list(e.rules),
-                                                         "problems": list(e.problems), "held_back": list(e.held_back)})
-        elif kind is McpServerChanged:
-            status: ServerStatus = event.status  # type: ignore[union-attr]
+        if isinstance(event, ApprovalRequested):  # (events are final: isinstance is the kind)
+            self._pending[event.call_id] = event
+        elif isinstance(event, ApprovalResolved):
+            self._pending.pop(event.call_id, None)
+        elif isinstance(event, PolicyChanged):
+            self._state = self._state.model_copy(update={"mode": event.mode, "rules": list(event.rules),
+                                                         "problems": list(event.problems),
+                                                         "held_back": list(event.held_back)})
+        elif isinstance(event, McpServerChanged):
+            status = event.status
             servers = [s for s in self._state.mcp_servers if s.name != status.name]
             self._state = self._state.model_copy(update={"mcp_servers": sorted([*servers, status],
                                                                                 key=lambda s: s.name)})
-        elif kind is ElicitationRequested:
-            self.elicitations.waiting[event.elicitation_id] = event  # type: ignore[union-attr, assignment]
-        elif kind is ElicitationResolved:
-            self.elicitations.waiting.pop(event.elicitation_id, None)  # type: ignore[union-attr]
+        elif isinstance(event, ElicitationRequested):
+            self.elicitations.waiting[event.elicitation_id] = event
+        elif isinstance(event, ElicitationResolved):
+            self.elicitations.waiting.pop(event.elicitation_id, None)
 
     # -- what the window reads -------------------------------------------------
 
@@ -333,7 +332,7 @@ class RemoteConsole:
         self.send("deny", call_id, reason=reason, via=via or "window")
         return True
 
-    def always_allow(self, call_id: str, scope: str = "session", rule: str | None = None, *,
+    def always_allow(self, call_id: str, scope: AllowScope = "session", rule: str | None = None, *,
                      via: DecidedVia | None = None) -> bool:
         if call_id not in self._pending:
             return False
@@ -347,10 +346,10 @@ class RemoteConsole:
     def set_mode(self, mode: str) -> None:
         self.send("set_mode", name=mode)
 
-    async def add_rule(self, rule: str, action: RuleAction, scope: str) -> str:
+    async def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
         return str(await self._ask("add_rule", rule=rule, action=action, scope=scope))
 
-    async def remove_rule(self, rule: str, action: RuleAction, scope: str) -> bool:
+    async def remove_rule(self, rule: str, action: RuleAction, scope: Scope) -> bool:
         return bool(await self._ask("remove_rule", rule=rule, action=action, scope=scope))
 
     async def dry_run(self, rule: str, action: RuleAction = "allow") -> list[CallRecord]:
@@ -396,7 +395,7 @@ class RemoteConsole:
     async def rewind(self, call_id: str) -> list[UndoReport]:
         return _REPORTS.validate_python(await self._ask("rewind", call_id))
 
-    async def verify(self) -> Verdict:
+    async def verify(self) -> JournalCheck:
         """The console there verifies its journal."""
         return _VERDICT.validate_python(await self._ask("verify"))
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.events import ApprovalRequested, ElicitationRequested, Event
 from core.models.mcp import ServerStatus
-from core.models.policy import RuleAction, RuleEntry
+from core.models.policy import AllowScope, RuleAction, RuleEntry
 from core.models.records import AgentRecord, BatchRecord, CallRecord, DecidedVia, ExternalRecord
 from core.process.sandbox import SandboxInfo
 from core.tools.bash import BashSettings
@@ -128,7 +128,7 @@ class Command(BaseModel):
     """approve: the hunks accepted per file (approved in part)."""
     preview: bool = False
     """approve: run the command in a private layer first."""
-    scope: Literal["once", "session", "workspace", "user"] = "session"
+    scope: AllowScope = "session"
     """always_allow: how far the rule reaches."""
     rule: str | None = None
     paths: list[str] | None = None

@@ -54,7 +54,7 @@ class Reach:
         """The workspace, as its host names it."""
         return self.link.target.path if self.link is not None else str(self._local)
 
-    async def attach(self, client: str, *, said: Callable[[str], None] = lambda _text: None) -> Attached:
+    async def attach(self, client: str, *, said: Callable[[str], object] = lambda _text: None) -> Attached:
         """Attach, trying again while nothing answers; `said` hears each failed try.  Raises RemoteError when the
         way there cannot be opened at all (no console for a local workspace; ssh could not start one), when the
         console refuses (`refused`), or after RETRIES failures in a row (then the next attach opens the way anew:

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from core.errors import BelayError
+from core.errors import BelayError, ErrorKind, ToolError
+from core.mcp.elicitation import Action as ElicitAction
+from core.models.policy import RuleAction, Scope
 from core.models.records import CallRecord
 from core.remote.protocol import (
     PROTOCOL_VERSION,
@@ -33,6 +35,7 @@ from core.remote.protocol import (
     Reply,
     Welcome,
 )
+from core.store.journal_reads import JournalReads
 from core.tasks import spawn
 from core.timeline.excerpts import excerpt_args, excerpt_text
 
@@ -87,13 +90,13 @@ class AttachServer:
     async def _welcome(self) -> tuple[Welcome, list[CallRecord]]:
         """The welcome, and the journal's calls that follow it (cut on the journal's thread)."""
         console = self.console
-        journal, read = console.recorder.journal, console.recorder.read
+        read = console.recorder.read
         last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
         pending, state = console.pending_approvals(), state_of(console)
-        calls = await read(lambda: [_light(c) for c in journal.calls()])
+        calls = await read(_light_calls)
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
-                       agents=await read(journal.agents), batches=await read(journal.batches), calls=[],
-                       calls_following=len(calls), externals=await read(journal.externals), pending=pending,
+                       agents=await read(JournalReads.agents), batches=await read(JournalReads.batches), calls=[],
+                       calls_following=len(calls), externals=await read(JournalReads.externals), pending=pending,
                        state=state), calls
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
@@ -143,8 +146,6 @@ class AttachServer:
 
     async def _ask(self, c: Command) -> object:
         """What the window's own console answers, for the ops whose answer is a value."""
-        if c.op in ("add_rule", "remove_rule", "dry_run") and c.rule is None:
-            raise ValueError(f"{c.op} needs a rule")
         answer = _ASKED[c.op](self.console, c)
         return await answer if asyncio.iscoroutine(answer) else answer
 
@@ -158,6 +159,29 @@ async def _records(records: Awaitable[list[CallRecord]]) -> list[CallRecord]:
     return [_light(r) for r in await records]
 
 
+# A command's fields serve every op: these take what one op needs, refusing what no front end would send.
+
+def _rule_of(c: Command) -> tuple[str, RuleAction]:
+    action = c.action
+    if c.rule is None or action not in ("allow", "ask", "deny"):
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{c.op} needs a rule and its action (allow, ask or deny)")
+    return c.rule, action
+
+
+def _layer_of(c: Command) -> Scope:
+    scope = c.scope
+    if scope == "once":
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{c.op} needs the layer a rule lives in (session, workspace, user)")
+    return scope
+
+
+def _answer_of(c: Command) -> ElicitAction:
+    action = c.action
+    if action not in ("accept", "decline", "cancel"):
+        raise ToolError(ErrorKind.INVALID_ARGS, f"{c.op} needs an answer: accept, decline or cancel")
+    return action
+
+
 _ASKED: dict[str, Callable[[Console, Command], object]] = {
     "call_record": lambda console, c: console.call_record(c.call_id),
     "full_output": lambda console, c: console.full_output(c.call_id),
@@ -167,14 +191,13 @@ _ASKED: dict[str, Callable[[Console, Command], object]] = {
     "rewind": lambda console, c: console.rewind(c.call_id),
     "cancel": lambda console, c: console.cancel(c.call_id),
     "set_mode": _set_mode,
-    "add_rule": lambda console, c: console.add_rule(c.rule, c.action, c.scope),  # type: ignore[arg-type]
-    "remove_rule": lambda console, c: console.remove_rule(c.rule, c.action, c.scope),  # type: ignore[arg-type]
-    "dry_run": lambda console, c: _records(console.dry_run(c.rule, c.action)),  # type: ignore[arg-type]
+    "add_rule": lambda console, c: console.add_rule(*_rule_of(c), _layer_of(c)),
+    "remove_rule": lambda console, c: console.remove_rule(*_rule_of(c), _layer_of(c)),
+    "dry_run": lambda console, c: _records(console.dry_run(*_rule_of(c))),
     "trust_workspace": lambda console, c: console.trust_workspace(),
     "restart_mcp_server": lambda console, c: console.restart_mcp_server(c.name),
     "kill_shell": lambda console, c: console.kill_shell(c.name),
-    "answer_elicitation": lambda console, c: console.elicitations.answer(c.name, c.action,  # type: ignore[arg-type]
-                                                                          c.content),
+    "answer_elicitation": lambda console, c: console.elicitations.answer(c.name, _answer_of(c), c.content),
     "verify": lambda console, c: console.verify(),
 }
 """The ops whose answer is a value: the console's method of the same name (calls cut as in the welcome)."""
@@ -191,6 +214,11 @@ def state_of(console: Console) -> ConsoleState:
 
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
 """Models, dataclasses (a Verdict) and plain values as JSON."""
+
+
+def _light_calls(journal: JournalReads) -> list[CallRecord]:
+    """Every call of the journal, light (on the journal's thread)."""
+    return [_light(c) for c in journal.calls()]
 
 
 def _light(record: CallRecord) -> CallRecord:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from core.events import ApprovalRequested
+from core.models.policy import AllowScope
 from core.models.records import DecidedBy, DecidedVia, Decision
 
 
@@ -32,8 +33,8 @@ class Answer(BaseModel):
     hunks: dict[str, tuple[int, ...]] | None = None
     """When approved in part: the accepted hunks (0-based, of the approval's diff) per relative path; a path not
     named keeps all its hunks.  `core.run.calls` turns them into `edited` content before the journal sees it."""
-    scope: str = "session"
-    """For always-allow: session, workspace or user."""
+    scope: AllowScope = "session"
+    """For always-allow: once (this call only), session, workspace or user."""
     rule: str | None = None
     """For always-allow: the rule to add (None: the policy's suggestion)."""
     by: DecidedBy = "person"
@@ -59,7 +60,11 @@ class ApprovalBroker:
         self._next_approver += 1
         token = self._next_approver
         self._approvers[token] = name
-        return lambda: self._approvers.pop(token, None) and None
+
+        def unregister() -> None:
+            self._approvers.pop(token, None)
+
+        return unregister
 
     @property
     def approvers(self) -> list[str]:

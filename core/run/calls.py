@@ -30,25 +30,24 @@ from core.changes.diffs import compute_diff
 from core.changes.partial import PartialError, apply_hunks, not_applied, partial_note
 from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, ProposedFile
-from core.ids import AgentId, CallId, SessionId
+from core.ids import AgentId, BatchId, CallId, SessionId
 from core.models.diffs import FileDiff
-from core.models.records import DecidedBy, Decision, FileChange, GitChange, RunStatus
+from core.models.policy import Scope
+from core.models.records import Decision, FileChange, GitChange, RunStatus
 from core.paths import Workspace
 from core.policy.engine import PolicyEngine
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.recorder import Recorder
 from core.run.approvals import Answer, ApprovalBroker
 from core.tools.base import ReadState, WritePlan
+from core.tools.names import ToolName
 from core.tools.nbpartial import notebook_in_part
-from core.tools.notebook import NotebookEdit
 
 log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 30_000
 """The most of a call's text the agent (and the journal's run row) gets; the middle is cut."""
 MAX_PROPOSED_BYTES = 1_000_000
 """Past this size a pending write's new content is not offered for editing in the approval."""
-MODE_REASONS = ("plan mode", "bypass mode", "accept-edits mode")
-"""How the policy's reason begins when the mode, not a rule or the defaults, decided (core.policy.decide)."""
 
 
 @dataclass
@@ -126,7 +125,7 @@ class Calls:
     """The shared steps, over one console's policy, approvals and recorder."""
 
     def __init__(self, *, workspace: Workspace, policy: PolicyEngine, approvals: ApprovalBroker, recorder: Recorder,
-                 always_allow: Callable[[str, str], Awaitable[object]],
+                 always_allow: Callable[[str, Scope], Awaitable[object]],
                  sandbox: Callable[[], str] = lambda: "") -> None:
         self.workspace, self.policy, self.approvals, self.recorder = workspace, policy, approvals, recorder
         self._always_allow = always_allow
@@ -135,7 +134,7 @@ class Calls:
         """Describes what Bash commands run in, for the approval card."""
 
     async def open(self, call_id: CallId, agent: AgentHandle, tool: str, args: dict[str, Any], summary: str,
-                   batch: tuple[str, str] | None = None, *, wait: bool = True) -> OpenCall:
+                   batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> OpenCall:
         """Journal the call and announce it queued; `batch` is (batch id, the call's id in it).  `wait=False`
         (the pipeline's and the interceptor's hot path): not waited for, the row is committed with the call's
         next step that waits (`start`, `ask`, `finish`), and a failure to write it is raised there."""
@@ -166,7 +165,7 @@ class Calls:
         if verdict.action != "ask":
             await self.recorder.approval_resolved(
                 call.call_id, Decision.APPROVED if verdict.action == "allow" else Decision.DENIED, verdict.reason,
-                decider(verdict), verdict.rule, durable=False, wait=wait)
+                verdict.by, verdict.rule, durable=False, wait=wait)
         if verdict.action == "deny":
             return Refused(RunStatus.DENIED, f"Denied by Belay's policy: {verdict.reason}.",
                            ErrorInfo(kind=ErrorKind.DENIED, message=verdict.reason))
@@ -188,7 +187,7 @@ class Calls:
         the accepted hunks as the person gave them (a preview reads them per file: `core.run.preview`);
         `output` is a previewed command's, shown with its changes."""
         diffs, proposed = await asyncio.to_thread(self._preview, plan) if plan else ((), ())
-        bash = call.tool == "Bash"
+        bash = call.tool == ToolName.BASH
         request = ApprovalRequested(call_id=call.call_id, agent_id=call.agent.agent_id, tool=call.tool,
                                     summary=call.summary, reason=verdict.reason, args=call.args, diffs=diffs,
                                     proposed=proposed, timeout_s=verdict.timeout_s, on_timeout=verdict.on_timeout,
@@ -288,7 +287,7 @@ def _in_part(answer: Answer, plan: WritePlan | None, diffs: tuple[FileDiff, ...]
             accepted = set(hunks[rel])
             if write.before is None:
                 raise PartialError(f"{rel} is created whole by this call, so it cannot be approved in part")
-            if write.shown is not None and tool != NotebookEdit.name:
+            if write.shown is not None and tool != ToolName.NOTEBOOK_EDIT:
                 raise PartialError(f"{rel} is shown as a readable rendering, not its bytes, so it cannot be "
                                    "approved in part")
             written = notebook_in_part(write, diff, accepted, rel) if write.shown is not None \
@@ -322,18 +321,6 @@ def _refusal(answer: Answer, tool: str) -> Refused | None:
         return Refused(RunStatus.DENIED, f"{who} this {tool} call.{said}",
                        ErrorInfo(kind=ErrorKind.DENIED, message=answer.reason or "denied by the user"))
     return None
-
-
-def decider(verdict: Verdict) -> DecidedBy:
-    """Who made a verdict given without asking: a rule (named in it), the mode, or Belay's built-in policy.
-
-    The policy names the mode at the start of the reason when the mode decided ("plan mode: read-only; ...",
-    "bypass mode", "accept-edits mode: ...")."""
-    if verdict.rule is not None:
-        return "rule"
-    if verdict.reason.startswith(MODE_REASONS):
-        return "mode"
-    return "policy"
 
 
 def error_text(info: ErrorInfo) -> str:

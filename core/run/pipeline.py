@@ -24,7 +24,7 @@ from typing import Any
 from core.changes.partial import PartialError
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
-from core.ids import CallId
+from core.ids import BatchId, CallId
 from core.models.records import Decision, FileChange, RunStatus
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
@@ -38,6 +38,7 @@ from core.run.limits import Deadlines, Heartbeats, run_limited
 from core.run.preview import CLASH, LIMITS, REASON, chosen, described, layer_plan, merge, told
 from core.store import fsio
 from core.store.blobs import BlobStore
+from core.store.journal import Journal
 from core.tasks import shielded
 from core.tools.base import (
     ReadState,
@@ -84,7 +85,7 @@ class Pipeline:
 
     async def execute(self, call_id: CallId, agent: AgentHandle, tool_name: str, raw_args: object,
                       spawn: SpawnAgent | None = None, *, timeout_s: float | None = None,
-                      batch: tuple[str, str] | None = None, ask: bool = False) -> CallOutcome:
+                      batch: tuple[BatchId, str] | None = None, ask: bool = False) -> CallOutcome:
         """Carry one call to its end.  `timeout_s` overrides the tool's limit; `batch` is (batch id, id in it);
         `ask` has a person approve it even where the policy would allow it."""
         if self.tool_starting is not None and isinstance(tool_name, str) and tool_name not in self.registry:
@@ -357,10 +358,8 @@ class Pipeline:
     async def _apply(self, call_id: CallId, plan: WritePlan, read_state: ReadState, *,
                      before: Sequence[FileChange] = ()) -> tuple[FileChange, ...]:
         """Apply a plan of writes, journaled as the call's changes (after those it made `before`)."""
-        journal = self.recorder.journal
-
         def record(changes: Any) -> None:  # on the worker thread, between the blobs and the files (see Recorder)
-            journal.add_changes(call_id, [*before, *changes])
+            self.recorder.write_from_worker(Journal.add_changes, call_id, [*before, *changes])
 
         def work() -> tuple[FileChange, ...]:
             applied = apply_plan(self.workspace, self.blobs, plan, record)

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-from core.ids import CallId, new_agent_id, new_call_id
+from core.ids import BatchId, CallId, new_agent_id, new_call_id
 from core.models.records import AgentStatus, RunStatus
 from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
@@ -79,7 +79,7 @@ class Roster:
         return self._tasks.launch(coro, name)
 
     async def call(self, agent: AgentHandle, tool: str, args: object, spawn: SpawnAgent | None = None, *,
-                   timeout_s: float | None = None, batch: tuple[str, str] | None = None,
+                   timeout_s: float | None = None, batch: tuple[BatchId, str] | None = None,
                    ask: bool = False) -> CallOutcome:
         """Submit one call for `agent` and wait for its outcome (see Console.call)."""
         call_id = new_call_id()

@@ -31,8 +31,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from core.errors import BelayError, ErrorKind
-from core.store import blobs as blob_files
-from core.store import seals
+from core.store import blob_files, seals
 from core.store.journal import Journal
 from core.store.lock import OwnerLock
 

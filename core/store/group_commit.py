@@ -68,7 +68,7 @@ DELAY_S = 0.005
 
 
 @dataclass(eq=False)
-class Write:
+class DeferredWrite:
     """One write handed over: what `defer` returns, which `amend` may still change until the journal's thread
     takes it."""
 
@@ -76,7 +76,7 @@ class Write:
     """A call of a journal write method; None: only `then`, in its place in the order (an announcement)."""
     key: str | None
     durable: bool
-    then: Callable[[], None] | None
+    then: Callable[[], object] | None
     done: asyncio.Future[None] | None = None
     """Set when the write is committed (or failed): only for `commit`."""
     taken: int = 0
@@ -93,7 +93,7 @@ class GroupWriter:
                  delay_s: float = DELAY_S) -> None:
         self.journal, self._executor, self._loop, self.delay_s = journal, executor, loop, delay_s
         self._lock = threading.Lock()
-        self._pending: list[Write] = []
+        self._pending: list[DeferredWrite] = []
         """Handed over, not yet taken by the journal's thread (guarded by `_lock`)."""
         self._drain_queued = False
         """A drain is submitted and has not yet taken the pending writes (guarded by `_lock`)."""
@@ -112,15 +112,15 @@ class GroupWriter:
         """Nothing handed over is waiting to be committed or announced."""
         return self._unsettled == 0
 
-    def defer(self, key: str | None, op: Callable[[], object], *, then: Callable[[], None] | None = None,
-              durable: bool = False) -> Write:
+    def defer(self, key: str | None, op: Callable[[], object] | None, *, then: Callable[[], object] | None = None,
+              durable: bool = False) -> DeferredWrite:
         """Hand `op` over without waiting; `then` runs on the loop once it is committed."""
-        write = Write(op, key, durable, then)
+        write = DeferredWrite(op, key, durable, then)
         self._hand_over(write)
         self._soon()
         return write
 
-    def amend(self, write: Write, op: Callable[[], object] | None, *, durable: bool = False) -> bool:
+    def amend(self, write: DeferredWrite, op: Callable[[], object] | None, *, durable: bool = False) -> bool:
         """Have `op` (None: nothing) written in place of a deferred `write`, if the journal's thread has not
         taken it yet; True if so.  Its `then` is announced as before, in its place.
 
@@ -133,11 +133,11 @@ class GroupWriter:
         return True
 
     async def commit(self, key: str | None, op: Callable[[], object] | None, *,
-                     then: Callable[[], None] | None = None, durable: bool = False) -> None:
+                     then: Callable[[], object] | None = None, durable: bool = False) -> None:
         """Hand `op` over and wait until it is committed, with everything handed over before it.
 
         Raises its error, or the error of a deferred write of the same `key` (journal before the caller's)."""
-        write = Write(op, key, durable, then, self._loop.create_future())
+        write = DeferredWrite(op, key, durable, then, self._loop.create_future())
         self._hand_over(write)
         self.kick()
         assert write.done is not None
@@ -148,13 +148,13 @@ class GroupWriter:
         if earlier is not None:
             raise earlier
 
-    def announce(self, then: Callable[[], None]) -> None:
+    def announce(self, then: Callable[[], object]) -> None:
         """Run `then` (publish an event with no journal row) after every write handed over before it is
         announced: at once when none waits."""
         if self.idle:
             then()
             return
-        self._hand_over(Write(None, None, False, then))
+        self._hand_over(DeferredWrite(None, None, False, then))
         self._soon()
 
     def kick(self) -> None:
@@ -175,7 +175,7 @@ class GroupWriter:
             self._timer.cancel()
             self._timer = None
 
-    def _hand_over(self, write: Write) -> None:
+    def _hand_over(self, write: DeferredWrite) -> None:
         self._unsettled += 1
         with self._lock:
             write.taken = self._drains
@@ -210,7 +210,7 @@ class GroupWriter:
 
     # -- back on the loop ----------------------------------------------------------------------
 
-    def _settle(self, batch: list[Write], errors: list[BaseException | None]) -> None:
+    def _settle(self, batch: list[DeferredWrite], errors: list[BaseException | None]) -> None:
         self._unsettled -= len(batch)
         # The callers waiting on the group are woken before its events are published, so that each resumes
         # before any task those events wake (as when a caller published its event itself): an approval is

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.errors import ErrorInfo
+from core.ids import RollbackId
 from core.models.records import (
     CallDecision,
     CallRecord,
@@ -148,7 +149,7 @@ def call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
         changes=tuple(changes), git_changes=tuple(git),
         undone_paths=tuple(changes[i].path for i in sorted(positions) if i >= 0),
         git_undone=any(i < 0 for i in positions),
-        undone_by=positions[restorable[-1]] if whole else None,
+        undone_by=RollbackId(positions[restorable[-1]]) if whole else None,
         cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
         started_at=r["started_at"], ended_at=r["ended_at"], decision=decision,
     )

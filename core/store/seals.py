@@ -192,7 +192,7 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JournalCheck:
     seals: int
     rows: int
     head: str
@@ -211,7 +211,7 @@ class Verdict:
         return not self.mismatches and not self.expected_missing
 
 
-def verify(db: sqlite3.Connection, expect: tuple[int, str] | None = None, limit: int = 100) -> Verdict:
+def verify(db: sqlite3.Connection, expect: tuple[int, str] | None = None, limit: int = 100) -> JournalCheck:
     """Check the chain, then every row against its latest seal, in one read transaction of `db` (a read-only
     connection does).  Mismatches come in the order found (the chain first), at most `limit` of them."""
     found: list[Mismatch] = []
@@ -253,7 +253,7 @@ def verify(db: sqlite3.Connection, expect: tuple[int, str] | None = None, limit:
     finally:
         db.execute("COMMIT")
     found.sort(key=_order)
-    return Verdict(seals=count, rows=rows, head=chain.hex(), mismatches=tuple(found[:limit]), adopted=adopted,
+    return JournalCheck(seals=count, rows=rows, head=chain.hex(), mismatches=tuple(found[:limit]), adopted=adopted,
                    expected_missing=expected_missing,
                    compacted_at=base[0] if base is not None else None)
 
@@ -266,7 +266,7 @@ def _base(db: sqlite3.Connection) -> tuple[int, bytes] | None:
     return (int(row[0]), bytes(row[1])) if row else None
 
 
-def verify_journal(path: Path, expect: tuple[int, str] | None = None) -> Verdict:
+def verify_journal(path: Path, expect: tuple[int, str] | None = None) -> JournalCheck:
     """`verify` on the journal at `path`, read-only (also while a console writes it)."""
     with read_only(path) as db:
         if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='seals'").fetchone() is None:

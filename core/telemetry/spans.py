@@ -31,7 +31,7 @@ from core.models.records import RunStatus
 from core.telemetry.settings import TelemetrySettings
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import Span
+    from opentelemetry.trace import Span
 
 EXPORT_TIMEOUT_S = 5.0
 CONTENT_CHARS = 4_000
@@ -72,7 +72,7 @@ class SpanExport:
         from opentelemetry import trace
 
         context = trace.set_span_in_context(parent) if parent is not None else None
-        return self._tracer.start_span(name, context=context, start_time=_ns(at),  # type: ignore[return-value]
+        return self._tracer.start_span(name, context=context, start_time=_ns(at),
                                        attributes=attributes)
 
     def _agent_started(self, e: AgentStarted) -> None:

@@ -84,8 +84,8 @@ def _small(args: dict[str, Any]) -> bool:
 def _value(value: Any, budget: _Budget, depth: int) -> Any:
     if isinstance(value, str):
         return _string(value, budget)
-    if isinstance(value, dict):
-        return _mapping(value, budget, depth + 1)
+    if isinstance(value, dict):  # folded here, so that `_mapping` always gives a mapping
+        return _folded(budget, f"{len(value):,} entries") if depth >= DEPTH else _mapping(value, budget, depth + 1)
     if isinstance(value, (list, tuple)):
         return _sequence(value, budget, depth + 1)
     if value is None or isinstance(value, (bool, int, float)):
@@ -105,8 +105,6 @@ def _string(text: str, budget: _Budget) -> str:
 
 
 def _mapping(value: dict[Any, Any], budget: _Budget, depth: int) -> dict[str, Any]:
-    if depth > DEPTH:
-        return _folded(budget, f"{len(value):,} entries")
     kept: dict[str, Any] = {}
     for n, (key, item) in enumerate(value.items()):
         if n >= ITEMS or budget.left <= 0:

@@ -126,7 +126,9 @@ class Timeline(TimeSpans):
         return []
 
     def parent(self, key: NodeKey | str) -> NodeKey | None:
-        return self._parent[key]
+        # A key is its text (NodeKey is a str): a key's text finds its row as the key does, without parse_key's
+        # call, which every painted row would pay (the window asks this of each row's ancestors).
+        return self._parent[key]  # type: ignore[index]  # str keys hash and compare as the NodeKeys they spell
 
     def sub_agents(self, key: NodeKey | str) -> list[AgentKey]:
         """The agents right under an agent (those under its batches included) or a batch, in the tree's order:
@@ -141,7 +143,7 @@ class Timeline(TimeSpans):
         return sorted(found, key=place)
 
     def row(self, key: NodeKey | str) -> int:
-        return self._row[key]
+        return self._row[key]  # type: ignore[index]  # a key's text finds its row (see `parent`)
 
     def parent_table(self) -> Mapping[NodeKey, NodeKey | None]:
         """Every row's parent (`parent`), the timeline's own table, to read: for a view that looks up thousands
@@ -195,7 +197,7 @@ class Timeline(TimeSpans):
         if node.agent_id in self.agents:
             return []
         self.agents[node.agent_id] = node
-        parent = None
+        parent: NodeKey | None = None
         if node.parent_id in self.agents:
             parent = AgentKey(node.parent_id)
             spawner = self.runs.get(node.spawned_by or "")
@@ -477,7 +479,8 @@ def _tail(text: str) -> str:
     return text if len(text) <= LIVE_OUTPUT_CHARS else text[-LIVE_OUTPUT_CHARS:]
 
 
-_HANDLERS = {
+# Each handler takes its own kind of event: the table's type can only say "an event" (Any) for all of them.
+_HANDLERS: dict[type[Event], Callable[[Timeline, Any], list[Change]]] = {
     AgentStarted: Timeline._on_agent_started,
     AgentFinished: Timeline._on_agent_finished,
     AgentLinked: Timeline._on_agent_linked,

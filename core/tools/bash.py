@@ -46,6 +46,7 @@ from core.settings import config_root, state_root
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
 from core.tools.grep import find_rg
+from core.tools.names import ToolName
 
 MAX_COMMAND_BYTES = 128 * 1024
 """MAX_ARG_STRLEN on Linux: execve refuses a longer single argument."""
@@ -153,7 +154,7 @@ class BashArgs(ToolArgs):
 
 
 class BashTool(RunTool[BashArgs]):
-    name = "Bash"
+    name = ToolName.BASH
     typical_s = 1.0
     """A command: builds and tests take longer, lookups less; the journal's history of the same command word says."""
     description = (
@@ -215,9 +216,9 @@ class BashTool(RunTool[BashArgs]):
             return ToolOutput(f"Started background shell {shell_id}; read its output with BashOutput "
                               f"(bash_id={shell_id!r}) and stop it with KillShell.",
                               {"shell_id": shell_id, "sandbox": info.kind})
-        limit = min(args.timeout / 1000 if args.timeout else self.settings.default_timeout_s,
-                    self.settings.max_timeout_s)
-        return await self._foreground(launch, limit, ctx, info)
+        timeout_s = min(args.timeout / 1000 if args.timeout else self.settings.default_timeout_s,
+                        self.settings.max_timeout_s)
+        return await self._foreground(launch, timeout_s, ctx, info)
 
     async def _prepare(self, command: str, workspace: Path, info: SandboxInfo, limit: ProcessLimit,
                        layer: Layer | None = None) -> Launch:
@@ -390,7 +391,7 @@ class BashOutputArgs(ToolArgs):
 
 
 class BashOutputTool(RunTool[BashOutputArgs]):
-    name = "BashOutput"
+    name = ToolName.BASH_OUTPUT
     description = (
         "Read the new output of a background shell started by Bash with run_in_background, with its status "
         "(running, completed, failed, killed) and exit code. Each call returns only output printed since the "
@@ -445,7 +446,7 @@ class KillShellArgs(ToolArgs):
 
 
 class KillShellTool(RunTool[KillShellArgs]):
-    name = "KillShell"
+    name = ToolName.KILL_SHELL
     description = "Stop a background shell started by Bash with run_in_background, and every process it started."
     Args = KillShellArgs
     annotations = Annotations(read_only=False, destructive=False, idempotent=True)

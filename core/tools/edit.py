@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.write import count_lines, encode_text, load_current
 
 
@@ -54,7 +55,7 @@ class MultiEditArgs(ToolArgs):
 
 
 class Edit(WriteTool[EditArgs]):
-    name = "Edit"
+    name = ToolName.EDIT
     description = (
         "Replace exact text in a file. old_string must match the file exactly (whitespace, indentation "
         "and line endings included) and occur exactly once, unless replace_all is true. To create a new "
@@ -72,7 +73,7 @@ class Edit(WriteTool[EditArgs]):
 
 
 class MultiEdit(WriteTool[MultiEditArgs]):
-    name = "MultiEdit"
+    name = ToolName.MULTI_EDIT
     description = (
         "Make several exact-text replacements in one file in a single step. Edits apply in order, each "
         "to the result of the one before, with the same rules as Edit. If any edit fails, none is "

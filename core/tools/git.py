@@ -35,6 +35,7 @@ from core.paths import Workspace
 from core.process.output import OutputCapture, sanitize
 from core.tasks import shielded
 from core.tools.base import Annotations, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.names import ToolName
 from core.tools.write import encode_text
 
 GIT_TIMEOUT_S = 30.0
@@ -343,7 +344,7 @@ def _where(status: _Status) -> str:
 
 
 class GitStatus(RunTool[GitStatusArgs]):
-    name = "git_status"
+    name = ToolName.GIT_STATUS
     description = (
         "Show the git status of the workspace: the branch, how far it is ahead of or behind its upstream, "
         "and which files are staged, changed but not staged, and untracked. Takes no arguments."
@@ -388,7 +389,7 @@ def parse_numstat(out: bytes) -> tuple[list[str], int, int]:
 
 
 class GitDiff(RunTool[GitDiffArgs]):
-    name = "git_diff"
+    name = ToolName.GIT_DIFF
     description = (
         "Show changes in the workspace as a unified diff: by default what is changed but not staged; with "
         "staged=true what is staged for the next commit; with ref, the changes since that commit, branch or "
@@ -440,7 +441,7 @@ _NOTHING = {  # the last line git prints, to what the agent is told
 
 
 class GitCommit(RunTool[GitCommitArgs]):
-    name = "git_commit"
+    name = ToolName.GIT_COMMIT
     description = (
         "Commit to the workspace's git repository. message is the commit message. paths are staged first "
         "(new, changed or deleted files and directories, absolute or relative to the workspace); all=true "

@@ -43,6 +43,7 @@ from core.store import fsio
 from core.tasks import shielded
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
 from core.tools.listing import glob_regex, readable
+from core.tools.names import ToolName
 
 TIME_LIMIT_S = 20.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024
@@ -94,7 +95,7 @@ class GrepArgs(ToolArgs):
 
 
 class Grep(RunTool[GrepArgs]):
-    name = "Grep"
+    name = ToolName.GREP
     typical_s = 0.3
     """A search of the tree."""
     description = (
@@ -145,7 +146,7 @@ def _check_passable(args: GrepArgs) -> None:
 
 
 @dataclass(frozen=True)
-class Row:
+class SearchRow:
     """One row of the search's output: the file it is about, and what follows the file's name."""
 
     path: str
@@ -155,21 +156,22 @@ class Row:
     listed as matching, or ripgrep's note on a binary file."""
 
 
-def parse_rows(out: bytes, mode: Mode) -> list[Row]:
+def parse_rows(out: bytes, mode: Mode) -> list[SearchRow]:
     """The rows of --null output; a last row cut off by the output cap (no terminator) is dropped."""
     text = out.decode("utf-8", errors="surrogateescape")  # names exactly as on disk, for may_read
     if mode == "files_with_matches":
-        return [Row(path, "") for path in text.split("\0")[:-1] if path]
+        return [SearchRow(path, "") for path in text.split("\0")[:-1] if path]
     rows, at = [], 0
     while record := _RECORD.match(text, at):
         note_path, note, path, rest = record.groups()
-        rows.append(Row(path, rest) if path is not None else Row(note_path, note) if note else Row("", "--"))
+        rows.append(SearchRow(path, rest) if path is not None else SearchRow(note_path, note) if note
+                    else SearchRow("", "--"))
         at = record.end()
     return rows
 
 
-def _allowed(ws: Workspace, rows: list[Row], args: GrepArgs,
-             may_read: Callable[[Path], str | None]) -> tuple[list[Row], list[str], bool]:
+def _allowed(ws: Workspace, rows: list[SearchRow], args: GrepArgs,
+             may_read: Callable[[Path], str | None]) -> tuple[list[SearchRow], list[str], bool]:
     """The rows of files the Read rules let the agent see, why each other file was hidden, and whether a list
     of files was checked only as far as it is shown (files mode: a list of thousands is not checked whole).
     Blocking."""
@@ -179,9 +181,9 @@ def _allowed(ws: Workspace, rows: list[Row], args: GrepArgs,
     return _tidy_breaks(kept), hidden, False
 
 
-def _tidy_breaks(rows: list[Row]) -> list[Row]:
+def _tidy_breaks(rows: list[SearchRow]) -> list[SearchRow]:
     """No "--" first, last or twice in a row, as happens when the file between two was hidden."""
-    tidy: list[Row] = []
+    tidy: list[SearchRow] = []
     for row in rows:
         if row.path or (tidy and tidy[-1].path):
             tidy.append(row)
@@ -320,14 +322,14 @@ def _search_error(err: bytes, args: GrepArgs, rc: int) -> ToolError:
                      "Retry, or narrow the search.")
 
 
-def _newest_first(ws: Workspace, rows: list[Row]) -> list[Row]:
+def _newest_first(ws: Workspace, rows: list[SearchRow]) -> list[SearchRow]:
     def mtime(p: str) -> int:
         st = fsio.stat_path(ws, Path(p)) if ws.contains(p) else None
         return st.st_mtime_ns if st else 0
     return sorted(rows, key=lambda row: (-mtime(row.path), row.path))
 
 
-def _result(rows: list[Row], args: GrepArgs, notes: list[str], full: bool) -> ToolOutput:
+def _result(rows: list[SearchRow], args: GrepArgs, notes: list[str], full: bool) -> ToolOutput:
     if not rows:
         return ToolOutput("\n".join(["No matches found", *notes]), {"files": [], "matches": 0})
     if args.output_mode == "count":
@@ -347,7 +349,7 @@ def _result(rows: list[Row], args: GrepArgs, notes: list[str], full: bool) -> To
     return ToolOutput("\n".join(shown + note + notes), {"matches": sum(1 for row in rows if row.path)})
 
 
-def _content_line(row: Row, numbered: bool) -> str:
+def _content_line(row: SearchRow, numbered: bool) -> str:
     """path:12:text for a match, path-12-text for context, as ripgrep prints them, made safe to show."""
     if not row.path:
         return "--"
@@ -373,7 +375,8 @@ def _limited(lines: list[str], head_limit: int | None) -> tuple[list[str], list[
     """The first lines (head_limit, else up to the line and character caps), and a note when more exist."""
     total = len(lines)
     wanted = lines[: head_limit or MAX_RESULT_LINES]
-    shown, size = [], 0
+    shown: list[str] = []
+    size = 0
     for line in wanted:
         if shown and size + len(line) > MAX_RESULT_CHARS:
             break

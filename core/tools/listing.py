@@ -31,6 +31,7 @@ from core.paths import Workspace
 from core.process.output import visible
 from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
+from core.tools.names import ToolName
 
 MAX_LS_ENTRIES = 1000
 MAX_GLOB_RESULTS = 100
@@ -133,7 +134,7 @@ def _simple_token(c: str, braces: int) -> str:
 
 
 class LS(RunTool[LSArgs]):
-    name = "LS"
+    name = ToolName.LS
     description = (
         "List the files and directories directly inside a directory (one level; directories end with "
         "'/'). path must be an absolute path. ignore takes glob patterns of names to leave out. Prefer "
@@ -197,7 +198,7 @@ def _ignored(name: str, is_dir: bool, patterns: list[str]) -> bool:
 
 
 class Glob(RunTool[GlobArgs]):
-    name = "Glob"
+    name = ToolName.GLOB
     typical_s = 0.2
     """A walk of the tree."""
     description = (

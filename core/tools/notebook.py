@@ -26,6 +26,7 @@ from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.store import fsio
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, check_schema, count, find, invalid, label, load, render
 from core.tools.write import check_not_stale, encode_text
 
@@ -47,7 +48,7 @@ class NotebookEditArgs(ToolArgs):
 
 
 class NotebookEdit(WriteTool[NotebookEditArgs]):
-    name = "NotebookEdit"
+    name = ToolName.NOTEBOOK_EDIT
     description = (
         "Replace, insert or delete one cell of a Jupyter notebook (.ipynb). notebook_path must be an "
         "absolute path. Name the cell by cell_id: its id, or \"cell-N\" (counting from 0) in notebooks "

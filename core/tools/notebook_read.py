@@ -29,6 +29,7 @@ from core.paths import Workspace
 from core.process.output import cut_line, sanitize, visible
 from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput
+from core.tools.names import ToolName
 from core.tools.nbcells import MAX_NOTEBOOK_BYTES, Cell, count, find, label, load, source
 
 MAX_OUTPUT_CHARS = 2000
@@ -49,7 +50,7 @@ class NotebookReadArgs(ToolArgs):
 
 
 class NotebookRead(RunTool[NotebookReadArgs]):
-    name = "NotebookRead"
+    name = ToolName.NOTEBOOK_READ
     description = (
         "Read a Jupyter notebook (.ipynb): every cell with its position, type, id and source, and its outputs "
         "summarised (text shown and cut when long, images and other binary data as their type and size, "
@@ -109,7 +110,8 @@ def _refusal(ctx: ToolContext, named: str, resolved: Path) -> str | None:
 def _rendered(rel: str, path_text: str, notebook: dict[str, Any], indices: list[int]) -> ToolOutput:
     cells: list[Cell] = notebook["cells"]
     parts = [_title(rel, notebook)]
-    size, shown = len(parts[0]), []
+    size = len(parts[0])
+    shown: list[int] = []
     for index in indices:
         block = _cell_text(cells[index], index)
         if shown and size + len(block) + 2 > MAX_RESULT_CHARS:

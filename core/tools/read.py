@@ -22,6 +22,7 @@ from core.paths import Workspace
 from core.process.output import cut_line, looks_binary, summarize_binary, visible
 from core.store import fsio
 from core.tools.base import Annotations, RetryPolicy, RunTool, ToolArgs, ToolContext, ToolOutput, read_places
+from core.tools.names import ToolName
 
 DEFAULT_LIMIT = 2000
 MAX_OUTPUT_CHARS = 25_000
@@ -48,7 +49,7 @@ def split_lines(text: str) -> list[str]:
 
 
 class Read(RunTool[ReadArgs]):
-    name = "Read"
+    name = ToolName.READ
     description = (
         "Read a text file from the workspace. file_path must be an absolute path. Lines are returned "
         "numbered like `cat -n` (number, tab, text), starting at line 1; by default up to 2000 lines, "
@@ -98,7 +99,8 @@ def _numbered(rel: str, path_text: str, text: str, offset: int | None, limit: in
         raise ToolError(ErrorKind.INVALID_ARGS, f"offset {start} is past the end of {rel}, which has {total:,} lines",
                         f"Use an offset between 1 and {total}.")
     wanted = lines[start - 1 : start - 1 + (limit or DEFAULT_LIMIT)]
-    rendered, size = [], 0
+    rendered: list[str] = []
+    size = 0
     for number, line in enumerate(wanted, start):
         row = f"{number:>6}\t{cut_line(visible(line.removesuffix(chr(13))))}"
         if rendered and size + len(row) + 1 > MAX_OUTPUT_CHARS:

@@ -26,7 +26,7 @@ class ToolRegistry:
     def register(self, tool: Tool) -> None:
         """Add a tool; a second tool with the same name is a programming error, not an override."""
         if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered: {self._tools[tool.name]!r}")
+            raise ValueError(f"a tool named '{tool.name}' is already registered: {self._tools[tool.name]!r}")
         self._tools[tool.name] = tool
 
     def unregister(self, name: str) -> Tool | None:

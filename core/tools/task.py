@@ -15,6 +15,7 @@ from pydantic import Field
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.tools.base import Annotations, RunTool, SubAgentRequest, ToolArgs, ToolContext, ToolOutput
+from core.tools.names import ToolName
 
 
 class TaskArgs(ToolArgs):
@@ -31,7 +32,7 @@ class TaskArgs(ToolArgs):
 
 
 class TaskTool(RunTool[TaskArgs]):
-    name = "Task"
+    name = ToolName.TASK
     typical_s = 30.0
     """A sub-agent's whole run."""
     description = ("Launch a sub-agent to handle a multi-step task on its own, with a restricted set of tools. "

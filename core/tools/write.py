@@ -18,6 +18,7 @@ from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
 from core.store import fsio
 from core.tools.base import FileWrite, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.names import ToolName
 from core.tools.read import split_lines
 
 
@@ -66,7 +67,7 @@ def count_lines(text: str) -> str:
 
 
 class Write(WriteTool[WriteArgs]):
-    name = "Write"
+    name = ToolName.WRITE
     description = (
         "Write a file in the workspace, replacing it if it exists and creating it (and its parent "
         "directories) if not. file_path must be an absolute path; content is the complete new content. "

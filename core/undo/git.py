@@ -20,7 +20,7 @@ from typing import Literal
 from core.changes.gitproc import GIT, git_env
 from core.changes.gitstate import GitState, find_git_dir, read_git_state
 from core.errors import ErrorKind, ToolError
-from core.models.records import GitChange
+from core.models.records import GitChange, GitMove
 
 GIT_TIMEOUT_S = 10.0
 ZERO = "0" * 40
@@ -55,10 +55,13 @@ def plan_refs(root: Path, changes: Sequence[tuple[int, GitChange]]) -> list[RefS
     return steps
 
 
+_INVERSE: dict[GitMove, GitMove] = {"created": "deleted", "deleted": "created", "commit": "reset", "reset": "moved"}
+"""The kind of the move that undoes a move of each kind (any other: "moved")."""
+
+
 def inverse(change: GitChange) -> GitChange:
     """The move that undoes `change` (what an undo records, so that it can be undone in turn)."""
-    kind = {"created": "deleted", "deleted": "created", "commit": "reset", "reset": "moved"}.get(change.kind, "moved")
-    return GitChange(ref=change.ref, kind=kind, before=change.after, after=change.before,  # type: ignore[arg-type]
+    return GitChange(ref=change.ref, kind=_INVERSE.get(change.kind, "moved"), before=change.after, after=change.before,
                      what=f"undo: {change.what}")
 
 

@@ -56,7 +56,7 @@ class _Hunk(NamedTuple):
 
 
 @dataclass
-class _Region:
+class _MergeRegion:
     """Base lines [lo, hi) that ours' and theirs' hunks (in that order) change."""
 
     lo: int
@@ -182,12 +182,12 @@ def _hunks(base: list[bytes], side: list[bytes]) -> list[_Hunk] | None:
             for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def _regions(ours: list[_Hunk], theirs: list[_Hunk]) -> list[_Region]:
+def _regions(ours: list[_Hunk], theirs: list[_Hunk]) -> list[_MergeRegion]:
     """Base ranges where hunks of either side overlap or touch, in order."""
-    regions: list[_Region] = []
+    regions: list[_MergeRegion] = []
     for b1, b2, side, hunk in sorted([(*h[:2], 0, h) for h in ours] + [(*h[:2], 1, h) for h in theirs]):
         if not regions or b1 > regions[-1].hi:  # touching joins, as in git: adjacent edits conflict
-            regions.append(_Region(b1, b2))
+            regions.append(_MergeRegion(b1, b2))
         regions[-1].hi = max(regions[-1].hi, b2)
         regions[-1].hunks[side].append(hunk)
     return regions

@@ -26,6 +26,8 @@ from core.models.records import FileChange, RollbackRecord
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.store.blobs import BlobStore
+from core.store.journal import Journal
+from core.store.journal_reads import JournalReads
 from core.store.restore import FileOp, Put, Remove, apply_all
 from core.undo.plan import Seen, look
 
@@ -49,11 +51,11 @@ async def recover(opening: Opening, interrupted: list[CallId]) -> list[str]:
     notes = []
     index = opening.tracker.index
     recorder = opening.recorder
-    for rollback in await recorder.read(recorder.journal.rollbacks, "pending"):
+    for rollback in await recorder.read(JournalReads.rollbacks, "pending"):
         notes.append(await asyncio.to_thread(_finish_rollback, opening, rollback))
         touched = [p for c in rollback.changes for p in (c.path, c.old_path) if p is not None]
         await asyncio.to_thread(index.changes_since, touched)  # what it wrote is Belay's doing, not news
-    changes = index.differences_from(await recorder.read(recorder.journal.latest_contents))
+    changes = index.differences_from(await recorder.read(JournalReads.latest_contents))
     if not changes:
         return notes
     capturing = [c for c in interrupted if await opening.captures(c)]
@@ -72,7 +74,7 @@ async def recover(opening: Opening, interrupted: list[CallId]) -> list[str]:
 
 def _finish_rollback(opening: Opening, rollback: RollbackRecord) -> str:
     """Blocking: write what a pending undo had not written yet; mark it done (or failed)."""
-    ws, blobs, journal = opening.workspace, opening.blobs, opening.recorder.journal
+    ws, blobs, recorder = opening.workspace, opening.blobs, opening.recorder
     kept: list[tuple[int, FileChange]] = []
     ops: list[FileOp] = []
     inverse: list[FileOp | None] = []
@@ -92,10 +94,10 @@ def _finish_rollback(opening: Opening, rollback: RollbackRecord) -> str:
     try:
         apply_all(ws, ops, inverse)
     except BelayError as e:
-        journal.finish_rollback(rollback.rollback_id, "failed", e.info.message)
+        recorder.write_from_worker(Journal.finish_rollback, rollback.rollback_id, "failed", e.info.message)
         return (f"An undo of {rollback.call_id} was interrupted and could not be finished ({e.info.message}); "
                 "its files are as they were before it.")
-    journal.finish_rollback(rollback.rollback_id, "done", "finished after a restart", kept)
+    recorder.write_from_worker(Journal.finish_rollback, rollback.rollback_id, "done", "finished after a restart", kept)
     note = f"An undo of {rollback.call_id} was interrupted by a crash and has been finished."
     if left:
         note += f" Changed since, so left as they are: {', '.join(left)}."

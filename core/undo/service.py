@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
 from core.events import RollbackFinished
-from core.ids import new_rollback_id
+from core.ids import CallId, RollbackId, new_rollback_id
 from core.models.records import CallRecord, FileChange, GitChange
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.store.blobs import BlobStore, DamagedBlob, MissingBlob
 from core.store.journal import Journal
+from core.store.journal_reads import JournalReads
 from core.store.undone import Ref
 from core.undo import git as undo_git
 from core.undo import plan as undo_mod
@@ -40,7 +41,7 @@ class UndoTarget:
     """An operation about to be undone, and which of its changes."""
 
     op_id: str
-    call_id: str
+    call_id: CallId
     redo: bool
     changes: tuple[tuple[int, FileChange], ...]
     git: tuple[tuple[int, GitChange], ...] = ()
@@ -60,7 +61,6 @@ class Undoer:
     def __init__(self, *, workspace: Workspace, recorder: Recorder, blobs: BlobStore,
                  tracker: Callable[[], ChangeTracker]) -> None:
         self.workspace, self.recorder, self.blobs = workspace, recorder, blobs
-        self.journal = recorder.journal
         self._tracker = tracker
 
     async def undo(self, op_id: str, *, paths: Sequence[str] | None = None, force: bool = False,
@@ -68,16 +68,18 @@ class Undoer:
         try:
             return await self._undo(op_id, paths, force, dict(resolutions or {}))
         except UndoConflict as e:
-            call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+            root = await self.recorder.read(JournalReads.root_call, op_id)
+            call_id = CallId(root or op_id)
             self.recorder.rollback_refused(call_id, e.info.message, e.paths)
             return UndoReport(call_id=call_id, ok=False, message=e.info.message, conflicts=tuple(e.paths))
         except BelayError as e:
-            call_id = await self.recorder.read(self.journal.root_call, op_id) or op_id
+            root = await self.recorder.read(JournalReads.root_call, op_id)
+            call_id = CallId(root or op_id)
             self.recorder.rollback_refused(call_id, e.info.message)
             return UndoReport(call_id=call_id, ok=False, message=e.info.message)
 
     async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
-        changes, git, undone, _ = await self.recorder.read(_operation, self.journal, call_id)
+        changes, git, undone, _ = await self.recorder.read(_operation, call_id)
         strangers = _untouched(call_id, "call", changes, paths) if paths is not None and changes else None
         if strangers:
             return UndoReport(call_id=call_id, ok=False, message=strangers)
@@ -91,9 +93,9 @@ class Undoer:
         if not by_rollback:
             return UndoReport(call_id=call_id, ok=False, message=f"call {call_id} has nothing undone to redo")
         report: UndoReport | None = None
-        for rollback_id, own in reversed(list(by_rollback.items())):
-            rollback_changes = await self.recorder.read(self.journal.changes_of, rollback_id)
-            files = [rollback_changes[i].path for i in own if 0 <= i < len(rollback_changes)]
+        for rollback_id, positions in reversed(list(by_rollback.items())):
+            rollback_changes = await self.recorder.read(JournalReads.changes_of, rollback_id)
+            files = [rollback_changes[i].path for i in positions if 0 <= i < len(rollback_changes)]
             report = await self.undo(rollback_id, paths=files if paths is not None else None)
             if not report.ok:
                 break
@@ -111,7 +113,7 @@ class Undoer:
         return await asyncio.to_thread(build)
 
     async def rewind_plan(self, call_id: str) -> list[CallRecord]:
-        later = await self.recorder.read(self.journal.calls_after, call_id)
+        later = await self.recorder.read(JournalReads.calls_after, call_id)
         if later is None:
             raise ToolError(ErrorKind.NOT_FOUND, f"no call {call_id} in this workspace's journal")
         return [r for r in reversed(later) if any(c.restorable and c.path not in r.undone_paths for c in r.changes)]
@@ -129,14 +131,14 @@ class Undoer:
 
     async def _target(self, op_id: str, paths: Sequence[str] | None) -> UndoTarget:
         """The changes of `op_id` that are in force (not undone already), limited to `paths`."""
-        kind = await self.recorder.read(self.journal.operation_kind, op_id)
+        kind = await self.recorder.read(JournalReads.operation_kind, op_id)
         if kind is None:
             raise ToolError(ErrorKind.NOT_FOUND, f"no call or undo {op_id} in this workspace's journal")
         if kind == "external":
             raise ToolError(ErrorKind.INVALID_ARGS, "these changes were made outside Belay (by you or another "
                             "program); Belay records them but does not undo them")
-        changes, git, undone, root = await self.recorder.read(_operation, self.journal, op_id)
-        call_id = root or op_id
+        changes, git, undone, root = await self.recorder.read(_operation, op_id)
+        call_id = CallId(root or op_id)
         if not changes and not git:
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
         strangers = _untouched(op_id, kind, changes, paths) if paths is not None else None
@@ -160,10 +162,10 @@ class Undoer:
         async with tracker.mutation(f"undo of {op_id}"):
             done = await asyncio.to_thread(self._write, target, rollback_id, force, resolutions)
             await self.recorder.rollback_done(rollback_id)
-            await tracker.absorb(await self.recorder.read(self.journal.changes_of, rollback_id))
+            await tracker.absorb(await self.recorder.read(JournalReads.changes_of, rollback_id))
         return await self._finished(target, rollback_id, done, force)
 
-    def _write(self, target: UndoTarget, rollback_id: str, force: bool,
+    def _write(self, target: UndoTarget, rollback_id: RollbackId, force: bool,
                resolutions: dict[str, Resolution]) -> _Done:
         """Blocking: plan, record (pending), write the files all or none, then move the references."""
         steps = undo_git.plan_refs(self.workspace.root, target.git) if target.git else []
@@ -174,7 +176,8 @@ class Undoer:
         def record(own: list[tuple[int, FileChange]]) -> None:
             if not own and not own_git:
                 raise ToolError(ErrorKind.CONFLICT, "every file was skipped or cannot be restored")
-            self.journal.add_rollback(rollback_id, target.call_id, target.op_id, force, own, own_git)
+            self.recorder.write_from_worker(Journal.add_rollback, rollback_id, target.call_id, target.op_id, force, own,
+                                            own_git)
 
         try:
             with _blob_problems():
@@ -183,14 +186,13 @@ class Undoer:
             if moving:
                 undo_git.apply_refs(self.workspace.root, moving)
         except BelayError as e:
-            if self.journal.rollback_state(rollback_id) == "pending":  # recorded, then writing failed
-                self.journal.finish_rollback(rollback_id, "failed", e.info.message)
+            self.recorder.write_from_worker(_failed, rollback_id, e.info.message)
             raise
         left = tuple(f"{s.change.ref} ({s.reason})" for s in steps if s.action in ("conflict", "unrestorable"))
         return _Done(files, tuple(s.change.what for s in moving), left)
 
-    async def _finished(self, target: UndoTarget, rollback_id: str, done: _Done, force: bool) -> UndoReport:
-        record = await self.recorder.read(self.journal.call_record, target.call_id)
+    async def _finished(self, target: UndoTarget, rollback_id: RollbackId, done: _Done, force: bool) -> UndoReport:
+        record = await self.recorder.read(JournalReads.call_record, target.call_id)
         assert record is not None  # the undo was journaled against it
         applied = done.files
         self.recorder.rollback_finished(RollbackFinished(
@@ -220,11 +222,18 @@ class Undoer:
         return f"<Undoer {self.workspace.root}>"
 
 
-def _operation(journal: Journal, op_id: str) -> tuple[list[FileChange], list[GitChange], dict[Ref, Ref], str | None]:
+def _operation(journal: JournalReads,
+               op_id: str) -> tuple[list[FileChange], list[GitChange], dict[Ref, Ref], str | None]:
     """On the journal's thread, in one hop: an operation's changes, reference moves, which of them are undone
     now, and the call it belongs to."""
     return (journal.changes_of(op_id), journal.git_changes_of(op_id), journal.undo_state_of([op_id]),
             journal.root_call(op_id))
+
+
+def _failed(journal: Journal, rollback_id: str, why: str) -> None:
+    """An undo recorded as pending, then writing its files failed: it is marked so (if it was recorded)."""
+    if journal.rollback_state(rollback_id) == "pending":
+        journal.finish_rollback(rollback_id, "failed", why)
 
 
 def _untouched(op_id: str, kind: str, changes: Sequence[FileChange], paths: Sequence[str]) -> str | None:

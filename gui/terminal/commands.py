@@ -111,9 +111,8 @@ def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO
         return 0
     out.write(f"{'ID':<26} {'AGENT':<16} {'TOOL':<10} {'STATUS':<16} FILES CHANGED\n")
     for c in calls:
-        r = _row(c)
-        files = ", ".join(r["files_changed"]) or "-"  # type: ignore[arg-type]
-        out.write(f"{c.call_id:<26} {c.agent_name[:16]:<16} {c.tool:<10} {r['status']!s:<16} {files}\n")
+        files = ", ".join(change.path for change in c.changes) or "-"
+        out.write(f"{c.call_id:<26} {c.agent_name[:16]:<16} {c.tool:<10} {_status(c)!s:<16} {files}\n")
     return 0
 
 

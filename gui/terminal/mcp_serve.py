@@ -68,8 +68,9 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """A Read's answer carries a whole file: as generous as the console's own request limit."""
 BYE_TIMEOUT_S = 5.0
 """How long exiting waits for the console to end the clients' agents."""
-SHUTDOWN_GRACE_S = 5.0
-"""How long a stopping HTTP server lets requests finish; then calls still waiting (for approval) are cancelled."""
+SHUTDOWN_GRACE_S = 5
+"""How long (whole seconds, as uvicorn takes it) a stopping HTTP server lets requests finish; then calls still
+waiting (for approval) are cancelled."""
 PROGRESS_EVERY_S = 3.0
 """How often a waiting call tells a client that sent a progress token that it is still alive."""
 WAITING = "waiting for approval in Belay (or running)"
@@ -171,7 +172,7 @@ def _parsed(line: bytes) -> dict[str, Any]:
     return answer
 
 
-class Bridge:
+class McpBridge:
     """MCP requests as the console's "tools", "call" and "bye" requests.
 
     `prefix` is unique to this process: the console keeps one agent per client session key, and two
@@ -265,7 +266,7 @@ class Bridge:
             await self._bye(session)
 
     def __repr__(self) -> str:
-        return f"<Bridge {self._prefix} sessions={len(self._sessions)} {self.link!r}>"
+        return f"<McpBridge {self._prefix} sessions={len(self._sessions)} {self.link!r}>"
 
 
 def client_name(ctx: ServerRequestContext[Any]) -> str:
@@ -332,7 +333,7 @@ def as_call_result(answer: Mapping[str, Any]) -> mt.CallToolResult:
                              meta={k: v for k, v in meta.items() if v} or None)
 
 
-async def serve_until_signalled(bridge: Bridge, serving: Callable[[], Coroutine[Any, Any, None]]) -> None:
+async def serve_until_signalled(bridge: McpBridge, serving: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run `serving` until it ends or SIGINT/SIGTERM stops it; then end the clients' agents.
 
     `signal.signal`, not the loop's handlers: uvicorn swaps the handlers while it serves and re-raises
@@ -356,7 +357,7 @@ async def serve_until_signalled(bridge: Bridge, serving: Callable[[], Coroutine[
         task.result()  # a crash of the server is reported, not swallowed
 
 
-async def serve_stdio(bridge: Bridge) -> None:
+async def serve_stdio(bridge: McpBridge) -> None:
     """JSON-RPC over this process's stdin and stdout, until the client closes stdin."""
     server = bridge.server()
     async with stdio_server() as (read, write):
@@ -448,7 +449,7 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-async def serve_http(bridge: Bridge, sock: socket.socket, token: str) -> None:
+async def serve_http(bridge: McpBridge, sock: socket.socket, token: str) -> None:
     """Streamable HTTP at /mcp on `sock`, behind the bearer check and the SDK's DNS-rebinding guard."""
     import uvicorn  # only this mode needs it
 
@@ -475,7 +476,7 @@ def run_mcp_serve(options: ServeOptions) -> int:
         print(f"belay mcp-serve: {e}", file=sys.stderr)
         return 2
     token = install_token(config_dir())
-    bridge = Bridge(ConsoleLink(workspace, state_root(options.state_dir), token),
+    bridge = McpBridge(ConsoleLink(workspace, state_root(options.state_dir), token),
                     prefix=f"mcp-serve-{os.getpid()}-{secrets.token_hex(4)}")
     if sock is None:
         asyncio.run(serve_until_signalled(bridge, lambda: serve_stdio(bridge)))

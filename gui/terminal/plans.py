@@ -216,7 +216,8 @@ def _validated(model: type[Any], data: dict[str, Any]) -> Any:
 
 def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
     """`calls[2] (id "x").tool` for a call's field; `steps[0].args` and such as they are."""
-    text, node = "", data
+    text = ""
+    node: object = data
     for depth, step in enumerate(loc):
         if isinstance(step, int):
             text += f"[{step}]"

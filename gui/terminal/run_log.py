@@ -81,7 +81,7 @@ class Output:
 
 
 @dataclass
-class Row:
+class LogRow:
     """One call as the run saw it."""
 
     label: str
@@ -103,7 +103,7 @@ class Watch:
     agents: dict[str, tuple[str, str]] = field(default_factory=dict)
     """agent id -> (name, kind)"""
     roots: set[str] = field(default_factory=set)
-    rows: dict[str, Row] = field(default_factory=dict)
+    rows: dict[str, LogRow] = field(default_factory=dict)
     running: set[str] = field(default_factory=set)
     batches: list[tuple[str, PlanInfo]] = field(default_factory=list)
     """(agent id, plan) of every batch started."""
@@ -118,7 +118,7 @@ class Watch:
         elif isinstance(event, BatchStarted):
             self.batches.append((event.agent_id, event.plan))
         elif isinstance(event, CallQueued):
-            self.rows[event.call_id] = Row(self._label(event), event.tool, event.summary)
+            self.rows[event.call_id] = LogRow(self._label(event), event.tool, event.summary)
         elif isinstance(event, CallStarted):
             self.running.add(event.call_id)
             self.max_running = max(self.max_running, len(self.running))
@@ -126,7 +126,7 @@ class Watch:
             self.rows[event.call_id].asked = event.reason
         elif isinstance(event, CallFinished):
             self.running.discard(event.call_id)
-            row = self.rows.setdefault(event.call_id, Row(event.call_id, "?", ""))
+            row = self.rows.setdefault(event.call_id, LogRow(event.call_id, "?", ""))
             row.status, row.cached, row.attempts = event.status, event.cached, event.attempts
             row.duration_s, row.message = event.duration_s, event.error.message if event.error else ""
 

@@ -32,7 +32,8 @@ from gui.window.runtime.collector import MainThreadCollector
 from gui.window.runtime.loop import EventLoop
 
 if TYPE_CHECKING:  # imported where used: a bare `belay` paints its window first (tests/test_startup.py)
-    from core import AutoReviewer, Console, RemoteConsole, Script, ScriptedAgent
+    from core import AutoReviewer, Console, ConsoleSurface, Script, ScriptedAgent
+    from gui.window.chrome.first_run import FirstRunScreen
     from gui.window.workspace.window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def _run_with_window(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
 
 
 @contextlib.asynccontextmanager
-async def _window_on(console: Console | RemoteConsole,
+async def _window_on(console: ConsoleSurface,
                      reviewer: AutoReviewer | None = None) -> AsyncIterator[tuple[MainWindow, asyncio.Event]]:
     """Show the window on an open console; yields it and an event set when the last window closes.
 
@@ -231,7 +232,7 @@ async def _watch(options: WatchOptions, workspace: Path | None) -> int:
             return await _watch_host(options)
         return _already_open() if workspace is None else await _watch_one(options, workspace)
     window = HubWindow(hub)
-    welcome: QWidget | None = None
+    welcome: FirstRunScreen | None = None
     try:
         if workspace is None:
             await _shown(window, options)
@@ -353,7 +354,7 @@ async def _warm_up() -> None:
     from gui.window.workspace import window  # noqa: F401 - a workspace's page: timeline, approvals, diffs
 
 
-def _first_run_screen(window: HubWindow, options: WatchOptions) -> QWidget | None:
+def _first_run_screen(window: HubWindow, options: WatchOptions) -> FirstRunScreen | None:
     """The first-run screen over the console, the first time a bare `belay` opens it (gui.window.chrome.first_run)."""
     if not options.first_run:
         return None

@@ -16,6 +16,7 @@ from core.models.batches import PlanInfo
 from core.models.records import AgentStatus, ChangeKind, Decision, FileChange, GitChange, RunStatus
 from core.recorder import Recorder
 from core.store.journal import Journal
+from core.store.journal_reads import JournalReads
 from tests.conftest import run
 
 CHANGE = FileChange(path="a.py", kind=ChangeKind.MODIFY, before_hash="b" * 64, after_hash="a" * 64)
@@ -99,7 +100,7 @@ def test_each_step_of_a_call_is_journaled_before_its_event_is_published(tmp_path
                 ("call_finished", [(RunStatus.DONE, True, "wrote a.py", (CHANGE,), (COMMIT,), False)]),
                 ("agent_finished", [("agent", AgentStatus.DONE, None)]),
             ]
-            [record] = await rec.read(rec.journal.calls)
+            [record] = await rec.read(JournalReads.calls)
             assert record.args == {"file_path": "/ws/a.py"} and record.duration_s == 0.5
 
     run(scenario())
@@ -152,10 +153,10 @@ def test_the_full_output_is_kept_only_when_the_agent_was_shown_less(tmp_path: Pa
                                     full_output="line 1\nline 2\n")
             await rec.call_finished(whole, RunStatus.DONE, "short", None, 0.1, full_output="short")
             await rec.call_finished(plain, RunStatus.DONE, "short", None, 0.1)
-            assert await rec.read(rec.journal.full_output, shortened) == "line 1\nline 2\n"
-            assert await rec.read(rec.journal.full_output, whole) is None
-            assert await rec.read(rec.journal.full_output, plain) is None
-            assert (await rec.read(rec.journal.calls, shortened))[0].error == error
+            assert await rec.read(JournalReads.full_output, shortened) == "line 1\nline 2\n"
+            assert await rec.read(JournalReads.full_output, whole) is None
+            assert await rec.read(JournalReads.full_output, plain) is None
+            assert (await rec.read(JournalReads.calls, shortened))[0].error == error
 
     run(scenario())
 
@@ -188,7 +189,7 @@ def test_batches_links_and_outside_changes_are_journaled_before_they_are_announc
             ]
             queued = [e.model_dump() for e in subscription.drain() if e.kind == "call_queued"]
             assert [(e["batch_id"], e["batch_key"]) for e in queued] == [(batch, "read")]
-            [record] = await rec.read(rec.journal.calls, task)
+            [record] = await rec.read(JournalReads.calls, task)
             assert (record.batch_id, record.batch_key) == (batch, "read")
             assert await rec.runs_interrupted() == [task]  # what a crashed console would have left
 
@@ -201,17 +202,17 @@ def test_a_read_that_ends_within_its_group_writes_its_run_once_and_reads_back_wh
 
     async def steps(rec: Recorder, call: str, *, taken_after: str | None = None) -> int:
         """The call's rows the journal wrote: `taken_after` a step, the journal's thread takes what waits."""
-        db = rec.journal._db  # noqa: SLF001 - counts the rows the journal's connection writes
-        before = await rec.read(lambda: db.total_changes)
+        db = rec._journal._db  # noqa: SLF001 - counts the rows the journal's connection writes
+        before = await rec.read(lambda _journal: db.total_changes)
         await rec.call_queued(call, agent, "Read", {"file_path": "/ws/a.py"}, "a.py", wait=False)
         if taken_after == "queued":
-            await rec.read(lambda: None)
+            await rec.read(lambda _journal: None)
         await rec.approval_resolved(call, Decision.APPROVED, "only reads", "policy", durable=False, wait=False)
         await rec.call_started(call, wait=False)
         if taken_after == "started":
-            await rec.read(lambda: None)
+            await rec.read(lambda _journal: None)
         await rec.call_finished(call, RunStatus.DONE, "1\ta = 1", None, 0.25)
-        return await rec.read(lambda: db.total_changes) - before
+        return await rec.read(lambda _journal: db.total_changes) - before
 
     async def scenario() -> None:
         async with recording(tmp_path) as (rec, subscription, witness):
@@ -230,9 +231,36 @@ def test_a_read_that_ends_within_its_group_writes_its_run_once_and_reads_back_wh
             assert [view for kind, view in seen_folded if kind != "approval_resolved"] == \
                 [[(RunStatus.DONE, True, "1\ta = 1", (), (), False)]] * 3
             for call in (folded, half, plain):
-                [record] = await rec.read(rec.journal.calls, call)
+                [record] = await rec.read(JournalReads.calls, call)
                 assert (record.status, record.output, record.duration_s) == (RunStatus.DONE, "1\ta = 1", 0.25)
                 assert record.started_at is not None and record.ended_at is not None
                 assert record.decision is not None and record.decision.decision == Decision.APPROVED
+
+    run(scenario())
+
+
+def test_the_journal_is_the_recorders_own_read_through_it_and_written_off_the_loop_by_one_named_way(
+        tmp_path: Path) -> None:
+    agent, call = new_agent_id(), new_call_id()
+
+    def change_set(rec: Recorder) -> None:  # as a write tool records its change set, between blobs and files
+        rec.write_from_worker(Journal.add_changes, call, [CHANGE])
+
+    async def scenario() -> None:
+        import asyncio
+
+        import pytest
+        async with recording(tmp_path) as (rec, subscription, witness):
+            assert not hasattr(rec, "journal")  # no way around the recorder
+            await rec.session()
+            await rec.agent_started(agent, "agent", "scripted")
+            await rec.call_queued(call, agent, "Write", {"file_path": "/ws/a.py"}, "a.py")
+            await rec.call_started(call)
+            with pytest.raises(RuntimeError, match="worker thread"):  # it blocks: never on the loop
+                change_set(rec)
+            await asyncio.to_thread(change_set, rec)
+            [record] = await rec.read(JournalReads.calls, call)
+            assert record.changes == (CHANGE,)
+            assert await rec.read(lambda journal, wanted: journal.call_tool(wanted), call) == "Write"
 
     run(scenario())

@@ -19,7 +19,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from core import AgentStatus, Console, config_dir, install_token
-from gui.terminal.mcp_serve import PROGRESS_EVERY_S, Bridge, ConsoleLink
+from gui.terminal.mcp_serve import PROGRESS_EVERY_S, ConsoleLink, McpBridge
 from tests.conftest import run, wait_until
 from tests.integration.test_mcp_serve import ERAS, _http_server, _over_http, _over_stdio, _text
 
@@ -145,7 +145,7 @@ def test_a_session_the_client_abandons_ends_its_agent_when_it_times_out(tmp_path
     import uvicorn
 
     link = _Link(tmp_path)
-    bridge = Bridge(link, prefix="test")
+    bridge = McpBridge(link, prefix="test")
     app = bridge.server().streamable_http_app(session_idle_timeout=0.5)
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 

@@ -78,9 +78,12 @@ class Judgement:
 
 def resolve(text: str, env: Env, follow: bool = True) -> Path | None:
     """The real path a static word names, or None when it cannot be known before the command runs."""
-    if not text.startswith("/") and env.cwd is None:
+    if text.startswith("/"):
+        raw = Path(text)
+    elif env.cwd is None:
         return None
-    raw = Path(text) if text.startswith("/") else env.cwd / text  # type: ignore[operator]
+    else:
+        raw = env.cwd / text
     if not any(c in _GLOB_CHARS for c in text):
         return _real(raw) if follow else Path(os.path.normpath(raw))
     parts = raw.parts
@@ -110,8 +113,8 @@ def places(text: str, env: Env) -> list[Path] | None:
     matches = list(islice(glob.iglob(str(path)), MAX_MATCHES + 1))
     if len(matches) > MAX_MATCHES:
         return None
-    real = [_real(m) for m in matches]
-    return None if None in real else [path, *real]  # type: ignore[list-item]
+    real = [r for m in matches if (r := _real(m)) is not None]
+    return [path, *real] if len(real) == len(matches) else None
 
 
 def write_target(word: WordValue, env: Env, judgement: Judgement, verb: str, command: str) -> None:

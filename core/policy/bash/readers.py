@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.models.bash import Effect
 from core.policy.bash.filters import judge_awk, judge_grep, judge_jq, judge_sed
 from core.policy.bash.findings import Env, Judgement, read_target, write_target
 from core.policy.bash.options import parse
@@ -67,8 +68,8 @@ def _sensitive(args: list[WordValue], j: Judgement, shown: str) -> bool:
     return not dynamic
 
 
-def _flag(j: Judgement, word: WordValue, effect: str, why: str) -> None:
-    j.raise_to(effect, why, word)  # type: ignore[arg-type]
+def _flag(j: Judgement, word: WordValue, effect: Effect, why: str) -> None:
+    j.raise_to(effect, why, word)
 
 
 def _history(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
@@ -178,13 +179,11 @@ def _dangerous_names(names: list[str], j: Judgement, shown: str) -> None:
             j.raise_to("ask", f"{shown} sets {name}, which changes what later commands run")
 
 
-def _plain_without_args(reason: str) -> Callable[..., None]:
-    """date -s, hostname NAME: read-only with no operand, a system change with one."""
-    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
-        if any(a.text in ("-s", "--set", "-F", "--file") or a.text.startswith("--set=") for a in args) or \
-                (reason.startswith("sets the host") and parse(args).operands):
-            j.raise_to("run", f"{shown} {reason}")
-    return judge
+def _hostname(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """hostname: read-only with no operand, a system change with one (or with a file or a name to set)."""
+    if any(a.text in ("-s", "--set", "-F", "--file") or a.text.startswith("--set=") for a in args) or \
+            parse(args).operands:
+        j.raise_to("run", f"{shown} sets the host name")
 
 
 def _printenv(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
@@ -205,5 +204,5 @@ _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
     "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
     "hash": _options_ask(("-p",), "maps a command name to another program"),
     "date": _date,
-    "hostname": _plain_without_args("sets the host name"),
+    "hostname": _hostname,
 }

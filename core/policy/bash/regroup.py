@@ -47,10 +47,9 @@ def regroup(node: Node) -> list[list[Stage]]:
         elif not item.is_named:
             if item.type in _NEW_OPERAND and operands[-1]:
                 operands.append([])
-        elif item.type == "redirected_statement" and item.child_by_field_name("body") is not None:
-            body = item.child_by_field_name("body")
+        elif item.type == "redirected_statement" and (body := item.child_by_field_name("body")) is not None:
             stack.append(item.children_by_field_name("redirect"))
-            stack.append(body)  # type: ignore[arg-type]
+            stack.append(body)
         elif item.type in ("list", "pipeline", "negated_command"):
             stack.extend(reversed([c for c in item.children if c.type != "comment"]))
         elif item.type != "comment":

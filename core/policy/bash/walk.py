@@ -84,8 +84,12 @@ class Walker:
     def _push(self, items: list[_Item]) -> None:
         self._stack.extend(reversed(items))
 
-    def _child(self, item: _Item, node: Node, parent: int, ctx: Context | None, **kw: object) -> _Item:
-        return _Item(node, parent, ctx, kw.pop("cwd", item.cwd), item.src, **kw)  # type: ignore[arg-type]
+    def _child(self, item: _Item, node: Node, parent: int, ctx: Context | None, *, cwd: Cwd | None = None,
+               piped: bool = False, backticks: bool = False, redirects: list[Node] | None = None,
+               stages: list[Stage] | None = None) -> _Item:
+        """An item below `item`: its source, and its working directory unless given `cwd`."""
+        return _Item(node, parent, ctx, item.cwd if cwd is None else cwd, item.src, piped, backticks,
+                     [] if redirects is None else redirects, stages)
 
     def _push_children(self, node: Node, item: _Item, parent: int | None = None, ctx: Context | None = None,
                        scoped: bool = False) -> None:

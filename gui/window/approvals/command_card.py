@@ -188,10 +188,10 @@ class CommandCard(QWidget):
             QTreeWidgetItem(self.tree.invisibleRootItem(), [f"… {hidden:,} more parts not shown", ""])
         root.setExpanded(True)
         for item in flagged:
-            parent = item.parent()
-            while parent is not None and not parent.isExpanded():
-                parent.setExpanded(True)
-                parent = parent.parent()
+            above = item.parent()
+            while above is not None and not above.isExpanded():
+                above.setExpanded(True)
+                above = above.parent()
 
     @staticmethod
     def _count_below(analysis: BashAnalysis, index: int) -> int:

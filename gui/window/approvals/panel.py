@@ -36,7 +36,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from core import ApprovalRequested, Console, Timeline
+from core import AllowScope, ApprovalRequested, ConsoleSurface, Timeline, ToolName
 from gui.window.approvals.command_card import CommandCard
 from gui.window.approvals.inbox import InboxModel, InboxView, seconds_left
 from gui.window.approvals.text import agent_path, detail_html, why_no_preview
@@ -46,9 +46,9 @@ from gui.window.review.view import ReviewView
 EMPTY_TEXT = "Nothing is waiting for your approval."
 ARM_S = 0.4
 """How long approving stays inert after the shown request changes."""
-SCOPES = (("once", "Just this once"), ("session", "For this session"),
-          ("workspace", "For this workspace (.belay/settings.toml)"),
-          ("user", "For all my workspaces (user settings)"))
+SCOPES: tuple[tuple[AllowScope, str], ...] = (
+    ("once", "Just this once"), ("session", "For this session"),
+    ("workspace", "For this workspace (.belay/settings.toml)"), ("user", "For all my workspaces (user settings)"))
 NO_RULE = "No rule can allow calls like this one (code run from strings, computed commands, protected paths): " \
           "it is asked every time."
 
@@ -60,7 +60,7 @@ class ApprovalPanel(QWidget):
     waiting_changed = Signal(int)
     answered = Signal(str)
 
-    def __init__(self, console: Console, timeline: Timeline, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, timeline: Timeline, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalPanel")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -96,7 +96,7 @@ class ApprovalPanel(QWidget):
         self.rule_action = self.scope_menu.addAction("")
         self.rule_action.setEnabled(False)
         self.scope_menu.addSeparator()
-        self.scope_actions: dict[str, QAction] = {}
+        self.scope_actions: dict[AllowScope, QAction] = {}
         for scope, label in SCOPES:
             action = self.scope_menu.addAction(label)
             action.setData(scope)
@@ -252,7 +252,7 @@ class ApprovalPanel(QWidget):
         for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
             button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
-        bash = request is not None and request.tool == "Bash" and not request.diffs  # a preview shows its diffs
+        bash = request is not None and request.tool == ToolName.BASH and not request.diffs  # a preview shows its diffs
         self.diff.setVisible(request is not None and not bash and bool(request.diffs))  # a Read has none
         self.command_card.setVisible(bash)
         self._buttons.setVisible(request is not None)
@@ -267,7 +267,7 @@ class ApprovalPanel(QWidget):
             self.diff.set_diffs([])
             return
         self.detail.setText(self._detail_html(request))
-        preview = request.tool == "Bash" and bool(request.diffs)  # the command ran: its changes are chosen from
+        preview = request.tool == ToolName.BASH and bool(request.diffs)  # the command ran: its changes are chosen from
         self.approve_button.setText("Apply  (Ctrl+Enter)" if preview else "Approve  (Ctrl+Enter)")
         self.deny_button.setText("Discard  (Ctrl+D)" if preview else "Deny  (Ctrl+D)")
         self.edit_button.setText("Edit && apply…" if preview else "Edit && approve…")
@@ -398,7 +398,7 @@ class ApprovalPanel(QWidget):
     def approve(self) -> None:
         request = self.current
         if request is not None:
-            hunks = self.diff.accepted_hunks() if request.tool != "Bash" or request.diffs else None
+            hunks = self.diff.accepted_hunks() if request.tool != ToolName.BASH or request.diffs else None
             if hunks is None:
                 self._console.approve(request.call_id, via="window")
                 self._said("Approved", request)
@@ -428,10 +428,11 @@ class ApprovalPanel(QWidget):
             self.scope_menu.popup(self.always_button.mapToGlobal(QPoint(0, self.always_button.height())))
 
     def _on_scope_chosen(self, action: QAction) -> None:
-        if action.data():
-            self.always_allow_at(str(action.data()))
+        scope = next((scope for scope, _ in SCOPES if scope == action.data()), None)  # None: the rule's own line
+        if scope is not None:
+            self.always_allow_at(scope)
 
-    def always_allow_at(self, scope: str) -> None:
+    def always_allow_at(self, scope: AllowScope) -> None:
         request = self.current
         if request is not None and request.suggested_rule is not None:
             self._console.always_allow(request.call_id, scope=scope, via="window")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from core import ApprovalRequested, BashArgs, OverlaySupport, Timeline, no_preview
+from core import ApprovalRequested, BashArgs, OverlaySupport, Timeline, ToolName, no_preview
 from gui.window.approvals.command_card import impact_html
 from gui.window.kit import theme
 
@@ -34,8 +34,8 @@ def detail_html(request: ApprovalRequested, timeline: Timeline) -> str:
     rule = f" <span style='color:{muted}'>(rule {html.escape(request.rule)})</span>" if request.rule else ""
     said = request.args.get("description")
     purpose = f"<br><i>“{html.escape(said)}”</i>" if isinstance(said, str) and said.strip() else ""
-    impact = "" if request.tool == "Bash" else f"<br>{impact_html(request.impact, limit=None)}"
-    if request.tool == "Bash" and request.diffs:  # a preview: the command and what it printed, then its changes
+    impact = "" if request.tool == ToolName.BASH else f"<br>{impact_html(request.impact, limit=None)}"
+    if request.tool == ToolName.BASH and request.diffs:  # a preview: the command and what it printed, then its changes
         return (f"Asked by <b>{who}</b>{purpose}<br><b>Previewed:</b> <code>{html.escape(request.summary)}</code>"
                 f"{printed(request.output)}<br>{html.escape(request.reason)}")
     return f"Asked by <b>{who}</b>{purpose}<br>{html.escape(request.reason)}{rule}{impact}"
@@ -43,7 +43,7 @@ def detail_html(request: ApprovalRequested, timeline: Timeline) -> str:
 
 def why_no_preview(request: ApprovalRequested, previews: OverlaySupport) -> str | None:
     """Why this command cannot run in preview (None: it can)."""
-    if request.tool != "Bash" or request.diffs:
+    if request.tool != ToolName.BASH or request.diffs:
         return "Only a command can run in preview"
     try:
         why = no_preview(BashArgs.model_validate(request.args))

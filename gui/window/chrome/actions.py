@@ -1,6 +1,6 @@
 """A window's menus and keys as one table: the menu bar is built from it, and so is the shortcuts sheet (F1).
 
-Each window lists what a person can do from its menus as `Command` rows (and `Submenu` rows for a menu made
+Each window lists what a person can do from its menus as `WindowCommand` rows (and `Submenu` rows for a menu made
 elsewhere, the theme's); `install` makes the menu bar's actions from the table and `sections` reads the same
 table for the sheet, so a key in a menu is always a key on the sheet.  A row with no menu is a key the window
 answers without a menu entry (? for the sheet): it is installed as a window-wide shortcut and listed too.
@@ -21,7 +21,7 @@ NO_MENU = ""
 
 
 @dataclass(frozen=True)
-class Command:
+class WindowCommand:
     """One thing a person can do: where it sits, what it says, its keys, and what it runs."""
 
     menu: str
@@ -44,7 +44,7 @@ class Submenu:
     make: Callable[[QWidget], QMenu]
 
 
-Row = Command | Submenu
+Row = WindowCommand | Submenu
 
 
 def install(window: QMainWindow, table: Sequence[Row]) -> dict[str, QAction | QShortcut]:
@@ -52,7 +52,7 @@ def install(window: QMainWindow, table: Sequence[Row]) -> dict[str, QAction | QS
     menus: dict[str, QMenu] = {}
     made: dict[str, QAction | QShortcut] = {}
     for row in table:
-        if isinstance(row, Command) and row.menu == NO_MENU:
+        if isinstance(row, WindowCommand) and row.menu == NO_MENU:
             shortcut = QShortcut(_sequence(row.keys), window)
             shortcut.activated.connect(row.run)
             made[row.text] = shortcut
@@ -79,7 +79,7 @@ def sections(table: Sequence[Row]) -> list[tuple[str, list[tuple[str, str]]]]:
     no menu come last, under "Anywhere"."""
     found: dict[str, list[tuple[str, str]]] = {}
     for row in table:
-        if isinstance(row, Command) and row.keys:
+        if isinstance(row, WindowCommand) and row.keys:
             title = words(row.menu) if row.menu != NO_MENU else "Anywhere"
             found.setdefault(title, []).append((key_text(row.keys), words(row.text)))
     anywhere = found.pop("Anywhere", None)

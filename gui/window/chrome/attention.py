@@ -236,8 +236,8 @@ class Attention(QObject):
         """The requests waiting as of the last `keep_only` (None: not told yet)."""
         self._settings = settings
         if settings is not None:
-            self.set_quiet(settings.value("attention/quiet", False, type=bool))
-            self.set_sound(settings.value("attention/sound", False, type=bool))
+            self.set_quiet(bool(settings.value("attention/quiet", False, type=bool)))  # typed `object` by PySide6
+            self.set_sound(bool(settings.value("attention/sound", False, type=bool)))
 
     def use_bus(self, bus: str | None) -> None:
         """Send notifications over `bus` (a D-Bus address) from now on; None: none at all."""

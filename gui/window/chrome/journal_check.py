@@ -14,13 +14,13 @@ from collections.abc import Awaitable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from core import BelayError, Verdict
+from core import BelayError, JournalCheck
 
 SHOWN = 5
 """Mismatches listed in the box; `belay verify` lists them all."""
 
 
-async def check_journal(parent: QWidget, verified: Awaitable[Verdict]) -> QMessageBox:
+async def check_journal(parent: QWidget, verified: Awaitable[JournalCheck]) -> QMessageBox:
     """Show the verdict (`console.verify()`: this machine's journal read off the loop, or the one on the host of a
     console attached over ssh) in a box on `parent` (returned, open)."""
     try:
@@ -40,14 +40,14 @@ async def check_journal(parent: QWidget, verified: Awaitable[Verdict]) -> QMessa
                  f"Something in it was changed outside Belay:<ul>{listed}</ul>{rest}{_head(verdict)}")
 
 
-def _adopted(verdict: Verdict) -> str:
+def _adopted(verdict: JournalCheck) -> str:
     if not verdict.adopted:
         return ""
     return (f"<br><br>{verdict.adopted:,} rows were written before this journal was sealed: they are checked from "
             "when they were first sealed.")
 
 
-def _head(verdict: Verdict) -> str:
+def _head(verdict: JournalCheck) -> str:
     return (f"<br><br>Head: <code>{verdict.seals}:{verdict.head}</code><br>Keep it elsewhere: "
             "<code>belay verify --expect</code> checks that a later journal still holds it.")
 

@@ -1,37 +1,15 @@
-"""The keyboard shortcuts sheet (F1, or ? outside a text field), made from the window's own actions.
+"""The keyboard shortcuts sheet (F1, or ? outside a text field), made from the window's own table of keys.
 
-Every menu action with a shortcut is listed under its menu, and the approval panel adds the keys it
-handles itself (its shortcuts list): the sheet is read from what the window does, so it cannot drift
-from it.
+Every command of the window's table (gui.window.chrome.actions) that has keys is listed under its menu, and
+the approval panel adds the keys it handles itself (its shortcuts list): the menus and the sheet are made
+from the same table, so they cannot drift apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenuBar, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
-
-
-def menu_shortcuts(menu_bar: QMenuBar) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(menu title, [(keys, what the action does)]) for every menu action that has a shortcut."""
-    sections = []
-    for menu_action in menu_bar.actions():
-        menu = menu_action.menu()
-        if menu is None:
-            continue
-        rows = [(_keys(a), _words(a)) for a in menu.actions() if isinstance(a, QAction) and not a.shortcut().isEmpty()]
-        if rows:
-            sections.append((_words(menu_action), rows))
-    return sections
-
-
-def _keys(action: QAction) -> str:
-    return ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts())
-
-
-def _words(action: QAction) -> str:
-    return action.text().replace("&&", "\0").replace("&", "").replace("\0", "&").removesuffix("…")
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 
 class ShortcutsSheet(QDialog):
@@ -64,10 +42,13 @@ class ShortcutsSheet(QDialog):
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(section, keys, what) for every key listed."""
-        found = []
+        found: list[tuple[str, str, str]] = []
         for i in range(self.tree.topLevelItemCount()):
             section = self.tree.topLevelItem(i)
+            if section is None:
+                continue
             for j in range(section.childCount()):
                 child = section.child(j)
-                found.append((section.text(0), child.text(0), child.text(1)))
+                if child is not None:
+                    found.append((section.text(0), child.text(0), child.text(1)))
         return found

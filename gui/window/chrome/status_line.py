@@ -22,7 +22,7 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core import Console, Holding, RunStatus, SandboxInfo, Timeline
+from core import ConsoleSurface, Holding, RunStatus, SandboxInfo, Timeline
 from gui.window.kit import theme
 
 if TYPE_CHECKING:
@@ -110,8 +110,10 @@ class SandboxIndicator(QLabel):
 class CacheCounts(Protocol):
     """What the line reads of the console's `cache_stats()` (core.run.results.CacheStats, not exported)."""
 
-    hits: int
-    misses: int
+    @property
+    def hits(self) -> int: ...
+    @property
+    def misses(self) -> int: ...
 
 
 class RunCounts(QLabel):
@@ -284,7 +286,7 @@ def _day(moment: datetime) -> str:
     return f"{local.day} {local:%b}" + ("" if local.year == datetime.now().year else f" {local.year}")
 
 
-def preview_state(console: Console) -> tuple[bool, str] | None:
+def preview_state(console: ConsoleSurface) -> tuple[bool, str] | None:
     """For the sandbox indicator: whether commands are previewed as the settings ask, or why not (None: the
     settings apply commands as they run)."""
     if console.bash_settings.effects == "apply":

@@ -45,7 +45,7 @@ from gui.window.kit.remembered import fit_default_size, keep_splitter, restore_g
 from gui.window.runtime.tasks import TaskSet
 
 if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one opens: the hub paints first
-    from core import ApprovalRequested, Console, RemoteConsole
+    from core import ApprovalRequested, ConsoleSurface, RemoteConsole
     from gui.window.workspace.window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
@@ -132,13 +132,13 @@ class HubWindow(QMainWindow):
 
     def _menus(self) -> None:
         self.commands: list[actions.Row] = [
-            actions.Command(WORKSPACE, "&Open…", self._on_open_action_triggered, "Ctrl+O"),
-            actions.Command(WORKSPACE, "&Connect to host…", self._on_connect_action_triggered, "Ctrl+Shift+O",
+            actions.WindowCommand(WORKSPACE, "&Open…", self._on_open_action_triggered, "Ctrl+O"),
+            actions.WindowCommand(WORKSPACE, "&Connect to host…", self._on_connect_action_triggered, "Ctrl+Shift+O",
                             "Follow a workspace's console on another host through your own ssh "
                             "(ssh://host/path; `belay serve` is started there if none runs)"),
-            actions.Command(WORKSPACE, "&Next workspace", lambda: self._step(1), "Ctrl+PgDown"),
-            actions.Command(WORKSPACE, "&Previous workspace", lambda: self._step(-1), "Ctrl+PgUp"),
-            actions.Command(WORKSPACE, "Oldest &waiting request", self.show_oldest_waiting, "Ctrl+Shift+I"),
+            actions.WindowCommand(WORKSPACE, "&Next workspace", lambda: self._step(1), "Ctrl+PgDown"),
+            actions.WindowCommand(WORKSPACE, "&Previous workspace", lambda: self._step(-1), "Ctrl+PgUp"),
+            actions.WindowCommand(WORKSPACE, "Oldest &waiting request", self.show_oldest_waiting, "Ctrl+Shift+I"),
             actions.Submenu("&View", theme.theme_menu),  # before any workspace is open, too
         ]
         """The hub's menus and keys, one table (gui.window.chrome.actions)."""
@@ -146,7 +146,7 @@ class HubWindow(QMainWindow):
 
     # -- pages -----------------------------------------------------------------
 
-    def _add_page(self, console: Console | RemoteConsole) -> MainWindow:
+    def _add_page(self, console: ConsoleSurface) -> MainWindow:
         from core import RemoteConsole
         from gui.window.workspace.window import MainWindow
         page = MainWindow(console)

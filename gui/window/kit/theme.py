@@ -260,8 +260,8 @@ class ThemeSwitch(QObject):
         if not bus.isConnected():
             return
         service, path, interface = PORTAL
-        bus.connect("", path, interface, "SettingChanged", self,
-                    SLOT("_on_portal_setting_changed(QString,QString,QDBusVariant)"))
+        slot = SLOT("_on_portal_setting_changed(QString,QString,QDBusVariant)")  # a str (bytes fail at run time)
+        bus.connect("", path, interface, "SettingChanged", self, slot)  # type: ignore[call-overload]  # stubs: bytes
         ask = QDBusMessage.createMethodCall(service, path, interface, "Read")  # Read: in every portal version
         ask.setArguments(["org.freedesktop.appearance", "color-scheme"])
         watcher = QDBusPendingCallWatcher(bus.asyncCall(ask, PORTAL_TIMEOUT_MS), self)

@@ -169,14 +169,14 @@ class DetailsPane(QWidget):
         if run is not None and self._wants_record(run):
             self._loading = run.call_id
             self._tasks.spawn(self._read(run.call_id), f"details of {run.call_id}")
-        if key is None:
+        if key is None or (isinstance(key, RunKey) and run is None):
             self.info.setHtml(f"<p style='color:{theme.colour('muted')}'>Select a call in the timeline to see its "
                               "arguments, result and the files it changed.</p>")
         elif isinstance(key, BatchKey):
             self.info.setHtml(describe_batch(key, self._timeline))
         elif isinstance(key, AgentKey):
             self.info.setHtml(describe_agent(key, self._timeline))
-        else:
+        elif run is not None:
             self.info.setHtml(describe_run(run, self._timeline, self._full, self._loading == run.call_id))
         self.undo_button.setEnabled(undoable(run))
         if changed or (run is not None and undoable(run) and self._undo_previewed != run.call_id):

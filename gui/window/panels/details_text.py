@@ -23,6 +23,7 @@ from core import (
     RunNode,
     RunStatus,
     Timeline,
+    ToolName,
 )
 from gui.window.approvals.text import agent_path
 from gui.window.kit import theme
@@ -163,8 +164,8 @@ def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None,
             parts.append(f"<p>{html.escape(error.suggestion)}</p>")
     elif output:
         parts.append("<h4>Result</h4>" + _pre(output))
-    if run.tool == "Bash" and run.status.final and _was_cut(error.message if error is not None else output,
-                                                            run.output_cut and full is None):
+    if run.tool == ToolName.BASH and run.status.final and \
+            _was_cut(error.message if error is not None else output, run.output_cut and full is None):
         parts.append(f"<p><a href='full-output:{run.call_id}'>Read the whole output kept in the journal</a></p>")
     elif run.live_output:
         parts.append("<h4>Output so far</h4>" + _pre(run.live_output))

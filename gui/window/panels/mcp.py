@@ -87,8 +87,8 @@ class McpPanel(QWidget):
 
     def states(self) -> dict[str, str]:
         """Server name -> the state shown, for tests and accessibility."""
-        return {self.tree.topLevelItem(i).text(0): self.tree.topLevelItem(i).text(1)
-                for i in range(self.tree.topLevelItemCount())}
+        rows = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return {row.text(0): row.text(1) for row in rows if row is not None}
 
     def _current_name(self) -> str | None:
         item = self.tree.currentItem()

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import CallRecord, Console, RuleEntry
+from core import CallRecord, ConsoleSurface, RuleAction, RuleEntry, Scope
 from gui.window.kit import theme
 from gui.window.panels.rules_model import RuleKey, RulesModel, rule_key
 from gui.window.runtime.tasks import TaskSet
@@ -50,9 +50,10 @@ EMPTY = ("<b>No rules yet.</b> Read-only tools and commands run; everything else
          "<code>mcp__docs</code> (an MCP server). Add one below, or choose “Always allow” on a waiting call.")
 SYNTAX = ("Tool or Tool(pattern): <code>Bash(git diff:*)</code>, <code>Edit(./docs/**)</code>, "
           "<code>WebFetch(domain:example.com)</code>. Deny beats ask beats allow.")
-ACTIONS = ("allow", "ask", "deny")
-SCOPES = (("session", "this session"), ("workspace", "this workspace"), ("user", "all my workspaces"))
-VERBS = {"allow": "auto-approved", "ask": "asked about", "deny": "refused"}
+ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
+SCOPES: tuple[tuple[Scope, str], ...] = (("session", "this session"), ("workspace", "this workspace"),
+                                         ("user", "all my workspaces"))
+VERBS: dict[RuleAction, str] = {"allow": "auto-approved", "ask": "asked about", "deny": "refused"}
 
 
 def _plural(count: int, word: str) -> str:
@@ -62,7 +63,7 @@ def _plural(count: int, word: str) -> str:
 class RulesView(QWidget):
     """The table of rules, the editor under it, and the last dry run's calls."""
 
-    def __init__(self, console: Console, tasks: TaskSet, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, tasks: TaskSet, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._console, self._tasks = console, tasks
         self._focus: RuleKey | None = None
@@ -254,17 +255,18 @@ class RulesView(QWidget):
     def dry_run(self) -> None:
         self._tasks.spawn(self._dry_run(), "dry run of a rule")
 
-    def _editor(self) -> tuple[str, str, str]:
-        return self.rule.text().strip(), self.action.currentText(), str(self.scope.currentData())
+    def _editor(self) -> tuple[str, RuleAction, Scope]:
+        """The rule, its action and its scope as the editor shows them (its boxes list ACTIONS and SCOPES)."""
+        return self.rule.text().strip(), ACTIONS[self.action.currentIndex()], SCOPES[self.scope.currentIndex()][0]
 
-    async def _add(self) -> RuleKey | None:
+    async def _add(self) -> tuple[str, RuleAction, Scope] | None:
         """The rule as stored, or None (and the reason shown) when it was refused."""
         rule, action, scope = self._editor()
         if not rule:
             self._say("Type a rule first, e.g. Bash(npm run test:*).", error=True)
             return None
         try:
-            stored = await self._console.add_rule(rule, action, scope)  # type: ignore[arg-type]
+            stored = await self._console.add_rule(rule, action, scope)
         except (ValueError, OSError) as e:
             self._say(str(e), error=True)
             return None
@@ -293,7 +295,7 @@ class RulesView(QWidget):
             await self._console.remove_rule(old.rule, old.action, old.scope)
         except (ValueError, OSError) as e:
             if new not in existed:  # undo the half-done edit rather than leave both in force
-                await self._console.remove_rule(*new)  # type: ignore[arg-type]
+                await self._console.remove_rule(*new)
             self._say(f"Could not remove {old.rule}, so nothing changed: {e}", error=True)
             return
         self._say(f"Replaced {old.action} {old.rule} with {new[1]} {new[0]}.")
@@ -312,7 +314,7 @@ class RulesView(QWidget):
             self._say("Type a rule to dry-run, e.g. Edit(./docs/**).", error=True)
             return
         try:
-            records = await self._console.dry_run(rule, action)  # type: ignore[arg-type]
+            records = await self._console.dry_run(rule, action)
         except ValueError as e:
             self._say(str(e), error=True)
             return

@@ -64,7 +64,7 @@ class ShellsPanel(QWidget):
         self.list = QTreeWidget()
         self.list.setAccessibleName("Background shells")
         self.list.setObjectName("shellList")
-        self.list.setHeaderLabels(["Shell", "State", "Command"])
+        self.list.setHeaderLabels(["Shell", "State", "WindowCommand"])
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.header().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
@@ -120,8 +120,9 @@ class ShellsPanel(QWidget):
         for shell in shells.values():
             if changed is None or shell.shell_id == changed:
                 self._show_row(shell)
-        if self.list.currentItem() is None and self.list.topLevelItemCount():
-            self.list.setCurrentItem(self.list.topLevelItem(self.list.topLevelItemCount() - 1))
+        last = self.list.topLevelItem(self.list.topLevelItemCount() - 1)  # None when there is none
+        if self.list.currentItem() is None and last is not None:
+            self.list.setCurrentItem(last)
         has_shells = bool(shells)
         self.empty.setVisible(not has_shells)
         self.split.setVisible(has_shells)

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import ApprovalRequested, FileDiff, Hunk, PartialError, compute_diff, revert_hunks, spawn
+from core import ApprovalRequested, FileDiff, Hunk, PartialError, ToolName, compute_diff, revert_hunks, spawn
 from gui.window.kit import theme
 from gui.window.review.code_editor import CodeEditor
 from gui.window.review.highlight import DARK, LIGHT
@@ -220,7 +220,7 @@ def old_line_for(new_line: int, hunks: tuple[Hunk, ...]) -> int:
 def _without(request: ApprovalRequested, path: str, after: str, rejected: Collection[int]) -> str:
     """The proposed content with the rejected hunks taken back (as it is when none are, or they cannot be)."""
     diff = next((d for d in request.diffs if d.path == path), None)
-    if not rejected or diff is None or request.tool == "NotebookEdit":
+    if not rejected or diff is None or request.tool == ToolName.NOTEBOOK_EDIT:
         return after
     try:
         return revert_hunks(after.encode(), diff, rejected).decode()
@@ -232,7 +232,7 @@ def _without(request: ApprovalRequested, path: str, after: str, rejected: Collec
 def _before(request: ApprovalRequested, path: str, after: str) -> str | None:
     """The file as the agent found it, from its diff taken back from the proposed content (None: unknown)."""
     diff = next((d for d in request.diffs if d.path == path), None)
-    if diff is None or request.tool == "NotebookEdit":  # a notebook's diff is of a rendering, not of its bytes
+    if diff is None or request.tool == ToolName.NOTEBOOK_EDIT:  # a notebook's diff is of a rendering, not of its bytes
         return None
     if diff.status == "create":
         return ""

@@ -38,7 +38,7 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from core import spawn
+from core import ToolName, spawn
 from gui.window.kit import theme
 from gui.window.kit.remembered import window_settings
 from gui.window.review.canvas import ReviewCanvas
@@ -53,7 +53,7 @@ SPLIT_KEY = "review/side_by_side"
 KEYS_HELP = "N / P next / previous · Space accept or reject · A accept all · R reject all · V view · F focus"
 KEPT_REVIEWS = 50
 """Reviews kept for requests not shown at the moment (the oldest go first)."""
-RENDERED = frozenset({"NotebookEdit"})
+RENDERED = frozenset({ToolName.NOTEBOOK_EDIT})
 """Tools whose diff shows a rendering of the file, not its bytes: their proposed content is not the diff's text."""
 NOT_SPLITTABLE = "this file is written whole: its changes cannot be approved in part"
 
@@ -182,7 +182,7 @@ class ReviewView(QWidget):
         contents = {p.path: p.content for p in request.proposed if p.content is not None} \
             if request.tool not in RENDERED else {}
         self._show(request.diffs, contents, (), self._reviews.pop(request.call_id, (set(), 0)),
-                   whole_files=request.tool == "Bash")  # a previewed command's: a file can be left out whole
+                   whole_files=request.tool == ToolName.BASH)  # a previewed command's: a file can be left out whole
 
     def has_rejections(self, call_id: str) -> bool:
         """Whether the person rejected some of this request's changes (shown now, or reviewed before)."""

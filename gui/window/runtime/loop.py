@@ -96,7 +96,7 @@ class _HandOver(QObject):
             handle._run()
 
 
-class EventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync is untyped
+class EventLoop(qasync.QEventLoop):
     """qasync's loop over the application; its timers are `_Timers`, its hand-overs `_HandOver`."""
 
     def __init__(self, app: QApplication) -> None:

@@ -72,11 +72,11 @@ class TextCells(QStyledItemDelegate):
         text, colour_role = texts[column], colour_role if column == STATUS_COLUMN else None
         state = row_state(option, index.row())
         paint_panel(painter, option, state)
-        palette, rect = option.palette, option.rect  # type: ignore[attr-defined]
+        palette, rect = option.palette, option.rect
         if column == 0 and self._branches is not None:
             rect = rect.adjusted(self._branches(painter, rect, self._model.key_of(index), depth), 0, 0, 0)
         self.draw(painter, rect, text, self.colour(palette, state, colour_role), bold,
-                  option.font)  # type: ignore[attr-defined]
+                  option.font)
         paint_focus(painter, option, state)
 
     def draw(self, painter: QPainter, rect: QRect, text: str, colour: QColor, bold: bool, font: QFont) -> None:

@@ -289,14 +289,15 @@ class TimelineFilter(QWidget):
         visible: set[NodeKey] = set()
         above: set[NodeKey] = set()
         for call_id in found:
-            key: NodeKey | None = RunKey(call_id)
-            visible.add(key)
-            key = timeline.parent(key)
+            run = RunKey(call_id)
+            visible.add(run)
+            key = timeline.parent(run)
             while key is not None and key not in above:
                 above.add(key)
                 key = timeline.parent(key)
         visible |= above
-        every = [AgentKey(a) for a in timeline.agents] + [BatchKey(b) for b in timeline.batches]
+        every: list[NodeKey] = [AgentKey(a) for a in timeline.agents]
+        every += [BatchKey(b) for b in timeline.batches]
         every += [RunKey(r) for r in timeline.runs]
         self._set_hidden({key for key in every if key not in visible})
         if criteria != self._applied:

@@ -110,7 +110,7 @@ class GanttDelegate(QStyledItemDelegate):
         state = row_state(option, index.row())
         paint_panel(painter, option, state)  # the cell has no text: background and selection, then the bar
         paint_focus(painter, option, state)
-        self.draw(painter, option.rect, index.data(GANTT_ROLE), option.palette)  # type: ignore[attr-defined]
+        self.draw(painter, option.rect, index.data(GANTT_ROLE), option.palette)
 
     def draw(self, painter: QPainter, rect: QRect, bar: GanttBar | None, palette: QPalette) -> None:
         """`bar` in the cell `rect`, in `palette`'s theme colours (nothing for no bar); what `paint` draws over

@@ -21,16 +21,16 @@ background brush: alternate rows are the view's, drawn under the cell)."""
 
 
 def style_of(option: QStyleOptionViewItem) -> QStyle:
-    widget = option.widget  # type: ignore[attr-defined]
+    widget = option.widget
     return widget.style() if widget is not None else QApplication.style()
 
 
 def row_state(option: QStyleOptionViewItem, row: int) -> int:
     """The option's state as an int, the mouse over it when it is over its row: a table view marks only the cell
     under the mouse, the timeline (`gui.window.timeline.view`, whose `hovered_row` says which) the whole row."""
-    state: int = option.state.value  # type: ignore[attr-defined]
-    if not state & MOUSE_OVER and getattr(option.widget, "hovered_row", -1) == row:  # type: ignore[attr-defined]
-        option.state |= QStyle.StateFlag.State_MouseOver  # type: ignore[attr-defined]
+    state: int = option.state.value
+    if not state & MOUSE_OVER and getattr(option.widget, "hovered_row", -1) == row:
+        option.state |= QStyle.StateFlag.State_MouseOver
         state |= MOUSE_OVER
     return state
 
@@ -40,7 +40,7 @@ def paint_panel(painter: QPainter, option: QStyleOptionViewItem, state: int) -> 
     `option.state` as an int); nothing for a plain cell, whose panel is empty."""
     if state & _PANELLED:
         style_of(option).drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter,
-                                       option.widget)  # type: ignore[attr-defined]
+                                       option.widget)
 
 
 def paint_focus(painter: QPainter, option: QStyleOptionViewItem, state: int) -> None:
@@ -48,10 +48,10 @@ def paint_focus(painter: QPainter, option: QStyleOptionViewItem, state: int) -> 
     if not state & HAS_FOCUS:
         return
     focus = QStyleOptionFocusRect()
-    focus.rect = option.rect  # type: ignore[attr-defined]
-    focus.state = option.state | QStyle.StateFlag.State_KeyboardFocusChange  # type: ignore[attr-defined]
-    focus.palette = option.palette  # type: ignore[attr-defined]
-    focus.backgroundColor = option.palette.color(  # type: ignore[attr-defined]
+    focus.rect = option.rect
+    focus.state = option.state | QStyle.StateFlag.State_KeyboardFocusChange
+    focus.palette = option.palette
+    focus.backgroundColor = option.palette.color(
         QPalette.ColorRole.Highlight if state & SELECTED else QPalette.ColorRole.Window)
     style_of(option).drawPrimitive(QStyle.PrimitiveElement.PE_FrameFocusRect, focus, painter,
-                                   option.widget)  # type: ignore[attr-defined]
+                                   option.widget)

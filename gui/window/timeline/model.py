@@ -213,7 +213,7 @@ class TimelineModel(QStandardItemModel):
         changed = self._changed_runs
         for key in updated:
             if changed is not None and type(key) is RunKey:
-                changed[key.call_id] = None  # type: ignore[attr-defined]  # told by a bridge (`take_changed_runs`)
+                changed[key.call_id] = None  # told by a bridge (`take_changed_runs`)
             if key in fresh:
                 continue  # prepared when it was inserted, as it is now
             if self._unshown(key):
@@ -359,7 +359,7 @@ class TimelineModel(QStandardItemModel):
 
     def told_count(self, key: NodeKey | None) -> int:
         """How many rows under `key` Qt has been told of (0 for a run, or a row not told of yet)."""
-        item = self._items.get(key) if key is not None else self.invisibleRootItem()  # type: ignore[arg-type]
+        item = self._items.get(key) if key is not None else self.invisibleRootItem()
         return item.rowCount() if item is not None else 0
 
     def index_of(self, key: NodeKey | str, column: int = 0, *, flush: bool = True) -> QModelIndex:

@@ -128,7 +128,7 @@ class TimelineView(QTableView):
         """The shown row's index for an index of the tree model (invalid when that row is not shown)."""
         if index.model() is self._model:
             return self.rows.index_of(self._model.key_of(index), index.column())
-        return QModelIndex(index)
+        return QModelIndex(index)  # type: ignore[arg-type]  # PySide6 stubs lack QModelIndex(QPersistentModelIndex)
 
     def isExpanded(self, index: Index) -> bool:  # noqa: N802 - as QTreeView's
         key = self.key_of(index)
@@ -152,11 +152,13 @@ class TimelineView(QTableView):
     def collapseAll(self) -> None:  # noqa: N802 - as QTreeView's
         self.rows.expand_all(False)
 
-    def setRowHidden(self, row: int, parent: Index, hide: bool) -> None:  # type: ignore[override]  # noqa: N802
+    def setRowHidden(  # type: ignore[override]  # QTreeView's signature, on a table  # noqa: N802
+            self, row: int, parent: Index, hide: bool) -> None:
         """Hide the tree model's `row` under `parent` (and what is under it), as QTreeView's does."""
         self.rows.set_hidden(self._child(row, parent), hide)
 
-    def isRowHidden(self, row: int, parent: Index) -> bool:  # type: ignore[override]  # noqa: N802
+    def isRowHidden(  # type: ignore[override]  # QTreeView's signature, on a table  # noqa: N802
+            self, row: int, parent: Index) -> bool:
         return self.rows.is_hidden(self._child(row, parent))
 
     def _child(self, row: int, parent: Index) -> NodeKey:
@@ -331,11 +333,11 @@ class TimelineView(QTableView):
         span = header.length() - header.offset() - left
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
-        palette, state = option.palette, option.state.value  # type: ignore[attr-defined]
+        palette, state = option.palette, option.state.value
         panel = QStyleOptionViewItem(option)
-        panel.features |= _ALTERNATE  # type: ignore[attr-defined]
+        panel.features |= _ALTERNATE
         cells, style, alternate = self.cells, self.style(), self.alternatingRowColors()
-        bold_font = cells.use(option.font)  # type: ignore[attr-defined]
+        bold_font = cells.use(option.font)
         plain_colour = cells.colour(palette, state, None)
         painted, key_at = self.rows.source.painted, self.rows.key_at
         for row in rows:
@@ -346,7 +348,7 @@ class TimelineView(QTableView):
             texts, colour_role, bold, bar, depth = shown
             y, height = self.rowViewportPosition(row), self.rowHeight(row)
             if alternate and row % 2:  # the style's row panel, as the table draws it under each cell: once a row
-                panel.rect = QRect(left, y, span, height)  # type: ignore[attr-defined]
+                panel.rect = QRect(left, y, span, height)
                 style.drawPrimitive(_ROW_PANEL, panel, painter, self)
             status = cells.colour(palette, state, colour_role)
             painter.save()
@@ -375,7 +377,7 @@ class TimelineView(QTableView):
             return indent
         arrow = QStyleOption()
         arrow.initFrom(self)
-        arrow.rect = QRect(cell.left() + INDENT * depth, cell.top(), INDENT, cell.height())  # type: ignore[attr-defined]
+        arrow.rect = QRect(cell.left() + INDENT * depth, cell.top(), INDENT, cell.height())
         # The arrow a tree view's branch has (a style sheet's style draws no branch outside a tree view).
         shape = _DOWN if self.rows.is_expanded(key) else _LEFT if self.isRightToLeft() else _RIGHT
         painter.save()
@@ -389,8 +391,8 @@ class TimelineView(QTableView):
         """Every row as high as a line of text in an item, as the style sizes one."""
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
-        option.text = "Mg"  # type: ignore[attr-defined]
-        option.features |= QStyleOptionViewItem.ViewItemFeature.HasDisplay  # type: ignore[attr-defined]
+        option.text = "Mg"
+        option.features |= QStyleOptionViewItem.ViewItemFeature.HasDisplay
         size = self.style().sizeFromContents(QStyle.ContentsType.CT_ItemViewItem, option, QSize(), self)
         self.verticalHeader().setDefaultSectionSize(size.height())
 

@@ -103,8 +103,8 @@ class ChangesView(QWidget):
     def refresh(self) -> None:
         self._pending.stop()
         by_file = self._by_file()
-        expanded = {self.tree.topLevelItem(i).text(0) for i in range(self.tree.topLevelItemCount())
-                    if self.tree.topLevelItem(i).isExpanded()}
+        tops = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        expanded = {item.text(0) for item in tops if item is not None and item.isExpanded()}
         self.tree.clear()
         for path in sorted(by_file, key=lambda p: (-len(by_file[p]), p)):
             touches = by_file[path]
@@ -180,7 +180,9 @@ class ChangesView(QWidget):
         rows = []
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
-            rows.append((item.text(0), [item.child(j).text(0) for j in range(item.childCount())]))
+            if item is not None:  # (one below the count is there: the stubs say it may be None)
+                children = (item.child(j) for j in range(item.childCount()))
+                rows.append((item.text(0), [child.text(0) for child in children if child is not None]))
         return rows
 
     def _on_item_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:

@@ -94,7 +94,7 @@ class UndoDialog(QDialog):
         self._preview = preview
         self._files = {f.path: f for f in sorted(preview.files, key=lambda f: _STATUS[f.action][0])}
         self._choices: dict[str, Choice] = {}
-        self._left = {f.path: len(conflict_regions(f.merged)) for f in self._conflicts() if _mergeable(f)}
+        self._left = {f.path: len(conflict_regions(f.merged or "")) for f in self._conflicts() if _mergeable(f)}
         """Conflict regions still in each mergeable file's merged text."""
         self._docs: dict[tuple[str, str], QTextDocument] = {}
         self._font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -316,7 +316,9 @@ class UndoDialog(QDialog):
 
     def _show_merged(self, f: FilePreview) -> None:
         conflict, mergeable = f.action == "conflict", _mergeable(f)
-        self.merged_edit.parentWidget().setVisible(conflict or f.merged is not None)
+        panel = self.merged_edit.parentWidget()
+        if panel is not None:
+            panel.setVisible(conflict or f.merged is not None)
         self.merged_edit.setReadOnly(not (conflict and mergeable))
         self.merged_edit.setEnabled(not conflict or mergeable)
         why = "binary file: overwrite or skip" if f.binary else f"{f.reason}: cannot be merged; overwrite or skip"

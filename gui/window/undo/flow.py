@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from core import BelayError, CallRecord, Console, Resolution, UndoPreview, UndoReport
+from core import BelayError, CallRecord, ConsoleSurface, Resolution, UndoPreview, UndoReport
 from gui.window.kit.confirm import answer
 from gui.window.runtime.tasks import TaskSet
 from gui.window.undo.dialog import UndoDialog
@@ -24,9 +24,9 @@ from gui.window.undo.dialog import UndoDialog
 class UndoFlow:
     """The window's undo, redo and rewind."""
 
-    def __init__(self, console: Console, tasks: TaskSet, parent: QWidget, *, report: Callable[[UndoReport], None],
-                 say: Callable[[str, int], None], confirm_rewind: Callable[[list[CallRecord]], Awaitable[bool]],
-                 rewound: Callable[[], None]) -> None:
+    def __init__(self, console: ConsoleSurface, tasks: TaskSet, parent: QWidget, *,
+                 report: Callable[[UndoReport], None], say: Callable[[str, int], None],
+                 confirm_rewind: Callable[[list[CallRecord]], Awaitable[bool]], rewound: Callable[[], None]) -> None:
         self.console, self.tasks, self.parent = console, tasks, parent
         self._report, self._say, self._confirm_rewind, self._rewound = report, say, confirm_rewind, rewound
         self.dialog: UndoDialog | None = None

@@ -47,7 +47,10 @@ class RegionBar(QWidget):
         """The regions of the merged text, as last parsed."""
         self._at: int | None = None
         """The index of the region the cursor is in (or the one marked as current)."""
-        self.reparse = QTimer(self, singleShot=True, interval=REPARSE_MS, timeout=self.refresh)
+        self.reparse = QTimer(self)
+        self.reparse.setSingleShot(True)
+        self.reparse.setInterval(REPARSE_MS)
+        self.reparse.timeout.connect(self.refresh)
         self.label = QLabel(textFormat=Qt.TextFormat.PlainText)
         self.previous_button = QPushButton("↑ Previous")
         self.previous_button.setToolTip("Previous conflict (Alt+Up, Shift+F8)")

@@ -68,7 +68,7 @@ from core import (
     CallFinished,
     CallQueued,
     CallStarted,
-    Console,
+    ConsoleSurface,
     ElicitationRequested,
     ElicitationResolved,
     Event,
@@ -81,6 +81,7 @@ from core import (
     ShellFinished,
     ShellOutput,
     ShellStarted,
+    Subscription,
 )
 from gui.window.runtime.tasks import TaskSet
 from gui.window.timeline.model import TimelineModel
@@ -124,13 +125,14 @@ class Bridge(QObject):
     resynced = Signal()
     link_changed = Signal(object)
 
-    def __init__(self, console: Console, model: TimelineModel, tasks: TaskSet, *, backlog: int = BACKLOG) -> None:
+    def __init__(self, console: ConsoleSurface, model: TimelineModel, tasks: TaskSet, *,
+                 backlog: int = BACKLOG) -> None:
         super().__init__()
         self._backlog = backlog
         self._console = console
         self._model = model
         self._tasks = tasks
-        self._subscription = None
+        self._subscription: Subscription | None = None
         self._pump: asyncio.Task[None] | None = None
         self._unregister: Callable[[], None] = lambda: None
         self._unregister_forms: Callable[[], None] = lambda: None
@@ -212,7 +214,7 @@ class Bridge(QObject):
         return f"<Bridge subscription={self._subscription!r}>"
 
 
-SHOWN_BY_ROWS = frozenset({CallQueued, CallStarted, CallFinished})
+SHOWN_BY_ROWS: frozenset[type[Event]] = frozenset({CallQueued, CallStarted, CallFinished})
 """What a call's row says all of: the bus counts these for the bridge instead of queueing them (a flood is mostly
 these three, some 30,000 a second), and the runs they changed are told from the rows (`runs_changed`)."""
 _TOLD: dict[type[Event], Callable[[Bridge, Any], None]] = {

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, QPoint
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenu, QWidget
 
-from core import AgentKey, Console, RemoteConsole, RunKey, RunStatus, Timeline
+from core import AgentKey, ConsoleSurface, RunKey, RunStatus, Timeline
 from gui.window.panels.details import undoable
 from gui.window.timeline.view import TimelineView
 from gui.window.undo.flow import UndoFlow
@@ -21,7 +21,7 @@ from gui.window.undo.flow import UndoFlow
 class CallMenu(QObject):
     """The timeline's context menus, and undo / redo / rewind of a call, for the window that owns it."""
 
-    def __init__(self, console: Console | RemoteConsole, tree: TimelineView, timeline: Callable[[], Timeline],
+    def __init__(self, console: ConsoleSurface, tree: TimelineView, timeline: Callable[[], Timeline],
                  undoing: UndoFlow, parent: QWidget) -> None:
         """`timeline`: the read model the tree shows now (a resync replaces it)."""
         super().__init__(parent)

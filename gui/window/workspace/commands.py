@@ -13,7 +13,7 @@ from typing import Protocol
 
 from PySide6.QtGui import QKeySequence
 
-from gui.window.chrome.actions import NO_MENU, Command, Row, Submenu
+from gui.window.chrome.actions import NO_MENU, Row, Submenu, WindowCommand
 from gui.window.kit.theme import theme_menu
 from gui.window.workspace.call_menu import CallMenu
 from gui.window.workspace.parts import Parts
@@ -36,22 +36,22 @@ class Window(Protocol):
 
 def commands(w: Window, parts: Parts, calls: CallMenu) -> list[Row]:
     """Every menu entry and key of the window `w`, in menu order."""
-    tabs = [Command(VIEW, name, partial(parts.tabs.setCurrentWidget, tab), f"Ctrl+{number}", tip)
+    tabs = [WindowCommand(VIEW, name, partial(parts.tabs.setCurrentWidget, tab), f"Ctrl+{number}", tip)
             for number, (tab, name, tip) in enumerate(parts.tab_list(), 1)]
     return [
-        Command(FILE, "&Verify the journal", w.verify_journal,
+        WindowCommand(FILE, "&Verify the journal", w.verify_journal,
                 tip="Check that nothing in this workspace's journal was changed outside Belay (belay verify)"),
-        Command(FILE, "&Quit", w.close, QKeySequence.StandardKey.Quit),
-        Command(VIEW, "&Expand all", parts.tree.expandAll, "Ctrl+Shift+X"),
-        Command(VIEW, "&Find in the timeline", parts.timeline_filter.focus_text, "Ctrl+F"),
-        Command(VIEW, "&Next waiting call", w.next_waiting, "F8"),
-        Command(VIEW, "Next &failed call", w.next_failure, "F9"),
+        WindowCommand(FILE, "&Quit", w.close, QKeySequence.StandardKey.Quit),
+        WindowCommand(VIEW, "&Expand all", parts.tree.expandAll, "Ctrl+Shift+X"),
+        WindowCommand(VIEW, "&Find in the timeline", parts.timeline_filter.focus_text, "Ctrl+F"),
+        WindowCommand(VIEW, "&Next waiting call", w.next_waiting, "F8"),
+        WindowCommand(VIEW, "Next &failed call", w.next_failure, "F9"),
         *tabs,
         Submenu(VIEW, theme_menu),
-        Command(VIEW, "Approval &mode", w.open_mode_choice, "Ctrl+M"),
-        Command(VIEW, "Go to the &waiting requests", w.focus_approvals, "Ctrl+Shift+A"),
-        Command(CALL, "&Undo selected call", calls.undo_selected, "Ctrl+Z"),
-        Command(CALL, "&Redo selected call", calls.redo_selected, "Ctrl+Shift+Z"),
-        Command(HELP, "&Keyboard shortcuts", w.show_shortcuts, "F1"),
-        Command(NO_MENU, "Keyboard shortcuts (outside a text field)", w.question_mark, "?"),
+        WindowCommand(VIEW, "Approval &mode", w.open_mode_choice, "Ctrl+M"),
+        WindowCommand(VIEW, "Go to the &waiting requests", w.focus_approvals, "Ctrl+Shift+A"),
+        WindowCommand(CALL, "&Undo selected call", calls.undo_selected, "Ctrl+Z"),
+        WindowCommand(CALL, "&Redo selected call", calls.redo_selected, "Ctrl+Shift+Z"),
+        WindowCommand(HELP, "&Keyboard shortcuts", w.show_shortcuts, "F1"),
+        WindowCommand(NO_MENU, "Keyboard shortcuts (outside a text field)", w.question_mark, "?"),
     ]

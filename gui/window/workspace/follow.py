@@ -15,12 +15,11 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from core import (
     ApprovalRequested,
-    Console,
+    ConsoleSurface,
     ElicitationRequested,
     ExternalChangesRecorded,
     LinkChanged,
     PolicyChanged,
-    RemoteConsole,
     RollbackRefused,
     RunKey,
     ServerState,
@@ -50,7 +49,7 @@ class Shows(Protocol):
 class Follow(QObject):
     """Connects the bridge's signals to the parts that show them."""
 
-    def __init__(self, window: QWidget, console: Console | RemoteConsole, parts: Parts, attention: Attention,
+    def __init__(self, window: QWidget, console: ConsoleSurface, parts: Parts, attention: Attention,
                  say: Say, shows: Shows) -> None:
         super().__init__(window)
         self._window, self._console, self._parts, self._attention = window, console, parts, attention

@@ -17,7 +17,11 @@ async def ask_prompt(parent: QWidget, root: Path) -> str | None:
     dialog.setLabelText(f"What should Claude do in {root}?")
     dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    dialog.finished.connect(lambda result: done.done() or done.set_result(result))
+
+    def finished(result: int) -> None:
+        if not done.done():
+            done.set_result(result)
+    dialog.finished.connect(finished)
     dialog.open()
     try:
         if await done != QInputDialog.DialogCode.Accepted:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from core import Console, RemoteConsole
+from core import ConsoleSurface
 from gui.window.approvals.elicitation_form import ElicitationPanel
 from gui.window.approvals.panel import ApprovalPanel
 from gui.window.chrome.link_banner import LinkBanner
@@ -55,7 +55,7 @@ class Parts:
     mode: ModeSelector
 
     @classmethod
-    def made(cls, console: Console | RemoteConsole, tasks: TaskSet) -> Parts:
+    def made(cls, console: ConsoleSurface, tasks: TaskSet) -> Parts:
         model = TimelineModel()
         tree = TimelineView(model)
         tree.rows.expand_new = True  # agents and batches come open: a person follows the work as it comes

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from core import AttachServer, Console, RemoteConsole, Timeline
+from core import AttachServer, Console, ConsoleSurface, RemoteConsole, Timeline
 from gui.window.chrome.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator, preview_state
 from gui.window.runtime.tasks import TaskSet
 
@@ -21,7 +21,7 @@ from gui.window.runtime.tasks import TaskSet
 class WindowStatus(QObject):
     """The permanent parts of one workspace window's status bar."""
 
-    def __init__(self, bar: QStatusBar, console: Console | RemoteConsole, tasks: TaskSet,
+    def __init__(self, bar: QStatusBar, console: ConsoleSurface, tasks: TaskSet,
                  timeline: Callable[[], Timeline]) -> None:
         """`timeline`: the read model the window shows now (a resync replaces it)."""
         super().__init__(bar)
@@ -45,7 +45,7 @@ class WindowStatus(QObject):
         """Attached: the sandbox as the console says now, who reaches it, and the held line ticking."""
         self.show_sandbox()
         console = self._console
-        if console.endpoint is not None:
+        if isinstance(console, Console) and console.endpoint is not None:
             AttachServer(console).install(console.endpoint)  # `belay attach` may follow it from a terminal
             serving = QLabel(" ⇄ Claude Code hooks, mcp-serve ")
             serving.setToolTip(f"Outside agents reach this window through {console.endpoint.path} "

@@ -31,7 +31,7 @@ from core import (
     AgentKey,
     ApprovalRequested,
     CallRecord,
-    Console,
+    ConsoleSurface,
     RemoteConsole,
     RunKey,
     RunStatus,
@@ -62,7 +62,7 @@ SHORT_WINDOW = 800
 class MainWindow(QMainWindow):
     """One console's window."""
 
-    def __init__(self, console: Console | RemoteConsole, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, parent: QWidget | None = None) -> None:
         """`console`: this machine's, or one on another host attached to (core.remote.console)."""
         super().__init__(parent)
         self.console = console

@@ -10,6 +10,7 @@ import pytest
 from core import BatchFinished, BatchStarted, Console, ErrorKind, RunStatus
 from core.models.batches import BatchCall
 from core.orchestration.graph import BatchError
+from core.store.journal_reads import JournalReads
 from tests.conftest import run
 
 
@@ -70,7 +71,7 @@ def test_the_batch_its_totals_and_its_skipped_calls_are_journaled(workspace: Pat
             events = console.subscribe()
             agent = await console.start_agent("planner", "scripted")
             report = await console.run_batch(agent, calls, name="survey")
-            [batch] = await console.recorder.read(console.recorder.journal.batches)
+            [batch] = await console.recorder.read(JournalReads.batches)
             assert (batch.batch_id, batch.name, batch.plan) == (report.batch_id, "survey", report.plan)
             assert batch.finished_at is not None and batch.summary is not None
             totals = {k: batch.summary[k] for k in ("succeeded", "failed", "skipped")}
@@ -104,7 +105,7 @@ def test_a_batch_that_cannot_run_is_refused_before_anything_is_journaled(workspa
             with pytest.raises(BatchError, match=message):
                 await console.run_batch(agent, calls)
             assert await console.history() == []
-            assert await console.recorder.read(console.recorder.journal.batches) == []
+            assert await console.recorder.read(JournalReads.batches) == []
             assert not [e for e in events.drain() if isinstance(e, BatchStarted)]
 
     run(scenario())

@@ -293,3 +293,43 @@ def test_a_web_fetch_allow_rule_names_a_host_and_a_deny_rule_its_subdomains_too(
     assert fetch("https://docs.example.com/p", ruleset(home, allow=("WebFetch(domain:example.com)",))) == "ask"
     assert fetch("https://example.com/p", ruleset(home, allow=("WebFetch(domain:example.com)",))) == "allow"
     assert fetch("https://sub.evil.org/p", ruleset(home, deny=("WebFetch(domain:evil.org)",))) == "deny"
+
+
+@pytest.mark.parametrize(("mode", "allow", "line", "action", "by"), [
+    ("default", ("Bash(make:*)",), "make build", "allow", "rule"),
+    ("default", (), "ls src", "allow", "policy"),
+    ("default", (), "make build", "ask", "policy"),
+    ("plan", (), "touch new.txt", "deny", "mode"),
+    ("bypass", (), "make build", "allow", "mode"),
+    ("accept_edits", (), "cp src/app.py src/copy.py", "allow", "mode"),
+])
+def test_a_bash_verdict_says_who_made_it_a_rule_the_mode_or_the_policy(ws: Path, home: Path, mode: Mode,
+                                                                      allow: tuple[str, ...], line: str,
+                                                                      action: str, by: str) -> None:
+    verdict = bash(line, ws, ruleset(home, mode, allow=allow))
+    assert (verdict.action, verdict.by) == (action, by)
+    assert (verdict.rule is not None) == (by == "rule")
+
+
+@pytest.mark.parametrize(("mode", "allow", "tool", "action", "by"), [
+    ("default", ("Edit(./src/**)",), "Write", "allow", "rule"),
+    ("default", (), "Read", "allow", "policy"),
+    ("default", (), "Write", "ask", "policy"),
+    ("plan", (), "Write", "deny", "mode"),
+    ("bypass", (), "Write", "allow", "mode"),
+    ("accept_edits", (), "Write", "allow", "mode"),
+])
+def test_a_file_tools_verdict_says_who_made_it_a_rule_the_mode_or_the_policy(ws: Path, home: Path, mode: Mode,
+                                                                            allow: tuple[str, ...], tool: str,
+                                                                            action: str, by: str) -> None:
+    verdict = file_tool(tool, ws / "src" / "app.py", ws, ruleset(home, mode, allow=allow))
+    assert (verdict.action, verdict.by) == (action, by)
+
+
+def test_a_mode_verdicts_reason_may_say_anything_who_decided_is_its_own_field(ws: Path, home: Path) -> None:
+    """The decider is not read back out of the reason: a rule whose wording starts like a mode's stays a rule."""
+    rules = ruleset(home, "bypass", deny=("Bash(rm:*)",))
+    denied = bash("rm src/app.py", ws, rules)
+    assert (denied.action, denied.by) == ("deny", "rule")
+    allowed = bash("rm -f nothing-here", ws, ruleset(home, "bypass"))
+    assert (allowed.action, allowed.by, allowed.reason) == ("allow", "mode", "bypass mode")

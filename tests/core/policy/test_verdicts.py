@@ -48,10 +48,19 @@ def test_a_verdict_refuses_what_no_caller_could_act_on(fields: dict[str, object]
 
 def test_a_verdict_with_its_analysis_survives_a_round_trip_through_json(tmp_path: Path) -> None:
     analysis = analyse("git status && make build", tmp_path)
-    verdict = Verdict(action="ask", reason="make is not known to be read-only", rule="Bash(make:*) [user]",
+    verdict = Verdict(action="ask", reason="make is not known to be read-only", rule="Bash(make:*) [user]", by="rule",
                       impact=Impact(level="medium", reasons=("runs make",)), timeout_s=30.0, on_timeout="allow",
                       analysis=analysis, suggested_rule="Bash(make build:*)")
     again = Verdict.model_validate_json(verdict.model_dump_json())
     assert again == verdict
     assert again.analysis is not None and [c.argv for c in again.analysis.commands] == [("git", "status"),
                                                                                          ("make", "build")]
+
+
+@pytest.mark.parametrize("fields", [{"by": "rule"}, {"rule": "Bash(ls:*) [user]"},
+                                    {"rule": "Bash(ls:*) [user]", "by": "mode"}, {"by": "person"}])
+def test_a_verdict_names_a_rule_exactly_when_a_rule_made_it(fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        Verdict(action="allow", reason="x", **fields)  # type: ignore[arg-type]
+    assert Verdict(action="allow", reason="x", rule="Bash(ls:*) [user]", by="rule").by == "rule"
+    assert Verdict(action="allow", reason="x").by == "policy"

@@ -120,6 +120,27 @@ def test_a_wrong_token_or_version_is_refused_saying_why_and_a_closed_console_end
     run(main())
 
 
+def test_a_rule_command_missing_its_rule_or_with_a_wrong_action_is_refused_saying_what_it_needs(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def main() -> None:
+        async with Console(ws) as console:
+            attached = await Attached.connect(_served(console), install_token(config_dir()))
+            with pytest.raises(RemoteError, match="remove_rule needs a rule and its action"):
+                await attached.ask("remove_rule", action="allow", scope="session")
+            with pytest.raises(RemoteError, match="add_rule needs a rule and its action"):
+                await attached.ask("add_rule", rule="Bash(ls:*)", action="accept", scope="session")
+            with pytest.raises(RemoteError, match="add_rule needs the layer"):
+                await attached.ask("add_rule", rule="Bash(ls:*)", action="allow", scope="once")
+            with pytest.raises(RemoteError, match="answer_elicitation needs an answer"):
+                await attached.ask("answer_elicitation", name="e1", action="deny")
+            assert console.rules() == []  # nothing was added
+            await attached.close()
+    run(main())
+
+
 def test_the_welcome_carries_a_long_journal_s_calls_cut_as_the_timeline_keeps_them(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

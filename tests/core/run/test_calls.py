@@ -22,6 +22,7 @@ from core.policy.verdicts import PolicyRequest, Verdict
 from core.recorder import Recorder
 from core.run.approvals import Answer, ApprovalBroker
 from core.run.calls import MAX_OUTPUT_CHARS, AgentHandle, Allowed, Calls, OpenCall, Permission, Refused
+from core.store.journal_reads import JournalReads
 from core.tools.base import Annotations, FileWrite, WritePlan
 from tests.conftest import run
 
@@ -94,7 +95,7 @@ def test_open_journals_the_call_and_announces_it_queued_before_anything_is_decid
         async with rig(workspace, state_dir) as r:
             call = await r.calls.open(new_call_id(), r.agent, "Read", {"file_path": "README.md"}, "README.md",
                                       batch=("batch_1", "look"))
-            [record] = await r.recorder.read(r.recorder.journal.calls)
+            [record] = await r.recorder.read(JournalReads.calls)
             assert (record.call_id, record.status, record.tool) == (call.call_id, RunStatus.QUEUED, "Read")
             assert record.args == {"file_path": "README.md"} and (record.batch_id, record.batch_key) == (
                 "batch_1", "look")
@@ -131,7 +132,7 @@ def test_a_deny_is_refused_with_the_policys_reason_and_an_allow_runs_without_ask
             assert isinstance(refused, Refused) and refused.status == RunStatus.DENIED
             assert refused.text == "Denied by Belay's policy: Write matches the deny rule Write."
             assert refused.error.kind == ErrorKind.DENIED and refused.error.message == "Write matches the deny rule Write"
-            assert await r.calls.permit(call, Verdict(action="allow", reason="bypass mode")) == Allowed()
+            assert await r.calls.permit(call, Verdict(action="allow", reason="bypass mode", by="mode")) == Allowed()
             events = r.seen()
             assert not [e for e in events if isinstance(e, ApprovalRequested)]  # nobody asked
             decided = [(e.decision, e.by) for e in events if isinstance(e, ApprovalResolved)]
@@ -142,8 +143,9 @@ def test_a_deny_is_refused_with_the_policys_reason_and_an_allow_runs_without_ask
 
 def test_a_verdict_given_without_asking_journals_who_made_it_a_rule_with_its_text(workspace: Path,
                                                                                   state_dir: Path) -> None:
-    by_rule = Verdict(action="allow", reason="allowed by the rule Bash(ls:*)", rule="Bash(ls:*) [workspace]")
-    plan_mode = Verdict(action="deny", reason="plan mode: read-only; Write changes things")
+    by_rule = Verdict(action="allow", reason="allowed by the rule Bash(ls:*)", rule="Bash(ls:*) [workspace]",
+                      by="rule")
+    plan_mode = Verdict(action="deny", reason="plan mode: read-only; Write changes things", by="mode")
     read_only = Verdict(action="allow", reason="Read only reads")
 
     async def scenario() -> None:
@@ -152,7 +154,7 @@ def test_a_verdict_given_without_asking_journals_who_made_it_a_rule_with_its_tex
                 await r.calls.permit(await r.open(), verdict)
             [rule_event, *_] = [e for e in r.seen() if isinstance(e, ApprovalResolved)]
             assert (rule_event.by, rule_event.rule) == ("rule", "Bash(ls:*) [workspace]")
-            records = await r.recorder.read(r.recorder.journal.calls)
+            records = await r.recorder.read(JournalReads.calls)
             return [(c.decision.decision, c.decision.by, c.decision.rule) for c in records if c.decision]
 
     assert run(scenario()) == [(Decision.APPROVED, "rule", "Bash(ls:*) [workspace]"), (Decision.DENIED, "mode", None),
@@ -224,7 +226,7 @@ def test_nobody_answering_in_time_is_a_timeout_unless_the_rule_allows_then(works
             assert resolved.decision == Decision.APPROVED and "the rule allows it then" in resolved.reason
             assert resolved.by == "timeout"
             assert r.calls.approvals.pending() == []
-            records = {c.call_id: c.decision for c in await r.recorder.read(r.recorder.journal.calls)}
+            records = {c.call_id: c.decision for c in await r.recorder.read(JournalReads.calls)}
             assert records[call.call_id] is not None and records[call.call_id].by == "timeout"  # journaled so
 
     run(scenario())
@@ -241,7 +243,7 @@ def test_with_no_approver_asking_is_denied_at_once_by_headless(workspace: Path, 
             assert not [e for e in events if isinstance(e, ApprovalRequested)]  # never shown as waiting
             [resolved] = [e for e in events if isinstance(e, ApprovalResolved)]
             assert (resolved.call_id, resolved.by, resolved.decision) == (call.call_id, "headless", Decision.DENIED)
-            [record] = await r.recorder.read(r.recorder.journal.calls)
+            [record] = await r.recorder.read(JournalReads.calls)
             assert record.status == RunStatus.QUEUED  # it never waited on anyone
 
     run(scenario())
@@ -255,14 +257,14 @@ def test_captured_changes_are_journaled_at_once_and_finish_reports_them(workspac
             call = await r.open("Bash", {"command": "touch made.txt"})
             await r.calls.start(call)
             await r.calls.captured(call, (made,))
-            [running] = await r.recorder.read(r.recorder.journal.calls)
+            [running] = await r.recorder.read(JournalReads.calls)
             assert running.status == RunStatus.RUNNING and running.changes == (made,)  # before the call ends
             assert call.changes == (made,)
             outcome = await r.calls.finish(call, RunStatus.DONE, "done", data={"exit_code": 0})
             assert (outcome.status, outcome.text, outcome.data) == (RunStatus.DONE, "done", {"exit_code": 0})
             [finished] = [e for e in r.seen() if isinstance(e, CallFinished)]
             assert finished.changes == (made,) and finished.status == RunStatus.DONE
-            [record] = await r.recorder.read(r.recorder.journal.calls)
+            [record] = await r.recorder.read(JournalReads.calls)
             assert record.status == RunStatus.DONE and record.changes == (made,)
 
     run(scenario())
@@ -280,7 +282,7 @@ def test_a_second_capture_adds_to_the_first_in_the_journal_as_in_the_event(works
             await r.calls.captured(call, (second,))
             await r.calls.finish(call, RunStatus.DONE, "done")
             [finished] = [e for e in r.seen() if isinstance(e, CallFinished)]
-            [record] = await r.recorder.read(r.recorder.journal.calls)
+            [record] = await r.recorder.read(JournalReads.calls)
             assert finished.changes == record.changes == (first, second)  # what a restart and undo will see
 
     run(scenario())
@@ -299,7 +301,7 @@ def test_long_output_is_cut_in_the_middle_with_a_marker_saying_how_much(workspac
             assert len(outcome.text) < MAX_OUTPUT_CHARS + 100
             untouched = await r.calls.finish(await r.open("Bash"), RunStatus.DONE, exact)
             assert untouched.text == exact
-            records = {c.call_id: c for c in await r.recorder.read(r.recorder.journal.calls)}
+            records = {c.call_id: c for c in await r.recorder.read(JournalReads.calls)}
             assert records[outcome.call_id].output == outcome.text  # the journal keeps what the agent got
 
     run(scenario())

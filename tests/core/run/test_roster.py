@@ -9,6 +9,7 @@ import pytest
 
 from core import AgentStatus, Console, RunStatus
 from core.run.calls import AgentHandle
+from core.store.journal_reads import JournalReads
 from tests.conftest import run, wait_until
 
 
@@ -21,7 +22,7 @@ def test_a_sub_agent_may_call_at_most_its_parents_tools_and_both_are_on_the_reco
             assert helper.tools == frozenset({"Read"})  # Write was never the parent's to give
             refused = await roster.call(helper, "Write", {"file_path": str(workspace / "x"), "content": "x"})
             assert refused.status == RunStatus.FAILED and "no tool named 'Write'" in refused.text
-            agents = {a.agent_id: a for a in await console.recorder.read(console.recorder.journal.agents)}
+            agents = {a.agent_id: a for a in await console.recorder.read(JournalReads.agents)}
             assert agents[helper.agent_id].parent_id == lead.agent_id
             assert console.timeline.agents[helper.agent_id].parent_id == lead.agent_id
 

@@ -83,7 +83,7 @@ async def _counting(workspace: Path) -> AsyncIterator[tuple[Console, Callable[[]
         return done
 
     async with Console(workspace, serve=False) as console:
-        db: sqlite3.Connection = console.recorder.journal._db  # the journal's own connection, on its thread
+        db: sqlite3.Connection = console.recorder._journal._db  # the journal's own connection, on its thread
         db.set_progress_handler(tick, STEP)
         yield console, taken
 

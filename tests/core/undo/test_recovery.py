@@ -17,6 +17,7 @@ from core.paths import Workspace
 from core.recorder import Recorder
 from core.store.blobs import BlobStore, content_hash
 from core.store.journal import Journal
+from core.store.journal_reads import JournalReads
 from core.undo import recovery
 from tests.conftest import run
 
@@ -87,14 +88,14 @@ def reopen(crashed: Crashed) -> Reopened:
             await asyncio.to_thread(tracker.index.changes_since)  # what start() does: take the disk as it is
 
             async def captures(call_id: CallId) -> bool:  # commands find their changes by comparing the disk
-                return await recorder.read(recorder.journal.call_tool, call_id) == "Bash"
+                return await recorder.read(JournalReads.call_tool, call_id) == "Bash"
 
             interrupted = await recorder.runs_interrupted()
             notes = await recovery.recover(recovery.Opening(workspace, recorder, crashed.blobs, tracker, captures),
                                            interrupted)
-            journal = recorder.journal
-            return Reopened(notes, {c.call_id: c for c in await recorder.read(journal.calls)},
-                            await recorder.read(journal.rollbacks, None), await recorder.read(journal.externals))
+            return Reopened(notes, {c.call_id: c for c in await recorder.read(JournalReads.calls)},
+                            await recorder.read(JournalReads.rollbacks, None),
+                            await recorder.read(JournalReads.externals))
         finally:
             await recorder.close()
 

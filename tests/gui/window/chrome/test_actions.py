@@ -8,7 +8,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from gui.window.chrome import actions
-from gui.window.chrome.actions import NO_MENU, Command, Submenu
+from gui.window.chrome.actions import NO_MENU, Submenu, WindowCommand
 
 
 def _sorting_menu(parent: QWidget) -> QMenu:
@@ -19,13 +19,13 @@ def _sorting_menu(parent: QWidget) -> QMenu:
 
 def _table(ran: list[str]) -> list[actions.Row]:
     return [
-        Command(NO_MENU, "Keyboard shortcuts (outside a text field)", lambda: ran.append("sheet"), "?"),
-        Command("&File", "&Save as…", lambda: ran.append("save"), "Ctrl+Shift+S", "Save under another name"),
-        Command("&File", "&Copy", lambda: ran.append("copy"), QKeySequence.StandardKey.Copy),  # the platform's key
-        Command("&View", "Find && &replace", lambda: ran.append("find"), "Ctrl+H"),
+        WindowCommand(NO_MENU, "Keyboard shortcuts (outside a text field)", lambda: ran.append("sheet"), "?"),
+        WindowCommand("&File", "&Save as…", lambda: ran.append("save"), "Ctrl+Shift+S", "Save under another name"),
+        WindowCommand("&File", "&Copy", lambda: ran.append("copy"), QKeySequence.StandardKey.Copy),  # the platform's
+        WindowCommand("&View", "Find && &replace", lambda: ran.append("find"), "Ctrl+H"),
         Submenu("&View", _sorting_menu),
-        Command("&View", "&Refresh", lambda: ran.append("refresh")),
-        Command("&File", "&Print", lambda: ran.append("print"), "Ctrl+P"),
+        WindowCommand("&View", "&Refresh", lambda: ran.append("refresh")),
+        WindowCommand("&File", "&Print", lambda: ran.append("print"), "Ctrl+P"),
     ]
 
 
@@ -72,5 +72,5 @@ def test_the_sheet_lists_every_key_by_menu_in_words_and_keys_without_a_menu_last
         ("View", [("Ctrl+H", "Find & replace")]),  # Refresh has no key: not listed
         ("Anywhere", [("?", "Keyboard shortcuts (outside a text field)")]),  # first in the table, last here
     ]
-    only_menus = [Command("&File", "&Quit", lambda: None, "Ctrl+Q")]
+    only_menus = [WindowCommand("&File", "&Quit", lambda: None, "Ctrl+Q")]
     assert actions.sections(only_menus) == [("File", [("Ctrl+Q", "Quit")])]  # no empty "Anywhere"

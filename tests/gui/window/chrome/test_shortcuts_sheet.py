@@ -8,15 +8,15 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialogButtonBox, QMainWindow
 
 from gui.window.chrome import actions
-from gui.window.chrome.actions import NO_MENU, Command
+from gui.window.chrome.actions import NO_MENU, WindowCommand
 from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
 
 TABLE: list[actions.Row] = [
-    Command("&File", "&Open…", lambda: None, "Ctrl+O"),
-    Command("&File", "&Copy", lambda: None, QKeySequence.StandardKey.Copy),
-    Command("&View", "&Next waiting call", lambda: None, "F8"),
-    Command("&Help", "&Keyboard shortcuts", lambda: None, "F1"),
-    Command(NO_MENU, "Keyboard shortcuts (outside a text field)", lambda: None, "?"),
+    WindowCommand("&File", "&Open…", lambda: None, "Ctrl+O"),
+    WindowCommand("&File", "&Copy", lambda: None, QKeySequence.StandardKey.Copy),
+    WindowCommand("&View", "&Next waiting call", lambda: None, "F8"),
+    WindowCommand("&Help", "&Keyboard shortcuts", lambda: None, "F1"),
+    WindowCommand(NO_MENU, "Keyboard shortcuts (outside a text field)", lambda: None, "?"),
 ]
 
 
