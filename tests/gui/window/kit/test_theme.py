@@ -53,13 +53,6 @@ def _take_off(qapp: QApplication, switch: ThemeSwitch, palette: QPalette, sheet:
 ROOT = Path(__file__).resolve().parents[4]
 
 
-def test_contrast_of_known_colours() -> None:
-    """The formula itself: black on white is 21:1, a colour on itself 1:1, GitHub's #767676 grey 4.54:1."""
-    assert contrast("#000000", "#ffffff") == pytest.approx(21.0)
-    assert contrast("#cf222e", "#cf222e") == pytest.approx(1.0)
-    assert contrast("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)
-
-
 @pytest.mark.parametrize("name", sorted(THEMES))
 def test_every_window_role_reads_at_aa(name: str) -> None:
     table = THEMES[name]
