@@ -405,38 +405,3 @@ def test_a_window_can_be_followed_from_a_terminal(qtbot: Any, loop: Any, tmp_pat
         assert attached.welcome.workspace == str(ws) and attached.welcome.session_id == console.session_id
         await attached.close()
     in_window(qtbot, loop, ws, body)
-
-
-def test_file_verify_shows_whether_the_journal_was_changed_outside_belay(qtbot: Any, loop: Any,
-                                                                        workspace: Path) -> None:
-    import sqlite3
-
-    from PySide6.QtWidgets import QApplication
-
-    from core import RunStatus
-
-    def shown() -> QMessageBox | None:
-        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
-        return boxes[-1] if boxes else None
-
-    async def body(console: Console, window: MainWindow) -> None:
-        agent = await console.start_agent("reader", "scripted")
-        assert (await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})).status == \
-            RunStatus.DONE
-        verify = next(a for a in window.menuBar().actions()[0].menu().actions() if "Verify" in a.text())
-        verify.trigger()
-        await wait_until(lambda: shown() is not None, what="the verdict")
-        box = shown()
-        assert box is not None and "The journal verifies" in box.text() and "Head: " in box.text()
-        box.close()
-        await wait_until(lambda: shown() is None, what="the box closed")
-        db = sqlite3.connect(console.state_dir / "journal.sqlite3")  # by hand, behind Belay's back
-        with db:
-            db.execute("UPDATE calls SET summary='something else'")
-        db.close()
-        verify.trigger()
-        await wait_until(lambda: shown() is not None, what="the verdict")
-        box = shown()
-        assert box is not None and "does NOT verify" in box.text() and "calls row" in box.text()
-        box.close()
-    in_window(qtbot, loop, workspace, body)
