@@ -27,7 +27,7 @@ from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
 from gui.window.chrome.status_line import SandboxIndicator
 from gui.window.undo.changes_view import GIT_ROW
 from gui.window.workspace.window import MainWindow
-from tests.conftest import ROOT, wait_until
+from tests.conftest import wait_until
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -262,33 +262,6 @@ def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop:
         window.tree.setCurrentIndex(index)
         await wait_until(lambda: "Critical path" in window.details.info.toPlainText(), what="the plan")
         assert "ls → readme" in window.details.info.toPlainText()
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_mcp_tab_shows_a_configured_server_and_restarts_it_after_a_crash(qtbot: Any, loop: Any,
-                                                                                workspace: Path) -> None:
-    import sys
-
-    from core.policy.settings import config_dir
-
-    toy = ROOT / "tests" / "core" / "mcp" / "toy_server.py"
-    (config_dir() / "settings.toml").write_text(
-        f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{toy}", "stdio"]\n')
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await wait_until(lambda: window.mcp.states().get("toy", "").startswith("ready"), timeout=30,
-                         what="the toy server to be ready")
-        assert "mcp__toy__echo" in console.registry
-        console.set_mode("bypass")  # the window is attached: without it the call would wait for a person
-        agent = await console.start_agent("agent", "scripted")
-        await console.call(agent, "mcp__toy__crash", {})  # the server process dies
-        await wait_until(lambda: window.mcp.states()["toy"].startswith("failed"), timeout=30,
-                         what="the crash to show")
-        window.tabs.setCurrentWidget(window.mcp)
-        window.mcp.tree.setCurrentItem(window.mcp.tree.topLevelItem(0))
-        qtbot.mouseClick(window.mcp.restart_button, LEFT)
-        await wait_until(lambda: window.mcp.states()["toy"].startswith("ready"), timeout=30, what="the restart")
 
     in_window(qtbot, loop, workspace, body)
 
