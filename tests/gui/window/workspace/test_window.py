@@ -1,7 +1,8 @@
-"""The main window: the mode and its bypass banner, the sandbox indicator, tab keys, rewind, the changes tab.
+"""The main window: the mode and its bypass banner, the sandbox indicator, tab keys, the status bar, the keys
+sheet, accessible names, and the room a waiting call takes.
 
-The rules tab and the background shells tab have their own test modules;
-`in_window` (a real console on a temp workspace, the real window, offscreen)
+Its tabs (rules, shells, MCP servers, changes), undo and rewind, and File → Verify have their own test
+modules, beside their code's; `in_window` (a real console on a temp workspace, the real window, offscreen)
 is shared with them.
 """
 
@@ -25,7 +26,6 @@ from core.policy.settings import config_dir
 from core.settings import state_root
 from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
 from gui.window.chrome.status_line import SandboxIndicator
-from gui.window.undo.changes_view import GIT_ROW
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 
@@ -145,103 +145,6 @@ def test_ctrl_number_keys_switch_the_tabs_and_the_tooltips_say_so(qtbot: Any, lo
             assert window.tabs.currentWidget() is tab
             assert window.tabs.tabToolTip(number - 1).endswith(f"(Ctrl+{number})")
         assert "Ctrl+M" in window.mode.toolTip()
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: Any, workspace: Path) -> None:
-    notes = workspace / "notes.txt"
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await console.add_rule("Write", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
-               for text in ("one\n", "two\n", "three\n")]
-        previewed: list[list[str]] = []
-
-        async def confirm(plan: list[Any]) -> bool:
-            previewed.append([r.call_id for r in plan])
-            return True
-
-        window.confirm_rewind = confirm  # type: ignore[method-assign]
-        window.rewind(ids[0])
-        await wait_until(lambda: "Rewound" in window.statusBar().currentMessage(), what="the rewind")
-        assert previewed == [[ids[2], ids[1]]]
-        assert notes.read_text() == "one\n"
-        assert "undid 2 of 2" in window.statusBar().currentMessage()
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def body(console: Console, window: MainWindow) -> None:
-        view = window.changes
-        assert "No file has changed yet" in view.summary.text()
-        await console.add_rule("Bash(touch:*)", "allow", "session")
-        await console.add_rule("Bash(rm:*)", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        made = await console.call(agent, "Bash", {"command": "touch a.txt b.txt"})
-        await console.call(agent, "Bash", {"command": "rm a.txt"})
-        await wait_until(lambda: len(view.file_rows()) == 2 and len(dict(view.file_rows())["a.txt"]) == 2,
-                         what="two files in the changes tab, a.txt with both calls")  # the view refreshes coalesced
-        rows = dict(view.file_rows())
-        assert len(rows["a.txt"]) == 2 and rows["b.txt"] == ["Bash · touch a.txt b.txt"]
-        assert "2 files changed by 2 calls" in view.summary.text()
-        b_row = next(view.tree.topLevelItem(i) for i in range(2) if view.tree.topLevelItem(i).text(0) == "b.txt")
-        view.tree.itemClicked.emit(b_row.child(0), 0)
-        await wait_until(lambda: window.details.key == f"r:{made.call_id}", what="the call to be selected")
-        assert window.tabs.currentWidget() is window.details
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_changes_tab_shows_outside_edits_ignored_files_and_git_moves(qtbot: Any, loop: Any,
-                                                                        workspace: Path) -> None:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace)}
-    subprocess.run(["git", "init", "-q", "-b", "main", str(workspace)], check=True, env=env)
-    (workspace / ".gitignore").write_text("*.log\n")
-
-    async def body(console: Console, window: MainWindow) -> None:
-        view = window.changes
-        console.set_mode("bypass")
-        (workspace / "README.md").write_text("# mine\n")  # the person's editor
-        agent = await console.start_agent("agent", "scripted")
-        await console.call(agent, "Bash", {"command": "echo x > build.log && echo y >> README.md && git add -A && "
-                                                      "git -c user.name=A -c user.email=a@b commit -qm 'Agent commit'"})
-        await wait_until(lambda: len(dict(view.file_rows()).get("README.md", ())) == 2,
-                         what="README.md's two changes in the changes tab")  # the view refreshes coalesced
-        rows = dict(view.file_rows())
-        assert rows["README.md"][-1].startswith("outside Belay") and rows["README.md"][0].startswith("Bash")
-        assert "also changed outside Belay" in view.summary.text()
-        log_row = next(view.tree.topLevelItem(i) for i in range(view.tree.topLevelItemCount())
-                       if view.tree.topLevelItem(i).text(0) == "build.log")
-        assert log_row.child(0).text(2) == "not stored: cannot be restored"
-        [moves] = [labels for path, labels in view.file_rows() if path == GIT_ROW]
-        assert any("Agent commit" in label for label in moves)
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(qtbot: Any, loop: Any,
-                                                                                workspace: Path) -> None:
-    notes = workspace / "notes.txt"
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await console.add_rule("Write", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
-               for text in ("one\n", "two\n")]
-        buttons = QMessageBox.StandardButton
-        for answer, expected in ((buttons.Cancel, "two\n"), (buttons.Yes, "one\n")):
-            window.rewind(ids[0])
-            await wait_until(lambda: window.findChild(QMessageBox) is not None, what="the question")
-            box = window.findChild(QMessageBox)
-            assert "Undo 1 later call" in box.text()
-            await console.call(agent, "Read", {"file_path": str(notes)})  # the loop keeps serving calls meanwhile
-            qtbot.mouseClick(box.button(answer), LEFT)
-            await wait_until(lambda: window.findChild(QMessageBox) is None, what="the question to go")
-            await wait_until(lambda: notes.read_text() == expected, what="the answer's effect")
-        await wait_until(lambda: "undid 1 of 1" in window.statusBar().currentMessage(), what="the rewind's report")
 
     in_window(qtbot, loop, workspace, body)
 
