@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from core.changes.diffs import compute_diff
 from gui.window.review.canvas import LIGHT_EXTRA, ReviewCanvas
 from gui.window.review.highlight import DARK, LIGHT
-from gui.window.review.rows import Layout, Row, build_layout
+from gui.window.review.rows import Layout, build_layout
 from tests.gui.window.review.test_view import _diff, _view
 
 OLD = "".join(f"line_{n} = {n}\n" for n in range(1, 41))
@@ -91,7 +91,7 @@ def test_side_by_side_the_old_line_is_left_of_the_new_and_unified_they_are_one_a
     assert (_colour(image, width // 2 - 4, changed), _colour(image, width - 4, changed)) == \
         (LIGHT.removed_bg, LIGHT.added_bg)
     canvas.set_split(False)
-    rows: list[Row] = canvas.rows
+    rows = canvas.rows
     removed = next(k for k, r in enumerate(rows) if r.kind == "line" and r.left is not None and r.left.kind == "-")
     image = canvas.viewport().grab().toImage()
     assert rows[removed + 1].left is not None and rows[removed + 1].left.kind == "+"
