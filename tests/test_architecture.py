@@ -54,12 +54,19 @@ def test_the_architecture_check_catches_a_violation(tmp_path: Path) -> None:
     assert [n.split(".")[0] for n in _imports(bad)] == ["PySide6", "pygments"]
 
 
-def test_every_core_module_has_a_test_file_mirroring_it() -> None:
+def _without_a_mirror(root: Path, package: str) -> list[str]:
+    """The modules of `package` under `root` that have no test file mirroring them:
+    <package>/<path>/<module>.py is tested in tests/<package>/<path>/test_<module>.py."""
     missing = []
-    for path in sorted((ROOT / "core").rglob("*.py")):
-        rel = path.relative_to(ROOT / "core")
-        if path.name != "__init__.py" and not (ROOT / "tests" / "core" / rel.parent / f"test_{rel.name}").exists():
-            missing.append(f"core/{rel} has no tests/core/{rel.parent / ('test_' + rel.name)}".replace("/./", "/"))
+    for path in sorted((root / package).rglob("*.py")):
+        rel = path.relative_to(root / package)
+        if path.name != "__init__.py" and not (root / "tests" / package / rel.parent / f"test_{rel.name}").exists():
+            missing.append(f"{package}/{rel} has no tests/{package}/{rel.parent / ('test_' + rel.name)}")
+    return missing
+
+
+def test_every_core_module_has_a_test_file_mirroring_it() -> None:
+    missing = _without_a_mirror(ROOT, "core")
     assert missing == []
 
 
@@ -120,3 +127,18 @@ def test_the_class_name_check_catches_a_name_given_twice() -> None:
     places = _class_names("class Verdict:\n    pass\n", "a.py") + _class_names("class Verdict(Base):\n    pass\n"
                                                                           "class Other:\n    pass\n", "b.py")
     assert _shared_names(places) == {"Verdict": ["a.py:1", "b.py:1"]}
+
+
+def test_every_gui_module_has_a_test_file_mirroring_it() -> None:
+    assert _without_a_mirror(ROOT, "gui") == []
+
+
+def test_the_mirror_check_names_a_module_without_a_test_file(tmp_path: Path) -> None:
+    for name in ("gui/window/room/widget.py", "gui/window/room/__init__.py", "gui/cli.py", "tests/gui/test_cli.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert _without_a_mirror(tmp_path, "gui") == [
+        "gui/window/room/widget.py has no tests/gui/window/room/test_widget.py"]
+    (tmp_path / "tests/gui/window/room").mkdir(parents=True)
+    (tmp_path / "tests/gui/window/room/test_widget.py").write_text("")
+    assert _without_a_mirror(tmp_path, "gui") == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from core import ApprovalRequested, Console, Impact, RunStatus
-from core.policy.bash import analyse
 from core.process.overlay import overlay_support
 from core.tools.bash import BashSettings
-from gui.window.approvals.command_card import MAX_TREE_ITEMS, CommandCard
 from gui.window.approvals.panel import ApprovalPanel
 from tests.conftest import wait_until
 
@@ -26,36 +23,6 @@ async def _ask(console: Console, command: str) -> tuple[asyncio.Future[Any], App
     call = asyncio.ensure_future(console.call(agent, "Bash", {"command": command}))
     await wait_until(lambda: console.pending_approvals(), what="an approval request")
     return call, console.pending_approvals()[0]
-
-
-def test_a_bash_request_shows_the_part_that_caused_the_question(qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def scenario() -> None:
-        async with Console(workspace) as console:
-            console.register_approver("test")
-            await console.add_rule("Bash(ls:*)", "allow", "session")
-            call, request = await _ask(console, "ls -la && rm -rf build")
-            panel = ApprovalPanel(console, console.timeline)
-            qtbot.addWidget(panel)
-            panel.show()
-            panel.add(request)
-            card = panel.command_card
-            assert card.isVisible() and not panel.diff.isVisible()
-            assert any("rm -rf build" in text for text in card.flagged_texts())
-            assert not any(text.startswith("ls") for text in card.flagged_texts())
-            header = card.header.text()
-            assert str(workspace.resolve()) in header and "impact" in header
-            assert ("No sandbox" in header) != console.sandbox.available
-            flagged = [card.tree.topLevelItem(0)]
-            rows = []
-            while flagged:
-                item = flagged.pop()
-                rows.append((item.text(0), item.text(1)))
-                flagged.extend(item.child(i) for i in range(item.childCount()))
-            assert any("rm -rf build" in part and why for part, why in rows)
-            panel.deny()
-            assert (await call).status == RunStatus.DENIED
-
-    loop.run_until_complete(scenario())
 
 
 def test_always_allow_offers_scopes_and_writes_the_exact_rule(qtbot: Any, loop: Any, workspace: Path) -> None:
@@ -114,23 +81,6 @@ def test_a_request_with_a_deadline_counts_down(qtbot: Any, loop: Any, workspace:
             assert not panel.countdown.isVisible() and not panel._tick.isActive()
 
     loop.run_until_complete(scenario())
-
-
-def test_a_ten_thousand_command_chain_renders_quickly(qtbot: Any, workspace: Path) -> None:
-    command = " && ".join(["true"] * 9_999 + ["curl -s https://example.invalid"])
-    analysis = analyse(command, workspace)
-    request = ApprovalRequested(call_id="c1", agent_id="a1", tool="Bash", summary="true && …", reason="test",
-                                args={"command": command}, analysis=analysis, cwd=str(workspace),
-                                impact=analysis.impact, sandbox="sandbox off: test")
-    card = CommandCard()
-    qtbot.addWidget(card)
-    started = time.monotonic()
-    card.show_request(request)
-    assert time.monotonic() - started < 3
-    assert card.flagged_texts()[-1].startswith("curl")
-    last = card.tree.topLevelItem(card.tree.topLevelItemCount() - 1)
-    assert last.text(0).startswith("…") and "more parts" in last.text(0)
-    assert card.tree.topLevelItem(0).childCount() + 1 <= MAX_TREE_ITEMS + 1
 
 
 async def _write(console: Console, agent: Any, name: str) -> asyncio.Future[Any]:

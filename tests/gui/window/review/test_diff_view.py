@@ -1,4 +1,4 @@
-"""Tests for gui.window.review.diff_view and gui.window.review.highlight: what the user sees, and that it never blocks."""
+"""Tests for gui.window.review.diff_view: what the user sees, and that it never blocks."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from core.changes.diffs import compute_diff
 from core.models.diffs import FileDiff
 from gui.window.review import diff_view
 from gui.window.review.diff_view import DiffView
-from gui.window.review.highlight import lexer_name_for, render_diff_html
 from gui.window.runtime.loop import EventLoop
 
 # The offscreen platform warns on every top-level show(); that is not a Belay problem.
@@ -233,37 +232,3 @@ def test_binary_and_missing_newline_notes_show(qtbot: QtBot, loop: asyncio.Abstr
     text = view.plain_text()
     assert "logo.png  (modify)  +0 -0  binary file, 1,204 -> 1,310 bytes" in text
     assert "2 + b  (no newline at end of file)" in text
-
-
-# -- gui.window.review.highlight, the pure renderer ---------------------------------------------------
-
-
-def test_html_highlights_code_and_colours_added_and_removed_lines() -> None:
-    light = render_diff_html([_python_change()])
-    dark = render_diff_html([_python_change()], dark=True)
-
-    assert "background-color:#dafbe1" in light and "background-color:#ffebe9" in light
-    assert "<span style=\"color:#" in light  # pygments colours on the code
-    assert light != dark and "background-color:#0d1117" in dark
-
-
-def test_html_expands_tabs_and_makes_control_characters_visible() -> None:
-    html = render_diff_html([compute_diff("t.txt", None, b"\tindented\x1b[0m\r\n")])
-    assert "    indented\u241b[0m" in html
-    assert "\t" not in html and "\x1b" not in html
-
-
-def test_multi_line_strings_are_highlighted_across_lines() -> None:
-    source = b'x = 1\ndoc = """\nnot code: def class\n"""\n'
-    html = render_diff_html([compute_diff("m.py", None, source)])
-    keyword_def = render_diff_html([compute_diff("m.py", None, b"def f(): pass\n")])
-    string_line = next(line for line in html.splitlines() if "not code" in line)
-    def_line = next(line for line in keyword_def.splitlines() if "def" in line and "pass" in line)
-    assert "font-weight:bold" in def_line  # `def` as a keyword...
-    assert "font-weight:bold" not in string_line  # ...but not inside a string
-
-
-def test_lexer_follows_the_file_name() -> None:
-    assert lexer_name_for("src/app.py") == "Python"
-    assert lexer_name_for("Makefile") == "Makefile"
-    assert lexer_name_for("notes.unknown-ext") == "Text only"

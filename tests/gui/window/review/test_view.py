@@ -222,21 +222,6 @@ def test_coming_back_to_a_request_brings_back_its_review_and_showing_it_again_ke
     assert view.position.text() == "change 5 of 30 · 1 rejected"
 
 
-def test_page_keys_and_home_end_scroll_the_diff(qtbot: QtBot, tmp_path: Path) -> None:
-    view = _view(qtbot, tmp_path)
-    diff, new = _diff()
-    view.set_diffs([diff], contents={"src/app.py": new})
-    view.canvas.setFocus()
-    bar = view.canvas.verticalScrollBar()
-    qtbot.keyClick(view.canvas, Qt.Key.Key_PageDown)
-    assert bar.value() == bar.pageStep() > 20
-    qtbot.keyClick(view.canvas, Qt.Key.Key_End)
-    assert bar.value() == bar.maximum() > 200
-    assert view.canvas.rows[bar.value() + bar.pageStep() - 1].text.startswith("⋯ 67 unchanged lines")
-    qtbot.keyClick(view.canvas, Qt.Key.Key_Home)
-    assert bar.value() == 0
-
-
 def test_a_notebooks_changes_can_be_rejected_and_its_json_is_not_taken_for_the_diffs_text(
         qtbot: QtBot, tmp_path: Path) -> None:
     view = _view(qtbot, tmp_path)

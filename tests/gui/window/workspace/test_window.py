@@ -1,15 +1,15 @@
-"""The main window: the mode and its bypass banner, the sandbox indicator, rewind, the changes tab.
+"""The main window: the mode and its bypass banner, the sandbox indicator, the keys sheet, accessible names, a
+batch's row, and the room a waiting call takes.
 
-The rules tab, the background shells tab and the window's parts (its menus and keys, status bar, context
-menus, ...) have their own test modules; `in_window` (a real console on a temp workspace, the real window,
-offscreen) is shared with them.
+Its tabs (rules, shells, MCP servers, changes), undo and rewind, File → Verify, and its parts (menus and keys,
+status bar, context menus, ...) have their own test modules, beside their code's; `in_window` (a real console on
+a temp workspace, the real window, offscreen) is shared with them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,8 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QComboBox, QLi
 from core import Console, SandboxInfo
 from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
 from gui.window.chrome.status_line import SandboxIndicator
-from gui.window.undo.changes_view import GIT_ROW
 from gui.window.workspace.window import MainWindow
-from tests.conftest import ROOT, wait_until
+from tests.conftest import wait_until
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -132,103 +131,6 @@ def test_the_sandbox_indicator_says_why_the_sandbox_is_off(qtbot: Any) -> None:
     assert "cannot reach the network" in indicator.toolTip()
 
 
-def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: Any, workspace: Path) -> None:
-    notes = workspace / "notes.txt"
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await console.add_rule("Write", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
-               for text in ("one\n", "two\n", "three\n")]
-        previewed: list[list[str]] = []
-
-        async def confirm(plan: list[Any]) -> bool:
-            previewed.append([r.call_id for r in plan])
-            return True
-
-        window.confirm_rewind = confirm  # type: ignore[method-assign]
-        window.rewind(ids[0])
-        await wait_until(lambda: "Rewound" in window.statusBar().currentMessage(), what="the rewind")
-        assert previewed == [[ids[2], ids[1]]]
-        assert notes.read_text() == "one\n"
-        assert "undid 2 of 2" in window.statusBar().currentMessage()
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_changes_tab_lists_shell_side_effects_by_file(qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def body(console: Console, window: MainWindow) -> None:
-        view = window.changes
-        assert "No file has changed yet" in view.summary.text()
-        await console.add_rule("Bash(touch:*)", "allow", "session")
-        await console.add_rule("Bash(rm:*)", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        made = await console.call(agent, "Bash", {"command": "touch a.txt b.txt"})
-        await console.call(agent, "Bash", {"command": "rm a.txt"})
-        await wait_until(lambda: len(view.file_rows()) == 2 and len(dict(view.file_rows())["a.txt"]) == 2,
-                         what="two files in the changes tab, a.txt with both calls")  # the view refreshes coalesced
-        rows = dict(view.file_rows())
-        assert len(rows["a.txt"]) == 2 and rows["b.txt"] == ["Bash · touch a.txt b.txt"]
-        assert "2 files changed by 2 calls" in view.summary.text()
-        b_row = next(view.tree.topLevelItem(i) for i in range(2) if view.tree.topLevelItem(i).text(0) == "b.txt")
-        view.tree.itemClicked.emit(b_row.child(0), 0)
-        await wait_until(lambda: window.details.key == f"r:{made.call_id}", what="the call to be selected")
-        assert window.tabs.currentWidget() is window.details
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_changes_tab_shows_outside_edits_ignored_files_and_git_moves(qtbot: Any, loop: Any,
-                                                                        workspace: Path) -> None:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace)}
-    subprocess.run(["git", "init", "-q", "-b", "main", str(workspace)], check=True, env=env)
-    (workspace / ".gitignore").write_text("*.log\n")
-
-    async def body(console: Console, window: MainWindow) -> None:
-        view = window.changes
-        console.set_mode("bypass")
-        (workspace / "README.md").write_text("# mine\n")  # the person's editor
-        agent = await console.start_agent("agent", "scripted")
-        await console.call(agent, "Bash", {"command": "echo x > build.log && echo y >> README.md && git add -A && "
-                                                      "git -c user.name=A -c user.email=a@b commit -qm 'Agent commit'"})
-        await wait_until(lambda: len(dict(view.file_rows()).get("README.md", ())) == 2,
-                         what="README.md's two changes in the changes tab")  # the view refreshes coalesced
-        rows = dict(view.file_rows())
-        assert rows["README.md"][-1].startswith("outside Belay") and rows["README.md"][0].startswith("Bash")
-        assert "also changed outside Belay" in view.summary.text()
-        log_row = next(view.tree.topLevelItem(i) for i in range(view.tree.topLevelItemCount())
-                       if view.tree.topLevelItem(i).text(0) == "build.log")
-        assert log_row.child(0).text(2) == "not stored: cannot be restored"
-        [moves] = [labels for path, labels in view.file_rows() if path == GIT_ROW]
-        assert any("Agent commit" in label for label in moves)
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(qtbot: Any, loop: Any,
-                                                                                workspace: Path) -> None:
-    notes = workspace / "notes.txt"
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await console.add_rule("Write", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
-               for text in ("one\n", "two\n")]
-        buttons = QMessageBox.StandardButton
-        for answer, expected in ((buttons.Cancel, "two\n"), (buttons.Yes, "one\n")):
-            window.rewind(ids[0])
-            await wait_until(lambda: window.findChild(QMessageBox) is not None, what="the question")
-            box = window.findChild(QMessageBox)
-            assert "Undo 1 later call" in box.text()
-            await console.call(agent, "Read", {"file_path": str(notes)})  # the loop keeps serving calls meanwhile
-            qtbot.mouseClick(box.button(answer), LEFT)
-            await wait_until(lambda: window.findChild(QMessageBox) is None, what="the question to go")
-            await wait_until(lambda: notes.read_text() == expected, what="the answer's effect")
-        await wait_until(lambda: "undid 1 of 1" in window.statusBar().currentMessage(), what="the rewind's report")
-
-    in_window(qtbot, loop, workspace, body)
-
-
 def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop: Any, workspace: Path) -> None:
     from core import BatchCall
 
@@ -245,33 +147,6 @@ def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop:
         window.tree.setCurrentIndex(index)
         await wait_until(lambda: "Critical path" in window.details.info.toPlainText(), what="the plan")
         assert "ls → readme" in window.details.info.toPlainText()
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_mcp_tab_shows_a_configured_server_and_restarts_it_after_a_crash(qtbot: Any, loop: Any,
-                                                                                workspace: Path) -> None:
-    import sys
-
-    from core.policy.settings import config_dir
-
-    toy = ROOT / "tests" / "core" / "mcp" / "toy_server.py"
-    (config_dir() / "settings.toml").write_text(
-        f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{toy}", "stdio"]\n')
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await wait_until(lambda: window.mcp.states().get("toy", "").startswith("ready"), timeout=30,
-                         what="the toy server to be ready")
-        assert "mcp__toy__echo" in console.registry
-        console.set_mode("bypass")  # the window is attached: without it the call would wait for a person
-        agent = await console.start_agent("agent", "scripted")
-        await console.call(agent, "mcp__toy__crash", {})  # the server process dies
-        await wait_until(lambda: window.mcp.states()["toy"].startswith("failed"), timeout=30,
-                         what="the crash to show")
-        window.tabs.setCurrentWidget(window.mcp)
-        window.mcp.tree.setCurrentItem(window.mcp.tree.topLevelItem(0))
-        qtbot.mouseClick(window.mcp.restart_button, LEFT)
-        await wait_until(lambda: window.mcp.states()["toy"].startswith("ready"), timeout=30, what="the restart")
 
     in_window(qtbot, loop, workspace, body)
 
@@ -339,39 +214,4 @@ def test_with_nothing_waiting_the_details_get_the_room_and_a_waiting_call_takes_
         console.deny(window.approvals.current.call_id)
         await call
 
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_file_verify_shows_whether_the_journal_was_changed_outside_belay(qtbot: Any, loop: Any,
-                                                                        workspace: Path) -> None:
-    import sqlite3
-
-    from PySide6.QtWidgets import QApplication
-
-    from core import RunStatus
-
-    def shown() -> QMessageBox | None:
-        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
-        return boxes[-1] if boxes else None
-
-    async def body(console: Console, window: MainWindow) -> None:
-        agent = await console.start_agent("reader", "scripted")
-        assert (await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})).status == \
-            RunStatus.DONE
-        verify = next(a for a in window.menuBar().actions()[0].menu().actions() if "Verify" in a.text())
-        verify.trigger()
-        await wait_until(lambda: shown() is not None, what="the verdict")
-        box = shown()
-        assert box is not None and "The journal verifies" in box.text() and "Head: " in box.text()
-        box.close()
-        await wait_until(lambda: shown() is None, what="the box closed")
-        db = sqlite3.connect(console.state_dir / "journal.sqlite3")  # by hand, behind Belay's back
-        with db:
-            db.execute("UPDATE calls SET summary='something else'")
-        db.close()
-        verify.trigger()
-        await wait_until(lambda: shown() is not None, what="the verdict")
-        box = shown()
-        assert box is not None and "does NOT verify" in box.text() and "calls row" in box.text()
-        box.close()
     in_window(qtbot, loop, workspace, body)
