@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -51,38 +50,6 @@ def test_a_short_output_has_no_such_link(qtbot: Any, loop: Any, workspace: Path)
             assert "whole output" not in pane.info.toHtml()
 
     loop.run_until_complete(scenario())
-
-
-def test_the_decision_line_says_who_decided_a_rule_a_person_or_the_auto_approver(qtbot: Any, loop: Any,
-                                                                                   workspace: Path) -> None:
-    async def answered(console: Console, agent: Any, name: str, by: str) -> str:
-        call = asyncio.ensure_future(console.call(agent, "Write", {"file_path": str(workspace / name), "content": "x"}))
-        await wait_until(lambda: bool(console.pending_approvals()))
-        console.approve(console.pending_approvals()[0].call_id, by=by,  # type: ignore[arg-type]
-                        via="window" if by == "person" else None)
-        return (await call).call_id
-
-    async def scenario() -> list[str]:
-        async with Console(workspace) as console:
-            unregister = console.register_approver("test")
-            await console.add_rule("Bash(touch:*)", "allow", "session")
-            agent = await console.start_agent("agent", "scripted")
-            ids = [(await console.call(agent, "Bash", {"command": "touch made.txt"})).call_id,
-                   await answered(console, agent, "a.txt", "person"),
-                   await answered(console, agent, "b.txt", "auto-approver")]
-            unregister()
-            pane = DetailsPane(console.timeline)
-            qtbot.addWidget(pane)
-            lines = []
-            for call_id in ids:
-                pane.show_key(f"r:{call_id}")
-                lines.append(next(line for line in pane.info.toPlainText().splitlines() if line.startswith("Decision")))
-            return lines
-
-    lines = loop.run_until_complete(scenario())
-    assert lines[0].startswith("Decision: allowed by rule Bash(touch:*) [session]")
-    assert lines[1:] == ["Decision: approved by you in the window",
-                         "Decision: approved by the auto-approver (--auto-approve)"]
 
 
 # -- the timeline keeps excerpts; the pane reads the whole call from the journal when it is selected --------------
@@ -162,28 +129,5 @@ def test_a_call_that_cannot_be_read_says_why_instead_of_loading_for_ever(qtbot: 
         pane.show_key(f"r:{outcome.call_id}")
         await wait_until(lambda: "Could not read the whole call" in pane.info.toPlainText(), what="the note")
         assert "Loading…" not in pane.info.toPlainText() and not pane.loading
-
-    loop.run_until_complete(scenario())
-
-
-def test_an_agents_details_count_its_sub_agents_calls_at_any_depth(qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def scenario() -> None:
-        async with Console(workspace) as console:
-            (workspace / "a.txt").write_text("a\n")
-            lead = await console.start_agent("lead", "scripted")
-            frontend = await console.start_agent("frontend", "subagent", parent=lead)
-            tests = await console.start_agent("tests", "subagent", parent=frontend)
-            await console.call(lead, "Read", {"file_path": str(workspace / "a.txt")})
-            await console.call(frontend, "Read", {"file_path": str(workspace / "a.txt")})
-            for _ in range(2):
-                await console.call(tests, "Read", {"file_path": str(workspace / "missing.txt")})
-            pane = DetailsPane(console.timeline)
-            qtbot.addWidget(pane)
-            pane.show_key(f"a:{lead.agent_id}")
-            text = pane.info.toPlainText()
-            assert "4 calls · 2 failed" in text and "1 of them its own, 3 by its sub-agents" in text
-            pane.show_key(f"a:{tests.agent_id}")
-            assert "2 calls · 2 failed" in pane.info.toPlainText()
-            assert "by its sub-agents" not in pane.info.toPlainText()
 
     loop.run_until_complete(scenario())

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from core import Console, Lagged, RuleEntry, RunStatus
-from gui.window.panels.rules_model import RulesModel
+from core import Console, Lagged, RunStatus
 from gui.window.panels.rules_view import RulesView
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
@@ -37,20 +36,6 @@ def _rules_tab(window: MainWindow) -> RulesView:
 def _select(window: MainWindow, rule: str) -> None:
     row = next(r for r, (text, _, _) in enumerate(_rows(window)) if text == rule)
     window.rules.table.selectRow(row)
-
-
-def test_the_model_passes_qtmodeltester_as_the_rules_change(qtmodeltester: Any, tmp_path: Path) -> None:
-    model = RulesModel(tmp_path)
-    qtmodeltester.check(model, force_py=True)  # and again on every reset below
-    model.set_rules([RuleEntry(rule="Bash(npm run test:*)", action="allow", scope="workspace",
-                               source=tmp_path / ".belay" / "settings.toml"),
-                     RuleEntry(rule="Read(./src/**)", action="deny", scope="session", timeout_s=30)])
-    assert model.rowCount() == 2 and model.index(0, 3).data() == ".belay/settings.toml"
-    assert model.index(1, 3).data() == "this session only (not saved)"
-    assert "waits 30 s" in model.index(1, 0).data(Qt.ItemDataRole.ToolTipRole)
-    assert model.row_of(("Read(./src/**)", "deny", "session")) == 1
-    model.set_rules([])
-    assert model.rowCount() == 0
 
 
 def test_a_rule_added_in_the_view_is_in_force_saved_and_shown(qtbot: Any, loop: Any, workspace: Path) -> None:

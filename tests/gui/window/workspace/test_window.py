@@ -1,17 +1,15 @@
-"""The main window: the mode and its bypass banner, the sandbox indicator, tab keys, the status bar, the keys
-sheet, accessible names, and the room a waiting call takes.
+"""The main window: the mode and its bypass banner, the sandbox indicator, the keys sheet, accessible names,
+and the room a waiting call takes.
 
-Its tabs (rules, shells, MCP servers, changes), undo and rewind, and File → Verify have their own test
-modules, beside their code's; `in_window` (a real console on a temp workspace, the real window, offscreen)
-is shared with them.
+Its tabs (rules, shells, MCP servers, changes), undo and rewind, File → Verify and the window's parts (its
+menus and keys, status bar, context menus, ...) have their own test modules, beside their code's; `in_window`
+(a real console on a temp workspace, the real window, offscreen) is shared with them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -20,10 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QComboBox, QLineEdit, QMessageBox
 
-from core import AutoReviewer, Console, SandboxInfo
-from core.outside import install
-from core.policy.settings import config_dir
-from core.settings import state_root
+from core import Console, SandboxInfo
 from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
 from gui.window.chrome.status_line import SandboxIndicator
 from gui.window.workspace.window import MainWindow
@@ -136,19 +131,6 @@ def test_the_sandbox_indicator_says_why_the_sandbox_is_off(qtbot: Any) -> None:
     assert "cannot reach the network" in indicator.toolTip()
 
 
-def test_ctrl_number_keys_switch_the_tabs_and_the_tooltips_say_so(qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def body(console: Console, window: MainWindow) -> None:
-        window.activateWindow()
-        await wait_until(window.isActiveWindow, what="the window to be active")
-        for number, tab in ((4, window.rules), (3, window.shells), (2, window.changes), (1, window.details)):
-            qtbot.keyClick(window.tree, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
-            assert window.tabs.currentWidget() is tab
-            assert window.tabs.tabToolTip(number - 1).endswith(f"(Ctrl+{number})")
-        assert "Ctrl+M" in window.mode.toolTip()
-
-    in_window(qtbot, loop, workspace, body)
-
-
 def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop: Any, workspace: Path) -> None:
     from core import BatchCall
 
@@ -169,36 +151,6 @@ def test_a_batch_row_shows_its_plan_and_its_calls_sit_under_it(qtbot: Any, loop:
     in_window(qtbot, loop, workspace, body)
 
 
-def _claude_hook(workspace: Path, name: str, session: str, use_id: str, command: str
-                 ) -> subprocess.CompletedProcess[str]:
-    """Belay's hook command with one Claude Code Bash event, as Claude Code runs it."""
-    event = {"session_id": session, "hook_event_name": name, "cwd": str(workspace), "tool_name": "Bash",
-             "tool_use_id": use_id, "tool_input": {"command": command}, "tool_response": {"stdout": ""}}
-    env = {k: v for k, v in os.environ.items() if k not in ("BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT")}
-    env["CLAUDE_PROJECT_DIR"] = str(workspace)
-    return subprocess.run(install.hook_command(state_root(), config_dir()), shell=True, input=json.dumps(event),
-                          capture_output=True, text=True, cwd=workspace, env=env, timeout=60)
-
-
-def test_the_status_bar_says_which_call_holds_the_workspace_while_others_wait_for_it(
-        qtbot: Any, loop: Any, workspace: Path) -> None:
-    async def body(console: Console, window: MainWindow) -> None:
-        reviewer = AutoReviewer(console)
-        reviewer.start()
-        try:
-            first = await asyncio.to_thread(_claude_hook, workspace, "PreToolUse", "sess-aaaa1111", "toolu_a",
-                                            "sleep 30")
-            assert "allow" in first.stdout  # allowed: it holds the workspace until it reports back
-            second = asyncio.ensure_future(asyncio.to_thread(_claude_hook, workspace, "PreToolUse", "sess-bbbb2222",
-                                                             "toolu_b", "echo hi"))
-            await wait_until(window.held.isVisible, 8, "the status bar to say why the call waits")
-            assert "1 call waits: Bash · sleep 30 (claude-code sess-aaa" in window.held.text()
-            assert not second.done()
-            await asyncio.to_thread(_claude_hook, workspace, "PostToolUse", "sess-aaaa1111", "toolu_a", "sleep 30")
-            assert "allow" in (await second).stdout
-            await wait_until(lambda: not window.held.isVisible(), 5, "the line to go once nobody waits")
-        finally:
-            await reviewer.stop()
 
     in_window(qtbot, loop, workspace, body)
 
@@ -269,15 +221,3 @@ def test_with_nothing_waiting_the_details_get_the_room_and_a_waiting_call_takes_
     in_window(qtbot, loop, workspace, body)
 
 
-def test_a_window_can_be_followed_from_a_terminal(qtbot: Any, loop: Any, tmp_path: Path) -> None:
-    from core import Attached, config_dir, install_token
-
-    ws = tmp_path / "ws"
-    ws.mkdir()
-
-    async def body(console: Console, window: MainWindow) -> None:
-        assert console.endpoint is not None
-        attached = await Attached.connect(console.endpoint.path, install_token(config_dir()), client="terminal")
-        assert attached.welcome.workspace == str(ws) and attached.welcome.session_id == console.session_id
-        await attached.close()
-    in_window(qtbot, loop, ws, body)
