@@ -1,9 +1,9 @@
-"""The main window: the mode and its bypass banner, the sandbox indicator, the keys sheet, accessible names, a
-batch's row, and the room a waiting call takes.
+"""The main window: the mode and its bypass banner, the sandbox indicator, the keys sheet, accessible names,
+and the room a waiting call takes.
 
-Its tabs (rules, shells, MCP servers, changes), undo and rewind, File → Verify, and its parts (menus and keys,
-status bar, context menus, ...) have their own test modules, beside their code's; `in_window` (a real console on
-a temp workspace, the real window, offscreen) is shared with them.
+Its tabs (rules, shells, MCP servers, changes), undo and rewind, File → Verify and the window's parts (its
+menus and keys, status bar, context menus, ...) have their own test modules, beside their code's; `in_window`
+(a real console on a temp workspace, the real window, offscreen) is shared with them.
 """
 
 from __future__ import annotations
