@@ -79,9 +79,11 @@ def sections(table: Sequence[Row]) -> list[tuple[str, list[tuple[str, str]]]]:
     no menu come last, under "Anywhere"."""
     found: dict[str, list[tuple[str, str]]] = {}
     for row in table:
-        if isinstance(row, WindowCommand) and row.keys:
-            title = words(row.menu) if row.menu != NO_MENU else "Anywhere"
-            found.setdefault(title, []).append((key_text(row.keys), words(row.text)))
+        keys = key_text(row.keys) if isinstance(row, WindowCommand) and row.keys else ""
+        if not keys or not isinstance(row, WindowCommand):  # a standard key the platform does not bind is none
+            continue
+        title = words(row.menu) if row.menu != NO_MENU else "Anywhere"
+        found.setdefault(title, []).append((keys, words(row.text)))
     anywhere = found.pop("Anywhere", None)
     return [*found.items(), *([("Anywhere", anywhere)] if anywhere else [])]
 

@@ -50,7 +50,7 @@ class CallMenu(QObject):
         if run.status == RunStatus.RUNNING or run.status == RunStatus.BLOCKED_ON_USER:
             menu.addAction("Cancel this call").triggered.connect(lambda: self._console.cancel(call_id))
         menu.addAction("Copy call id").triggered.connect(lambda: QGuiApplication.clipboard().setText(call_id))
-        menu.popup(self._tree.viewport().mapToGlobal(point))
+        _pop_up(menu, self._tree.viewport().mapToGlobal(point))
 
     def _agent_menu(self, agent_id: str, point: QPoint) -> None:
         """A Claude session Belay launched can be interrupted (it stops what it is doing) or stopped."""
@@ -60,7 +60,7 @@ class CallMenu(QObject):
         menu = QMenu(self._parent)
         menu.addAction("Interrupt Claude (stop this turn)").triggered.connect(session.interrupt)
         menu.addAction("Stop the session").triggered.connect(session.stop)
-        menu.popup(self._tree.viewport().mapToGlobal(point))
+        _pop_up(menu, self._tree.viewport().mapToGlobal(point))
 
     def undo(self, call_id: str, paths: list[str] | None = None) -> None:
         """Undo a call (or some of its files): merged where later edits allow, else the person decides."""
@@ -88,3 +88,10 @@ class CallMenu(QObject):
 
     def __repr__(self) -> str:
         return f"<CallMenu {self._console.where}>"
+
+
+def _pop_up(menu: QMenu, at: QPoint) -> None:
+    """Show a context menu that goes once it closes (its action, if one was chosen, runs first: deleteLater waits
+    for the event loop), so right-clicks do not pile menus up under the window."""
+    menu.aboutToHide.connect(menu.deleteLater)
+    menu.popup(at)

@@ -386,9 +386,10 @@ class MainWindow(QMainWindow):
                               self)
 
     def show_shortcuts(self) -> None:
+        """The sheet beside the window, not over it: a person may keep it open while using the keys."""
         sheet = self.shortcuts_sheet()
         sheet.finished.connect(sheet.deleteLater)
-        sheet.open()
+        sheet.show()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         """? in the timeline opens the shortcuts sheet (an item view would take it for type-ahead search)."""

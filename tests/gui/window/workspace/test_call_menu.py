@@ -143,3 +143,18 @@ def test_ctrl_z_undoes_the_selected_call_and_ctrl_shift_z_redoes_it(qtbot: Any, 
         await wait_until(notes.exists, what="the redo")
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_context_menus_go_once_closed_and_do_not_pile_up(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("agent", "scripted")
+        read = await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})
+        await wait_until(lambda: read.call_id in window.model.timeline.runs, what="the call's row")
+        menus = len(window.findChildren(QMenu))  # the menu bar's own
+        for _ in range(3):
+            menu = _open_menu(window, RunKey(read.call_id))
+            assert menu is not None
+            menu.close()
+        await wait_until(lambda: len(window.findChildren(QMenu)) == menus, what="the closed menus to go")
+
+    in_window(qtbot, loop, workspace, body)

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
 from core import Console
+from gui.window.chrome.shortcuts_sheet import ShortcutsSheet
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 from tests.gui.window.workspace.test_window import in_window
@@ -57,5 +58,15 @@ def test_the_menus_hold_every_command_the_keys_work_and_the_sheet_lists_each_key
         assert ("Anywhere", "?", "Keyboard shortcuts (outside a text field)") in rows
         assert [section for section, _, _ in rows][-1] == "A pending write's diff (while it has the focus)"
         sheet.close()
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_f1_shows_the_sheet_beside_the_window_without_blocking_it(qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        window.show_shortcuts()
+        [sheet] = [s for s in window.findChildren(ShortcutsSheet) if s.isVisible()]
+        assert sheet.windowModality() == Qt.WindowModality.NonModal and not sheet.isModal()
+        sheet.reject()
 
     in_window(qtbot, loop, workspace, body)
