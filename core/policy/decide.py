@@ -70,15 +70,15 @@ class RuleSet:
         rule = f"{entry.rule} [{entry.scope}]" if entry is not None else kw.pop("rule", None)
         timeout = entry.timeout_s if entry is not None and entry.timeout_s is not None else self.timeout_s
         on_timeout = entry.on_timeout if entry is not None and entry.on_timeout else self.on_timeout
-        return Verdict(action=action, reason=reason, rule=rule, by="rule" if rule is not None else by,
-                       timeout_s=timeout or None,  # type: ignore[arg-type]
+        return Verdict(action=action, reason=reason, rule=rule, timeout_s=timeout or None,  # type: ignore[arg-type]
+                       by="rule" if rule is not None else by,
                        on_timeout="deny" if strict else on_timeout,  # type: ignore[arg-type]
                        **{"preview": entry is not None and entry.preview, **kw})  # type: ignore[arg-type]
 
 
 def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
     """The verdict for a Bash command line, given its analysis."""
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: dict[str, Any] = {"impact": analysis.impact, "analysis": analysis}
     if analysis.hidden_character is not None:
         return rules.verdict("deny", f"The command {analysis.hidden_character}", **kw)
     everything = next((e for e, r in rules.of("deny") if r.tool == ToolName.BASH and r.kind == "tool"), None)
@@ -110,7 +110,7 @@ def decide_bash(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
 
 def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
     """Bypass allows everything but a line that names a protected place and does more than read."""
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: dict[str, Any] = {"impact": analysis.impact, "analysis": analysis}
     named = mentioned_protected(analysis.command) if analysis.verdict_hint != "allow" else None
     if named is not None:
         return rules.verdict("ask", f"bypass mode: the command names {named}, a protected place, and Belay "
@@ -119,7 +119,7 @@ def _bash_bypass(analysis: BashAnalysis, rules: RuleSet) -> Verdict:
 
 
 def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) -> Verdict:
-    kw: dict[str, object] = {"impact": analysis.impact, "analysis": analysis}
+    kw: dict[str, Any] = {"impact": analysis.impact, "analysis": analysis}
     if analysis.syntax_error is not None:
         return rules.verdict("ask", analysis.syntax_error, strict=True, **kw)
     hard = next((c for c in analysis.commands if c.effect == "ask"), None)

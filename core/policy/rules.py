@@ -33,7 +33,7 @@ from core.tools.names import ToolName
 EDIT_TOOLS = frozenset({ToolName.EDIT, ToolName.WRITE, ToolName.MULTI_EDIT, ToolName.NOTEBOOK_EDIT})
 READ_TOOLS = frozenset({ToolName.READ, ToolName.GLOB, ToolName.GREP, ToolName.LS, ToolName.NOTEBOOK_READ})
 PATH_TOOLS = EDIT_TOOLS | READ_TOOLS
-_FAMILIES = {ToolName.EDIT: EDIT_TOOLS, ToolName.READ: READ_TOOLS}
+_FAMILIES: dict[str, frozenset[ToolName]] = {ToolName.EDIT: EDIT_TOOLS, ToolName.READ: READ_TOOLS}
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 
