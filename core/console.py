@@ -17,17 +17,15 @@ from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from core.bus import EventBus, Subscription
-from core.changes.diffs import diff_of_change
-from core.changes.tracker import ChangeTracker, Holding
+from core.bus import EventBus
+from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError
-from core.events import ApprovalRequested, Event, McpServerChanged, PolicyChanged
+from core.events import McpServerChanged, PolicyChanged
 from core.ids import BatchId, CallId, new_session_id
 from core.mcp.elicitation import Elicitations
 from core.models.batches import BatchCall, BatchReport
-from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
-from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
+from core.models.policy import AllowScope, RuleAction, Scope
 from core.models.records import CallRecord, DecidedBy, DecidedVia, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
@@ -49,13 +47,12 @@ from core.run.approvals import Answer, ApprovalBroker
 from core.run.cache import CallCache
 from core.run.calls import AgentHandle, CallOutcome, Calls
 from core.run.pipeline import Pipeline
-from core.run.results import CacheStats
 from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
 from core.store.journal_reads import JournalReads
 from core.store.lock import OwnerLock
-from core.store.seals import JournalCheck, verify_journal
+from core.surface import ConsoleReads
 from core.tasks import spawn
 from core.timeline.tree import Timeline
 from core.tools.base import Annotations, SpawnAgent, Tool
@@ -86,8 +83,8 @@ CLOSE_GRACE_S = 5.0
 """How long closing waits for calls to record how they ended before cancelling them."""
 
 
-class Console:
-    """The supervising core for one workspace."""
+class Console(ConsoleReads):
+    """The supervising core for one workspace (what front ends read of it: `core.surface.ConsoleReads`)."""
 
     def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
                  tools: Sequence[Tool] | None = None, bash: BashSettings | None = None, track: bool = True,
@@ -266,9 +263,6 @@ class Console:
             raise RuntimeError("the console is not open")
         await self.mcp.restart(name)
 
-    def mcp_servers(self) -> list[ServerStatus]:
-        return self.mcp.statuses() if self.mcp is not None else []
-
     async def mcp_started(self, timeout_s: float | None = None) -> list[ServerStatus]:
         """Wait until every MCP server has listed its tools or failed (None: within the slowest server's own
         startup timeout); their statuses.  Opening only starts them: a plan's first call may name their tools."""
@@ -315,63 +309,11 @@ class Console:
             raise RuntimeError("the console is not open")
         return self._roster
 
-    @property
-    def recorder(self) -> Recorder:
-        """The journal and the bus, kept in step (core.recorder)."""
-        if self._recorder is None:
-            raise RuntimeError("the console is not open")
-        return self._recorder
-
-    # -- what front ends read ------------------------------------------------
-
-    @property
-    def where(self) -> str:
-        """How a window names this console: its workspace (one on another host: ssh://host/path)."""
-        return str(self.workspace.root)
-
-    async def verify(self) -> JournalCheck:
-        """`belay verify` of this workspace's journal, read off the loop (also while this console writes it)."""
-        return await asyncio.to_thread(verify_journal, self.state_dir / "journal.sqlite3")
-
-    def attach(self, maxsize: int = 10_000,
-               counted: frozenset[type[Event]] = frozenset()) -> tuple[Timeline, Subscription]:
-        """The timeline (the console's own, live: read it on the loop's thread, never change it) and a
-        subscription to the events after now; events of the `counted` kinds, whose effect the reader takes from
-        the timeline, are counted for it, not queued (core.bus)."""
-        return self.timeline, self.bus.subscribe(maxsize, counted)
-
-    def subscribe(self, maxsize: int = 10_000) -> Subscription:
-        """Live events only, for front ends that keep no timeline (reviewers, loggers)."""
-        return self.bus.subscribe(maxsize)
+    # -- commands ------------------------------------------------------------
 
     def register_approver(self, name: str) -> Callable[[], None]:
         """A front end that can answer approvals says so; without one, asking means denying."""
         return self.approvals.register_approver(name)
-
-    def pending_approvals(self) -> list[ApprovalRequested]:
-        return self.approvals.pending()
-
-    async def history(self) -> list[CallRecord]:
-        """Every journaled call of this workspace, oldest first."""
-        return await self.recorder.read(JournalReads.calls)
-
-    async def call_record(self, call_id: str) -> CallRecord | None:
-        """One journaled call in full (its arguments and output as recorded), for showing it when selected."""
-        return await self.recorder.read(JournalReads.call_record, call_id)
-
-    async def full_output(self, call_id: str) -> str | None:
-        """A command's whole output as journaled (up to its size limit), when it was more than the agent saw."""
-        return await self.recorder.read(JournalReads.full_output, call_id)
-
-    async def diffs_for(self, call_id: str) -> list[FileDiff]:
-        """The diff of every file a call changed, computed off the loop."""
-        run = self.timeline.runs.get(call_id)
-        changes = run.changes if run else ()
-        blobs = self._blobs
-        assert blobs is not None
-        return await asyncio.to_thread(lambda: [diff_of_change(c, blobs) for c in changes])
-
-    # -- commands ------------------------------------------------------------
 
     def approve(self, call_id: str, *, edited: dict[str, str] | None = None,
                 hunks: Mapping[str, Collection[int]] | None = None, reason: str = "",
@@ -407,28 +349,16 @@ class Console:
 
     # -- policy ----------------------------------------------------------------
 
-    @property
-    def mode(self) -> str:
-        return self.policy.mode
-
     def set_mode(self, mode: str) -> None:
         """Switch the mode for this session: default, accept_edits, plan or bypass."""
         self.policy.set_mode(mode)
         self._policy_changed(f"mode set to {self.policy.mode}")
-
-    def rules(self) -> list[RuleEntry]:
-        """Every rule in force, user layer first."""
-        return self.policy.rules()
 
     async def add_rule(self, rule: str, action: RuleAction, scope: Scope) -> str:
         """Add a rule to a layer (a workspace or user rule is written to its settings file); returns it normalised."""
         stored = await asyncio.to_thread(self.policy.add_rule, rule, action, scope)
         self._policy_changed(f"added {action} rule {stored} to {scope}")
         return stored
-
-    def held_back(self) -> list[str]:
-        """What this workspace's settings file would loosen, waiting for the person to trust the workspace."""
-        return self.policy.held_back()
 
     async def trust_workspace(self) -> None:
         """The person trusts this workspace: its settings file's allow rules and mode apply (and are remembered)."""
@@ -544,14 +474,6 @@ class Console:
         runner = BatchRunner(workspace=self.workspace, registry=self.registry, recorder=self.recorder,
                              call=self.roster.call)
         return await runner.run(agent, calls, name=name, concurrency=concurrency, fail_fast=fail_fast)
-
-    def workspace_held(self) -> Holding | None:
-        """Who holds the workspace's one-author lock while other calls wait for it (None: nobody waits)."""
-        return self._tracker_.holding if self._tracker_ is not None else None
-
-    def cache_stats(self) -> CacheStats | None:
-        """Hits and misses of the result cache; None when results are not cached (no workspace watcher)."""
-        return self.cache.stats if self.cache is not None else None
 
     def __repr__(self) -> str:
         return (f"<Console {self.workspace.root} session={self.session_id} "

@@ -9,51 +9,41 @@ journal row is written; the others come from the part that owns them (the
 background shells, the policy, the MCP servers).
 
 This module is a leaf of the core: it imports only the records in
-`core.models`, the ids and the error record.
+`core.models` (`Fact`, what every event is, among them), the ids, the error
+record, and `core.questions`, the events of what a console asks a person,
+which are part of the union and are imported from here like the others.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from core.errors import ErrorInfo
 from core.ids import AgentId, BatchId, CallId, ExternalId, RollbackId, SessionId, ShellId
-from core.models.bash import BashAnalysis, Impact
 from core.models.batches import PlanInfo
-from core.models.diffs import FileDiff
+from core.models.fact import Fact
 from core.models.mcp import ServerStatus
 from core.models.policy import Mode, RuleEntry
 from core.models.records import (
     AgentStatus,
-    DecidedBy,
-    DecidedVia,
-    Decision,
     FileChange,
     GitChange,
     RunStatus,
-    decided_by,
 )
-
-_UTC = timezone.utc
-
-
-def _now() -> datetime:
-    return datetime.now(_UTC)  # (no module look-ups: every event is stamped)
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    seq: int = 0
-    """Position in the bus's stream, from 1; stamped by the bus when published (0 until then)."""
-    at: datetime = Field(default_factory=_now)
-    """When the fact happened (UTC), set when the event is made."""
+from core.models.records import DecidedBy as DecidedBy  # (re-exported: who decides is read with the events)
+from core.models.records import DecidedVia as DecidedVia
+from core.questions import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ElicitationRequested,
+    ElicitationResolved,
+)
+from core.questions import ProposedFile as ProposedFile
 
 
-class SessionStarted(_Event):
+class SessionStarted(Fact):
     """The console recorded its session: the first time anything happened in it (set by the recorder)."""
 
     kind: Literal["session_started"] = "session_started"
@@ -64,7 +54,7 @@ class SessionStarted(_Event):
     """Absolute path of the workspace the session supervises."""
 
 
-class AgentStarted(_Event):
+class AgentStarted(Fact):
     """An agent began: Belay's scripted agent, a sub-agent, an outside session or an MCP client (the console)."""
 
     kind: Literal["agent_started"] = "agent_started"
@@ -87,7 +77,7 @@ class AgentStarted(_Event):
     """The tools it may call; None means every registered tool."""
 
 
-class AgentLinked(_Event):
+class AgentLinked(Fact):
     """A sub-agent's spawning call became known after it started (the recorder, for outside agents,
     whose evidence can come later than the sub-agent's first event)."""
 
@@ -99,7 +89,7 @@ class AgentLinked(_Event):
     """The Task or Agent call that spawned it."""
 
 
-class AgentFinished(_Event):
+class AgentFinished(Fact):
     """An agent ended (the console when an agent's body returns or raises; the outside agents when a session
     or an MCP client goes away)."""
 
@@ -113,7 +103,7 @@ class AgentFinished(_Event):
     """Its last words: a summary, the error, or why its session ended."""
 
 
-class CallQueued(_Event):
+class CallQueued(Fact):
     """A call exists and is journaled; nothing is decided yet (the recorder, for Belay's own and outside calls,
     and for a batch's calls that were skipped)."""
 
@@ -135,85 +125,7 @@ class CallQueued(_Event):
     """Its id within the batch (what `depends_on` and references name)."""
 
 
-class ProposedFile(BaseModel):
-    """The content a pending write would leave in one file (text files only)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    path: str
-    """Relative to the workspace."""
-    content: str | None
-    """The whole new content; None when the file would be deleted or is binary or too large to edit."""
-
-
-class ApprovalRequested(_Event):
-    """A call waits for a person (the recorder, when the policy asks and a front end can answer).
-
-    Front ends answer through `Console.approve`, `deny` or `always_allow`; the request ends with an
-    ApprovalResolved."""
-
-    kind: Literal["approval_requested"] = "approval_requested"
-    """The tag that tells this event from the others."""
-    call_id: CallId
-    """The waiting call."""
-    agent_id: AgentId
-    """The agent that made it."""
-    tool: str
-    """The tool's name."""
-    summary: str
-    """The call's one line, as in CallQueued."""
-    reason: str
-    """Why the policy asks (which rule, which effect)."""
-    args: dict[str, Any]
-    """The arguments, as in CallQueued."""
-    diffs: tuple[FileDiff, ...] = ()
-    """What the call would change, one diff per file (file tools; empty for commands)."""
-    proposed: tuple[ProposedFile, ...] = ()
-    """The content after the call, for approving with edits."""
-    timeout_s: float | None = None
-    """Seconds the request waits before its rule's default applies (None: for ever)."""
-    on_timeout: Literal["deny", "allow"] = "deny"
-    """What happens when `timeout_s` runs out."""
-    rule: str | None = None
-    """The rule that asked, with its layer, when a rule (not the defaults) decided."""
-    impact: Impact = Impact()
-    """How much the call could hurt, with the reasons."""
-    analysis: BashAnalysis | None = None
-    """For Bash: the parsed command, the parts that caused the question flagged."""
-    suggested_rule: str | None = None
-    """The rule "Always allow" would add; None when no rule can allow calls like this one."""
-    cwd: str = ""
-    """Where the command would run (Bash)."""
-    sandbox: str = ""
-    """What a Bash command would run in, in words ("bubblewrap: ..." or why there is no sandbox)."""
-    output: str = ""
-    """For a command run in preview (its `diffs` are what it would change): the end of what it printed."""
-
-
-class ApprovalResolved(_Event):
-    """Whether a call runs was decided, made durable first (the recorder).
-
-    Published when a question was answered, when nobody could be asked (`by` "headless"), and when the
-    policy decided without asking (`by` "rule", "mode" or "policy"), so every decision that let a call run
-    or stopped it is in the stream, with who made it."""
-
-    kind: Literal["approval_resolved"] = "approval_resolved"
-    """The tag that tells this event from the others."""
-    call_id: CallId
-    """The call that was asked about."""
-    decision: Decision
-    """approved, approved_edited (with the person's content), always_allowed, denied or timed_out."""
-    reason: str = ""
-    """The person's reason for a denial (the agent reads it), or how a timeout was settled."""
-    by: Annotated[DecidedBy, BeforeValidator(decided_by)] = "person"
-    """Who decided (see core.models.records.DecidedBy); "user", as events said before, reads as "person"."""
-    rule: str | None = None
-    """With `by` "rule": the rule that decided and its layer, e.g. "Bash(ls:*) [workspace]"."""
-    via: DecidedVia | None = None
-    """With `by` "person": where the person answered (the window, a notification, the terminal)."""
-
-
-class CallStarted(_Event):
+class CallStarted(Fact):
     """The call is allowed and its tool runs now: Belay's own, or the outside agent's (the recorder).  A call
     answered from the cache also starts, though its tool does not run."""
 
@@ -223,7 +135,7 @@ class CallStarted(_Event):
     """The call."""
 
 
-class CallProgress(_Event):
+class CallProgress(Fact):
     """A long call is still working (a heartbeat from the pipeline), or says how far it got."""
 
     kind: Literal["call_progress"] = "call_progress"
@@ -236,7 +148,7 @@ class CallProgress(_Event):
     """What the tool says it is doing, when it says anything."""
 
 
-class CallRetrying(_Event):
+class CallRetrying(Fact):
     """A read-only call failed in a way that may pass and will be tried again (the pipeline)."""
 
     kind: Literal["call_retrying"] = "call_retrying"
@@ -251,7 +163,7 @@ class CallRetrying(_Event):
     """Why the try failed."""
 
 
-class CallOutput(_Event):
+class CallOutput(Fact):
     """A chunk of a running call's live output (sanitised; coalesced at the source by the tool)."""
 
     kind: Literal["call_output"] = "call_output"
@@ -262,7 +174,7 @@ class CallOutput(_Event):
     """The next piece of its output."""
 
 
-class ShellStarted(_Event):
+class ShellStarted(Fact):
     """A background shell started by a Bash call with run_in_background (the shell manager)."""
 
     kind: Literal["shell_started"] = "shell_started"
@@ -275,7 +187,7 @@ class ShellStarted(_Event):
     """The command line it runs."""
 
 
-class ShellOutput(_Event):
+class ShellOutput(Fact):
     """A chunk of a background shell's output (coalesced by the shell manager)."""
 
     kind: Literal["shell_output"] = "shell_output"
@@ -286,7 +198,7 @@ class ShellOutput(_Event):
     """The next piece of its output."""
 
 
-class ShellFinished(_Event):
+class ShellFinished(Fact):
     """A background shell's command exited or was killed (the shell manager)."""
 
     kind: Literal["shell_finished"] = "shell_finished"
@@ -299,7 +211,7 @@ class ShellFinished(_Event):
     """Stopped by KillShell, the window or the console closing, rather than exiting by itself."""
 
 
-class CallFinished(_Event):
+class CallFinished(Fact):
     """How a call ended, with everything it changed, after the journal holds it (the recorder)."""
 
     kind: Literal["call_finished"] = "call_finished"
@@ -324,7 +236,7 @@ class CallFinished(_Event):
     """How many times the tool was tried (retries of a read-only call)."""
 
 
-class RollbackFinished(_Event):
+class RollbackFinished(Fact):
     """An undo (or the undo of an undo: a redo) was written and recorded (the undo service)."""
 
     kind: Literal["rollback_finished"] = "rollback_finished"
@@ -349,7 +261,7 @@ class RollbackFinished(_Event):
     """The call's git reference moves are undone now."""
 
 
-class ExternalChangesRecorded(_Event):
+class ExternalChangesRecorded(Fact):
     """Files changed by someone other than Belay's calls (an editor, a build), found and journaled
     (the recorder, for the change tracker and for crash recovery)."""
 
@@ -363,7 +275,7 @@ class ExternalChangesRecorded(_Event):
     """What changed; shown, never undone by Belay."""
 
 
-class RollbackRefused(_Event):
+class RollbackRefused(Fact):
     """An undo wrote nothing: files changed since need a decision, or nothing is left to undo (the undo service)."""
 
     kind: Literal["rollback_refused"] = "rollback_refused"
@@ -376,7 +288,7 @@ class RollbackRefused(_Event):
     """Paths that changed after the call; undoing would overwrite them."""
 
 
-class PolicyChanged(_Event):
+class PolicyChanged(Fact):
     """The rules or the mode changed: from the window, "Always allow", or settings (re)loaded (the console)."""
 
     kind: Literal["policy_changed"] = "policy_changed"
@@ -394,7 +306,7 @@ class PolicyChanged(_Event):
     trusts the workspace; empty once trusted."""
 
 
-class McpServerChanged(_Event):
+class McpServerChanged(Fact):
     """An MCP server started, became ready (n tools), failed (why) or stopped (the console, for its MCP manager)."""
 
     kind: Literal["mcp_server_changed"] = "mcp_server_changed"
@@ -403,43 +315,7 @@ class McpServerChanged(_Event):
     """The server's state now."""
 
 
-class ElicitationRequested(_Event):
-    """An MCP server asks the person for input (MCP elicitation), shown in the window like an approval (core.mcp).
-
-    Front ends answer through `Console.elicitations.answer` (accept with the form's content, decline or cancel);
-    the request ends with an ElicitationResolved.  Without a front end that can answer, it is declined at once."""
-
-    kind: Literal["elicitation_requested"] = "elicitation_requested"
-    """The tag that tells this event from the others."""
-    elicitation_id: str
-    """The request, for answering it: `eli_...`."""
-    server: str
-    """The MCP server that asks (its name in the settings)."""
-    message: str
-    """What the server says it needs, in its own words."""
-    requested_schema: dict[str, Any] = Field(default_factory=dict)
-    """The form: a flat JSON schema of strings, numbers, integers, booleans and enums (empty in URL mode)."""
-    mode: Literal["form", "url"] = "form"
-    """"form": the person fills in the schema; "url": the server asks the person to open `url`."""
-    url: str | None = None
-    """The page to open, in URL mode."""
-
-
-class ElicitationResolved(_Event):
-    """A server's request for input ended: answered, or given up (core.mcp)."""
-
-    kind: Literal["elicitation_resolved"] = "elicitation_resolved"
-    """The tag that tells this event from the others."""
-    elicitation_id: str
-    """The request that ended."""
-    action: Literal["accept", "decline", "cancel"]
-    """What the server is told: the person accepted (with content), declined, or dismissed it."""
-    by: Literal["person", "headless", "server", "belay"] = "person"
-    """Who ended it: the person, nobody to ask (declined), the server (it stopped waiting or went away), or Belay
-    itself (a form it cannot show is declined)."""
-
-
-class BatchStarted(_Event):
+class BatchStarted(Fact):
     """A batch of calls was accepted: its plan is known, its calls are about to be queued (the recorder)."""
 
     kind: Literal["batch_started"] = "batch_started"
@@ -456,7 +332,7 @@ class BatchStarted(_Event):
     """How many calls it names."""
 
 
-class BatchFinished(_Event):
+class BatchFinished(Fact):
     """Every call of a batch ended (done, failed or skipped); the totals (the recorder)."""
 
     kind: Literal["batch_finished"] = "batch_finished"
@@ -477,7 +353,7 @@ class BatchFinished(_Event):
     """The most of its calls that ran at the same time."""
 
 
-class Lagged(_Event):
+class Lagged(Fact):
     """Sent to a subscriber that fell behind (by the bus, in place of what it missed): it must resynchronise
     from a snapshot."""
 
@@ -487,7 +363,7 @@ class Lagged(_Event):
     """How many events it lost."""
 
 
-class LinkChanged(_Event):
+class LinkChanged(Fact):
     """A window's link to a console on another host (core.remote.console) dropped, came back (its timeline and
     state were read again from that console's journal), or was given up on."""
 

@@ -142,3 +142,13 @@ def test_the_mirror_check_names_a_module_without_a_test_file(tmp_path: Path) -> 
     (tmp_path / "tests/gui/window/room").mkdir(parents=True)
     (tmp_path / "tests/gui/window/room/test_widget.py").write_text("")
     assert _without_a_mirror(tmp_path, "gui") == []
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_in_core_or_gui_is_over_500_lines() -> None:
+    """Small pieces (STYLE.md, issue 33): a module over 500 lines is split by concern."""
+    sizes = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+             for package in ("core", "gui") for path in sorted((ROOT / package).rglob("*.py"))}
+    assert {path: lines for path, lines in sizes.items() if lines > MAX_MODULE_LINES} == {}

@@ -28,22 +28,13 @@ from core.paths import realpath, within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
-from core.policy.verdicts import PolicyRequest, Verdict
+from core.policy.verdicts import PolicyRequest, Verdict, VerdictDetails
 from core.tools.names import ToolName
 
 SPAWNING_TOOLS = frozenset({ToolName.TASK, ToolName.AGENT})
 STOPPING_TOOLS = frozenset({ToolName.KILL_SHELL})
 """Tools that only end what an agent itself started (its background shells): harmless in every mode."""
 _PATH_ARGS = ("file_path", "path", "notebook_path")
-
-
-class VerdictDetails(TypedDict, total=False):
-    """What a verdict may say besides its action, reason and rule: the `Verdict` fields of the same names."""
-
-    impact: Impact
-    analysis: BashAnalysis | None
-    suggested_rule: str | None
-    preview: bool
 
 
 class _BashDetails(TypedDict):

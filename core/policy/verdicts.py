@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -60,3 +60,12 @@ class Verdict(BaseModel):
         if (self.rule is not None) != (self.by == "rule"):
             raise ValueError(f"a verdict by {self.by!r} names a rule exactly when a rule decided (rule={self.rule!r})")
         return self
+
+
+class VerdictDetails(TypedDict, total=False):
+    """What a verdict may say besides its action, reason and rule: the `Verdict` fields of the same names."""
+
+    impact: Impact
+    analysis: BashAnalysis | None
+    suggested_rule: str | None
+    preview: bool

@@ -126,9 +126,7 @@ class Timeline(TimeSpans):
         return []
 
     def parent(self, key: NodeKey | str) -> NodeKey | None:
-        # A key is its text (NodeKey is a str): a key's text finds its row as the key does, without parse_key's
-        # call, which every painted row would pay (the window asks this of each row's ancestors).
-        return self._parent[key]  # type: ignore[index]  # str keys hash and compare as the NodeKeys they spell
+        return self._parent[key]  # type: ignore[index]  # a key's text finds its row (a NodeKey is its str)
 
     def sub_agents(self, key: NodeKey | str) -> list[AgentKey]:
         """The agents right under an agent (those under its batches included) or a batch, in the tree's order:
@@ -143,7 +141,7 @@ class Timeline(TimeSpans):
         return sorted(found, key=place)
 
     def row(self, key: NodeKey | str) -> int:
-        return self._row[key]  # type: ignore[index]  # a key's text finds its row (see `parent`)
+        return self._row[key]  # type: ignore[index]  # a key's text finds its row (a NodeKey is its str)
 
     def parent_table(self) -> Mapping[NodeKey, NodeKey | None]:
         """Every row's parent (`parent`), the timeline's own table, to read: for a view that looks up thousands

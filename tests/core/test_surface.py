@@ -47,3 +47,28 @@ def test_a_console_that_lacks_a_member_is_not_a_surface() -> None:
             return True
 
     assert not isinstance(Partial(), ConsoleSurface)
+
+
+def test_a_consoles_reads_answer_from_its_journal_timeline_and_policy(workspace: Path) -> None:
+    """ConsoleReads, the part of Console that front ends read: a call made, then read back every way."""
+    from core import RunStatus
+    from core.surface import ConsoleReads
+    from tests.conftest import run
+
+    async def scenario() -> None:
+        async with Console(workspace, serve=False) as console:
+            assert isinstance(console, ConsoleReads) and console.where == str(workspace.resolve())
+            timeline, subscription = console.attach()
+            agent = await console.start_agent("agent", "scripted")
+            outcome = await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})
+            assert outcome.status == RunStatus.DONE and timeline is console.timeline
+            [record] = await console.history()
+            assert await console.call_record(record.call_id) == record
+            assert await console.full_output(record.call_id) is None and await console.diffs_for(record.call_id) == []
+            assert (console.mode, console.held_back(), console.mcp_servers()) == ("default", [], [])
+            assert console.rules() == [] and console.pending_approvals() == []
+            assert console.workspace_held() is None and console.cache_stats() is not None
+            assert (await console.verify()).ok
+            subscription.close()
+
+    run(scenario())
