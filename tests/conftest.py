@@ -22,6 +22,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
+RUNAWAY_S = 30
+"""A generous deadline (pytest-timeout's, per test) for work whose speed is bench/'s to measure: bounded work
+ends here in a second or two even on a loaded machine; quadratic or unbounded work runs for minutes."""
+
 
 @pytest.fixture(autouse=True)
 def _fail_on_warning_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:

@@ -24,6 +24,7 @@ import pytest
 
 from core import Console, RunStatus, install_token
 from core.outside import install
+from core.outside.intercept import GONE
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
@@ -191,27 +192,25 @@ def test_a_hung_console_blocks_the_call_after_the_silence_limit_not_claude_codes
             pass
         writer.close()
 
-    async def scenario() -> tuple[dict[str, Any], float]:
+    async def scenario() -> dict[str, Any]:
         with tempfile.TemporaryDirectory(dir="/tmp") as short:
             server = await asyncio.start_unix_server(hung, path=f"{short}/c.sock")
             (state / "endpoint.sock").write_text(f"{short}/c.sock")
             try:
                 with ScriptedModel(turns) as model:
-                    started = time.monotonic()
-                    code, output = await _claude(model, workspace, settings)
-                    took = time.monotonic() - started
+                    code, output = await _claude(model, workspace, settings)  # within CLI_TIMEOUT, not an hour
                     assert code == 0, output
-                    return next(r.tool_result("t_x") for r in model.message_requests() if r.tool_result("t_x")), took
+                    return next(r.tool_result("t_x") for r in model.message_requests() if r.tool_result("t_x"))
             finally:
                 server.close()
                 await server.wait_closed()
 
-    result, took = run(scenario())
+    result = run(scenario())
     assert not (workspace / "x.txt").exists()
     told = _belays_words(result)
+    # Blocked by the hook's own 2 s silence limit, as it says (a handful of them: SessionStart, PreToolUse, ...).
     assert told.startswith("Belay: Belay's console did not answer within 2 s; the call was blocked"), told
     assert "Is the Belay window hung?" in told
-    assert took < CLI_TIMEOUT  # a handful of 2 s silences (SessionStart, PreToolUse, ...), not an hour
 
 
 @pytest.mark.timeout(120)
@@ -287,7 +286,7 @@ def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_i
     settings = _hooks_settings(tmp_path)
     log = tmp_path / "cli.log"
 
-    async def scenario() -> tuple[RunStatus, float, RunStatus, float]:
+    async def scenario() -> tuple[RunStatus, str, bool, RunStatus]:
         async with Console(workspace) as console:
             console.set_mode("bypass")
             with ScriptedModel(turns) as model, log.open("wb") as out:
@@ -308,18 +307,17 @@ def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_i
                     await cli.wait()
                     while console.interceptor.waiting and time.monotonic() < killed + 30:
                         await asyncio.sleep(0.05)
-                    released = time.monotonic() - killed
+                    let_go = not console.interceptor.waiting
                 finally:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(cli.pid, signal.SIGKILL)
             other = await console.start_agent("other", "scripted")  # another agent's command must not wait
-            started = time.monotonic()
-            later = await console.call(other, "Bash", {"command": "echo later > later.txt"})
-            waited = time.monotonic() - started
+            later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 30)
             bash = next(r for r in await console.history() if r.tool == "Bash" and r.args.get("command") == slow)
-            return bash.status, released, later.status, waited
+            return bash.status, bash.error.message if bash.error else "", let_go, later.status
 
-    status, released, later, waited = run(scenario())
+    status, why, let_go, later = run(scenario())
     assert status == RunStatus.INTERRUPTED
-    assert released < 10, released  # not HOLD_S (ten minutes)
-    assert later == RunStatus.DONE and waited < 10, waited
+    # Let go within the 30 s it was given, not HOLD_S (ten minutes), because Claude Code's process was seen to end.
+    assert let_go and why == GONE, why
+    assert later == RunStatus.DONE  # within 30 s: it did not wait for the killed session's hold

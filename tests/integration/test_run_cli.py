@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -351,12 +350,10 @@ def _refused(result: subprocess.CompletedProcess[str], fragment: str) -> None:
 
 def test_a_yaml_alias_bomb_is_refused_about_as_fast_as_an_empty_plan(workspace: Path, state_dir: Path,
                                                                      tmp_path: Path) -> None:
-    started = time.monotonic()
+    # Refused as the text is read, as an empty plan is (that nothing of it is built first is
+    # tests/gui/terminal/test_plans.py's); expanded, it would run for minutes, past _run's deadline.
     _refused(_run(_plan(tmp_path, "empty.yaml", "# nothing\n"), workspace, state_dir), "is empty")
-    baseline = time.monotonic() - started
-    started = time.monotonic()
     _refused(_run(_plan(tmp_path, "bomb.yaml", BOMB), workspace, state_dir), "plans may not use YAML aliases")
-    assert time.monotonic() - started < baseline + 5  # expanded, it would run for minutes
 
 
 @pytest.mark.parametrize(("name", "content", "fragment"), [
@@ -430,14 +427,11 @@ def test_independent_commands_run_at_once_each_in_its_own_layer_and_each_file_is
     plan = _plan(tmp_path, "four.json", {"name": "four", "calls": [
         {"id": f"c{n}", "tool": "Bash", "args": {"command": f"sleep 0.3; echo {n} > out_{n}.txt"}}
         for n in range(4)]})
-    began = time.monotonic()
     result = _run(plan, workspace, state_dir, "--auto", "approve", "--json")
-    took = time.monotonic() - began
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.splitlines()[-1])
+    # Four 0.3 s commands side by side, not one after another: all four were running at once.
     assert summary["max_parallelism"] == 4 and summary["max_running"] == 4, summary
-    assert summary["duration_s"] < 1.0, summary  # four 0.3 s commands side by side, not 1.2 s one after another
-    assert took < 15  # the whole process, start-up included
     for n in range(4):
         assert (workspace / f"out_{n}.txt").read_text() == f"{n}\n"
     changed = {c["summary"]: c["files_changed"] for c in _calls(workspace, state_dir) if c["tool"] == "Bash"}
