@@ -1,7 +1,8 @@
 """Shared test set-up: offscreen Qt, a private state dir, and a qasync loop.
 
 Qt warnings fail tests (pytest-qt's qt_log_level_fail in pyproject.toml) and
-so do Python warnings (filterwarnings = error).
+so do Python warnings (filterwarnings = error).  So does what a test leaves
+running (tests/leftovers.py): a thread, a process, an inotify instance.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import gc
 import logging
 import os
 import shutil
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+
+from tests.leftovers import Leftovers
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -25,6 +29,23 @@ T = TypeVar("T")
 RUNAWAY_S = 30
 """A generous deadline (pytest-timeout's, per test) for work whose speed is bench/'s to measure: bounded work
 ends here in a second or two even on a loaded machine; quadratic or unbounded work runs for minutes."""
+WIND_DOWN_S = 3.0
+"""How long a thread or process a test stopped may take to be gone before the test is said to have left it."""
+
+
+@pytest.fixture(autouse=True)
+def _releases_what_it_starts(_private_state: Path) -> Iterator[None]:
+    """A test ends every thread, process and inotify watcher it started (first of the autouse fixtures, so
+    checked after every other fixture's teardown).  Left behind, they add up over a run: the per-user inotify
+    instance limit (128 here) ran out and failed later tests, and a counted thread was another test's."""
+    before = Leftovers.now()
+    yield
+    marker = f"BELAY_STATE_DIR={_private_state}"
+    deadline = time.monotonic() + WIND_DOWN_S
+    while (left := Leftovers.now().since(before, marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if left:
+        pytest.fail("left running after the test: " + ", ".join(left), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -91,15 +91,31 @@ class Dirty:
 
 
 class _Inotify(InotifyFD):
-    """watchdog's inotify reader, made to say when events were lost.
+    """watchdog's inotify reader, made to say when events were lost, and to give its inotify instance back.
 
-    watchdog 7.1 skips a subdirectory it cannot watch (watch limit reached) without a word, and after a
-    kernel queue overflow it only logs and rebuilds its watches.
+    watchdog 7.1.0 skips a subdirectory it cannot watch (watch limit reached) without a word (7.1.1 fails the
+    start), and after a kernel queue overflow it only logs and rebuilds its watches.  Its reading loop closes
+    the inotify descriptor; stopped before that loop's first read (a start that failed at once), it never
+    did, and each such start kept one of the user's inotify instances (128 here) until the process ended.
     """
 
     def __init__(self, on_lost: Callable[[str], None]) -> None:
         super().__init__()
         self._on_lost = on_lost
+        self._released = False
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            self.close()  # nothing when stopped already
+            with self._lock:
+                if not self._released:  # the loop ended before it could close the descriptor
+                    self._close_resources()
+
+    def _close_resources(self) -> None:
+        self._released = True
+        super()._close_resources()
 
     def _add_callback(self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId) -> WatchDescriptor:
         # Replaces watchdog's version, which raises a RuntimeWarning when its recursive registration watches a
@@ -268,8 +284,8 @@ class DirtyTracker:
             problem = "" if self._barrier(timeout=5.0) else self._lost
             if not problem:
                 self._tell(frozenset(), everything=True)  # whatever changed while nobody watched
-        except OSError as e:
-            problem = f"cannot watch {self._root}: {e.strerror or e}"
+        except OSError as e:  # what failed first, when it was a subdirectory (watchdog 7.1.1 fails the start)
+            problem = self._lost or f"cannot watch {self._root}: {e.strerror or e}"
         except BaseException:
             self._shutdown()
             raise

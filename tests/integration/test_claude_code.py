@@ -27,7 +27,7 @@ from core.outside import install
 from core.outside.intercept import GONE
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
-from tests.conftest import run
+from tests.conftest import run, wait_until
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
 
 CLI_TIMEOUT = 60.0
@@ -280,7 +280,9 @@ def test_a_person_denying_a_call_tells_the_model_belays_reason_as_a_decision(wor
 def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_interrupted(workspace: Path,
                                                                                           tmp_path: Path) -> None:
     """Claude Code killed while its Bash call runs: no PostToolUse will come, so the console watches its process."""
-    slow = "python3 -c 'import time; time.sleep(60)'"  # Claude Code itself refuses a bare `sleep 60`
+    # Claude Code itself refuses a bare `sleep 60`; the pid is for ending the command, which Claude Code started
+    # in a process group of its own, once the test is over.
+    slow = "python3 -c 'import os, time; open(\"slow.pid\", \"w\").write(str(os.getpid())); time.sleep(60)'"
     turns = [Turn(tools=[ToolCall("Bash", {"command": slow, "description": "wait"}, id="k_bash")]),
              Turn(text="unreachable", when=answers("k_bash"))]
     settings = _hooks_settings(tmp_path)
@@ -301,7 +303,8 @@ def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_i
                     while not (console.interceptor and console.interceptor.waiting) and time.monotonic() < deadline:
                         await asyncio.sleep(0.05)
                     assert console.interceptor is not None and console.interceptor.waiting == 1, log.read_text()[-3000:]
-                    await asyncio.sleep(0.5)  # the command runs
+                    pid_file = workspace / "slow.pid"
+                    await wait_until(lambda: pid_file.exists() and pid_file.read_text(), 30, "the command to run")
                     os.killpg(cli.pid, signal.SIGKILL)
                     killed = time.monotonic()
                     await cli.wait()
@@ -311,6 +314,8 @@ def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_i
                 finally:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(cli.pid, signal.SIGKILL)
+                    with contextlib.suppress(OSError, ValueError):  # the command's own group: not the CLI's
+                        os.killpg(os.getpgid(int((workspace / "slow.pid").read_text())), signal.SIGKILL)
             other = await console.start_agent("other", "scripted")  # another agent's command must not wait
             later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 30)
             bash = next(r for r in await console.history() if r.tool == "Bash" and r.args.get("command") == slow)
