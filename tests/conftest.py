@@ -21,7 +21,30 @@ import pytest
 
 from tests.leftovers import Leftovers
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+INHERITED = (
+    "BELAY_THEME", "BELAY_RESOURCES", "BELAY_DEBUG", "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT", "BELAY_LAUNCHED_SESSION",
+    "BELAY_STATE_DIR", "BELAY_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "CODEX_PROJECT_DIR", "GEMINI_PROJECT_DIR",
+    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "QT_QPA_PLATFORMTHEME", "QT_STYLE_OVERRIDE", "QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS", "QT_FONT_DPI",
+    "QT_ENABLE_HIGHDPI_SCALING", "LC_ALL", "LC_MESSAGES", "LANGUAGE",
+)
+"""What the product (or Qt, or a command's messages) reads from the environment that the shell running the tests
+may hold: Belay's own settings (BELAY_THEME=dark failed the theme tests), an agent CLI's session the tests are
+run from, a desktop's scaling.  The tests start from none of them and set what they need."""
+
+
+def _start_from_a_known_environment() -> None:
+    """No test depends on what it inherits from the shell that runs it (issue 33): offscreen Qt, English messages
+    from commands, no git repository or git configuration of the caller's (GIT_DIR from a git hook, a global
+    identity or commit signing), none of INHERITED.  (SIGINT, ignored under `make test &`, is set where a test
+    relies on it: for the process it signals.)"""
+    for name in [*INHERITED, *(n for n in os.environ if n.startswith("GIT_"))]:
+        os.environ.pop(name, None)
+    os.environ.update(QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", GIT_CONFIG_GLOBAL=os.devnull,
+                      GIT_CONFIG_NOSYSTEM="1")
+
+
+_start_from_a_known_environment()
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
