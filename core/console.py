@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.bus import EventBus, Subscription
 from core.changes.diffs import diff_of_change
-from core.changes.tracker import ChangeTracker, Holding
+from core.changes.tracker import ChangeTracker, Holding, WatchState
 from core.errors import BelayError, ErrorKind, ToolError
 from core.events import ApprovalRequested, Event, McpServerChanged, PolicyChanged
 from core.ids import CallId, new_session_id
@@ -545,6 +545,11 @@ class Console:
     def workspace_held(self) -> Holding | None:
         """Who holds the workspace's one-author lock while other calls wait for it (None: nobody waits)."""
         return self._tracker_.holding if self._tracker_ is not None else None
+
+    def watch_state(self) -> WatchState | None:
+        """Whether this workspace's files are watched, or why not and what Belay does instead (see WatchState);
+        None where this console does not watch them (it only reads the journal)."""
+        return self._tracker_.watch_state if self._tracker_ is not None and self._tracking else None
 
     def cache_stats(self) -> CacheStats | None:
         """Hits and misses of the result cache; None when results are not cached (no workspace watcher)."""

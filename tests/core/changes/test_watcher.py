@@ -16,7 +16,7 @@ import pytest
 from watchdog.observers.api import BaseObserver
 
 from core.changes.watcher import Dirty, DirtyTracker
-from tests.inotify_limits import inotify_instances, limit_watches_to
+from tests.inotify_limits import inotify_instances, limit_instances_to, limit_watches_to
 
 
 def sh(cwd: Path, script: str) -> None:
@@ -207,6 +207,22 @@ def test_a_subdirectory_that_cannot_be_watched_fails_start(ws: Path, monkeypatch
     tracker = DirtyTracker(ws)
     assert not tracker.start()
     assert "cannot watch" in tracker.problem and "src" in tracker.problem
+
+
+def test_at_the_watch_limit_start_fails_and_says_which_limit(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit_watches_to(monkeypatch, {os.fsencode(ws)})  # a large repository: more directories than watches
+    tracker = DirtyTracker(ws)
+    assert not tracker.start() and not tracker.watching
+    assert tracker.limit == "watches" and tracker.take().everything
+
+
+def test_at_the_instance_limit_start_fails_and_says_which_limit(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit_instances_to(monkeypatch, 0)  # many editors open: every inotify instance of the user's taken
+    before = inotify_instances()
+    tracker = DirtyTracker(ws)
+    assert not tracker.start() and not tracker.watching
+    assert tracker.limit == "instances" and "inotify instance limit reached" in tracker.problem
+    assert tracker.take().everything and inotify_instances() == before
 
 
 @pytest.mark.allow_warning_logs
