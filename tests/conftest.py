@@ -95,6 +95,14 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return state
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The end-to-end tests first: four fifths of a run's time, in tests of seconds each.  Run first, the two
+    workers share them (pyproject.toml: --dist worksteal), and a run ends on unit tests of milliseconds, not
+    with one worker alone on a long tail.  A file's tests keep their order and stay together."""
+    integration = ROOT / "tests" / "integration"
+    items.sort(key=lambda item: integration not in item.path.parents)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What importing the tests made (modules, classes, pydantic's schemas: some 120,000 objects) is frozen,
     as the app freezes what its start-up made: each collection after a GUI test then walks only what tests

@@ -73,8 +73,10 @@ class BadRun(Exception):
     """The plan or the options are wrong: exit 2, nothing run."""
 
 
-def run_plan(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """Run a plan to the end; returns the exit code."""
+def run_plan(options: RunOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run a plan to the end; returns the exit code.  `out` and `err` are the standard streams as they are when
+    called (not as they were when this module was imported: a caller may have replaced them since)."""
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         workspace, plan = _prepare(options, err)
     except (BadRun, PlanError) as e:

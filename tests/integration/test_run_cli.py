@@ -30,6 +30,18 @@ def _run(plan: Path, ws: Path, state_dir: Path, *extra: str,
     return _belay("run", str(plan), "--workspace", str(ws), "--state-dir", str(state_dir), *extra, answers=answers)
 
 
+def _run_here(capfd: pytest.CaptureFixture[str], plan: Path, ws: Path, state_dir: Path,
+              *extra: str) -> subprocess.CompletedProcess[str]:
+    """`_run` in this process, through the same entry point (`gui.terminal.cli.main`), its exit status the return
+    value: for plans refused before anything starts, a case each, without a cold start of Python each (a second
+    or more of a run's time; the refusals made by a real process are the other tests')."""
+    from gui.terminal import cli
+
+    code = cli.main(["run", str(plan), "--workspace", str(ws), "--state-dir", str(state_dir), *extra])
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["belay", "run", str(plan)], code, out, err)
+
+
 def _calls(ws: Path, state_dir: Path) -> list[dict[str, object]]:
     listed = _belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir), "--json")
     assert listed.returncode == 0, listed.stderr
@@ -294,8 +306,8 @@ review:
     ("hello: world\n", "the plan has neither `calls` (or `batch`), nor `steps`"),
 ])
 def test_a_malformed_plan_exits_2_with_a_message(workspace: Path, state_dir: Path, tmp_path: Path,
-                                                 content: str, message: str) -> None:
-    result = _run(_plan(tmp_path, "plan.txt", content), workspace, state_dir, "--auto", "approve")
+                                                 capfd: pytest.CaptureFixture[str], content: str, message: str) -> None:
+    result = _run_here(capfd, _plan(tmp_path, "plan.txt", content), workspace, state_dir, "--auto", "approve")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("belay run: ") and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
@@ -364,8 +376,9 @@ def test_a_yaml_alias_bomb_is_refused_about_as_fast_as_an_empty_plan(workspace: 
      "lone surrogate (\\ud800) in calls[0].args.content"),
 ])
 def test_a_hostile_plan_is_refused_in_one_line_and_nothing_runs(workspace: Path, state_dir: Path, tmp_path: Path,
-                                                              name: str, content: str, fragment: str) -> None:
-    _refused(_run(_plan(tmp_path, name, content), workspace, state_dir), fragment)
+                                                              capfd: pytest.CaptureFixture[str], name: str,
+                                                              content: str, fragment: str) -> None:
+    _refused(_run_here(capfd, _plan(tmp_path, name, content), workspace, state_dir), fragment)
     assert not (workspace / "x.txt").exists()
 
 
