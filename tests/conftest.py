@@ -95,12 +95,46 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return state
 
 
+SECONDS_PER_TEST = {"test_hostile.py": 1.0}
+"""What a test of these end-to-end files takes, roughly, where it is far from the others' (about six seconds)."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The end-to-end tests first: four fifths of a run's time, in tests of seconds each.  Run first, the two
-    workers share them (pyproject.toml: --dist worksteal), and a run ends on unit tests of milliseconds, not
-    with one worker alone on a long tail.  A file's tests keep their order and stay together."""
+    """The end-to-end tests (four fifths of a run's time, seconds each) go first in each worker's share.
+
+    pyproject.toml runs the workers with --dist worksteal: each gets an equal slice of this order at the start, and
+    one that runs out takes the last half of another's queue.  So each slice begins with about as much end-to-end
+    work as the others (whole files, the longest first, to the least loaded slice) and ends with unit tests of
+    milliseconds: those are what moves between workers, and a run does not end with one worker alone on a long
+    test.  A file's tests keep their order; every worker computes the same order (xdist requires it)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     integration = ROOT / "tests" / "integration"
-    items.sort(key=lambda item: integration not in item.path.parents)
+    files: dict[Path, list[pytest.Item]] = {}
+    units = []
+    for item in items:
+        if integration in item.path.parents:
+            files.setdefault(item.path, []).append(item)
+        else:
+            units.append(item)
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+
+    def cost(file: tuple[Path, list[pytest.Item]]) -> float:
+        return len(file[1]) * SECONDS_PER_TEST.get(file[0].name, 6.0)
+
+    for file in sorted(files.items(), key=lambda f: (-cost(f), str(f[0]))):
+        lightest = loads.index(min(loads))
+        heads[lightest] += file[1]
+        loads[lightest] += cost(file)
+    ordered: list[pytest.Item] = []
+    left = len(items)
+    for k, head in enumerate(heads):
+        share = left // (workers - k)  # what worksteal hands worker k at the start
+        left -= share
+        filler = max(share - len(head), 0)
+        ordered += head + units[:filler]
+        units = units[filler:]
+    items[:] = ordered + units
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
