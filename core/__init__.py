@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from core.bus import Subscription
     from core.changes.diffs import compute_diff, unified_text
     from core.changes.partial import PartialError, revert_hunks
-    from core.changes.tracker import Holding
+    from core.changes.tracker import Holding, WatchState
     from core.console import Console
     from core.errors import BelayError, ErrorInfo, ErrorKind
     from core.events import (
@@ -126,7 +126,7 @@ _EXPORTS: dict[str, str] = {
     "core.bus": "Subscription",
     "core.changes.diffs": "compute_diff unified_text",
     "core.changes.partial": "PartialError revert_hunks",
-    "core.changes.tracker": "Holding",
+    "core.changes.tracker": "Holding WatchState",
     "core.console": "Console",
     "core.errors": "BelayError ErrorInfo ErrorKind",
     "core.events": ("EVENT_ADAPTER AgentFinished AgentStarted ApprovalRequested ApprovalResolved "
@@ -221,7 +221,7 @@ __all__ = [
     "RunStatus", "SandboxInfo", "Script", "ScriptedAgent", "SERVED_TOOLS", "ServerState", "ServerStatus",
     "SessionEnd", "SessionStarted", "ShellFinished", "ShellNode", "ShellOutput", "ShellStarted", "shielded", "spawn",
     "STATE_DIR_ENV", "state_root", "Step", "Subscription", "Timeline", "ToolName", "UndoPreview", "UndoReport",
-    "unified_text", "uninstall_hooks", "Updated", "workspace_state_dir",
+    "unified_text", "uninstall_hooks", "Updated", "WatchState", "workspace_state_dir",
     "checked_elicitation", "ElicitationRequested", "ElicitationResolved", "elicitation_defaults", "FormField",
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",

@@ -98,7 +98,11 @@ class Recorder:
     async def open(cls, path: Path, bus: EventBus, session_id: SessionId, workspace: Path) -> Recorder:
         """Open (or create) the journal at `path` on a thread of its own."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-journal")
-        journal = await asyncio.get_running_loop().run_in_executor(executor, Journal, path)
+        try:
+            journal = await asyncio.get_running_loop().run_in_executor(executor, Journal, path)
+        except BaseException:
+            executor.shutdown(wait=False)  # no journal (a state dir that cannot be made): no thread left waiting
+            raise
         return cls(journal, bus, executor, session_id, workspace)
 
     async def read(self, fn: Callable[Concatenate[JournalReads, P], T], *args: P.args, **kwargs: P.kwargs) -> T:

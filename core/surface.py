@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from core.bus import EventBus, Subscription
 from core.changes.diffs import diff_of_change
-from core.changes.tracker import ChangeTracker, Holding
+from core.changes.tracker import ChangeTracker, Holding, WatchState
 from core.events import ApprovalRequested, Event
 from core.models.diffs import FileDiff
 from core.models.mcp import ServerStatus
@@ -142,6 +142,8 @@ class ConsoleSurface(Protocol):
 
     def workspace_held(self) -> Holding | None: ...
 
+    def watch_state(self) -> WatchState | None: ...
+
     def cache_stats(self) -> CacheStats | None: ...
 
     def controls(self, agent_id: str) -> ClaudeSession | None: ...
@@ -217,6 +219,7 @@ class ConsoleReads:
     _recorder: Recorder | None
     _blobs: BlobStore | None
     _tracker_: ChangeTracker | None
+    _tracking: bool
 
     @property
     def recorder(self) -> Recorder:
@@ -286,6 +289,11 @@ class ConsoleReads:
     def workspace_held(self) -> Holding | None:
         """Who holds the workspace's one-author lock while other calls wait for it (None: nobody waits)."""
         return self._tracker_.holding if self._tracker_ is not None else None
+
+    def watch_state(self) -> WatchState | None:
+        """Whether this workspace's files are watched, or why not and what Belay does instead (see WatchState);
+        None where this console does not watch them (it only reads the journal)."""
+        return self._tracker_.watch_state if self._tracker_ is not None and self._tracking else None
 
     def cache_stats(self) -> CacheStats | None:
         """Hits and misses of the result cache; None when results are not cached (no workspace watcher)."""

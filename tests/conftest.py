@@ -1,7 +1,8 @@
 """Shared test set-up: offscreen Qt, a private state dir, and a qasync loop.
 
 Qt warnings fail tests (pytest-qt's qt_log_level_fail in pyproject.toml) and
-so do Python warnings (filterwarnings = error).
+so do Python warnings (filterwarnings = error).  So does what a test leaves
+running (tests/leftovers.py): a thread, a process, an inotify instance.
 """
 
 from __future__ import annotations
@@ -11,16 +12,63 @@ import gc
 import logging
 import os
 import shutil
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from tests.leftovers import Leftovers
+
+INHERITED = (
+    "BELAY_THEME", "BELAY_RESOURCES", "BELAY_DEBUG", "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT", "BELAY_LAUNCHED_SESSION",
+    "BELAY_STATE_DIR", "BELAY_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "CODEX_PROJECT_DIR", "GEMINI_PROJECT_DIR",
+    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "QT_QPA_PLATFORMTHEME", "QT_STYLE_OVERRIDE", "QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS", "QT_FONT_DPI",
+    "QT_ENABLE_HIGHDPI_SCALING", "LC_ALL", "LC_MESSAGES", "LANGUAGE",
+)
+"""What the product (or Qt, or a command's messages) reads from the environment that the shell running the tests
+may hold: Belay's own settings (BELAY_THEME=dark failed the theme tests), an agent CLI's session the tests are
+run from, a desktop's scaling.  The tests start from none of them and set what they need."""
+
+
+def _start_from_a_known_environment() -> None:
+    """No test depends on what it inherits from the shell that runs it (issue 33): offscreen Qt, English messages
+    from commands, no git repository or git configuration of the caller's (GIT_DIR from a git hook, a global
+    identity or commit signing), none of INHERITED.  (SIGINT, ignored under `make test &`, is set where a test
+    relies on it: for the process it signals.)"""
+    for name in [*INHERITED, *(n for n in os.environ if n.startswith("GIT_"))]:
+        os.environ.pop(name, None)
+    os.environ.update(QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", GIT_CONFIG_GLOBAL=os.devnull,
+                      GIT_CONFIG_NOSYSTEM="1")
+
+
+_start_from_a_known_environment()
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
+
+RUNAWAY_S = 30
+"""A generous deadline (pytest-timeout's, per test) for work whose speed is bench/'s to measure: bounded work
+ends here in a second or two even on a loaded machine; quadratic or unbounded work runs for minutes."""
+WIND_DOWN_S = 3.0
+"""How long a thread or process a test stopped may take to be gone before the test is said to have left it."""
+
+
+@pytest.fixture(autouse=True)
+def _releases_what_it_starts(_private_state: Path) -> Iterator[None]:
+    """A test ends every thread, process and inotify watcher it started (first of the autouse fixtures, so
+    checked after every other fixture's teardown).  Left behind, they add up over a run: the per-user inotify
+    instance limit (128 here) ran out and failed later tests, and a counted thread was another test's."""
+    before = Leftovers.now()
+    yield
+    marker = f"BELAY_STATE_DIR={_private_state}"
+    deadline = time.monotonic() + WIND_DOWN_S
+    while (left := Leftovers.now().since(before, marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if left:
+        pytest.fail("left running after the test: " + ", ".join(left), pytrace=False)
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +93,48 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("BELAY_STATE_DIR", str(state))
     monkeypatch.setenv("BELAY_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     return state
+
+
+SECONDS_PER_TEST = {"test_hostile.py": 1.0}
+"""What a test of these end-to-end files takes, roughly, where it is far from the others' (about six seconds)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The end-to-end tests (four fifths of a run's time, seconds each) go first in each worker's share.
+
+    pyproject.toml runs the workers with --dist worksteal: each gets an equal slice of this order at the start, and
+    one that runs out takes the last half of another's queue.  So each slice begins with about as much end-to-end
+    work as the others (whole files, the longest first, to the least loaded slice) and ends with unit tests of
+    milliseconds: those are what moves between workers, and a run does not end with one worker alone on a long
+    test.  A file's tests keep their order; every worker computes the same order (xdist requires it)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    integration = ROOT / "tests" / "integration"
+    files: dict[Path, list[pytest.Item]] = {}
+    units = []
+    for item in items:
+        if integration in item.path.parents:
+            files.setdefault(item.path, []).append(item)
+        else:
+            units.append(item)
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+
+    def cost(file: tuple[Path, list[pytest.Item]]) -> float:
+        return len(file[1]) * SECONDS_PER_TEST.get(file[0].name, 6.0)
+
+    for file in sorted(files.items(), key=lambda f: (-cost(f), str(f[0]))):
+        lightest = loads.index(min(loads))
+        heads[lightest] += file[1]
+        loads[lightest] += cost(file)
+    ordered: list[pytest.Item] = []
+    left = len(items)
+    for k, head in enumerate(heads):
+        share = left // (workers - k)  # what worksteal hands worker k at the start
+        left -= share
+        filler = max(share - len(head), 0)
+        ordered += head + units[:filler]
+        units = units[filler:]
+    items[:] = ordered + units
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -12,7 +12,11 @@ external.  Read-only work runs beside a mutation, without the lock.
 A watchdog observer (`DirtyTracker`) marks paths dirty, so a look costs
 what changed rather than a walk of the workspace; when it cannot vouch for
 its set (not running, overflowed, too slow) the look walks everything.
-Changes made while nothing runs are recorded after a quiet moment.
+Changes made while nothing runs are recorded after a quiet moment.  When it
+cannot watch at all (an inotify limit reached: a large repository, many
+editors open), every look walks: before and after each command, so nothing
+is missed, and outside changes are found when the next call runs
+(`watch_state` says so, for the window).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 from core.changes.gitstate import GitState, describe_changes, read_git_state
 from core.changes.ignore import IgnoreRules
 from core.changes.snapshot import WorkspaceIndex
-from core.changes.watcher import DirtyTracker
+from core.changes.watcher import DirtyTracker, Limit
 from core.models.records import FileChange, GitChange
 from core.paths import Workspace
 from core.store.blobs import BlobStore
@@ -54,6 +58,19 @@ class Holding:
         """The holding call, when it is one ("call <id> ...", as calls name themselves)."""
         words = self.who.split()
         return words[1] if len(words) > 1 and words[0] == "call" else None
+
+
+@dataclass(frozen=True)
+class WatchState:
+    """Whether Belay watches the workspace's files.  When it cannot, each command is still captured exactly (the
+    workspace is compared whole before and after it, which takes longer in a large tree), edits made outside
+    Belay are found when the next call runs, and read-only results are not cached."""
+
+    watching: bool
+    problem: str = ""
+    """Why not, in a line: the directory and the error ("" when watching)."""
+    limit: Limit | None = None
+    """The user's inotify limit that ran out, when that is why."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,14 @@ class ChangeTracker:
     @property
     def watching(self) -> bool:
         return self.watcher is not None and self.watcher.watching
+
+    @property
+    def watch_state(self) -> WatchState | None:
+        """Whether the files are watched, or why not (after `start`); None for a tracker made not to watch."""
+        watcher = self.watcher
+        if watcher is None:
+            return None
+        return WatchState(False, watcher.problem, watcher.limit) if watcher.problem else WatchState(True)
 
     async def start(self) -> None:
         """Start watching, then take the workspace as it is (the watcher first, so nothing slips between)."""

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from watchdog.events import (
     DirAttribEvent,
@@ -75,6 +76,11 @@ _REPORTED = [FileCreatedEvent, DirCreatedEvent, FileDeletedEvent, DirDeletedEven
              FileAttribEvent, DirAttribEvent, FileMovedEvent, DirMovedEvent, FileClosedEvent]
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.ENOMEM, errno.EMFILE})
 
+Limit = Literal["instances", "watches"]
+"""One of the user's inotify limits: instances (fs.inotify.max_user_instances, one per watching program: many
+editors open use them up) or watches (fs.inotify.max_user_watches, one per directory: a large repository)."""
+_LIMITS: dict[int, Limit] = {errno.EMFILE: "instances", errno.ENOSPC: "watches"}
+
 Listener = Callable[[frozenset[str], bool], None]
 """Told (paths, False) for each batch of dirty paths, (frozenset(), True) when anything may have changed."""
 
@@ -91,15 +97,31 @@ class Dirty:
 
 
 class _Inotify(InotifyFD):
-    """watchdog's inotify reader, made to say when events were lost.
+    """watchdog's inotify reader, made to say when events were lost, and to give its inotify instance back.
 
-    watchdog 7.1 skips a subdirectory it cannot watch (watch limit reached) without a word, and after a
-    kernel queue overflow it only logs and rebuilds its watches.
+    watchdog 7.1.0 skips a subdirectory it cannot watch (watch limit reached) without a word (7.1.1 fails the
+    start), and after a kernel queue overflow it only logs and rebuilds its watches.  Its reading loop closes
+    the inotify descriptor; stopped before that loop's first read (a start that failed at once), it never
+    did, and each such start kept one of the user's inotify instances (128 here) until the process ended.
     """
 
-    def __init__(self, on_lost: Callable[[str], None]) -> None:
+    def __init__(self, on_lost: Callable[[str, Limit | None], None]) -> None:
         super().__init__()
         self._on_lost = on_lost
+        self._released = False
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            self.close()  # nothing when stopped already
+            with self._lock:
+                if not self._released:  # the loop ended before it could close the descriptor
+                    self._close_resources()
+
+    def _close_resources(self) -> None:
+        self._released = True
+        super()._close_resources()
 
     def _add_callback(self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId) -> WatchDescriptor:
         # Replaces watchdog's version, which raises a RuntimeWarning when its recursive registration watches a
@@ -109,14 +131,14 @@ class _Inotify(InotifyFD):
             watch = self._get_or_create_watch(path, mask)
         except OSError as e:
             if e.errno in _EXHAUSTED:
-                self._on_lost(f"cannot watch {os.fsdecode(path)}: {e.strerror}")
+                self._on_lost(f"cannot watch {os.fsdecode(path)}: {e.strerror}", _LIMITS.get(e.errno))
             raise
         watch.callbacks[id_] = callback
         return watch.wd
 
     def handle_event(self, event: InotifyEvent) -> None:
         if event.is_queue_overflow:
-            self._on_lost("the kernel's inotify queue overflowed")
+            self._on_lost("the kernel's inotify queue overflowed", None)
         super().handle_event(event)
 
 
@@ -143,6 +165,9 @@ class DirtyTracker:
         self._root, self._prefix = str(self.root), os.path.join(self.root, "")
         self._skip, self._on_dirty = skip_dirs, on_dirty
         self.problem = ""
+        self.limit: Limit | None = None
+        """The inotify limit the last start ran into, when that is why it failed (`problem` says more)."""
+        self._limit_hit: Limit | None = None
         self._turn = threading.Lock()  # one barrier, start or stop at a time
         self._cond = threading.Condition()  # guards the fields below; watchdog's threads notify it
         self._paths: set[str] = set()
@@ -161,10 +186,10 @@ class DirtyTracker:
         return self._observer is not None and self._lost is None and self._alive()
 
     def start(self) -> bool:
-        """Watches the whole tree; False, with `.problem` saying why, when it cannot (e.g. inotify limits)."""
+        """Watches the whole tree; False, with `.problem` saying why (and `.limit`, an inotify limit) when it cannot."""
         with self._turn:
             if self._observer is None:
-                self.problem = self._launch()
+                self.problem, self.limit = self._launch()
             return self._observer is not None
 
     def stop(self) -> None:
@@ -254,10 +279,12 @@ class DirtyTracker:
             paths, self._paths, self._fresh = frozenset(self._paths), set(), False
         return Dirty(paths, everything)
 
-    def _launch(self) -> str:
-        """Starts a fresh observer and checks that it echoes; the problem, or "" when watching."""
+    def _launch(self) -> tuple[str, Limit | None]:
+        """Starts a fresh observer and checks that it echoes; the problem ("" when watching) and the inotify limit
+        that caused it, if one did."""
         with self._cond:
             self._paths, self._echoes, self._lost, self._fresh = set(), 0, None, True
+            self._limit_hit = None
         try:
             st = os.stat(self._root)
             self._identity = (st.st_dev, st.st_ino)
@@ -271,19 +298,20 @@ class DirtyTracker:
             problem = "" if self._barrier(timeout=5.0) else self._lost
             if not problem:
                 self._tell(frozenset(), everything=True)  # whatever changed while nobody watched
-        except OSError as e:
-            problem = f"cannot watch {self._root}: {e.strerror or e}"
+        except OSError as e:  # what failed first, when it was a subdirectory (watchdog 7.1.1 fails the start)
+            problem = self._lost or f"cannot watch {self._root}: {e.strerror or e}"
+            self._limit_hit = self._limit_hit or _LIMITS.get(e.errno or 0)
         except BaseException:
             self._shutdown()
             raise
         if problem:
             self._shutdown()
-        return problem or ""
+        return (problem, self._limit_hit) if problem else ("", None)
 
     def _restart(self) -> None:
         reason = self._lost
         self._shutdown()
-        self.problem = self._launch()
+        self.problem, self.limit = self._launch()
         log.warning("dirty tracking of %s restarted (%s)%s", self._root, reason,
                     f"; failed: {self.problem}" if self.problem else "")
 
@@ -326,8 +354,10 @@ class DirtyTracker:
         rel = path[len(self._prefix):]
         return None if self._skip.intersection(rel.split(os.sep)) else rel
 
-    def _note_lost(self, reason: str) -> None:
+    def _note_lost(self, reason: str, limit: Limit | None = None) -> None:
         """Events were lost, as watchdog's threads found: wake a waiting barrier and tell whoever looks."""
+        if limit is not None:
+            self._limit_hit = self._limit_hit or limit
         if self._lose(reason) and not self._fresh:  # a fresh tracker reports everything anyway
             self._announce()
 

@@ -280,6 +280,9 @@ class RemoteConsole:
     def cache_stats(self) -> None:
         return None
 
+    def watch_state(self) -> None:
+        return None  # the host's console watches its files; its window there says what it can
+
     def controls(self, agent_id: str) -> None:
         return None  # only sessions this window launched can be interrupted from it
 

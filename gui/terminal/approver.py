@@ -32,6 +32,7 @@ class StdinLines:
         self._wanted = threading.Semaphore(0)
         self._chunks: asyncio.Queue[bytes] = asyncio.Queue()
         self._thread: threading.Thread | None = None
+        self._closed = False
 
     async def readline(self) -> str | None:
         """The next line without its ending; None at the end of input."""
@@ -52,9 +53,17 @@ class StdinLines:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", "replace").rstrip("\r")
 
+    def close(self) -> None:
+        """Ends the reading thread once nobody waits for a line (a read already under way ends with its line,
+        or at the end of input): `attach` and `belay run` may end, in a process that goes on (a test's)."""
+        self._closed = True
+        self._wanted.release()
+
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
         while True:
             self._wanted.acquire()
+            if self._closed:
+                return
             try:
                 chunk = os.read(self._fd, 65536)
             except OSError:  # no standard input at all: as good as closed

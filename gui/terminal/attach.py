@@ -116,6 +116,7 @@ async def _attach(reach: Reach, out: TextIO, fd: int) -> int:
             finally:
                 await attached.close()
     finally:
+        lines.close()
         await reach.close()
 
 

@@ -73,8 +73,10 @@ class BadRun(Exception):
     """The plan or the options are wrong: exit 2, nothing run."""
 
 
-def run_plan(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """Run a plan to the end; returns the exit code."""
+def run_plan(options: RunOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run a plan to the end; returns the exit code.  `out` and `err` are the standard streams as they are when
+    called (not as they were when this module was imported: a caller may have replaced them since)."""
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         workspace, plan = _prepare(options, err)
     except (BadRun, PlanError) as e:
@@ -196,7 +198,8 @@ def _step_tools(steps: object) -> set[str]:
 async def _supervise(console: Console, options: RunOptions, plan: Plan, out: Output) -> int:
     watch = Watch()
     view = LogView(out, watch, options.auto, _label_width(plan))
-    asker = TerminalApprover(console, out, watch, StdinLines(), echo=not _is_tty(0)) if not options.auto else None
+    lines = StdinLines()
+    asker = TerminalApprover(console, out, watch, lines, echo=not _is_tty(0)) if not options.auto else None
     answer = asker.offer if asker else _auto_answer(console, options.auto or "deny", plan)
     sub = console.subscribe(maxsize=100_000)
     unregister = console.register_approver(f"terminal (--auto {options.auto})" if options.auto else "terminal")
@@ -226,6 +229,7 @@ async def _supervise(console: Console, options: RunOptions, plan: Plan, out: Out
                 handle(event)
         sub.close()
         unregister()
+        lines.close()
     _show_totals(out, totals, console, options.as_json)
     return totals.exit_code
 

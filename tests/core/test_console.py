@@ -14,10 +14,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from core import Console, Decision, ErrorKind, RunStatus
 from core.events import ApprovalRequested
 from core.run.calls import AgentHandle, CallOutcome
 from tests.conftest import run
+from tests.inotify_limits import limit_instances_to, limit_watches_to
 
 
 @asynccontextmanager
@@ -414,5 +417,40 @@ def test_an_answer_given_the_moment_the_request_is_announced_is_kept(workspace: 
                                                                           "content": "quick\n"}), 10)
             assert outcome.status is RunStatus.DONE, outcome.text
             assert (workspace / "n.txt").read_text() == "quick\n"
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("limit", ["instances", "watches"])
+def test_at_an_inotify_limit_the_console_says_so_and_still_captures_and_undoes_every_command(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch, limit: str) -> None:
+    """Many editors open (every inotify instance taken) or a large repository (more directories than watches):
+    the console cannot watch the workspace.  It says why, compares the workspace whole before and after each
+    command instead (a command's changes are still its own, and undoable; the person's edit is recorded as
+    theirs when the next call runs), and caches no result (nothing would tell it a file changed)."""
+    if limit == "instances":
+        limit_instances_to(monkeypatch, 0)
+    else:
+        limit_watches_to(monkeypatch, {os.fsencode(workspace.resolve())})
+    readme = workspace / "README.md"
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            state = console.watch_state()
+            assert state is not None and not state.watching and state.limit == limit and state.problem
+            assert console.cache_stats() is None
+            agent = await console.start_agent("agent", "scripted")
+            before = readme.read_text()
+            readme.write_text(before + "the person's line\n")  # no watcher sees it: the look before the command does
+            outcome = await console.call(agent, "Bash", {"command": "echo new > made.txt; rm -r src/shop"})
+            assert outcome.status == RunStatus.DONE
+            [record] = [r for r in await console.history() if r.call_id == outcome.call_id]
+            assert {c.path for c in record.changes} >= {"made.txt", "src/shop/pricing.py"}
+            assert "README.md" not in {c.path for c in record.changes}
+            assert [[c.path for c in x.changes] for x in console.timeline.externals] == [["README.md"]]
+            report = await console.undo(outcome.call_id)
+            assert report.ok and not (workspace / "made.txt").exists()
+            assert (workspace / "src" / "shop" / "pricing.py").exists() and "the person's line" in readme.read_text()
 
     run(scenario())

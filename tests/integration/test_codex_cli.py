@@ -26,6 +26,7 @@ import pytest
 from core import Console, RunStatus, install_token
 from core.outside import install
 from core.outside.codex import HOOKS
+from core.outside.intercept import GONE
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
@@ -276,24 +277,23 @@ def test_a_hung_console_blocks_the_call_after_the_silence_limit(workspace: Path,
             pass
         writer.close()
 
-    async def scenario() -> tuple[str | None, float]:
+    async def scenario() -> str | None:
         with tempfile.TemporaryDirectory(dir="/tmp") as short:
             server = await asyncio.start_unix_server(hung, path=f"{short}/c.sock")
             (state / "endpoint.sock").write_text(f"{short}/c.sock")
             try:
                 with ScriptedModel(turns) as model:
-                    started = time.monotonic()
-                    code, output = await _codex(model, workspace, monkeypatch, wait_s=2)
+                    code, output = await _codex(model, workspace, monkeypatch, wait_s=2)  # within CLI_TIMEOUT
                     assert code == 0 and model.unscripted == [], output
-                    return model.output("c_x"), time.monotonic() - started
+                    return model.output("c_x")
             finally:
                 server.close()
                 await server.wait_closed()
 
-    told, took = run(scenario())
+    told = run(scenario())
     assert not (workspace / "x.txt").exists()
+    # Blocked by the hook's own 2 s silence limit, as it says, not by Codex's timeout.
     assert told is not None and "Belay's console did not answer within 2 s; the call was blocked" in told, told
-    assert took < CLI_TIMEOUT
 
 
 @pytest.mark.timeout(90)
@@ -306,7 +306,7 @@ def test_codex_killed_mid_command_lets_go_within_seconds(workspace: Path, monkey
     turns = [Turn(tools=[ToolCall("exec_command", {"cmd": slow, "yield_time_ms": 30000}, "c_slow")]),
              Turn(text="unreachable", when=answers("c_slow"))]
 
-    async def scenario() -> tuple[RunStatus, float, RunStatus]:
+    async def scenario() -> tuple[RunStatus, str, bool, RunStatus]:
         async with Console(workspace) as console:
             console.set_mode("bypass")
             assert console.interceptor is not None
@@ -324,14 +324,15 @@ def test_codex_killed_mid_command_lets_go_within_seconds(workspace: Path, monkey
                     killed = time.monotonic()
                     while console.interceptor.waiting and time.monotonic() < killed + 30:
                         await asyncio.sleep(0.05)
-                    released = time.monotonic() - killed
+                    let_go = not console.interceptor.waiting
                 finally:
                     cli.cancel()
             other = await console.start_agent("other", "scripted")
             later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 10)
             [call] = [r for r in await console.history() if r.args.get("command") == slow]
-            return call.status, released, later.status
+            return call.status, call.error.message if call.error else "", let_go, later.status
 
-    status, released, later = run(scenario())
-    assert status == RunStatus.INTERRUPTED and released < 10, (status, released)
+    status, why, let_go, later = run(scenario())
+    # Let go within the 30 s it was given, not HOLD_S (ten minutes), because Codex's process was seen to end.
+    assert status == RunStatus.INTERRUPTED and let_go and why == GONE, (status, why)
     assert later == RunStatus.DONE

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core import BashSettings, Console, Decision, RunStatus
-from tests.conftest import run
+from tests.conftest import RUNAWAY_S, run
 from tests.integration.hostile import processes_matching
 
 
@@ -69,10 +69,11 @@ def test_a_timed_out_command_is_reported_timed_out_with_its_output(workspace: Pa
     assert "timed out after 0.5 s" in text and "started" in text
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # a cancel that waited for the sleeps would wait a day
 def test_cancel_from_the_window_stops_the_whole_tree(workspace: Path) -> None:
     marker = "98761"
 
-    async def scenario() -> tuple[RunStatus, float]:
+    async def scenario() -> RunStatus:
         async with Console(workspace, bash=BashSettings(kill_grace_s=0.5)) as console:
             await _allowing(console, "Bash(sleep:*)")
             agent = await console.start_agent("agent", "scripted")
@@ -81,13 +82,11 @@ def test_cancel_from_the_window_stops_the_whole_tree(workspace: Path) -> None:
             while len(processes_matching(f"sleep {marker}")) < 2 and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             [call_id] = list(console.timeline.runs)
-            started = time.monotonic()
             assert console.cancel(call_id)
-            outcome = await call
-            return outcome.status, time.monotonic() - started
+            return (await call).status
 
-    status, took = run(scenario())
-    assert status == RunStatus.CANCELLED and took < 3
+    status = run(scenario())
+    assert status == RunStatus.CANCELLED
     assert processes_matching(f"sleep {marker}") == []
 
 

@@ -26,6 +26,7 @@ import pytest
 from core import Console, RunStatus, install_token
 from core.outside import gemini
 from core.outside.install import hook_command
+from core.outside.intercept import GONE
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
 from tests.conftest import run
@@ -273,7 +274,7 @@ def test_a_gemini_killed_mid_command_lets_go_of_the_lock_within_seconds(workspac
     turns = [Turn(tools=[ToolCall("run_shell_command", {"command": slow}, id="g_slow")]),
              Turn(text="unreachable", when=answers("g_slow"))]
 
-    async def scenario() -> tuple[RunStatus, float, RunStatus]:
+    async def scenario() -> tuple[RunStatus, str, bool, RunStatus]:
         async with Console(workspace) as console:
             console.set_mode("bypass")
             with ScriptedModel(turns) as model:
@@ -290,16 +291,17 @@ def test_a_gemini_killed_mid_command_lets_go_of_the_lock_within_seconds(workspac
                 killed = time.monotonic()
                 while console.interceptor.waiting and time.monotonic() < killed + 30:
                     await asyncio.sleep(0.05)
-                released = time.monotonic() - killed
+                let_go = not console.interceptor.waiting
             with contextlib.suppress(OSError, ValueError):  # the command leads its own process group: not killed
                 os.killpg(os.getpgid(int((workspace / "slow.pid").read_text())), signal.SIGKILL)
             other = await console.start_agent("other", "scripted")
             later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 10)
             record = next(r for r in await console.history() if r.tool == "Bash" and r.args.get("command") == slow)
-            return record.status, released, later.status
+            return record.status, record.error.message if record.error else "", let_go, later.status
 
-    status, released, later = run(scenario())
-    assert status == RunStatus.INTERRUPTED and released < 10, released
+    status, why, let_go, later = run(scenario())
+    # Let go within the 30 s it was given, not HOLD_S (ten minutes), because the CLI's process was seen to end.
+    assert status == RunStatus.INTERRUPTED and let_go and why == GONE, why
     assert later == RunStatus.DONE
 
 
@@ -320,7 +322,7 @@ def test_a_hung_console_blocks_the_call_after_the_silence_limit_not_after_gemini
             pass
         writer.close()
 
-    async def scenario() -> tuple[dict[str, Any] | None, float]:
+    async def scenario() -> dict[str, Any] | None:
         with tempfile.TemporaryDirectory(dir="/tmp") as short:
             server = await asyncio.start_unix_server(hung, path=f"{short}/c.sock")
             (state / "endpoint.sock").write_text(f"{short}/c.sock")
@@ -328,15 +330,14 @@ def test_a_hung_console_blocks_the_call_after_the_silence_limit_not_after_gemini
                 with ScriptedModel(turns) as model:
                     gemini.install(model.user_settings, hook_command(state_root(), config_dir(), wait_s=2,
                                                                      agent="gemini"), config_dir())
-                    started = time.monotonic()
-                    code, output = await _gemini(model, workspace)
+                    code, output = await _gemini(model, workspace)  # within CLI_TIMEOUT, not Gemini's hour
                     assert code == 0, output
-                    return model.function_response("g_x"), time.monotonic() - started
+                    return model.function_response("g_x")
             finally:
                 server.close()
                 await server.wait_closed()
 
-    told, took = run(scenario())
+    told = run(scenario())
     assert not (workspace / "x.txt").exists() and told is not None
+    # Blocked by the hook's own 2 s silence limit, as it says (a few of them: SessionStart, BeforeTool, ...).
     assert response_text(told).startswith(f"{BLOCKED}Belay: Belay's console did not answer within 2 s"), told
-    assert took < CLI_TIMEOUT  # a few 2 s silences (SessionStart, BeforeTool, AfterAgent, ...), not an hour

@@ -175,6 +175,13 @@ def test_claude_code_on_the_remote_host_is_approved_undone_and_survives_a_droppe
         _stop_remote_console(ws)
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """In `belay attach`'s process, before it starts: Ctrl-C as a terminal's foreground command has it.  A shell
+    that runs `make test &` without job control ignores SIGINT for all it starts, and a program inherits an
+    ignored signal: Python then never turns Ctrl-C into KeyboardInterrupt, and attach would not hear it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.timeout(120)
 def test_belay_attach_answers_a_remote_hooks_approval_from_the_terminal(ssh_config: Path, tmp_path: Path) -> None:
     """The command a person types: `belay attach ssh://host/path` starts the console there, and the approval an
@@ -187,7 +194,8 @@ def test_belay_attach_answers_a_remote_hooks_approval_from_the_terminal(ssh_conf
     attach = subprocess.Popen(
         [sys.executable, "-m", "gui.terminal.cli", "attach", f"ssh://{private_sshd.HOST}{ws}", "--ssh",
          f"ssh -F {ssh_config}", "--remote-belay", _remote_belay()],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=_ctrl_c_as_at_a_terminal)
     try:
         deadline = time.monotonic() + 60
         while (socket_file := next(state_root().rglob("endpoint.json"), None)) is None:
@@ -203,8 +211,13 @@ def test_belay_attach_answers_a_remote_hooks_approval_from_the_terminal(ssh_conf
         code, out, err = ask_console(socket, install_token(config_dir()), event, max_wait_s=60)
         assert code == 0 and b'"allow"' in out, (out, err)
     finally:
-        attach.send_signal(signal.SIGINT)
-        printed = attach.communicate(timeout=30)[0].decode()
-        _stop_remote_console(ws)
+        attach.send_signal(signal.SIGINT)  # the person's Ctrl-C
+        try:
+            printed = attach.communicate(timeout=30)[0].decode()
+        finally:
+            if attach.poll() is None:  # Ctrl-C went unheard: end it, so it is not left running
+                attach.kill()
+                attach.wait()
+            _stop_remote_console(ws)
     assert attach.returncode == 130, printed
     assert "Attached to" in printed and "── approval needed" in printed and "tool:    Write" in printed, printed

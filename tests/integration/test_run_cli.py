@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,18 @@ def _belay(*args: str, cwd: Path = ROOT, answers: str | None = None,
 def _run(plan: Path, ws: Path, state_dir: Path, *extra: str,
          answers: str | None = None) -> subprocess.CompletedProcess[str]:
     return _belay("run", str(plan), "--workspace", str(ws), "--state-dir", str(state_dir), *extra, answers=answers)
+
+
+def _run_here(capfd: pytest.CaptureFixture[str], plan: Path, ws: Path, state_dir: Path,
+              *extra: str) -> subprocess.CompletedProcess[str]:
+    """`_run` in this process, through the same entry point (`gui.terminal.cli.main`), its exit status the return
+    value: for plans refused before anything starts, a case each, without a cold start of Python each (a second
+    or more of a run's time; the refusals made by a real process are the other tests')."""
+    from gui.terminal import cli
+
+    code = cli.main(["run", str(plan), "--workspace", str(ws), "--state-dir", str(state_dir), *extra])
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["belay", "run", str(plan)], code, out, err)
 
 
 def _calls(ws: Path, state_dir: Path) -> list[dict[str, object]]:
@@ -295,8 +306,8 @@ review:
     ("hello: world\n", "the plan has neither `calls` (or `batch`), nor `steps`"),
 ])
 def test_a_malformed_plan_exits_2_with_a_message(workspace: Path, state_dir: Path, tmp_path: Path,
-                                                 content: str, message: str) -> None:
-    result = _run(_plan(tmp_path, "plan.txt", content), workspace, state_dir, "--auto", "approve")
+                                                 capfd: pytest.CaptureFixture[str], content: str, message: str) -> None:
+    result = _run_here(capfd, _plan(tmp_path, "plan.txt", content), workspace, state_dir, "--auto", "approve")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("belay run: ") and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
@@ -351,12 +362,10 @@ def _refused(result: subprocess.CompletedProcess[str], fragment: str) -> None:
 
 def test_a_yaml_alias_bomb_is_refused_about_as_fast_as_an_empty_plan(workspace: Path, state_dir: Path,
                                                                      tmp_path: Path) -> None:
-    started = time.monotonic()
+    # Refused as the text is read, as an empty plan is (that nothing of it is built first is
+    # tests/gui/terminal/test_plans.py's); expanded, it would run for minutes, past _run's deadline.
     _refused(_run(_plan(tmp_path, "empty.yaml", "# nothing\n"), workspace, state_dir), "is empty")
-    baseline = time.monotonic() - started
-    started = time.monotonic()
     _refused(_run(_plan(tmp_path, "bomb.yaml", BOMB), workspace, state_dir), "plans may not use YAML aliases")
-    assert time.monotonic() - started < baseline + 5  # expanded, it would run for minutes
 
 
 @pytest.mark.parametrize(("name", "content", "fragment"), [
@@ -367,8 +376,9 @@ def test_a_yaml_alias_bomb_is_refused_about_as_fast_as_an_empty_plan(workspace: 
      "lone surrogate (\\ud800) in calls[0].args.content"),
 ])
 def test_a_hostile_plan_is_refused_in_one_line_and_nothing_runs(workspace: Path, state_dir: Path, tmp_path: Path,
-                                                              name: str, content: str, fragment: str) -> None:
-    _refused(_run(_plan(tmp_path, name, content), workspace, state_dir), fragment)
+                                                              capfd: pytest.CaptureFixture[str], name: str,
+                                                              content: str, fragment: str) -> None:
+    _refused(_run_here(capfd, _plan(tmp_path, name, content), workspace, state_dir), fragment)
     assert not (workspace / "x.txt").exists()
 
 
@@ -430,14 +440,11 @@ def test_independent_commands_run_at_once_each_in_its_own_layer_and_each_file_is
     plan = _plan(tmp_path, "four.json", {"name": "four", "calls": [
         {"id": f"c{n}", "tool": "Bash", "args": {"command": f"sleep 0.3; echo {n} > out_{n}.txt"}}
         for n in range(4)]})
-    began = time.monotonic()
     result = _run(plan, workspace, state_dir, "--auto", "approve", "--json")
-    took = time.monotonic() - began
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.splitlines()[-1])
+    # Four 0.3 s commands side by side, not one after another: all four were running at once.
     assert summary["max_parallelism"] == 4 and summary["max_running"] == 4, summary
-    assert summary["duration_s"] < 1.0, summary  # four 0.3 s commands side by side, not 1.2 s one after another
-    assert took < 15  # the whole process, start-up included
     for n in range(4):
         assert (workspace / f"out_{n}.txt").read_text() == f"{n}\n"
     changed = {c["summary"]: c["files_changed"] for c in _calls(workspace, state_dir) if c["tool"] == "Bash"}

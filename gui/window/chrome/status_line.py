@@ -1,5 +1,5 @@
 """The status bar's permanent parts: how many calls are in each state (and cache hits), whether Bash is sandboxed,
-and how much Belay keeps for the workspace.
+whether the workspace's files are watched, and how much Belay keeps for the workspace.
 
 The sandbox indicator is always visible because it changes what approving
 a command means: inside bubblewrap a command can write only the workspace
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,7 +22,7 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core import ConsoleSurface, Holding, RunStatus, SandboxInfo, Timeline
+from core import ConsoleSurface, Holding, RunStatus, SandboxInfo, Timeline, WatchState
 from gui.window.kit import theme
 
 if TYPE_CHECKING:
@@ -185,6 +185,67 @@ class HeldIndicator(QLabel):
                         "within about a second of noticing (within 10 minutes when it cannot watch the agent's "
                         "process), and the call ends as interrupted.")
         self.show()
+
+
+WATCH_EVERY_S = 5.0
+"""How often the watch indicator reads the console's state (a field read): watching may stop at any time."""
+NOT_WATCHING = "⚠ Not watching files: each command rescans the workspace"
+NOT_WATCHING_TIP = (
+    "Belay cannot watch this workspace's files for changes ({problem}).\n\n"
+    "What it does instead: before and after each command it compares the whole workspace with what it "
+    "recorded. Every command's changes are still recorded as its own and can be undone, but each command takes "
+    "longer in a large workspace; edits made outside Belay (your editor, a build) show up in the timeline when "
+    "the next call runs rather than at once; and read-only calls are not answered from the result cache.{why}\n\n"
+    "Belay tries again when the workspace is opened again.")
+LIMIT_TIPS = {
+    "instances": (
+        "\n\nWhy: every inotify instance your user may have is taken: each program that watches files (editors, "
+        "IDEs, build and test watchers, other Belay windows) uses some. Close some of them, or raise the limit: "
+        "sudo sysctl fs.inotify.max_user_instances=512 (add it to /etc/sysctl.d/ to keep it)."),
+    "watches": (
+        "\n\nWhy: this workspace has more folders than inotify lets your user watch (one watch per folder, shared "
+        "with every program that watches files). Raise the limit: sudo sysctl fs.inotify.max_user_watches=524288 "
+        "(add it to /etc/sysctl.d/ to keep it)."),
+}
+
+
+class WatchIndicator(QLabel):
+    """Hidden while Belay watches the workspace's files; when it cannot (an inotify limit reached: a large
+    repository, many editors open), says so and, in its tooltip, what Belay does instead and how to fix it.
+
+    Reads `state` (the console's `watch_state`) every WATCH_EVERY_S: watching can stop while the window is open.
+    """
+
+    def __init__(self, state: Callable[[], WatchState | None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("watchIndicator")
+        self._state = state
+        self.shown: WatchState | None = None
+        theme.follow(self, self._restyle)
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start(int(WATCH_EVERY_S * 1000))
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.show_state(self._state())
+
+    def _restyle(self) -> None:
+        self.show_state(self.shown)
+
+    def show_state(self, state: WatchState | None) -> None:
+        """None (a console that does not watch here: another host's) and a watching one show nothing."""
+        self.shown = state
+        if state is None or state.watching:
+            self.hide()
+            return
+        self.setText(f"<span style='color:{theme.colour('warning')}'>&nbsp;{html.escape(NOT_WATCHING)}&nbsp;</span>")
+        why = LIMIT_TIPS.get(state.limit, "") if state.limit is not None else ""
+        self.setToolTip(NOT_WATCHING_TIP.format(problem=state.problem or "no reason given", why=why))
+        self.show()
+
+    def __repr__(self) -> str:
+        return f"<WatchIndicator {self.shown!r}>"
 
 
 STORE_FIRST_S = 3.0

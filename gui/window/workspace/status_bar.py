@@ -1,4 +1,5 @@
-"""The workspace window's status bar: counts, a held workspace, the sandbox, the store, and where agents reach it.
+"""The workspace window's status bar: counts, a held workspace, the sandbox, whether files are watched, the store,
+and where agents reach it.
 
 Its parts are gui.window.chrome.status_line's indicators; this puts them in the bar in order, keeps them current
 (the held line every second), and adds the labels that say how outside agents reach this window, and, for a
@@ -14,7 +15,14 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from core import AttachServer, Console, ConsoleSurface, RemoteConsole, Timeline
-from gui.window.chrome.status_line import HeldIndicator, RunCounts, SandboxIndicator, StoreIndicator, preview_state
+from gui.window.chrome.status_line import (
+    HeldIndicator,
+    RunCounts,
+    SandboxIndicator,
+    StoreIndicator,
+    WatchIndicator,
+    preview_state,
+)
 from gui.window.runtime.tasks import TaskSet
 
 
@@ -32,6 +40,8 @@ class WindowStatus(QObject):
         bar.addPermanentWidget(self.held)
         self.sandbox = SandboxIndicator()
         bar.addPermanentWidget(self.sandbox)
+        self.watch = WatchIndicator(console.watch_state)  # hidden while the workspace's files are watched
+        bar.addPermanentWidget(self.watch)
         self.store: StoreIndicator | None = None
         if console.state_dir is not None:  # (a console on another host keeps its store there)
             self.store = StoreIndicator(console.state_dir, tasks.spawn)  # its size, how far undo reaches

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from core.changes import diffs
 from core.changes.diffs import compute_diff, unified_text
 from core.changes.xdiff import XdiffError, XPatch, diff_buffers
 from core.models.diffs import DiffLine, FileDiff
+from tests.conftest import RUNAWAY_S
 
 
 def _numbered(count: int) -> list[str]:
@@ -149,6 +149,7 @@ def test_changed_line_endings_are_counted_and_noted(tmp_path: Path) -> None:
     assert _git_apply(tmp_path, before, diff) == after
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # how fast: bench/diff.py (diff_repetitive); a quadratic diff here takes minutes
 def test_huge_repetitive_file_is_fast_and_exact() -> None:
     old = ["}\n"] * 50_000
     new = list(old)
@@ -156,11 +157,8 @@ def test_huge_repetitive_file_is_fast_and_exact() -> None:
     for k in edits:
         new[k] = f"edited {k}\n"
 
-    started = time.perf_counter()
     diff = compute_diff("braces.c", _bytes(old), _bytes(new))
-    elapsed = time.perf_counter() - started
 
-    assert elapsed < 2.0
     assert (diff.added, diff.removed, diff.truncated, diff.note) == (20, 20, False, "")
     removed = [l.old_no for h in diff.hunks for l in h.lines if l.kind == "-"]
     added = [(l.new_no, l.text) for h in diff.hunks for l in h.lines if l.kind == "+"]
@@ -168,15 +166,14 @@ def test_huge_repetitive_file_is_fast_and_exact() -> None:
     assert added == [(k + 1, f"edited {k}") for k in edits]
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 def test_every_other_line_changed_in_a_huge_file_is_fast() -> None:
     # git 2.39's --histogram takes 44 s on this shape; the engine used must not.
     old = [f"def f{n}(x):\n" if k == 0 else f"    return x * {n}\n" for n in range(20_000) for k in (0, 1)]
     new = ["# header\n"] + [line.replace("return x", "return -x") for line in old]
 
-    started = time.perf_counter()
     diff = compute_diff("alt.py", _bytes(old), _bytes(new))
 
-    assert time.perf_counter() - started < 2.0
     assert (diff.added, diff.removed, diff.truncated) == (20_001, 20_000, True)
     assert diff.hunks[0].lines[:3] == (
         DiffLine(kind="+", old_no=None, new_no=1, text="# header"),
@@ -185,6 +182,7 @@ def test_every_other_line_changed_in_a_huge_file_is_fast() -> None:
     )
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 @pytest.mark.allow_warning_logs  # the fallback is logged
 def test_beyond_xdiffs_size_limit_a_huge_change_is_summarised_not_diffed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(diffs, "XDIFF_MAX_BYTES", 1_000)
@@ -193,10 +191,8 @@ def test_beyond_xdiffs_size_limit_a_huge_change_is_summarised_not_diffed(monkeyp
     for k in range(100, 50_000, 2_500):
         new.insert(k, f"inserted {k}\n")
 
-    started = time.perf_counter()
     diff = compute_diff("braces.c", _bytes(old), _bytes(new))
 
-    assert time.perf_counter() - started < 2.0
     assert (diff.added, diff.removed, diff.hunks, diff.truncated) == (20, 0, (), True)
     assert diff.note == "diff too large to show"
 
@@ -215,6 +211,7 @@ def test_beyond_xdiffs_size_limit_in_place_edits_of_a_huge_file_are_still_diffed
     assert diff.hunks[1].lines[3] == DiffLine(kind="-", old_no=2_601, new_no=None, text="}")
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 @pytest.mark.allow_warning_logs  # the failure is logged on purpose
 @pytest.mark.parametrize("failure", ["raises", "finds nothing"])
 def test_a_failing_xdiff_falls_back_without_a_quadratic_diff(
@@ -229,11 +226,9 @@ def test_a_failing_xdiff_falls_back_without_a_quadratic_diff(
     old = _numbered(5_000)
     new = old[::2] + ["tail\n"]
 
-    started = time.perf_counter()
     diff = compute_diff("big.txt", _bytes(old), _bytes(new))
 
-    assert time.perf_counter() - started < 2.0
-    assert (diff.added, diff.removed, diff.note) == (1, 2_500, "diff too large to show")
+    assert (diff.added, diff.removed, diff.note) == (1, 2_500, "diff too large to show")  # summarised, not diffed
     assert "xdiff" in caplog.text
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from core.changes.tracker import Captured, ChangeTracker
+import pytest
+
+from core.changes.tracker import Captured, ChangeTracker, WatchState
 from core.models.records import ChangeKind, FileChange
 from core.paths import Workspace
 from core.store.blobs import BlobStore, content_hash
 from tests.conftest import run, wait_until
+from tests.inotify_limits import limit_instances_to, limit_watches_to
 
 External = list[tuple[list[tuple[str, ChangeKind]], str]]
 
@@ -171,3 +175,45 @@ def test_holding_names_the_author_while_others_wait_and_nobody_once_it_lets_go(t
 async def _briefly(tracker: ChangeTracker) -> None:
     async with tracker.mutation("call call_def456"):
         pass
+
+
+@pytest.mark.parametrize("limit", ["instances", "watches"])
+def test_at_an_inotify_limit_each_command_is_looked_at_whole_and_nothing_is_missed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str) -> None:
+    """Many editors open (every inotify instance taken) or a large repository (more directories than watches):
+    the tracker cannot watch, says why, and compares the whole workspace before and after each command."""
+    ws = make_workspace(tmp_path)
+    if limit == "instances":
+        limit_instances_to(monkeypatch, 0)
+    else:
+        limit_watches_to(monkeypatch, {os.fsencode(ws)})
+
+    async def scenario() -> None:
+        async with tracking(tmp_path) as (tracker, external):
+            state = tracker.watch_state
+            assert state is not None and not state.watching and not tracker.watching
+            assert state.limit == limit and state.problem.startswith("cannot watch ")
+            (ws / "notes.txt").write_text("the person's edit\n")  # no watcher sees it: the next look does
+            for n in (1, 2):
+                async with tracker.mutation(f"call {n}"):
+                    subprocess.run(["sh", "-c", f"echo {n} > src/new{n}.py; echo {n} >> src/app.py"], cwd=ws,
+                                   check=True)
+                    captured = await tracker.capture()
+                assert [(c.path, c.kind) for c in captured.changes] == [
+                    ("src/app.py", ChangeKind.MODIFY), (f"src/new{n}.py", ChangeKind.CREATE)]
+            assert external == [([("notes.txt", ChangeKind.MODIFY)], "before call 1")]
+            assert tracker.watch_state == state  # no retry at each look: it would walk a large tree in vain
+
+    run(scenario())
+
+
+def test_a_tracker_that_watches_says_so_and_one_made_not_to_says_nothing(tmp_path: Path) -> None:
+    make_workspace(tmp_path)
+
+    async def scenario() -> None:
+        async with tracking(tmp_path) as (tracker, _):
+            assert tracker.watch_state == WatchState(True)
+        async with tracking(tmp_path, watch=False) as (tracker, _):
+            assert tracker.watch_state is None
+
+    run(scenario())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import random
@@ -14,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from watchdog.observers import inotify_c
 from watchdog.observers.api import BaseObserver
 
 from core.changes.watcher import Dirty, DirtyTracker
+from tests.inotify_limits import inotify_instances, limit_instances_to, limit_watches_to
 
 
 def sh(cwd: Path, script: str) -> None:
@@ -169,7 +168,8 @@ def test_stop_leaves_no_thread_or_descriptor_behind(ws: Path) -> None:
     threads, fds = set(threading.enumerate()), set(os.listdir("/proc/self/fd"))
     tracker = DirtyTracker(ws)
     assert tracker.start() and tracker.watching
-    assert len(set(threading.enumerate()) - threads) == 3  # inotify reader, emitter, dispatcher
+    # inotify reader, emitter, dispatcher, and from watchdog 7.1.1 the reader's own event dispatcher
+    assert len(set(threading.enumerate()) - threads) in (3, 4)
     tracker.stop()
     assert set(threading.enumerate()) == threads and set(os.listdir("/proc/self/fd")) == fds
     assert not tracker.watching and tracker.take() == Dirty(frozenset(), everything=True)
@@ -188,17 +188,18 @@ def test_start_fails_gracefully_when_watching_is_impossible(ws: Path, monkeypatc
     assert set(threading.enumerate()) == threads
 
 
-def limit_watches_to(monkeypatch: pytest.MonkeyPatch, allowed: set[bytes]) -> None:
-    """inotify_add_watch fails with ENOSPC, as at the watch limit, for directories not in `allowed`."""
-    real = inotify_c.inotify_add_watch
+def test_starts_that_fail_at_once_give_their_inotify_instances_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tracker whose start fails (a watch limit reached: a large repository) is retried at each look; each
+    attempt once kept an instance, and enough of them (a long session, many editors open) used up the user's
+    inotify instances, for Belay and every other program of the user's."""
+    def schedule(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
 
-    def add_watch(fd: int, path: bytes, mask: int) -> int:
-        if path in allowed:
-            return real(fd, path, mask)
-        ctypes.set_errno(errno.ENOSPC)
-        return -1
-
-    monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)
+    monkeypatch.setattr(BaseObserver, "schedule", schedule)
+    before = inotify_instances()
+    for _ in range(20):
+        assert not DirtyTracker(ws).start()
+    assert inotify_instances() == before
 
 
 def test_a_subdirectory_that_cannot_be_watched_fails_start(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,6 +207,22 @@ def test_a_subdirectory_that_cannot_be_watched_fails_start(ws: Path, monkeypatch
     tracker = DirtyTracker(ws)
     assert not tracker.start()
     assert "cannot watch" in tracker.problem and "src" in tracker.problem
+
+
+def test_at_the_watch_limit_start_fails_and_says_which_limit(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit_watches_to(monkeypatch, {os.fsencode(ws)})  # a large repository: more directories than watches
+    tracker = DirtyTracker(ws)
+    assert not tracker.start() and not tracker.watching
+    assert tracker.limit == "watches" and tracker.take().everything
+
+
+def test_at_the_instance_limit_start_fails_and_says_which_limit(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit_instances_to(monkeypatch, 0)  # many editors open: every inotify instance of the user's taken
+    before = inotify_instances()
+    tracker = DirtyTracker(ws)
+    assert not tracker.start() and not tracker.watching
+    assert tracker.limit == "instances" and "inotify instance limit reached" in tracker.problem
+    assert tracker.take().everything and inotify_instances() == before
 
 
 @pytest.mark.allow_warning_logs

@@ -179,14 +179,13 @@ def test_an_http_server_that_goes_away_fails_and_restart_reconnects(tmp_path: Pa
 def test_a_hanging_server_times_out_without_holding_up_another(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with harness(tmp_path, stdio("slow", timeout_s=1.0), stdio("quick")) as h:
-            started = time.monotonic()
             hung = asyncio.ensure_future(h.error("mcp__slow__hang", {"seconds": 60}))  # the server waits
-            blocked = asyncio.ensure_future(h.error("mcp__slow__block", {"seconds": 10}))  # the server is stuck
+            blocked = asyncio.ensure_future(h.error("mcp__slow__block", {"seconds": 60}))  # the server is stuck
             assert (await h.call("mcp__quick__echo", {"text": "not waiting"})).text == "not waiting"
             assert not hung.done() and not blocked.done()  # quick answered while slow still kept them waiting
-            for error in await asyncio.wait_for(asyncio.gather(hung, blocked), 10):
+            # Ended by their own 1 s limit, as they say, well before the server's 60 s (this 30 s deadline).
+            for error in await asyncio.wait_for(asyncio.gather(hung, blocked), 30):
                 assert error.kind == ErrorKind.TIMEOUT and "timed out after 1 s" in error.info.message
-            assert time.monotonic() - started < 5.0  # their own limit, not the server's 10 s
             assert h.manager.status("slow").state == ServerState.READY  # slow is not dead
             assert (await h.call("mcp__quick__echo", {"text": "still here"})).text == "still here"
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
 from core.models.batches import BatchCall
 from core.orchestration.graph import BatchError, CycleError, Graph, build_graph, plan_info
+from tests.conftest import RUNAWAY_S
 
 
 def call(id: str, *depends_on: str, **args: Any) -> BatchCall:
@@ -155,25 +155,21 @@ def test_an_impossible_estimate_is_refused(bad: float) -> None:
         plan_info(build_graph([call("a")]), {"a": bad})
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # linear: a blink; quadratic: 10^8 steps
 def test_ten_thousand_calls_in_a_chain_build_and_plan_quickly() -> None:
     calls = chain(10_000)
-    started = time.perf_counter()
     plan = plan_info(build_graph(calls))
-    elapsed = time.perf_counter() - started
     assert len(plan.levels) == 10_000 and plan.max_parallelism == 1
     assert plan.levels[0] == ("c9999",) and plan.critical_path[0] == "c9999" and len(plan.critical_path) == 10_000
-    assert elapsed < 1.0
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # linear: a blink; quadratic: 10^8 steps
 def test_ten_thousand_independent_calls_build_and_plan_quickly() -> None:
     calls = [call(f"c{i}") for i in range(10_000)]
-    started = time.perf_counter()
     graph = build_graph(calls)
     plan = plan_info(graph)
-    elapsed = time.perf_counter() - started
     assert plan.max_parallelism == 10_000 and len(plan.levels) == 1 and plan.critical_path == ("c0",)
     assert len(graph.ready(set())) == 10_000
-    assert elapsed < 1.0
 
 
 def test_the_path_left_from_each_call_is_its_estimate_and_the_longest_after_it() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,11 @@ def test_a_batch_plans_by_estimates_that_the_journal_refines_once_it_has_timed_c
             assert first.ok and first.plan.estimates == {"wait": 1.0, "look": 1.0}  # Bash's own guess
             for _ in range(2):
                 assert (await console.run_batch(agent, calls)).ok
+            took = {word: [r.duration_s for r in await console.history() if r.args["command"].startswith(word)]
+                    for word in ("sleep", "ls")}
             timed = (await console.run_batch(agent, calls)).plan.estimates
-            assert 0.3 <= timed["wait"] < 1.0 and timed["look"] < 0.3  # three sleeps and three ls, as timed
+            # three sleeps and three ls, as timed: each the median of the journal's durations of calls alike
+            assert (timed["wait"], timed["look"]) == (statistics.median(took["sleep"]), statistics.median(took["ls"]))
+            assert len(took["sleep"]) == len(took["ls"]) == 3 and timed["wait"] >= 0.3  # a 0.3 s sleep, at least
 
     run(scenario())

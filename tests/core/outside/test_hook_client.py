@@ -252,9 +252,11 @@ def test_a_console_that_accepts_and_never_answers_is_given_up_on_after_the_silen
         by_flag, flag_took = _timed("PermissionRequest", workspace, env_extra={"BELAY_HOOK_WAIT": "50"}, command=flag)
     assert ("Belay: Belay's console did not answer within 1.5 s; the call was blocked. Is the Belay window hung?"
             in _refusal(pre, "PreToolUse"))
-    assert 1.5 <= pre_took < 10, pre_took  # not Claude Code's hour
-    assert (post.returncode, post.stdout, post.stderr) == (0, "", "") and 1.5 <= post_took < 10  # nothing to stop
-    assert "did not answer within 1 s" in _refusal(by_flag, "PermissionRequest") and 1 <= flag_took < 10
+    # Given up on by the silence limit, as each says, and not before it; not Claude Code's hour (each hook runs
+    # under _hook's 60 s deadline, which a wait for the console would reach: it never answers).
+    assert 1.5 <= pre_took, pre_took
+    assert (post.returncode, post.stdout, post.stderr) == (0, "", "") and 1.5 <= post_took  # nothing to stop
+    assert "did not answer within 1 s" in _refusal(by_flag, "PermissionRequest") and 1 <= flag_took
 
 
 def test_a_console_that_keeps_sending_keepalives_past_the_silence_limit_is_waited_for(tmp_path: Path) -> None:
@@ -274,7 +276,7 @@ def test_keepalives_do_not_stretch_a_call_past_the_overall_cap(tmp_path: Path) -
         done, took = _timed("PreToolUse", workspace, env_extra={"BELAY_HOOK_WAIT": "1", "BELAY_HOOK_MAX_WAIT": "2"})
     reason = _refusal(done, "PreToolUse")
     assert "kept this call waiting for more than 2 s" in reason and "the call was blocked" in reason
-    assert 2 <= took < 10, took
+    assert 2 <= took, took  # and not the 60 s of keepalives: _hook's deadline is 60 s
 
 
 def test_only_exit_codes_that_claude_code_honours_leave_the_client(tmp_path: Path) -> None:

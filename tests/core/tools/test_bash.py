@@ -24,6 +24,7 @@ from core.process.shells import ShellManager
 from core.run import arguments
 from core.tools.base import ReadState, ToolContext, ToolOutput
 from core.tools.bash import BashArgs, BashOutputTool, BashSettings, BashTool, KillShellTool, no_preview
+from tests.conftest import RUNAWAY_S
 
 SECRETS = {"ANTHROPIC_API_KEY": "sk-ant-SENTINEL-0001", "AWS_SECRET_ACCESS_KEY": "SENTINEL/aws/0002",
            "GITHUB_TOKEN": "ghp_SENTINEL000000000000000000000000000003", "DATABASE_URL": "postgres://u:SENTINELPW@db/x"}
@@ -215,12 +216,12 @@ def test_a_git_planted_in_the_workspace_is_not_run(ws: Path, sandbox: str, monke
     assert out.text.startswith("git version") and not (ws / "PWNED").exists()
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 def test_stdin_is_closed_and_editors_do_not_wait(ws: Path, sandbox: str) -> None:
     subprocess.run(f"git -C {ws} init -q && touch {ws}/a && git -C {ws} add a", shell=True, check=True)
-    started = time.monotonic()
-    assert bash(ws, "cat", sandbox=sandbox).text == "(no output)"
+    assert bash(ws, "cat", sandbox=sandbox).text == "(no output)"  # at once: stdin is closed, not a terminal
     out = bash(ws, "git commit", sandbox=sandbox, timeout=8000)
-    assert time.monotonic() - started < 5 and "Exit code" in out.text
+    assert "Exit code" in out.text  # git gave up on its editor and exited: the call's 8 s limit did not end it
 
 
 # --- the sandbox ----------------------------------------------------------------------------------------------
@@ -263,27 +264,26 @@ def test_private_tmp_is_removed_afterwards(ws: Path) -> None:
 
 # --- processes and limits -----------------------------------------------------------------------------------
 
+@pytest.mark.timeout(RUNAWAY_S)
 def test_background_leftovers_are_killed_when_the_command_ends(ws: Path, sandbox: str) -> None:
-    started = time.monotonic()
     out = bash(ws, f"nohup {sleep(98764)} >/dev/null 2>&1 & {sleep(98765)} &", sandbox=sandbox)
-    assert out.data["exit_code"] == 0 and time.monotonic() - started < 3
+    assert out.data["exit_code"] == 0  # the command's own end: waiting for the sleeps, the 120 s limit would end it
     assert processes_matching("sleep 9876") == []
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 def test_an_orphan_holding_the_pipe_cannot_hang_the_call(ws: Path) -> None:
     """Without a PID namespace a setsid'd grandchild of a dead parent escapes the sweep, but not the call."""
-    started = time.monotonic()
     try:
         out = bash(ws, f"(setsid {sleep(98763)} &) ; echo done", sandbox="off", settings={"drain_timeout_s": 0.5})
-        assert out.text == "done\n" and time.monotonic() - started < 3
+        assert out.text == "done\n"  # the command's end and output: not its 120 s limit, not the orphan's
     finally:
         subprocess.run(["pkill", "-KILL", "-f", f"^sleep 98763\\.{TAG}$"], check=False)
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # SIGTERM alone would leave the call waiting for the sleep: a day
 def test_timeout_kills_a_tree_that_ignores_sigterm(ws: Path, sandbox: str) -> None:
-    started = time.monotonic()
     error = bash_error(ws, f"trap '' TERM INT HUP; echo before; {sleep(98766)}", sandbox=sandbox, timeout=1000)
-    assert time.monotonic() - started < 1 + 3
     assert error.kind == ErrorKind.TIMEOUT and "timed out after 1 s" in error.info.message
     assert error.info.message.endswith("Output until then:\nbefore\n")
 
@@ -315,8 +315,9 @@ def test_an_endless_flood_is_stopped_with_bounded_memory(ws: Path) -> None:
     assert sum(map(len, live)) < 16_384 * 12 + 1_000
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # a cancel that waited for the sleeps would wait a day
 def test_cancelling_the_call_kills_the_tree(ws: Path, sandbox: str) -> None:
-    async def go() -> float:
+    async def go() -> None:
         tool = BashTool(BashSettings(sandbox=sandbox, kill_grace_s=1.0), ShellManager(lambda event: None))  # type: ignore[arg-type]
         args = BashArgs.model_validate({"command": f"{sleep(98767)} & {sleep(98767)}"})
         task = asyncio.create_task(tool.run(args, make_ctx(ws)))
@@ -324,12 +325,10 @@ def test_cancelling_the_call_kills_the_tree(ws: Path, sandbox: str) -> None:
         while len(processes_matching(sleep(98767))) < 2 and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         assert len(processes_matching(sleep(98767))) == 2
-        started = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return time.monotonic() - started
-    assert asyncio.run(go()) < 2
+    asyncio.run(go())
     assert processes_matching(sleep(98767)) == []
 
 

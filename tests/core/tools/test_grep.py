@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from core.run.calls import CallOutcome
 from core.tools import grep
 from core.tools.base import ReadState, ToolContext, ToolOutput
 from core.tools.grep import Grep, GrepArgs
-from tests.conftest import run
+from tests.conftest import RUNAWAY_S, run
 
 
 def make_ctx(root: Path) -> ToolContext:
@@ -112,21 +111,19 @@ def test_a_pattern_starting_with_a_dash_is_a_pattern(root: Path, engine: str) ->
     assert search(root, pattern="--version").data["files"] == [str(root / "flags.txt")]
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # a backtracking engine takes 2^40 steps here
 def test_catastrophic_backtracking_finishes_quickly_with_rg(root: Path) -> None:
     (root / "evil.txt").write_text("a" * 40 + "!\n")
-    started = time.monotonic()
-    assert search(root, pattern="(a+)+$", path=f"{root}/evil.txt").text == "No matches found"
-    assert time.monotonic() - started < 5
+    assert search(root, pattern="(a+)+$", path=f"{root}/evil.txt").text == "No matches found"  # searched, not stopped
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # Python's backtracking engine takes 2^40 steps here: stopped, or it runs for days
 def test_the_fallback_is_stopped_at_its_time_limit(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grep, "find_rg", lambda: None)
     monkeypatch.setattr(grep, "TIME_LIMIT_S", 2.0)
     (root / "evil.txt").write_text("a" * 40 + "!\n")
-    started = time.monotonic()
     error = search_error(root, pattern="(a+)+$", path=f"{root}/evil.txt")
     assert error.kind is ErrorKind.TIMEOUT
-    assert time.monotonic() - started < 5
 
 
 def test_alias_arguments_validate() -> None:
@@ -144,13 +141,12 @@ def test_summary(root: Path) -> None:
     assert Grep().summary(args, Workspace(root)) == "'TODO' in src (*.py)"
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 def test_output_beyond_the_cap_stops_the_search() -> None:
     """Each time: the search's end was once unseen in 1 run in 20 or so (its pipe's reading paused past the cap),
     and the search then waited out its whole time limit."""
-    for _ in range(30):
-        started = time.monotonic()
-        rc, out, _ = asyncio.run(grep.run_capped(["yes", "match"], 3, 1000))
-        assert time.monotonic() - started < 2
+    for _ in range(30):  # a time limit of an hour: only the cap can end `yes` before the test's deadline
+        rc, out, _ = asyncio.run(grep.run_capped(["yes", "match"], 3600, 1000))
         assert rc == -signal.SIGKILL and 0 < len(out) <= 1000 and out.endswith(b"match\n")
 
 
@@ -170,12 +166,11 @@ def test_a_cancelled_search_kills_its_process(tmp_path: Path) -> None:
         os.kill(int(pid_file.read_text()), 0)
 
 
+@pytest.mark.timeout(RUNAWAY_S)  # a FIFO read waits for a writer: forever, here
 def test_a_fifo_named_explicitly_is_refused_not_waited_on(root: Path, engine: str) -> None:
     os.mkfifo(root / "pipe")
-    started = time.monotonic()
     assert search_error(root, pattern="x", path=f"{root}/pipe").kind is ErrorKind.NOT_REGULAR_FILE
     assert search(root, pattern="TODO", path=str(root)).data["files"]  # and a walk skips it
-    assert time.monotonic() - started < 5
 
 
 def deny_env(path: Path) -> str | None:

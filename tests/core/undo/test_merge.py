@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from core.undo import merge
 from core.undo.merge import MergeResult, merge3
+from tests.conftest import RUNAWAY_S
 
 
 def _text(*lines: str) -> bytes:
@@ -175,14 +175,15 @@ def test_a_hanging_or_failing_git_falls_back(
     monkeypatch.setattr(merge, "_git_executable", lambda: str(fake_git))
     monkeypatch.setattr(merge, "GIT_TIMEOUT", 0.5)
 
-    start = time.monotonic()
     result = merge3(*CASES["clean"])
 
     assert result == MergeResult(clean=True, content=_with(LINES, l8="user"), conflicts=0)
-    assert time.monotonic() - start < 5
     assert [r.levelno for r in caplog.records if r.name == "core.undo.merge"] == [logging.WARNING]
+    if script.startswith("exec sleep"):  # not its 30 s: stopped at its own limit, and the built-in merge answered
+        assert "timed out after 0.5 seconds" in caplog.text
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 @pytest.mark.parametrize("engine", ["git", "fallback"])
 def test_a_large_repetitive_file_merges_quickly(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if engine == "fallback":
@@ -190,21 +191,17 @@ def test_a_large_repetitive_file_merges_quickly(engine: str, monkeypatch: pytest
     lines = ["}"] * 50_000
     base = _with(lines, l49900="call")
 
-    start = time.monotonic()
     result = merge3(base, _with(lines, l100="user", l49900="call"), _text(*lines))
-    elapsed = time.monotonic() - start
 
     assert result == MergeResult(clean=True, content=_with(lines, l100="user"), conflicts=0)
-    assert elapsed < 2.0
 
 
+@pytest.mark.timeout(RUNAWAY_S)
 def test_without_git_a_large_changed_region_gives_none_quickly(no_git: None) -> None:
     lines = ["}"] * 50_000
     base = _with(lines, l25000="call")
     ours = _with(lines, l10="user", l25000="call", l40000="user")
 
-    start = time.monotonic()
     result = merge3(base, ours, _text(*lines))
 
     assert result is None
-    assert time.monotonic() - start < 2.0

@@ -1,11 +1,12 @@
 """Approvals at the terminal (gui.terminal.approver): the card a person reads, standard input read a line at a
-time, and a question that stops being asked when it is answered elsewhere."""
+time (and its reader ended when done), and a question that stops being asked when it is answered elsewhere."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -147,3 +148,22 @@ def test_an_unclear_answer_is_asked_again(workspace: Path) -> None:
         assert f"{PROMPT}sure\n  Please answer y, n, ya or na.\n{PROMPT}y\n" in out.getvalue()
 
     _terminal(workspace, body)
+
+
+def test_lines_are_read_as_asked_and_closing_ends_the_reader() -> None:
+    read_end, write_end = os.pipe()
+    lines = StdinLines(read_end)
+    os.write(write_end, b"y\nnot this file\r\n")
+
+    async def ask() -> list[str | None]:
+        return [await lines.readline(), await lines.readline()]
+
+    try:
+        assert asyncio.run(ask()) == ["y", "not this file"]
+        reader = next(t for t in threading.enumerate() if t.name == "belay stdin")
+        lines.close()  # nobody asks any more, and the input is still open: the reader would wait for ever
+        reader.join(5)
+        assert not reader.is_alive()
+    finally:
+        os.close(write_end)
+        os.close(read_end)

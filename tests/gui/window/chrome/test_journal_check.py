@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from core import BelayError, Console, ErrorKind, Verdict
+from core import BelayError, Console, ErrorKind, JournalCheck
 from core.store.seals import Mismatch
 from gui.window.chrome.journal_check import SHOWN, check_journal
 from gui.window.workspace.window import MainWindow
@@ -29,8 +29,8 @@ def parent(qtbot: Any) -> QWidget:
     return widget
 
 
-def _box(parent: QWidget, loop: Any, verified: Verdict | BelayError) -> QMessageBox:
-    async def answered() -> Verdict:
+def _box(parent: QWidget, loop: Any, verified: JournalCheck | BelayError) -> QMessageBox:
+    async def answered() -> JournalCheck:
         await asyncio.sleep(0)  # read off the loop, in the app
         if isinstance(verified, BaseException):
             raise verified
@@ -42,7 +42,7 @@ def _box(parent: QWidget, loop: Any, verified: Verdict | BelayError) -> QMessage
 
 
 def test_a_journal_that_verifies_says_so_with_the_head_to_keep(parent: QWidget, loop: Any) -> None:
-    box = _box(parent, loop, Verdict(seals=12, rows=3456, head="9f2c"))
+    box = _box(parent, loop, JournalCheck(seals=12, rows=3456, head="9f2c"))
     assert box.icon() == QMessageBox.Icon.Information
     assert "All 3,456 rows are as Belay last sealed them (12 seals in one chain)" in box.text()
     assert "Head: <code>12:9f2c</code>" in box.text() and "belay verify --expect" in box.text()
@@ -51,13 +51,13 @@ def test_a_journal_that_verifies_says_so_with_the_head_to_keep(parent: QWidget, 
 
 
 def test_rows_older_than_the_seals_are_said_to_be_checked_from_when_they_were_sealed(parent: QWidget, loop: Any) -> None:
-    box = _box(parent, loop, Verdict(seals=2, rows=40, head="ab", adopted=30))
+    box = _box(parent, loop, JournalCheck(seals=2, rows=40, head="ab", adopted=30))
     assert "30 rows were written before this journal was sealed" in box.text()
 
 
 def test_a_changed_journal_names_the_first_mismatches_and_counts_the_rest(parent: QWidget, loop: Any) -> None:
     found = tuple(Mismatch("edited", "calls", f"call_{n}", n) for n in range(SHOWN + 3))
-    box = _box(parent, loop, Verdict(seals=9, rows=50, head="77", mismatches=found))
+    box = _box(parent, loop, JournalCheck(seals=9, rows=50, head="77", mismatches=found))
     assert box.icon() == QMessageBox.Icon.Warning and "does NOT verify" in box.text()
     shown = html.unescape(box.text())
     assert all(f"calls row 'call_{n}' does not match its seal {n}" in shown for n in range(SHOWN))

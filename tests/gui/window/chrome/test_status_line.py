@@ -1,8 +1,10 @@
-"""The status line: run counts (skipped calls, the result cache), and how commands are contained."""
+"""The status line: run counts (skipped calls, the result cache), how commands are contained, and whether the
+workspace's files are watched."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -12,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from core import CallFinished, CallQueued, Console, RunStatus, SandboxInfo, Timeline
+from core import CallFinished, CallQueued, Console, RunStatus, SandboxInfo, Timeline, WatchState
 from core.tools.bash import BashSettings
-from gui.window.chrome.status_line import RunCounts, SandboxIndicator, preview_state
+from gui.window.chrome.status_line import RunCounts, SandboxIndicator, WatchIndicator, preview_state
 from gui.window.kit.theme import LIGHT
 from tests.conftest import run, wait_until
+from tests.inotify_limits import limit_instances_to, limit_watches_to
 
 
 @dataclass(frozen=True)
@@ -171,3 +174,54 @@ def test_when_settings_preview_commands_the_indicator_says_whether_they_can_be_h
     assert "commands apply" in indicator.text()
     indicator.show_sandbox(on, network=True, previews=None)
     assert "preview" not in indicator.text()
+
+
+@pytest.mark.parametrize("limit", ["instances", "watches"])
+def test_at_an_inotify_limit_the_line_says_files_are_not_watched_and_what_belay_does_instead(
+        qtbot: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch, limit: str) -> None:
+    """Many editors open, or a large repository: the console cannot watch, and the person reads so in the
+    status line, with what Belay does instead and how to lift the limit in the tooltip."""
+    if limit == "instances":
+        limit_instances_to(monkeypatch, 0)
+    else:
+        limit_watches_to(monkeypatch, {os.fsencode(workspace.resolve())})
+    indicators: list[WatchIndicator] = []
+
+    async def opened() -> None:
+        async with Console(workspace) as console:
+            indicator = WatchIndicator(console.watch_state)
+            qtbot.addWidget(indicator)
+            indicators.append(indicator)
+
+    run(opened())
+    [indicator] = indicators
+    assert not indicator.isHidden()
+    text = re.sub(r"<[^>]+>|&nbsp;", "", indicator.text())
+    assert text == "⚠ Not watching files: each command rescans the workspace"
+    tip = indicator.toolTip()
+    assert tip.startswith("Belay cannot watch this workspace's files for changes (cannot watch ")
+    assert "before and after each command it compares the whole workspace" in tip and "can be undone" in tip
+    assert "show up in the timeline when the next call runs" in tip and "not answered from the result cache" in tip
+    assert ("fs.inotify.max_user_instances" in tip) == (limit == "instances")
+    assert ("fs.inotify.max_user_watches" in tip) == (limit == "watches")
+
+
+def test_while_files_are_watched_the_line_says_nothing_and_it_speaks_up_when_watching_stops(
+        qtbot: Any, workspace: Path) -> None:
+    states: list[WatchState | None] = []
+
+    async def opened() -> None:
+        async with Console(workspace) as console:
+            states.append(console.watch_state())
+
+    run(opened())
+    assert states == [WatchState(True)]
+    indicator = WatchIndicator(lambda: states[-1])
+    qtbot.addWidget(indicator)
+    assert indicator.isHidden()
+    states.append(WatchState(False, "cannot watch /ws/big: inotify watch limit reached", "watches"))  # a restart failed
+    indicator.refresh()  # what its timer does every few seconds
+    assert not indicator.isHidden() and "inotify watch limit reached" in indicator.toolTip()
+    states.append(None)  # a console on another host: its own window says
+    indicator.refresh()
+    assert indicator.isHidden()

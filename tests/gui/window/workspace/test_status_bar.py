@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtWidgets import QLabel
 
 from core import AutoReviewer, Console
@@ -19,6 +20,7 @@ from core.settings import state_root
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 from tests.gui.window.workspace.test_window import in_window
+from tests.inotify_limits import limit_instances_to
 
 
 def _claude_hook(workspace: Path, name: str, session: str, use_id: str, command: str
@@ -86,3 +88,25 @@ def test_the_counts_follow_the_calls_and_the_bar_says_how_outside_agents_reach_t
         assert serving[0].isVisible() and window.sandbox.isVisible()  # the bar is the window's, on every tab
 
     in_window(qtbot, loop, workspace, body)
+
+
+def test_at_the_instance_limit_the_workspace_window_says_its_files_are_not_watched(
+        qtbot: Any, loop: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit_instances_to(monkeypatch, 0)
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            window = MainWindow(console)
+            qtbot.addWidget(window)
+            window.start()
+            window.show()
+            try:
+                indicator = window.statusBar().findChild(QLabel, "watchIndicator")
+                assert indicator is not None and indicator.isVisible()
+                assert "Not watching files: each command rescans the workspace" in indicator.text()
+                assert "fs.inotify.max_user_instances" in indicator.toolTip()
+            finally:
+                await window.tasks.aclose()
+                window.close()
+
+    loop.run_until_complete(scenario())
