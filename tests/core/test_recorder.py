@@ -278,4 +278,7 @@ def test_a_journal_that_cannot_be_opened_leaves_no_thread_behind(tmp_path: Path)
         raise AssertionError("the journal opened under a file")
 
     assert run(scenario()) is not None
-    assert not [t for t in threading.enumerate() if t.name.startswith("belay-journal")]
+    journals = [t for t in threading.enumerate() if t.name.startswith("belay-journal")]
+    for thread in journals:
+        thread.join(5)  # told to end, it ends once idle: at once here (it was left waiting for work for ever)
+    assert not [t for t in journals if t.is_alive()]
