@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -265,20 +264,3 @@ def test_the_journal_is_the_recorders_own_read_through_it_and_written_off_the_lo
             assert await rec.read(lambda journal, wanted: journal.call_tool(wanted), call) == "Write"
 
     run(scenario())
-
-
-def test_a_journal_that_cannot_be_opened_leaves_no_thread_behind(tmp_path: Path) -> None:
-    (tmp_path / "a file").write_text("")  # the state dir would have to be made under a file
-
-    async def scenario() -> BaseException:
-        try:
-            await Recorder.open(tmp_path / "a file" / "journal.sqlite3", EventBus(), new_session_id(), tmp_path)
-        except Exception as e:  # noqa: BLE001 - whichever error the journal gives, the point is what is left
-            return e
-        raise AssertionError("the journal opened under a file")
-
-    assert run(scenario()) is not None
-    journals = [t for t in threading.enumerate() if t.name.startswith("belay-journal")]
-    for thread in journals:
-        thread.join(5)  # told to end, it ends once idle: at once here (it was left waiting for work for ever)
-    assert not [t for t in journals if t.is_alive()]
