@@ -33,17 +33,22 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.ids import AgentId, CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
+from core.outside.wall import Walled, WallSettings, walled
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest
+from core.process.limits import PidsGroup
+from core.process.sandbox import credential_paths
 from core.recorder import Recorder
 from core.run import arguments
 from core.run.calls import AgentHandle, Calls, OpenCall, Refused, error_text
+from core.settings import config_root, state_root
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.tasks import shielded, spawn
 from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
+from core.tools.bash import BashTool
 from core.tools.names import ToolName
 from core.tools.nbpartial import notebook_edit_input
 from core.tools.registry import ToolRegistry
@@ -103,6 +108,9 @@ class _Open:
     capture: asyncio.Task[None] | None = None
     """Commands: the task holding the one-author lock, which captures when `done` is set."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    group: PidsGroup | None = None
+    """Commands run inside the wall where processes are limited by a pids cgroup: the command's group, removed
+    (what is left in it killed) when the call reports back or is abandoned."""
 
 
 class Interceptor:
@@ -121,9 +129,11 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any], *,
-                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> HookVerdict:
+                     alive: Callable[[], bool] | None = None, tool: Tool | None = None, wall: bool = True
+                     ) -> HookVerdict:
         """`tool`: Belay's model of an agent's own tool that no registry holds (Codex's apply_patch), which
-        plans its diff and names its files; else the registry's tool of that name."""
+        plans its diff and names its files; else the registry's tool of that name.  `wall`: an allowed command
+        comes back rewritten to run inside Belay's sandbox (False for an agent that cannot run it so)."""
         try:
             arguments.check_text(tool_name, tool_input)  # before anything reads (or journals) the call
         except BelayError as e:
@@ -147,7 +157,34 @@ class Interceptor:
         # does can be lost (core.store.group_commit); one that may change anything is, as it then holds files.
         await self.calls.start(call, wait=not self._reads_only(call, tool))
         await self._hold(use_id, call, tool, args, alive)
+        if wall and isinstance(tool, BashTool):
+            updated = await self._walled(use_id, tool, updated if updated is not None else call.args)
         return HookVerdict("allow", "allowed by Belay", call.call_id, updated, note)
+
+    async def _walled(self, use_id: str, tool: BashTool, given: dict[str, Any]) -> dict[str, Any] | None:
+        """The allowed command rewritten to run inside Belay's sandbox (core.outside.wall), its pids group kept
+        with the open call until it reports back; None where there is no wall (the card and status line say so)."""
+        command = given.get("command")
+        if not isinstance(command, str):
+            return None
+        settings = tool.settings
+        wall = WallSettings(network=settings.network, env_passthrough=settings.env_passthrough,
+                            memory_limit_mb=settings.memory_limit_mb, file_size_limit_mb=settings.file_size_limit_mb)
+        hide = [state_root(), config_root(), *credential_paths(), *map(Path, settings.hidden_paths)]
+
+        def build() -> Walled | None:
+            info, limit = tool.containment()
+            return walled(command, workspace=self.workspace.root, info=info, limit=limit, settings=wall, hide=hide)
+
+        made = await asyncio.to_thread(build)
+        if made is None:
+            return None
+        opened = self._open.get(use_id)
+        if opened is not None:
+            opened.group = made.group
+        elif made.group is not None:
+            await asyncio.to_thread(made.group.remove)
+        return {**given, "command": made.command}
 
     async def _refuse_unencodable(self, agent: AgentHandle, tool_name: str, tool_input: dict[str, Any],
                                   info: ErrorInfo) -> HookVerdict:
@@ -280,6 +317,8 @@ class Interceptor:
             await self.calls.captured(call, captured.changes, captured.git)
         if opened.gone and self._open.pop(opened.use_id, None) is opened:
             log.warning("%s call %s: %s; it ends interrupted", call.tool, call.call_id, GONE)
+            if opened.group is not None:  # what the command left running inside the wall ends with its agent
+                await asyncio.to_thread(opened.group.remove)
             await self.calls.finish(call, RunStatus.INTERRUPTED, f"Interrupted: {GONE}.",
                                     ErrorInfo(kind=ErrorKind.CANCELLED, message=GONE))
 
@@ -302,6 +341,8 @@ class Interceptor:
 
     async def _release(self, opened: _Open, original: str | None) -> None:
         """The agent reported back: capture what the call changed and let go of its file or the lock."""
+        if opened.group is not None:
+            await asyncio.to_thread(opened.group.remove)
         if opened.capture is not None:
             opened.done.set()
             await opened.capture

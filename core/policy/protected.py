@@ -24,6 +24,7 @@ from pathlib import PurePath
 
 from core.paths import one_slash, within
 from core.policy.settings import config_dir
+from core.process.sandbox import CREDENTIAL_STORES
 from core.settings import state_root
 
 PROTECTED_DIRS = frozenset({".git", ".belay", ".claude", ".vscode", ".idea", ".husky", ".ssh"})
@@ -38,10 +39,7 @@ _PROTECTED_PAIRS = ((".config", "fish"), (".config", "git"), (".config", "belay"
 _PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|"
                           r"/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem|fd|fdinfo|map_files|root|cwd)(?:/.*)?")
 """A process's environment and memory, and its open files, root and cwd (doors into the console's own files)."""
-_HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
-                 ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
-                 ".local/share/keyrings", ".claude/.credentials.json", ".config/belay", ".local/share/belay",
-                 ".local/state/belay")
+_HOME_SECRETS = CREDENTIAL_STORES
 
 
 def protected_reason(path: str | os.PathLike[str]) -> str | None:

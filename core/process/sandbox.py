@@ -25,6 +25,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 _PROBE_TIMEOUT_S = 10.0
+CREDENTIAL_STORES = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
+                     ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
+                     ".local/share/keyrings", ".claude/.credentials.json", ".config/belay", ".local/share/belay",
+                     ".local/state/belay")
+"""The user's credential stores, relative to their home: never read by a tool (core.policy.protected) and hidden
+from every sandboxed command (`credential_paths`)."""
 
 
 class SandboxInfo(BaseModel):
@@ -102,9 +108,19 @@ def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path, network: bool, info
     options = [info.executable, *_base_options(network), *users, "--bind", str(tmp), "/tmp", "--bind", ws, ws]
     for path in hide:
         real = os.path.realpath(path)
-        if os.path.isdir(real) and not _overlaps(real, ws) and not _overlaps(real, "/tmp"):
+        if _overlaps(real, ws) or _overlaps(real, "/tmp"):
+            continue
+        if os.path.isdir(real):
             options += ["--tmpfs", real]
+        elif os.path.isfile(real):
+            options += ["--ro-bind", "/dev/null", real]
     return [*options, "--chdir", ws, "--", *argv]
+
+
+def credential_paths(home: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The credential stores of `home` (the user's by default) that exist, for `wrap` to hide."""
+    root = Path(home if home is not None else os.path.expanduser("~"))
+    return [p for p in (root / s for s in CREDENTIAL_STORES) if os.path.lexists(p)]
 
 
 def _overlaps(a: str, b: str) -> bool:

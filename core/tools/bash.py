@@ -40,7 +40,7 @@ from core.process.environment import build_env, make_non_dumpable, refusal
 from core.process.limits import PidsGroup, ProcessLimit, detect_limit, nproc_for
 from core.process.output import Coalescer, LiveText, OutputCapture
 from core.process.overlay import Layer
-from core.process.sandbox import SandboxInfo, detect_sandbox, wrap
+from core.process.sandbox import SandboxInfo, credential_paths, detect_sandbox, wrap
 from core.process.shells import Launch, ShellManager, ShellProcess, discard, exit_code
 from core.settings import config_root, state_root
 from core.tasks import shielded, spawn
@@ -192,10 +192,10 @@ class BashTool(RunTool[BashArgs]):
     async def sandbox_info(self) -> SandboxInfo:
         """What commands run in: bubblewrap when settings allow and it works here (probed once), and what
         limits their processes (`processes`)."""
-        info, limit = await asyncio.to_thread(self._containment)
+        info, limit = await asyncio.to_thread(self.containment)
         return info.model_copy(update={"processes": limit.text()})
 
-    def _containment(self) -> tuple[SandboxInfo, ProcessLimit]:
+    def containment(self) -> tuple[SandboxInfo, ProcessLimit]:
         """The sandbox and the process limit (blocking: both are probed, once per process)."""
         if self.settings.sandbox == "off":
             info = SandboxInfo(available=False, kind="none",
@@ -208,7 +208,7 @@ class BashTool(RunTool[BashArgs]):
         if not self._hardened:
             make_non_dumpable()  # the console does this at start; be certain before the first command
             self._hardened = True
-        info, limit = await asyncio.to_thread(self._containment)
+        info, limit = await asyncio.to_thread(self.containment)
         launch = await self._prepare(args.command, ctx.workspace.root, info, limit, ctx.layer)
         if args.run_in_background:
             assert ctx.layer is None, "a background shell outlives its call: it never runs in a layer"
@@ -240,7 +240,7 @@ class BashTool(RunTool[BashArgs]):
                         passthrough=self.settings.env_passthrough)
         bash = shutil.which("bash", path=env["PATH"]) or "/bin/bash"
         argv = [*self._limits(env["PATH"], nproc_for(limit) or -1), bash, "--noprofile", "--norc", "-c", command]
-        hide = [state_root(), config_root(), *map(Path, self.settings.hidden_paths)]
+        hide = [state_root(), config_root(), *credential_paths(), *map(Path, self.settings.hidden_paths)]
         argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide,
                     own_users=limit.kind == "rlimit")
         if layer is not None:

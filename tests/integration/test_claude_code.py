@@ -276,6 +276,66 @@ def test_a_person_denying_a_call_tells_the_model_belays_reason_as_a_decision(wor
 
 
 @pytest.mark.timeout(180)
+def test_a_command_the_person_approved_still_runs_inside_the_wall(workspace: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Security is a wall, not a parser: a command whose effects the policy cannot see (here a person approves
+    it) runs in Belay's sandbox, through Claude Code's own Bash: it writes in the workspace, but not beside it;
+    it finds no SSH key and none of the agent's secrets; the model sees the command's own output and exit code,
+    and Belay's journal the command the model wrote."""
+    outside = tmp_path / "beside"
+    outside.mkdir()
+    script = ("import os, pathlib, sys; pathlib.Path('inside.txt').write_text('in'); "
+              "key = os.path.expanduser('~/.s' + 'sh/id_rsa'); "
+              "print('key:', open(key).read() if os.path.exists(key) else 'hidden'); "
+              "print('token:', os.environ.get('DEPLOY_TOKEN')); "
+              f"open({str(outside / 'x.txt')!r}, 'w').write('x')")
+    command = f"python3 -c {json.dumps(script)}"
+    turns = [Turn(tools=[ToolCall("Bash", {"command": command, "description": "write"}, id="t_wall")]),
+             Turn(text="Done.", when=answers("t_wall"))]
+    settings = _hooks_settings(tmp_path)
+    monkeypatch.setenv("DEPLOY_TOKEN", "tok-in-the-agents-environment")
+
+    async def scenario() -> tuple[dict[str, Any], str]:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            person = asyncio.ensure_future(_person(console, {}, []))
+            try:
+                with ScriptedModel(turns) as model:
+                    (model.home / ".ssh").mkdir(parents=True)
+                    (model.home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-OF-THE-USER\n")
+                    monkeypatch.setenv("HOME", str(model.home))  # the console's user is the agent's
+                    code, output = await _claude(model, workspace, settings)
+                    assert code == 0 and model.unscripted == [], output
+                    result = next(r.tool_result("t_wall") for r in model.message_requests() if r.tool_result("t_wall"))
+                    journaled = next(r for r in await console.history() if r.tool == "Bash")
+                    return result, str(journaled.args["command"])
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+
+    result, journaled = run(scenario())
+    told = result_text(result)
+    assert (workspace / "inside.txt").read_text() == "in"
+    assert not (outside / "x.txt").exists(), told
+    assert "key: hidden" in told and "PRIVATE-KEY" not in told, told
+    assert "token: None" in told and "tok-in-the-agents-environment" not in told, told
+    assert result["is_error"] and "x.txt" in told, told  # the command's own failure: the write beside was refused
+    assert journaled == command
+
+
+def _running(*words: str) -> list[int]:
+    """Processes of this machine whose command line holds every word (a command inside a PID namespace writes
+    its own pid as the namespace numbers it, so it is found this way)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            line = (entry / "cmdline").read_bytes().decode(errors="replace")
+            if entry.name.isdigit() and all(w in line for w in words):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.timeout(180)
 @pytest.mark.allow_warning_logs  # the console logs the interrupted call
 def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_interrupted(workspace: Path,
                                                                                           tmp_path: Path) -> None:
@@ -311,15 +371,17 @@ def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_i
                     while console.interceptor.waiting and time.monotonic() < killed + 30:
                         await asyncio.sleep(0.05)
                     let_go = not console.interceptor.waiting
+                    left = _running(str(workspace), "slow.pid")  # ended with its agent: the wall's pids group
                 finally:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(cli.pid, signal.SIGKILL)
-                    with contextlib.suppress(OSError, ValueError):  # the command's own group: not the CLI's
-                        os.killpg(os.getpgid(int((workspace / "slow.pid").read_text())), signal.SIGKILL)
+                    for pid in _running(str(workspace), "slow.pid"):  # the pid it wrote is the sandbox's own
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
             other = await console.start_agent("other", "scripted")  # another agent's command must not wait
             later = await asyncio.wait_for(console.call(other, "Bash", {"command": "echo later > later.txt"}), 30)
             bash = next(r for r in await console.history() if r.tool == "Bash" and r.args.get("command") == slow)
-            return bash.status, bash.error.message if bash.error else "", let_go, later.status
+            return bash.status, bash.error.message if bash.error else "", let_go and not left, later.status
 
     status, why, let_go, later = run(scenario())
     assert status == RunStatus.INTERRUPTED

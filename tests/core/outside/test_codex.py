@@ -39,6 +39,16 @@ def _event(name: str, workspace: Path, **fields: Any) -> dict[str, Any]:
             "permission_mode": "bypassPermissions", **fields}
 
 
+def _run_as_codex_would(answer: subprocess.CompletedProcess[str], given: dict[str, Any], cwd: Path) -> None:
+    """Codex runs the allowed command: Belay's `updatedInput` (the command inside its sandbox) where it sent one,
+    else the model's own (an empty answer is Codex's "go ahead")."""
+    assert answer.returncode == 0, answer.stderr
+    output = json.loads(answer.stdout)["hookSpecificOutput"] if answer.stdout else {}
+    assert output.get("permissionDecision", "allow") == "allow", output
+    command = output.get("updatedInput", given)["command"]
+    subprocess.run(["bash", "-c", command], cwd=cwd, check=True, stdin=subprocess.DEVNULL)
+
+
 async def _pending(console: Console) -> Any:
     while not console.pending_approvals():
         await asyncio.sleep(0.01)
@@ -169,8 +179,7 @@ def test_a_sub_agents_calls_go_under_its_spawn_agent_call(workspace: Path) -> No
             await _client_async(start, workspace)
             sub = _event("PreToolUse", workspace, turn_id="turn-2", agent_id="sub-1", agent_type="default",
                          tool_name="Bash", tool_use_id="call_sub", tool_input={"command": "echo s > s.txt"})
-            assert (await _client_async(sub, workspace)).stdout == ""
-            (workspace / "s.txt").write_text("s\n")
+            _run_as_codex_would(await _client_async(sub, workspace), sub["tool_input"], workspace)
             await _client_async({**sub, "hook_event_name": "PostToolUse", "tool_response": ""}, workspace)
             history = {r.tool: r for r in await console.history()}
             agent = console.timeline.agents[history["Bash"].agent_id]
