@@ -4,7 +4,9 @@ Only the reference moves, as `git reset --soft` would: the files and the
 index are left as they are, so the work of an undone commit is still there,
 staged, and nothing uncommitted is lost.  Each move is a compare-and-swap
 (`git update-ref <ref> <new> <expected old>`): a reference that moved again
-since the call is left alone and reported.  HEAD switching branch (a
+since the call is left alone and reported.  Git runs with the repository's
+hooks and other programs switched off (`NO_PROGRAMS`): the repository is
+agent-written, and the undo runs in the console's own process.  HEAD switching branch (a
 checkout) is not undone: that would change which files are checked out,
 which is the person's decision, not an undo's.
 """
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.changes.gitproc import GIT, git_env
+from core.changes.gitproc import GIT, NO_PROGRAMS, git_env
 from core.changes.gitstate import GitState, find_git_dir, read_git_state
 from core.errors import ErrorKind, ToolError
 from core.models.records import GitChange, GitMove
@@ -83,8 +85,9 @@ def apply_refs(root: Path, steps: Sequence[RefStep]) -> None:
 
 def _git(git_dir: str, root: Path, argv: list[str], change: GitChange) -> None:
     try:
-        done = subprocess.run([GIT, f"--git-dir={git_dir}", *argv], cwd=root, env=git_env(), capture_output=True,
-                              text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run([GIT, *NO_PROGRAMS, f"--git-dir={git_dir}", *argv], cwd=root, env=git_env(),
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ToolError(ErrorKind.SYSTEM, f"could not move {change.ref} back: {e}") from None
     if done.returncode != 0:

@@ -149,3 +149,24 @@ def test_the_undo_of_an_undone_commit_puts_the_commit_back(repo: Path, git: Git)
     undo(repo, own)
 
     assert git("rev-parse", "main") == by_call
+
+
+def test_undoing_runs_none_of_the_repository_s_own_programs(repo: Path, git: Git, tmp_path: Path) -> None:
+    # The repository is agent-written: a hook it carries would run in the console's own, unsandboxed process.
+    marker = tmp_path / "hook-ran"
+    for hook in ("reference-transaction", "post-checkout", "post-commit", "pre-commit"):
+        path = repo / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\necho {hook} >> '{marker}'\n")
+        path.chmod(0o755)
+    (repo / "fsmonitor").write_text(f"#!/bin/sh\necho fsmonitor >> '{marker}'\n")
+    (repo / "fsmonitor").chmod(0o755)
+    git("config", "core.fsmonitor", str(repo / "fsmonitor"))
+    moved = by_the_call(repo, lambda: git("-c", "core.hooksPath=/dev/null", "commit", "-q", "--allow-empty",
+                                          "-m", "By the call"))
+    marker.unlink(missing_ok=True)  # whatever the call's own git ran is the call's
+
+    assert [s.action for s in undo(repo, moved)] == ["restore"]
+
+    assert git("log", "--format=%s", "main") == "First"
+    assert not marker.exists(), marker.read_text()
+
