@@ -130,7 +130,7 @@ def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as
         return _show_undo(report, op_id, redo, as_json, out)
 
     async def run() -> UndoReport:
-        async with Console(workspace, state_dir=state_dir) as console:
+        async with Console(workspace, state_dir=state_dir, holder="belay undo") as console:
             if not as_json:
                 for note in console.recovery_notes:
                     out.write(f"Note: {note}\n")
