@@ -330,6 +330,7 @@ def test_a_gemini_project_install_says_the_file_is_shared_and_read_only_in_a_tru
     assert "BeforeTool" in json.loads(settings.read_text())["hooks"]
     removed = _belay("hooks", "uninstall", "--agent", "gemini", "--project", str(project))
     assert removed.returncode == 0 and "Removed Belay's hooks" in removed.stdout, removed.stdout + removed.stderr
+    assert list(project.iterdir()) == []  # the .gemini/ folder Belay made goes too
 
 
 def test_a_codex_install_says_it_recorded_its_trust_and_uninstall_takes_it_out(tmp_path: Path) -> None:
