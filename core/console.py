@@ -457,7 +457,10 @@ class Console(ConsoleReads):
 
     async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
                           spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
-        """Register an agent (journal, event) and return its handle."""
+        """Register an agent (journal, event) and return its handle; only the console that has the workspace."""
+        if not self._tracking:
+            raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only; agents run in "
+                            "the console that has the workspace open")
         return await self.roster.start_agent(name, kind, parent=parent, spawned_by=spawned_by, tools=tools)
 
     async def run_agent(self, handle: AgentHandle, body: AgentBody) -> str:

@@ -474,3 +474,13 @@ def test_a_second_console_on_a_workspace_is_refused_naming_the_first_and_a_reade
             assert after.endpoint is not None
 
     run(scenario())
+
+
+def test_a_console_opened_to_read_the_journal_runs_no_agent(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace, track=False) as reader:
+            with pytest.raises(BelayError) as refused:
+                await reader.start_agent("agent", "scripted")
+            assert refused.value.kind is ErrorKind.CONFLICT and "read the journal only" in refused.value.info.message
+
+    run(scenario())

@@ -221,7 +221,7 @@ def test_no_stored_copy_is_deleted_while_a_console_may_be_writing(
                 with pytest.raises(BelayError, match=r"open in another Belay console: belay gc \(pid"):
                     await Console(ws).open()  # the lock is gc's: no console works on the workspace meanwhile
                 async with Console(ws, track=False) as console:  # a reader takes no lock; should it write...
-                    await console.start_agent("late", "scripted")  # ...its session begins, and gc sees it
+                    await console.recorder.session()  # ...its session begins, and gc sees it
             run(look())
     result = gc.collect(state, gc.Retention(keep_days=30), on_step=a_console_opens_meanwhile)
     assert result.plan.calls_removed == 10 and result.blobs_removed == 0
