@@ -148,22 +148,27 @@ class Console(ConsoleReads):
     # -- lifecycle ----------------------------------------------------------
 
     async def open(self) -> None:
-        """Take the workspace (unless only reading), then open it: raises WorkspaceBusy when another has it."""
+        """Open the journal, then take the workspace (unless only reading): raises WorkspaceBusy when another has it."""
         # A command's scrubbed environment is no use if it can read ours from /proc/<console>/environ.
         make_non_dumpable()
-        if self._track:
-            self._lock = await asyncio.to_thread(own_workspace, self.state_dir, self.workspace.root, self._holder)
+        recorder = self._recorder = await Recorder.open(self.state_dir / "journal.sqlite3", self.bus,
+                                                        self.session_id, self.workspace.root)
+        if self._track:  # after the journal: one that is not Belay's is refused before a lock file is made
+            try:
+                self._lock = await asyncio.to_thread(own_workspace, self.state_dir, self.workspace.root, self._holder)
+            except BaseException:
+                self._recorder = None
+                await recorder.close()  # refused: nothing of it runs on
+                raise
         try:
-            await self._open()
+            await self._open(recorder)
         except BaseException:
             if self._lock is not None:  # a console that could not open leaves the workspace to another
                 self._lock.release()
             raise
 
-    async def _open(self) -> None:
-        """Open the journal, reload earlier sessions into the timeline, read the policy, probe the sandbox."""
-        recorder = self._recorder = await Recorder.open(self.state_dir / "journal.sqlite3", self.bus,
-                                                        self.session_id, self.workspace.root)
+    async def _open(self, recorder: Recorder) -> None:
+        """Reload earlier sessions into the timeline, read the policy, probe the sandbox."""
         self._blobs = await asyncio.to_thread(BlobStore, self.state_dir / "blobs")
         owner = self._lock is not None
         problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
