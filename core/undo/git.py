@@ -6,12 +6,13 @@ staged, and nothing uncommitted is lost.  Each move is a compare-and-swap
 (`git update-ref <ref> <new> <expected old>`): a reference that moved again
 since the call is left alone and reported.  Git runs with the repository's
 hooks and other programs switched off (`NO_PROGRAMS`): the repository is
-agent-written, and the undo runs in the console's own process.  HEAD switching branch (a
-checkout) is undone only when switching back changes no file (the branch it
-was on points at the commit HEAD is on, as after `git switch -c topic`):
-otherwise which files are checked out is the person's decision, not an
-undo's.  Then a branch the call made and HEAD is still on is kept too (undo
-never leaves HEAD on a branch that is gone).
+agent-written, and the undo runs in the console's own process.
+
+HEAD switching branch (a checkout) is undone only when switching back
+changes no file (the branch it was on points at the commit HEAD is on, as
+after `git switch -c topic`): otherwise which files are checked out is the
+person's decision, not an undo's.  Then a branch the call made and HEAD is
+still on is kept too: undo never leaves HEAD on a branch that is gone.
 """
 
 from __future__ import annotations
