@@ -51,7 +51,7 @@ from core.run.roster import AgentBody, Roster
 from core.settings import workspace_state_dir
 from core.store.blobs import BlobStore
 from core.store.journal_reads import JournalReads
-from core.store.lock import OwnerLock
+from core.store.lock import OwnerLock, own_workspace
 from core.surface import ConsoleReads
 from core.tasks import spawn
 from core.timeline.tree import Timeline
@@ -88,12 +88,15 @@ class Console(ConsoleReads):
 
     def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
                  tools: Sequence[Tool] | None = None, bash: BashSettings | None = None, track: bool = True,
-                 serve: bool = True) -> None:
+                 serve: bool = True, holder: str = "a Belay console") -> None:
         """`tools` replaces the default set (file tools, Task, Bash and its background shells).
 
-        `track=False` opens the journal only to read it (`belay calls`): the workspace is not indexed or
-        watched, nothing is recovered, and undo is refused.  `serve=False` keeps the endpoint closed
-        (no Claude Code hooks, no `belay mcp-serve` bridge to this console).
+        One console at a time works on a workspace: opening raises `WorkspaceBusy` naming the one that
+        has it (`holder` is what this one is called then: "window", "belay run"...).
+
+        `track=False` opens the journal only to read it (`belay calls`), beside the console that has the
+        workspace: the workspace is not indexed or watched, nothing is recovered, and undo is refused.
+        `serve=False` keeps the endpoint closed (no Claude Code hooks, no `belay mcp-serve` bridge to it).
         """
         self.workspace = Workspace(workspace)
         self.state_dir = workspace_state_dir(self.workspace.root, state_dir)
@@ -131,6 +134,7 @@ class Console(ConsoleReads):
         self._spans: SpanExport | None = None
         """Spans of the agents and calls, sent to `[telemetry] otlp_endpoint` when the user set one."""
         self._track = track
+        self._holder = holder
         self._tracking = False
         self._serve = serve
         self.endpoint: Endpoint | None = None
@@ -144,16 +148,31 @@ class Console(ConsoleReads):
     # -- lifecycle ----------------------------------------------------------
 
     async def open(self) -> None:
-        """Open the journal, reload earlier sessions into the timeline, read the policy, probe the sandbox."""
+        """Open the journal, then take the workspace (unless only reading): raises WorkspaceBusy when another has it."""
         # A command's scrubbed environment is no use if it can read ours from /proc/<console>/environ.
         make_non_dumpable()
         recorder = self._recorder = await Recorder.open(self.state_dir / "journal.sqlite3", self.bus,
                                                         self.session_id, self.workspace.root)
+        if self._track:  # after the journal: one that is not Belay's is refused before a lock file is made
+            try:
+                self._lock = await asyncio.to_thread(own_workspace, self.state_dir, self.workspace.root, self._holder)
+            except BaseException:
+                self._recorder = None
+                await recorder.close()  # refused: nothing of it runs on
+                raise
+        try:
+            await self._open(recorder)
+        except BaseException:
+            if self._lock is not None:  # a console that could not open leaves the workspace to another
+                self._lock.release()
+            raise
+
+    async def _open(self, recorder: Recorder) -> None:
+        """Reload earlier sessions into the timeline, read the policy, probe the sandbox."""
         self._blobs = await asyncio.to_thread(BlobStore, self.state_dir / "blobs")
-        self._lock = await asyncio.to_thread(OwnerLock.try_acquire, self.state_dir / "console.lock")
         owner = self._lock is not None
         problems = await asyncio.to_thread(self.policy.load, self.workspace.root)
-        # Only the owner watches the workspace: a second console (`belay calls` beside a window) looks, no more.
+        # Only the owner watches the workspace: a reader (`belay calls` beside a window) looks, no more.
         self._tracker_ = ChangeTracker(self.workspace, self._blobs, recorder.external_changes,
                                        ignore_extra=self.policy.ignore_patterns(), watch=owner)
         telemetry = self.policy.telemetry()
@@ -211,9 +230,6 @@ class Console(ConsoleReads):
     def _tracker(self) -> ChangeTracker:
         if self._tracker_ is None:
             raise RuntimeError("the console is not open")
-        if self._lock is None:
-            raise ToolError(ErrorKind.CONFLICT, "another Belay console has this workspace open; undo from there",
-                            "Close the other window (or wait for its agent to finish), then try again.")
         if not self._tracking:
             raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only")
         return self._tracker_
@@ -446,7 +462,10 @@ class Console(ConsoleReads):
 
     async def start_agent(self, name: str, kind: str, *, parent: AgentHandle | None = None,
                           spawned_by: CallId | None = None, tools: Sequence[str] | None = None) -> AgentHandle:
-        """Register an agent (journal, event) and return its handle."""
+        """Register an agent (journal, event) and return its handle; only the console that has the workspace."""
+        if not self._tracking:
+            raise ToolError(ErrorKind.CONFLICT, "this console was opened to read the journal only; agents run in "
+                            "the console that has the workspace open")
         return await self.roster.start_agent(name, kind, parent=parent, spawned_by=spawned_by, tools=tools)
 
     async def run_agent(self, handle: AgentHandle, body: AgentBody) -> str:

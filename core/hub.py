@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from core.outside.hook_client import BLOCKING, REFUSALS, answers, hub_socket, json_string
 from core.settings import config_root, state_root
 from core.store.atomic_file import write_text_atomically
+from core.store.lock import WorkspaceBusy
 from core.tasks import spawn
 
 if TYPE_CHECKING:  # imported when used: `belay` shows its window before the console and the socket's models load
@@ -147,10 +148,14 @@ class Hub:
     async def _open(self, root: Path) -> Console | None:
         try:
             console = self._factory(root)
-            await console.open()
+            try:
+                await console.open()
+            except WorkspaceBusy:  # another window (or `belay run`) has it: its hooks go there
+                await console.close()
+                return None
         finally:
             self._opening.pop(root, None)
-        if console.endpoint is None:  # another window supervises it: its hooks go there
+        if console.endpoint is None:  # opened without serving: its hooks could not reach it
             await console.close()
             return None
         self.consoles[root] = console
@@ -251,7 +256,7 @@ class Hub:
 
 def _console(root: Path, state_dir: str | None) -> Console:
     from core.console import Console
-    return Console(root, state_dir=state_dir)
+    return Console(root, state_dir=state_dir, holder="window")
 
 
 AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}

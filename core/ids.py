@@ -24,8 +24,9 @@ ShellId = NewType("ShellId", str)
 
 def _new(prefix: str) -> str:
     # Time-ordered prefix keeps ids sortable in the journal; the random tail
-    # keeps them unique across processes sharing one journal.
-    return f"{prefix}_{time.time_ns() // 1_000_000:x}{secrets.token_hex(3)}"
+    # (64 bits) keeps them unique across processes sharing one journal, even
+    # within one millisecond: 24 bits met once in a few thousand such pairs.
+    return f"{prefix}_{time.time_ns() // 1_000_000:x}{secrets.token_hex(8)}"
 
 
 def new_session_id() -> SessionId:

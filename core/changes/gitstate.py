@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from core.changes.gitproc import GIT, git_env
+from core.changes.gitproc import GIT, NO_PROGRAMS, git_env
 from core.models.records import GitChange
 
 log = logging.getLogger(__name__)
@@ -255,8 +255,7 @@ class _Git:
         timeout = self.deadline - time.monotonic()
         if self.git_dir is None or timeout <= 0 or not os.access(GIT, os.X_OK):
             return None
-        argv = [GIT, "--no-pager", "--no-replace-objects", "-c", "protocol.allow=never",
-                f"--git-dir={self.git_dir}", *args]
+        argv = [GIT, "--no-pager", "--no-replace-objects", *NO_PROGRAMS, f"--git-dir={self.git_dir}", *args]
         try:
             proc = subprocess.run(argv, cwd=self.git_dir, env=git_env(), stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout, check=False)

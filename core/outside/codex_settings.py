@@ -61,29 +61,32 @@ def install_hooks(path: Path, command: str, config_dir: Path) -> install.Changed
 
     No matcher (every tool), and no `onFailure`: Codex has none, and lets a call run when a hook fails
     (an exit code other than 0 or 2, a timeout), which the hook client never does on purpose."""
-    existed = path.exists()
+    config = codex_home() / "config.toml"
+    made = [*install.to_be_made(path), *install.to_be_made(config)]
     settings = install._read(path)
     added = install.add_entries(path, settings, EVENTS, lambda event: {"hooks": [
         {"type": "command", "command": command, "timeout": TIMEOUTS_S.get(event, DEFAULT_TIMEOUT_S)}]})
     trust = trusted_hashes(path.absolute(), settings["hooks"])
-    config = codex_home() / "config.toml"
     text = with_trust(config.read_text(encoding="utf-8") if config.exists() else "", path.absolute(), trust)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
     config.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(config, text)
-    if not existed:
-        install._remember_created(config_dir, path, True)
-    return install.Changed(path, tuple(added), file_created=not existed)
+    install._remember(config_dir, made, True)
+    return install.Changed(path, tuple(added), file_created=path in made)
 
 
 def uninstall_hooks(path: Path, config_dir: Path) -> install.Changed:
-    """Take Belay's entries out of the hooks file and Belay's trust out of Codex's config."""
+    """Take Belay's entries out of the hooks file and Belay's trust out of Codex's config; a config Belay
+    created and nothing else is left in is removed, with the folders Belay made for it."""
     config = codex_home() / "config.toml"
     if config.exists():
         text = config.read_text(encoding="utf-8")
         kept = with_trust(text, path.absolute(), {})
-        if kept != text:
+        if not kept.strip() and install._remember_created(config_dir, config, False):
+            config.unlink()
+            install.remove_made_folders(config_dir, config)
+        elif kept != text:
             write_text_atomically(config, kept)
     return install.uninstall(path, config_dir)
 

@@ -292,7 +292,7 @@ def settings_file(project: Path | None, user: bool) -> Path:
 
 def install(path: Path, command: str, config_dir: Path) -> Changed:
     """Add Belay's hook to every event it listens to (once: installing twice changes nothing)."""
-    existed = path.exists()
+    made = claude_install.to_be_made(path)
     settings = claude_install._read(path)
 
     def entry(event: str) -> dict[str, Any]:
@@ -302,9 +302,8 @@ def install(path: Path, command: str, config_dir: Path) -> Changed:
 
     added = claude_install.add_entries(path, settings, EVENTS, entry)
     write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
-    if not existed:
-        claude_install._remember_created(config_dir, path, True)
-    return Changed(path, tuple(added), file_created=not existed)
+    claude_install._remember(config_dir, made, True)
+    return Changed(path, tuple(added), file_created=path in made)
 
 
 HOOKS = AgentHooks("gemini", settings_file, install, claude_install.uninstall, console_word="Gemini CLI")

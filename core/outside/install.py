@@ -4,8 +4,9 @@ Every event Belay listens to gets one command hook running `core/outside/hook_cl
 `"onFailure": "block"`, so a console that is not running (or a client that crashes) never lets a call
 through silently.  The entries are recognised by their command, which names Belay's client: uninstall
 removes those and nothing else, drops the lists and the `hooks` table it leaves empty, and deletes the
-settings file if Belay created it and nothing else is left in it.  Which files Belay created is kept in
-Belay's own config directory.  Writes are atomic (a temporary file renamed over the settings).
+settings file if Belay created it and nothing else is left in it, then the folders Belay made for it
+(`.claude/`) that are empty again.  Which files and folders Belay created is kept in Belay's own config
+directory.  Writes are atomic (a temporary file renamed over the settings).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def hook_command(state_root: Path, config_dir: Path, *, wait_s: float | None = N
 
 def install(path: Path, command: str, config_dir: Path) -> Changed:
     """Add Belay's entry for every event (once: installing twice changes nothing)."""
-    existed = path.exists()
+    made = to_be_made(path)
     settings = _read(path)
 
     def entry(event: str) -> dict[str, Any]:
@@ -90,9 +91,8 @@ def install(path: Path, command: str, config_dir: Path) -> Changed:
 
     added = add_entries(path, settings, HOOK_EVENTS, entry)
     write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
-    if not existed:
-        _remember_created(config_dir, path, True)
-    return Changed(path, tuple(added), file_created=not existed)
+    _remember(config_dir, made, True)
+    return Changed(path, tuple(added), file_created=path in made)
 
 
 def add_entries(path: Path, settings: dict[str, Any], events: Iterable[str],
@@ -117,6 +117,7 @@ def add_entries(path: Path, settings: dict[str, Any], events: Iterable[str],
 def uninstall(path: Path, config_dir: Path) -> Changed:
     """Remove Belay's entries (and only them); delete the file if Belay made it and it is now empty."""
     if not path.exists():
+        remove_made_folders(config_dir, path)
         return Changed(path, ())
     settings = _read(path)
     hooks = settings.get("hooks")
@@ -138,6 +139,7 @@ def uninstall(path: Path, config_dir: Path) -> Changed:
     created = _remember_created(config_dir, path, False)
     if not settings and created:
         path.unlink()
+        remove_made_folders(config_dir, path)
         return Changed(path, tuple(removed), file_removed=True)
     write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
     return Changed(path, tuple(removed))
@@ -163,18 +165,54 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
+def to_be_made(path: Path) -> list[Path]:
+    """`path` and its folders that do not exist yet: what writing it makes, and so Belay's to remove again."""
+    missing = []
+    for made in (path, *path.parents):
+        if os.path.lexists(made):
+            break
+        missing.append(made)
+    return missing
+
+
+def remove_made_folders(config_dir: Path, path: Path) -> None:
+    """Remove the folders Belay made for `path` that are empty again, innermost first; any other is kept."""
+    known, gone = _known(config_dir), []
+    for folder in path.parents:
+        if str(folder) not in known:
+            break
+        try:
+            folder.rmdir()  # refused unless empty: whatever the person put there keeps it
+        except FileNotFoundError:
+            pass
+        except OSError:
+            break
+        gone.append(folder)
+    _remember(config_dir, gone, False)
+
+
 def _remember_created(config_dir: Path, path: Path, created: bool) -> bool:
     """Record (or, with created False, forget and report) that Belay created this settings file."""
-    record = config_dir / CREATED_FILE
-    try:
-        known = set(json.loads(record.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        known = set()
-    was = str(path) in known
-    (known.add if created else known.discard)(str(path))
+    return str(path) in _remember(config_dir, [path], created)
+
+
+def _remember(config_dir: Path, paths: Iterable[Path], created: bool) -> set[str]:
+    """Record (or forget) that Belay created these files and folders; what was recorded before."""
+    names = {str(p) for p in paths}
+    known = _known(config_dir)
+    if not names:
+        return known
+    now = known | names if created else known - names
     config_dir.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(sorted(known)), encoding="utf-8")
-    return was
+    (config_dir / CREATED_FILE).write_text(json.dumps(sorted(now)), encoding="utf-8")
+    return known
+
+
+def _known(config_dir: Path) -> set[str]:
+    try:
+        return set(json.loads((config_dir / CREATED_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return set()
 
 
 @dataclass(frozen=True)

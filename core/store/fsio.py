@@ -21,13 +21,13 @@ import contextlib
 import difflib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
+from core.store.atomic_file import staging_name
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 MAX_CAPTURE_BYTES = 64 * 1024 * 1024
@@ -162,7 +162,7 @@ def parent_dir(ws: Workspace, path: Path, create: bool = False) -> Iterator[tupl
 
 def temp_name(name: str) -> str:
     """A fresh hidden name beside `name` for a file that will be renamed over it."""
-    return _temp_name(name)
+    return staging_name(name)
 
 
 def write_temp(dfd: int, name: str, data: bytes, mode: int | None, fsync: bool = True) -> str:
@@ -172,7 +172,7 @@ def write_temp(dfd: int, name: str, data: bytes, mode: int | None, fsync: bool =
     a given mode is set before anything else can open it.  Returns the name;
     on failure nothing is left behind.
     """
-    tmp = _temp_name(name)
+    tmp = staging_name(name)
     # A file that keeps existing bits is private until chmod; a new one may be created readable.
     fd = os.open(tmp, _TEMP_FLAGS, 0o644 if mode is None else 0o600, dir_fd=dfd)
     try:
@@ -319,11 +319,6 @@ def _replace(dfd: int, name: str, data: bytes, mode: int | None) -> None:
             os.unlink(tmp, dir_fd=dfd)
         raise
     os.fsync(dfd)
-
-
-def _temp_name(name: str) -> str:
-    stem = name if len(os.fsencode(name)) <= 200 else name[:40]
-    return f".{stem}.belay-{secrets.token_hex(4)}.tmp"
 
 
 def _changed(ws: Workspace, path: Path) -> ToolError:

@@ -33,7 +33,7 @@ from pathlib import Path
 from core.errors import BelayError, ErrorKind
 from core.store import blob_files, seals
 from core.store.journal import Journal
-from core.store.lock import OwnerLock
+from core.store.lock import LOCK, OwnerLock
 
 GB = 1 << 30
 OPEN_GRACE = timedelta(hours=1)
@@ -42,7 +42,6 @@ REPACK_DEAD_SHARE = 0.1
 """A pack is rewritten once at least this share of its bytes is no longer referenced (else left for later)."""
 JOURNAL = "journal.sqlite3"
 BLOBS = "blobs"
-LOCK = "console.lock"
 
 
 @dataclass(frozen=True)
@@ -122,8 +121,8 @@ class GcRefused(BelayError):
     """A console has the workspace open: its snapshot lives in its memory, so nothing is removed."""
 
     def __init__(self, state_dir: Path) -> None:
-        super().__init__(ErrorKind.CONFLICT, f"a Belay console has this workspace open (it holds {state_dir / LOCK})"
-                         "; gc removed nothing",
+        super().__init__(ErrorKind.CONFLICT, f"a Belay console has this workspace open: "
+                         f"{OwnerLock.holder(state_dir / LOCK)}; gc removed nothing",
                          "Close the window (or wait for `belay run` to finish), then run `belay gc` again.")
 
 
@@ -170,7 +169,7 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
     it is done ("rows", "loose", "pack copied", "pack dropped", "vacuumed"): the crash tests kill there.
     """
     step = on_step or (lambda _: None)
-    lock = OwnerLock.try_acquire(_lock_path(state_dir))
+    lock = OwnerLock.try_acquire(_lock_path(state_dir), "belay gc")
     if lock is None:
         raise GcRefused(state_dir)
     try:
@@ -448,7 +447,7 @@ def console_open(state_dir: Path) -> bool:
     """Whether a console holds the workspace now (so `collect` would refuse); takes and drops the lock."""
     if not state_dir.exists():
         return False
-    lock = OwnerLock.try_acquire(state_dir / LOCK)
+    lock = OwnerLock.try_acquire(state_dir / LOCK, "belay gc")
     if lock is None:
         return True
     lock.release()

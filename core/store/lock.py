@@ -1,16 +1,31 @@
-"""Which console owns a workspace's state: an advisory lock on a file beside the journal.
+"""Which process owns a workspace's state: an advisory lock on a file beside the journal.
 
-The owner may declare runs left unfinished by a crashed console interrupted;
-other consoles on the same state (the terminal's `belay calls`, a second
-window) read and undo but leave that bookkeeping alone.  The kernel drops
-the lock when the process dies, so a crash never leaves it stuck.
+One console at a time may work on a workspace (run agents, watch and undo);
+`belay gc` takes the same lock to compact.  The holder writes its pid and
+what it is into the file, so whoever is refused can name it.  Consoles that
+only read the journal (`belay calls`, `belay export`) take no lock.  The
+kernel drops the lock when the process dies, so a crash never leaves it stuck.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from pathlib import Path
+
+from core.errors import BelayError, ErrorKind
+
+LOCK = "console.lock"
+"""The lock's file, in the workspace's state directory."""
+
+
+class WorkspaceBusy(BelayError):
+    """Another console (a window, `belay run`, `belay serve`) or `belay gc` has the workspace: one at a time."""
+
+    def __init__(self, workspace: Path, holder: str) -> None:
+        super().__init__(ErrorKind.CONFLICT, f"{workspace} is open in another Belay console: {holder}",
+                         "Work there (`belay calls` and `belay undo` reach it), or close it first.")
 
 
 class OwnerLock:
@@ -21,10 +36,13 @@ class OwnerLock:
         self._fd: int | None = fd
 
     @classmethod
-    def try_acquire(cls, path: Path) -> OwnerLock | None:
+    def try_acquire(cls, path: Path, what: str = "a Belay console") -> OwnerLock | None:
+        """The lock, its file saying this process holds it as `what` ("window", "belay run"...); None if held."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps({"pid": os.getpid(), "what": what}).encode(), 0)
         except BlockingIOError:
             os.close(fd)
             return None
@@ -33,6 +51,15 @@ class OwnerLock:
             raise
         return cls(path, fd)
 
+    @staticmethod
+    def holder(path: Path) -> str:
+        """Who holds the lock at `path`, as its file says: "window (pid 4242)"."""
+        try:
+            said = json.loads(path.read_bytes() or b"{}")
+            return f"{said['what']} (pid {int(said['pid'])})"
+        except (OSError, ValueError, KeyError, TypeError):  # a holder starting: its line not written yet
+            return "another Belay process (starting)"
+
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)  # closing drops the flock
@@ -40,3 +67,12 @@ class OwnerLock:
 
     def __repr__(self) -> str:
         return f"<OwnerLock {self.path} held={self._fd is not None}>"
+
+
+def own_workspace(state_dir: Path, workspace: Path, what: str) -> OwnerLock:
+    """The workspace's lock, held as `what`; raises WorkspaceBusy naming whoever holds it."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    lock = OwnerLock.try_acquire(state_dir / LOCK, what)
+    if lock is None:
+        raise WorkspaceBusy(workspace, OwnerLock.holder(state_dir / LOCK))
+    return lock

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field, field_validator
 
-from core.changes.gitproc import GIT, git_env
+from core.changes.gitproc import GIT, NO_PROGRAMS, git_env
 from core.changes.gitstate import find_git_dir
 from core.errors import ErrorKind, ToolError
 from core.paths import Workspace
@@ -44,9 +44,7 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 MAX_LISTED = 100
 """Files listed per section of the status text (the data has them all, up to MAX_READ_BYTES)."""
 AGENT_NAME, AGENT_EMAIL = "Belay agent", "agent@belay.invalid"
-_OPTIONS = ("-c", "core.pager=cat", "-c", "color.ui=never", "-c", "core.fsmonitor=false",
-            "-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "gc.auto=0",
-            "-c", "maintenance.auto=false", "-c", "diff.ignoreSubmodules=dirty", "--literal-pathspecs")
+_OPTIONS = (*NO_PROGRAMS, "-c", "color.ui=never", "-c", "diff.ignoreSubmodules=dirty", "--literal-pathspecs")
 _CONFIG_KEYS = r"^(filter\..+\.(clean|smudge|process)|user\.(name|email))$"
 _NOT_A_REPO = "Run `git init` with Bash to make it one, or work without the git tools."
 

@@ -4,20 +4,26 @@ Only the reference moves, as `git reset --soft` would: the files and the
 index are left as they are, so the work of an undone commit is still there,
 staged, and nothing uncommitted is lost.  Each move is a compare-and-swap
 (`git update-ref <ref> <new> <expected old>`): a reference that moved again
-since the call is left alone and reported.  HEAD switching branch (a
-checkout) is not undone: that would change which files are checked out,
-which is the person's decision, not an undo's.
+since the call is left alone and reported.  Git runs with the repository's
+hooks and other programs switched off (`NO_PROGRAMS`): the repository is
+agent-written, and the undo runs in the console's own process.
+
+HEAD switching branch (a checkout) is undone only when switching back
+changes no file (the branch it was on points at the commit HEAD is on, as
+after `git switch -c topic`): otherwise which files are checked out is the
+person's decision, not an undo's.  Then a branch the call made and HEAD is
+still on is kept too: undo never leaves HEAD on a branch that is gone.
 """
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.changes.gitproc import GIT, git_env
+from core.changes.gitproc import GIT, NO_PROGRAMS, git_env
 from core.changes.gitstate import GitState, find_git_dir, read_git_state
 from core.errors import ErrorKind, ToolError
 from core.models.records import GitChange, GitMove
@@ -39,23 +45,52 @@ class RefStep:
 def plan_refs(root: Path, changes: Sequence[tuple[int, GitChange]]) -> list[RefStep]:
     """Where each reference stands now against what the call left (newest move first)."""
     state = read_git_state(root)
-    steps = []
-    for seq, change in reversed(changes):
-        if change.kind in ("checkout",) or (change.ref == "HEAD" and change.kind in ("created", "deleted")):
-            steps.append(RefStep(seq, change, "unrestorable", "a checkout or a whole repository is not undone"))
-            continue
-        now = _value(state, change.ref) if state is not None else None
-        if now == change.before:
-            steps.append(RefStep(seq, change, "already"))
-        elif now == change.after:
-            steps.append(RefStep(seq, change, "restore"))
-        else:
-            steps.append(RefStep(seq, change, "conflict", f"{change.ref} moved again since (it is now "
-                                                          f"{(now or 'gone')[:12]})"))
-    return steps
+    steps = [_step(state, seq, change) for seq, change in reversed(changes)]
+    if state is None:
+        return steps
+    later = dict(state.refs) | {s.change.ref: s.change.before for s in steps if s.action == "restore"}
+    steps = [_checkout_step(state, later, s) for s in steps]
+    if any(s.change.ref == "HEAD" and s.action == "restore" for s in steps):
+        return steps
+    return [_keep_branch_of_head(state, s) for s in steps]
 
 
-_INVERSE: dict[GitMove, GitMove] = {"created": "deleted", "deleted": "created", "commit": "reset", "reset": "moved"}
+def _step(state: GitState | None, seq: int, change: GitChange) -> RefStep:
+    if change.ref == "HEAD" and change.kind in ("created", "deleted"):
+        return RefStep(seq, change, "unrestorable", "a whole repository is not undone")
+    now = _value(state, change.ref) if state is not None else None
+    if now == change.before:
+        return RefStep(seq, change, "already")
+    if now == change.after:
+        return RefStep(seq, change, "restore")
+    return RefStep(seq, change, "conflict", f"{change.ref} moved again since (it is now {(now or 'gone')[:12]})")
+
+
+def _checkout_step(state: GitState, later: dict[str, str | None], step: RefStep) -> RefStep:
+    """A checkout is undone only when HEAD goes back to the commit it is on, the other moves undone."""
+    if step.change.kind != "checkout" or step.action != "restore":
+        return step
+    if step.change.before is not None and _commit(later, step.change.before) == _commit(state.refs, state.head):
+        return step
+    return RefStep(step.seq, step.change, "unrestorable",
+                   "switching back would change the checked-out files; switch branch yourself")
+
+
+def _keep_branch_of_head(state: GitState, step: RefStep) -> RefStep:
+    """HEAD stays where it is: the branch it is on must stay too."""
+    if step.action == "restore" and step.change.before is None and state.head == f"ref: {step.change.ref}":
+        return RefStep(step.seq, step.change, "unrestorable",
+                       "HEAD is on it; switch to another branch, then undo again")
+    return step
+
+
+def _commit(refs: Mapping[str, str | None], head: str) -> str | None:
+    """The commit a HEAD value ("ref: <name>" or a commit id) stands for in `refs`."""
+    return refs.get(head.removeprefix("ref: ")) if head.startswith("ref: ") else head
+
+
+_INVERSE: dict[GitMove, GitMove] = {"created": "deleted", "deleted": "created", "commit": "reset", "reset": "moved",
+                                     "checkout": "checkout"}
 """The kind of the move that undoes a move of each kind (any other: "moved")."""
 
 
@@ -66,14 +101,22 @@ def inverse(change: GitChange) -> GitChange:
 
 
 def apply_refs(root: Path, steps: Sequence[RefStep]) -> None:
-    """Move each reference back; raises ToolError on the first that cannot (the ones before it stay moved)."""
+    """Move each reference back; raises ToolError on the first that cannot (the ones before it stay moved).
+
+    Branches are made and moved first, then HEAD, then branches removed: HEAD
+    never points at a branch that is not there.
+    """
     git_dir = find_git_dir(root)
     if git_dir is None:
         raise ToolError(ErrorKind.NOT_FOUND, "the workspace is no longer a git repository; its refs cannot be undone")
-    for step in steps:
+    for step in sorted(steps, key=lambda s: 1 if s.change.ref == "HEAD" else 2 if s.change.before is None else 0):
         change = step.change
         if change.before is None:
             argv = ["update-ref", "-d", change.ref, change.after or ""]
+        elif change.ref == "HEAD" and change.before.startswith("ref: "):
+            argv = ["symbolic-ref", "HEAD", change.before.removeprefix("ref: ")]
+        elif change.ref == "HEAD" and (change.after or "").startswith("ref: "):
+            argv = ["update-ref", "--no-deref", "HEAD", change.before]
         elif change.ref == "HEAD":
             argv = ["update-ref", "--no-deref", "HEAD", change.before, change.after or ZERO]
         else:
@@ -83,8 +126,9 @@ def apply_refs(root: Path, steps: Sequence[RefStep]) -> None:
 
 def _git(git_dir: str, root: Path, argv: list[str], change: GitChange) -> None:
     try:
-        done = subprocess.run([GIT, f"--git-dir={git_dir}", *argv], cwd=root, env=git_env(), capture_output=True,
-                              text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run([GIT, *NO_PROGRAMS, f"--git-dir={git_dir}", *argv], cwd=root, env=git_env(),
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ToolError(ErrorKind.SYSTEM, f"could not move {change.ref} back: {e}") from None
     if done.returncode != 0:

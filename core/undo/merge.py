@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from core.changes.gitproc import GIT, git_env
+from core.changes.gitproc import GIT, NO_PROGRAMS, git_env
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def _git_merge(base: bytes, ours: bytes, theirs: bytes, labels: Sequence[str]) -
             for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
                 Path(tmp, name).write_bytes(data)
             proc = subprocess.run(
-                [git, "merge-file", "-p", "--diff3", "-L", labels[0], "-L", labels[1], "-L", labels[2],
+                [git, *NO_PROGRAMS, "merge-file", "-p", "--diff3", "-L", labels[0], "-L", labels[1], "-L", labels[2],
                  "ours", "base", "theirs"],
                 cwd=tmp, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT, check=False,
             )

@@ -7,7 +7,10 @@ Three things can be left behind by a console killed with -9 (or a power cut):
   since and is left alone, and the undo no longer claims it;
 - a shell command whose changes were never recorded: what differs on disk
   from the journal's last word is given to the last interrupted command;
-- edits made while Belay was not running: recorded as external changes.
+- edits made while Belay was not running: recorded as external changes;
+- a write killed between staging the new content and renaming it over the
+  file: the staging file (`.<name>.belay-<pid>-<hex>.tmp`) is removed once
+  its writer is gone; the file itself was never touched.
 Each repair is a sentence in the returned notes, shown by the window.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import posixpath
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -25,6 +29,8 @@ from core.ids import CallId
 from core.models.records import FileChange, RollbackRecord
 from core.paths import Workspace
 from core.recorder import Recorder
+from core.store import fsio
+from core.store.atomic_file import left_by_a_gone_writer
 from core.store.blobs import BlobStore
 from core.store.journal import Journal
 from core.store.journal_reads import JournalReads
@@ -49,6 +55,10 @@ class Opening:
 
 async def recover(opening: Opening, interrupted: list[CallId]) -> list[str]:
     notes = []
+    staged = await asyncio.to_thread(_remove_staging, opening)
+    if staged:
+        notes.append(f"{len(staged)} write(s) were cut short; the files were left as they were, and the new "
+                     f"content Belay had staged beside them was removed: {', '.join(staged)}.")
     index = opening.tracker.index
     recorder = opening.recorder
     for rollback in await recorder.read(JournalReads.rollbacks, "pending"):
@@ -70,6 +80,22 @@ async def recover(opening: Opening, interrupted: list[CallId]) -> list[str]:
     for note in notes:
         log.warning("%s", note)
     return notes
+
+
+def _remove_staging(opening: Opening) -> list[str]:
+    """Blocking: remove the staging files of writers that are gone; the paths removed."""
+    ws, index = opening.workspace, opening.tracker.index
+    removed = []
+    for rel in [r for r, e in index.entries.items() if not e.link and left_by_a_gone_writer(posixpath.basename(r))]:
+        try:
+            fsio.remove_file(ws, ws.root / rel)
+        except BelayError as e:
+            log.warning("could not remove the staging file %s: %s", rel, e.info.message)
+            continue
+        removed.append(rel)
+    if removed:
+        index.changes_since(removed)  # gone: not news (the journal never knew them)
+    return removed
 
 
 def _finish_rollback(opening: Opening, rollback: RollbackRecord) -> str:

@@ -109,10 +109,10 @@ def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO
     if not calls:
         out.write(f"No calls journaled for {workspace} yet.\n")
         return 0
-    out.write(f"{'ID':<26} {'AGENT':<16} {'TOOL':<10} {'STATUS':<16} FILES CHANGED\n")
+    out.write(f"{'ID':<32} {'AGENT':<16} {'TOOL':<10} {'STATUS':<16} FILES CHANGED\n")
     for c in calls:
         files = ", ".join(change.path for change in c.changes) or "-"
-        out.write(f"{c.call_id:<26} {c.agent_name[:16]:<16} {c.tool:<10} {_status(c)!s:<16} {files}\n")
+        out.write(f"{c.call_id:<32} {c.agent_name[:16]:<16} {c.tool:<10} {_status(c)!s:<16} {files}\n")
     return 0
 
 
@@ -130,7 +130,7 @@ def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as
         return _show_undo(report, op_id, redo, as_json, out)
 
     async def run() -> UndoReport:
-        async with Console(workspace, state_dir=state_dir) as console:
+        async with Console(workspace, state_dir=state_dir, holder="belay undo") as console:
             if not as_json:
                 for note in console.recovery_notes:
                     out.write(f"Note: {note}\n")

@@ -54,7 +54,7 @@ async def _serve(root: Path, state_dir: str | None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
-    async with Console(root, state_dir=Path(state_dir) if state_dir else None) as console:
+    async with Console(root, state_dir=Path(state_dir) if state_dir else None, holder="belay serve") as console:
         if console.endpoint is None:
             print(f"belay serve: another console has {root} open (a window, `belay run`): attach to it, or close "
                   "it first", file=sys.stderr)

@@ -204,7 +204,7 @@ async def _serving_console(workspace: Path, state_dir: str | None, command: str,
     """An open console serving the workspace to outside agents; None (said) when another console already does,
     or when it cannot be opened."""
     from core import Console
-    console = Console(workspace, state_dir=state_dir)
+    console = Console(workspace, state_dir=state_dir, holder=f"window (belay {command})")
     if not await _opened(console, command, interactive):
         return None
     if console.endpoint is None:
@@ -440,7 +440,7 @@ def run_demo(options: DemoOptions) -> int:
 
 async def _demo(options: DemoOptions, script: Script, workspace: Path) -> int:
     from core import AutoReviewer, Console, run_script
-    console = Console(workspace, state_dir=options.state_dir)
+    console = Console(workspace, state_dir=options.state_dir, holder="window (belay demo)")
     if not await _opened(console, "demo", not options.quit_when_done):
         return 2
     reviewer = AutoReviewer(console, script.review, delay=0.0 if options.quit_when_done else 1.0) \

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from core import Console, Decision, ErrorKind, RunStatus
+from core import BelayError, Console, Decision, ErrorKind, RunStatus
 from core.events import ApprovalRequested
 from core.run.calls import AgentHandle, CallOutcome
 from tests.conftest import run
@@ -290,7 +290,7 @@ def test_a_second_console_does_not_call_the_owners_running_calls_dead(workspace:
             agent = await owner.start_agent("agent", "scripted")
             task = asyncio.ensure_future(owner.call(agent, "Write", {"file_path": str(workspace / "x"), "content": "1"}))
             request = await _next_request(owner)
-            async with Console(workspace) as reader:  # what `belay calls` does
+            async with Console(workspace, track=False) as reader:  # what `belay calls` does
                 [record] = await reader.history()
             owner.approve(request.call_id)
             assert (await task).status == RunStatus.DONE
@@ -452,5 +452,35 @@ def test_at_an_inotify_limit_the_console_says_so_and_still_captures_and_undoes_e
             report = await console.undo(outcome.call_id)
             assert report.ok and not (workspace / "made.txt").exists()
             assert (workspace / "src" / "shop" / "pricing.py").exists() and "the person's line" in readme.read_text()
+
+    run(scenario())
+
+
+def test_a_second_console_on_a_workspace_is_refused_naming_the_first_and_a_reader_still_reads(
+        workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace, holder="window") as first:
+            agent = await first.start_agent("agent", "scripted")
+            await first.call(agent, "Read", {"file_path": str(workspace / "README.md")})
+            second = Console(workspace, holder="belay run")
+            with pytest.raises(BelayError) as refused:
+                await second.open()
+            await second.close()
+            assert refused.value.kind is ErrorKind.CONFLICT
+            assert f"open in another Belay console: window (pid {os.getpid()})" in refused.value.info.message
+            async with Console(workspace, track=False) as reader:  # `belay calls` beside the window
+                assert [r.tool for r in reader.timeline.runs.values()] == ["Read"]
+        async with Console(workspace, holder="belay run") as after:  # the first closed: the workspace is free
+            assert after.endpoint is not None
+
+    run(scenario())
+
+
+def test_a_console_opened_to_read_the_journal_runs_no_agent(workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace, track=False) as reader:
+            with pytest.raises(BelayError) as refused:
+                await reader.start_agent("agent", "scripted")
+            assert refused.value.kind is ErrorKind.CONFLICT and "read the journal only" in refused.value.info.message
 
     run(scenario())

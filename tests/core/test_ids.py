@@ -31,3 +31,14 @@ def test_an_id_made_later_sorts_after_an_earlier_one() -> None:
     time.sleep(0.003)  # past the millisecond the first id's time prefix names
     second = ids.new_call_id()
     assert first < second
+
+
+def test_an_id_carries_at_least_64_random_bits_after_its_time_prefix() -> None:
+    # Two processes on one journal (a window and `belay run`) make ids in the same millisecond; with
+    # 24 random bits they met once in a few thousand, with 64 never in practice.
+    before = time.time_ns() // 1_000_000
+    made = ids.new_call_id()
+    after = time.time_ns() // 1_000_000
+    stamp = made.removeprefix("call_")[:len(f"{after:x}")]
+    assert before <= int(stamp, 16) <= after, made
+    assert len(made) - len("call_") - len(stamp) >= 16, made

@@ -270,6 +270,33 @@ def test_undo_from_the_terminal_goes_through_the_window_that_has_the_workspace(t
     assert shown_undone  # the window's own timeline shows it undone
 
 
+def test_belay_run_beside_a_window_is_refused_naming_it_while_calls_still_lists(tmp_path: Path,
+                                                                               state_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("calls:\n  - {id: w, tool: Write, args: {file_path: '{workspace}/b.py', content: 'b'}}\n")
+    where = ("--workspace", str(ws), "--state-dir", str(state_dir))
+
+    async def belay(*args: str) -> tuple[int, str]:
+        terminal = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "gui.terminal.cli", *args, *where, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(terminal.communicate(), 120)
+        return terminal.returncode or 0, out.decode()
+
+    async def scenario() -> tuple[tuple[int, str], tuple[int, str]]:
+        async with Console(ws, state_dir=state_dir, holder="window"):
+            return await belay("run", str(plan), "--auto", "approve"), await belay("calls")
+
+    (ran, said), (listed, calls) = run(scenario())
+    assert ran == 2 and said.strip() == (f"belay run: {ws} is open in another Belay console: window "
+                                         f"(pid {os.getpid()}). Work there (`belay calls` and `belay undo` reach "
+                                         "it), or close it first."), said
+    assert not (ws / "b.py").exists()
+    assert listed == 0 and "No calls journaled" in calls, calls
+
+
 def test_calls_json_ties_a_sub_agents_calls_to_its_parent_with_full_names(tmp_path: Path, state_dir: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -303,6 +330,7 @@ def test_a_gemini_project_install_says_the_file_is_shared_and_read_only_in_a_tru
     assert "BeforeTool" in json.loads(settings.read_text())["hooks"]
     removed = _belay("hooks", "uninstall", "--agent", "gemini", "--project", str(project))
     assert removed.returncode == 0 and "Removed Belay's hooks" in removed.stdout, removed.stdout + removed.stderr
+    assert list(project.iterdir()) == []  # the .gemini/ folder Belay made goes too
 
 
 def test_a_codex_install_says_it_recorded_its_trust_and_uninstall_takes_it_out(tmp_path: Path) -> None:

@@ -136,3 +136,54 @@ def test_an_undo_killed_half_way_is_finished_on_restart_and_stays_undoable(tmp_p
 
     run(back_to_the_start())
     assert _versions(workspace) == {"old"}
+
+
+_STAGER = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from core.store import fsio
+dfd = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECTORY)
+print(fsio.write_temp(dfd, sys.argv[3], b"the agent's new content\\n", None), flush=True)
+sys.stdin.read()  # killed here: between the staging file's write and its rename over the real file
+"""
+
+
+def _staged_by_a_writer(workspace: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A real process that has staged `name`'s new content beside it and waits (to be killed, or not)."""
+    child = subprocess.Popen([sys.executable, "-c", _STAGER, str(ROOT), str(workspace), name],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    return child, child.stdout.readline().decode().strip()
+
+
+def _end(child: subprocess.Popen[bytes]) -> None:
+    child.kill()
+    child.wait(timeout=30)
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
+@pytest.mark.allow_warning_logs  # opening says which staging files it removed
+def test_opening_removes_the_staging_files_of_writers_killed_mid_write_and_no_one_elses(workspace: Path) -> None:
+    (workspace / "a.py").write_text("whole\n")
+    (workspace / ".notes.belay-mine.tmp").write_text("the person's own\n")  # not Belay's pattern
+    killed, left = _staged_by_a_writer(workspace, "a.py")
+    _end(killed)
+    alive, staging = _staged_by_a_writer(workspace, "b.py")  # a writer still at work (another workspace's)
+    try:
+        assert (workspace / left).read_text() == "the agent's new content\n"
+
+        async def open_and_look() -> tuple[str, ...]:
+            async with Console(workspace) as console:
+                return console.recovery_notes
+
+        notes = run(open_and_look())
+
+        assert not (workspace / left).exists()
+        assert (workspace / "a.py").read_text() == "whole\n"
+        assert any(left in note for note in notes), notes
+        assert (workspace / staging).exists()  # its writer is alive: it may still rename it
+        assert (workspace / ".notes.belay-mine.tmp").read_text() == "the person's own\n"
+    finally:
+        _end(alive)

@@ -57,7 +57,8 @@ def describe_changes(run: RunNode) -> str:
         parts.append("<table cellspacing='0' cellpadding='1'>" + "".join(rows) + "</table>")
     if run.git_changes:
         state = "undone: the references are back, files and index left as they were" if run.git_undone else (
-            "Undo moves branches back (like git reset --soft: files and index stay); a checkout is not undone")
+            "Undo moves branches back (like git reset --soft: files and index stay); a checkout only when it "
+            "changes no file")
         parts.append("<h4>Git</h4><p>" + "<br>".join(html.escape(g.what) for g in run.git_changes) +
                      f"<br><span style='color:{theme.colour('muted')}'>{html.escape(state)}.</span></p>")
     return "".join(parts)

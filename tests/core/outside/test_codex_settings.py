@@ -98,3 +98,22 @@ def test_uninstall_takes_belays_trust_out_of_a_config_that_no_longer_parses(code
     config.write_text(config.read_text() + "broken = \n")  # the person's edit since
     assert set(HOOKS.uninstall(user, config_dir()).events) == set(EVENTS)
     assert config.read_text() == THEIRS + "\nbroken = \n" and "Belay" not in config.read_text()
+
+
+def test_uninstall_leaves_no_config_or_folder_belay_made_and_keeps_what_the_person_added(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "fresh-codex-home"  # Codex never run here: no folder, no config.toml
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    user = HOOKS.settings_file(None, True)
+    command = install.hook_command(state_root(), config_dir(), agent="codex")
+    HOOKS.install(user, command, config_dir())
+    assert (home / "config.toml").exists()
+    assert HOOKS.uninstall(user, config_dir()).file_removed
+    assert not home.exists()  # not an empty config.toml in an empty folder
+
+    HOOKS.install(user, command, config_dir())
+    with (home / "config.toml").open("a") as config:
+        config.write('model = "gpt-5.5"\n')  # the person's own, added since
+    HOOKS.uninstall(user, config_dir())
+    assert (home / "config.toml").read_text() == 'model = "gpt-5.5"\n' and sorted(home.iterdir()) == [
+        home / "config.toml"]

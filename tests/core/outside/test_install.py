@@ -112,3 +112,27 @@ def test_the_silence_limits_go_on_the_command_line_under_claude_codes_own_timeou
     for too_long in ({"wait_s": install.HOOK_TIMEOUT_S}, {"max_wait_s": 0}):
         with pytest.raises(ValueError, match="less than 3600 s"):
             install.hook_command(state_root(), config_dir(), **too_long)
+
+
+def test_uninstall_leaves_a_project_as_it_was_before_install_and_keeps_what_the_person_put_beside(
+        tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    path = install.settings_file(project, False)
+    assert install.install(path, _command(), config_dir()).file_created
+    assert install.uninstall(path, config_dir()).file_removed
+    assert list(project.iterdir()) == []  # no empty .claude/ left behind
+
+    install.install(path, _command(), config_dir())
+    (path.parent / "commands").mkdir()
+    (path.parent / "commands" / "review.md").write_text("the person's own command\n")
+    assert install.uninstall(path, config_dir()).file_removed
+    assert [p.name for p in path.parent.iterdir()] == ["commands"]  # .claude/ holds theirs: it stays
+    assert (path.parent / "commands" / "review.md").read_text() == "the person's own command\n"
+
+
+def test_uninstall_keeps_a_folder_the_person_had_even_when_it_is_empty(tmp_path: Path) -> None:
+    path = _settings(tmp_path)  # .claude/ exists, without the file
+    install.install(path, _command(), config_dir())
+    assert install.uninstall(path, config_dir()).file_removed
+    assert path.parent.is_dir() and list(path.parent.iterdir()) == []

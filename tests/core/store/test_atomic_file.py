@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from core.store.atomic_file import write_text_atomically
+from core.store.atomic_file import left_by_a_gone_writer, staging_name, write_text_atomically
 
 
 def _mode(path: Path) -> int:
@@ -51,3 +53,15 @@ def test_a_write_that_fails_leaves_the_old_text_and_no_temporary_file(tmp_path: 
         write_text_atomically(target, "half \ud800 written")  # a lone surrogate cannot be UTF-8
     assert target.read_text() == "kept = true\n"
     assert os.listdir(tmp_path) == ["settings.toml"]
+
+
+def test_a_staging_file_names_its_writer_and_counts_as_left_behind_only_once_that_writer_is_gone() -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    mine = staging_name("a.py")
+    assert mine.startswith(f".a.py.belay-{os.getpid()}-") and mine.endswith(".tmp")
+    assert not left_by_a_gone_writer(mine)  # this process may still rename it
+    assert left_by_a_gone_writer(mine.replace(f"-{os.getpid()}-", f"-{dead}-"))
+    for not_ours in (f".a.py.belay-{dead}.tmp", f"a.py.belay-{dead}-0123abcd.tmp", f".a.py.belay-{dead}-0123abcd",
+                     ".a.py.belay-0123abcd.tmp", f".a.py.belay-{dead}-0123ABCD.tmp"):
+        assert not left_by_a_gone_writer(not_ours), not_ours

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core import Console, RunStatus
+from core import BelayError, Console, RunStatus
 from core.settings import workspace_state_dir
 from core.store import gc, seals
 from core.store.blobs import BlobStore, content_hash
@@ -218,8 +218,10 @@ def test_no_stored_copy_is_deleted_while_a_console_may_be_writing(
     def a_console_opens_meanwhile(step: str) -> None:
         if step == "rows":
             async def look() -> None:
-                async with Console(ws) as console:  # the lock is gc's: this one does not own the workspace
-                    await console.start_agent("late", "scripted")  # its session begins: it may write
+                with pytest.raises(BelayError, match=r"open in another Belay console: belay gc \(pid"):
+                    await Console(ws).open()  # the lock is gc's: no console works on the workspace meanwhile
+                async with Console(ws, track=False) as console:  # a reader takes no lock; should it write...
+                    await console.recorder.session()  # ...its session begins, and gc sees it
             run(look())
     result = gc.collect(state, gc.Retention(keep_days=30), on_step=a_console_opens_meanwhile)
     assert result.plan.calls_removed == 10 and result.blobs_removed == 0

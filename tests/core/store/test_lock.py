@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,17 @@ def test_a_lock_held_by_a_process_that_dies_is_free_again(tmp_path: Path) -> Non
     mine = OwnerLock.try_acquire(path)
     assert mine is not None
     mine.release()
+
+
+def test_whoever_is_refused_can_name_the_holder_and_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "owner.lock"
+    first = OwnerLock.try_acquire(path, "belay run")
+    assert first is not None
+    try:
+        assert OwnerLock.try_acquire(path, "window") is None
+        assert OwnerLock.holder(path) == f"belay run (pid {os.getpid()})"
+    finally:
+        first.release()
+    second = OwnerLock.try_acquire(path, "window")
+    assert second is not None and OwnerLock.holder(path) == f"window (pid {os.getpid()})"
+    second.release()

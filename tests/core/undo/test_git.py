@@ -125,9 +125,12 @@ def test_a_move_planned_before_the_reference_moved_again_is_refused_by_git(repo:
     assert git("rev-parse", "main") == latest
 
 
-def test_a_checkout_is_not_undone_and_a_reference_already_back_needs_nothing(repo: Path, git: Git) -> None:
+def test_a_checkout_that_changed_files_is_not_undone_and_a_reference_already_back_needs_nothing(
+        repo: Path, git: Git) -> None:
     first = git("rev-parse", "main")
-    git("branch", "other")
+    git("switch", "-qc", "other")
+    git("commit", "-q", "--allow-empty", "-m", "On other")  # switching back to main would change the checkout
+    git("switch", "-q", "main")
     moved = by_the_call(repo, lambda: git("commit", "-q", "--allow-empty", "-m", "By the call"),
                         lambda: git("checkout", "-q", "other"))
     git("branch", "-qf", "main", first)  # the person took the commit back already
@@ -149,3 +152,62 @@ def test_the_undo_of_an_undone_commit_puts_the_commit_back(repo: Path, git: Git)
     undo(repo, own)
 
     assert git("rev-parse", "main") == by_call
+
+
+def test_undoing_runs_none_of_the_repository_s_own_programs(repo: Path, git: Git, tmp_path: Path) -> None:
+    # The repository is agent-written: a hook it carries would run in the console's own, unsandboxed process.
+    marker = tmp_path / "hook-ran"
+    for hook in ("reference-transaction", "post-checkout", "post-commit", "pre-commit"):
+        path = repo / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\necho {hook} >> '{marker}'\n")
+        path.chmod(0o755)
+    (repo / "fsmonitor").write_text(f"#!/bin/sh\necho fsmonitor >> '{marker}'\n")
+    (repo / "fsmonitor").chmod(0o755)
+    git("config", "core.fsmonitor", str(repo / "fsmonitor"))
+    moved = by_the_call(repo, lambda: git("-c", "core.hooksPath=/dev/null", "commit", "-q", "--allow-empty",
+                                          "-m", "By the call"))
+    marker.unlink(missing_ok=True)  # whatever the call's own git ran is the call's
+
+    assert [s.action for s in undo(repo, moved)] == ["restore"]
+
+    assert git("log", "--format=%s", "main") == "First"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_undoing_a_switch_to_a_new_branch_puts_head_back_before_removing_the_branch(repo: Path, git: Git) -> None:
+    first = git("rev-parse", "main")
+    moved = by_the_call(repo, lambda: git("switch", "-qc", "topic"))
+    assert sorted((c.ref, c.kind) for _, c in moved) == [("HEAD", "checkout"), ("refs/heads/topic", "created")]
+
+    steps = undo(repo, moved)
+
+    assert git("symbolic-ref", "HEAD") == "refs/heads/main"  # never on a branch that is gone
+    assert git("rev-parse", "HEAD") == first
+    assert git("branch", "--list", "topic") == ""
+    assert {s.change.ref: s.action for s in steps} == {"HEAD": "restore", "refs/heads/topic": "restore"}
+
+
+def test_a_new_branch_head_is_on_is_kept_when_head_cannot_go_back(repo: Path, git: Git) -> None:
+    moved = by_the_call(repo, lambda: git("switch", "-qc", "topic"))
+    git("commit", "-q", "--allow-empty", "-m", "By the person, on topic")
+    git("branch", "-qf", "topic-tip", "topic")
+    git("reset", "-q", "--soft", "HEAD~1")  # topic is back where the call left it, but main...
+    git("branch", "-qf", "main", "topic-tip")  # ...moved on: switching back would change the checkout
+
+    steps = {s.change.ref: s for s in undo(repo, moved)}
+
+    assert git("symbolic-ref", "HEAD") == "refs/heads/topic"  # HEAD stays, and so does its branch
+    assert git("rev-parse", "topic") == git("rev-parse", "main~1")
+    assert steps["HEAD"].action == "unrestorable" and "change the checked-out files" in steps["HEAD"].reason
+    assert steps["refs/heads/topic"].action == "unrestorable" and "HEAD is on it" in steps["refs/heads/topic"].reason
+
+
+def test_the_undo_of_an_undone_switch_to_a_new_branch_makes_it_and_switches_to_it_again(repo: Path, git: Git) -> None:
+    moved = by_the_call(repo, lambda: git("switch", "-qc", "topic"))
+    undo(repo, moved)
+    own = [(seq, inverse(change)) for seq, change in moved]
+
+    assert {s.change.ref: s.action for s in undo(repo, own)} == {"HEAD": "restore", "refs/heads/topic": "restore"}
+
+    assert git("symbolic-ref", "HEAD") == "refs/heads/topic"
+    assert git("rev-parse", "topic") == git("rev-parse", "main")

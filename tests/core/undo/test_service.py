@@ -347,6 +347,39 @@ def test_an_agents_commit_is_undone_by_moving_the_branch_back_and_redone(tmp_pat
     assert (tmp_path / "a.txt").read_text() == "a, changed by the agent\n"  # like reset --soft: the work stays
 
 
+def test_an_agents_switch_to_a_new_branch_is_undone_without_running_the_repositorys_hooks_and_redone(
+        tmp_path: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    git = ["git", "-c", "user.name=A", "-c", "user.email=a@b", "-C", str(tmp_path)]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True, env=env)
+    (tmp_path / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "a.txt"], check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True, env=env)
+    marker = tmp_path.parent / f"{tmp_path.name}-hook-ran"
+    hook = tmp_path / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(f"#!/bin/sh\necho ran >> '{marker}'\n")
+    hook.chmod(0o755)
+
+    def on() -> str:
+        return subprocess.run([*git, "symbolic-ref", "--short", "HEAD"], check=True, env=env, capture_output=True,
+                              text=True).stdout.strip()
+
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Bash(git:*)") as console:
+            call = await _bash(console, "git switch -qc topic")
+            assert on() == "topic"
+            marker.unlink(missing_ok=True)  # the agent's own git ran it: that is the agent's doing
+            undone = await console.undo(call)
+            assert undone.ok and on() == "main", undone.message
+            assert subprocess.run([*git, "branch", "--list", "topic"], env=env, capture_output=True,
+                                  text=True).stdout == ""
+            assert not marker.exists()  # the console's undo ran nothing of the repository's
+            redone = await console.redo(call)
+            assert redone.ok and on() == "topic", redone.message
+
+    run(scenario())
+
+
 def test_a_damaged_kept_content_refuses_the_undo_naming_the_file_and_the_blob(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text(LINES)
