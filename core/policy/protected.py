@@ -7,12 +7,16 @@ start-up files.  They are matched by path component anywhere in the path,
 inside the workspace or not, because a nested repository's `.git` is as
 dangerous as the top one's.
 
-Secrets are what a process can read about the console itself
+Secrets are refused to every reader, never asked about (one approval would
+hand the token over): what a process can read about the console itself
 (`/proc/self/environ` holds its API keys; anything under the console's own
 `/proc/<pid>`), Belay's own configuration and state (the hook token that
 opens the console's socket, the journal of every earlier call's output),
-and the user's credential stores (SSH, cloud, package registries, Claude
-Code's login).
+the user's credential stores below home (`_HOME_SECRETS`: keys and
+keyrings, the logins of Claude Code, Codex and Gemini CLI, cloud and
+hosting CLIs, code hosts, package registries and build tools, databases,
+browsers' cookies, and shell and REPL histories, which keep what was typed
+on a command line), and the system's password hashes and SSH host keys.
 """
 
 from __future__ import annotations
@@ -38,10 +42,36 @@ _PROTECTED_PAIRS = ((".config", "fish"), (".config", "git"), (".config", "belay"
 _PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|"
                           r"/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem|fd|fdinfo|map_files|root|cwd)(?:/.*)?")
 """A process's environment and memory, and its open files, root and cwd (doors into the console's own files)."""
-_HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
-                 ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
-                 ".local/share/keyrings", ".claude/.credentials.json", ".config/belay", ".local/share/belay",
-                 ".local/state/belay")
+_HOME_SECRETS = frozenset({
+    # keys and keyrings
+    ".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".config/op", ".vault-token",
+    # the logins of the agents Belay supervises (their settings are not secrets, their login is)
+    ".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".gemini/.env",
+    # clouds, hosting and tunnels
+    ".aws", ".azure", ".config/gcloud", ".kube", ".oci", ".s3cfg", ".boto", ".config/rclone", ".config/doctl",
+    ".terraform.d/credentials.tfrc.json", ".fly", ".config/heroku", ".wrangler", ".config/.wrangler",
+    ".ngrok2", ".config/ngrok", ".config/hcloud", ".databrickscfg", ".cache/huggingface/token",
+    ".huggingface/token",
+    # code hosts, package registries and build tools
+    ".netrc", ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".config/glab-cli",
+    ".docker/config.json", ".config/containers/auth.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc",
+    ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+    ".m2/settings-security.xml", ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
+    ".pgpass", ".my.cnf",
+    # browsers' cookies and saved passwords
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+    # what was typed earlier: shells and REPLs keep passwords and tokens given on a command line
+    ".bash_history", ".zsh_history", ".histfile", ".sh_history", ".local/share/fish/fish_history",
+    ".python_history", ".psql_history", ".mysql_history", ".sqlite_history", ".node_repl_history",
+    ".rediscli_history", ".irb_history", ".ipython/profile_default/history.sqlite", ".lesshst", ".viminfo",
+    ".local/state/nvim/shada", ".local/share/nvim/shada",
+    # Belay's own configuration and state, where the environment does not move them
+    ".config/belay", ".local/share/belay", ".local/state/belay",
+})
+"""Below the home directory: files and folders that hold credentials, by their path under home."""
+_HOME_SECRET_DEPTH = max(s.count("/") + 1 for s in _HOME_SECRETS)
+_SYSTEM_SECRETS = re.compile(r"/etc/(?:g?shadow-?|security/opasswd|ssh/ssh_host_[A-Za-z0-9_]+_key)")
+"""The system's password hashes and the machine's SSH host keys (readable when the console runs as root)."""
 
 
 def protected_reason(path: str | os.PathLike[str]) -> str | None:
@@ -92,8 +122,13 @@ def home_secret(path: str | os.PathLike[str], home: str) -> bool:
     text, home = one_slash(os.path.normpath(os.fspath(path))), one_slash(os.path.normpath(home))
     if not os.path.isabs(text) or not within(text, home):
         return False
-    rest = text[len(home):].lstrip("/")  # below home: what relpath would say, without its walk of both
-    return any(rest == s or rest.startswith(s + "/") for s in _HOME_SECRETS)
+    parts = text[len(home):].lstrip("/").split("/")  # below home: what relpath would say, without its walk
+    return any("/".join(parts[:n]) in _HOME_SECRETS for n in range(1, min(len(parts), _HOME_SECRET_DEPTH) + 1))
+
+
+def system_secret(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is the system's password hashes (/etc/shadow, /etc/gshadow) or a private SSH host key."""
+    return _SYSTEM_SECRETS.fullmatch(one_slash(os.path.normpath(os.fspath(path)))) is not None
 
 
 _MENTIONED = re.compile(
@@ -117,6 +152,8 @@ def secret_reason(path: str | os.PathLike[str], home: str) -> str | None:
         return f"{path} exposes a process's environment or memory (API keys live there)"
     if home_secret(path, home):
         return f"{path} is in a credential store"
+    if system_secret(path):
+        return f"{path} holds the system's password hashes or a host key"
     if belay_secret(path):
         return f"{path} is Belay's own configuration or state (its hook token, the journal of earlier calls)"
     return None

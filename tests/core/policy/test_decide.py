@@ -333,3 +333,43 @@ def test_a_mode_verdicts_reason_may_say_anything_who_decided_is_its_own_field(ws
     assert (denied.action, denied.by) == ("deny", "rule")
     allowed = bash("rm -f nothing-here", ws, ruleset(home, "bypass"))
     assert (allowed.action, allowed.by, allowed.reason) == ("allow", "mode", "bypass mode")
+
+
+_STORES = (".codex/auth.json", ".gemini/oauth_creds.json", ".vault-token", ".pgpass", ".cargo/credentials.toml",
+           ".config/rclone/rclone.conf", ".terraform.d/credentials.tfrc.json", ".bash_history",
+           ".local/share/fish/fish_history", ".python_history", ".viminfo")
+
+
+@pytest.mark.parametrize("store", _STORES)
+def test_a_credential_store_or_history_is_denied_to_every_reader_on_both_routes(ws: Path, home: Path,
+                                                                               store: str) -> None:
+    """Not asked: one approval would hand over the token.  Everything is allowed here, so only the secret refuses."""
+    from core.policy.decide import read_refusal
+    from core.tools.base import Annotations
+    secret = home / store
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("TOKEN\n")
+    rules = ruleset(home, "bypass", allow=("Read", "Bash", "mcp__fs"))
+    for tool, key in (("Read", "file_path"), ("NotebookRead", "notebook_path"), ("Grep", "path"), ("LS", "path"),
+                      ("Glob", "path")):
+        args = {key: str(secret), "pattern": "x"}
+        theirs = decide_tool(PolicyRequest(tool, args, ws, paths=resolved_paths(args), outside_agent=True), rules)
+        assert (theirs.action, theirs.by) == ("deny", "policy"), (tool, theirs.reason)
+    assert file_tool("Read", secret, home, rules).action == "deny"  # Belay's own Read, the home as its workspace
+    assert read_refusal(str(secret), rules, str(ws)) is not None  # what Belay's own Grep, Glob and LS leave out
+    mcp = {"path": str(secret)}
+    assert decide_tool(PolicyRequest("mcp__fs__read_file", mcp, ws, annotations=Annotations(read_only=True),
+                                     paths=resolved_paths(mcp)), rules).action == "deny"
+    for line in (f"cat ~/{store}", f"tail -n 5 < $HOME/{store}", f"grep -a TOKEN {secret}", f"base64 ~/{store}",
+                 f"cp ~/{store} stolen.txt"):
+        assert bash(line, ws, rules).action == "deny", line
+
+
+def test_the_systems_password_hashes_are_denied_not_asked(ws: Path, home: Path) -> None:
+    rules = ruleset(home)
+    for line in ("cat /etc/shadow", "grep root /etc/gshadow", "head -1 < /etc/shadow"):
+        assert bash(line, ws, rules).action == "deny", line
+    args = {"file_path": "/etc/shadow"}
+    theirs = PolicyRequest("Read", args, ws, paths=resolved_paths(args), outside_agent=True)
+    assert decide_tool(theirs, rules).action == "deny"
+    assert bash("cat /etc/passwd", ws, rules).action == "ask"  # outside the workspace, but no secret

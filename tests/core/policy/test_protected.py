@@ -61,3 +61,37 @@ def test_belays_own_configuration_and_state_are_protected_from_writes(tmp_path, 
     assert "Belay's own" in (protected_reason(tmp_path / "cfg" / "trusted-workspaces.json") or "")
     assert "Belay's own" in (protected_reason(tmp_path / "state" / "workspaces" / "x" / "journal.db") or "")
     assert protected_reason(tmp_path / "elsewhere.txt") is None
+
+
+@pytest.mark.parametrize("store", [
+    ".codex/auth.json", ".gemini/oauth_creds.json", ".vault-token", ".pgpass", ".cargo/credentials",
+    ".cargo/credentials.toml", ".config/rclone/rclone.conf", ".terraform.d/credentials.tfrc.json", ".config/hub",
+    ".config/op/config", ".m2/settings.xml", ".gradle/gradle.properties", ".s3cfg", ".boto",
+    ".config/doctl/config.yaml", ".fly/config.yml", ".ngrok2/ngrok.yml", ".config/ngrok/ngrok.yml",
+    ".wrangler/config/default.toml", ".config/heroku/config.json", ".claude.json", ".config/git/credentials",
+    ".bash_history", ".zsh_history", ".local/share/fish/fish_history", ".python_history", ".psql_history",
+    ".mysql_history", ".node_repl_history", ".lesshst", ".viminfo", ".sqlite_history",
+])
+def test_agent_logins_cloud_and_registry_tokens_and_histories_are_credential_stores(store: str) -> None:
+    assert home_secret(f"/home/u/{store}", "/home/u")
+    assert secret_reason(f"/home/u/{store}", "/home/u") is not None
+    assert not home_secret(f"/w/{store}", "/home/u")  # a project's file of the same name is not the user's
+
+
+@pytest.mark.parametrize(("path", "secret"), [
+    ("/home/u/.codex/config.toml", False), ("/home/u/.gemini/settings.json", False),  # settings, not logins
+    ("/home/u/.cargo/bin/cargo", False), ("/home/u/.m2/repository/x.jar", False), ("/home/u/.bash_historyx", False),
+    ("/home/u/.claude/settings.json", False),
+])
+def test_the_rest_of_those_tools_folders_is_no_credential_store(path: str, secret: bool) -> None:
+    assert home_secret(path, "/home/u") is secret
+
+
+@pytest.mark.parametrize(("path", "secret"), [
+    ("/etc/shadow", True), ("/etc/gshadow", True), ("/etc/shadow-", True), ("/etc/gshadow-", True),
+    ("/etc/ssh/ssh_host_ed25519_key", True), ("/etc/ssh/ssh_host_rsa_key", True), ("//etc/shadow", True),
+    ("/etc/ssh/ssh_host_ed25519_key.pub", False), ("/etc/passwd", False), ("/etc/group", False),
+    ("/w/etc/shadow", False),
+])
+def test_the_systems_password_hashes_and_host_keys_are_secrets(path: str, secret: bool) -> None:
+    assert (secret_reason(path, "/home/u") is not None) is secret
