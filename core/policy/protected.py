@@ -1,11 +1,17 @@
 """Paths that are never written without a person, and secrets that are never read.
 
 Protected paths hold things that run later, outside any check: git hooks
-and config (`core.fsmonitor` runs on `git status`), agent and editor
-settings (an agent that can edit them widens its own permissions), shell
-start-up files.  They are matched by path component anywhere in the path,
-inside the workspace or not, because a nested repository's `.git` is as
-dangerous as the top one's.
+and config (`core.fsmonitor` runs on `git status`), pre-commit's hooks,
+agent and editor settings (`.claude/`, `.codex/`, `.gemini/`, `.cursor/`,
+`.vscode/`: an agent that can edit them widens its own permissions or
+removes the hooks that put it under Belay), dev containers, shell start-up
+files, and the configuration of package managers and build tools that name
+programs to run (`.npmrc`, `.yarnrc.yml`, `pip.conf`, `.cargo/config.toml`).
+They are matched by path component anywhere in the path, inside the
+workspace or not, because a nested repository's `.git` is as dangerous as
+the top one's.  Not protected: `.github/workflows/` (it runs on CI, after
+a push that itself needs a person) and `.gitattributes` (its filters and
+drivers run only once `.git/config` names them, which is protected).
 
 Secrets are refused to every reader, never asked about (one approval would
 hand the token over): what a process can read about the console itself
@@ -30,14 +36,22 @@ from core.paths import one_slash, within
 from core.policy.settings import config_dir
 from core.settings import state_root
 
-PROTECTED_DIRS = frozenset({".git", ".belay", ".claude", ".vscode", ".idea", ".husky", ".ssh"})
-"""Directories whose contents configure or run tools: a write anywhere below one is protected."""
+PROTECTED_DIRS = frozenset({".git", ".belay", ".claude", ".codex", ".gemini", ".cursor", ".vscode", ".idea",
+                            ".husky", ".devcontainer", ".ssh"})
+"""Directories whose contents configure or run tools: a write anywhere below one is protected.  The agents'
+folders hold the hooks that put them under Belay (`.codex/hooks.json`, `.gemini/settings.json`); a dev
+container's `initializeCommand` runs on this machine when an editor opens the folder."""
 PROTECTED_FILES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
     ".zshenv", ".zlogin", ".zlogout", ".envrc", ".gitconfig", ".mcp.json", ".inputrc",
+    ".pre-commit-config.yaml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", "pip.conf",
 })
-"""Files that run or configure something the next time a shell, git or an agent starts."""
-_PROTECTED_PAIRS = ((".config", "fish"), (".config", "git"), (".config", "belay"))
+"""Files that run or configure something the next time a shell, git, an agent or a package manager starts
+(`script-shell` in .npmrc, `yarnPath`, an index URL, a pre-commit hook; .pypirc says where uploads and their
+passwords go)."""
+_PROTECTED_PAIRS = frozenset({(".config", "fish"), (".config", "git"), (".config", "belay"), (".cargo", "config"),
+                              (".cargo", "config.toml")})
+"""A folder in a folder (or a file in it: cargo's config names the programs a build runs)."""
 
 _PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|"
                           r"/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem|fd|fdinfo|map_files|root|cwd)(?:/.*)?")
@@ -132,7 +146,8 @@ def system_secret(path: str | os.PathLike[str]) -> bool:
 
 
 _MENTIONED = re.compile(
-    r"(?:^|[\s/'\"=:;|&(<>`])(" + "|".join(re.escape(n) for n in sorted(PROTECTED_DIRS | PROTECTED_FILES)) +
+    r"(?:^|[\s/'\"=:;|&(<>`])(" + "|".join(re.escape(n) for n in sorted(
+        PROTECTED_DIRS | PROTECTED_FILES | {"/".join(pair) for pair in _PROTECTED_PAIRS}, key=len, reverse=True)) +
     r")(?=$|[\s/'\";|&)<>`])")
 
 

@@ -373,3 +373,27 @@ def test_the_systems_password_hashes_are_denied_not_asked(ws: Path, home: Path) 
     theirs = PolicyRequest("Read", args, ws, paths=resolved_paths(args), outside_agent=True)
     assert decide_tool(theirs, rules).action == "deny"
     assert bash("cat /etc/passwd", ws, rules).action == "ask"  # outside the workspace, but no secret
+
+
+@pytest.mark.parametrize("where", [".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
+                                   ".pre-commit-config.yaml", ".cargo/config.toml", ".npmrc", ".yarnrc.yml"])
+def test_agent_hook_settings_and_code_running_configs_are_asked_about_in_accept_edits_mode(ws: Path, home: Path,
+                                                                                         where: str) -> None:
+    """An agent that may edit these unasked could remove Belay's hooks from its own settings, or make the next
+    `git commit`, `cargo build` or `npm install` run its code."""
+    rules = ruleset(home, "accept_edits")
+    for tool in ("Write", "Edit"):
+        verdict = file_tool(tool, ws / where, ws, rules)
+        assert (verdict.action, verdict.on_timeout, verdict.impact.level) == ("ask", "deny", "high"), (tool, where)
+    assert bash(f"mkdir -p {os.path.dirname(where) or '.'} && echo x > {where}", ws, rules).action == "ask"
+    assert file_tool("Write", ws / "src" / "new.py", ws, rules).action == "allow"  # the mode still allows the rest
+
+
+@pytest.mark.parametrize("where", [".codex/config.toml", ".gemini/settings.json", ".cargo/config.toml"])
+def test_the_same_files_in_home_are_asked_about_even_in_bypass_mode(ws: Path, home: Path, where: str) -> None:
+    rules = ruleset(home, "bypass")
+    verdict = file_tool("Write", home / where, ws, rules)
+    assert (verdict.action, verdict.on_timeout) == ("ask", "deny")
+    args = {"file_path": str(home / where)}
+    theirs = decide_tool(PolicyRequest("Edit", args, ws, paths=resolved_paths(args), outside_agent=True), rules)
+    assert theirs.action == "ask"

@@ -95,3 +95,29 @@ def test_the_rest_of_those_tools_folders_is_no_credential_store(path: str, secre
 ])
 def test_the_systems_password_hashes_and_host_keys_are_secrets(path: str, secret: bool) -> None:
     assert (secret_reason(path, "/home/u") is not None) is secret
+
+
+@pytest.mark.parametrize("path", [
+    "/w/.codex/hooks.json", "/w/.codex/config.toml", "/home/u/.codex/config.toml", "/w/.gemini/settings.json",
+    "/home/u/.gemini/settings.json", "/w/.cursor/mcp.json", "/w/.pre-commit-config.yaml", "/w/.cargo/config.toml",
+    "/w/.cargo/config", "/home/u/.cargo/config.toml", "/w/.npmrc", "/w/.yarnrc", "/w/.yarnrc.yml", "/w/.pypirc",
+    "/w/.venv/pip.conf", "/home/u/.config/pip/pip.conf", "/w/.devcontainer/devcontainer.json",
+])
+def test_agent_hook_settings_and_files_that_make_a_tool_run_code_are_protected(path: str) -> None:
+    reason = protected_reason(path)
+    assert reason is not None and path in reason
+
+
+@pytest.mark.parametrize("path", ["/w/.cargo/registry/x.crate", "/w/src/npmrc.py", "/w/.gitattributes",
+                                  "/w/docs/pre-commit-config.yaml", "/w/.config/pipx/x"])
+def test_neighbours_of_those_files_are_not_protected(path: str) -> None:
+    assert protected_reason(path) is None
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ("python -c 'open(\".codex/hooks.json\", \"w\")'", ".codex"), ("X=.gemini/settings.json; echo > $X", ".gemini"),
+    ("node -e 'fs.writeFileSync(\".npmrc\", s)'", ".npmrc"), ("perl -e 'open F, \">.cargo/config.toml\"'",
+                                                               ".cargo/config.toml"),
+])
+def test_a_command_line_naming_a_new_protected_place(line: str, named: str) -> None:
+    assert mentioned_protected(line) == named
