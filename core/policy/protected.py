@@ -27,6 +27,7 @@ on a command line), and the system's password hashes and SSH host keys.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import re
@@ -56,6 +57,10 @@ _PROTECTED_PAIRS = frozenset({(".config", "fish"), (".config", "git"), (".config
 _PROC_SECRET = re.compile(r"/proc/(?:self|thread-self)(?:/.*)?|"
                           r"/proc/[0-9]+(?:/task/[0-9]+)?/(?:environ|mem|fd|fdinfo|map_files|root|cwd)(?:/.*)?")
 """A process's environment and memory, and its open files, root and cwd (doors into the console's own files)."""
+_PROC_ENTRIES = ("environ", "mem", "fd", "fdinfo", "map_files", "root", "cwd")
+UNKNOWN = "\0"
+"""Stands for a part of a path only known at run time (`$PPID`, `$(pgrep x)`): no real path holds a NUL."""
+_ANY_NAME = re.compile(r"[\0*?\[]")
 _HOME_SECRETS = frozenset({
     # keys and keyrings
     ".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".config/op", ".vault-token",
@@ -104,14 +109,34 @@ def protected_reason(path: str | os.PathLike[str]) -> str | None:
 
 
 def proc_secret(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` reads a process's environment, memory, or the console's own /proc entry."""
+    """Whether `path` reads a process's environment, memory, or the console's own /proc entry; a path with
+    globs or parts only known at run time (each an `UNKNOWN`) when it may."""
     text = one_slash(os.path.normpath(os.fspath(path)))
     if not text.startswith("/proc"):
         return False  # every path below is: most are not, and this is asked of every path a call names
     own = f"/proc/{os.getpid()}"
     if text.startswith(own + "/net/") or text == own + "/net":
         return False  # /proc/net resolves here: the network's tables, not the console's own
-    return _PROC_SECRET.fullmatch(text) is not None or text == own or text.startswith(own + "/")
+    return _PROC_SECRET.fullmatch(text) is not None or text == own or text.startswith(own + "/") or \
+        _any_process_secret(text.split("/")[2:])
+
+
+def _any_process_secret(parts: list[str]) -> bool:
+    """Whether /proc/<parts> may name a secret entry of a process: its process may be any process
+    (`/proc/$PPID/environ`, `/proc/*/mem`, `/proc/$(pgrep x)/fd`) or its entry any entry (`/proc/1/$E`)."""
+    if len(parts) < 2 or not (parts[0].isdigit() or _ANY_NAME.search(parts[0])):
+        return False
+    entry = parts[1:]
+    return _may_be(entry[0], _PROC_ENTRIES) or (len(entry) > 2 and _may_be(entry[0], ("task",)) and
+                                                 _may_be(entry[2], _PROC_ENTRIES))
+
+
+def _may_be(part: str, names: tuple[str, ...]) -> bool:
+    """Whether a path component, a glob or a run-time part in it matching anything, may be one of `names`."""
+    if _ANY_NAME.search(part) is None:
+        return part in names
+    pattern = re.compile(fnmatch.translate(part.replace(UNKNOWN, "*")))
+    return any(pattern.match(name) for name in names)
 
 
 def belay_secret(path: str | os.PathLike[str]) -> bool:

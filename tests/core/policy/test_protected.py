@@ -121,3 +121,24 @@ def test_neighbours_of_those_files_are_not_protected(path: str) -> None:
 ])
 def test_a_command_line_naming_a_new_protected_place(line: str, named: str) -> None:
     assert mentioned_protected(line) == named
+
+
+@pytest.mark.parametrize(("pattern", "secret"), [
+    ("/proc/\0/environ", True), ("/proc/\0/task/\0/environ", True), ("/proc/*/mem", True), ("/proc/[0-9]*/fd/3", True),
+    ("/proc/\0/e*", True), ("/proc/\0/\0", True), ("/proc/1\0/cwd", True), ("/proc/12/\0", True),
+    ("/proc/\0/root/etc/shadow", True), ("//proc/\0/environ", True), ("/proc/\0/../1/environ", True),
+    ("/proc/\0/status", False), ("/proc/\0", False), ("/proc/\0/cmdline", False), ("/proc/*/stat", False),
+    ("/proc/\0/net/dev", False), ("/proc/net/\0", False), ("/proc/sys/\0", False), ("\0/proc/1/environ", False),
+])
+def test_a_process_only_known_at_run_time_is_any_process(pattern: str, secret: bool) -> None:
+    """A NUL stands for a part of the path only known at run time (`/proc/$PPID/environ`), a glob for any name."""
+    assert proc_secret(pattern) is secret
+    assert (secret_reason(pattern, "/home/u") is not None) is secret
+
+
+@pytest.mark.parametrize(("pattern", "secret"), [
+    ("/home/u/.ssh/\0", True), ("/home/u/.codex/auth\0", False), ("/home/u/\0/.ssh/id_rsa", False),
+    ("/home/u/.config/\0", False),
+])
+def test_a_path_with_run_time_parts_inside_a_credential_store_is_a_secret(pattern: str, secret: bool) -> None:
+    assert (secret_reason(pattern, "/home/u") is not None) is secret
