@@ -170,6 +170,10 @@ def read_target(word: WordValue, env: Env, judgement: Judgement, command: str) -
             read_target(WordValue(text, word.source, word.start, word.end), env, judgement, command)
         return
     if word.dynamic:
+        reason = _unresolved_secret(word, env)
+        if reason is not None:
+            _secret_read(reason, word, judgement, command)
+            return
         judgement.raise_to("run", f"{command} reads {word.source}, a path only known at run time ({word.why()})",
                            word)
         return
@@ -188,10 +192,27 @@ def _read_one(path: Path, text: str, word: WordValue, env: Env, judgement: Judge
     reason = secret_reason(path, env.home) or secret_reason(os.path.normpath(text), env.home)
     judgement.reads.append(str(path))
     if reason is not None:
-        judgement.raise_to("deny", f"{command} reads a secret: {reason}", word)
-        judgement.hurt("high", f"reads a secret: {reason}")
+        _secret_read(reason, word, judgement, command)
     elif not env.inside(path):
         judgement.raise_to("run", f"{command} reads {path}, outside the workspace", word, files=True)
+
+
+def _secret_read(reason: str, word: WordValue, judgement: Judgement, command: str) -> None:
+    judgement.raise_to("deny", f"{command} reads a secret: {reason}", word)
+    judgement.hurt("high", f"reads a secret: {reason}")
+
+
+def _unresolved_secret(word: WordValue, env: Env) -> str | None:
+    """Why a path only known at run time is a secret whatever its run-time parts turn out to be, or None:
+    `/proc/$PPID/environ` is some process's environment, `~/.ssh/$KEY` lies in a credential store."""
+    pattern = word.pattern
+    if not pattern or pattern.startswith("-"):
+        return None
+    if not pattern.startswith("/"):
+        if env.cwd is None:
+            return None
+        pattern = f"{env.cwd}/{pattern}"
+    return secret_reason(pattern, env.home)
 
 
 def _path_texts(word: WordValue) -> list[str]:

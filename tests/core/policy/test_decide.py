@@ -397,3 +397,31 @@ def test_the_same_files_in_home_are_asked_about_even_in_bypass_mode(ws: Path, ho
     args = {"file_path": str(home / where)}
     theirs = decide_tool(PolicyRequest("Edit", args, ws, paths=resolved_paths(args), outside_agent=True), rules)
     assert theirs.action == "ask"
+
+
+@pytest.mark.parametrize("line", [
+    "cat /proc/$PPID/environ", "cat /proc/$$/environ", "cat /proc/${PPID}/environ", 'cat "/proc/$PPID/environ"',
+    "tr '\\0' '\\n' < /proc/$PPID/environ", "grep -a KEY /proc/$PPID/environ", "cat /proc/$(pgrep -f claude)/environ",
+    'cat "/proc/$(pgrep -f "a/b")/environ"', "cat /proc/$PPID/task/${TID}/environ",
+    "head -c 64 /proc/$PPID/mem", "ls /proc/$PPID/fd", "cat /proc/$PPID/root/etc/hostname", "cat /proc/*/environ",
+    "cat /proc/[0-9]*/environ", "cat /proc/$PPID/env*", "cat /proc/$PPID/$'\\x65nviron'",
+    "cp /proc/$PPID/environ leak.txt", "cd /proc && cat $PPID/environ", "base64 < /proc/$((PPID))/environ",
+])
+def test_a_process_secret_is_denied_whatever_names_the_process(ws: Path, home: Path, line: str) -> None:
+    """`cat /proc/$PPID/environ` is the agent's (or the console's) whole environment: no approval may hand it over."""
+    verdict = bash(line, ws, ruleset(home, "bypass", allow=("Bash",)))
+    assert (verdict.action, verdict.by) == ("deny", "policy"), verdict.reason
+    assert "environment or memory" in verdict.reason
+
+
+@pytest.mark.parametrize("line", ["cat /proc/$PPID/status", "cat /proc/$PPID/cmdline", "ls /proc/$PPID", "cat $F",
+                                  "cat /proc/$PPID/net/dev"])
+def test_other_entries_of_a_process_only_known_at_run_time_are_still_asked(ws: Path, home: Path, line: str) -> None:
+    assert bash(line, ws, ruleset(home)).action == "ask"
+
+
+def test_a_path_below_a_credential_store_is_denied_whatever_its_run_time_part(ws: Path, home: Path) -> None:
+    rules = ruleset(home, "bypass", allow=("Bash",))
+    assert bash("cat ~/.ssh/$KEY", ws, rules).action == "deny"
+    assert bash('cat "$HOME/.aws/$(ls ~/.aws | head -1)"', ws, rules).action == "deny"
+    assert bash("cat ~/$F", ws, ruleset(home)).action == "ask"  # could be anything: asked, as before
