@@ -99,6 +99,35 @@ def evaluate(node: Node, source: bytes, home: str, in_backticks: bool = False) -
     return WordValue(text, src, node.start_byte, node.end_byte, frozenset(b.kinds), b.glob, tuple(b.subs), pattern)
 
 
+def adjoining(nodes: list[Node]) -> list[list[Node]]:
+    """Nodes grouped into the shell words they make: nodes with nothing between them are one word.
+
+    tree-sitter-bash splits some words in two: `/a/$X/b/$Y` after the second
+    `$`, `x`id`` before the backtick, `a{$B,c}` after the `$`; Bash reads each
+    as one word (`/proc/$PPID/task/$TID/environ` is one path).
+    """
+    groups: list[list[Node]] = []
+    for node in nodes:
+        if groups and groups[-1][-1].end_byte == node.start_byte:
+            groups[-1].append(node)
+        else:
+            groups.append([node])
+    return groups
+
+
+def evaluate_all(nodes: list[Node], source: bytes, home: str, in_backticks: bool = False) -> WordValue:
+    """The value of one word made of adjoining nodes (see `adjoining`)."""
+    first = evaluate(nodes[0], source, home, in_backticks)
+    if len(nodes) == 1:
+        return first
+    values = [first] + [evaluate(n, source, home, in_backticks) for n in nodes[1:]]
+    kinds = frozenset().union(*(v.kinds for v in values))
+    pattern = "".join(v.pattern for v in values)
+    src = source[nodes[0].start_byte:nodes[-1].end_byte].decode("utf-8", "replace")
+    return WordValue(pattern if not kinds else src, src, nodes[0].start_byte, nodes[-1].end_byte, kinds,
+                     any(v.glob for v in values), tuple(n for v in values for n in v.substitutions), pattern)
+
+
 def _piece(n: Node, source: bytes, b: _Builder, at_start: bool) -> list[Node] | None:
     """Adds one node's contribution; returns children still to visit."""
     t = n.type

@@ -406,6 +406,9 @@ def test_the_same_files_in_home_are_asked_about_even_in_bypass_mode(ws: Path, ho
     "head -c 64 /proc/$PPID/mem", "ls /proc/$PPID/fd", "cat /proc/$PPID/root/etc/hostname", "cat /proc/*/environ",
     "cat /proc/[0-9]*/environ", "cat /proc/$PPID/env*", "cat /proc/$PPID/$'\\x65nviron'",
     "cp /proc/$PPID/environ leak.txt", "cd /proc && cat $PPID/environ", "base64 < /proc/$((PPID))/environ",
+    # words tree-sitter-bash splits in two, which Bash reads as one
+    "cat /proc/`pgrep claude`/environ", "cat /proc/$PPID/task/$TID/environ", "cat /proc/{$PPID,1}/environ",
+    "tr '\\0' '\\n' < /proc/$PPID/task/$TID/environ",
 ])
 def test_a_process_secret_is_denied_whatever_names_the_process(ws: Path, home: Path, line: str) -> None:
     """`cat /proc/$PPID/environ` is the agent's (or the console's) whole environment: no approval may hand it over."""
