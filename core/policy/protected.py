@@ -186,14 +186,16 @@ def mentioned_protected(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def secret_reason(path: str | os.PathLike[str], home: str) -> str | None:
-    """Why reading `path` is refused outright, or None."""
+def secret_reason(path: str | os.PathLike[str], home: str, named: str | None = None) -> str | None:
+    """Why reading `path` is refused outright, or None; the reason calls it `named` when given (the path as the
+    call spelled it: `/proc/$PPID/environ`, not the pattern it was matched as)."""
+    shown = named or path
     if proc_secret(path):
-        return f"{path} exposes a process's environment or memory (API keys live there)"
+        return f"{shown} exposes a process's environment or memory (API keys live there)"
     if home_secret(path, home):
-        return f"{path} is in a credential store"
+        return f"{shown} is in a credential store"
     if system_secret(path):
-        return f"{path} holds the system's password hashes or a host key"
+        return f"{shown} holds the system's password hashes or a host key"
     if belay_secret(path):
-        return f"{path} is Belay's own configuration or state (its hook token, the journal of earlier calls)"
+        return f"{shown} is Belay's own configuration or state (its hook token, the journal of earlier calls)"
     return None
