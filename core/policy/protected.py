@@ -14,15 +14,22 @@ a push that itself needs a person) and `.gitattributes` (its filters and
 drivers run only once `.git/config` names them, which is protected).
 
 Secrets are refused to every reader, never asked about (one approval would
-hand the token over): what a process can read about the console itself
-(`/proc/self/environ` holds its API keys; anything under the console's own
-`/proc/<pid>`), Belay's own configuration and state (the hook token that
-opens the console's socket, the journal of every earlier call's output),
-the user's credential stores below home (`_HOME_SECRETS`: keys and
-keyrings, the logins of Claude Code, Codex and Gemini CLI, cloud and
-hosting CLIs, code hosts, package registries and build tools, databases,
-browsers' cookies, and shell and REPL histories, which keep what was typed
-on a command line), and the system's password hashes and SSH host keys.
+hand the token over): a process's environment, memory and open files
+(`/proc/<pid>/environ` holds the agent's or the console's API keys), and
+anything under the console's own `/proc/<pid>`; Belay's own configuration
+and state (the hook token that opens the console's socket, the journal of
+every earlier call's output); the user's credential stores below home
+(`_HOME_SECRETS`: keys and keyrings, the logins of Claude Code, Codex and
+Gemini CLI, cloud and hosting CLIs, code hosts, package registries and
+build tools, databases, browsers' cookies, and shell and REPL histories,
+which keep what was typed on a command line); the system's password hashes
+and SSH host keys.  A path only partly known before a command runs is a
+secret when whatever fills it in makes one: the Bash analysis gives each
+run-time part as `UNKNOWN` (`/proc/$PPID/environ`, `/proc/$(pgrep x)/mem`,
+`~/.ssh/$KEY`) and a glob stands for any name (`/proc/*/environ`).  The
+readers are the file tools on both routes (Belay's own, which also refuse
+any path outside the workspace themselves, and an outside agent's), MCP
+tools whose arguments name a path, and Bash commands.
 """
 
 from __future__ import annotations
