@@ -25,10 +25,32 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 _PROBE_TIMEOUT_S = 10.0
-CREDENTIAL_STORES = (".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
-                     ".config/gh", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".password-store",
-                     ".local/share/keyrings", ".claude/.credentials.json", ".config/belay", ".local/share/belay",
-                     ".local/state/belay")
+CREDENTIAL_STORES = frozenset({
+    # keys and keyrings
+    ".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".config/op", ".vault-token",
+    # the logins of the agents Belay supervises (their settings are not secrets, their login is)
+    ".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".gemini/.env",
+    # clouds, hosting and tunnels
+    ".aws", ".azure", ".config/gcloud", ".kube", ".oci", ".s3cfg", ".boto", ".config/rclone", ".config/doctl",
+    ".terraform.d/credentials.tfrc.json", ".fly", ".config/heroku", ".wrangler", ".config/.wrangler",
+    ".ngrok2", ".config/ngrok", ".config/hcloud", ".databrickscfg", ".cache/huggingface/token",
+    ".huggingface/token",
+    # code hosts, package registries and build tools
+    ".netrc", ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".config/glab-cli",
+    ".docker/config.json", ".config/containers/auth.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc",
+    ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+    ".m2/settings-security.xml", ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
+    ".pgpass", ".my.cnf",
+    # browsers' cookies and saved passwords
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+    # what was typed earlier: shells and REPLs keep passwords and tokens given on a command line
+    ".bash_history", ".zsh_history", ".histfile", ".sh_history", ".local/share/fish/fish_history",
+    ".python_history", ".psql_history", ".mysql_history", ".sqlite_history", ".node_repl_history",
+    ".rediscli_history", ".irb_history", ".ipython/profile_default/history.sqlite", ".lesshst", ".viminfo",
+    ".local/state/nvim/shada", ".local/share/nvim/shada",
+    # Belay's own configuration and state, where the environment does not move them
+    ".config/belay", ".local/share/belay", ".local/state/belay",
+})
 """The user's credential stores, relative to their home: never read by a tool (core.policy.protected) and hidden
 from every sandboxed command (`credential_paths`)."""
 
@@ -120,7 +142,7 @@ def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path, network: bool, info
 def credential_paths(home: str | os.PathLike[str] | None = None) -> list[Path]:
     """The credential stores of `home` (the user's by default) that exist, for `wrap` to hide."""
     root = Path(home if home is not None else os.path.expanduser("~"))
-    return [p for p in (root / s for s in CREDENTIAL_STORES) if os.path.lexists(p)]
+    return [p for p in (root / s for s in sorted(CREDENTIAL_STORES)) if os.path.lexists(p)]
 
 
 def _overlaps(a: str, b: str) -> bool:

@@ -2,7 +2,8 @@
 
 Each case runs through the real console and pipeline (validation, policy,
 approval, tools, sandbox) in a fresh workspace with a fresh directory
-outside it and a throwaway HOME, after its `setup` and its `steps` (calls
+outside it and a throwaway HOME, in its permission `mode` (accept_edits,
+bypass...: default unless it says), after its `setup` and its `steps` (calls
 made first by the same agent, approved if asked; commands run outside
 Belay, as a person's editor would).  Where the case expects the policy to
 ask or deny, nobody is attached to approve, so the call does not run; for
@@ -81,6 +82,8 @@ async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool
         for action, rules in hostile.assumed_rules(case).items():
             for rule in rules:
                 await console.add_rule(rule, action, "session")
+        if case.get("mode"):  # the permission mode in force, as the settings would set it
+            console.set_mode(case["mode"])
         sub = console.subscribe()
         asked: set[str] = set()
 

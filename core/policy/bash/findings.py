@@ -17,7 +17,7 @@ from pathlib import Path
 from core.models.bash import Effect, Flag, Level
 from core.paths import settled_realpath
 from core.policy.bash.words import WordValue, brace_words, is_device
-from core.policy.protected import protected_reason, secret_reason
+from core.policy.protected import proc_secret, protected_reason, secret_reason
 
 RANK: dict[str, int] = {"read": 0, "edit": 1, "run": 2, "ask": 3, "deny": 4}
 FLAG_OF: dict[str, Flag] = {"read": "ok", "edit": "ask", "run": "ask", "ask": "ask", "deny": "deny"}
@@ -170,6 +170,10 @@ def read_target(word: WordValue, env: Env, judgement: Judgement, command: str) -
             read_target(WordValue(text, word.source, word.start, word.end), env, judgement, command)
         return
     if word.dynamic:
+        reason = _unresolved_secret(word, env)
+        if reason is not None:
+            _secret_read(reason, word, judgement, command)
+            return
         judgement.raise_to("run", f"{command} reads {word.source}, a path only known at run time ({word.why()})",
                            word)
         return
@@ -188,10 +192,43 @@ def _read_one(path: Path, text: str, word: WordValue, env: Env, judgement: Judge
     reason = secret_reason(path, env.home) or secret_reason(os.path.normpath(text), env.home)
     judgement.reads.append(str(path))
     if reason is not None:
-        judgement.raise_to("deny", f"{command} reads a secret: {reason}", word)
-        judgement.hurt("high", f"reads a secret: {reason}")
+        _secret_read(reason, word, judgement, command)
     elif not env.inside(path):
         judgement.raise_to("run", f"{command} reads {path}, outside the workspace", word, files=True)
+
+
+def _secret_read(reason: str, word: WordValue, judgement: Judgement, command: str) -> None:
+    judgement.raise_to("deny", f"{command} reads a secret: {reason}", word)
+    judgement.hurt("high", f"reads a secret: {reason}")
+
+
+def _unresolved_secret(word: WordValue, env: Env) -> str | None:
+    """Why a path only known at run time is a secret whatever its run-time parts turn out to be, or None:
+    `/proc/$PPID/environ` is some process's environment, `~/.ssh/$KEY` lies in a credential store."""
+    pattern = _placed(word.pattern, env)
+    return secret_reason(pattern, env.home, named=word.source) if pattern is not None else None
+
+
+def _placed(pattern: str, env: Env) -> str | None:
+    """A word's pattern as an absolute path, or None when it is no path or its directory is unknown."""
+    if not pattern or pattern.startswith("-"):
+        return None
+    if not pattern.startswith("/"):
+        return f"{env.cwd}/{pattern}" if env.cwd is not None else None
+    return pattern
+
+
+def process_secret(word: WordValue, env: Env, judgement: Judgement, command: str) -> None:
+    """Denies a word that names a process's environment, memory or open files (`/proc/$PPID/environ`,
+    `if=/proc/1/mem`, `@/proc/self/environ`), whatever program it is given to: `less`, `python3 x.py` or
+    `curl -d @...` read it as surely as `cat`, and no program needs such a path for anything else."""
+    pattern = word.pattern or ("" if word.dynamic else word.text)
+    for text in (pattern, pattern.partition("=")[2], pattern[1:] if pattern.startswith("@") else ""):
+        place = _placed(text, env)
+        if place is not None and proc_secret(place):
+            reason = secret_reason(place, env.home, named=word.source) or word.source
+            _secret_read(reason, word, judgement, command)
+            return
 
 
 def _path_texts(word: WordValue) -> list[str]:

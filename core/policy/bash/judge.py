@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 
 from core.policy.bash.archives import judge_tar
-from core.policy.bash.findings import Env, Judgement, read_target, resolve, write_target
+from core.policy.bash.findings import Env, Judgement, process_secret, read_target, resolve, write_target
 from core.policy.bash.git import judge_git
 from core.policy.bash.nodes import RawCommand
 from core.policy.bash.options import parse
-from core.policy.bash.readers import judge_reader
+from core.policy.bash.readers import PLAIN, judge_reader
 from core.policy.bash.redirects import classify
 from core.policy.bash.runners import is_runner, judge_runner
 from core.policy.bash.variables import dangerous_variable, risky_subscript
@@ -49,6 +49,8 @@ def judge(raw: RawCommand, env: Env) -> Judgement:
     shown = raw.text if len(raw.text) <= 120 else raw.text[:117] + "…"
     _assignments(raw, j, shown)
     _redirects(raw, env, j, shown)
+    for _, value in raw.assignments:
+        process_secret(value, env, j, shown)
     if raw.keyword is not None:
         _keyword(raw, j, shown)
         return j
@@ -61,6 +63,9 @@ def judge(raw: RawCommand, env: Env) -> Judgement:
                           f"({head.why() or 'a file name pattern'})", head)
         return j
     _program(head, args, env, j, shown)
+    if head.text not in PLAIN:  # `echo /proc/$PPID/environ` only prints the name
+        for word in args:
+            process_secret(word, env, j, shown)
     if j.effect in ("edit", "run"):
         for word in (w for w in args if w.dynamic):
             j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)

@@ -11,7 +11,15 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from core.policy.bash.nodes import RawRedirect
-from core.policy.bash.words import CODE_KINDS, WordValue, evaluate, find_substitutions, is_device
+from core.policy.bash.words import (
+    CODE_KINDS,
+    WordValue,
+    adjoining,
+    evaluate,
+    evaluate_all,
+    find_substitutions,
+    is_device,
+)
 
 WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"})
@@ -46,8 +54,9 @@ def _file(node: Node, data: bytes, home: str, backticks: bool, words: list[WordV
     op_end = destinations[0].start_byte if destinations else node.end_byte
     op = data[op_start:op_end].decode("utf-8", "replace").strip()
     fd = data[descriptor.start_byte:descriptor.end_byte].decode() if descriptor is not None else ""
-    target = evaluate(destinations[0], data, home, backticks) if destinations else None
-    words.extend(evaluate(d, data, home, backticks) for d in destinations[1:])
+    values = [evaluate_all(word, data, home, backticks) for word in adjoining(destinations)]
+    target = values[0] if values else None
+    words.extend(values[1:])
     return RawRedirect(fd + op, target, node.start_byte, node.end_byte)
 
 

@@ -23,7 +23,7 @@ from core.policy.bash.nodes import Context, Cwd, Display, RawCommand, Source
 from core.policy.bash.redirects import collect
 from core.policy.bash.regroup import GROUPED, Stage, regroup
 from core.policy.bash.synthetic import assignment, build
-from core.policy.bash.words import WordValue, evaluate
+from core.policy.bash.words import WordValue, adjoining, evaluate, evaluate_all
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _CONTAINERS = {"subshell": "subshell", "if_statement": "if", "elif_clause": "elif", "else_clause": "else",
@@ -182,17 +182,18 @@ class Walker:
     def _command(self, item: _Item) -> None:
         raw = RawCommand(piped=item.piped)
         redirects = list(item.redirects)
+        words: list[Node] = []
         for i, child in enumerate(item.node.children):
             field_name = item.node.field_name_for_child(i)
             if child.type == "variable_assignment":
                 raw.assignments.append(assignment(child, item.src.data, self.home, item.backticks))
             elif field_name == "name":
-                target = child.named_children[0] if child.named_children else child
-                raw.words.append(evaluate(target, item.src.data, self.home, item.backticks))
+                words.append(child.named_children[0] if child.named_children else child)
             elif field_name == "argument":
-                raw.words.append(evaluate(child, item.src.data, self.home, item.backticks))
+                words.append(child)
             elif field_name == "redirect" or child.type.endswith("redirect"):
                 redirects.append(child)
+        raw.words += [evaluate_all(word, item.src.data, self.home, item.backticks) for word in adjoining(words)]
         self._emit(item, raw, redirects)
 
     def _synthetic(self, item: _Item) -> None:

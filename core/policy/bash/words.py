@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tree_sitter import Node
 
+from core.policy.protected import UNKNOWN
+
 SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 SAFE_DYNAMIC = frozenset({"variable", "substitution", "process", "ansi-c", "brace", "literal-arithmetic"})
 """Kinds that cannot turn a harmless read-only command into another one."""
@@ -41,6 +43,9 @@ class WordValue:
     """Holds an unquoted *, ? or [: a pattern the shell expands against file names."""
     substitutions: tuple[Node, ...] = ()
     """Command and process substitutions inside it, for the walk to analyse."""
+    pattern: str = ""
+    """The text with each part only known at run time as `UNKNOWN` (`/proc/$PPID/environ` is `/proc/\\0/environ`),
+    for the checks that hold whatever that part is; empty where a word was made up from another's text."""
 
     @property
     def dynamic(self) -> bool:
@@ -78,7 +83,7 @@ def evaluate(node: Node, source: bytes, home: str, in_backticks: bool = False) -
     if node.type == "word":
         text = source[node.start_byte:node.end_byte].decode("utf-8", "replace")
         if _PLAIN_WORD.fullmatch(text):
-            return WordValue(text, text, node.start_byte, node.end_byte)
+            return WordValue(text, text, node.start_byte, node.end_byte, pattern=text)
     b = _Builder(home, in_backticks)
     stack = [node]
     while stack:
@@ -89,8 +94,38 @@ def evaluate(node: Node, source: bytes, home: str, in_backticks: bool = False) -
     if _BRACE.search("".join(b.shape)):
         b.kinds.add("brace")
     src = source[node.start_byte:node.end_byte].decode("utf-8", "replace")
-    text = "".join(b.parts) if not b.kinds else src
-    return WordValue(text, src, node.start_byte, node.end_byte, frozenset(b.kinds), b.glob, tuple(b.subs))
+    pattern = "".join(b.parts)
+    text = pattern if not b.kinds else src
+    return WordValue(text, src, node.start_byte, node.end_byte, frozenset(b.kinds), b.glob, tuple(b.subs), pattern)
+
+
+def adjoining(nodes: list[Node]) -> list[list[Node]]:
+    """Nodes grouped into the shell words they make: nodes with nothing between them are one word.
+
+    tree-sitter-bash splits some words in two: `/a/$X/b/$Y` after the second
+    `$`, `x`id`` before the backtick, `a{$B,c}` after the `$`; Bash reads each
+    as one word (`/proc/$PPID/task/$TID/environ` is one path).
+    """
+    groups: list[list[Node]] = []
+    for node in nodes:
+        if groups and groups[-1][-1].end_byte == node.start_byte:
+            groups[-1].append(node)
+        else:
+            groups.append([node])
+    return groups
+
+
+def evaluate_all(nodes: list[Node], source: bytes, home: str, in_backticks: bool = False) -> WordValue:
+    """The value of one word made of adjoining nodes (see `adjoining`)."""
+    first = evaluate(nodes[0], source, home, in_backticks)
+    if len(nodes) == 1:
+        return first
+    values = [first] + [evaluate(n, source, home, in_backticks) for n in nodes[1:]]
+    kinds = frozenset().union(*(v.kinds for v in values))
+    pattern = "".join(v.pattern for v in values)
+    src = source[nodes[0].start_byte:nodes[-1].end_byte].decode("utf-8", "replace")
+    return WordValue(pattern if not kinds else src, src, nodes[0].start_byte, nodes[-1].end_byte, kinds,
+                     any(v.glob for v in values), tuple(n for v in values for n in v.substitutions), pattern)
 
 
 def _piece(n: Node, source: bytes, b: _Builder, at_start: bool) -> list[Node] | None:
@@ -112,19 +147,24 @@ def _piece(n: Node, source: bytes, b: _Builder, at_start: bool) -> list[Node] | 
         b.kinds.add("process" if t == "process_substitution" else "substitution")
         b.subs.append(n)
         b.shape.append("q")
+        b.parts.append(UNKNOWN)
     elif t == "arithmetic_expansion":
         inner = raw[3:-2] if raw.startswith("$((") else raw
         b.kinds.add("literal-arithmetic" if _LITERAL_ARITHMETIC.fullmatch(inner) else "arithmetic")
         b.subs.extend(find_substitutions(n))
         b.shape.append("q")
+        b.parts.append(UNKNOWN)
     elif t == "ansi_c_string":
         b.kinds.add("ansi-c")
         b.shape.append("q")
+        b.parts.append(UNKNOWN)
     elif t == "translated_string" or (t == "$" and not n.is_named):
         b.kinds.add("translated")
+        b.parts.append(UNKNOWN)
     else:
         b.kinds.add("unparsed")
         b.subs.extend(find_substitutions(n))
+        b.parts.append(UNKNOWN)
     return None
 
 
@@ -143,7 +183,7 @@ def _string(n: Node, source: bytes, b: _Builder) -> None:
             inner = evaluate(child, source, b.home, b.in_backticks)
             b.kinds |= inner.kinds
             b.subs.extend(inner.substitutions)
-            b.parts.append(inner.text)
+            b.parts.append(inner.pattern)
         pos = child.end_byte
     if n.end_byte - 1 > pos:
         _quoted(source[pos:n.end_byte - 1].decode("utf-8", "replace"), b)
@@ -202,6 +242,7 @@ def _expansion(n: Node, raw: str, b: _Builder) -> None:
         return
     simple = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]", name) is not None
     b.kinds.add("variable" if simple else "expansion")
+    b.parts.append(UNKNOWN)
     if name.endswith("@P"):
         b.kinds.add("prompt")
     elif _arithmetic_inside(name):

@@ -74,6 +74,8 @@ DENIED = [
     ("cat /proc/self/environ", "secret"),
     ("tr '\\0' '\\n' < /proc/self/environ", "secret"),
     ("strings /proc/1/environ", "secret"),
+    ("cat /proc/$PPID/environ", "secret"),
+    ("cat ~/.ssh/$KEY", "secret"),
     ("rg --regexp=x ~/.ssh/id_rsa", "secret"),
     ("rg -epattern ~/.ssh/id_rsa", "secret"),
     ("grep -e x ~/.ssh/id_rsa", "secret"),
@@ -120,7 +122,7 @@ ASKED = [
     "tar xf x.tar", "tree -o {OUT}/t", "file -C -m x",
     # words only known at run time
     "$'\\x72\\x6d' x", "$CMD x", "cat${IFS}notes.txt", "l* -la", "{touch,x}", "r''m -rf src", "\\rm -rf src",
-    "cat $X", "cat \"$f\"", "cat < $f", "X=~/.ssh/id_rsa; cat $X", "cat /proc/$PPID/environ", "wc -l $(ls)",
+    "cat $X", "cat \"$f\"", "cat < $f", "X=~/.ssh/id_rsa; cat $X", "cat /proc/$PPID/status", "wc -l $(ls)",
     "echo ${x@P}", "x=${y@P}", "echo $((x))", "y=$((x))", "y=${a[i]}", "a[i]=1", "echo ${s:0:n}",
     "declare -i n; n=x", "(( a[$(id)] ))", "(( x++ ))", "[[ $x -eq 1 ]]", "let x=1", "read 'a[i]'",
     "cat <<-EOF\n\t$(id)\n\tEOF", "cat <<EOF\n${a[i]}\nEOF", "cat <<< $((x))", "echo ~root", "ls ~+",

@@ -82,3 +82,12 @@ def test_a_brace_expansion_too_big_or_not_plain_text_stays_a_run_time_word(word:
 ])
 def test_only_paths_that_name_no_file_count_as_devices(path: str, device: bool) -> None:
     assert is_device(path) is device
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("cat /a/$X/b/$Y/c", 2), ("cat x`id`y", 2), ("cat a{$B,c}d", 2), ("cat < /a/$X/b/$Y/c", 1), ("x`id` a", 2),
+    ("cat a b", 3),
+])
+def test_a_word_tree_sitter_splits_in_two_is_one_word_as_bash_reads_it(bash: Bash, line: str, words: int) -> None:
+    command = bash.analysis(line).commands[0]
+    assert len(command.argv) == words, command.argv
