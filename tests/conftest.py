@@ -8,10 +8,12 @@ running (tests/leftovers.py): a thread, a process, an inotify instance.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import gc
 import logging
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -33,6 +35,12 @@ may hold: Belay's own settings (BELAY_THEME=dark failed the theme tests), an age
 run from, a desktop's scaling.  The tests start from none of them and set what they need."""
 
 
+_EMPTY_GIT_CONFIG = tempfile.mkstemp(prefix="belay-tests-gitconfig-")[1]
+"""An empty global git configuration of the run's own: not /dev/null, which `git config --global` (a hostile
+case's setup) replaces with a regular file when the tests run as root, breaking every later command."""
+atexit.register(lambda: os.path.exists(_EMPTY_GIT_CONFIG) and os.unlink(_EMPTY_GIT_CONFIG))
+
+
 def _start_from_a_known_environment() -> None:
     """No test depends on what it inherits from the shell that runs it (issue 33): offscreen Qt, English messages
     from commands, no git repository or git configuration of the caller's (GIT_DIR from a git hook, a global
@@ -40,13 +48,28 @@ def _start_from_a_known_environment() -> None:
     relies on it: for the process it signals.)"""
     for name in [*INHERITED, *(n for n in os.environ if n.startswith("GIT_"))]:
         os.environ.pop(name, None)
-    os.environ.update(QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", GIT_CONFIG_GLOBAL=os.devnull,
+    os.environ.update(QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", GIT_CONFIG_GLOBAL=_EMPTY_GIT_CONFIG,
                       GIT_CONFIG_NOSYSTEM="1")
 
 
 _start_from_a_known_environment()
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def running(*words: str) -> list[int]:
+    """Processes of this machine whose command line holds every word.  A command inside Belay's sandbox has a PID
+    namespace of its own: the pid it writes down is that namespace's, meaningless (or another process) outside,
+    so a test finds its processes this way."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and all(w in line for w in words):
+            found.append(int(entry.name))
+    return found
 T = TypeVar("T")
 
 RUNAWAY_S = 30

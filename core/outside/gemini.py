@@ -140,10 +140,7 @@ class GeminiHooks(HookAdapter[GeminiHookSession]):
         session.open[pending.use_id] = pending  # before deciding: a sibling arriving meanwhile must see it
         alive = session.process.alive if session.process is not None else None
         try:
-            # Not walled yet: Gemini CLI 0.x runs a rewritten run_shell_command with its quoting lost (a wrapped
-            # `echo built > build.txt` ran `echo 0 > /usr/bin/bash`), so its commands run as the model wrote them.
-            verdict = await self.interceptor.before(agent, pending.use_id, call.tool, call.args, alive=alive, tool=tool,
-                                                    wall=False)
+            verdict = await self.interceptor.before(agent, pending.use_id, call.tool, call.args, alive=alive, tool=tool)
         finally:
             session.open.pop(pending.use_id, None)  # back in once allowed (the turn may have ended meanwhile)
         if verdict.decision == "deny":

@@ -178,7 +178,8 @@ def belay_call(tool_name: str, args: Args, cwd: str) -> BelayCall:
 
 
 def gemini_args(tool_name: str, original: Args, edited: Args) -> Args | None:
-    """The Gemini tool's full arguments that make it write what the person edited (None: it cannot).
+    """The Gemini tool's full arguments that make it write what the person edited, or run its command inside
+    Belay's sandbox (None: it cannot).
 
     Gemini CLI builds the call anew from exactly these arguments, so every argument is given, not
     just the changed ones."""
@@ -188,4 +189,6 @@ def gemini_args(tool_name: str, original: Args, edited: Args) -> Args | None:
     if tool_name == ToolName.GEMINI_REPLACE and replaced:
         return {**original, "old_string": edited["old_string"], "new_string": edited["new_string"],
                 "allow_multiple": bool(edited.get("replace_all", False))}
+    if tool_name == ToolName.GEMINI_RUN_SHELL_COMMAND and isinstance(edited.get("command"), str):
+        return {**original, "command": edited["command"]}  # the command inside Belay's wall (core.outside.wall)
     return None

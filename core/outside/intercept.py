@@ -315,10 +315,10 @@ class Interceptor:
             captured = await self.tracker.capture()
         if captured.changes or captured.git:
             await self.calls.captured(call, captured.changes, captured.git)
+        if opened.gone and opened.group is not None and self._open.get(opened.use_id) is opened:
+            await asyncio.to_thread(opened.group.remove)  # what the command left inside the wall ends with its agent
         if opened.gone and self._open.pop(opened.use_id, None) is opened:
             log.warning("%s call %s: %s; it ends interrupted", call.tool, call.call_id, GONE)
-            if opened.group is not None:  # what the command left running inside the wall ends with its agent
-                await asyncio.to_thread(opened.group.remove)
             await self.calls.finish(call, RunStatus.INTERRUPTED, f"Interrupted: {GONE}.",
                                     ErrorInfo(kind=ErrorKind.CANCELLED, message=GONE))
 

@@ -79,8 +79,10 @@ def walled(command: str, *, workspace: Path, info: SandboxInfo, limit: ProcessLi
                            hide=hide, own_users=limit.kind == "rlimit")
     argv = _replace(argv, ["--bind", "/tmp", "/tmp"], ["--tmpfs", "/tmp"])  # a /tmp of the command's own
     argv = _replace(argv, ["--chdir", ws], ["--chdir", _Live("$PWD")])  # where the agent runs it
-    words = [*(group.join_argv() if group else []), *argv]
-    return Walled(" ".join(f'"{w}"' if isinstance(w, _Live) else shlex.quote(w) for w in words), group)
+    line = " ".join(f'"{w}"' if isinstance(w, _Live) else shlex.quote(w) for w in argv)
+    if group is not None:  # a subshell joins the group, then becomes bubblewrap: not `sh -c`, which agents unwrap
+        line = f"(echo 0 > {shlex.quote(str(group.path / 'cgroup.procs'))} && exec {line})"
+    return Walled(line, group)
 
 
 def _environment(settings: WallSettings, ws: str) -> list[str]:

@@ -27,7 +27,7 @@ from core.outside import install
 from core.outside.intercept import GONE
 from core.policy.settings import config_dir
 from core.settings import state_root, workspace_state_dir
-from tests.conftest import run, wait_until
+from tests.conftest import run, running, wait_until
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
 
 CLI_TIMEOUT = 60.0
@@ -323,18 +323,6 @@ def test_a_command_the_person_approved_still_runs_inside_the_wall(workspace: Pat
     assert journaled == command
 
 
-def _running(*words: str) -> list[int]:
-    """Processes of this machine whose command line holds every word (a command inside a PID namespace writes
-    its own pid as the namespace numbers it, so it is found this way)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
-            line = (entry / "cmdline").read_bytes().decode(errors="replace")
-            if entry.name.isdigit() and all(w in line for w in words):
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.timeout(180)
 @pytest.mark.allow_warning_logs  # the console logs the interrupted call
 def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_interrupted(workspace: Path,
@@ -371,11 +359,11 @@ def test_a_session_killed_mid_command_lets_go_within_seconds_and_its_call_ends_i
                     while console.interceptor.waiting and time.monotonic() < killed + 30:
                         await asyncio.sleep(0.05)
                     let_go = not console.interceptor.waiting
-                    left = _running(str(workspace), "slow.pid")  # ended with its agent: the wall's pids group
+                    left = running(str(workspace), "slow.pid")  # ended with its agent: the wall's pids group
                 finally:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(cli.pid, signal.SIGKILL)
-                    for pid in _running(str(workspace), "slow.pid"):  # the pid it wrote is the sandbox's own
+                    for pid in running(str(workspace), "slow.pid"):  # the pid it wrote is the sandbox's own
                         with contextlib.suppress(ProcessLookupError):
                             os.kill(pid, signal.SIGKILL)
             other = await console.start_agent("other", "scripted")  # another agent's command must not wait

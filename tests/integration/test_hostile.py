@@ -183,6 +183,7 @@ def test_hostile_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
     for d in (ws, outside, home):
         d.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))  # the throwaway HOME's, as a user's would be
     host_env = {k: hostile.expand(v, ws, outside) for k, v in case.get("host_env", {}).items()}
     for key, value in host_env.items():
         monkeypatch.setenv(key, value)

@@ -44,7 +44,9 @@ def test_edited_content_goes_back_as_the_whole_argument_set_of_the_gemini_tool()
     replace = {"file_path": "a.md", "old_string": "x", "new_string": "y", "instruction": "i"}
     assert gemini_args("replace", replace, {"old_string": "whole\n", "new_string": "edited\n", "replace_all": False}) == {
         **replace, "old_string": "whole\n", "new_string": "edited\n", "allow_multiple": False}
-    assert gemini_args("run_shell_command", {"command": "ls"}, {"command": "pwd"}) is None
+    shell = {"command": "ls", "dir_path": "src", "description": "list"}
+    assert gemini_args("run_shell_command", shell, {"command": "bwrap ... -- ls"}) == {**shell, "command": "bwrap ... -- ls"}
+    assert gemini_args("read_file", {"file_path": "a.md"}, {"content": "x"}) is None
 
 
 def test_gemini_clis_own_harmless_tools_are_read_only_and_only_they_take_no_lock() -> None:
