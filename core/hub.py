@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from core.outside.hook_client import BLOCKING, REFUSALS, answers, hub_socket, json_string
 from core.settings import config_root, state_root
 from core.store.atomic_file import write_text_atomically
-from core.store.lock import WorkspaceBusy
 from core.tasks import spawn
 
 if TYPE_CHECKING:  # imported when used: `belay` shows its window before the console and the socket's models load
@@ -146,6 +145,8 @@ class Hub:
         return console
 
     async def _open(self, root: Path) -> Console | None:
+        from core.store.lock import WorkspaceBusy  # here: the hub paints before the core's errors (pydantic) load
+
         try:
             console = self._factory(root)
             try:
