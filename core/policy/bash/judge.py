@@ -20,7 +20,7 @@ from core.policy.bash.options import parse
 from core.policy.bash.readers import judge_reader
 from core.policy.bash.redirects import classify
 from core.policy.bash.runners import is_runner, judge_runner
-from core.policy.bash.variables import dangerous_variable, risky_subscript
+from core.policy.bash.variables import dangerous_variable, named_at_run_time, risky_subscript
 from core.policy.bash.words import CODE_KINDS, WordValue
 from core.policy.bash.writers import SPECS, judge_writer
 
@@ -109,6 +109,10 @@ def _keyword(raw: RawCommand, j: Judgement, shown: str) -> None:
         if named is not None:
             j.raise_to("ask", f"{shown}: unsets {named.text}, which changes what later commands run (an empty "
                               "PATH finds programs in the working directory)", named)
+    named = named_at_run_time(raw.words[1:], splits=keyword == "[") if keyword in ("[", "[[") else None
+    if named is not None:
+        j.raise_to("ask", f"{shown}: {named.source} may be a variable name with a subscript, which Bash evaluates "
+                          "as arithmetic and which can run commands hidden in it", named)
     declares = keyword in ("declare", "typeset", "local", "readonly")
     for word in raw.words[1:]:
         if word.dynamic and (word.kinds & CODE_KINDS or (declares and not _ASSIGNMENT.match(word.source))):

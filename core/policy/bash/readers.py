@@ -17,7 +17,7 @@ from core.models.bash import Effect
 from core.policy.bash.filters import judge_awk, judge_grep, judge_jq, judge_sed
 from core.policy.bash.findings import Env, Judgement, read_target, write_target
 from core.policy.bash.options import parse
-from core.policy.bash.variables import dangerous_variable, risky_subscript
+from core.policy.bash.variables import dangerous_variable, named_at_run_time, risky_subscript
 from core.policy.bash.words import SAFE_DYNAMIC, WordValue
 
 PLAIN = frozenset({
@@ -159,6 +159,26 @@ def _printf(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
         if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
             j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
     _dangerous_names(parse(args, "v", permute=False).values("-v"), j, shown)
+    _run_time_name(args, j, shown, splits=False, options=frozenset({"-v"}))
+
+
+def _run_time_name(args: list[WordValue], j: Judgement, shown: str, splits: bool,
+                   options: frozenset[str] = frozenset({"-v", "-R"})) -> None:
+    """Asks when a word may be a variable name whose subscript runs code (see `named_at_run_time`)."""
+    word = named_at_run_time(args, splits, options)
+    if word is not None:
+        j.raise_to("ask", f"{shown}: {word.source} may be a variable name with a subscript, which Bash evaluates "
+                          "as arithmetic and which can run commands hidden in it", word)
+
+
+def _names_looked_up(options: frozenset[str]) -> Callable[..., None]:
+    """test -v NAME, [ -R NAME ], wait -p NAME: a read-only builtin that looks a variable up by name."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        for word in args:
+            if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
+                j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
+        _run_time_name(args, j, shown, splits=True, options=options)
+    return judge
 
 
 def _assigner(value_short: str) -> Callable[..., None]:
@@ -204,5 +224,7 @@ _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
     "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
     "hash": _options_ask(("-p",), "maps a command name to another program"),
     "date": _date,
+    "test": _names_looked_up(frozenset({"-v", "-R"})), "[": _names_looked_up(frozenset({"-v", "-R"})),
+    "wait": _names_looked_up(frozenset({"-p"})),
     "hostname": _hostname,
 }

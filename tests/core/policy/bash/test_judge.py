@@ -171,3 +171,26 @@ def test_the_whole_workspace_deleted_asks_even_in_accept_edits(bash: Bash) -> No
         verdict = bash(command)
         assert verdict.action == "ask" and "whole workspace" in verdict.reason
     assert bash("rm -rf src").action == "allow"
+
+
+SUBSCRIPTS = [
+    "test -v 'x[$(rm -rf ../victim)]'", "test -R 'x[$(id)]'", "[ -v 'a[$(id)]' ]", "test -v a[i]", "test -v \"$x\"",
+    "[ -v $x ]", "test $x", "[ -n $x ]", "[ \"$a\" \"$b\" ]", "[[ -v $x ]]", "[[ -v \"$x\" ]]", "[[ -v a[i] ]]",
+    "[[ -R $x ]]", "wait -p 'a[$(id)]'", "wait -p a[i]", "wait -np \"$x\"", "wait $x $y", "printf -v \"$x\" y",
+    "printf -v 'a[$(id)]' x", "read 'a[$(id)]'", "declare 'a[$(id)]=1'", "local 'a[$(id)]'", "typeset -p 'a[i]'",
+    "(( a[$(id)] ))", "echo $(( a[$(id)] ))", "let 'a[$(id)]=1'", "echo ${x[$(id)]}", "echo ${x:$(id)}",
+]
+
+
+@pytest.mark.parametrize("command", SUBSCRIPTS)
+def test_a_word_bash_may_take_for_a_variable_name_with_a_run_time_subscript_asks(bash: Bash, command: str) -> None:
+    """Bash evaluates a subscript as arithmetic, and arithmetic runs `$(...)` hidden in it (or in a value)."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action == "ask"
+
+
+@pytest.mark.parametrize("command", ["test -v x", "test -v a[1]", "[[ -v PATH ]]", "[ -n \"$x\" ]",
+                                     "[ \"$x\" = y ]", "test -f \"$f\"", "wait", "wait -p v", "[[ $x == y ]]"])
+def test_a_test_of_literal_names_or_quoted_values_stays_read_only(bash: Bash, command: str) -> None:
+    assert bash.analysis(command).verdict_hint == "allow"

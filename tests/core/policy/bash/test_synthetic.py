@@ -48,7 +48,8 @@ def test_plain_assignments_and_loops_only_read(bash: Bash, command: str) -> None
     ("[[ 1 -eq 1 ]]", "allow"),
     ("[[ $x -eq 1 ]]", "ask"),                 # -eq inside [[ evaluates both sides as arithmetic
     ("[[ a -lt $b ]]", "ask"),
-    ("[ $x -eq 1 ]", "allow"),                 # the [ program compares integers without evaluating them
+    ("[ \"$x\" -eq 1 ]", "allow"),             # the [ program compares integers without evaluating them
+    ("[ $x -eq 1 ]", "ask"),                   # but unquoted, x='-v a[$(id)] -a 1' splits into a -v test
 ])
 def test_arithmetic_on_a_run_time_value_asks(bash: Bash, command: str, hint: str) -> None:
     analysis = bash.analysis(command)
