@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from core.policy.bash.archives import judge_tar
+from core.policy.bash.environment import declared, leaked, prints_environment
 from core.policy.bash.findings import Env, Judgement, read_target, resolve, write_target
 from core.policy.bash.git import judge_git
 from core.policy.bash.nodes import RawCommand
@@ -44,9 +45,20 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def judge(raw: RawCommand, env: Env) -> Judgement:
-    """What `raw` does when it starts in `env.cwd`."""
-    j = Judgement()
+    """What `raw` does when it starts in `env.cwd`.
+
+    What it shows of the environment is judged last: printing a variable
+    needs a rule or a person (as `printenv` does), which a rule can give,
+    so it must not turn the command's run-time words into an ask.
+    """
     shown = raw.text if len(raw.text) <= 120 else raw.text[:117] + "…"
+    j = _judge(raw, env, shown)
+    _environment(raw, j, shown)
+    return j
+
+
+def _judge(raw: RawCommand, env: Env, shown: str) -> Judgement:
+    j = Judgement()
     _assignments(raw, j, shown)
     _redirects(raw, env, j, shown)
     if raw.keyword is not None:
@@ -65,6 +77,27 @@ def judge(raw: RawCommand, env: Env) -> Judgement:
         for word in (w for w in args if w.dynamic):
             j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
     return j
+
+
+_QUIET_KEYWORDS = frozenset({"[[", "for", "select", "declare", "typeset", "local", "readonly", "export", "unset"})
+"""Statements that print none of their words (declare -p is judged by `declared`)."""
+
+
+def _environment(raw: RawCommand, j: Judgement, shown: str) -> None:
+    """A variable of the environment expanded where the agent may see it: `echo $TOKEN`, an error quoting it."""
+    words = [] if raw.keyword in _QUIET_KEYWORDS else list(raw.words)
+    name = leaked(words + [r.target for r in raw.redirects if r.target is not None], raw.src.known)
+    if name is not None:
+        j.raise_to("run", f"{shown}: expands ${name}, a variable of the environment, where API keys and tokens "
+                          "live (only well-known ones like $HOME, or ones the command sets, are shown freely)")
+    if raw.keyword in ("declare", "typeset", "local", "readonly"):
+        why = declared(raw.keyword, raw.words[1:], raw.src.known)
+    else:
+        program = raw.words[len(j.wrappers):] if raw.keyword is None else []
+        why = None if not program or program[0].dynamic else \
+            prints_environment(program[0].text.rsplit("/", 1)[-1], program[1:])
+    if why is not None:
+        j.raise_to("run", f"{shown}: {why}, where API keys and tokens live")
 
 
 def _assignments(raw: RawCommand, j: Judgement, shown: str) -> None:

@@ -84,6 +84,8 @@ class Source:
     data: bytes
     span: tuple[int, int] | None = None
     moving: frozenset[tuple[int, int, str]] = frozenset()
+    known: frozenset[str] = frozenset()
+    """Variables it sets only from harmless values (see `core.policy.bash.environment`)."""
     """Its nodes that may change the directory (see `core.policy.bash.moves`)."""
 
     def moves(self, node: Node | None = None) -> bool:

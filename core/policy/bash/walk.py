@@ -19,6 +19,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from core.policy.bash.bombs import forking_recursions
+from core.policy.bash.environment import harmless_names
 from core.policy.bash.moves import CONDITIONAL, kids, moving
 from core.policy.bash.nodes import Context, Cwd, Display, RawCommand, Source
 from core.policy.bash.redirects import collect
@@ -71,7 +72,7 @@ class Walker:
         """Parses `text` and queues its statements; `span` places nested text inside the outer line."""
         data = text.encode("utf-8", "surrogatepass")
         root = self._parser.parse(data).root_node
-        src = Source(data, span, moving(root, data))
+        src = Source(data, span, moving(root, data), harmless_names(root, data))
         if parent is None:
             parent = self.display.add("script", src, root, None)
         if root.has_error:

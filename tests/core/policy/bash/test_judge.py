@@ -190,7 +190,37 @@ def test_a_word_bash_may_take_for_a_variable_name_with_a_run_time_subscript_asks
     assert bash(command).action == "ask"
 
 
-@pytest.mark.parametrize("command", ["test -v x", "test -v a[1]", "[[ -v PATH ]]", "[ -n \"$x\" ]",
-                                     "[ \"$x\" = y ]", "test -f \"$f\"", "wait", "wait -p v", "[[ $x == y ]]"])
+@pytest.mark.parametrize("command", ["test -v x", "test -v a[1]", "[[ -v PATH ]]", "[ -n \"$PWD\" ]",
+                                     "[ \"$USER\" = y ]", "f=a; test -f \"$f\"", "wait", "wait -p v", "[[ $x == y ]]"])
 def test_a_test_of_literal_names_or_quoted_values_stays_read_only(bash: Bash, command: str) -> None:
     assert bash.analysis(command).verdict_hint == "allow"
+
+
+ENVIRONMENT = [
+    "echo $TOKEN", "echo \"$TOKEN\"", "printf '%s' \"${TOKEN}\"", "ls $TOKEN", "echo ${UNSET:-$TOKEN}",
+    "x=$TOKEN; echo $x", "for t in $TOKEN; do echo $t; done", "cat <<EOF\n$TOKEN\nEOF", "cat <<< $TOKEN",
+    "set", "declare", "typeset", "declare -p", "typeset -p", "declare -p TOKEN", "export -p", "compgen -v",
+    "compgen -e", "jq -n env", "jq -n '$ENV'", "jq -n '$ENV.TOKEN'", "awk 'BEGIN{print ENVIRON[\"TOKEN\"]}'",
+    "ps eww", "ps e", "ps auxe", "cat /proc/$$/environ", "env", "printenv", "nice echo $TOKEN",
+]
+
+
+@pytest.mark.parametrize("command", ENVIRONMENT)
+def test_what_prints_the_environment_needs_a_rule_like_printenv(bash: Bash, command: str) -> None:
+    """The environment holds API keys and tokens: showing it to the agent is not only reading."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action in ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", ["echo $HOME $PWD $USER", "x=1; echo $x", "for f in a b; do echo $f; done",
+                                     "echo $?", "cat <<'EOF'\n$TOKEN\nEOF", "set -e", "declare -p PWD", "ps aux",
+                                     "jq .env x.json", "awk '{print $1}' notes.txt"])
+def test_well_known_variables_and_ones_the_line_sets_are_shown_freely(bash: Bash, command: str) -> None:
+    assert bash.analysis(command).verdict_hint == "allow", bash.analysis(command).reason
+
+
+def test_a_rule_allows_printing_the_environment_as_it_allows_printenv(bash: Bash) -> None:
+    bash.rules(allow=("Bash(printenv:*)", "Bash(set)", "Bash(ps:*)", "Bash(jq:*)"))
+    assert all(bash(c).action == "allow" for c in ("printenv TOKEN", "set", "ps e", "jq -n env"))
+    assert bash.rules(allow=("Bash(echo:*)",))("echo $TOKEN").action == "ask"  # no rule covers a run-time word
