@@ -90,6 +90,9 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
     if sub == "config":
         _config(rest, names, env, j, shown)
         return
+    if sub == "var" and {"-l"} & names:
+        j.raise_to("run", f"{shown}: git var -l lists git's configuration, which can hold tokens")
+        return
     if sub in READ or _reads_only(sub, rest, texts, names):
         _outside_reads(sub, rest, names, env, j, shown)
         return
@@ -185,6 +188,11 @@ def _config(rest: list[WordValue], names: set[str], env: Env, j: Judgement, show
     if reads and not writes:
         for word in files:
             read_target(word, env, j, shown)
+        own_file = p.has("-f", "--file", "--blob") and not p.has("--includes")
+        shown_values = None if own_file else _config_values_shown(p.options, operands)
+        if shown_values is not None:
+            j.raise_to("run", f"{shown}: {shown_values}; git's configuration (~/.gitconfig included) can hold tokens "
+                              "(url.<token>.insteadOf, credential helpers, http.extraHeader)")
         return
     if files:
         for word in files:
@@ -198,3 +206,32 @@ def _config(rest: list[WordValue], names: set[str], env: Env, j: Judgement, show
         j.protected = j.protected or ".git/config is protected: git runs programs named in its configuration"
         j.hurt("medium", f"changes git configuration: {shown}")
     j.raise_to("run", f"{shown} changes git configuration")
+
+
+_CONFIG_QUIET = frozenset({"--get", "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope",
+                           "--null", "-z", "--name-only", "--type", "--default", "--bool", "--int", "--bool-or-int",
+                           "--path", "--expiry-date", "--includes", "--no-includes", "--file", "-f", "--blob",
+                           "--get-color", "--get-colorbool", "-t"})
+"""Options of a `git config` read that show one named value at most (any other, or a prefix of one, may list)."""
+_QUIET_SECTIONS = frozenset({"core", "init", "pull", "push", "color", "merge", "alias", "log", "rebase", "commit",
+                             "tag", "advice", "help", "format", "gc", "status", "pager", "column", "grep", "rerere",
+                             "diff", "fetch", "branch", "user", "safe", "feature", "index", "pack", "blame", "am",
+                             "apply", "checkout", "clean", "describe", "difftool", "mergetool", "stash", "worktree"})
+"""Sections holding settings, not secrets; `url`, `http`, `credential`, `remote` (its URLs), `sendemail`... are not."""
+_SECRET_WORDS = ("pass", "token", "secret", "auth", "cred", "header", "key", "cookie")
+
+
+def _config_values_shown(options: list[tuple[str, str | None, int]], operands: list[str]) -> str | None:
+    """Why a `git config` read may show a secret: it lists (`-l`, `--get-regexp`, `get --all`) or names a key
+    outside the sections known to hold only settings; None for `git config user.name` and the like."""
+    unknown = next((name for name, _, _ in options if name not in _CONFIG_QUIET), None)
+    if unknown is not None:
+        return f"{unknown} may list several values"
+    keys = operands[1:] if operands[:1] in (["get"], ["list"]) else operands
+    if operands[:1] == ["list"] or not keys:
+        return "it lists every value"
+    section, _, rest = keys[0].lower().partition(".")
+    variable = rest.rsplit(".", 1)[-1]
+    if section not in _QUIET_SECTIONS or any(word in variable for word in _SECRET_WORDS):
+        return f"it shows {keys[0]}, which may hold a secret"
+    return None

@@ -11,7 +11,7 @@ import pytest
 from core.policy.bash.findings import Judgement
 from core.policy.bash.git import judge_git
 
-from .harness import env_at, fill, word
+from .harness import Bash, env_at, fill, word
 
 Git = Callable[[str], Judgement]
 
@@ -34,7 +34,7 @@ def git(ws: Path, home: Path, outside: Path) -> Git:
 @pytest.mark.parametrize("args", [
     "status", "log --oneline -5", "diff HEAD~1", "show HEAD:src/app.py", "--no-pager log", "-C src status",
     "branch", "branch -a", "branch -l 'x*'", "tag", "stash list", "remote -v", "worktree list", "reflog",
-    "config core.pager", "config --get user.name", "config --list", "clean -n", "grep TODO", "",
+    "config core.pager", "config --get user.name", "config --get core.editor", "clean -n", "grep TODO", "",
 ])
 def test_reading_forms_only_read(git: Git, args: str) -> None:
     j = git(args)
@@ -111,3 +111,23 @@ def test_the_repository_config_is_protected_and_files_read_from_anywhere_are_che
         j = git(args)
         assert j.effect == "deny" and "reads a secret" in j.why, args
     assert git("diff --no-index /etc/hostname notes.txt").effect == "run"
+
+
+@pytest.mark.parametrize("command", [
+    "git config --global --list", "git config --list", "git config -l", "git config --show-origin -l",
+    "git config --get-regexp url", "git config user.password", "git config --get user.password",
+    "git config --global http.extraHeader", "git config remote.origin.url", "git config get --all user.email",
+    "git config --lis", "git config list", "git var -l", "git config credential.helper",
+])
+def test_a_config_read_that_may_show_a_token_needs_a_rule(bash: Bash, command: str) -> None:
+    """~/.gitconfig can hold tokens (url.<token>.insteadOf, inline credential helpers, extra headers)."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action == "ask"
+    assert bash.rules(allow=("Bash(git config:*)", "Bash(git var:*)"))(command).action == "allow"
+
+
+@pytest.mark.parametrize("command", ["git config user.name", "git config --global user.email", "git config core.pager",
+                                     "git config --type=bool core.bare", "git config -f x.cfg a.b"])
+def test_a_config_read_of_a_setting_stays_read_only(bash: Bash, command: str) -> None:
+    assert bash.analysis(command).verdict_hint == "allow", bash.analysis(command).reason
