@@ -224,3 +224,16 @@ def test_a_rule_allows_printing_the_environment_as_it_allows_printenv(bash: Bash
     bash.rules(allow=("Bash(printenv:*)", "Bash(set)", "Bash(ps:*)", "Bash(jq:*)"))
     assert all(bash(c).action == "allow" for c in ("printenv TOKEN", "set", "ps e", "jq -n env"))
     assert bash.rules(allow=("Bash(echo:*)",))("echo $TOKEN").action == "ask"  # no rule covers a run-time word
+
+
+@pytest.mark.parametrize(("command", "action"), [
+    ("cat {~/.ssh/id_rsa,/dev/null}", "deny"), ("cat {a,{~/.ssh/id_rsa,b}}", "deny"), ("cat {~,x}/.ssh/id_rsa", "deny"),
+    ("head -c 9 {/dev/null,~/.ssh/id_rsa}", "deny"), ("dd if=~/.ssh/id_rsa", "deny"), ("rm {a,~/x}", "deny"),
+    ("cat ~+/notes.txt", "ask"), ("cat ~-/x", "ask"), ("cat ~root/.ssh/id_rsa", "ask"), ("cat {~root,x}/y", "ask"),
+    ("cat '~/.ssh/id_rsa'", "ask"), ("cat --file=~/.ssh/id_rsa", "ask"), ("cat x=a:~/.ssh/id_rsa", "allow"),
+    ("cat {src,notes.txt}", "allow"),
+])
+def test_brace_and_tilde_expansion_are_expanded_as_bash_does_before_paths_are_checked(bash: Bash, command: str,
+                                                                                       action: str) -> None:
+    """`{~/.ssh/id_rsa,/dev/null}` is two words, the first the key: brace expansion comes before tilde expansion."""
+    assert bash(command).action == action, bash(command).reason
