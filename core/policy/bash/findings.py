@@ -207,3 +207,17 @@ def _path_texts(word: WordValue) -> list[str]:
         _, eq, value = text.partition("=")
         return [value] if eq and value else []
     return [text]
+
+
+def read_list(word: WordValue | None, env: Env, judgement: Judgement, command: str) -> None:
+    """A file that names the files a reader reads (`tar -T`, `file -f`, `wc --files0-from`, `md5sum -c`).
+
+    The list itself is read (a secret is refused); the files it names are
+    only known when the command runs, and any of them may be a secret, so
+    the command needs a rule or a person.
+    """
+    if word is not None and word.text != "-":
+        read_target(word, env, judgement, command)
+    named = word.source if word is not None else "a list"
+    judgement.raise_to("run", f"{command} reads the files named in {named}, which are only known when it runs",
+                       word)

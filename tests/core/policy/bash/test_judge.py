@@ -237,3 +237,22 @@ def test_brace_and_tilde_expansion_are_expanded_as_bash_does_before_paths_are_ch
                                                                                        action: str) -> None:
     """`{~/.ssh/id_rsa,/dev/null}` is two words, the first the key: brace expansion comes before tilde expansion."""
     assert bash(command).action == action, bash(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "file -f list.txt", "file -flist.txt", "file --files-from list.txt", "file --files-from=list.txt",
+    "file --files-f=list.txt", "file -f - < list.txt", "tar -cf - -T list.txt", "tar -c --files-from=list.txt -f -",
+    "tar -cT list.txt -f -", "wc --files0-from=list.txt", "du --files0-from=list.txt", "du --files0-fr=list.txt",
+    "sort --files0-from=list.txt", "sha256sum -c sums.txt", "md5sum --check sums.txt", "b2sum -wc sums.txt",
+    "xargs -a list.txt cat", "cpio -o < list.txt", "rsync --files-from=list.txt . dst", "tree --fromfile list.txt",
+])
+def test_a_reader_given_its_file_list_in_a_file_needs_a_rule(bash: Bash, command: str) -> None:
+    """The files it reads are named inside the list, which Belay does not read: any of them may be a secret."""
+    (bash.ws / "list.txt").write_text(f"{bash.home}/.ssh/id_rsa\n")
+    assert bash(command).action == "ask", bash(command).reason
+
+
+def test_a_file_list_that_is_itself_a_secret_is_refused(bash: Bash) -> None:
+    for command in ("file -f ~/.ssh/id_rsa", "file -f{HOME}/.ssh/id_rsa", "wc --files0-from={HOME}/.ssh/id_rsa",
+                    "tar -cf - -T ~/.ssh/id_rsa"):
+        assert bash(command).action == "deny", command
