@@ -77,7 +77,7 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
         j.raise_to("ask", f"{shown}: {dynamic[0].source} is only known at run time", dynamic[0])
         return
     texts = [w.text for w in rest]
-    names = {t.partition("=")[0] for t in texts if t.startswith("-")}
+    names = _option_names(texts)
     _history_and_network(sub, texts, names, j, shown)
     if _runs_commands(sub, rest, names, j, shown):
         return
@@ -102,6 +102,30 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
         j.hurt("medium", f"changes the repository: {shown}")
 
 
+_RISKY_LONG = frozenset({n for options in _RUNS_COMMANDS.values() for n in options if n.startswith("--")} |
+                       {n for options in _HISTORY.values() for n in options if n.startswith("--")} |
+                       {"--output", "--output-directory", "--ext-diff", "--contents", "--no-index", "--delete",
+                        "--move", "--copy", "--force", "--set-upstream-to", "--unset-upstream", "--edit-description",
+                        "--track", "--annotate", "--sign", "--message", "--file", "--edit", "--list", "--dry-run"})
+"""Long options whose abbreviations must be read as them (git takes any unambiguous start of a long option)."""
+
+
+def _option_names(texts: list[str]) -> set[str]:
+    """The options git sees in `texts`, before a `--`: each letter of a short bundle (`-nO'cmd'` holds -O; a
+    letter of a glued value counts too, which only ever asks more), and every risky long option a start names."""
+    names: set[str] = set()
+    for text in texts:
+        if text == "--":
+            break
+        name = text.partition("=")[0]
+        if name.startswith("--"):
+            names.add(name)
+            names |= {full for full in _RISKY_LONG if len(name) > 3 and full.startswith(name)}
+        elif name.startswith("-") and len(name) > 1:
+            names |= {name} | {f"-{letter}" for letter in text[1:]}
+    return names
+
+
 _KNOWN_WRITERS = frozenset({"add", "commit", "checkout", "switch", "restore", "merge", "rebase", "reset", "revert",
                             "cherry-pick", "stash", "tag", "branch", "rm", "mv", "clean", "init", "am", "apply",
                             "pull", "push", "fetch", "clone", "gc", "prune", "remote", "worktree", "submodule",
@@ -109,8 +133,7 @@ _KNOWN_WRITERS = frozenset({"add", "commit", "checkout", "switch", "restore", "m
 
 
 def _runs_commands(sub: str, rest: list[WordValue], names: set[str], j: Judgement, shown: str) -> bool:
-    bad = [n for n in _RUNS_COMMANDS.get(sub, ()) if n in names or any(w.text.startswith(n) and len(n) == 2
-                                                                         for w in rest)]
+    bad = [n for n in _RUNS_COMMANDS.get(sub, ()) if n in names]
     first = rest[0].text if rest else ""
     if bad or sub == "filter-branch" or (sub == "submodule" and first == "foreach") or \
             (sub == "bisect" and first == "run"):
@@ -165,10 +188,13 @@ def _outside_reads(sub: str, rest: list[WordValue], names: set[str], env: Env, j
         for index in operands[1:] if sub == "grep" else operands:
             read_target(rest[index], env, j, shown)
     for i, word in enumerate(rest):
-        if word.text == "--contents" and i + 1 < len(rest):
+        name, eq, value = word.text.partition("=")
+        if len(name) <= 3 or not "--contents".startswith(name):
+            continue
+        if eq:
+            read_target(WordValue(value, word.source, word.start, word.end, word.kinds), env, j, shown)
+        elif i + 1 < len(rest):
             read_target(rest[i + 1], env, j, shown)
-        elif word.text.startswith("--contents="):
-            read_target(word, env, j, shown)
 
 
 _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",

@@ -131,3 +131,17 @@ def test_a_config_read_that_may_show_a_token_needs_a_rule(bash: Bash, command: s
                                      "git config --type=bool core.bare", "git config -f x.cfg a.b"])
 def test_a_config_read_of_a_setting_stays_read_only(bash: Bash, command: str) -> None:
     assert bash.analysis(command).verdict_hint == "allow", bash.analysis(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "git grep -O'sh -c id' x", "git grep -Oid x", "git grep -nO'id' x", "git grep -nOid x",
+    "git grep --open-files-in-pager=id x", "git grep --open-files-in-p=id x", "git grep --open=id x",
+    "git grep --ope=id x", "git diff --ext-d", "git log --outp=x", "git rebase -ix id main", "git clone -qu id x y",
+    "git push --rec=id origin", "git fetch --upload=id", "git blame --cont=/etc/hostname src/app.py",
+    "git branch --del main", "git tag --del v1", "git diff --no-i /etc/hostname notes.txt",
+])
+def test_a_bundled_or_abbreviated_option_is_read_as_git_reads_it(bash: Bash, command: str) -> None:
+    """git reads `-nOcmd` as -n and -O cmd, and takes any unambiguous start of a long option."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action == "ask"
