@@ -16,6 +16,7 @@ from core.policy.bash.archives import judge_tar
 from core.policy.bash.environment import declared, leaked, prints_environment
 from core.policy.bash.findings import Env, Judgement, read_target, resolve, write_target
 from core.policy.bash.git import judge_git
+from core.policy.bash.links import judge_links
 from core.policy.bash.nodes import RawCommand
 from core.policy.bash.options import parse
 from core.policy.bash.readers import judge_reader
@@ -54,6 +55,8 @@ def judge(raw: RawCommand, env: Env) -> Judgement:
     shown = raw.text if len(raw.text) <= 120 else raw.text[:117] + "…"
     j = _judge(raw, env, shown)
     _environment(raw, j, shown)
+    if raw.keyword is None:
+        judge_links([w.text for w in raw.words[len(j.wrappers):]], env, j, shown)
     return j
 
 
