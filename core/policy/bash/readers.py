@@ -113,13 +113,20 @@ def _options_ask(bad: tuple[str, ...], reason: str, files_from: int = 0) -> Call
         if not _sensitive(args, j, shown):
             return
         for word in args:
-            if any(word.text == b or word.text.startswith(b + "=") or (len(b) == 2 and word.text.startswith(b)
-                                                                       and not word.text.startswith("--"))
-                   for b in bad):
+            if any(_names_option(word.text, b) for b in bad):
                 _flag(j, word, "ask", f"{shown}: {word.text.split('=')[0]} {reason}")
         for index in parse(args).operands[files_from:]:
             read_target(args[index], env, j, shown)
     return judge
+
+
+def _names_option(text: str, option: str) -> bool:
+    """Whether `text` gives `option`: whole, with `=value`, as a letter of a short bundle (`-ao` holds -o; a
+    letter of a glued value counts too, which only asks more), or by a start of a long one (`--fromf`)."""
+    name = text.partition("=")[0]
+    if len(option) == 2:
+        return text.startswith("-") and not text.startswith("--") and option[1] in text[1:]
+    return name == option or (name.startswith("--") and len(name) > 3 and option.startswith(name))
 
 
 def _sort(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
