@@ -187,14 +187,24 @@ def _outside_reads(sub: str, rest: list[WordValue], names: set[str], env: Env, j
         operands = parse(rest, "ABCefmO", ("--regexp", "--file", "--max-depth", "--threads")).operands
         for index in operands[1:] if sub == "grep" else operands:
             read_target(rest[index], env, j, shown)
+    short, long = _FILE_OPTIONS.get(sub, ("", ()))
     for i, word in enumerate(rest):
         name, eq, value = word.text.partition("=")
-        if len(name) <= 3 or not "--contents".startswith(name):
+        if name.startswith("--") and len(name) > 3 and any(option.startswith(name) for option in long):
+            given = value if eq else (rest[i + 1].text if i + 1 < len(rest) else None)
+        elif name.startswith("-") and not name.startswith("--") and short and short in name:
+            glued = word.text[word.text.index(short) + 1:]
+            given = glued or (rest[i + 1].text if i + 1 < len(rest) else None)
+        else:
             continue
-        if eq:
-            read_target(WordValue(value, word.source, word.start, word.end, word.kinds), env, j, shown)
-        elif i + 1 < len(rest):
-            read_target(rest[i + 1], env, j, shown)
+        if given is not None:
+            read_target(WordValue(given, word.source, word.start, word.end, word.kinds), env, j, shown)
+
+
+_FILE_OPTIONS = {"blame": ("S", ("--contents", "--ignore-revs-file")),
+                 "annotate": ("S", ("--contents", "--ignore-revs-file")), "grep": ("f", ())}
+"""Options of reading subcommands that read a file from anywhere (bundled, glued, or a start of the long name):
+blame's revisions file quotes a bad line in its error, grep -f takes its patterns from a file."""
 
 
 _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",

@@ -139,6 +139,8 @@ def test_a_config_read_of_a_setting_stays_read_only(bash: Bash, command: str) ->
     "git grep --ope=id x", "git diff --ext-d", "git log --outp=x", "git rebase -ix id main", "git clone -qu id x y",
     "git push --rec=id origin", "git fetch --upload=id", "git blame --cont=/etc/hostname src/app.py",
     "git branch --del main", "git tag --del v1", "git diff --no-i /etc/hostname notes.txt",
+    "git grep -f/etc/hostname x", "git grep -nf /etc/hostname x", "git blame -S /etc/hostname src/app.py",
+    "git blame --ignore-revs-f=/etc/hostname src/app.py",
 ])
 def test_a_bundled_or_abbreviated_option_is_read_as_git_reads_it(bash: Bash, command: str) -> None:
     """git reads `-nOcmd` as -n and -O cmd, and takes any unambiguous start of a long option."""

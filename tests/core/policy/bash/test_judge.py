@@ -245,6 +245,7 @@ def test_brace_and_tilde_expansion_are_expanded_as_bash_does_before_paths_are_ch
     "tar -cT list.txt -f -", "wc --files0-from=list.txt", "du --files0-from=list.txt", "du --files0-fr=list.txt",
     "sort --files0-from=list.txt", "sha256sum -c sums.txt", "md5sum --check sums.txt", "b2sum -wc sums.txt",
     "xargs -a list.txt cat", "cpio -o < list.txt", "rsync --files-from=list.txt . dst", "tree --fromfile list.txt",
+    "find -files0-from list.txt -name x",
 ])
 def test_a_reader_given_its_file_list_in_a_file_needs_a_rule(bash: Bash, command: str) -> None:
     """The files it reads are named inside the list, which Belay does not read: any of them may be a secret."""
