@@ -186,6 +186,8 @@ def _program(head: WordValue, args: list[WordValue], env: Env, j: Judgement, sho
         _cd(name, args, env, j, shown)
     elif name in ("set", "shopt"):
         return
+    elif name == "let":
+        _let(args, j, shown)
     elif is_runner(name):
         judge_runner(name, args, env, j, shown)
     elif name in SPECS or name == "dd":
@@ -198,6 +200,18 @@ def _program(head: WordValue, args: list[WordValue], env: Env, j: Judgement, sho
         _network(name, args, env, j, shown)
     else:
         _other(name, args, j, shown)
+
+
+def _let(args: list[WordValue], j: Judgement, shown: str) -> None:
+    """let evaluates each word as arithmetic: a name in it is expanded and evaluated again, and a subscript
+    (`a[$(cmd)]`, written or held in a variable) runs commands; only literal numbers are harmless."""
+    for word in args:
+        if word.dynamic or not _LITERAL_ARITHMETIC.fullmatch(word.text):
+            j.raise_to("ask", f"{shown}: let evaluates {word.source} as arithmetic, which can run commands hidden "
+                              "in array subscripts", word)
+
+
+_LITERAL_ARITHMETIC = re.compile(r"[0-9\s+\-*/%()<>=!&|^~]*")
 
 
 def _cd(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:

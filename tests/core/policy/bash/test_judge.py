@@ -257,3 +257,11 @@ def test_a_file_list_that_is_itself_a_secret_is_refused(bash: Bash) -> None:
     for command in ("file -f ~/.ssh/id_rsa", "file -f{HOME}/.ssh/id_rsa", "wc --files0-from={HOME}/.ssh/id_rsa",
                     "tar -cf - -T ~/.ssh/id_rsa"):
         assert bash(command).action == "deny", command
+
+
+def test_let_asks_even_where_a_rule_allows_it_unless_its_words_are_literal_numbers(bash: Bash) -> None:
+    """A rule for `let` must not let `let 'a[$(id)]=1'` run id: arithmetic on names is never allowed by a rule."""
+    bash.rules(allow=("Bash(let:*)",))
+    assert bash("let 'a[$(rm -rf ../victim)]=1'").action == "ask"
+    assert bash("let x=y").action == "ask"
+    assert bash("let 1+2").action == "allow"
