@@ -90,6 +90,10 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
     if sub == "config":
         _config(rest, names, env, j, shown)
         return
+    if sub == "remote" and (names & {"-v", "--verbose"} or texts[:1] == ["get-url"]):
+        j.raise_to("run", f"{shown}: shows the remotes' URLs, which can hold a token (https://user:token@host), "
+                          "rewritten by git's configuration (url.<token>.insteadOf) too")
+        return
     if sub == "var" and {"-l"} & names:
         j.raise_to("run", f"{shown}: git var -l lists git's configuration, which can hold tokens")
         return

@@ -33,7 +33,7 @@ def git(ws: Path, home: Path, outside: Path) -> Git:
 
 @pytest.mark.parametrize("args", [
     "status", "log --oneline -5", "diff HEAD~1", "show HEAD:src/app.py", "--no-pager log", "-C src status",
-    "branch", "branch -a", "branch -l 'x*'", "tag", "stash list", "remote -v", "worktree list", "reflog",
+    "branch", "branch -a", "branch -l 'x*'", "tag", "stash list", "remote", "worktree list", "reflog",
     "config core.pager", "config --get user.name", "config --get core.editor", "clean -n", "grep TODO", "",
 ])
 def test_reading_forms_only_read(git: Git, args: str) -> None:
@@ -117,14 +117,15 @@ def test_the_repository_config_is_protected_and_files_read_from_anywhere_are_che
     "git config --global --list", "git config --list", "git config -l", "git config --show-origin -l",
     "git config --get-regexp url", "git config user.password", "git config --get user.password",
     "git config --global http.extraHeader", "git config remote.origin.url", "git config get --all user.email",
-    "git config --lis", "git config list", "git var -l", "git config credential.helper",
+    "git config --lis", "git config list", "git var -l", "git config credential.helper", "git remote -v",
+    "git remote get-url origin",
 ])
 def test_a_config_read_that_may_show_a_token_needs_a_rule(bash: Bash, command: str) -> None:
     """~/.gitconfig can hold tokens (url.<token>.insteadOf, inline credential helpers, extra headers)."""
     analysis = bash.analysis(command)
     assert analysis.verdict_hint == "ask", analysis.reason
     assert bash(command).action == "ask"
-    assert bash.rules(allow=("Bash(git config:*)", "Bash(git var:*)"))(command).action == "allow"
+    assert bash.rules(allow=("Bash(git config:*)", "Bash(git var:*)", "Bash(git remote:*)"))(command).action == "allow"
 
 
 @pytest.mark.parametrize("command", ["git config user.name", "git config --global user.email", "git config core.pager",
