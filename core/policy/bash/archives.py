@@ -9,7 +9,7 @@ from the following words in order, as tar reads them.
 
 from __future__ import annotations
 
-from core.policy.bash.findings import Env, Judgement, read_target, resolve, write_target
+from core.policy.bash.findings import Env, Judgement, read_list, read_target, resolve, write_target
 from core.policy.bash.options import Parsed, parse
 from core.policy.bash.words import WordValue
 
@@ -46,8 +46,10 @@ def judge_tar(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None
     _archive(words, p, mode, env, j, shown)
     for word in _values(words, p, "-g", "--listed-incremental", "--index-file"):
         write_target(word, env, j, "writes", shown)
-    for word in _values(words, p, "-T", "--files-from", "-X", "--exclude-from"):
+    for word in _values(words, p, "-X", "--exclude-from"):
         read_target(word, env, j, shown)
+    for word in _values(words, p, "-T", "--files-from"):
+        read_list(word, env, j, shown)
     if mode in ("create", "append"):
         for index in p.operands:
             read_target(words[index], where, j, shown)

@@ -79,7 +79,8 @@ def judge_sed(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None
     if not _static(args, j, shown):
         return
     p = parse(args, "efl", ("--expression", "--file", "--line-length"))
-    in_place = p.has("-i", "--in-place") or any(n.startswith("--in-place") for n, _, _ in p.options)
+    in_place = p.has("-i") or any(n.startswith("--in-place") or (len(n) > 3 and "--in-place".startswith(n))
+                                  for n, _, _ in p.options)  # sed takes any unambiguous start: --in-pl
     if p.has("-f", "--file"):
         j.raise_to("ask", f"{shown} reads its script from a file Belay does not check for w or e commands")
     scripts = p.values("-e", "--expression") or ([args[p.operands[0]].text] if p.operands else [])

@@ -105,8 +105,12 @@ def places(text: str, env: Env) -> list[Path] | None:
 
     A pattern is expanded because a match may be a symlink out of the
     workspace (`cat *` with `link -> ~/.ssh/id_rsa` among the files); one
-    matching too many files to check cannot be placed.
+    matching too many files to check cannot be placed, nor can a literal `~`
+    (quoted, or in `--opt=~/x`), which Bash leaves alone but which some
+    programs expand to the home folder themselves.
     """
+    if text.startswith("~"):
+        return None
     path = resolve(text, env)
     if path is None or not any(c in _GLOB_CHARS for c in text):
         return None if path is None else [path]
@@ -121,7 +125,7 @@ def write_target(word: WordValue, env: Env, judgement: Judgement, verb: str, com
     """Judges one path a command writes (verb "writes") or deletes (verb "deletes")."""
     if word.kinds == {"process"}:
         return  # a pipe into a command analysed on its own
-    alternatives = brace_words(word)
+    alternatives = brace_words(word, env.home)
     if alternatives is not None:
         for text in alternatives:
             write_target(WordValue(text, word.source, word.start, word.end), env, judgement, verb, command)
@@ -164,7 +168,7 @@ def read_target(word: WordValue, env: Env, judgement: Judgement, command: str) -
     """
     if word.kinds == {"process"}:
         return  # a pipe from a command analysed on its own
-    alternatives = brace_words(word)
+    alternatives = brace_words(word, env.home)
     if alternatives is not None:
         for text in alternatives:
             read_target(WordValue(text, word.source, word.start, word.end), env, judgement, command)
@@ -240,3 +244,17 @@ def _path_texts(word: WordValue) -> list[str]:
         _, eq, value = text.partition("=")
         return [value] if eq and value else []
     return [text]
+
+
+def read_list(word: WordValue | None, env: Env, judgement: Judgement, command: str) -> None:
+    """A file that names the files a reader reads (`tar -T`, `file -f`, `wc --files0-from`, `md5sum -c`).
+
+    The list itself is read (a secret is refused); the files it names are
+    only known when the command runs, and any of them may be a secret, so
+    the command needs a rule or a person.
+    """
+    if word is not None and word.text != "-":
+        read_target(word, env, judgement, command)
+    named = word.source if word is not None else "a list"
+    judgement.raise_to("run", f"{command} reads the files named in {named}, which are only known when it runs",
+                       word)

@@ -77,7 +77,7 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
         j.raise_to("ask", f"{shown}: {dynamic[0].source} is only known at run time", dynamic[0])
         return
     texts = [w.text for w in rest]
-    names = {t.partition("=")[0] for t in texts if t.startswith("-")}
+    names = _option_names(texts)
     _history_and_network(sub, texts, names, j, shown)
     if _runs_commands(sub, rest, names, j, shown):
         return
@@ -90,6 +90,13 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
     if sub == "config":
         _config(rest, names, env, j, shown)
         return
+    if sub == "remote" and (names & {"-v", "--verbose"} or texts[:1] == ["get-url"]):
+        j.raise_to("run", f"{shown}: shows the remotes' URLs, which can hold a token (https://user:token@host), "
+                          "rewritten by git's configuration (url.<token>.insteadOf) too")
+        return
+    if sub == "var" and {"-l"} & names:
+        j.raise_to("run", f"{shown}: git var -l lists git's configuration, which can hold tokens")
+        return
     if sub in READ or _reads_only(sub, rest, texts, names):
         _outside_reads(sub, rest, names, env, j, shown)
         return
@@ -99,6 +106,30 @@ def _subcommand(sub: str, rest: list[WordValue], j: Judgement, shown: str, env: 
         j.hurt("medium", f"changes the repository: {shown}")
 
 
+_RISKY_LONG = frozenset({n for options in _RUNS_COMMANDS.values() for n in options if n.startswith("--")} |
+                       {n for options in _HISTORY.values() for n in options if n.startswith("--")} |
+                       {"--output", "--output-directory", "--ext-diff", "--contents", "--no-index", "--delete",
+                        "--move", "--copy", "--force", "--set-upstream-to", "--unset-upstream", "--edit-description",
+                        "--track", "--annotate", "--sign", "--message", "--file", "--edit", "--list", "--dry-run"})
+"""Long options whose abbreviations must be read as them (git takes any unambiguous start of a long option)."""
+
+
+def _option_names(texts: list[str]) -> set[str]:
+    """The options git sees in `texts`, before a `--`: each letter of a short bundle (`-nO'cmd'` holds -O; a
+    letter of a glued value counts too, which only ever asks more), and every risky long option a start names."""
+    names: set[str] = set()
+    for text in texts:
+        if text == "--":
+            break
+        name = text.partition("=")[0]
+        if name.startswith("--"):
+            names.add(name)
+            names |= {full for full in _RISKY_LONG if len(name) > 3 and full.startswith(name)}
+        elif name.startswith("-") and len(name) > 1:
+            names |= {name} | {f"-{letter}" for letter in text[1:]}
+    return names
+
+
 _KNOWN_WRITERS = frozenset({"add", "commit", "checkout", "switch", "restore", "merge", "rebase", "reset", "revert",
                             "cherry-pick", "stash", "tag", "branch", "rm", "mv", "clean", "init", "am", "apply",
                             "pull", "push", "fetch", "clone", "gc", "prune", "remote", "worktree", "submodule",
@@ -106,8 +137,7 @@ _KNOWN_WRITERS = frozenset({"add", "commit", "checkout", "switch", "restore", "m
 
 
 def _runs_commands(sub: str, rest: list[WordValue], names: set[str], j: Judgement, shown: str) -> bool:
-    bad = [n for n in _RUNS_COMMANDS.get(sub, ()) if n in names or any(w.text.startswith(n) and len(n) == 2
-                                                                         for w in rest)]
+    bad = [n for n in _RUNS_COMMANDS.get(sub, ()) if n in names]
     first = rest[0].text if rest else ""
     if bad or sub == "filter-branch" or (sub == "submodule" and first == "foreach") or \
             (sub == "bisect" and first == "run"):
@@ -161,11 +191,24 @@ def _outside_reads(sub: str, rest: list[WordValue], names: set[str], env: Env, j
         operands = parse(rest, "ABCefmO", ("--regexp", "--file", "--max-depth", "--threads")).operands
         for index in operands[1:] if sub == "grep" else operands:
             read_target(rest[index], env, j, shown)
+    short, long = _FILE_OPTIONS.get(sub, ("", ()))
     for i, word in enumerate(rest):
-        if word.text == "--contents" and i + 1 < len(rest):
-            read_target(rest[i + 1], env, j, shown)
-        elif word.text.startswith("--contents="):
-            read_target(word, env, j, shown)
+        name, eq, value = word.text.partition("=")
+        if name.startswith("--") and len(name) > 3 and any(option.startswith(name) for option in long):
+            given = value if eq else (rest[i + 1].text if i + 1 < len(rest) else None)
+        elif name.startswith("-") and not name.startswith("--") and short and short in name:
+            glued = word.text[word.text.index(short) + 1:]
+            given = glued or (rest[i + 1].text if i + 1 < len(rest) else None)
+        else:
+            continue
+        if given is not None:
+            read_target(WordValue(given, word.source, word.start, word.end, word.kinds), env, j, shown)
+
+
+_FILE_OPTIONS = {"blame": ("S", ("--contents", "--ignore-revs-file")),
+                 "annotate": ("S", ("--contents", "--ignore-revs-file")), "grep": ("f", ())}
+"""Options of reading subcommands that read a file from anywhere (bundled, glued, or a start of the long name):
+blame's revisions file quotes a bad line in its error, grep -f takes its patterns from a file."""
 
 
 _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
@@ -185,6 +228,11 @@ def _config(rest: list[WordValue], names: set[str], env: Env, j: Judgement, show
     if reads and not writes:
         for word in files:
             read_target(word, env, j, shown)
+        own_file = p.has("-f", "--file", "--blob") and not p.has("--includes")
+        shown_values = None if own_file else _config_values_shown(p.options, operands)
+        if shown_values is not None:
+            j.raise_to("run", f"{shown}: {shown_values}; git's configuration (~/.gitconfig included) can hold tokens "
+                              "(url.<token>.insteadOf, credential helpers, http.extraHeader)")
         return
     if files:
         for word in files:
@@ -198,3 +246,32 @@ def _config(rest: list[WordValue], names: set[str], env: Env, j: Judgement, show
         j.protected = j.protected or ".git/config is protected: git runs programs named in its configuration"
         j.hurt("medium", f"changes git configuration: {shown}")
     j.raise_to("run", f"{shown} changes git configuration")
+
+
+_CONFIG_QUIET = frozenset({"--get", "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope",
+                           "--null", "-z", "--name-only", "--type", "--default", "--bool", "--int", "--bool-or-int",
+                           "--path", "--expiry-date", "--includes", "--no-includes", "--file", "-f", "--blob",
+                           "--get-color", "--get-colorbool", "-t"})
+"""Options of a `git config` read that show one named value at most (any other, or a prefix of one, may list)."""
+_QUIET_SECTIONS = frozenset({"core", "init", "pull", "push", "color", "merge", "alias", "log", "rebase", "commit",
+                             "tag", "advice", "help", "format", "gc", "status", "pager", "column", "grep", "rerere",
+                             "diff", "fetch", "branch", "user", "safe", "feature", "index", "pack", "blame", "am",
+                             "apply", "checkout", "clean", "describe", "difftool", "mergetool", "stash", "worktree"})
+"""Sections holding settings, not secrets; `url`, `http`, `credential`, `remote` (its URLs), `sendemail`... are not."""
+_SECRET_WORDS = ("pass", "token", "secret", "auth", "cred", "header", "key", "cookie")
+
+
+def _config_values_shown(options: list[tuple[str, str | None, int]], operands: list[str]) -> str | None:
+    """Why a `git config` read may show a secret: it lists (`-l`, `--get-regexp`, `get --all`) or names a key
+    outside the sections known to hold only settings; None for `git config user.name` and the like."""
+    unknown = next((name for name, _, _ in options if name not in _CONFIG_QUIET), None)
+    if unknown is not None:
+        return f"{unknown} may list several values"
+    keys = operands[1:] if operands[:1] in (["get"], ["list"]) else operands
+    if operands[:1] == ["list"] or not keys:
+        return "it lists every value"
+    section, _, rest = keys[0].lower().partition(".")
+    variable = rest.rsplit(".", 1)[-1]
+    if section not in _QUIET_SECTIONS or any(word in variable for word in _SECRET_WORDS):
+        return f"it shows {keys[0]}, which may hold a secret"
+    return None

@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 
 from core.policy.bash.archives import judge_tar
+from core.policy.bash.environment import declared, leaked, prints_environment
 from core.policy.bash.findings import Env, Judgement, process_secret, read_target, resolve, write_target
 from core.policy.bash.git import judge_git
+from core.policy.bash.links import judge_links
 from core.policy.bash.nodes import RawCommand
 from core.policy.bash.options import parse
 from core.policy.bash.readers import PLAIN, judge_reader
 from core.policy.bash.redirects import classify
 from core.policy.bash.runners import is_runner, judge_runner
-from core.policy.bash.variables import dangerous_variable, risky_subscript
+from core.policy.bash.variables import dangerous_variable, named_at_run_time, risky_subscript
 from core.policy.bash.words import CODE_KINDS, WordValue
 from core.policy.bash.writers import SPECS, judge_writer
 
@@ -44,9 +46,22 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def judge(raw: RawCommand, env: Env) -> Judgement:
-    """What `raw` does when it starts in `env.cwd`."""
-    j = Judgement()
+    """What `raw` does when it starts in `env.cwd`.
+
+    What it shows of the environment is judged last: printing a variable
+    needs a rule or a person (as `printenv` does), which a rule can give,
+    so it must not turn the command's run-time words into an ask.
+    """
     shown = raw.text if len(raw.text) <= 120 else raw.text[:117] + "…"
+    j = _judge(raw, env, shown)
+    _environment(raw, j, shown)
+    if raw.keyword is None:
+        judge_links([w.text for w in raw.words[len(j.wrappers):]], env, j, shown)
+    return j
+
+
+def _judge(raw: RawCommand, env: Env, shown: str) -> Judgement:
+    j = Judgement()
     _assignments(raw, j, shown)
     _redirects(raw, env, j, shown)
     for _, value in raw.assignments:
@@ -70,6 +85,27 @@ def judge(raw: RawCommand, env: Env) -> Judgement:
         for word in (w for w in args if w.dynamic):
             j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
     return j
+
+
+_QUIET_KEYWORDS = frozenset({"[[", "for", "select", "declare", "typeset", "local", "readonly", "export", "unset"})
+"""Statements that print none of their words (declare -p is judged by `declared`)."""
+
+
+def _environment(raw: RawCommand, j: Judgement, shown: str) -> None:
+    """A variable of the environment expanded where the agent may see it: `echo $TOKEN`, an error quoting it."""
+    words = [] if raw.keyword in _QUIET_KEYWORDS else list(raw.words)
+    name = leaked(words + [r.target for r in raw.redirects if r.target is not None], raw.src.known)
+    if name is not None:
+        j.raise_to("run", f"{shown}: expands ${name}, a variable of the environment, where API keys and tokens "
+                          "live (only well-known ones like $HOME, or ones the command sets, are shown freely)")
+    if raw.keyword in ("declare", "typeset", "local", "readonly"):
+        why = declared(raw.keyword, raw.words[1:], raw.src.known)
+    else:
+        program = raw.words[len(j.wrappers):] if raw.keyword is None else []
+        why = None if not program or program[0].dynamic else \
+            prints_environment(program[0].text.rsplit("/", 1)[-1], program[1:])
+    if why is not None:
+        j.raise_to("run", f"{shown}: {why}, where API keys and tokens live")
 
 
 def _assignments(raw: RawCommand, j: Judgement, shown: str) -> None:
@@ -114,6 +150,10 @@ def _keyword(raw: RawCommand, j: Judgement, shown: str) -> None:
         if named is not None:
             j.raise_to("ask", f"{shown}: unsets {named.text}, which changes what later commands run (an empty "
                               "PATH finds programs in the working directory)", named)
+    named = named_at_run_time(raw.words[1:], splits=keyword == "[") if keyword in ("[", "[[") else None
+    if named is not None:
+        j.raise_to("ask", f"{shown}: {named.source} may be a variable name with a subscript, which Bash evaluates "
+                          "as arithmetic and which can run commands hidden in it", named)
     declares = keyword in ("declare", "typeset", "local", "readonly")
     for word in raw.words[1:]:
         if word.dynamic and (word.kinds & CODE_KINDS or (declares and not _ASSIGNMENT.match(word.source))):
@@ -151,6 +191,8 @@ def _program(head: WordValue, args: list[WordValue], env: Env, j: Judgement, sho
         _cd(name, args, env, j, shown)
     elif name in ("set", "shopt"):
         return
+    elif name == "let":
+        _let(args, j, shown)
     elif is_runner(name):
         judge_runner(name, args, env, j, shown)
     elif name in SPECS or name == "dd":
@@ -163,6 +205,18 @@ def _program(head: WordValue, args: list[WordValue], env: Env, j: Judgement, sho
         _network(name, args, env, j, shown)
     else:
         _other(name, args, j, shown)
+
+
+def _let(args: list[WordValue], j: Judgement, shown: str) -> None:
+    """let evaluates each word as arithmetic: a name in it is expanded and evaluated again, and a subscript
+    (`a[$(cmd)]`, written or held in a variable) runs commands; only literal numbers are harmless."""
+    for word in args:
+        if word.dynamic or not _LITERAL_ARITHMETIC.fullmatch(word.text):
+            j.raise_to("ask", f"{shown}: let evaluates {word.source} as arithmetic, which can run commands hidden "
+                              "in array subscripts", word)
+
+
+_LITERAL_ARITHMETIC = re.compile(r"[0-9\s+\-*/%()<>=!&|^~]*")
 
 
 def _cd(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:

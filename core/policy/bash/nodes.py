@@ -83,6 +83,14 @@ class Source:
 
     data: bytes
     span: tuple[int, int] | None = None
+    moving: frozenset[tuple[int, int, str]] = frozenset()
+    known: frozenset[str] = frozenset()
+    """Variables it sets only from harmless values (see `core.policy.bash.environment`)."""
+    """Its nodes that may change the directory (see `core.policy.bash.moves`)."""
+
+    def moves(self, node: Node | None = None) -> bool:
+        """Whether `node` (or, without one, anything in this text) may change the directory."""
+        return bool(self.moving) if node is None else (node.start_byte, node.end_byte, node.type) in self.moving
 
     def span_of(self, node: Node) -> tuple[int, int]:
         return self.place(node.start_byte, node.end_byte)

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from core.models.bash import Effect
 from core.policy.bash.filters import judge_awk, judge_grep, judge_jq, judge_sed
-from core.policy.bash.findings import Env, Judgement, read_target, write_target
+from core.policy.bash.findings import Env, Judgement, read_list, read_target, write_target
 from core.policy.bash.options import parse
-from core.policy.bash.variables import dangerous_variable, risky_subscript
+from core.policy.bash.variables import dangerous_variable, named_at_run_time, risky_subscript
 from core.policy.bash.words import SAFE_DYNAMIC, WordValue
 
 PLAIN = frozenset({
@@ -57,7 +57,26 @@ def judge_reader(name: str, args: list[WordValue], env: Env, j: Judgement, shown
     for word in args:
         if word.text.startswith("--") and "=" in word.text:
             read_target(word, env, j, shown)
+    _listed_files(name, args, env, j, shown)
     return True
+
+
+_CHECKSUMS = frozenset({"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"})
+_LIST_OPTIONS = ("--files0-from", "--files-from")
+
+
+def _listed_files(name: str, args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """`wc --files0-from=F`, `du --files0-f F` (any unambiguous start), `sha256sum -c SUMS`: files named in a file."""
+    for i, word in enumerate(args):
+        option, eq, value = word.text.partition("=")
+        if word.dynamic or not option.startswith("-") or option == "--":
+            continue
+        if option.startswith("--") and len(option) > 3 and any(o.startswith(option) for o in _LIST_OPTIONS):
+            given = _value_word(value, args, i) if eq else (args[i + 1] if i + 1 < len(args) else None)
+            read_list(given, env, j, shown)
+        elif name in _CHECKSUMS and (("c" in option[1:] and not option.startswith("--")) or
+                                     (len(option) > 3 and "--check".startswith(option))):
+            read_list(None, env, j, shown)
 
 
 def _sensitive(args: list[WordValue], j: Judgement, shown: str) -> bool:
@@ -94,13 +113,20 @@ def _options_ask(bad: tuple[str, ...], reason: str, files_from: int = 0) -> Call
         if not _sensitive(args, j, shown):
             return
         for word in args:
-            if any(word.text == b or word.text.startswith(b + "=") or (len(b) == 2 and word.text.startswith(b)
-                                                                       and not word.text.startswith("--"))
-                   for b in bad):
+            if any(_names_option(word.text, b) for b in bad):
                 _flag(j, word, "ask", f"{shown}: {word.text.split('=')[0]} {reason}")
         for index in parse(args).operands[files_from:]:
             read_target(args[index], env, j, shown)
     return judge
+
+
+def _names_option(text: str, option: str) -> bool:
+    """Whether `text` gives `option`: whole, with `=value`, as a letter of a short bundle (`-ao` holds -o; a
+    letter of a glued value counts too, which only asks more), or by a start of a long one (`--fromf`)."""
+    name = text.partition("=")[0]
+    if len(option) == 2:
+        return text.startswith("-") and not text.startswith("--") and option[1] in text[1:]
+    return name == option or (name.startswith("--") and len(name) > 3 and option.startswith(name))
 
 
 def _sort(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
@@ -112,7 +138,7 @@ def _sort(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
         if name == "--compress-program":
             _flag(j, args[index], "ask", f"{shown}: --compress-program runs a program")
         elif name == "--files0-from" and value is not None:
-            read_target(_value_word(value, args, index), env, j, shown)
+            read_list(_value_word(value, args, index), env, j, shown)
         elif name in ("-o", "--output") and value is not None:
             write_target(WordValue(value, args[index].source, args[index].start, args[index].end), env, j,
                          "writes", shown)
@@ -126,6 +152,21 @@ def _value_word(value: str, args: list[WordValue], index: int) -> WordValue:
     if index + 1 < len(args) and args[index + 1].text == value and not word.text.endswith(value):
         return args[index + 1]
     return WordValue(value, word.source, word.start, word.end, word.kinds)
+
+
+def _file(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+    """file: `-f LIST` reads the files LIST names; `-m`/`-C` load or compile magic files."""
+    if not _sensitive(args, j, shown):
+        return
+    p = parse(args, "fmFeP", ("--files-from", "--magic-file", "--separator", "--exclude", "--parameter",
+                              "--exclude-quiet"))
+    for option, value, index in p.options:
+        if option in ("-C", "--compile", "-m", "--magic-file"):
+            _flag(j, args[index], "ask", f"{shown}: {option} compiles or loads magic files")
+        elif option in ("-f", "--files-from"):
+            read_list(_value_word(value, args, index) if value is not None else None, env, j, shown)
+    for index in p.operands:
+        read_target(args[index], env, j, shown)
 
 
 def _date(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
@@ -159,6 +200,26 @@ def _printf(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
         if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
             j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
     _dangerous_names(parse(args, "v", permute=False).values("-v"), j, shown)
+    _run_time_name(args, j, shown, splits=False, options=frozenset({"-v"}))
+
+
+def _run_time_name(args: list[WordValue], j: Judgement, shown: str, splits: bool,
+                   options: frozenset[str] = frozenset({"-v", "-R"})) -> None:
+    """Asks when a word may be a variable name whose subscript runs code (see `named_at_run_time`)."""
+    word = named_at_run_time(args, splits, options)
+    if word is not None:
+        j.raise_to("ask", f"{shown}: {word.source} may be a variable name with a subscript, which Bash evaluates "
+                          "as arithmetic and which can run commands hidden in it", word)
+
+
+def _names_looked_up(options: frozenset[str]) -> Callable[..., None]:
+    """test -v NAME, [ -R NAME ], wait -p NAME: a read-only builtin that looks a variable up by name."""
+    def judge(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None:
+        for word in args:
+            if word.dynamic and not word.kinds <= SAFE_DYNAMIC:
+                j.raise_to("ask", f"{shown}: {word.source} is only known at run time ({word.why()})", word)
+        _run_time_name(args, j, shown, splits=True, options=options)
+    return judge
 
 
 def _assigner(value_short: str) -> Callable[..., None]:
@@ -194,7 +255,7 @@ def _printenv(args: list[WordValue], env: Env, j: Judgement, shown: str) -> None
 _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
     "printenv": _printenv,
     "tree": _options_ask(("-o", "--fromfile"), "writes or reads a file list"),
-    "file": _options_ask(("-C", "--compile", "-m", "--magic-file"), "compiles or loads magic files"),
+    "file": _file,
     "sort": _sort,
     "uniq": _second_operand_written("fsw"),
     "xxd": _second_operand_written("cglos"),
@@ -204,5 +265,7 @@ _SPECIAL: dict[str, Callable[[list[WordValue], Env, Judgement, str], None]] = {
     "readarray": _assigner("dnOsuCc"), "getopts": _assigner(""),
     "hash": _options_ask(("-p",), "maps a command name to another program"),
     "date": _date,
+    "test": _names_looked_up(frozenset({"-v", "-R"})), "[": _names_looked_up(frozenset({"-v", "-R"})),
+    "wait": _names_looked_up(frozenset({"-p"})),
     "hostname": _hostname,
 }

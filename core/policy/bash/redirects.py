@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from core.policy.bash.environment import referenced
 from core.policy.bash.nodes import RawRedirect
 from core.policy.bash.words import (
     CODE_KINDS,
@@ -71,7 +72,7 @@ def _heredoc(node: Node, data: bytes, home: str) -> RawRedirect:
     value = WordValue("<heredoc>", text, begin, end)
     if body is not None and not any(q in delimiter for q in "'\"\\"):
         value.substitutions = tuple(find_substitutions(body))
-        value.kinds = _body_kinds(body, data, home)
+        value.kinds = _body_kinds(body, data, home) | ({"variable"} if referenced(text) else set())
     return RawRedirect(op, value, node.start_byte, node.end_byte)
 
 

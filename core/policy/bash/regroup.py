@@ -29,6 +29,8 @@ class Stage:
 
     node: Node
     redirects: list[Node] = field(default_factory=list)
+    after: str = ""
+    """The operator (`&&`, `||`) before the operand this stage starts; "" for the first and later stages."""
 
     @property
     def end(self) -> int:
@@ -40,6 +42,7 @@ def regroup(node: Node) -> list[list[Stage]]:
     """The operands of the `&&`/`||` list `node` amounts to, each a pipeline of one or more stages."""
     operands: list[list[Stage]] = [[]]
     stack: list[Node | list[Node]] = [node]
+    operator = ""
     while stack:
         item = stack.pop()
         if isinstance(item, list):
@@ -47,13 +50,14 @@ def regroup(node: Node) -> list[list[Stage]]:
         elif not item.is_named:
             if item.type in _NEW_OPERAND and operands[-1]:
                 operands.append([])
+                operator = item.type
         elif item.type == "redirected_statement" and (body := item.child_by_field_name("body")) is not None:
             stack.append(item.children_by_field_name("redirect"))
             stack.append(body)
         elif item.type in ("list", "pipeline", "negated_command"):
             stack.extend(reversed([c for c in item.children if c.type != "comment"]))
         elif item.type != "comment":
-            operands[-1].append(Stage(item))
+            operands[-1].append(Stage(item, after=operator if not operands[-1] else ""))
     return [op for op in operands if op]
 
 

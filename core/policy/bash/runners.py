@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from core.policy.bash.findings import Env, Judgement, read_target, write_target
+from core.policy.bash.findings import Env, Judgement, read_list, read_target, write_target
 from core.policy.bash.options import parse
 from core.policy.bash.words import WordValue
 
@@ -203,7 +203,7 @@ def _find_primary(args: list[WordValue], i: int, starts: list[WordValue], env: E
     elif word.text == "-follow":
         j.raise_to("run", f"{shown}: -follow follows symbolic links, which may lead outside the workspace", word)
     elif word.text == "-files0-from" and i + 1 < len(args):
-        read_target(args[i + 1], env, j, shown)
+        read_list(args[i + 1], env, j, shown)
         return i + 1
     elif word.text == "-delete":
         j.raise_to("ask", f"{shown}: -delete removes every file it finds", word)

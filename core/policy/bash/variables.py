@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from core.policy.bash.words import WordValue
+
 DANGEROUS = frozenset({
     "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "IFS", "SHELLOPTS",
     "BASHOPTS", "CDPATH", "HOME", "GLOBIGNORE", "FUNCNEST", "BASH_XTRACEFD", "HISTFILE", "PAGER",
@@ -47,3 +49,34 @@ def risky_subscript(name: str) -> bool:
     if "[" not in name:
         return False
     return _LITERAL_SUBSCRIPT.fullmatch(name) is None or re.search(r"\[\s*[A-Za-z_]", name) is not None
+
+
+_NAME_TESTS = frozenset({"-v", "-R"})
+
+
+def named_at_run_time(words: list[WordValue], splits: bool, options: frozenset[str] = _NAME_TESTS
+                      ) -> WordValue | None:
+    """The first word Bash may resolve as a variable name whose subscript runs code, or None.
+
+    `test -v NAME`, `[[ -R NAME ]]` and `wait -p NAME` look `NAME` up, and
+    a subscript in it (`x[$(cmd)]`, or `x[i]` with `i` holding one) is
+    arithmetic, which runs commands.  A name only known at run time may be
+    one.  Where the shell splits words (`test`, `[`, `wait`; `splits`), an
+    unquoted run-time word may itself become `-v NAME`, and a quoted one may
+    still be the option, which makes the next word a name.
+    """
+    named = False
+    for word in words:
+        if splits and word.dynamic and not _one_quoted_word(word):
+            return word
+        if named and (word.dynamic or risky_subscript(word.text)):
+            return word
+        named = (splits and word.dynamic) or word.text in options or (
+            word.text.startswith("-") and not word.text.startswith("--") and
+            any(f"-{letter}" in options for letter in word.text[1:]))
+    return None
+
+
+def _one_quoted_word(word: WordValue) -> bool:
+    """A word in one pair of double quotes: expanded, never split into several words."""
+    return len(word.source) >= 2 and word.source[0] == word.source[-1] == '"' and word.source.count('"') == 2

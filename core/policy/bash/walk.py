@@ -19,6 +19,8 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from core.policy.bash.bombs import forking_recursions
+from core.policy.bash.environment import harmless_names
+from core.policy.bash.moves import CONDITIONAL, kids, moving
 from core.policy.bash.nodes import Context, Cwd, Display, RawCommand, Source
 from core.policy.bash.redirects import collect
 from core.policy.bash.regroup import GROUPED, Stage, regroup
@@ -46,6 +48,10 @@ class _Item:
     """Redirections that belong to this node although tree-sitter hung them on an enclosing one."""
     stages: list[Stage] | None = None
     """Set on a pipeline rebuilt by `regroup`: its stages, walked (and given their cwd) when it is reached."""
+    forget: bool = False
+    """A marker, not a node: the shell may or may not have changed directory by here (see `core.policy.bash.moves`)."""
+    entered: bool = False
+    """A conditional compound whose directory bookkeeping is done: walk it as usual."""
 
 
 class Walker:
@@ -66,7 +72,7 @@ class Walker:
         """Parses `text` and queues its statements; `span` places nested text inside the outer line."""
         data = text.encode("utf-8", "surrogatepass")
         root = self._parser.parse(data).root_node
-        src = Source(data, span)
+        src = Source(data, span, moving(root, data), harmless_names(root, data))
         if parent is None:
             parent = self.display.add("script", src, root, None)
         if root.has_error:
@@ -78,7 +84,13 @@ class Walker:
         """Walks everything queued; returns the commands found by this run, in execution order."""
         first = len(self.commands)
         while self._stack:
-            self._visit(self._stack.pop())
+            item = self._stack.pop()
+            if item.forget:
+                item.cwd.path = None
+            elif item.node.type in CONDITIONAL and not item.entered:
+                self._conditional(item)
+            else:
+                self._visit(item)
         return self.commands[first:]
 
     def _push(self, items: list[_Item]) -> None:
@@ -95,9 +107,9 @@ class Walker:
                        scoped: bool = False) -> None:
         parent = item.parent if parent is None else parent
         ctx = item.ctx if ctx is None else ctx
-        kids = [c for c in node.named_children if c.type != "comment"]
         cwd = item.cwd.copy() if scoped else item.cwd
-        self._push([_Item(c, parent, ctx, cwd, item.src, backticks=item.backticks) for c in kids])
+        self._push([_Item(c, parent, ctx, cwd.copy() if background else cwd, item.src, backticks=item.backticks)
+                    for c, background in kids(node)])
 
     def _visit(self, item: _Item) -> None:
         t = item.node.type
@@ -137,9 +149,30 @@ class Walker:
         index = self.display.add(label, item.src, node, item.parent)
         ticks = node.type == "command_substitution" and bool(node.children) and node.children[0].type == "`"
         ctx = Context.push(item.ctx, label)
-        kids = [c for c in node.named_children if c.type != "comment"]
         cwd = item.cwd.copy() if node.type in _SCOPED else item.cwd
-        self._push([_Item(c, index, ctx, cwd, item.src, backticks=ticks or item.backticks) for c in kids])
+        self._push([_Item(c, index, ctx, cwd.copy() if background else cwd, item.src,
+                          backticks=ticks or item.backticks) for c, background in kids(node)])
+
+    def _conditional(self, item: _Item) -> None:
+        """A compound that may run its parts once, often or never: a `cd` in it leaves the directory unknown.
+
+        A function's body runs when it is called, from wherever the shell is
+        then: it is walked in a copy of the directory, unknown when the
+        script moves anywhere.
+        """
+        entered = _Item(**{**item.__dict__, "entered": True})
+        body_moves = item.src.moves(item.node)
+        if item.node.type == "function_definition":
+            entered.cwd = Cwd(None if item.src.moves() else item.cwd.path)
+            self._push([entered] + ([self._forget(item)] if body_moves else []))
+        elif body_moves:
+            self._push([self._forget(item), entered, self._forget(item)])
+        else:
+            self._push([entered])
+
+    @staticmethod
+    def _forget(item: _Item) -> _Item:
+        return _Item(item.node, item.parent, item.ctx, item.cwd, item.src, forget=True)
 
     def _labelled(self, item: _Item, label: str) -> None:
         index = self.display.add(label, item.src, item.node, item.parent)
@@ -152,7 +185,17 @@ class Walker:
             self._push([self._operand(item, operands[0], item.parent, piped=item.piped)])
             return
         index = self.display.add("list", item.src, item.node, item.parent)
-        self._push([self._operand(item, stages, index) for stages in operands])
+        pushed: list[_Item] = []
+        moved = maybe = False
+        for k, stages in enumerate(operands):
+            if stages[0].after == "||" and moved:
+                pushed.append(self._forget(item))  # runs when what came before failed, maybe its `cd` too
+            pushed.append(self._operand(item, stages, index))
+            here = len(stages) == 1 and item.src.moves(stages[0].node)
+            moved, maybe = moved or here, maybe or (here and k > 0)
+        if maybe:
+            pushed.append(self._forget(item))  # a `cd` after `&&` or `||` may not have run
+        self._push(pushed)
 
     def _operand(self, item: _Item, stages: list[Stage], parent: int, piped: bool = False) -> _Item:
         """One operand of a list; its working directory is the list's, shared (a pipeline copies it later)."""

@@ -209,6 +209,10 @@ def _unquoted(raw: str, b: _Builder, at_start: bool) -> None:
         b.kinds.add("unparsed")
     if at_start and raw.startswith("~"):
         raw = _tilde(raw, b)
+    elif at_start and _ASSIGNMENT_WORD.match(raw):
+        raw = _assignment_tildes(raw, b)
+    elif not at_start and "~" in raw and _ASSIGNMENT_WORD.match("".join(b.parts)):
+        b.kinds.add("tilde")  # `a='x':~/y`: Bash may expand it; not worth following
     out, shape, i = [], [], 0
     while i < len(raw):
         if raw[i] == "\\" and i + 1 < len(raw):
@@ -224,6 +228,26 @@ def _unquoted(raw: str, b: _Builder, at_start: bool) -> None:
         i += 1
     b.parts.append("".join(out))
     b.shape.append("".join(shape))
+
+
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _assignment_tildes(raw: str, b: _Builder) -> str:
+    """`name=~/x:~/y`: Bash expands a tilde after the `=` and after each `:` of a word shaped like an assignment,
+    even as an argument (`dd if=~/.ssh/id_rsa` reads the key)."""
+    prefix = _ASSIGNMENT_WORD.match(raw)
+    assert prefix is not None
+    head, rest = raw[:prefix.end()], raw[prefix.end():]
+    return head + ":".join(_tilde(part, b) if part.startswith("~") else part for part in rest.split(":"))
+
+
+def tilde_word(text: str, home: str) -> str | None:
+    """A word made by brace expansion, tilde-expanded as Bash does next: `~/x` in the home; None for `~user`."""
+    if not text.startswith("~"):
+        return text
+    head, sep, rest = text.partition("/")
+    return home + sep + rest if head == "~" else None
 
 
 def _tilde(raw: str, b: _Builder) -> str:
@@ -301,11 +325,13 @@ _SEQUENCE = re.compile(r"(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-
 MAX_BRACE_WORDS = 256
 
 
-def brace_words(word: WordValue) -> list[str] | None:
+def brace_words(word: WordValue, home: str) -> list[str] | None:
     """The words a static brace expansion makes (`src/{a,b}.py`, `f{1..3}`), or None when it is not one.
 
     Only plain text is expanded (no quotes, escapes or expansions) and at most
-    `MAX_BRACE_WORDS` words; anything else stays a run-time word.
+    `MAX_BRACE_WORDS` words; anything else stays a run-time word.  Each word
+    is then tilde-expanded, as Bash does after brace expansion:
+    `{~/.ssh/id_rsa,/dev/null}` names the key.
     """
     if word.kinds != {"brace"} or any(c in word.source for c in "'\"\\$`"):
         return None
@@ -319,7 +345,10 @@ def brace_words(word: WordValue) -> list[str] | None:
             continue
         alternatives = _alternatives(match.group(1)) or []
         todo += [text[:match.start()] + a + text[match.end():] for a in alternatives]
-    return done if not todo else None
+    if todo:
+        return None
+    words = [tilde_word(text, home) for text in done]
+    return [w for w in words if w is not None] if None not in words else None
 
 
 def _alternatives(inner: str) -> list[str] | None:

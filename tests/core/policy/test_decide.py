@@ -445,4 +445,25 @@ def test_a_process_secret_given_to_any_program_is_denied_even_in_bypass_mode(ws:
 
 def test_a_process_secret_only_printed_is_not_denied(ws: Path, home: Path) -> None:
     assert bash("echo /proc/$PPID/environ", ws, ruleset(home, "bypass")).action == "allow"
-    assert bash("test -r /proc/$PPID/environ", ws, ruleset(home)).action == "allow"
+    assert bash('test -r "/proc/$PPID/environ"', ws, ruleset(home)).action == "allow"  # quoted: cannot split
+
+
+@pytest.mark.parametrize("line", [
+    "false && cd src; rm -rf ../victim", "if false; then cd src; fi; rm -rf ../victim",
+    "true || cd src; rm -rf ../victim", "cd src || rm -rf ../victim", "cd src && false || rm -rf ../victim",
+    "case x in y) cd src;; esac; rm -rf ../victim", "case x in y) cd src;; *) rm -rf ../victim;; esac",
+    "while false; do cd src; done; rm -rf ../victim", "for d in a; do rm -rf ../victim; cd src; done",
+    "f() { cd src; }; rm -rf ../victim", "cd src & rm -rf ../victim", "if cd src; then :; else rm -rf ../victim; fi",
+    "cd src; g() { rm -rf ../victim; }; cd ..; g",
+])
+def test_a_cd_that_may_not_run_leaves_later_paths_unplaced(ws: Path, home: Path, line: str) -> None:
+    """Accept-edits allows writes inside the workspace: one judged from a directory the shell may not be in
+    would delete a folder beside the workspace (`../victim` from the root)."""
+    verdict = bash(line, ws, ruleset(home, "accept_edits"))
+    assert verdict.action in ("ask", "deny"), verdict.reason
+
+
+@pytest.mark.parametrize("line", ["cd src && rm -rf ../victim", "cd src; rm -rf ../victim", "(cd src); rm -rf victim",
+                                  "if true; then rm -rf victim; fi", "cd src && { rm -rf x; }"])
+def test_a_cd_that_runs_is_followed_and_one_in_a_subshell_is_not(ws: Path, home: Path, line: str) -> None:
+    assert bash(line, ws, ruleset(home, "accept_edits")).action == "allow"

@@ -11,7 +11,7 @@ import pytest
 from core.policy.bash.findings import Judgement
 from core.policy.bash.git import judge_git
 
-from .harness import env_at, fill, word
+from .harness import Bash, env_at, fill, word
 
 Git = Callable[[str], Judgement]
 
@@ -33,8 +33,8 @@ def git(ws: Path, home: Path, outside: Path) -> Git:
 
 @pytest.mark.parametrize("args", [
     "status", "log --oneline -5", "diff HEAD~1", "show HEAD:src/app.py", "--no-pager log", "-C src status",
-    "branch", "branch -a", "branch -l 'x*'", "tag", "stash list", "remote -v", "worktree list", "reflog",
-    "config core.pager", "config --get user.name", "config --list", "clean -n", "grep TODO", "",
+    "branch", "branch -a", "branch -l 'x*'", "tag", "stash list", "remote", "worktree list", "reflog",
+    "config core.pager", "config --get user.name", "config --get core.editor", "clean -n", "grep TODO", "",
 ])
 def test_reading_forms_only_read(git: Git, args: str) -> None:
     j = git(args)
@@ -111,3 +111,40 @@ def test_the_repository_config_is_protected_and_files_read_from_anywhere_are_che
         j = git(args)
         assert j.effect == "deny" and "reads a secret" in j.why, args
     assert git("diff --no-index /etc/hostname notes.txt").effect == "run"
+
+
+@pytest.mark.parametrize("command", [
+    "git config --global --list", "git config --list", "git config -l", "git config --show-origin -l",
+    "git config --get-regexp url", "git config user.password", "git config --get user.password",
+    "git config --global http.extraHeader", "git config remote.origin.url", "git config get --all user.email",
+    "git config --lis", "git config list", "git var -l", "git config credential.helper", "git remote -v",
+    "git remote get-url origin",
+])
+def test_a_config_read_that_may_show_a_token_needs_a_rule(bash: Bash, command: str) -> None:
+    """~/.gitconfig can hold tokens (url.<token>.insteadOf, inline credential helpers, extra headers)."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action == "ask"
+    assert bash.rules(allow=("Bash(git config:*)", "Bash(git var:*)", "Bash(git remote:*)"))(command).action == "allow"
+
+
+@pytest.mark.parametrize("command", ["git config user.name", "git config --global user.email", "git config core.pager",
+                                     "git config --type=bool core.bare", "git config -f x.cfg a.b"])
+def test_a_config_read_of_a_setting_stays_read_only(bash: Bash, command: str) -> None:
+    assert bash.analysis(command).verdict_hint == "allow", bash.analysis(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "git grep -O'sh -c id' x", "git grep -Oid x", "git grep -nO'id' x", "git grep -nOid x",
+    "git grep --open-files-in-pager=id x", "git grep --open-files-in-p=id x", "git grep --open=id x",
+    "git grep --ope=id x", "git diff --ext-d", "git log --outp=x", "git rebase -ix id main", "git clone -qu id x y",
+    "git push --rec=id origin", "git fetch --upload=id", "git blame --cont=/etc/hostname src/app.py",
+    "git branch --del main", "git tag --del v1", "git diff --no-i /etc/hostname notes.txt",
+    "git grep -f/etc/hostname x", "git grep -nf /etc/hostname x", "git blame -S /etc/hostname src/app.py",
+    "git blame --ignore-revs-f=/etc/hostname src/app.py",
+])
+def test_a_bundled_or_abbreviated_option_is_read_as_git_reads_it(bash: Bash, command: str) -> None:
+    """git reads `-nOcmd` as -n and -O cmd, and takes any unambiguous start of a long option."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action == "ask"

@@ -173,3 +173,97 @@ def test_the_whole_workspace_deleted_asks_even_in_accept_edits(bash: Bash) -> No
         verdict = bash(command)
         assert verdict.action == "ask" and "whole workspace" in verdict.reason
     assert bash("rm -rf src").action == "allow"
+
+
+SUBSCRIPTS = [
+    "test -v 'x[$(rm -rf ../victim)]'", "test -R 'x[$(id)]'", "[ -v 'a[$(id)]' ]", "test -v a[i]", "test -v \"$x\"",
+    "[ -v $x ]", "test $x", "[ -n $x ]", "[ \"$a\" \"$b\" ]", "[[ -v $x ]]", "[[ -v \"$x\" ]]", "[[ -v a[i] ]]",
+    "[[ -R $x ]]", "wait -p 'a[$(id)]'", "wait -p a[i]", "wait -np \"$x\"", "wait $x $y", "printf -v \"$x\" y",
+    "printf -v 'a[$(id)]' x", "read 'a[$(id)]'", "declare 'a[$(id)]=1'", "local 'a[$(id)]'", "typeset -p 'a[i]'",
+    "(( a[$(id)] ))", "echo $(( a[$(id)] ))", "let 'a[$(id)]=1'", "echo ${x[$(id)]}", "echo ${x:$(id)}",
+]
+
+
+@pytest.mark.parametrize("command", SUBSCRIPTS)
+def test_a_word_bash_may_take_for_a_variable_name_with_a_run_time_subscript_asks(bash: Bash, command: str) -> None:
+    """Bash evaluates a subscript as arithmetic, and arithmetic runs `$(...)` hidden in it (or in a value)."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action == "ask"
+
+
+@pytest.mark.parametrize("command", ["test -v x", "test -v a[1]", "[[ -v PATH ]]", "[ -n \"$PWD\" ]",
+                                     "[ \"$USER\" = y ]", "f=a; test -f \"$f\"", "wait", "wait -p v", "[[ $x == y ]]"])
+def test_a_test_of_literal_names_or_quoted_values_stays_read_only(bash: Bash, command: str) -> None:
+    assert bash.analysis(command).verdict_hint == "allow"
+
+
+ENVIRONMENT = [
+    "echo $TOKEN", "echo \"$TOKEN\"", "printf '%s' \"${TOKEN}\"", "ls $TOKEN", "echo ${UNSET:-$TOKEN}",
+    "x=$TOKEN; echo $x", "for t in $TOKEN; do echo $t; done", "cat <<EOF\n$TOKEN\nEOF", "cat <<< $TOKEN",
+    "set", "declare", "typeset", "declare -p", "typeset -p", "declare -p TOKEN", "export -p", "compgen -v",
+    "compgen -e", "jq -n env", "jq -n '$ENV'", "jq -n '$ENV.TOKEN'", "awk 'BEGIN{print ENVIRON[\"TOKEN\"]}'",
+    "ps eww", "ps e", "ps auxe", "env", "printenv", "nice echo $TOKEN",
+]
+
+
+@pytest.mark.parametrize("command", ENVIRONMENT)
+def test_what_prints_the_environment_needs_a_rule_like_printenv(bash: Bash, command: str) -> None:
+    """The environment holds API keys and tokens: showing it to the agent is not only reading."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action in ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", ["echo $HOME $PWD $USER", "x=1; echo $x", "for f in a b; do echo $f; done",
+                                     "echo $?", "cat <<'EOF'\n$TOKEN\nEOF", "set -e", "declare -p PWD", "ps aux",
+                                     "jq .env x.json", "awk '{print $1}' notes.txt"])
+def test_well_known_variables_and_ones_the_line_sets_are_shown_freely(bash: Bash, command: str) -> None:
+    assert bash.analysis(command).verdict_hint == "allow", bash.analysis(command).reason
+
+
+def test_a_rule_allows_printing_the_environment_as_it_allows_printenv(bash: Bash) -> None:
+    bash.rules(allow=("Bash(printenv:*)", "Bash(set)", "Bash(ps:*)", "Bash(jq:*)"))
+    assert all(bash(c).action == "allow" for c in ("printenv TOKEN", "set", "ps e", "jq -n env"))
+    assert bash.rules(allow=("Bash(echo:*)",))("echo $TOKEN").action == "ask"  # no rule covers a run-time word
+
+
+@pytest.mark.parametrize(("command", "action"), [
+    ("cat {~/.ssh/id_rsa,/dev/null}", "deny"), ("cat {a,{~/.ssh/id_rsa,b}}", "deny"), ("cat {~,x}/.ssh/id_rsa", "deny"),
+    ("head -c 9 {/dev/null,~/.ssh/id_rsa}", "deny"), ("dd if=~/.ssh/id_rsa", "deny"), ("rm {a,~/x}", "deny"),
+    ("cat ~+/notes.txt", "ask"), ("cat ~-/x", "ask"), ("cat ~root/.ssh/id_rsa", "ask"), ("cat {~root,x}/y", "ask"),
+    ("cat '~/.ssh/id_rsa'", "ask"), ("cat --file=~/.ssh/id_rsa", "ask"), ("cat x=a:~/.ssh/id_rsa", "allow"),
+    ("cat {src,notes.txt}", "allow"),
+])
+def test_brace_and_tilde_expansion_are_expanded_as_bash_does_before_paths_are_checked(bash: Bash, command: str,
+                                                                                       action: str) -> None:
+    """`{~/.ssh/id_rsa,/dev/null}` is two words, the first the key: brace expansion comes before tilde expansion."""
+    assert bash(command).action == action, bash(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "file -f list.txt", "file -flist.txt", "file --files-from list.txt", "file --files-from=list.txt",
+    "file --files-f=list.txt", "file -f - < list.txt", "tar -cf - -T list.txt", "tar -c --files-from=list.txt -f -",
+    "tar -cT list.txt -f -", "wc --files0-from=list.txt", "du --files0-from=list.txt", "du --files0-fr=list.txt",
+    "sort --files0-from=list.txt", "sha256sum -c sums.txt", "md5sum --check sums.txt", "b2sum -wc sums.txt",
+    "xargs -a list.txt cat", "cpio -o < list.txt", "rsync --files-from=list.txt . dst", "tree --fromfile list.txt",
+    "find -files0-from list.txt -name x",
+])
+def test_a_reader_given_its_file_list_in_a_file_needs_a_rule(bash: Bash, command: str) -> None:
+    """The files it reads are named inside the list, which Belay does not read: any of them may be a secret."""
+    (bash.ws / "list.txt").write_text(f"{bash.home}/.ssh/id_rsa\n")
+    assert bash(command).action == "ask", bash(command).reason
+
+
+def test_a_file_list_that_is_itself_a_secret_is_refused(bash: Bash) -> None:
+    for command in ("file -f ~/.ssh/id_rsa", "file -f{HOME}/.ssh/id_rsa", "wc --files0-from={HOME}/.ssh/id_rsa",
+                    "tar -cf - -T ~/.ssh/id_rsa"):
+        assert bash(command).action == "deny", command
+
+
+def test_let_asks_even_where_a_rule_allows_it_unless_its_words_are_literal_numbers(bash: Bash) -> None:
+    """A rule for `let` must not let `let 'a[$(id)]=1'` run id: arithmetic on names is never allowed by a rule."""
+    bash.rules(allow=("Bash(let:*)",))
+    assert bash("let 'a[$(rm -rf ../victim)]=1'").action == "ask"
+    assert bash("let x=y").action == "ask"
+    assert bash("let 1+2").action == "allow"

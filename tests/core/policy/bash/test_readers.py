@@ -12,7 +12,7 @@ from core.policy.bash.findings import Env, Judgement
 from core.policy.bash.readers import judge_reader
 from core.policy.bash.words import WordValue
 
-from .harness import env_at, fill
+from .harness import Bash, env_at, fill
 
 Reader = Callable[[str], Judgement]
 
@@ -104,3 +104,12 @@ def test_options_that_write_or_run_are_found_on_otherwise_read_only_commands(rea
 ])
 def test_builtins_that_set_a_variable_ask_when_it_changes_what_runs(reader: Reader, line: str, effect: str) -> None:
     assert reader(line).effect == effect
+
+
+@pytest.mark.parametrize("command", ["tree -ao {OUT}/t", "tree -aofoo", "tree --fromf=list", "hash -rp /bin/rm ls",
+                                     "sed --in-pl=.bak s/a/b/ notes.txt", "sed -ni s/a/b/ notes.txt"])
+def test_an_option_bundled_or_abbreviated_is_read_as_the_program_reads_it(bash: Bash, command: str) -> None:
+    """tree reads `-ao FILE` as -a and -o FILE; sed takes `--in-pl` for --in-place."""
+    analysis = bash.analysis(command)
+    assert analysis.verdict_hint == "ask", analysis.reason
+    assert bash(command).action in ("ask", "deny")

@@ -52,3 +52,14 @@ def test_a_redirection_after_a_list_that_leaves_the_workspace_is_refused(bash: B
     echo = analysis.commands[-1]
     assert echo.effect == "deny" and str(bash.ws.resolve().parent / "f") in echo.why
     assert analysis.verdict_hint == "deny"
+
+
+def test_each_operand_knows_the_operator_before_it() -> None:
+    """An operand after `||` runs when the one before failed: a `cd` there may not have happened."""
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    from core.policy.bash.regroup import regroup
+
+    node = Parser(Language(tree_sitter_bash.language())).parse(b"a && b | c || d").root_node.named_children[0]
+    assert [[s.after for s in stages] for stages in regroup(node)] == [[""], ["&&", ""], ["||"]]

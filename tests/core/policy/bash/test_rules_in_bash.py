@@ -6,6 +6,8 @@ ask or deny, with the rules it assumes.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from typing import Any
 
 import pytest
@@ -34,6 +36,12 @@ def _expand(value: Any) -> str:
 
 @pytest.mark.parametrize("case", _corpus_cases())
 def test_hostile_corpus_bash_cases_get_their_expected_verdict(bash: Bash, case: dict[str, Any]) -> None:
+    """The case's setup runs first: a verdict may depend on what is on disk (a link leaving the workspace)."""
+    if case.get("setup"):
+        own_config = {**os.environ, "GIT_CONFIG_GLOBAL": str(bash.home / ".gitconfig")}  # not the shared os.devnull
+        done = subprocess.run(["bash", "-c", hostile.expand(case["setup"], bash.ws, bash.outside)], cwd=bash.ws,
+                              env=own_config, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
     bash.rules(**_assumed(case))
     command = _expand(case["input"]["command"]).replace("{OUTSIDE}", "{OUT}")
     verdict = bash(command)

@@ -29,7 +29,7 @@ def test_setting_a_variable_that_changes_what_runs_asks_in_every_form(bash: Bash
 
 
 @pytest.mark.parametrize("command", [
-    "X=1", "x+=1", "a[1]=x", "declare X=1", "local x=$1", "declare -p X", "unset X",
+    "X=1", "x+=1", "a[1]=x", "declare X=1", "local x=$1", "X=1; declare -p X", "unset X",
     "for i in 1 2; do echo $i; done", "for f in *.py; do echo \"$f\"; done",
 ])
 def test_plain_assignments_and_loops_only_read(bash: Bash, command: str) -> None:
@@ -48,7 +48,8 @@ def test_plain_assignments_and_loops_only_read(bash: Bash, command: str) -> None
     ("[[ 1 -eq 1 ]]", "allow"),
     ("[[ $x -eq 1 ]]", "ask"),                 # -eq inside [[ evaluates both sides as arithmetic
     ("[[ a -lt $b ]]", "ask"),
-    ("[ $x -eq 1 ]", "allow"),                 # the [ program compares integers without evaluating them
+    ("x=2; [ \"$x\" -eq 1 ]", "allow"),        # the [ program compares integers without evaluating them
+    ("[ $x -eq 1 ]", "ask"),                   # but unquoted, x='-v a[$(id)] -a 1' splits into a -v test
 ])
 def test_arithmetic_on_a_run_time_value_asks(bash: Bash, command: str, hint: str) -> None:
     analysis = bash.analysis(command)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.policy.bash.variables import dangerous_variable, risky_subscript
+from core.policy.bash.variables import dangerous_variable, named_at_run_time, risky_subscript
+from core.policy.bash.words import WordValue
 
 from .harness import Bash
 
@@ -56,3 +57,15 @@ def test_setting_one_asks_whether_as_a_prefix_alone_or_by_a_builtin(bash: Bash, 
     assert analysis.verdict_hint == hint, analysis.reason
     if hint == "ask":
         assert "which changes what later commands run" in analysis.reason
+
+
+@pytest.mark.parametrize(("words", "splits", "risky"), [
+    (["-v", "x[$(id)]"], False, "x[$(id)]"), (["-v", "x[i]"], False, "x[i]"), (["-v", "x[1]"], False, None),
+    (["-R", "$x"], False, "$x"), (["$x", "=", "y"], False, None), (["$x"], True, "$x"), (['"$x"'], True, None),
+    (['"$x"', "a[i]"], True, "a[i]"), (["-np", "$v"], True, "$v"),
+])
+def test_a_name_looked_up_at_run_time_is_found(words: list[str], splits: bool, risky: str | None) -> None:
+    values = [WordValue(w, w, 0, 0, frozenset({"variable"}) if "$x" in w or "$v" in w else frozenset())
+              for w in words]
+    found = named_at_run_time(values, splits, frozenset({"-v", "-R", "-p"}))
+    assert (found.source if found is not None else None) == risky

@@ -68,12 +68,12 @@ def _brace(text: str) -> WordValue:
     ("{,x}", {"", "x"}),
 ])
 def test_a_static_brace_expansion_is_expanded_to_the_words_bash_makes(word: str, words: set[str]) -> None:
-    assert set(brace_words(_brace(word)) or ()) == words
+    assert set(brace_words(_brace(word), "/home/u") or ()) == words
 
 
 @pytest.mark.parametrize("word", ["f{1..300}", "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}", "'{a,b}'", "$x{a,b}"])
 def test_a_brace_expansion_too_big_or_not_plain_text_stays_a_run_time_word(word: str) -> None:
-    assert brace_words(_brace(word)) is None
+    assert brace_words(_brace(word), "/home/u") is None
 
 
 @pytest.mark.parametrize(("path", "device"), [
@@ -91,3 +91,12 @@ def test_only_paths_that_name_no_file_count_as_devices(path: str, device: bool) 
 def test_a_word_tree_sitter_splits_in_two_is_one_word_as_bash_reads_it(bash: Bash, line: str, words: int) -> None:
     command = bash.analysis(line).commands[0]
     assert len(command.argv) == words, command.argv
+
+
+@pytest.mark.parametrize(("word", "words"), [
+    ("{~/.ssh/id_rsa,/dev/null}", {"/home/u/.ssh/id_rsa", "/dev/null"}), ("{~,x}/k", {"/home/u/k", "x/k"}),
+    ("a{~,b}", {"a~", "ab"}), ("{~root,x}", None),
+])
+def test_each_word_of_a_brace_expansion_is_then_tilde_expanded(word: str, words: set[str] | None) -> None:
+    found = brace_words(_brace(word), "/home/u")
+    assert (set(found) if found is not None else None) == words
