@@ -36,9 +36,17 @@ def referenced(text: str) -> set[str]:
     return names | {"!"} if _INDIRECT in text else names
 
 
+SCANNED = 4096
+"""A word longer than this is not scanned for the variables it expands: it is taken to expand one not known to
+be safe, and asked about.  (Each level of a 10,000-deep `$(...)` is a word holding all the levels below it:
+scanning them all took time quadratic in the command's length.)"""
+
+
 def leaked(words: list[WordValue], known: frozenset[str]) -> str | None:
     """The first variable that is neither `SAFE` nor `known` (set harmlessly by the script) in `words`."""
     for word in words:
+        if word.dynamic and len(word.source) > SCANNED:
+            return "… (a word too long to look into)"
         if word.dynamic:
             hidden = sorted(referenced(word.source) - SAFE - known)
             if hidden:

@@ -6,7 +6,7 @@ import pytest
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-from core.policy.bash.environment import harmless_names, leaked, referenced
+from core.policy.bash.environment import SCANNED, harmless_names, leaked, referenced
 
 from .harness import word
 
@@ -24,6 +24,13 @@ def test_the_variables_a_word_expands_are_found(text: str, names: set[str]) -> N
 def test_a_variable_is_leaked_unless_well_known_or_set_harmlessly() -> None:
     assert leaked([word("$TOKEN")], frozenset()) == "TOKEN"
     assert leaked([word("$HOME"), word("$x")], frozenset({"x"})) is None
+
+
+def test_a_word_too_long_to_look_into_counts_as_leaking() -> None:
+    """Fail closed, in linear time: a run-time word longer than SCANNED is asked about, whatever it holds."""
+    long = "$HOME/" + "a" * SCANNED
+    assert leaked([word(long)], frozenset()) is not None
+    assert leaked([word(long[:SCANNED])], frozenset()) is None
 
 
 @pytest.mark.parametrize(("script", "harmless"), [
