@@ -18,9 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.outside.wall import WallSettings, walled  # noqa: E402
+from core.outside.wall import walled  # noqa: E402
 from core.process.limits import detect_limit  # noqa: E402
 from core.process.sandbox import credential_paths, detect_sandbox  # noqa: E402
+from core.tools.bash import BashSettings  # noqa: E402
 
 ROUNDS = 200
 
@@ -38,7 +39,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as ws:
         made = walled("true", workspace=Path(ws), info=info, limit=detect_limit(256, bwrap=info.executable),
-                      settings=WallSettings(), hide=credential_paths())
+                      settings=BashSettings(), hide=credential_paths())
         assert made is not None
         try:
             plain, wall = [], []

@@ -33,16 +33,14 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.ids import AgentId, CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
-from core.outside.wall import Walled, WallSettings, walled
+from core.outside.wall import Walled, walled
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
 from core.policy.verdicts import PolicyRequest
 from core.process.limits import PidsGroup
-from core.process.sandbox import credential_paths
 from core.recorder import Recorder
 from core.run import arguments
 from core.run.calls import AgentHandle, Calls, OpenCall, Refused, error_text
-from core.settings import config_root, state_root
 from core.store import fsio
 from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
@@ -129,11 +127,10 @@ class Interceptor:
         return len(self._open)
 
     async def before(self, agent: AgentHandle, use_id: str, tool_name: str, tool_input: dict[str, Any], *,
-                     alive: Callable[[], bool] | None = None, tool: Tool | None = None, wall: bool = True
-                     ) -> HookVerdict:
+                     alive: Callable[[], bool] | None = None, tool: Tool | None = None) -> HookVerdict:
         """`tool`: Belay's model of an agent's own tool that no registry holds (Codex's apply_patch), which
-        plans its diff and names its files; else the registry's tool of that name.  `wall`: an allowed command
-        comes back rewritten to run inside Belay's sandbox (False for an agent that cannot run it so)."""
+        plans its diff and names its files; else the registry's tool of that name.  An allowed command comes back
+        rewritten to run inside Belay's sandbox (core.outside.wall)."""
         try:
             arguments.check_text(tool_name, tool_input)  # before anything reads (or journals) the call
         except BelayError as e:
@@ -157,7 +154,7 @@ class Interceptor:
         # does can be lost (core.store.group_commit); one that may change anything is, as it then holds files.
         await self.calls.start(call, wait=not self._reads_only(call, tool))
         await self._hold(use_id, call, tool, args, alive)
-        if wall and isinstance(tool, BashTool):
+        if isinstance(tool, BashTool):
             updated = await self._walled(use_id, tool, updated if updated is not None else call.args)
         return HookVerdict("allow", "allowed by Belay", call.call_id, updated, note)
 
@@ -167,14 +164,11 @@ class Interceptor:
         command = given.get("command")
         if not isinstance(command, str):
             return None
-        settings = tool.settings
-        wall = WallSettings(network=settings.network, env_passthrough=settings.env_passthrough,
-                            memory_limit_mb=settings.memory_limit_mb, file_size_limit_mb=settings.file_size_limit_mb)
-        hide = [state_root(), config_root(), *credential_paths(), *map(Path, settings.hidden_paths)]
 
         def build() -> Walled | None:
             info, limit = tool.containment()
-            return walled(command, workspace=self.workspace.root, info=info, limit=limit, settings=wall, hide=hide)
+            return walled(command, workspace=self.workspace.root, info=info, limit=limit, settings=tool.settings,
+                          hide=tool.hidden())
 
         made = await asyncio.to_thread(build)
         if made is None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from core.process.environment import FIXED
 from core.process.limits import PidsGroup, ProcessLimit, nproc_for
 from core.process.sandbox import SandboxInfo, wrap
+from core.tools.bash import BashSettings
 
 _LIVE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES")
 """The allow-listed variables taken from the agent's environment (TERM and TMPDIR are fixed inside)."""
@@ -42,16 +43,6 @@ _INSIDE = (
 )
 
 
-@dataclass(frozen=True)
-class WallSettings:
-    """What the wall is made of: the `[bash]` settings that apply to an outside agent's commands too."""
-
-    network: bool = True
-    env_passthrough: tuple[str, ...] = ()
-    memory_limit_mb: int = 4096
-    file_size_limit_mb: int = 1024
-
-
 @dataclass
 class Walled:
     """A command rewritten to run in the sandbox, and the pids group it joins (removed when the call ends)."""
@@ -64,7 +55,7 @@ class _Live(str):
     """A word the agent's shell expands when the command starts (a variable of the agent's environment)."""
 
 
-def walled(command: str, *, workspace: Path, info: SandboxInfo, limit: ProcessLimit, settings: WallSettings,
+def walled(command: str, *, workspace: Path, info: SandboxInfo, limit: ProcessLimit, settings: BashSettings,
            hide: Sequence[Path]) -> Walled | None:
     """`command` as the agent's shell should run it inside the wall (blocking: may create a pids cgroup);
     None when there is no wall here (no working bubblewrap): the agent then runs it as it wrote it."""
@@ -75,17 +66,15 @@ def walled(command: str, *, workspace: Path, info: SandboxInfo, limit: ProcessLi
     nproc = nproc_for(limit) if limit.kind == "rlimit" else None
     inner = ["/usr/bin/env", "-i", *_environment(settings, ws), "/bin/bash", "--noprofile", "--norc", "-c",
              _INSIDE.replace("{limits}", _limits(settings, nproc)), "belay-wall", command]
-    argv: list[str] = wrap(inner, workspace=workspace, tmp=Path("/tmp"), network=settings.network, info=info,
-                           hide=hide, own_users=limit.kind == "rlimit")
-    argv = _replace(argv, ["--bind", "/tmp", "/tmp"], ["--tmpfs", "/tmp"])  # a /tmp of the command's own
-    argv = _replace(argv, ["--chdir", ws], ["--chdir", _Live("$PWD")])  # where the agent runs it
+    argv = wrap(inner, workspace=workspace, tmp=None, network=settings.network, info=info, hide=hide,
+                own_users=limit.kind == "rlimit", chdir=_Live("$PWD"))  # a /tmp of its own; where the agent runs it
     line = " ".join(f'"{w}"' if isinstance(w, _Live) else shlex.quote(w) for w in argv)
     if group is not None:  # a subshell joins the group, then becomes bubblewrap: not `sh -c`, which agents unwrap
         line = f"(echo 0 > {shlex.quote(str(group.path / 'cgroup.procs'))} && exec {line})"
     return Walled(line, group)
 
 
-def _environment(settings: WallSettings, ws: str) -> list[str]:
+def _environment(settings: BashSettings, ws: str) -> list[str]:
     """`NAME=value` words: the agent's allow-listed variables (expanded by its shell), then the fixed ones."""
     live = [*_LIVE, *(n for n in settings.env_passthrough if n not in _LIVE)]
     words: list[str] = [_Live(f"{name}=${{{name}-}}") for name in live]
@@ -93,7 +82,7 @@ def _environment(settings: WallSettings, ws: str) -> list[str]:
     return [*words, "TMPDIR=/tmp", f"BELAY_WS={ws}"]
 
 
-def _limits(settings: WallSettings, nproc: int | None) -> str:
+def _limits(settings: BashSettings, nproc: int | None) -> str:
     """The `ulimit` prefix: address space, file size and core dumps as for Belay's own Bash, and the process
     count where RLIMIT_NPROC is the limit (in the sandbox's own user namespace).  A limit that cannot be set
     stops the command (exit 126) rather than run it without."""
@@ -105,12 +94,3 @@ def _limits(settings: WallSettings, nproc: int | None) -> str:
     if nproc is not None and nproc > 0:
         parts.append(f"ulimit -u {nproc}")
     return " && ".join(parts) + " || exit 126; "
-
-
-def _replace(argv: list[str], old: list[str], new: list[str]) -> list[str]:
-    """`argv` with the first run of `old` replaced by `new` (before the `--` that ends bubblewrap's options)."""
-    end = argv.index("--") if "--" in argv else len(argv)
-    for i in range(end - len(old) + 1):
-        if argv[i:i + len(old)] == old:
-            return [*argv[:i], *new, *argv[i + len(old):]]
-    raise ValueError(f"{old} not in the sandbox's options")

@@ -113,21 +113,25 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(argv, 127, "", str(e))
 
 
-def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path, network: bool, info: SandboxInfo,
-         hide: Sequence[Path] = (), own_users: bool = False) -> list[str]:
+def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path | None, network: bool, info: SandboxInfo,
+         hide: Sequence[Path] = (), own_users: bool = False, chdir: str | None = None) -> list[str]:
     """`argv` run inside bubblewrap (unchanged when `info` says there is none).
 
-    The private `tmp` is mounted before the workspace, so a workspace under
-    /tmp stays visible.  Each existing directory in `hide` (the console's
-    state and settings) is covered by an empty tmpfs, unless it holds the
-    workspace.  `own_users` gives the sandbox its own user namespace, where
-    RLIMIT_NPROC counts only the sandbox's processes (core.process.limits).
+    The private `tmp` (None: an empty tmpfs) is mounted on /tmp before the
+    workspace, so a workspace under /tmp stays visible.  Each existing
+    directory in `hide` (the console's state and settings, the user's
+    credential stores) is covered by an empty tmpfs and each file by an empty
+    one, unless it holds the workspace.  `own_users` gives the sandbox its own
+    user namespace, where RLIMIT_NPROC counts only the sandbox's processes
+    (core.process.limits).  The command starts in `chdir` (default: the
+    workspace root).
     """
     if not info.available:
         return list(argv)
     ws = os.path.realpath(workspace)
     users = ["--unshare-user"] if own_users else []
-    options = [info.executable, *_base_options(network), *users, "--bind", str(tmp), "/tmp", "--bind", ws, ws]
+    private = ["--bind", str(tmp), "/tmp"] if tmp is not None else ["--tmpfs", "/tmp"]
+    options = [info.executable, *_base_options(network), *users, *private, "--bind", ws, ws]
     for path in hide:
         real = os.path.realpath(path)
         if _overlaps(real, ws) or _overlaps(real, "/tmp"):
@@ -136,7 +140,7 @@ def wrap(argv: Sequence[str], *, workspace: Path, tmp: Path, network: bool, info
             options += ["--tmpfs", real]
         elif os.path.isfile(real):
             options += ["--ro-bind", "/dev/null", real]
-    return [*options, "--chdir", ws, "--", *argv]
+    return [*options, "--chdir", ws if chdir is None else chdir, "--", *argv]
 
 
 def credential_paths(home: str | os.PathLike[str] | None = None) -> list[Path]:

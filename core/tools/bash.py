@@ -195,6 +195,11 @@ class BashTool(RunTool[BashArgs]):
         info, limit = await asyncio.to_thread(self.containment)
         return info.model_copy(update={"processes": limit.text()})
 
+    def hidden(self) -> list[Path]:
+        """What a sandboxed command must not see (blocking: looks for the credential stores): the console's state
+        and settings, the user's credential stores, and the `hidden_paths` setting."""
+        return [state_root(), config_root(), *credential_paths(), *map(Path, self.settings.hidden_paths)]
+
     def containment(self) -> tuple[SandboxInfo, ProcessLimit]:
         """The sandbox and the process limit (blocking: both are probed, once per process)."""
         if self.settings.sandbox == "off":
@@ -240,9 +245,8 @@ class BashTool(RunTool[BashArgs]):
                         passthrough=self.settings.env_passthrough)
         bash = shutil.which("bash", path=env["PATH"]) or "/bin/bash"
         argv = [*self._limits(env["PATH"], nproc_for(limit) or -1), bash, "--noprofile", "--norc", "-c", command]
-        hide = [state_root(), config_root(), *credential_paths(), *map(Path, self.settings.hidden_paths)]
-        argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info, hide=hide,
-                    own_users=limit.kind == "rlimit")
+        argv = wrap(argv, workspace=workspace, tmp=tmp, network=self.settings.network, info=info,
+                    hide=self.hidden(), own_users=limit.kind == "rlimit")
         if layer is not None:
             argv = layer.wrap(argv)
         group = self._group(limit, tmp)

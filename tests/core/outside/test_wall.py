@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.outside.wall import WallSettings, walled
+from core.outside.wall import walled
 from core.process.limits import ProcessLimit, detect_limit
 from core.process.sandbox import SandboxInfo, detect_sandbox
+from core.tools.bash import BashSettings
 
 NONE = SandboxInfo(available=False, kind="none", detail="bubblewrap not found: commands run unsandboxed")
 
@@ -29,7 +30,7 @@ def _as_the_agent_runs(command: str, cwd: Path, **env: str) -> subprocess.Comple
 
 def test_without_bubblewrap_there_is_no_wall_and_the_command_runs_as_written(tmp_path: Path) -> None:
     limit = ProcessLimit(kind="none", maximum=256, why="no sandbox")
-    assert walled("ls", workspace=tmp_path, info=NONE, limit=limit, settings=WallSettings(), hide=()) is None
+    assert walled("ls", workspace=tmp_path, info=NONE, limit=limit, settings=BashSettings(), hide=()) is None
 
 
 def test_the_command_keeps_its_output_exit_code_and_directory_and_writes_only_the_workspace(tmp_path: Path) -> None:
@@ -40,7 +41,7 @@ def test_the_command_keeps_its_output_exit_code_and_directory_and_writes_only_th
     (secrets / "id").write_text("KEY")
     limit = detect_limit(64, bwrap=info.executable)
     command = f"pwd; echo out > here.txt; cat {secrets}/id; mkdir {beside} && echo made; printf '%s\\n' \"it's\"; exit 7"
-    made = walled(command, workspace=ws, info=info, limit=limit, settings=WallSettings(), hide=[secrets])
+    made = walled(command, workspace=ws, info=info, limit=limit, settings=BashSettings(), hide=[secrets])
     assert made is not None
     try:
         done = _as_the_agent_runs(made.command, ws / "src")
@@ -61,7 +62,7 @@ def test_inside_the_environment_is_the_allow_list_taken_from_the_agents_own(tmp_
     info = _sandbox()
     (tmp_path / "bin").mkdir()
     limit = detect_limit(64, bwrap=info.executable)
-    made = walled("env", workspace=tmp_path, info=info, limit=limit, settings=WallSettings(), hide=())
+    made = walled("env", workspace=tmp_path, info=info, limit=limit, settings=BashSettings(), hide=())
     assert made is not None
     try:
         done = _as_the_agent_runs(made.command, tmp_path, API_TOKEN="tok-1", LANG="C.UTF-8",

@@ -94,19 +94,10 @@ def test_at_the_instance_limit_the_workspace_window_says_its_files_are_not_watch
         qtbot: Any, loop: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     limit_instances_to(monkeypatch, 0)
 
-    async def scenario() -> None:
-        async with Console(workspace) as console:
-            window = MainWindow(console)
-            qtbot.addWidget(window)
-            window.start()
-            window.show()
-            try:
-                indicator = window.statusBar().findChild(QLabel, "watchIndicator")
-                assert indicator is not None and indicator.isVisible()
-                assert "Not watching files: each command rescans the workspace" in indicator.text()
-                assert "fs.inotify.max_user_instances" in indicator.toolTip()
-            finally:
-                await window.tasks.aclose()
-                window.close()
+    async def body(console: Console, window: MainWindow) -> None:
+        indicator = window.statusBar().findChild(QLabel, "watchIndicator")
+        assert indicator is not None and indicator.isVisible()
+        assert "Not watching files: each command rescans the workspace" in indicator.text()
+        assert "fs.inotify.max_user_instances" in indicator.toolTip()
 
-    loop.run_until_complete(scenario())
+    in_window(qtbot, loop, workspace, body)
