@@ -244,7 +244,7 @@ class Console(ConsoleReads):
         """Serve outside agents (Claude Code's hooks, `belay mcp-serve`) on the workspace's private socket."""
         assert self._blobs is not None and self._calls is not None
         self.interceptor = Interceptor(calls=self._calls, registry=self.registry, blobs=self._blobs,
-                                       tracker=self._tracker_)
+                                       tracker=self._tracker_, previews=self._pipeline)
         self.outside = OutsideAgents(self.roster, self.recorder, self.interceptor, state_dir=self.state_dir)
         self.hooks = self.outside.hooks
         # A command Belay runs may read the token: its processes are turned away (it could approve itself).

@@ -12,7 +12,14 @@ input.  Once allowed, what the call will change is made attributable:
 - a command (or any other tool that may change anything) takes the
   one-author lock, held by a task until the agent reports back (or a
   deadline passes), and its side effects are captured like a built-in
-  Bash call's.
+  Bash call's;
+- a command that is to run in preview (the `[bash] effects` setting, a
+  rule, or the person's "Run in preview") is run by Belay itself, as its
+  own Bash's previews are (`Pipeline.preview_outside`): in a private layer,
+  inside Belay's sandbox; the files the person keeps are applied as the
+  call's changes, and the agent's command is replaced by one that prints
+  what the command printed, with what became of its changes, and exits
+  with its exit code.
 `after()` captures the changes and finishes the call.  For a file tool the
 before-content is checked against what the agent says it found
 (`originalFile`): a difference is someone else's edit, recorded as such.
@@ -24,6 +31,8 @@ import asyncio
 import functools
 import json
 import logging
+import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +54,18 @@ from core.store import fsio
 from core.store.blobs import BlobStore
 from core.store.fsio import MAX_CAPTURE_BYTES
 from core.tasks import shielded, spawn
-from core.tools.base import Annotations, ReadState, Tool, ToolArgs, ToolContext, WritePlan, WriteTool
-from core.tools.bash import BashTool
+from core.tools.base import (
+    Annotations,
+    ReadState,
+    RunTool,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    WritePlan,
+    WriteTool,
+)
+from core.tools.bash import BashArgs, BashTool
 from core.tools.names import ToolName
 from core.tools.nbpartial import notebook_edit_input
 from core.tools.registry import ToolRegistry
@@ -82,6 +101,24 @@ class HookVerdict:
     """What the model should be told beside the allow (the hunks of a partial approval not applied); "": nothing."""
 
 
+class Previews(Protocol):
+    """Runs an outside agent's command in preview (the console's pipeline, `Pipeline.preview_outside`)."""
+
+    async def layers(self) -> bool: ...
+
+    async def preview_outside(self, call: OpenCall, tool: RunTool, args: ToolArgs) -> ToolOutput: ...
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """A call that may run: the input the person edited (None: the agent's own), what the model is to be told of
+    a partial approval, and whether a command is to run in preview first."""
+
+    updated: dict[str, Any] | None = None
+    note: str = ""
+    preview: bool = False
+
+
 @runtime_checkable
 class EditableInput(Protocol):
     """A model of an agent's own tool (Codex's apply_patch) that can rewrite the agent's input so the agent's
@@ -115,8 +152,10 @@ class Interceptor:
     """Supervises calls an outside agent makes, keyed by the agent's own call id (`tool_use_id`)."""
 
     def __init__(self, *, calls: Calls, registry: ToolRegistry, blobs: BlobStore,
-                 tracker: ChangeTracker | None) -> None:
+                 tracker: ChangeTracker | None, previews: Previews | None = None) -> None:
         self.calls, self.registry, self.blobs, self.tracker = calls, registry, blobs, tracker
+        self.previews = previews
+        """Runs a command that is to be previewed (None: commands always run as the agent runs them)."""
         self.workspace: Workspace = calls.workspace
         self.recorder: Recorder = calls.recorder
         self._open: dict[str, _Open] = {}
@@ -142,14 +181,18 @@ class Interceptor:
             named = resolved_paths(tool_input)
         call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
         try:
-            updated, note = await self._decide(call, tool, args, named)
+            decided = await self._decide(call, tool, args, named)
+            if isinstance(decided, Refused):
+                await self.calls.finish(call, decided.status, decided.text, decided.error)
+                return HookVerdict("deny", decided.text, call.call_id)
+            if isinstance(tool, BashTool) and isinstance(args, BashArgs) and await self._previewing(tool, args,
+                                                                                                   decided.preview):
+                return await self._previewed(use_id, call, tool, args, alive)
         except asyncio.CancelledError:  # the agent stopped waiting (its hook gave up, its session ended)
             await shielded(self.calls.finish(call, RunStatus.CANCELLED, "The agent stopped waiting.",
                                              ErrorInfo(kind=ErrorKind.CANCELLED, message="the agent stopped waiting")))
             raise
-        if isinstance(updated, Refused):
-            await self.calls.finish(call, updated.status, updated.text, updated.error)
-            return HookVerdict("deny", updated.text, call.call_id)
+        updated, note = decided.updated, decided.note
         # The start of a call that only reads need not be committed before the agent hears the allow: nothing it
         # does can be lost (core.store.group_commit); one that may change anything is, as it then holds files.
         await self.calls.start(call, wait=not self._reads_only(call, tool))
@@ -157,6 +200,28 @@ class Interceptor:
         if isinstance(tool, BashTool):
             updated = await self._walled(use_id, tool, updated if updated is not None else call.args)
         return HookVerdict("allow", "allowed by Belay", call.call_id, updated, note)
+
+    async def _previewing(self, tool: BashTool, args: BashArgs, asked: bool) -> bool:
+        """Whether this allowed command runs in preview: asked for (or the settings preview every command that may
+        change something), it can be (not a background shell), and layers work here."""
+        return (self.previews is not None and self.tracker is not None and tool.previews(args, asked)
+                and await self.previews.layers())
+
+    async def _previewed(self, use_id: str, call: OpenCall, tool: BashTool, args: BashArgs,
+                         alive: Callable[[], bool] | None) -> HookVerdict:
+        """Run the command here in preview; the agent is then given a command that replays its output."""
+        assert self.previews is not None
+        await self.calls.start(call)
+        try:
+            output = await self.previews.preview_outside(call, tool, args)
+        except BelayError as e:
+            status = RunStatus.TIMED_OUT if e.info.kind == ErrorKind.TIMEOUT else RunStatus.FAILED
+            text = error_text(e.info)
+            await self.calls.finish(call, status, text, e.info)
+            return HookVerdict("deny", text, call.call_id)
+        self._open[use_id] = _Open(call, use_id, alive)  # what the agent runs only prints: nothing to hold
+        return HookVerdict("allow", "run by Belay in preview", call.call_id,
+                           {**call.args, "command": replay(output.text, output.data.get("exit_code"))})
 
     async def _walled(self, use_id: str, tool: BashTool, given: dict[str, Any]) -> dict[str, Any] | None:
         """The allowed command rewritten to run inside Belay's sandbox (core.outside.wall), its pids group kept
@@ -221,9 +286,8 @@ class Interceptor:
             return None  # the agent's tool may take more than Belay's model of it: judge it by name
 
     async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None, named: tuple[Path, ...]
-                      ) -> tuple[dict[str, Any] | None | Refused, str]:
-        """The refusal; or, allowed, the input the person edited (None: the agent's own); with what the model is
-        to be told of a partial approval.  `named`: the paths the call names, resolved."""
+                      ) -> _Decided | Refused:
+        """The refusal, or how the call may run.  `named`: the paths the call names, resolved."""
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
                                     annotations=annotations, outside_agent=True)
@@ -231,7 +295,9 @@ class Interceptor:
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
         permission = await self.calls.permit(call, verdict, plan, wait=False)  # committed with the start or end
         if isinstance(permission, Refused):
-            return permission, ""
+            return permission
+        reads = verdict.analysis is not None and verdict.analysis.read_only  # changes nothing, so nothing to preview
+        preview = not reads and (permission.preview or verdict.preview)
         if permission.edited and plan is not None:
             if isinstance(tool, EditableInput):  # the tool knows how to say the person's version in its own input
                 updated = tool.edited_input(call.args, plan, permission.edited, self.workspace)
@@ -239,9 +305,9 @@ class Interceptor:
                 updated = _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
             if updated is None and permission.note:  # running the agent's input would write the rejected hunks too
                 text = f"Belay cannot make {call.tool} write only the approved part of this change, so it was not run."
-                return Refused(RunStatus.DENIED, text, ErrorInfo(kind=ErrorKind.DENIED, message=text)), ""
-            return updated, permission.note
-        return None, ""
+                return Refused(RunStatus.DENIED, text, ErrorInfo(kind=ErrorKind.DENIED, message=text))
+            return _Decided(updated, permission.note)
+        return _Decided(preview=preview)
 
     async def _plan(self, tool: Tool | None, args: ToolArgs | None) -> WritePlan | None:
         """What a file tool would write, for the diff the person approves (None when it cannot be told)."""
@@ -396,6 +462,22 @@ def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, e
     if tool_name == ToolName.NOTEBOOK_EDIT:  # the one cell's source, as the person approved it (core.tools.nbpartial)
         return notebook_edit_input(tool_input, write, content)
     return None
+
+
+REPLAYED_CHARS = 60_000
+"""The most of a previewed command's output its replay carries (the agent's output is capped well below this
+already; a command line has a limit of its own)."""
+
+
+def replay(text: str, exit_code: object) -> str:
+    """A shell command that prints `text` (what a previewed command printed, and what became of its changes)
+    and exits with the command's exit code: the agent runs it in place of the command Belay already ran."""
+    if len(text) > REPLAYED_CHARS:
+        text = f"[... {len(text) - REPLAYED_CHARS:,} characters cut ...]\n{text[-REPLAYED_CHARS:]}"
+    code = exit_code if isinstance(exit_code, int) and 0 <= exit_code < 256 else 1 if exit_code else 0
+    if code:  # the agent reports a failed command's exit code itself: Belay's own line for it would say it twice
+        text = re.sub(rf"(^|\n)Exit code {code}(?=\n\n\[Belay previewed)", "", text, count=1).lstrip("\n")
+    return f"printf '%s\\n' {shlex.quote(text.replace(chr(0), ''))}; exit {code}"
 
 
 SUMMARY_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url", "query", "prompt")

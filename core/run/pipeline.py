@@ -196,6 +196,17 @@ class Pipeline:
             await self.cache.store(stored, tool, args, done.output)
         return done.output, False, done.attempts
 
+    async def preview_outside(self, call: OpenCall, tool: RunTool, args: ToolArgs) -> ToolOutput:
+        """An outside agent's command that is to run in preview, run here instead: in a private layer over the
+        workspace, inside Belay's own sandbox, its changes put before a person and the ones they keep applied as
+        the call's (`core.outside.intercept` gives the agent the output to show as its command's).  The call is
+        started; errors (a timeout, a limit) are raised as the pipeline's tools raise them."""
+        ctx = ToolContext(self.workspace, call.agent.agent_id, call.call_id, call.agent.read_state,
+                          emit_output=functools.partial(self.recorder.output, call.call_id),
+                          may_read=self.calls.policy.read_filter())
+        with self._heartbeats.beating(functools.partial(self.recorder.progress, call.call_id)):
+            return await self._run_in_layer(call, tool, args, ctx, self._timeout(tool, None), review=True)
+
     @staticmethod
     async def layers() -> bool:
         """Whether commands can run in a private layer here (probed once, off the loop)."""

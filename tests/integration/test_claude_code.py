@@ -23,12 +23,15 @@ from typing import Any
 import pytest
 
 from core import Console, RunStatus, install_token
+from core.models.records import ChangeKind
 from core.outside import install
 from core.outside.intercept import GONE
 from core.policy.settings import config_dir
+from core.process.overlay import overlay_support
 from core.settings import state_root, workspace_state_dir
 from tests.conftest import run, running, wait_until
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers, bundled_cli, result_text
+from tests.integration.previewing import previewing_person
 
 CLI_TIMEOUT = 60.0
 CLI_PREFIX = "PreToolUse:Write hook error: "
@@ -321,6 +324,47 @@ def test_a_command_the_person_approved_still_runs_inside_the_wall(workspace: Pat
     assert "token: None" in told and "tok-in-the-agents-environment" not in told, told
     assert result["is_error"] and "x.txt" in told, told  # the command's own failure: the write beside was refused
     assert journaled == command
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(not overlay_support().available, reason=overlay_support().detail)
+def test_a_command_run_in_preview_lands_what_the_person_kept_and_the_model_hears_its_own_output(
+        workspace: Path, tmp_path: Path) -> None:
+    """Approve what a command does: the person has Claude Code's command run in preview, sees its two changes,
+    keeps the new file and leaves the deletion out.  Claude Code's own Bash then gives the model the command's
+    output and exit code with what was applied; the kept file is the call's change, and undo takes it back."""
+    readme = workspace / "README.md"
+    original = readme.read_text()
+    command = "echo made > made.txt && rm README.md && echo finished; exit 4"
+    turns = [Turn(tools=[ToolCall("Bash", {"command": command, "description": "make"}, id="t_prev")]),
+             Turn(text="Done.", when=answers("t_prev"))]
+    settings = _hooks_settings(tmp_path)
+
+    async def scenario() -> tuple[dict[str, Any], list[Any], Any, bool]:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            shown: list[Any] = []
+            person = asyncio.ensure_future(previewing_person(console, {"README.md": []}, shown))
+            try:
+                with ScriptedModel(turns) as model:
+                    code, output = await _claude(model, workspace, settings)
+                    assert code == 0 and model.unscripted == [], output
+                    result = next(r.tool_result("t_prev") for r in model.message_requests() if r.tool_result("t_prev"))
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+            record = next(r for r in await console.history() if r.tool == "Bash")
+            assert (workspace / "made.txt").read_text() == "made\n" and readme.read_text() == original
+            return result, shown, record, (await console.undo(record.call_id)).ok
+
+    result, shown, record, undone = run(scenario())
+    told = result_text(result)
+    assert sorted(d.path for d in shown[0].diffs) == ["README.md", "made.txt"]  # both changes were shown first
+    assert "finished" in told and "applied: made.txt" in told and "discarded: README.md" in told, told
+    assert result["is_error"] and "4" in told, told  # the command's own exit code
+    assert record.args["command"] == command and record.status == RunStatus.FAILED
+    assert [(c.path, c.kind) for c in record.changes] == [("made.txt", ChangeKind.CREATE)]
+    assert undone and not (workspace / "made.txt").exists() and readme.read_text() == original
 
 
 @pytest.mark.timeout(180)

@@ -24,14 +24,17 @@ from typing import Any
 import pytest
 
 from core import Console, RunStatus, install_token
+from core.models.records import ChangeKind
 from core.outside import gemini
 from core.outside.install import hook_command
 from core.outside.intercept import GONE
 from core.policy.settings import config_dir
+from core.process.overlay import overlay_support
 from core.settings import state_root, workspace_state_dir
 from tests.conftest import run, running
 from tests.integration import npm_tools
 from tests.integration.fake_gemini import ScriptedModel, ToolCall, Turn, answers, response_text
+from tests.integration.previewing import previewing_person
 
 CLI_TIMEOUT = 45.0
 BLOCKED = "Tool execution blocked: "
@@ -178,6 +181,47 @@ def test_a_person_denying_a_call_tells_the_model_the_reason(workspace: Path) -> 
     text = response_text(told)
     assert text.startswith(BLOCKED) and "no secrets, please" in text, text
     assert "hook_client.py" not in text and "--state-root" not in text, text
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not overlay_support().available, reason=overlay_support().detail)
+def test_a_gemini_command_run_in_preview_lands_only_what_the_person_kept(workspace: Path) -> None:
+    """The same preview as for Claude Code, through Gemini CLI's own shell tool: the command runs in Belay's
+    layer, the person keeps its new file and not its deletion, and the model reads the command's output."""
+    readme = workspace / "README.md"
+    original = readme.read_text()
+    command = "echo made > made.txt && rm README.md && echo finished"
+    turns = [Turn(tools=[ToolCall("run_shell_command", {"command": command, "description": "make"}, id="g_prev")]),
+             Turn(text="Done.", when=answers("g_prev"))]
+
+    async def scenario() -> tuple[str, list[Any], Any, bool]:
+        console = Console(workspace)
+        await console.__aenter__()
+        try:
+            console.register_approver("test")
+            shown: list[Any] = []
+            person = asyncio.ensure_future(previewing_person(console, {"README.md": []}, shown))
+            try:
+                with ScriptedModel(turns) as model:
+                    _install_hooks(model)
+                    code, output = await _gemini(model, workspace)
+                    assert code == 0 and model.unscripted == [], output
+                    told = response_text(model.function_response("g_prev") or {})
+            finally:
+                person.cancel()
+                await asyncio.wait([person])
+            record = next(r for r in await console.history() if r.tool == "Bash")
+            assert (workspace / "made.txt").read_text() == "made\n" and readme.read_text() == original
+            return told, shown, record, (await console.undo(record.call_id)).ok
+        finally:
+            await console.__aexit__(None, None, None)
+
+    told, shown, record, undone = run(scenario())
+    assert sorted(d.path for d in shown[0].diffs) == ["README.md", "made.txt"]
+    assert "finished" in told and "applied: made.txt" in told and "discarded: README.md" in told, told
+    assert record.args["command"] == command
+    assert [(c.path, c.kind) for c in record.changes] == [("made.txt", ChangeKind.CREATE)]
+    assert undone and not (workspace / "made.txt").exists() and readme.read_text() == original
 
 
 @pytest.mark.timeout(90)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from core import Console, RunStatus
+from core import ApprovalRequested, Console, RunStatus
 from core.models.records import ChangeKind
 from core.outside.intercept import Interceptor
+from core.process.overlay import overlay_support
 from core.store.blobs import BlobStore
 from core.store.journal import Journal
 from tests.conftest import run, wait_until
@@ -237,3 +240,61 @@ def test_an_allowed_read_resolves_the_path_it_names_once_between_its_summary_and
             assert record.summary == "README.md"
 
     run(scenario())
+
+
+@pytest.mark.skipif(not overlay_support().available, reason=overlay_support().detail)
+def test_a_hooked_command_the_person_runs_in_preview_lands_only_the_files_they_keep_as_its_own_changes(
+        workspace: Path) -> None:
+    """An outside agent's command, run in preview at the person's asking: Belay runs it in a layer, the person
+    keeps one of its two files, and the agent is handed a command that prints the command's own output, says
+    what was applied, and exits with the command's exit code.  The kept file is the call's change, undoable."""
+    readme = workspace / "README.md"
+    original = readme.read_text()
+    command = "echo made > made.txt; rm README.md; echo done here; exit 3"
+
+    async def person(console: Console, shown: list[ApprovalRequested]) -> None:
+        answered: set[tuple[str, int]] = set()
+        while True:
+            for request in console.pending_approvals():
+                if (request.call_id, len(request.diffs)) in answered:
+                    continue
+                answered.add((request.call_id, len(request.diffs)))
+                if not request.diffs:  # the command itself: run it in preview first
+                    console.approve(request.call_id, preview=True)
+                else:  # its changes: keep made.txt, leave README.md's removal out
+                    shown.append(request)
+                    console.approve(request.call_id, hunks={"made.txt": [0], "README.md": []})
+            await asyncio.sleep(0.01)
+
+    async def scenario() -> tuple[str, list[ApprovalRequested], Any]:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            interceptor = _interceptor(console)
+            agent = await console.start_agent("cc", "claude-code")
+            shown: list[ApprovalRequested] = []
+            answering = asyncio.ensure_future(person(console, shown))
+            try:
+                verdict = await interceptor.before(agent, "toolu_p", "Bash", {"command": command, "timeout": 9000})
+            finally:
+                answering.cancel()
+            assert verdict.decision == "allow" and verdict.updated_input is not None
+            assert verdict.updated_input["timeout"] == 9000  # the agent's other arguments are kept
+            assert (workspace / "made.txt").read_text() == "made\n" and readme.read_text() == original
+            replayed = subprocess.run(["bash", "-c", verdict.updated_input["command"]], cwd=workspace,
+                                      capture_output=True, text=True, check=False)
+            assert replayed.returncode == 3  # the command's own exit code
+            assert await interceptor.after("toolu_p", replayed.stdout, error="Exit code 3") == verdict.call_id
+            [record] = await console.history()
+            return replayed.stdout, shown, record
+
+    async def undo_it(call_id: str) -> bool:
+        async with Console(workspace) as console:
+            return (await console.undo(call_id)).ok
+
+    told, shown, record = run(scenario())
+    assert "done here" in told and "applied: made.txt" in told and "discarded: README.md" in told, told
+    assert sorted(d.path for d in shown[0].diffs) == ["README.md", "made.txt"]  # the person saw both
+    assert [(c.path, c.kind) for c in record.changes] == [("made.txt", ChangeKind.CREATE)]
+    assert record.args["command"] == command  # the journal keeps the agent's command, not the replay
+    assert run(undo_it(record.call_id))
+    assert not (workspace / "made.txt").exists() and readme.read_text() == original
