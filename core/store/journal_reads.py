@@ -128,6 +128,19 @@ class JournalReads:
         return row["call_id"] if row else None
 
     @_reads
+    def spawned_changes(self, call_id: str) -> list[str]:
+        """The calls that changed files or moved git references made by the agents `call_id` spawned (an Agent
+        call), and by the agents those spawned, oldest first: what undoing such a call is really about."""
+        with self._lock:
+            rows = self._db.execute(
+                "WITH RECURSIVE sub(id) AS (SELECT id FROM agents WHERE spawned_by=? UNION "
+                "SELECT a.id FROM agents a JOIN calls c ON a.spawned_by=c.id JOIN sub ON c.agent_id=sub.id) "
+                "SELECT c.id FROM calls c JOIN sub ON c.agent_id=sub.id WHERE EXISTS "
+                "(SELECT 1 FROM changes WHERE op_id=c.id) OR EXISTS (SELECT 1 FROM git_changes WHERE op_id=c.id) "
+                "ORDER BY c.created_at, c.rowid", (call_id,)).fetchall()
+        return [r["id"] for r in rows]
+
+    @_reads
     def rollback_state(self, rollback_id: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT state FROM rollbacks WHERE id=?", (rollback_id,)).fetchone()

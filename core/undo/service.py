@@ -24,7 +24,7 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorKind, ToolError, UndoConflict
 from core.events import RollbackFinished
 from core.ids import CallId, RollbackId, new_rollback_id
-from core.models.records import CallRecord, FileChange, GitChange
+from core.models.records import CallRecord, ChangeKind, FileChange, GitChange
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.store.blobs import BlobStore, DamagedBlob, MissingBlob
@@ -140,6 +140,12 @@ class Undoer:
         changes, git, undone, root = await self.recorder.read(_operation, op_id)
         call_id = CallId(root or op_id)
         if not changes and not git:
+            spawned = await self.recorder.read(JournalReads.spawned_changes, op_id) if kind == "call" else []
+            if spawned:  # an Agent call: its sub-agent's calls made the changes
+                shown = ", ".join(spawned[:5]) + (f" and {len(spawned) - 5} more" if len(spawned) > 5 else "")
+                raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files itself; the sub-agent it started "
+                                f"did, in {len(spawned)} call{'s' if len(spawned) != 1 else ''}: {shown}. Undo those, "
+                                "newest first, or rewind to this call in the window (right-click it: Rewind to here…)")
             raise ToolError(ErrorKind.NOT_FOUND, f"{op_id} changed no files and moved no git references")
         strangers = _untouched(op_id, kind, changes, paths) if paths is not None else None
         if strangers:
@@ -201,7 +207,13 @@ class Undoer:
             git_undone=record.git_undone))
         verb = "Redid" if target.redo else "Restored"
         files = applied.written + applied.already
-        parts = [f"{verb} {len(files)} file(s): {', '.join(files)}" if files else ""]
+        kinds = {c.path: c.kind for _, c in target.changes}
+        ending = ChangeKind.DELETE if target.redo else ChangeKind.CREATE  # what leaves a file gone now
+        gone = [f for f in files if kinds.get(f) == ending]
+        back = [f for f in files if kinds.get(f) != ending]
+        parts = [f"{verb} {_files(back)}: {', '.join(back)}" if back else "",
+                 f"{'Removed again' if target.redo else 'Removed'} {_files(gone)} the call had "
+                 f"{'removed' if target.redo else 'created'}: {', '.join(gone)}" if gone else ""]
         if done.refs:
             parts.append(f"{'Moved forward' if target.redo else 'Moved back'}: {'; '.join(done.refs)} (files and "
                          "index left as they are)")
@@ -220,6 +232,10 @@ class Undoer:
 
     def __repr__(self) -> str:
         return f"<Undoer {self.workspace.root}>"
+
+
+def _files(paths: Sequence[str]) -> str:
+    return f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
 
 
 def _operation(journal: JournalReads,

@@ -217,9 +217,10 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
             changed = hooks.install(path, hook_command(state_root(state_dir), config_dir(), agent=agent),
                                     config_dir())
             if changed.events:
+                where = "in every project" if user else f"in {path.parent.parent}"
                 out.write(f"Installed Belay's hooks ({', '.join(changed.events)}) in {path}.\n"
-                          f"{hooks.console_word} now asks the Belay console for this workspace before every tool "
-                          "call; start it with `belay watch`. Without a running console, calls are refused.\n")
+                          f"{hooks.console_word} now asks Belay before every tool call {where}; start the console "
+                          "with `belay`. Without a running console, calls are refused.\n")
             else:
                 out.write(f"Belay's hooks were already installed in {path}.\n")
             if not user and agent == "claude":

@@ -146,7 +146,7 @@ def test_hooks_install_in_a_project_says_where_and_that_git_does_not_ignore_the_
     settings = project / ".claude" / "settings.local.json"
     said = out.getvalue()
     assert "Installed Belay's hooks (" in said and f") in {settings}." in said
-    assert "Claude Code now asks the Belay console for this workspace before every tool call" in said
+    assert f"Claude Code now asks Belay before every tool call in {project.resolve()}" in said
     assert "git does not ignore it yet: add `.claude/settings.local.json`" in said
     assert "PreToolUse" in json.loads(settings.read_text())["hooks"]
     (project / ".gitignore").write_text(".claude/settings.local.json\n")
@@ -176,3 +176,14 @@ def test_hooks_in_a_settings_file_that_is_not_json_are_refused_and_the_file_kept
     assert hooks_command("install", str(project), False, str(state_dir), out=io.StringIO()) == 2
     assert capsys.readouterr().err.startswith("belay hooks: ")
     assert settings.read_text() == "{ not json"
+
+
+def test_hooks_install_for_the_user_says_every_project_not_one_workspace(tmp_path: Path, state_dir: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
+    out = io.StringIO()
+    assert hooks_command("install", None, True, str(state_dir), out=out, agent="gemini") == 0
+    said = out.getvalue()
+    assert "Gemini CLI now asks Belay before every tool call in every project" in said, said
+    assert "this workspace" not in said
