@@ -21,6 +21,12 @@ Three figures, each with its baseline measured in the same run, the two sides al
   the cost per line, not a growth; and against 80k, where one more doubling shows the cost per line has
   settled.  git diff --histogram on the same files for reference: its own ratio,
   and Belay against it.
+- diff <pattern>, one figure per edit pattern, each Belay's CPU time against git diff --histogram's (medians,
+  turn about): growth (10,000 lines inserted in the middle of a 100k-line file), balanced (as many lines
+  inserted as removed: 50 in at the top, 50 out at the bottom), deletion (10,000 lines removed from the middle),
+  repetitive
+  (the 160k-line file above), large (200k lines, 10 MB, 10 scattered edits) and binary (1 MB of random bytes,
+  one byte changed every 4 KB; git only reports that they differ, as Belay's preview does).
 The machine's load is printed before and after.
 
 Run: .venv/bin/python bench/diff.py
@@ -49,6 +55,7 @@ from core.run.calls import Calls  # noqa: E402
 from core.tools.base import FileWrite, WritePlan  # noqa: E402
 
 ROUNDS = 11
+PATTERN_ROUNDS = 5
 REPETITIVE_SIZES = (20_000, 40_000, 80_000, 160_000)
 
 
@@ -98,7 +105,7 @@ class Pair:
         started, cpu = time.perf_counter(), time.process_time()
         diffs, proposed = Calls._preview(SimpleNamespace(workspace=self.workspace), self.plan)  # type: ignore[arg-type]
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        assert diffs[0].hunks and len(proposed) == 1
+        assert (diffs[0].hunks or diffs[0].binary) and len(proposed) == 1
         return elapsed, cpu
 
     def git(self) -> tuple[float, float]:
@@ -109,7 +116,7 @@ class Pair:
                               cwd=self.dir, env=git_env(), capture_output=True, check=False)
         elapsed = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        assert proc.returncode == 1 and proc.stdout, proc.stderr
+        assert proc.returncode == 1 and proc.stdout, proc.stderr  # binary: "Binary files a and b differ"
         return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
@@ -152,6 +159,30 @@ class Timing(NamedTuple):
     git_best_cpu: float
 
 
+def patterns(root: Path) -> dict[str, Pair]:
+    """The edit patterns of the `diff <pattern>` figures, besides the repetitive one."""
+    lines = source(100_000)
+    wide = [f"    value_{n} = compute(x, y, {n % 97}) + {n}  # {'w' * 12}\n" for n in range(200_000)]
+    noise = random.Random(3).randbytes(1 << 20)
+    flipped = bytearray(noise)
+    flipped[::4096] = bytes((b ^ 0xFF) for b in flipped[::4096])
+    pairs = {
+        "growth": Pair(root, "growth", lines, lines[:50_000] + [f"    added_{n} = {n}\n" for n in range(10_000)]
+                       + lines[50_000:]),
+        "balanced": Pair(root, "balanced", lines, [f"    top_{n} = {n}\n" for n in range(50)] + lines[:-50]),
+        "deletion": Pair(root, "deletion", lines, lines[:45_000] + lines[55_000:]),
+        "large": Pair(root, "large", wide, scattered_edits(wide, 4)),
+    }
+    binary = Pair(root, "binary", [], [])
+    binary.before, binary.after = noise, bytes(flipped)
+    (binary.dir / "a").write_bytes(noise)
+    (binary.dir / "b").write_bytes(bytes(flipped))
+    binary.plan = WritePlan(writes=(FileWrite(path=binary.dir / "a", before=noise, after=bytes(flipped)),),
+                            message="edited")
+    pairs["binary"] = binary
+    return pairs
+
+
 def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
           f"{subprocess.run([GIT, '--version'], capture_output=True, text=True).stdout.strip()}")
@@ -171,6 +202,11 @@ def main() -> None:
             rep[count] = r = alternate(Pair(root, f"rep{count}", lines, scattered_edits(lines, 2)), rounds)
             print(f"repetitive {count:>7,} lines: Belay {r.belay * 1000:6.1f} ms, CPU {r.belay_cpu / count * 1e9:4.0f} "
                   f"ns/line; git diff --histogram {r.git * 1000:6.1f} ms, CPU {r.git_cpu / count * 1e9:4.0f} ns/line")
+        by_pattern = {name: alternate(pair, PATTERN_ROUNDS) for name, pair in patterns(root).items()}
+        by_pattern["repetitive"] = rep[REPETITIVE_SIZES[-1]]
+        for name, r in by_pattern.items():
+            print(f"{name:>10}: Belay {r.belay * 1000:6.1f} ms ({r.belay_cpu * 1000:6.1f} ms CPU); "
+                  f"git diff --histogram {r.git * 1000:6.1f} ms ({r.git_cpu * 1000:6.1f} ms CPU)")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"RESULT diff_100k = {t.belay / t.git:.2f} x (git diff --histogram, {t.git * 1000:.1f} ms; "
           f"Belay {t.belay * 1000:.1f} ms; in CPU time {t.belay_cpu / t.git_cpu:.2f} x)")
@@ -185,6 +221,9 @@ def main() -> None:
               f"git diff --histogram's CPU time {ours.git_cpu / theirs.git_cpu:.1f} x)")
     print(f"RESULT diff_repetitive_160k = {rep[high].belay / rep[high].git:.2f} x (git diff --histogram, "
           f"{rep[high].git * 1000:.1f} ms)")
+    for name, r in by_pattern.items():
+        print(f"RESULT diff {name} = {r.belay_cpu / r.git_cpu:.2f} x (git diff --histogram, CPU: "
+              f"{r.git_cpu * 1000:.1f} ms; Belay {r.belay_cpu * 1000:.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -313,7 +313,8 @@ def _from_lines(old_mid: bytes, new_mid: bytes, patch: XPatch | None, shift: int
     differing lines in place is what a reader expects, if it is no longer than
     xdiff's script.  Also the fallback when xdiff failed.  None: use xdiff's.
     """
-    if patch is not None and _in_place_already(patch):
+    if patch is not None and (_in_place_already(patch) or
+                              not _in_place_fits(old_mid, new_mid, patch.added + patch.removed)):
         return None
     old, new = _split(old_mid.decode()), _split(new_mid.decode())
     if len(old) != len(new):
@@ -330,6 +331,44 @@ def _in_place_already(patch: XPatch) -> bool:
     so that nothing better can be found in place; also when the versions differ in line count."""
     return patch.added != patch.removed or all(
         hunk.old_start == hunk.new_start and hunk.old_lines == hunk.new_lines for hunk in patch.hunks)
+
+
+def _in_place_fits(old: bytes, new: bytes, budget: int) -> bool:
+    """Whether both have as many lines and replacing the differing ones where they stand changes at most `budget`
+    lines (both sides counted, as xdiff's added + removed): decided without splitting either version, by
+    skipping each run of equal bytes with memcmp and giving up at the first line past the budget."""
+    if _line_count(old) != _line_count(new):
+        return False
+    i = j = changed = 0
+    while True:
+        same = _common_from(old, i, new, j)
+        if i + same == len(old) and j + same == len(new):
+            return True
+        start = old.rfind(b"\n", i, i + same) + 1 or i  # the line they differ in starts at the same line in both
+        new_start = j + start - i
+        changed += 2
+        if changed > budget:
+            return False
+        i = old.find(b"\n", start) + 1 or len(old)
+        j = new.find(b"\n", new_start) + 1 or len(new)
+
+
+def _line_count(data: bytes) -> int:
+    """Lines as `_split` counts them: a last line without its newline is one."""
+    return data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+
+
+def _common_from(a: bytes, i: int, b: bytes, j: int) -> int:
+    """Length of the common head of a[i:] and b[j:] (a bisection, as `_common_prefix`)."""
+    lo, hi = 0, min(len(a) - i, len(b) - j)
+    with memoryview(b) as view:
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if a.startswith(view[j + lo:j + mid], i + lo):
+                lo = mid
+            else:
+                hi = mid - 1
+    return lo
 
 
 def _in_place(a: list[str], b: list[str]) -> list[_Op]:

@@ -307,3 +307,27 @@ def test_unified_text_applies_back_to_the_new_content(
 def test_create_and_delete_apply_as_patches(tmp_path: Path) -> None:
     assert _git_apply(tmp_path, None, compute_diff("f.txt", None, b"a\nb")) == b"a\nb"
     assert _git_apply(tmp_path, b"a\n", compute_diff("f.txt", b"a\n", None)) is None
+
+
+def test_the_in_place_check_without_splitting_agrees_with_splitting_both_versions() -> None:
+    """The quick check that spares a big file's split (as many lines in, as many out, far apart) must say
+    exactly what comparing the split versions line by line says, or a reader would get another diff."""
+    rng = random.Random(5)
+    words = [b"a\n", b"b\n", b"cc\n", b"\n", b"x", b"dd\n"]
+
+    def split_and_compare(old: bytes, new: bytes, budget: int) -> bool:
+        a, b = diffs._split(old.decode()), diffs._split(new.decode())
+        return len(a) == len(b) and diffs._changed(diffs._in_place(a, b)) <= budget
+
+    for _ in range(5000):
+        old = b"".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
+        new = bytearray(old)
+        for _ in range(rng.randint(0, 3)):
+            if new and rng.random() < 0.7:
+                at = rng.randrange(len(new))
+                new[at:at + 1] = rng.choice(words)
+            else:
+                new += rng.choice(words)
+        for budget in (0, 2, 4, 8):
+            assert diffs._in_place_fits(old, bytes(new), budget) == split_and_compare(old, bytes(new), budget), \
+                (old, bytes(new), budget)
