@@ -102,8 +102,8 @@ package: $(STAMP) ## a one-folder bundle in dist/belay that runs without Python
 	@echo "Bundle: dist/belay/belay ($$(du -sh dist/belay | cut -f1))"
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider packaging/test_bundle.py
 
-bench: $(TEST_STAMP) ## every benchmark in bench/, each ending with its RESULT lines
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+bench: $(TEST_STAMP) ## every benchmark in bench/ (each under two minutes), its figures written into docs/benchmarks.md
+	$(PY) bench/report.py
 
 clean: ## remove .venv, build output and the npm test tools
 	rm -rf $(VENV) build dist *.egg-info test-tools/node_modules
