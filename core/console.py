@@ -30,7 +30,7 @@ from core.models.records import CallRecord, DecidedBy, DecidedVia, Decision
 from core.orchestration.runner import BatchRunner
 from core.outside.agents import OutsideAgents
 from core.outside.claude_session import ClaudeSession, SessionEnd
-from core.outside.endpoint import Endpoint, install_token
+from core.outside.endpoint import Endpoint, install_token, start_failed
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
 from core.outside.requests import UndoRequest
@@ -162,8 +162,10 @@ class Console(ConsoleReads):
                 raise
         try:
             await self._open(recorder)
-        except BaseException:
+        except BaseException as e:
             if self._lock is not None:  # a console that could not open leaves the workspace to another
+                if isinstance(e, Exception):  # said first: a hook command waiting for it reads why once it is free
+                    await asyncio.to_thread(start_failed, self.state_dir, e)
                 self._lock.release()
             raise
 

@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 HUB_DIR = "console"
 """The hub's folder under the state root, where the hook client finds its socket (hook_client.HUB_DIR)."""
 REMEMBERED_FILE = "supervised.json"
+START_WAIT_S = 120.0
+"""How long a hook call waits for a console being opened for it (the first start reads the whole workspace)
+before it is refused, saying so: well under Claude Code's hour, well over a usual start."""
 Answer = Literal["supervise", "refuse"]
 Ask = Callable[[Path, str], Awaitable[Answer | None]]
 """(directory, which agent asks) -> the person's answer, or None when it was dismissed (asked again next time)."""
@@ -94,6 +97,8 @@ class Hub:
         self._factory = console_factory or (lambda root: _console(root, state_dir))
         self._asking: dict[Path, asyncio.Future[Answer | None]] = {}
         self._opening: dict[Path, asyncio.Task[Console | None]] = {}
+        self._questions: dict[Path, asyncio.Task[None]] = {}
+        """The questions put to the person (`_question`), by directory."""
         self._listeners: list[Opened] = []
 
     def on_opened(self, listener: Opened) -> None:
@@ -135,14 +140,52 @@ class Hub:
         root = await asyncio.to_thread(directory.resolve)
         if root in self.consoles:
             return self.consoles[root]
-        task = self._opening.get(root)
-        if task is None:
-            task = self._opening[root] = spawn(self._open(root), f"opening {root}")
+        task = self._opening_task(root)
         await asyncio.wait([task])  # a waiter that gives up does not stop the opening for the others
         console = task.result()
         if console is not None and remember:
             await asyncio.to_thread(self.remembered.remember, root, "supervise")
         return console
+
+    def _opening_task(self, root: Path) -> asyncio.Task[Console | None]:
+        """The opening of `root`'s console, started unless one is under way."""
+        task = self._opening.get(root)
+        if task is None:
+            task = self._opening[root] = spawn(self._open(root), f"opening {root}")
+        return task
+
+    def _opening_of(self, directory: Path) -> asyncio.Task[Console | None] | None:
+        """The console under way for `directory` or its nearest ancestor being opened, if any."""
+        for path in (directory, *directory.parents):
+            if path in self._opening:
+                return self._opening[path]
+        return None
+
+    async def _started(self, opening: asyncio.Task[Console | None], directory: Path) -> Console | str:
+        """The console `opening` opens, as soon as it serves; or, in words, why it cannot answer (it could not
+        open, or it is still starting after START_WAIT_S: the hook client is not kept for its hour)."""
+        done, _ = await asyncio.wait([opening], timeout=START_WAIT_S)  # giving up does not stop the opening
+        if not done:
+            return (f"Belay's console for {directory} is still starting after {START_WAIT_S:g} s (a large workspace "
+                    f"is being read); retry in a moment")
+        error = opening.exception()
+        if error is not None:
+            return f"Belay could not open {directory}: {error}"
+        console = opening.result()
+        if console is None:
+            return f"another Belay window supervises {directory}; retry there"
+        return console
+
+    def _settle_questions(self, root: Path) -> None:
+        """A console for `root` opened: questions about it or folders inside it are answered by that (and
+        withdrawn from the window)."""
+        for directory, pending in list(self._asking.items()):
+            if directory == root or root in directory.parents:
+                if not pending.done():
+                    pending.set_result("supervise")
+                question = self._questions.get(directory)
+                if question is not None:
+                    question.cancel()  # it ends at once (`_question`), awaited by `close` if not before
 
     async def _open(self, root: Path) -> Console | None:
         from core.store.lock import WorkspaceBusy  # here: the hub paints before the core's errors (pydantic) load
@@ -160,6 +203,7 @@ class Hub:
             await console.close()
             return None
         self.consoles[root] = console
+        self._settle_questions(root)
         for listener in list(self._listeners):
             listener(console)
         return console
@@ -194,9 +238,9 @@ class Hub:
         """The console of `where` (or of the supervised folder it is in), opened after asking the person once;
         or, in words, why there is none."""
         directory = Path(await asyncio.to_thread(os.path.realpath, where))
-        console = self.console_for(directory)
-        if console is not None:
-            return console
+        found = await self._serving(directory)
+        if found is not None:  # open, or being opened (`belay watch --workspace` starting): answered once it serves
+            return found
         answer = await asyncio.to_thread(self.remembered.answer, directory)  # a file read: not on the loop
         if answer is None:
             answer = await self._asked(directory, asker)
@@ -206,14 +250,22 @@ class Hub:
         if answer is None:
             return (f"Belay has not been told whether to supervise {directory}. Answer in the Belay window, or run "
                     f"`belay watch --workspace {directory}`")
-        try:
-            console = await self.open(directory)
-        except Exception as e:  # a damaged journal, a full disk: refuse, saying why
-            log.exception("opening %s for its agent failed", directory)
-            return f"Belay could not open {directory}: {e}"
-        if console is None:
-            return f"another Belay window supervises {directory}; retry there"
+        found = await self._serving(directory)  # opened (or being opened) while the person was asked
+        if found is not None:
+            return found
+        console = await self._started(self._opening_task(directory), directory)
+        if not isinstance(console, str):
+            await asyncio.to_thread(self.remembered.remember, directory, "supervise")
         return console
+
+    async def _serving(self, directory: Path) -> Console | str | None:
+        """The console that serves `directory`: open, or being opened (then once it serves, or why it cannot);
+        None: neither."""
+        console = self.console_for(directory)
+        if console is not None:
+            return console
+        opening = self._opening_of(directory)
+        return await self._started(opening, directory) if opening is not None else None
 
     async def _asked(self, directory: Path, asker: str) -> Answer | None:
         """The person's answer for `directory`, asked once however many calls wait for it (`asker` names who
@@ -223,19 +275,26 @@ class Hub:
         pending = self._asking.get(directory)
         if pending is None:
             pending = self._asking[directory] = asyncio.get_running_loop().create_future()
-            try:
-                answer = await self.ask(directory, asker)
-            except Exception as e:
-                pending.set_exception(e)
-                raise
-            finally:
-                self._asking.pop(directory, None)
-            if answer is not None:
-                await asyncio.to_thread(self.remembered.remember, directory, answer)
-            pending.set_result(answer)
-            return answer
+            self._questions[directory] = spawn(self._question(directory, asker, pending), f"asking about {directory}")
         await asyncio.wait([pending])  # one caller giving up does not withdraw the question from the others
         return pending.result()
+
+    async def _question(self, directory: Path, asker: str, pending: asyncio.Future[Answer | None]) -> None:
+        """Put the question to the person (owned by the hub, answered for every caller); withdrawn (cancelled)
+        when a console for the directory opens meanwhile (`_settle_questions`)."""
+        answer: Answer | None = None
+        try:
+            answer = await self.ask(directory, asker) if self.ask is not None else None
+            if answer is not None:
+                await asyncio.to_thread(self.remembered.remember, directory, answer)
+        except Exception:  # the window failed to ask: the calls are refused, saying nobody answered
+            log.exception("asking whether to supervise %s failed", directory)
+        finally:
+            if self._asking.get(directory) is pending:
+                del self._asking[directory]
+            self._questions.pop(directory, None)
+            if not pending.done():
+                pending.set_result(answer)
 
     async def close(self) -> None:
         if self.endpoint is not None:
@@ -244,6 +303,9 @@ class Hub:
         for future in self._asking.values():
             if not future.done():
                 future.set_result(None)
+        for question in list(self._questions.values()):
+            question.cancel()
+            await asyncio.wait([question])
         for opening in list(self._opening.values()):  # owned here: a console half opened is finished, then closed
             await asyncio.wait([opening])
         for console in list(self.consoles.values()):

@@ -72,6 +72,9 @@ ENDPOINT_FILE = "endpoint.json"
 SOCKET_FILE = "endpoint.sock"
 """The socket's path alone, as plain text: the hook client reads it without loading a JSON parser."""
 TOKEN_FILE = "token"
+START_FAILED_FILE = "start-failed"
+"""Why the console could not open the workspace, for a hook command that waited for it to start
+(core.outside.hook_client.START_FAILED_FILE); removed once a console serves."""
 KEEPALIVE = b"WAIT\n"
 """Sent to the hook client while its event is handled (core.outside.hook_client.KEEPALIVE)."""
 KEEPALIVE_S = 5.0
@@ -115,6 +118,16 @@ def runtime_dir() -> Path:
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)
     return path
+
+
+def start_failed(state_dir: Path, error: Exception) -> None:
+    """Leave why the console could not start where a hook command waiting for it looks once the lock is free."""
+    info = getattr(error, "info", None)  # a BelayError says it in words of its own
+    said = info.message if info is not None else f"{type(error).__name__}: {error}"
+    try:
+        write_text_atomically(state_dir / START_FAILED_FILE, said, mode=0o600, fsync=False)
+    except OSError as e:  # a full disk, perhaps why it failed: the hook command then says it was not told
+        log.warning("could not say why the console did not start: %s", e)
 
 
 def socket_path(state_dir: Path) -> Path:
@@ -164,6 +177,8 @@ class Endpoint:
         info = {"socket": str(self.path), "pid": os.getpid(), "workspace": str(self.workspace)}
         write_text_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(info), mode=0o600, fsync=False)
         write_text_atomically(self.state_dir / SOCKET_FILE, str(self.path), mode=0o600, fsync=False)
+        with contextlib.suppress(FileNotFoundError):
+            (self.state_dir / START_FAILED_FILE).unlink()  # an earlier start's failure is no longer the news
 
     async def close(self) -> None:
         for name in (ENDPOINT_FILE, SOCKET_FILE):

@@ -1,8 +1,8 @@
 """The hook command Claude Code runs: hand the event to the running Belay console, print its answer.
 
 Every tool call runs this twice (before and after), so it must start fast: standard library only, run
-as `python -I -S hook_client.py --state-root DIR --config-dir DIR [--wait S] [--max-wait S]` (nothing on
-PYTHONPATH or in site-packages can change what it does), and not even a JSON parser: the event is passed
+as `python -I -S hook_client.py --state-root DIR --config-dir DIR [--wait S] [--max-wait S] [--start-wait S]`
+(nothing on PYTHONPATH or in site-packages can change what it does), and not even a JSON parser: the event is passed
 on as the bytes Claude Code wrote, and the console answers in a length-prefixed frame (see
 core/outside/endpoint.py).  The console is the one that owns the nearest workspace at or above the
 project directory (`$CLAUDE_PROJECT_DIR`, else the working directory): its socket's path is a plain-text
@@ -16,6 +16,9 @@ for `--wait` seconds (default 30; `$BELAY_HOOK_WAIT` when the command line does 
 loop is blocked, or it is stopped in a debugger), and the call is blocked at once rather than after
 Claude Code's own hour.  `--max-wait` (default 3,000 s, `$BELAY_HOOK_MAX_WAIT`) caps the whole wait,
 keepalives or not, under the hour Claude Code gives the hook (core.outside.install.HOOK_TIMEOUT_S).
+A workspace whose console is still starting (it holds the workspace's lock, its socket not served yet) is
+waited for, its socket looked for every tenth of a second, up to `--start-wait` (default 60 s,
+`$BELAY_HOOK_START_WAIT`); a console that stops before it serves refuses the call with the reason it left.
 
 Fails closed, and only ever exits in ways Claude Code honours: an event that can still be stopped
 (PreToolUse, PermissionRequest, UserPromptSubmit) is refused whenever the console cannot give an answer
@@ -42,7 +45,7 @@ except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha256
 
 import _socket
-from time import monotonic
+from time import monotonic, sleep
 
 BLOCK, QUIET = 2, 0
 SOCKET_FILE = "endpoint.sock"
@@ -82,6 +85,15 @@ are already decided through the Agent SDK's callbacks, so a hook command it runs
 Belay's hooks installed) is answered "no opinion" instead of deciding every call twice."""
 WAIT_S, MAX_WAIT_S = 30.0, 3000.0
 WAIT_ENV, MAX_WAIT_ENV = "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT"
+START_WAIT_S, START_WAIT_ENV = 60.0, "BELAY_HOOK_START_WAIT"
+"""How long a call waits for a console that holds its workspace but serves no socket yet (it is starting):
+`--start-wait`, else $BELAY_HOOK_START_WAIT, else this.  Polled every START_POLL_S."""
+START_POLL_S = 0.1
+LOCK_FILE = "console.lock"
+"""The workspace's owner lock (core.store.lock.LOCK), an flock a console holds from the start of its opening."""
+START_FAILED_FILE = "start-failed"
+"""Why the console that last tried to open the workspace could not (core.console writes it, its endpoint's
+start removes it)."""
 
 
 class Silent(Exception):
@@ -109,6 +121,98 @@ def find_socket(state_root: str, directory: str) -> str | None:
         parent = os.path.dirname(path)
         if parent == path:
             return None
+        path = parent
+
+
+def starting_console(state_root: str, directory: str) -> str | None:
+    """The state directory of a console that owns the workspace of `directory` (or of its nearest ancestor that
+    has one) and serves no socket yet: one still starting.  Seen in /proc/locks, never by taking the lock (a
+    probe holding it for a moment would make the starting console believe another one has the workspace)."""
+    held = flocked_inodes()
+    if not held:
+        return None
+    path = os.path.realpath(directory)
+    while True:
+        state = workspace_state_dir(state_root, path)
+        try:
+            st = os.stat(os.path.join(state, LOCK_FILE))
+        except OSError:
+            pass
+        else:
+            if (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) in held:
+                return state
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def flocked_inodes() -> set[tuple[int, int, int]]:
+    """(device major, minor, inode) of every file some process holds an flock on (empty where /proc says not)."""
+    try:
+        with open("/proc/locks", encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    held = set()
+    for line in lines:
+        words = line.split()
+        if len(words) >= 6 and words[1] == "FLOCK" and words[5].count(":") == 2:  # "->": waiting, not holding
+            major, minor, inode = words[5].split(":")
+            try:
+                held.add((int(major, 16), int(minor, 16), int(inode)))
+            except ValueError:
+                continue
+    return held
+
+
+def await_start(state_root: str, directory: str, state: str, start_wait_s: float) -> str:
+    """The socket of the console starting in `state`, once it serves one; raises Silent saying why when it
+    stops without serving (its reason, when it left one) or is still starting after `start_wait_s`."""
+    deadline = monotonic() + start_wait_s
+    lock = os.path.join(state, LOCK_FILE)
+    while True:
+        path = find_socket(state_root, directory)
+        if path is not None:
+            return path
+        try:
+            st = os.stat(lock)
+            starting = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) in flocked_inodes()
+        except OSError:
+            starting = False
+        if not starting:
+            raise Silent(f"the Belay console for {directory} stopped before it could answer: "
+                         f"{start_failure(state)}; the call is refused.")
+        if monotonic() > deadline:
+            raise Silent(f"the Belay console for {directory} is still starting after {start_wait_s:g} s (the "
+                         f"hook command's --start-wait, or ${START_WAIT_ENV}); the call is refused. Retry once "
+                         f"its window shows.")
+        sleep(START_POLL_S)
+
+
+def start_failure(state: str) -> str:
+    """Why the console that last tried to start in `state` could not, as it wrote it."""
+    try:
+        with open(os.path.join(state, START_FAILED_FILE), encoding="utf-8") as f:
+            said = f.read().strip()
+    except OSError:
+        said = ""
+    return said or "it did not say why (see its window or terminal)"
+
+
+def last_start_failure(state_root: str, directory: str) -> str:
+    """Why the last console to start for `directory` (or its nearest ancestor that left a word) could not, if
+    it could not and none has served since: "" otherwise."""
+    path = os.path.realpath(directory)
+    while True:
+        try:
+            with open(os.path.join(workspace_state_dir(state_root, path), START_FAILED_FILE), encoding="utf-8") as f:
+                return f.read().strip()
+        except OSError:
+            pass
+        parent = os.path.dirname(path)
+        if parent == path:
+            return ""
         path = parent
 
 
@@ -295,13 +399,25 @@ def answer(argv: list[str], event: bytes) -> int:
     try:
         wait_s = seconds(options, "--wait", WAIT_ENV, WAIT_S)
         max_wait_s = seconds(options, "--max-wait", MAX_WAIT_ENV, MAX_WAIT_S)
+        start_wait_s = seconds(options, "--start-wait", START_WAIT_ENV, START_WAIT_S)
     except ValueError as e:
         return fail(event, f"{e}; the call is refused until that is fixed.", agent)
     where = os.environ.get(PROJECT_ENV[agent]) or os.getcwd()
     socket_path, hub = find_socket(state_root, where), ""
+    starting = starting_console(state_root, where) if socket_path is None else None
+    if starting is not None:  # its console is opening: answered as soon as it serves
+        try:
+            socket_path = await_start(state_root, where, starting, start_wait_s)
+        except Silent as e:
+            return fail(event, str(e), agent)
     if socket_path is None:
         socket_path, hub = hub_socket(state_root), where  # the console for every workspace, told where
     if socket_path is None:
+        failed = last_start_failure(state_root, where)
+        if failed:
+            return fail(event, f"no Belay console is running for {where}, so this call is refused: the last one to "
+                               f"start there stopped before it could answer ({failed}). Fix that, then start it "
+                               f"again with `belay watch --workspace {where}`.", agent)
         return fail(event, f"no Belay console is running for {where}, so this call is refused. Start one with "
                            f"`belay watch --workspace {where}`, or `belay watch` to supervise every project from one "
                            f"window (or remove Belay's hooks: `belay hooks uninstall"

@@ -34,7 +34,7 @@ from core.outside.hook_events import (
     SubagentStartEvent,
     SubagentStopEvent,
 )
-from core.outside.intercept import HookVerdict, Interceptor
+from core.outside.intercept import ENDED, HookVerdict, Interceptor
 from core.run.calls import AgentHandle
 from core.tools.names import ToolName
 
@@ -100,6 +100,8 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
     async def _session_end(self, event: SessionEndEvent) -> HookAnswer:
         session = self._sessions.pop(event.session_id, None)
         if session is not None:
+            agents = {session.agent.agent_id, *(child.agent_id for child in session.subagents.values())}
+            await self.interceptor.abandon(ENDED, agents)  # their PostToolUse will not come now
             for child in session.subagents.values():
                 await self.host.finish_agent(child, "the session ended")
             await self.host.finish_agent(session.agent, f"session ended ({event.reason or 'no reason given'})")

@@ -33,7 +33,7 @@ import json
 import logging
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -42,6 +42,7 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.ids import AgentId, CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
+from core.outside.liveness import AgentGone, while_alive
 from core.outside.wall import Walled, walled
 from core.paths import Workspace, one_look
 from core.policy.decide import resolved_paths
@@ -77,6 +78,9 @@ HOLD_S = 600.0
 WATCH_S = 1.0
 """How often a call holding the lock checks that its agent's process still runs."""
 GONE = "the agent's process ended before the call reported back (killed or crashed mid-call)"
+ENDED = "the agent's session ended before the call reported back"
+GONE_ASKED = ("the agent's process ended while the call waited for approval (killed or crashed): nobody is left to "
+              "act on an answer")
 HARMLESS: dict[str, Annotations] = {
     # Claude Code's own tools that change nothing on disk: judged as read-only.
     ToolName.TODO_WRITE: Annotations(read_only=True, destructive=False),
@@ -159,6 +163,8 @@ class Interceptor:
         self.workspace: Workspace = calls.workspace
         self.recorder: Recorder = calls.recorder
         self._open: dict[str, _Open] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        """Ends the open calls that hold no lock once their agent's process is gone (`_sweep`)."""
 
     @property
     def waiting(self) -> int:
@@ -181,7 +187,7 @@ class Interceptor:
             named = resolved_paths(tool_input)
         call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
         try:
-            decided = await self._decide(call, tool, args, named)
+            decided = await self._decide(call, tool, args, named, alive)
             if isinstance(decided, Refused):
                 await self.calls.finish(call, decided.status, decided.text, decided.error)
                 return HookVerdict("deny", decided.text, call.call_id)
@@ -268,12 +274,42 @@ class Interceptor:
         return opened.call.call_id
 
     async def abandon_all(self, why: str) -> None:
-        """The agent went away (session ended, console closing): close every call still open."""
-        for use_id in list(self._open):
-            opened = self._open.pop(use_id)
-            await self._release(opened, None)
-            await self.calls.finish(opened.call, RunStatus.INTERRUPTED, why,
-                                    ErrorInfo(kind=ErrorKind.CANCELLED, message=why))
+        """The console is closing: close every call still open."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.wait([self._sweeper])
+        await self.abandon(why)
+
+    async def abandon(self, why: str, agents: Collection[AgentId] | None = None) -> None:
+        """The agent went away (its session ended, the console is closing): close its calls still open (every
+        agent's when `agents` is None), interrupted, with what they changed so far.  Their report will not come."""
+        for opened in list(self._open.values()):
+            if agents is None or opened.call.agent.agent_id in agents:
+                await self._abandon(opened, why)
+
+    async def _abandon(self, opened: _Open, why: str, text: str | None = None) -> None:
+        """Close one open call, interrupted: `why` for the error, `text` (else `why`) for its output."""
+        if self._open.get(opened.use_id) is not opened:
+            return  # reported back, or abandoned, meanwhile
+        del self._open[opened.use_id]
+        await self._release(opened, None)  # what it changed is kept; what it left inside the wall ends
+        log.info("%s call %s: %s; it ends interrupted", opened.call.tool, opened.call.call_id, why)
+        await self.calls.finish(opened.call, RunStatus.INTERRUPTED, text or why,
+                                ErrorInfo(kind=ErrorKind.CANCELLED, message=why))
+
+    async def _sweep(self) -> None:
+        """While calls that hold no lock are open (a read, a held file), end those whose agent's process is gone
+        every WATCH_S: nothing else would (a call holding the lock watches its agent itself, `_wait_for_report`)."""
+        while True:
+            await asyncio.sleep(WATCH_S)
+            watched = [o for o in self._open.values() if o.capture is None and o.alive is not None]
+            if not watched:
+                return
+            for opened in watched:
+                if opened.alive is not None and not opened.alive():
+                    opened.gone = True
+                    log.warning("%s call %s: %s", opened.call.tool, opened.call.call_id, GONE)
+                    await shielded(self._abandon(opened, GONE, f"Interrupted: {GONE}."))
 
     # -- deciding ------------------------------------------------------------
 
@@ -285,15 +321,26 @@ class Interceptor:
         except BelayError:
             return None  # the agent's tool may take more than Belay's model of it: judge it by name
 
-    async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None, named: tuple[Path, ...]
-                      ) -> _Decided | Refused:
-        """The refusal, or how the call may run.  `named`: the paths the call names, resolved."""
+    async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None, named: tuple[Path, ...],
+                      alive: Callable[[], bool] | None = None) -> _Decided | Refused:
+        """The refusal, or how the call may run.  `named`: the paths the call names, resolved.  A question put
+        to a person is withdrawn if the agent's process ends before the answer (`alive`, checked every
+        WATCH_S)."""
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
                                     annotations=annotations, outside_agent=True)
         verdict = await self.calls.decide(lambda: request(paths=named))
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
-        permission = await self.calls.permit(call, verdict, plan, wait=False)  # committed with the start or end
+        permitting = self.calls.permit(call, verdict, plan, wait=False)  # committed with the start or end
+        if verdict.action != "ask" or alive is None:
+            permission = await permitting
+        else:
+            try:
+                permission = await while_alive(permitting, alive, WATCH_S, f"approval of {call.call_id}")
+            except AgentGone:
+                log.warning("%s call %s: %s; its approval is withdrawn", call.tool, call.call_id, GONE_ASKED)
+                return Refused(RunStatus.INTERRUPTED, f"Withdrawn: {GONE_ASKED}.",
+                               ErrorInfo(kind=ErrorKind.CANCELLED, message=GONE_ASKED))
         if isinstance(permission, Refused):
             return permission
         reads = verdict.analysis is not None and verdict.analysis.read_only  # changes nothing, so nothing to preview
@@ -330,6 +377,8 @@ class Interceptor:
         """Make what the allowed call changes its own: hold its file, or the one-author lock."""
         opened = _Open(call, use_id, alive)
         self._open[use_id] = opened
+        if alive is not None and (self._sweeper is None or self._sweeper.done()):
+            self._sweeper = spawn(self._sweep(), "ending calls of agents that died")
         if self._reads_only(call, tool) or self.tracker is None:
             return
         paths = tool.writes(args, self.workspace) if tool is not None and args is not None else None

@@ -8,13 +8,23 @@ never comes.  Watching the agent's process lets the console end such a call
 as interrupted within a second or two, instead of holding every other
 agent's calls for the ten minutes the lock otherwise waits.  A process is
 known by its pid and its start time, so a pid the kernel hands to a new
-process is not taken for the old one.
+process is not taken for the old one.  The same watch withdraws a call's
+approval when its agent dies while a person has not answered yet
+(`while_alive`): nobody is left to act on the answer, so the window must not
+go on showing it as waiting.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from core.tasks import shielded, spawn
+
+T = TypeVar("T")
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "busybox", "env", "timeout"})
 """Programs that may stand between the agent and its hook command."""
@@ -65,3 +75,29 @@ def _stat(pid: int) -> tuple[str, int, int, str] | None:
     name = raw[raw.index("(") + 1:raw.rindex(")")]
     fields = raw[raw.rindex(")") + 2:].split()
     return os.path.basename(name), int(fields[19]), int(fields[1]), fields[0]
+
+
+class AgentGone(Exception):
+    """The agent's process ended while Belay worked on its call (a person had not answered yet)."""
+
+
+async def while_alive(work: Coroutine[Any, Any, T], alive: Callable[[], bool], every_s: float, name: str) -> T:
+    """`work`'s result, or AgentGone once `alive()` (checked every `every_s`) says the agent is gone: `work` is
+    then cancelled and waited for.  For what may wait long (an approval): `work` runs in a task of its own, so
+    the agent's end never races a result already on its way."""
+    task = spawn(work, name)
+    try:
+        while True:
+            done, _ = await asyncio.wait([task], timeout=every_s)
+            if done:
+                return task.result()
+            if not alive():
+                task.cancel()
+                await asyncio.wait([task])
+                if task.cancelled():
+                    raise AgentGone()
+                return task.result()  # it ended as it was cancelled: what it did stands
+    except asyncio.CancelledError:  # our own caller stopped waiting: so does the work
+        task.cancel()
+        await shielded(asyncio.wait([task]))
+        raise

@@ -28,6 +28,7 @@ from core.paths import realpath, within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
+from core.policy.suggest import edit_rule_for
 from core.policy.verdicts import PolicyRequest, Verdict, VerdictDetails
 from core.tools.names import ToolName
 
@@ -141,8 +142,8 @@ def _bash_allow(analysis: BashAnalysis, rules: RuleSet, suggestion: str | None) 
             continue
         hits = _allow_hits(command, rules, analysis.workspace)
         if hits is None:
-            return rules.verdict("ask", _why_not_allowed(command, rules, analysis.workspace),
-                                 suggested_rule=suggestion, **kw)
+            why, needed = _why_not_allowed(command, rules, analysis.workspace)
+            return rules.verdict("ask", why, suggested_rule=needed or suggestion, **kw)
         used += hits
         allowed[command.node] = ("ok", f"allowed by {', '.join(f'{e.rule} [{e.scope}]' for e in hits)}" if hits
                                  else "accept-edits mode: a write inside the workspace")
@@ -204,14 +205,23 @@ def _allow_hits(command: SimpleCommand, rules: RuleSet, workspace: str) -> list[
     return list(dict.fromkeys(found))
 
 
-def _why_not_allowed(command: SimpleCommand, rules: RuleSet, workspace: str) -> str:
+def _why_not_allowed(command: SimpleCommand, rules: RuleSet, workspace: str) -> tuple[str, str | None]:
+    """Why the command is asked about; and, when a Bash rule in force already covers its words, the rule that
+    would allow what is still missing (the files the shell writes for it), which "Always allow" then adds: the
+    command's own Bash rule would change nothing."""
     bash_rules = [(e, r) for e, r in rules.of("allow") if r.tool == ToolName.BASH]
     hit = _bash_match(bash_rules, command, workspace, rules.home) if command.static else None
     if hit is None:
-        return command.why
+        return command.why, None
     written = ", ".join(command.writes) or "a file"
-    return (f"`{command.text}` is allowed by {hit.rule}, but the shell writes {written} for it: that needs an "
-            "Edit rule or accept-edits mode")
+    needed = edit_rule_for(command.writes, workspace)
+    if needed is None:
+        return (f"`{command.text}` is allowed by {hit.rule}, but the shell writes {written} for it, which no Edit "
+                "rule may allow (outside the workspace, or protected)"), None
+    bare = any(r.tool == ToolName.EDIT and r.kind != "path" for _, r in rules.of("allow"))
+    covers = " (the Edit rule in force covers the file tools only)" if bare else ""
+    return (f"`{command.text}` is allowed by {hit.rule}, but the shell writes {written} for it: that needs an Edit "
+            f"rule naming the path, such as {needed}{covers}, or accept-edits mode"), needed
 
 
 def _redirected(hit: RuleEntry, command: SimpleCommand, rules: RuleSet, workspace: str) -> list[RuleEntry] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from core.models.bash import BashAnalysis, SimpleCommand
@@ -60,8 +61,13 @@ def suggest_for_tool(request: PolicyRequest) -> str | None:
         return f"WebFetch(domain:{host.lower()})" if host else "WebFetch"
     if request.tool not in EDIT_TOOLS:
         return request.tool
-    workspace = os.path.realpath(request.workspace)
-    paths = _written(request)
+    return edit_rule_for(_written(request), str(request.workspace))
+
+
+def edit_rule_for(paths: Sequence[str], workspace: str) -> str | None:
+    """`Edit(./<top directory>/**)` (or `Edit(./<file>)`) covering every one of `paths` in the workspace; None
+    when they are not under one top entry, or one is outside the workspace or protected."""
+    workspace = os.path.realpath(workspace)
     if not paths:
         return None
     tops: list[str] = []

@@ -8,10 +8,13 @@ since the call is left alone and reported.  Git runs with the repository's
 hooks and other programs switched off (`NO_PROGRAMS`): the repository is
 agent-written, and the undo runs in the console's own process.
 
-HEAD switching branch (a checkout) is undone only when switching back
-changes no file (the branch it was on points at the commit HEAD is on, as
-after `git switch -c topic`): otherwise which files are checked out is the
-person's decision, not an undo's.  Then a branch the call made and HEAD is
+HEAD switching branch (a checkout) is undone when switching back changes
+no file (the branch it was on points at the commit HEAD is on, as after
+`git switch -c topic`), or when the undo puts back every file the checkout
+changed (an MCP server's `git_checkout`, a `git checkout other`): HEAD then
+goes back with them, and the index takes the old branch's entries for those
+files.  Otherwise which files are checked out is the person's decision, not
+an undo's.  Then a branch the call made and HEAD is
 still on is kept too: undo never leaves HEAD on a branch that is gone.
 """
 
@@ -40,16 +43,21 @@ class RefStep:
     change: GitChange
     action: Literal["restore", "already", "conflict", "unrestorable"]
     reason: str = ""
+    index_from: str | None = None
+    """For a checkout undone with the files it changed: the commit whose entries for `index_paths` the index
+    takes back (the checkout wrote the other branch's there)."""
+    index_paths: tuple[str, ...] = ()
 
 
-def plan_refs(root: Path, changes: Sequence[tuple[int, GitChange]]) -> list[RefStep]:
-    """Where each reference stands now against what the call left (newest move first)."""
+def plan_refs(root: Path, changes: Sequence[tuple[int, GitChange]], files_back: Sequence[str] = ()) -> list[RefStep]:
+    """Where each reference stands now against what the call left (newest move first).  `files_back`: every
+    file the call changed, when the same undo puts each of them back as it was (else empty)."""
     state = read_git_state(root)
     steps = [_step(state, seq, change) for seq, change in reversed(changes)]
     if state is None:
         return steps
     later = dict(state.refs) | {s.change.ref: s.change.before for s in steps if s.action == "restore"}
-    steps = [_checkout_step(state, later, s) for s in steps]
+    steps = [_checkout_step(state, later, s, tuple(files_back)) for s in steps]
     if any(s.change.ref == "HEAD" and s.action == "restore" for s in steps):
         return steps
     return [_keep_branch_of_head(state, s) for s in steps]
@@ -66,12 +74,19 @@ def _step(state: GitState | None, seq: int, change: GitChange) -> RefStep:
     return RefStep(seq, change, "conflict", f"{change.ref} moved again since (it is now {(now or 'gone')[:12]})")
 
 
-def _checkout_step(state: GitState, later: dict[str, str | None], step: RefStep) -> RefStep:
-    """A checkout is undone only when HEAD goes back to the commit it is on, the other moves undone."""
+def _checkout_step(state: GitState, later: dict[str, str | None], step: RefStep, files_back: tuple[str, ...]
+                   ) -> RefStep:
+    """A checkout is undone when HEAD goes back to the commit it is on (the other moves undone), or when the files
+    it changed are all put back by the same undo: the work tree is then the old branch's again, and so is the
+    index, for those files (`index_from`).  A HEAD left on the new branch over the old branch's files would be a
+    state that never existed."""
     if step.change.kind != "checkout" or step.action != "restore":
         return step
-    if step.change.before is not None and _commit(later, step.change.before) == _commit(state.refs, state.head):
+    back = _commit(later, step.change.before) if step.change.before is not None else None
+    if back is not None and back == _commit(state.refs, state.head):
         return step
+    if back is not None and files_back:
+        return RefStep(step.seq, step.change, "restore", index_from=back, index_paths=files_back)
     return RefStep(step.seq, step.change, "unrestorable",
                    "switching back would change the checked-out files; switch branch yourself")
 
@@ -122,13 +137,19 @@ def apply_refs(root: Path, steps: Sequence[RefStep]) -> None:
         else:
             argv = ["update-ref", change.ref, change.before, change.after or ZERO]
         _git(git_dir, root, argv, change)
+    for step in steps:
+        if step.index_from is not None and step.index_paths:  # the index's entries for them, as the commit has
+            _git(git_dir, root, ["--literal-pathspecs", "reset", "-q", "--no-refresh", step.index_from,
+                                 "--pathspec-from-file=-", "--pathspec-file-nul"], step.change,
+                 "\0".join(step.index_paths))
 
 
-def _git(git_dir: str, root: Path, argv: list[str], change: GitChange) -> None:
+def _git(git_dir: str, root: Path, argv: list[str], change: GitChange, given: str | None = None) -> None:
+    """`given`: what git reads on its standard input (nothing when None)."""
     try:
-        done = subprocess.run([GIT, *NO_PROGRAMS, f"--git-dir={git_dir}", *argv], cwd=root, env=git_env(),
-                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                              check=False)
+        done = subprocess.run([GIT, *NO_PROGRAMS, f"--git-dir={git_dir}", f"--work-tree={root}", *argv], cwd=root,
+                              env=git_env(), capture_output=True, text=True, timeout=GIT_TIMEOUT_S, input=given,
+                              stdin=subprocess.DEVNULL if given is None else None, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ToolError(ErrorKind.SYSTEM, f"could not move {change.ref} back: {e}") from None
     if done.returncode != 0:

@@ -174,7 +174,13 @@ class Undoer:
     def _write(self, target: UndoTarget, rollback_id: RollbackId, force: bool,
                resolutions: dict[str, Resolution]) -> _Done:
         """Blocking: plan, record (pending), write the files all or none, then move the references."""
-        steps = undo_git.plan_refs(self.workspace.root, target.git) if target.git else []
+        try:
+            with _blob_problems():
+                plan = undo_mod.plan_undo(self.workspace, self.blobs, target.op_id, target.changes)
+        except BelayError as e:
+            self.recorder.write_from_worker(_failed, rollback_id, e.info.message)
+            raise
+        steps = undo_git.plan_refs(self.workspace.root, target.git, _all_back(plan)) if target.git else []
         moving = [s for s in steps if s.action == "restore"]
         own_git = [(s.seq, undo_git.inverse(s.change)) for s in moving]
         own_git += [(s.seq, _unmoved(s.change)) for s in steps if s.action == "already"]
@@ -187,7 +193,6 @@ class Undoer:
 
         try:
             with _blob_problems():
-                plan = undo_mod.plan_undo(self.workspace, self.blobs, target.op_id, target.changes)
                 files = undo_mod.apply_undo(self.workspace, self.blobs, plan, resolutions, force, record)
             if moving:
                 undo_git.apply_refs(self.workspace.root, moving)
@@ -236,6 +241,14 @@ class Undoer:
 
 def _files(paths: Sequence[str]) -> str:
     return f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+
+
+def _all_back(plan: undo_mod.UndoPlan) -> tuple[str, ...]:
+    """Every path the undone changes name, when the undo puts each back as it was (no conflict, nothing that
+    cannot be restored); else nothing: a checkout the call made is then undone only if it changed no file."""
+    if not plan.files or any(f.action not in ("restore", "already") for f in plan.files):
+        return ()
+    return tuple(dict.fromkeys(p for f in plan.files for p in (f.change.old_path, f.change.path) if p))
 
 
 def _operation(journal: JournalReads,

@@ -327,3 +327,26 @@ def test_a_person_taking_longer_than_the_silence_limit_to_approve_is_waited_for(
     done, took = run(scenario())
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow" and took >= 3
+
+
+def test_the_client_looks_for_a_starting_console_where_the_console_leaves_its_traces(tmp_path: Path) -> None:
+    """The client imports nothing of Belay's: the lock's and the start failure's names are copies, kept equal;
+    and a lock held on a workspace with no socket yet reads as a console starting, a free one as none."""
+    from core.outside import endpoint
+    from core.store.lock import LOCK, OwnerLock
+
+    assert hook_client.LOCK_FILE == LOCK and hook_client.START_FAILED_FILE == endpoint.START_FAILED_FILE
+    workspace, root = tmp_path / "ws", str(state_root())
+    (workspace / "sub").mkdir(parents=True)
+    state = Path(workspace_state_dir(workspace))
+    state.mkdir(parents=True)
+    assert hook_client.starting_console(root, str(workspace / "sub")) is None
+    lock = OwnerLock.try_acquire(state / LOCK, "a test")
+    assert lock is not None
+    try:
+        assert hook_client.starting_console(root, str(workspace / "sub")) == str(state)
+    finally:
+        lock.release()
+    assert hook_client.starting_console(root, str(workspace / "sub")) is None
+    endpoint.start_failed(state, OSError("no space left on device"))
+    assert "no space left on device" in hook_client.last_start_failure(root, str(workspace / "sub"))

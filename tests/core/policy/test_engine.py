@@ -392,3 +392,19 @@ def test_the_read_filter_refuses_a_path_whose_link_vanishes_while_it_is_followed
 
     monkeypatch.setattr(os, "readlink", gone)
     assert "changed while it was being resolved" in (refused(ws / "door" / "f.txt") or "")
+
+
+@pytest.mark.parametrize("command", ["echo hi > out.txt", "echo hi > src/out.txt", "touch x.txt",
+                                     "sed -i s/a/b/ f.txt"])
+def test_with_edit_allowed_the_advice_for_a_command_writing_a_file_names_a_rule_that_then_allows_it(
+        engine: PolicyEngine, ws: Path, command: str) -> None:
+    """Issue 36: the card said "needs an Edit rule" with `Edit` in the allow list; and "Always allow" offered
+    `Bash(echo:*)`, already in force.  The advice is checked against the rules in force: adding it allows."""
+    engine.add_rule("Edit", "allow", "session")
+    engine.add_rule("Bash(echo:*)", "allow", "session")
+    asked = engine.evaluate(PolicyRequest("Bash", {"command": command}, ws))
+    assert asked.action == "ask" and asked.suggested_rule is not None, asked.reason
+    assert "needs an Edit rule or accept-edits mode" not in asked.reason
+    assert asked.suggested_rule in asked.reason or asked.suggested_rule.startswith("Bash(")
+    engine.add_rule(asked.suggested_rule, "allow", "session")
+    assert bash(engine, ws, command) == "allow", asked.suggested_rule

@@ -464,3 +464,41 @@ def test_undoing_an_agent_call_that_changed_nothing_itself_names_its_sub_agents_
     ok, message, wrote = run(scenario())
     assert not ok and "changed no files itself" in message and wrote in message, message
     assert "Rewind to here" in message
+
+
+def test_an_agents_checkout_of_a_branch_with_other_files_is_undone_files_head_and_index_together(
+        tmp_path: Path) -> None:
+    """As mcp-server-git's `git_checkout` does (its tool captures the workspace like Bash): the undo puts the
+    files back, and HEAD and the index with them, rather than leave HEAD on `other` over main's files."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    git = ["git", "-c", "user.name=A", "-c", "user.email=a@b", "-C", str(tmp_path)]
+
+    def out(*argv: str) -> str:
+        return subprocess.run([*git, *argv], check=True, env=env, capture_output=True, text=True).stdout.strip()
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True, env=env)
+    (tmp_path / "a.txt").write_text("a on main\n")
+    out("add", "a.txt")
+    out("commit", "-qm", "first")
+    out("switch", "-qc", "other")
+    (tmp_path / "a.txt").write_text("a on other\n")
+    (tmp_path / "b.txt").write_text("only on other\n")
+    out("add", "a.txt", "b.txt")
+    out("commit", "-qm", "other's work")
+    out("switch", "-q", "main")
+
+    async def scenario() -> None:
+        async with allowing(tmp_path, "Bash(git:*)") as console:
+            call = await _bash(console, "git checkout -q other")
+            assert out("symbolic-ref", "--short", "HEAD") == "other"
+            undone = await console.undo(call)
+            assert undone.ok and "Moved back" in undone.message, undone.message
+            assert out("symbolic-ref", "--short", "HEAD") == "main"
+            assert (tmp_path / "a.txt").read_text() == "a on main\n" and not (tmp_path / "b.txt").exists()
+            assert out("status", "--porcelain") == ""  # the index is main's too: a state that existed
+            redone = await console.redo(call)
+            assert redone.ok and out("symbolic-ref", "--short", "HEAD") == "other", redone.message
+            assert (tmp_path / "a.txt").read_text() == "a on other\n"
+            assert out("status", "--porcelain") == ""
+
+    run(scenario())
