@@ -190,3 +190,16 @@ def _special_kind(path: str) -> str | None:
         if test(mode):
             return words
     return None
+
+
+def runtime_dir() -> Path:
+    """A private directory for sockets: $XDG_RUNTIME_DIR/belay, else /tmp/belay-<uid>, checked to be ours."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    path = Path(base) / "belay" if base else Path(f"/tmp/belay-{os.getuid()}")
+    path.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise PermissionError(f"{path} is not a directory owned by this user; refusing to put a socket there")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path

@@ -49,7 +49,6 @@ import logging
 import os
 import secrets
 import socket
-import stat
 import struct
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -58,6 +57,7 @@ from typing import Any, TypeVar, get_args
 from pydantic import BaseModel, ValidationError
 
 from core.outside.requests import PingRequest
+from core.paths import runtime_dir
 from core.store.atomic_file import write_text_atomically
 from core.tasks import spawn
 
@@ -105,19 +105,6 @@ def install_token(config_dir: Path) -> str:
     finally:
         tmp.unlink()
     return path.read_text(encoding="ascii").strip()
-
-
-def runtime_dir() -> Path:
-    """A private directory for sockets: $XDG_RUNTIME_DIR/belay, else /tmp/belay-<uid>, checked to be ours."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    path = Path(base) / "belay" if base else Path(f"/tmp/belay-{os.getuid()}")
-    path.mkdir(mode=0o700, exist_ok=True)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        raise PermissionError(f"{path} is not a directory owned by this user; refusing to put a socket there")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(path, 0o700)
-    return path
 
 
 def start_failed(state_dir: Path, error: Exception) -> None:

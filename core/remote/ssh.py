@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from core.outside.endpoint import runtime_dir
 from core.outside.hook_client import answers
+from core.paths import runtime_dir
 from core.remote.client import RemoteError
 
 START_TIMEOUT_S = 90.0

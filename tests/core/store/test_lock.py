@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.store.lock import OwnerLock
+import pytest
+
+from core.store.lock import LOCK, OwnerLock, WorkspaceBusy, own_workspace
 from tests.conftest import ROOT
 
 _HOLDER = """
@@ -63,3 +65,24 @@ def test_whoever_is_refused_can_name_the_holder_and_what_it_is(tmp_path: Path) -
     second = OwnerLock.try_acquire(path, "window")
     assert second is not None and OwnerLock.holder(path) == f"window (pid {os.getpid()})"
     second.release()
+
+
+def test_a_workspace_is_owned_once_even_by_consoles_with_different_state_folders(tmp_path: Path) -> None:
+    """`--state-dir` elsewhere does not make a second owner: the workspace itself is locked, by its real path,
+    and the refusal names the holder and where its state is."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "link").symlink_to(workspace)
+    first = own_workspace(tmp_path / "state-a", workspace, "window")
+    try:
+        with pytest.raises(WorkspaceBusy) as refused:
+            own_workspace(tmp_path / "state-b", tmp_path / "link", "belay run")
+        said = refused.value.info.message
+        assert f"window (pid {os.getpid()}, its state in {tmp_path / 'state-a'})" in said, said
+        own = OwnerLock.try_acquire(tmp_path / "state-b" / LOCK)  # the refused one let go of its own
+        assert own is not None
+        own.release()
+    finally:
+        first.release()
+    again = own_workspace(tmp_path / "state-b", workspace, "belay run")
+    again.release()
