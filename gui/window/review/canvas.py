@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
+from gui.window.kit.code_font import code_font
 from gui.window.review.highlight import DARK, LIGHT, Palette
 from gui.window.review.rows import Cell, Layout, ReviewRow
 
@@ -57,7 +58,7 @@ class ReviewCanvas(QAbstractScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font = code_font()
         self.viewport().setFont(font)
         self._bold = QFont(font)
         self._bold.setBold(True)
@@ -116,13 +117,32 @@ class ReviewCanvas(QAbstractScrollArea):
     def _measure(self) -> None:
         metrics = self.viewport().fontMetrics()
         self._line = metrics.height() + 2
-        self._char = max(metrics.horizontalAdvance("M"), 1)
+        # The grid is the font's own advance, fractions included: a run of 40 characters drawn at 7.22 pixels
+        # each must end where the 41st character of the grid begins (an integer grid drifts 9 pixels there).
+        self._char = max(QFontMetricsF(self.viewport().font()).horizontalAdvance("M"), 1.0)
         self._ascent = metrics.ascent() + 1
+
+    @property
+    def line_height(self) -> int:
+        """The height of one row, in pixels."""
+        return self._line
+
+    @property
+    def char_width(self) -> float:
+        """The grid's column width: every character is placed on it."""
+        return self._char
+
+    def columns_per_side(self) -> float:
+        """How many characters of code each side of a split view shows at this width (scroll bar and frame
+        excluded, whether or not they show now: the answer must not change with the view it chooses)."""
+        bar = self.style().pixelMetric(self.style().PixelMetric.PM_ScrollBarExtent)
+        width = self.width() - 2 * self.frameWidth() - bar
+        return (width // 2 - self._gutter(0)) / self._char
 
     def _visible_rows(self) -> int:
         return max(self.viewport().height() // self._line, 1)
 
-    def _gutter(self, file: int) -> int:
+    def _gutter(self, file: int) -> float:
         digits = self._layout.widths[file] if file < len(self._layout.widths) else 4
         numbers = digits if self._split else 2 * digits + 1
         return (numbers + 3) * self._char
@@ -132,7 +152,7 @@ class ReviewCanvas(QAbstractScrollArea):
         self.verticalScrollBar().setRange(0, max(rows - self._visible_rows(), 0))
         self.verticalScrollBar().setPageStep(self._visible_rows())
         column = self.viewport().width() // 2 if self._split else self.viewport().width()
-        widest = (self._layout.longest + 2) * self._char + self._gutter(0)
+        widest = round((self._layout.longest + 2) * self._char + self._gutter(0))
         self.horizontalScrollBar().setRange(0, max(widest - column, 0))
         self.horizontalScrollBar().setPageStep(max(column, 1))
 
@@ -224,19 +244,19 @@ class ReviewCanvas(QAbstractScrollArea):
         baseline = rect.y() + self._ascent
         painter.drawText(QPoint(rect.x() + 6, baseline), numbers)
         painter.setPen(QColor(marker_fg))
-        painter.drawText(QPoint(rect.x() + gutter - 2 * self._char, baseline), cell.kind)
+        painter.drawText(QPointF(rect.x() + gutter - 2 * self._char, baseline), cell.kind)
         painter.save()
-        painter.setClipRect(QRect(rect.x() + gutter, rect.y(), rect.width() - gutter, rect.height()))
+        painter.setClipRect(QRectF(rect.x() + gutter, rect.y(), rect.width() - gutter, rect.height()))
         x0 = rect.x() + gutter - self.horizontalScrollBar().value()
         if word_bg:
             for start, end in cell.words:
-                painter.fillRect(QRect(x0 + start * self._char, rect.y() + 1, (end - start) * self._char,
+                painter.fillRect(QRectF(x0 + start * self._char, rect.y() + 1, (end - start) * self._char,
                                        rect.height() - 2), QColor(word_bg))
         self._paint_text(painter, cell, x0, baseline, extra.rejected_fg if rejected and cell.kind != " "
                          else None, palette)
         if cell.no_newline:
             painter.setPen(QColor(palette.muted))
-            painter.drawText(QPoint(x0 + (len(cell.text) + 2) * self._char, baseline), "⏎̸ no newline at end")
+            painter.drawText(QPointF(x0 + (len(cell.text) + 2) * self._char, baseline), "⏎̸ no newline at end")
         painter.restore()
 
     def _numbers(self, cell: Cell, side: str, digits: int) -> str:
@@ -248,22 +268,22 @@ class ReviewCanvas(QAbstractScrollArea):
             return f"{new:>{digits}}"
         return f"{old:>{digits}} {new:>{digits}}"
 
-    def _paint_text(self, painter: QPainter, cell: Cell, x0: int, baseline: int, override: str | None,
+    def _paint_text(self, painter: QPainter, cell: Cell, x0: float, baseline: int, override: str | None,
                     palette: Palette) -> None:
         at = 0
         default = QColor(override or palette.text)
         for run in cell.runs:
             if run.start > at:
                 painter.setPen(default)
-                painter.drawText(QPoint(x0 + at * self._char, baseline), cell.text[at:run.start])
+                painter.drawText(QPointF(x0 + at * self._char, baseline), cell.text[at:run.start])
             painter.setPen(QColor(override or run.color or palette.text))
             painter.setFont(self._bold if run.bold else self._italic if run.italic else self.viewport().font())
-            painter.drawText(QPoint(x0 + run.start * self._char, baseline), cell.text[run.start:run.end])
+            painter.drawText(QPointF(x0 + run.start * self._char, baseline), cell.text[run.start:run.end])
             painter.setFont(self.viewport().font())
             at = run.end
         if at < len(cell.text):
             painter.setPen(default)
-            painter.drawText(QPoint(x0 + at * self._char, baseline), cell.text[at:])
+            painter.drawText(QPointF(x0 + at * self._char, baseline), cell.text[at:])
 
     # -- input -------------------------------------------------------------------
 
