@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from core import ApprovalRequested, BashAnalysis, Impact
 from gui.window.kit import theme
-from gui.window.kit.code_font import code_font
+from gui.window.kit.code_font import keep_code_font
 
 MAX_TREE_ITEMS = 2_000
 MAX_MARKS = 500
@@ -93,7 +93,7 @@ class CommandCard(QWidget):
         self.problem.setObjectName("commandProblem")
         self.command = QPlainTextEdit()
         self.command.setReadOnly(True)
-        self.command.setFont(code_font())
+        keep_code_font(self.command)
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.tree = QTreeWidget()
         self.tree.setAccessibleName("The command's parts and why each was flagged")

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QFontMetricsF
+from PySide6.QtWidgets import QWidget
 
 FAMILIES = ("DejaVu Sans Mono", "Liberation Mono", "Noto Sans Mono", "Ubuntu Mono", "Cascadia Mono", "Menlo",
             "Consolas", "Source Code Pro", "Monospace")
@@ -63,6 +65,23 @@ def _resolved() -> QFont:
 def code_font() -> QFont:
     """The font for code, diffs and commands (resolved once per process; a copy each time)."""
     return QFont(_resolved())
+
+
+class _CodeFontKeeper(QObject):
+    """Gives a widget the code font back whenever a style sheet's polish or a parent's font replaced it."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.Polish) and isinstance(watched, QWidget):
+            if watched.font().family() != _resolved().family():  # setting it again ends the loop here
+                watched.setFont(code_font())
+        return False
+
+
+def keep_code_font(widget: QWidget) -> None:
+    """Draw `widget`'s text in the code font, and keep it so: an application style sheet resets the font of
+    some widgets (a scroll area's viewport, a text edit) to their parent's when it polishes them."""
+    widget.setFont(code_font())
+    widget.installEventFilter(_CodeFontKeeper(widget))
 
 
 def code_family() -> str:

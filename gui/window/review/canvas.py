@@ -21,10 +21,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QFontMetricsF,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
-from gui.window.kit.code_font import code_font
+from gui.window.kit.code_font import code_font, keep_code_font
 from gui.window.review.highlight import DARK, LIGHT, Palette
 from gui.window.review.rows import Cell, Layout, ReviewRow
 
@@ -59,7 +69,10 @@ class ReviewCanvas(QAbstractScrollArea):
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         font = code_font()
-        self.viewport().setFont(font)
+        self._font = font
+        """What rows are drawn and measured in: the canvas's own, since an application style sheet resets a
+        viewport's font to its parent's (the grid would be measured in one font and drawn in another)."""
+        keep_code_font(self.viewport())
         self._bold = QFont(font)
         self._bold.setBold(True)
         self._italic = QFont(font)
@@ -115,11 +128,11 @@ class ReviewCanvas(QAbstractScrollArea):
     # -- geometry ----------------------------------------------------------------
 
     def _measure(self) -> None:
-        metrics = self.viewport().fontMetrics()
+        metrics = QFontMetrics(self._font)
         self._line = metrics.height() + 2
         # The grid is the font's own advance, fractions included: a run of 40 characters drawn at 7.22 pixels
         # each must end where the 41st character of the grid begins (an integer grid drifts 9 pixels there).
-        self._char = max(QFontMetricsF(self.viewport().font()).horizontalAdvance("M"), 1.0)
+        self._char = max(QFontMetricsF(self._font).horizontalAdvance("M"), 1.0)
         self._ascent = metrics.ascent() + 1
 
     @property
@@ -168,6 +181,7 @@ class ReviewCanvas(QAbstractScrollArea):
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt override)
         palette, extra = (DARK, DARK_EXTRA) if self._dark else (LIGHT, LIGHT_EXTRA)
         painter = QPainter(self.viewport())
+        painter.setFont(self._font)
         try:
             width = self.viewport().width()
             painter.fillRect(self.viewport().rect(), QColor(palette.page_bg))
@@ -219,10 +233,10 @@ class ReviewCanvas(QAbstractScrollArea):
         elif row.kind in ("fold", "note"):
             color = palette.muted
         painter.setFont(self._bold if row.kind in ("file", "hunk") else self._italic if row.kind == "note"
-                        else self.viewport().font())
+                        else self._font)
         painter.setPen(QColor(color))
         painter.drawText(QPoint(rect.x() + 8, rect.y() + self._ascent), text)
-        painter.setFont(self.viewport().font())
+        painter.setFont(self._font)
 
     def _paint_cell(self, painter: QPainter, cell: Cell | None, file: int, rect: QRect, side: str, rejected: bool,
                     palette: Palette, extra: Colors) -> None:
@@ -277,9 +291,9 @@ class ReviewCanvas(QAbstractScrollArea):
                 painter.setPen(default)
                 painter.drawText(QPointF(x0 + at * self._char, baseline), cell.text[at:run.start])
             painter.setPen(QColor(override or run.color or palette.text))
-            painter.setFont(self._bold if run.bold else self._italic if run.italic else self.viewport().font())
+            painter.setFont(self._bold if run.bold else self._italic if run.italic else self._font)
             painter.drawText(QPointF(x0 + run.start * self._char, baseline), cell.text[run.start:run.end])
-            painter.setFont(self.viewport().font())
+            painter.setFont(self._font)
             at = run.end
         if at < len(cell.text):
             painter.setPen(default)

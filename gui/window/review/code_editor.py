@@ -14,7 +14,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
-from gui.window.kit.code_font import code_font
+from gui.window.kit.code_font import keep_code_font
 
 
 class _Gutter(QWidget):
@@ -34,7 +34,7 @@ class CodeEditor(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFont(code_font())
+        keep_code_font(self)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._gutter = _Gutter(self)
         self.blockCountChanged.connect(self._update_margin)

@@ -51,7 +51,7 @@ from PySide6.QtWidgets import (
 
 from core import ConflictRegion, FilePreview, Resolution, Take, UndoPreview, conflict_regions
 from gui.window.kit import theme
-from gui.window.kit.code_font import code_font
+from gui.window.kit.code_font import code_font, keep_code_font
 from gui.window.review.code_editor import CodeEditor
 from gui.window.undo.regions import TAKE_TEXT, RegionBar, cursor_at
 
@@ -260,7 +260,7 @@ class UndoDialog(QDialog):
 
     def _text_view(self) -> QPlainTextEdit:
         view = QPlainTextEdit(readOnly=True)
-        view.setFont(self._font)
+        keep_code_font(view)
         view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         return view
 

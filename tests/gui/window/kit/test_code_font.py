@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,8 @@ import json, sys
 from PySide6.QtWidgets import QApplication
 from PySide6.QtGui import QColor, QFontInfo, QFontMetricsF
 app = QApplication(sys.argv)
+from gui.window.kit import theme
+theme.ThemeSwitch(app, "light").apply()  # the window's style sheet, which resets some widgets' fonts
 from core.changes.diffs import compute_diff
 from gui.window.review.view import ReviewView
 line, i_line, m_line = sys.argv[1], "i" * 40, "M" * 40
@@ -82,13 +85,13 @@ def test_a_proportional_family_is_passed_over_for_the_next_that_is_fixed(qapp: A
     assert fixed_advances(resolve(("No Such Family Anywhere",)), LINE)  # the system's fixed font at the end
 
 
-def test_on_a_real_x_server_the_review_draws_every_character_of_a_line_one_width_apart() -> None:
+def test_on_a_real_x_server_the_review_draws_every_character_of_a_line_one_width_apart(tmp_path: Path) -> None:
     """The review canvas on Xvfb (xcb, not offscreen): the characters of a drawn line advance alike, and forty
     i's end where forty M's do (in a proportional font they end at about a third)."""
     if shutil.which("Xvfb") is None:
         pytest.skip("needs Xvfb (Debian: apt-get install xvfb; `make system-deps` installs it)")
     with headless_desktop(bus=False) as desktop:
-        out = subprocess.run([sys.executable, "-c", CHILD, LINE], env=desktop.env(QT_QPA_PLATFORM="xcb"),
+        out = subprocess.run([sys.executable, "-c", CHILD, LINE], env=desktop.env(QT_QPA_PLATFORM="xcb", BELAY_CONFIG_DIR=str(tmp_path)),
                              capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     drawn = json.loads(out.stdout.strip().splitlines()[-1])
