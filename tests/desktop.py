@@ -48,17 +48,21 @@ def missing_tools(*extra: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def headless_desktop() -> Iterator[HeadlessDesktop]:
-    """Xvfb and a session bus for the `with` block; both (and what was started on them) stopped after."""
+def headless_desktop(screen: str = "1024x768x24", *, bus: bool = True) -> Iterator[HeadlessDesktop]:
+    """Xvfb (its screen WxHxDEPTH) and a session bus (unless `bus` is False) for the `with` block; both (and
+    what was started on them) stopped after."""
     desktop = HeadlessDesktop(display="", bus="")
     try:
         read, write = os.pipe()
-        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "1024x768x24"],
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", screen],
                                 pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         desktop.started.append(xvfb)
         os.close(write)
         with os.fdopen(read) as pipe:
             desktop.display = f":{pipe.readline().strip()}"
+        if not bus:
+            yield desktop
+            return
         bus_daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         desktop.started.append(bus_daemon)

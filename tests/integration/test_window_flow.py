@@ -58,7 +58,7 @@ def test_approve_in_the_panel_then_undo_from_the_details_pane(qtbot: Any, loop: 
         await wait_until(lambda: "item.quantity" in window.approvals.diff.plain_text(), what="the diff")
         assert "⏸" in window.status_text() or "1 waiting" in window.status_text()
         assert cart.read_text() == original
-        await wait_until(window.approvals.approve_button.isEnabled, what="Approve to arm (ARM_S after it shows)")
+        await wait_until(window.approvals.approve_button.isEnabled, what="Approve to arm (SEEN_S after it is drawn)")
         qtbot.mouseClick(window.approvals.approve_button, LEFT)
         _, agent = await task
         call_id = agent.outcomes["fix"].call_id
@@ -84,6 +84,7 @@ def test_deny_with_a_reason_leaves_the_file_and_tells_the_agent(qtbot: Any, loop
     async def body(console: Console, window: MainWindow) -> None:
         task = _start(console, [_edit_step(workspace)])
         await wait_until(lambda: window.approvals.current is not None, what="an approval request")
+        await wait_until(window.approvals.deny_button.isEnabled, what="Deny to arm (once the diff is drawn)")
         qtbot.keyClicks(window.approvals.reason, "not this way")
         qtbot.mouseClick(window.approvals.deny_button, LEFT)
         _, agent = await task
@@ -102,7 +103,7 @@ def test_edit_then_approve_writes_what_the_person_typed(qtbot: Any, loop: Any, w
     async def body(console: Console, window: MainWindow) -> None:
         task = _start(console, [_edit_step(workspace)])
         await wait_until(lambda: window.approvals.current is not None, what="an approval request")
-        await wait_until(window.approvals.edit_button.isEnabled, what="Edit to arm (ARM_S after it shows)")
+        await wait_until(window.approvals.edit_button.isEnabled, what="Edit to arm (SEEN_S after it is drawn)")
         qtbot.mouseClick(window.approvals.edit_button, LEFT)
         await wait_until(lambda: window.findChild(EditDialog) is not None, what="the edit dialog")
         dialog = window.findChild(EditDialog)

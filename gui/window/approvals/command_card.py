@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QFontDatabase, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QBrush, QResizeEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from core import ApprovalRequested, BashAnalysis, Impact
 from gui.window.kit import theme
+from gui.window.kit.code_font import keep_code_font
 
 MAX_TREE_ITEMS = 2_000
 MAX_MARKS = 500
@@ -92,7 +93,7 @@ class CommandCard(QWidget):
         self.problem.setObjectName("commandProblem")
         self.command = QPlainTextEdit()
         self.command.setReadOnly(True)
-        self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        keep_code_font(self.command)
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.tree = QTreeWidget()
         self.tree.setAccessibleName("The command's parts and why each was flagged")
@@ -115,6 +116,16 @@ class CommandCard(QWidget):
         self._marks: list[QTextEdit.ExtraSelection] = []
         self._request: ApprovalRequested | None = None
         theme.follow(self, self._restyle)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """The parts and why each matters share the width (a fixed first column left "why" 80 pixels at 1024)."""
+        super().resizeEvent(event)
+        self.tree.setColumnWidth(0, max(self.tree.viewport().width() * 2 // 5, 120))
+
+    @property
+    def request(self) -> ApprovalRequested | None:
+        """The request the card shows."""
+        return self._request
 
     def _restyle(self) -> None:
         if self._request is not None:

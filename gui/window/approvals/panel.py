@@ -17,9 +17,14 @@ that typing elsewhere never answers a request: Ctrl+Return approve, Ctrl+E
 edit then approve, Ctrl+Shift+Return always allow (a menu of scopes: once,
 session, workspace, all workspaces, with the exact rule it writes), Ctrl+D
 deny (with the typed reason), Ctrl+R to the reason box (Enter there
-denies), J / K the next or previous waiting call.  After the shown request
-changes, approving is inert for ARM_S (the buttons say so), so that a key
-pressed for one request never answers the next.
+denies), J / K the next or previous waiting call.
+
+Nothing is answered that was not on screen (gui.window.approvals.arming):
+a request can be denied once its diff or card has been drawn, and approved
+(by key, button, "Approve all" or a notification) once it has been on
+screen, drawn, for SEEN_S; the Approve button counts down meanwhile.  The
+answer keys act on fresh presses only: held or repeating, they do nothing,
+and after an answer the key must be released and pressed again.
 
 Signals:
     edit_requested(ApprovalRequested): the person wants to edit the content first.
@@ -30,13 +35,13 @@ Signals:
 from __future__ import annotations
 
 import html
-import time
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QHideEvent, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from core import AllowScope, ApprovalRequested, ConsoleSurface, Timeline, ToolName
+from gui.window.approvals.arming import AnswerKeys, Clock, Sight
 from gui.window.approvals.command_card import CommandCard
 from gui.window.approvals.inbox import InboxModel, InboxView, seconds_left
 from gui.window.approvals.text import agent_path, detail_html, why_no_preview
@@ -44,8 +49,6 @@ from gui.window.kit import theme
 from gui.window.review.view import ReviewView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
-ARM_S = 0.4
-"""How long approving stays inert after the shown request changes."""
 SCOPES: tuple[tuple[AllowScope, str], ...] = (
     ("once", "Just this once"), ("session", "For this session"),
     ("workspace", "For this workspace (.belay/settings.toml)"), ("user", "For all my workspaces (user settings)"))
@@ -60,7 +63,9 @@ class ApprovalPanel(QWidget):
     waiting_changed = Signal(int)
     answered = Signal(str)
 
-    def __init__(self, console: ConsoleSurface, timeline: Timeline, parent: QWidget | None = None) -> None:
+    def __init__(self, console: ConsoleSurface, timeline: Timeline, parent: QWidget | None = None, *,
+                 clock: Clock | None = None) -> None:
+        """`clock`: what measures how long a request has been on screen (a test's fake; default monotonic)."""
         super().__init__(parent)
         self.setObjectName("approvalPanel")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -70,8 +75,10 @@ class ApprovalPanel(QWidget):
         """Every waiting request, in the order they were asked."""
         self._current: str | None = None
         """The call id of the request shown."""
-        self._armed_at = 0.0
         self._shown: str | None = None
+        self.sight = Sight(self) if clock is None else Sight(self, clock=clock)
+        """Whether the request shown was drawn, and for how long: it arms the answers."""
+        self.sight.changed.connect(self._apply_arming)
         self.inbox_model = InboxModel(lambda agent_id: agent_path(self._timeline, agent_id), self)
         self.inbox = InboxView(self.inbox_model)
         self.inbox.chosen.connect(self.focus_request)
@@ -84,14 +91,15 @@ class ApprovalPanel(QWidget):
         self.detail.setTextFormat(Qt.TextFormat.RichText)
         self.diff = ReviewView()
         self.command_card = CommandCard()
+        self.diff.rendered.connect(self._on_content_drawn)
+        self.diff.canvas.drawn.connect(self._on_content_drawn)
+        for painted in (self.command_card.command.viewport(), self.title):
+            painted.installEventFilter(self)  # their paint events say the card (or the details alone) is drawn
         self.countdown = QLabel()
         self.countdown.setObjectName("approvalCountdown")  # coloured by the style sheet (resources/styles)
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
         self._tick.timeout.connect(self._on_tick_timeout)
-        self._arming = QTimer(self)
-        self._arming.setSingleShot(True)
-        self._arming.timeout.connect(self._arm)
         self.scope_menu = QMenu(self)
         self.rule_action = self.scope_menu.addAction("")
         self.rule_action.setEnabled(False)
@@ -107,7 +115,8 @@ class ApprovalPanel(QWidget):
         self.reason = QLineEdit()
         self.reason.setPlaceholderText("Reason for denying (the agent is told; Enter denies)")
         self.reason.setAccessibleName("Reason for denying")
-        self.reason.returnPressed.connect(self.deny)
+        self.keys = AnswerKeys(self, self.reason)  # Enter in the reason box denies (a fresh press, like the others)
+        self.keys.pressed.connect(self._on_keys_pressed)
         self.approve_button = QPushButton("Approve  (Ctrl+Enter)")
         self.approve_button.setObjectName("approveButton")
         self.edit_button = QPushButton("Edit && approve…")
@@ -124,27 +133,26 @@ class ApprovalPanel(QWidget):
                              (self.preview_button, "Run the command in preview"),
                              (self.bulk_button, "Approve all of this agent's calls like this one")):
             button.setAccessibleName(name)
-        self.approve_button.clicked.connect(self.approve)
+        self.approve_button.clicked.connect(self._on_approve_clicked)
         self.edit_button.clicked.connect(self.edit)
         self.always_button.clicked.connect(self.always_allow)
-        self.deny_button.clicked.connect(self.deny)
+        self.deny_button.clicked.connect(self._on_deny_clicked)
         self.bulk_button.clicked.connect(self.approve_alike)
         self.preview_button.clicked.connect(self.run_in_preview)
         self._layout()
         self.shortcuts: list[tuple[str, str]] = []
         """(keys, what they do), for the shortcuts sheet."""
-        for keys, slot, what in (("Ctrl+Return", self.approve_key, "Approve the shown request"),
-                                 ("Ctrl+Enter", self.approve_key, ""),
-                                 ("Ctrl+E", self.edit, "Edit the content, then approve"),
+        self.shortcuts.append(("Ctrl+Return", "Approve the shown request"))  # once on screen SEEN_S
+        for keys, slot, what in (("Ctrl+E", self.edit, "Edit the content, then approve"),
                                  ("Ctrl+P", self.preview_key, "Run the command in preview: see its changes first"),
                                  ("Ctrl+Shift+Return", self.always_allow, "Always allow (choose the scope)"),
-                                 ("Ctrl+D", self.deny, "Deny, with the typed reason"),
                                  ("Ctrl+R", self.focus_reason, "Type a reason for denying (Enter denies)")):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.setAutoRepeat(False)  # a key held down does not repeat an answer
             shortcut.activated.connect(slot)
-            if what:
-                self.shortcuts.append((keys, what))
+            self.shortcuts.append((keys, what))
+        self.shortcuts.insert(-1, ("Ctrl+D", "Deny, with the typed reason"))
         self.shortcuts.append(("J / K", "Next / previous waiting request (in the inbox)"))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._show_current()
@@ -244,13 +252,11 @@ class ApprovalPanel(QWidget):
     def _show_current(self) -> None:
         request = self.current
         shown = request.call_id if request is not None else None
-        changed = shown != self._shown
         self._shown = shown
         self._current = shown
+        self.sight.show(shown)  # a different request: unseen until drawn, then SEEN_S until armed
         self._update_title()
         self.inbox.show_current(shown)
-        for button in (self.approve_button, self.edit_button, self.always_button, self.deny_button):
-            button.setEnabled(request is not None)
         self.reason.setEnabled(request is not None)
         bash = request is not None and request.tool == ToolName.BASH and not request.diffs  # a preview shows its diffs
         self.diff.setVisible(request is not None and not bash and bool(request.diffs))  # a Read has none
@@ -265,31 +271,25 @@ class ApprovalPanel(QWidget):
         if request is None:
             self.detail.setText("Calls that change files or run commands wait here until you approve or deny them.")
             self.diff.set_diffs([])
+            self._apply_arming()
             return
         self.detail.setText(self._detail_html(request))
         preview = request.tool == ToolName.BASH and bool(request.diffs)  # the command ran: its changes are chosen from
-        self.approve_button.setText("Apply  (Ctrl+Enter)" if preview else "Approve  (Ctrl+Enter)")
         self.deny_button.setText("Discard  (Ctrl+D)" if preview else "Deny  (Ctrl+D)")
         self.edit_button.setText("Edit && apply…" if preview else "Edit && approve…")
         self.edit_button.setVisible(not bash)  # a command has no content to edit; it may run in preview instead
         self.preview_button.setVisible(bash)
         why_not = self._no_preview(request)
-        self.preview_button.setEnabled(why_not is None and self._armed())
         self.preview_button.setToolTip(why_not or "Run it in a private layer over the workspace, then choose which "
                                        "of its changes land (Ctrl+P)")
         suggestion = request.suggested_rule
-        self.always_button.setEnabled(suggestion is not None)
-        if changed:
-            self._disarm()
-        elif not self._armed():
-            for button in (self.approve_button, self.edit_button, self.always_button):
-                button.setEnabled(False)
         self.always_button.setToolTip(f"Adds the allow rule {suggestion} (Ctrl+Shift+Enter)" if suggestion else NO_RULE)
         self.rule_action.setText(f"Rule: {suggestion}" if suggestion else "")
         if bash:
             self.command_card.show_request(request)
         else:
             self.diff.show_request(request)
+        self._apply_arming()
 
     def _restyle(self) -> None:
         """The theme changed: the title and the details carry its colours."""
@@ -301,30 +301,53 @@ class ApprovalPanel(QWidget):
     def _detail_html(self, request: ApprovalRequested) -> str:
         return detail_html(request, self._timeline)
 
-    # -- the lock after a change ---------------------------------------------------
+    # -- seen, then armed ------------------------------------------------------------
 
-    def _disarm(self) -> None:
-        """A different request is shown: approving waits ARM_S, visibly, so a key meant for the last one
-        cannot answer this one unseen."""
-        self._armed_at = time.monotonic() + ARM_S
-        for button in (self.approve_button, self.edit_button, self.always_button, self.bulk_button,
-                       self.preview_button):
-            button.setEnabled(False)
-        self._arming.start(round(ARM_S * 1000))
+    def _on_content_drawn(self) -> None:
+        """A paint of the diff, the card or the title: the shown request is drawn once what shows it is."""
+        request = self.current
+        if request is None or not self.isVisible() or self.window().isMinimized():
+            return
+        if self.command_card.isVisible():
+            drawn = self.command_card.request is request
+        elif self.diff.isVisible():
+            drawn = self.diff.shown_call == request.call_id and self.diff.is_rendered()
+        else:
+            drawn = True  # no diff, no card (a Read): the title and details are all there is to see
+        if drawn:
+            self.sight.drawn(request.call_id)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Paint:
+            self._on_content_drawn()  # the paint that follows at once puts it on screen
+        return super().eventFilter(watched, event)
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt override
+        super().hideEvent(event)
+        self.sight.unsee()  # off screen (folded, minimised): it must be drawn and looked at again
+
+    def _apply_arming(self) -> None:
+        """The answers as the sight allows: deny once drawn, the rest once armed; Approve counts down."""
+        request = self.current
+        seen = request is not None and self.sight.seen()
+        armed = request is not None and self.sight.armed()
+        verb = "Apply" if request is not None and request.tool == ToolName.BASH and request.diffs else "Approve"
+        self.approve_button.setText(f"{verb}  (Ctrl+Enter)" if armed or request is None else
+                                    f"{verb} in {self.sight.left():.1f} s" if seen else f"{verb} · showing…")
+        self.approve_button.setEnabled(armed)
+        self.deny_button.setEnabled(seen)
+        self.edit_button.setEnabled(armed and request is not None and any(p.content is not None
+                                                                          for p in request.proposed))
+        self.always_button.setEnabled(armed and request is not None and request.suggested_rule is not None)
+        self.preview_button.setEnabled(armed and request is not None and self._no_preview(request) is None)
+        self.bulk_button.setEnabled(armed)
+
+    def may_approve(self, call_id: str) -> bool:
+        """Whether `call_id` is the request shown and has been on screen, drawn, for SEEN_S."""
+        return self._current == call_id and self.sight.armed()
 
     def _armed(self) -> bool:
-        return time.monotonic() >= self._armed_at
-
-    def _arm(self) -> None:
-        self._armed_at = 0.0  # the timer's firing is the end of the moment (Qt may fire it a little early)
-        request = self.current
-        if request is None:
-            return
-        self.approve_button.setEnabled(True)
-        self.edit_button.setEnabled(any(p.content is not None for p in request.proposed))
-        self.always_button.setEnabled(request.suggested_rule is not None)
-        self.preview_button.setEnabled(self._no_preview(request) is None)
-        self._update_bulk(request)
+        return self.current is not None and self.sight.armed()
 
     # -- approving alike --------------------------------------------------------------
 
@@ -348,7 +371,7 @@ class ApprovalPanel(QWidget):
             name = agent.name if agent is not None else request.agent_id
             self.bulk_button.setText(f"Approve all {len(same)} {request.tool} of {name}")
             self.bulk_button.setToolTip("\n".join(f"{r.tool} {r.summary}" for r in same))
-            self.bulk_button.setEnabled(self._armed())
+            self.bulk_button.setEnabled(self._armed())  # Approve all answers with the request shown
 
     def approve_alike(self) -> None:
         request = self.current
@@ -390,10 +413,20 @@ class ApprovalPanel(QWidget):
         self.answered.emit(f"{verb} {request.tool} {request.summary} "
                            f"({agent_path(self._timeline, request.agent_id)})")
 
-    def approve_key(self) -> None:
-        """The approve key: only once the shown request has been on screen for ARM_S."""
+    def _on_keys_pressed(self, answer: str) -> None:
+        """A fresh press of an answer key (gui.window.approvals.arming.AnswerKeys)."""
+        if answer == "approve":
+            self._on_approve_clicked()
+        else:
+            self._on_deny_clicked()
+
+    def _on_approve_clicked(self) -> None:
         if self._armed():
             self.approve()
+
+    def _on_deny_clicked(self) -> None:
+        if self.current is not None and self.sight.seen():
+            self.deny()
 
     def approve(self) -> None:
         request = self.current

@@ -9,6 +9,7 @@ import html
 from core import ApprovalRequested, BashArgs, OverlaySupport, Timeline, ToolName, no_preview
 from gui.window.approvals.command_card import impact_html
 from gui.window.kit import theme
+from gui.window.kit.code_font import code_family
 
 PRINTED_LINES = 6
 """Lines of a previewed command's output its card shows, the last ones (the details pane has it all)."""
@@ -62,4 +63,4 @@ def printed(output: str, lines: int = PRINTED_LINES) -> str:
     if not shown:
         return "<br><i>It printed nothing.</i>"
     text = html.escape("\n".join(shown))  # wrapped: a long line must not widen the window
-    return f"<div style='font-family:monospace; white-space:pre-wrap; margin:2px 0'>{text}</div>"
+    return f"<div style='font-family:\"{code_family()}\"; white-space:pre-wrap; margin:2px 0'>{text}</div>"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,8 @@ class DesktopNotifier:
         """The server's name (GetServerInformation), e.g. "dunst"."""
         self._on_action = on_action
         self._ids: dict[int, str] = {}
+        self._up_since: dict[str, float] = {}
+        """When the server put up each call's notification (monotonic), for `up_for`."""
         self._listener: asyncio.Task[None] | None = None
 
     @classmethod
@@ -134,7 +137,13 @@ class DesktopNotifier:
         reply = await self._call(self._router, new_method_call(_address(), "Notify", "susssasa{sv}i", body))
         number = int(reply.body[0])
         self._ids[number] = notice.key
+        self._up_since.setdefault(notice.key, time.monotonic())
         return number
+
+    def up_for(self, key: str) -> float:
+        """How long the notification about `key` has been on screen, in seconds (0: none is)."""
+        since = self._up_since.get(key) if key in self._ids.values() else None
+        return 0.0 if since is None else time.monotonic() - since
 
     async def withdraw(self, key: str) -> None:
         """Close every notification about `key` (it was answered, or went away)."""
@@ -142,6 +151,7 @@ class DesktopNotifier:
 
         for number in [n for n, k in self._ids.items() if k == key]:
             self._ids.pop(number, None)
+            self._up_since.pop(key, None)
             await self._call(self._router, new_method_call(_address(), "CloseNotification", "u", (number,)))
 
     def shown(self) -> dict[int, str]:
@@ -288,6 +298,10 @@ class Attention(QObject):
     def _on_tray_message_clicked(self) -> None:
         if self.notified:
             self.action_requested.emit(self.notified[-1].key, "show")
+
+    def up_for(self, key: str) -> float:
+        """How long the desktop notification about `key` has been on screen (0: none is)."""
+        return self.notifier.up_for(key) if self.notifier is not None else 0.0
 
     def raise_window(self) -> None:
         top = self._window.window()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSplitter,
     QStackedWidget,
@@ -143,6 +144,10 @@ class HubWindow(QMainWindow):
         ]
         """The hub's menus and keys, one table (gui.window.chrome.actions)."""
         actions.install(self, self.commands)
+        menu = self.menuBar().actions()[0].menu()
+        assert isinstance(menu, QMenu)
+        self._workspace_menu = menu
+        """Put at the front of each workspace page's menu bar: the window has one menu bar, the page's."""
 
     # -- pages -----------------------------------------------------------------
 
@@ -151,6 +156,9 @@ class HubWindow(QMainWindow):
         from gui.window.workspace.window import MainWindow
         page = MainWindow(console)
         page.setWindowFlags(Qt.WindowType.Widget)
+        bar = page.menuBar()
+        bar.insertMenu(bar.actions()[0], self._workspace_menu)  # one menu bar: Workspace, then the page's own
+        self.menuBar().setVisible(False)  # its View (the theme) is in the page's View too
         self.pages.addWidget(page)
         page.start()
         host = (console.reach.host or "") if isinstance(console, RemoteConsole) else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QObject, QSettings
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QSplitter, QWidget
 
@@ -74,13 +74,58 @@ def on_a_real_screen() -> bool:
     return QGuiApplication.platformName() != "offscreen"
 
 
+FIT_FOR_MS = 3_000
+"""How long after it is first shown a window is kept inside the screen (the window manager's frame comes
+later than the window, and the person's own moves afterwards are theirs)."""
+
+
+class ScreenFit(QObject):
+    """Keeps a top-level window, its frame included, inside its screen's available geometry while it opens.
+
+    The size a window is given leaves out the frame the window manager adds (a title bar, borders), and the
+    frame is known only once the manager has put the window up; so the window is measured again on each
+    show, move and resize of its first moments, and shrunk and moved until its frame fits."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self._window = window
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        kind = event.type()
+        if kind == QEvent.Type.Show:
+            QTimer.singleShot(FIT_FOR_MS, self.deleteLater)  # its moments are over: the person's moves stand
+        if kind in (QEvent.Type.Show, QEvent.Type.Move, QEvent.Type.Resize):
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        window = self._window
+        screen = window.screen()
+        if screen is None or not window.isWindow() or not window.isVisible() or window.isMaximized() \
+                or window.isFullScreen():
+            return
+        room, frame, inner = screen.availableGeometry(), window.frameGeometry(), window.geometry()
+        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+        width = max(min(inner.width(), room.width() - extra_w), window.minimumWidth())
+        height = max(min(inner.height(), room.height() - extra_h), window.minimumHeight())
+        if (width, height) != (inner.width(), inner.height()):
+            window.resize(width, height)
+        x = max(min(frame.x(), room.x() + room.width() - (width + extra_w)), room.x())
+        y = max(min(frame.y(), room.y() + room.height() - (height + extra_h)), room.y())
+        if (x, y) != (frame.x(), frame.y()):
+            window.move(x, y)  # a top-level's move places its frame
+
+
 def fit_default_size(window: QWidget, width: int, height: int) -> None:
     """Size `window` `width` x `height`, or smaller to fit the screen it will open on (a 1024x640 laptop
-    gets the whole screen, not a window whose edges are off it).
+    gets the whole screen, not a window whose edges are off it), and keep it, frame included, inside that
+    screen's available geometry as it opens (`ScreenFit`).
 
     On a screen that is no one's the designed size stands."""
     screen = window.screen()
     if screen is not None and on_a_real_screen():
         room = screen.availableGeometry()
         width, height = min(width, room.width()), min(height, room.height())
+        ScreenFit(window)
     window.resize(width, height)

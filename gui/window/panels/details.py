@@ -30,7 +30,6 @@ from collections.abc import Awaitable, Callable
 
 import shiboken6
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -59,6 +58,7 @@ from core import (
     parse_key,
 )
 from gui.window.kit import theme
+from gui.window.kit.code_font import keep_code_font
 from gui.window.kit.remembered import keep_splitter, window_settings
 from gui.window.panels.details_text import (
     FullCall,
@@ -260,7 +260,7 @@ class DetailsPane(QWidget):
             self.full_output_dialog.resize(900, 600)
             self._full_output_view = QPlainTextEdit()
             self._full_output_view.setReadOnly(True)
-            self._full_output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            keep_code_font(self._full_output_view)
             self._full_output_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
             QVBoxLayout(self.full_output_dialog).addWidget(self._full_output_view)
         self.full_output_dialog.setWindowTitle(title)

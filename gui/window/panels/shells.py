@@ -16,7 +16,7 @@ Signals:
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QFontDatabase, QTextCursor
+from PySide6.QtGui import QBrush, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from core import ShellNode, Timeline
 from gui.window.kit import theme
+from gui.window.kit.code_font import keep_code_font
 
 EMPTY = ("No background shells. A Bash call with <code>run_in_background</code> (a dev server, a watcher) "
          "starts one; it is listed here with its output while it runs, and you can stop it.")
@@ -72,7 +73,7 @@ class ShellsPanel(QWidget):
         self.list.itemActivated.connect(self._on_list_item_activated)
         self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
-        self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        keep_code_font(self.output)
         self.output.setPlaceholderText("No output yet.")
         self.stop_button = QPushButton("Stop shell")
         self.stop_button.setToolTip("Stop the selected shell and every process it started")

@@ -20,10 +20,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QFontMetricsF,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
+from gui.window.kit.code_font import code_font, keep_code_font
 from gui.window.review.highlight import DARK, LIGHT, Palette
 from gui.window.review.rows import Cell, Layout, ReviewRow
 
@@ -57,8 +68,11 @@ class ReviewCanvas(QAbstractScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.viewport().setFont(font)
+        font = code_font()
+        self._font = font
+        """What rows are drawn and measured in: the canvas's own, since an application style sheet resets a
+        viewport's font to its parent's (the grid would be measured in one font and drawn in another)."""
+        keep_code_font(self.viewport())
         self._bold = QFont(font)
         self._bold.setBold(True)
         self._italic = QFont(font)
@@ -114,15 +128,34 @@ class ReviewCanvas(QAbstractScrollArea):
     # -- geometry ----------------------------------------------------------------
 
     def _measure(self) -> None:
-        metrics = self.viewport().fontMetrics()
+        metrics = QFontMetrics(self._font)
         self._line = metrics.height() + 2
-        self._char = max(metrics.horizontalAdvance("M"), 1)
+        # The grid is the font's own advance, fractions included: a run of 40 characters drawn at 7.22 pixels
+        # each must end where the 41st character of the grid begins (an integer grid drifts 9 pixels there).
+        self._char = max(QFontMetricsF(self._font).horizontalAdvance("M"), 1.0)
         self._ascent = metrics.ascent() + 1
+
+    @property
+    def line_height(self) -> int:
+        """The height of one row, in pixels."""
+        return self._line
+
+    @property
+    def char_width(self) -> float:
+        """The grid's column width: every character is placed on it."""
+        return self._char
+
+    def columns_per_side(self) -> float:
+        """How many characters of code each side of a split view shows at this width (scroll bar and frame
+        excluded, whether or not they show now: the answer must not change with the view it chooses)."""
+        bar = self.style().pixelMetric(self.style().PixelMetric.PM_ScrollBarExtent)
+        width = self.width() - 2 * self.frameWidth() - bar
+        return (width // 2 - self._gutter(0)) / self._char
 
     def _visible_rows(self) -> int:
         return max(self.viewport().height() // self._line, 1)
 
-    def _gutter(self, file: int) -> int:
+    def _gutter(self, file: int) -> float:
         digits = self._layout.widths[file] if file < len(self._layout.widths) else 4
         numbers = digits if self._split else 2 * digits + 1
         return (numbers + 3) * self._char
@@ -132,7 +165,7 @@ class ReviewCanvas(QAbstractScrollArea):
         self.verticalScrollBar().setRange(0, max(rows - self._visible_rows(), 0))
         self.verticalScrollBar().setPageStep(self._visible_rows())
         column = self.viewport().width() // 2 if self._split else self.viewport().width()
-        widest = (self._layout.longest + 2) * self._char + self._gutter(0)
+        widest = round((self._layout.longest + 2) * self._char + self._gutter(0))
         self.horizontalScrollBar().setRange(0, max(widest - column, 0))
         self.horizontalScrollBar().setPageStep(max(column, 1))
 
@@ -148,6 +181,7 @@ class ReviewCanvas(QAbstractScrollArea):
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt override)
         palette, extra = (DARK, DARK_EXTRA) if self._dark else (LIGHT, LIGHT_EXTRA)
         painter = QPainter(self.viewport())
+        painter.setFont(self._font)
         try:
             width = self.viewport().width()
             painter.fillRect(self.viewport().rect(), QColor(palette.page_bg))
@@ -199,10 +233,10 @@ class ReviewCanvas(QAbstractScrollArea):
         elif row.kind in ("fold", "note"):
             color = palette.muted
         painter.setFont(self._bold if row.kind in ("file", "hunk") else self._italic if row.kind == "note"
-                        else self.viewport().font())
+                        else self._font)
         painter.setPen(QColor(color))
         painter.drawText(QPoint(rect.x() + 8, rect.y() + self._ascent), text)
-        painter.setFont(self.viewport().font())
+        painter.setFont(self._font)
 
     def _paint_cell(self, painter: QPainter, cell: Cell | None, file: int, rect: QRect, side: str, rejected: bool,
                     palette: Palette, extra: Colors) -> None:
@@ -224,19 +258,19 @@ class ReviewCanvas(QAbstractScrollArea):
         baseline = rect.y() + self._ascent
         painter.drawText(QPoint(rect.x() + 6, baseline), numbers)
         painter.setPen(QColor(marker_fg))
-        painter.drawText(QPoint(rect.x() + gutter - 2 * self._char, baseline), cell.kind)
+        painter.drawText(QPointF(rect.x() + gutter - 2 * self._char, baseline), cell.kind)
         painter.save()
-        painter.setClipRect(QRect(rect.x() + gutter, rect.y(), rect.width() - gutter, rect.height()))
+        painter.setClipRect(QRectF(rect.x() + gutter, rect.y(), rect.width() - gutter, rect.height()))
         x0 = rect.x() + gutter - self.horizontalScrollBar().value()
         if word_bg:
             for start, end in cell.words:
-                painter.fillRect(QRect(x0 + start * self._char, rect.y() + 1, (end - start) * self._char,
+                painter.fillRect(QRectF(x0 + start * self._char, rect.y() + 1, (end - start) * self._char,
                                        rect.height() - 2), QColor(word_bg))
         self._paint_text(painter, cell, x0, baseline, extra.rejected_fg if rejected and cell.kind != " "
                          else None, palette)
         if cell.no_newline:
             painter.setPen(QColor(palette.muted))
-            painter.drawText(QPoint(x0 + (len(cell.text) + 2) * self._char, baseline), "⏎̸ no newline at end")
+            painter.drawText(QPointF(x0 + (len(cell.text) + 2) * self._char, baseline), "⏎̸ no newline at end")
         painter.restore()
 
     def _numbers(self, cell: Cell, side: str, digits: int) -> str:
@@ -248,22 +282,22 @@ class ReviewCanvas(QAbstractScrollArea):
             return f"{new:>{digits}}"
         return f"{old:>{digits}} {new:>{digits}}"
 
-    def _paint_text(self, painter: QPainter, cell: Cell, x0: int, baseline: int, override: str | None,
+    def _paint_text(self, painter: QPainter, cell: Cell, x0: float, baseline: int, override: str | None,
                     palette: Palette) -> None:
         at = 0
         default = QColor(override or palette.text)
         for run in cell.runs:
             if run.start > at:
                 painter.setPen(default)
-                painter.drawText(QPoint(x0 + at * self._char, baseline), cell.text[at:run.start])
+                painter.drawText(QPointF(x0 + at * self._char, baseline), cell.text[at:run.start])
             painter.setPen(QColor(override or run.color or palette.text))
-            painter.setFont(self._bold if run.bold else self._italic if run.italic else self.viewport().font())
-            painter.drawText(QPoint(x0 + run.start * self._char, baseline), cell.text[run.start:run.end])
-            painter.setFont(self.viewport().font())
+            painter.setFont(self._bold if run.bold else self._italic if run.italic else self._font)
+            painter.drawText(QPointF(x0 + run.start * self._char, baseline), cell.text[run.start:run.end])
+            painter.setFont(self._font)
             at = run.end
         if at < len(cell.text):
             painter.setPen(default)
-            painter.drawText(QPoint(x0 + at * self._char, baseline), cell.text[at:])
+            painter.drawText(QPointF(x0 + at * self._char, baseline), cell.text[at:])
 
     # -- input -------------------------------------------------------------------
 

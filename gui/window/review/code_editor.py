@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFontDatabase, QPainter, QPaintEvent, QResizeEvent, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+
+from gui.window.kit.code_font import keep_code_font
 
 
 class _Gutter(QWidget):
@@ -32,7 +34,7 @@ class CodeEditor(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        keep_code_font(self)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._gutter = _Gutter(self)
         self.blockCountChanged.connect(self._update_margin)

@@ -20,7 +20,6 @@ import shiboken6
 from PySide6.QtCore import Signal
 from PySide6.QtGui import (
     QCloseEvent,
-    QFontDatabase,
     QPalette,
     QShowEvent,
     QTextBlockFormat,
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from core import FileDiff, spawn
 from gui.window.kit import theme
+from gui.window.kit.code_font import keep_code_font
 from gui.window.review.highlight import message_html, render_diff_blocks, wrap_document
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class DiffView(QWidget):
         self.browser = QTextBrowser(self)
         self.browser.setReadOnly(True)
         self.browser.setOpenLinks(False)
-        self.browser.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        keep_code_font(self.browser)
         self.browser.document().setUndoRedoEnabled(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -14,7 +14,9 @@ of the window uses:
 
 A click on a fold ("⋯ 59 unchanged lines") shows those lines, when the new
 text is known.  The view (split or unified) is remembered between runs (QSettings, under
-Belay's config directory).  Hunks of a file that cannot be approved in part
+Belay's config directory); side by side is drawn only where each side has
+room for SPLIT_COLUMNS characters, else the diff is unified and a short
+note beside the switch says why (the choice stands for a wider window).  Hunks of a file that cannot be approved in part
 (a new file, a binary or truncated diff) cannot be rejected; the view says
 so.  A notebook's diff is of its cells as shown, not its JSON: the core
 turns its accepted hunks back into the notebook (`core.tools.nbpartial`).
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QKeySequence, QPalette, QResizeEvent, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from core import ToolName, spawn
@@ -56,6 +58,9 @@ KEPT_REVIEWS = 50
 RENDERED = frozenset({ToolName.NOTEBOOK_EDIT})
 """Tools whose diff shows a rendering of the file, not its bytes: their proposed content is not the diff's text."""
 NOT_SPLITTABLE = "this file is written whole: its changes cannot be approved in part"
+SPLIT_COLUMNS = 80
+"""Side by side only where each side shows this many characters of code."""
+TOO_NARROW = "unified: too narrow to split"
 
 
 class ReviewView(QWidget):
@@ -121,6 +126,14 @@ class ReviewView(QWidget):
         self.focus_button.setCheckable(True)
         self.focus_button.setToolTip("Give the diff the whole column (F)")
         self.focus_button.toggled.connect(self.focus_changed.emit)
+        self.narrow = QLabel(TOO_NARROW)
+        self.narrow.setObjectName("reviewNarrow")
+        self.narrow.setToolTip(f"Side by side needs room for {SPLIT_COLUMNS} characters on each side; this diff is "
+                               "shown unified until the window or the column is wider")
+        self.narrow.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        # It gives way (cut) rather than widening the right column of a 1024-pixel window.
+        self.narrow.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.narrow.setVisible(False)
         self._build()
         split = self._settings.value(SPLIT_KEY, True, type=bool)
         self.view_button.setChecked(bool(split))
@@ -148,6 +161,7 @@ class ReviewView(QWidget):
                        self.accept_all_button, self.reject_all_button):
             bar.addWidget(widget)
         bar.addStretch(1)
+        bar.addWidget(self.narrow)
         bar.addWidget(self.view_button)
         bar.addWidget(self.focus_button)
         layout = QVBoxLayout(self)
@@ -183,6 +197,11 @@ class ReviewView(QWidget):
             if request.tool not in RENDERED else {}
         self._show(request.diffs, contents, (), self._reviews.pop(request.call_id, (set(), 0)),
                    whole_files=request.tool == ToolName.BASH)  # a previewed command's: a file can be left out whole
+
+    @property
+    def shown_call(self) -> str | None:
+        """The call id of the request shown (None: diffs given directly, or nothing)."""
+        return self._call_id
 
     def has_rejections(self, call_id: str) -> bool:
         """Whether the person rejected some of this request's changes (shown now, or reviewed before)."""
@@ -275,7 +294,22 @@ class ReviewView(QWidget):
 
     @property
     def split(self) -> bool:
-        return self.view_button.isChecked()
+        """Whether the diff is drawn side by side now (chosen, and wide enough)."""
+        return self.view_button.isChecked() and self.wide_enough()
+
+    def wide_enough(self) -> bool:
+        """Each side of a split view would show SPLIT_COLUMNS characters of code."""
+        return self.canvas.columns_per_side() >= SPLIT_COLUMNS
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_view()
+
+    def _fit_view(self) -> None:
+        """Split as chosen where it fits; unified, saying why, where it does not."""
+        chosen = self.view_button.isChecked()
+        self.canvas.set_split(self.split)
+        self.narrow.setVisible(chosen and not self.wide_enough())
 
     def plain_text(self) -> str:
         """What the view shows, as text: one line per row."""
@@ -370,7 +404,7 @@ class ReviewView(QWidget):
     def _on_view_toggled(self, split: bool) -> None:
         self.view_button.setText("Split" if split else "Unified")
         self.view_button.setToolTip("Side by side, or unified in one column (V); remembered")
-        self.canvas.set_split(split)
+        self._fit_view()
         self._settings.setValue(SPLIT_KEY, split)
 
     def _update_controls(self) -> None:

@@ -28,7 +28,6 @@ from typing import Literal
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QFont,
-    QFontDatabase,
     QKeyEvent,
     QKeySequence,
     QShortcut,
@@ -52,6 +51,7 @@ from PySide6.QtWidgets import (
 
 from core import ConflictRegion, FilePreview, Resolution, Take, UndoPreview, conflict_regions
 from gui.window.kit import theme
+from gui.window.kit.code_font import code_font, keep_code_font
 from gui.window.review.code_editor import CodeEditor
 from gui.window.undo.regions import TAKE_TEXT, RegionBar, cursor_at
 
@@ -97,7 +97,7 @@ class UndoDialog(QDialog):
         self._left = {f.path: len(conflict_regions(f.merged or "")) for f in self._conflicts() if _mergeable(f)}
         """Conflict regions still in each mergeable file's merged text."""
         self._docs: dict[tuple[str, str], QTextDocument] = {}
-        self._font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._font = code_font()
         verb = "Redo" if preview.redo else "Undo"
         changed = sum(f.action in ("conflict", "merged") for f in preview.files)
         plural = "file" if changed == 1 else "files"
@@ -260,7 +260,7 @@ class UndoDialog(QDialog):
 
     def _text_view(self) -> QPlainTextEdit:
         view = QPlainTextEdit(readOnly=True)
-        view.setFont(self._font)
+        keep_code_font(view)
         view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         return view
 

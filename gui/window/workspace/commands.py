@@ -12,6 +12,7 @@ from functools import partial
 from typing import Protocol
 
 from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QWidget
 
 from gui.window.chrome.actions import NO_MENU, Row, Submenu, WindowCommand
 from gui.window.kit.theme import theme_menu
@@ -32,11 +33,12 @@ class Window(Protocol):
     def focus_approvals(self) -> None: ...
     def show_shortcuts(self) -> None: ...
     def question_mark(self) -> None: ...
+    def show_tab(self, tab: QWidget) -> None: ...
 
 
 def commands(w: Window, parts: Parts, calls: CallMenu) -> list[Row]:
     """Every menu entry and key of the window `w`, in menu order."""
-    tabs = [WindowCommand(VIEW, name, partial(parts.tabs.setCurrentWidget, tab), f"Ctrl+{number}", tip)
+    tabs = [WindowCommand(VIEW, name, partial(w.show_tab, tab), f"Ctrl+{number}", tip)
             for number, (tab, name, tip) in enumerate(parts.tab_list(), 1)]
     return [
         WindowCommand(FILE, "&Verify the journal", w.verify_journal,

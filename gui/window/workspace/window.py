@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
     QSplitter,
     QTextEdit,
     QVBoxLayout,
@@ -37,6 +39,7 @@ from core import (
     RunStatus,
     UndoReport,
 )
+from gui.window.approvals.arming import SEEN_S
 from gui.window.chrome import actions
 from gui.window.chrome.attention import Attention, titled
 from gui.window.chrome.journal_check import check_journal
@@ -55,8 +58,7 @@ from gui.window.workspace.follow import Follow
 from gui.window.workspace.parts import Parts
 from gui.window.workspace.status_bar import WindowStatus
 
-SHORT_WINDOW = 800
-"""Below this height a waiting request hides the tabs (its diff needs the room)."""
+FOLDED_TEXT = "▸ Details and other tabs (folded while a request waits; click or Ctrl+1…5)"
 
 
 class MainWindow(QMainWindow):
@@ -107,6 +109,17 @@ class MainWindow(QMainWindow):
         self._right.addWidget(self.elicitations, 0)
         self._right.addWidget(self.approvals, 0)
         self._right.addWidget(self.tabs, 1)
+        self.folded = QPushButton(FOLDED_TEXT)
+        """The tabs, folded to one line while a request waits: its diff or card takes the column."""
+        self.folded.setObjectName("foldedTabs")
+        self.folded.setFlat(True)
+        self.folded.setStyleSheet("QPushButton { padding: 0 4px; text-align: left; border: none; }")
+        self.folded.setFixedHeight(self.folded.fontMetrics().height() + 2)  # one line of text, no more
+        self.folded.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # cut, never widening
+        self.folded.setToolTip("Show the tabs again (until nothing waits)")
+        self.folded.clicked.connect(self._on_folded_clicked)
+        self._tabs_wanted = False
+        self._right.addWidget(self.folded, 0)
         self.split = split = QSplitter(Qt.Orientation.Horizontal)
         """The timeline on the left, the approvals and tabs on the right; where the person leaves its divider
         is where it is next time."""
@@ -191,10 +204,23 @@ class MainWindow(QMainWindow):
         self._fold_tabs()
 
     def _fold_tabs(self) -> None:
-        """The tabs step aside in focus mode, and on a short window (a 1024x640 laptop) while a call waits:
-        its diff needs the room; they come back when nothing waits."""
-        fold = bool(self.approvals.queue()) and self.height() < SHORT_WINDOW
+        """While a call waits the tabs fold to one line (its diff or card takes the column) unless the person
+        opened them again; in focus mode they step aside; they come back when nothing waits."""
+        waiting = bool(self.approvals.queue())
+        if not waiting:
+            self._tabs_wanted = False
+        fold = waiting and not self._tabs_wanted
         self.tabs.setVisible(not (fold or self.approvals.diff.focus_button.isChecked()))
+        self.folded.setVisible(fold and not self.approvals.diff.focus_button.isChecked())
+
+    def _on_folded_clicked(self) -> None:
+        self._tabs_wanted = True
+        self._fold_tabs()
+
+    def show_tab(self, tab: QWidget) -> None:
+        """Ctrl+number: that tab, unfolded if a waiting request had folded the tabs."""
+        self.tabs.setCurrentWidget(tab)
+        self._on_folded_clicked()
 
     def _on_approvals_waiting_changed(self, waiting: int) -> None:
         """A waiting call takes the larger share of the right side; otherwise the details do."""
@@ -210,8 +236,9 @@ class MainWindow(QMainWindow):
         request = next((r for r in self.approvals.queue() if r.call_id == call_id), None)
         if request is None:
             self.statusBar().showMessage("That request was answered already.", 10_000)
-        elif action == "approve" and request.impact.level == "low":
-            self.console.approve(call_id, via="notification")
+        elif action == "approve" and request.impact.level == "low" and (
+                self.approvals.may_approve(call_id) or self.attention.up_for(call_id) >= SEEN_S):
+            self.console.approve(call_id, via="notification")  # it was on screen (the bubble or the window) so long
             self.statusBar().showMessage(f"Approved {request.tool} {request.summary} from the notification.", 10_000)
         elif action == "deny":
             self.console.deny(call_id, "denied from the desktop notification", via="notification")

@@ -30,10 +30,9 @@ def test_always_allow_offers_scopes_and_writes_the_exact_rule(qtbot: Any, loop: 
         async with Console(workspace) as console:
             console.register_approver("test")
             call, request = await _ask(console, "touch notes.txt")
-            panel = ApprovalPanel(console, console.timeline)
-            qtbot.addWidget(panel)
+            panel = _panel(qtbot, console)  # on screen: nothing unseen is armed
             panel.add(request)
-            await wait_until(panel.always_button.isEnabled, what="the answers to arm")  # after ARM_S
+            await wait_until(panel.always_button.isEnabled, what="the answers to arm")  # drawn, then SEEN_S
             assert panel.always_button.isEnabled()
             assert panel.rule_action.text() == "Rule: Bash(touch:*)"
             assert [a.text() for a in panel.scope_actions.values()][2].startswith("For this workspace")

@@ -27,6 +27,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from core import Console, Hub, RunKey, RunStatus
+from gui.window.approvals.arming import SEEN_S
 from gui.window.chrome.attention import badge_icon, notice_for, titled
 from gui.window.hub.window import HubWindow
 from gui.window.kit.remembered import window_settings
@@ -144,6 +145,7 @@ def test_a_request_reaches_the_notification_server_and_its_approve_button_answer
                          what="the notification")
         assert window.attention.notifier.server == "dunst"
         assert desktop.displayed() == 1
+        await asyncio.sleep(SEEN_S)  # approving from the bubble needs it read first (on screen for SEEN_S)
         menu = await desktop.choose("#Approve")
         assert "#Approve (lead wants Read)" in menu and "#Deny (lead wants Read)" in menu, menu
         outcome = await asyncio.wait_for(call, 10)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenuBar
 from pytestqt.modeltest import ModelTester
 
 from core import Hub
@@ -84,6 +85,10 @@ def test_agents_in_two_unseen_projects_are_asked_about_then_supervised_side_by_s
             window.show_oldest_waiting()  # Ctrl+Shift+I
             assert window.pages.currentWidget() is blog_page
             assert window.width() == 1024, "the sidebar and a waiting request's page add up to more than 1024 pixels"
+            bars = [bar for bar in window.findChildren(QMenuBar) if bar.isVisible()]
+            assert bars == [blog_page.menuBar()], "one menu bar, the shown page's"
+            assert [a.text() for a in bars[0].actions()][:2] == ["&Workspace", "&File"]
+            assert sum(a.text() == "&View" for a in bars[0].actions()) == 1
             assert blog_page.approvals.current is not None and blog_page.approvals.current.tool == "Write"
             blog_page.approvals.approve()
             assert _decision(await write) == "allow"

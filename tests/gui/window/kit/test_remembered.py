@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from core import Console
 from gui.window.kit.remembered import fit_default_size, keep_splitter, restore_geometry, save_geometry
 from gui.window.workspace.window import MainWindow
 from tests.conftest import ROOT
+from tests.desktop import headless_desktop
 from tests.gui.window.workspace.test_window import in_window
 
 LEFT = Qt.MouseButton.LeftButton
@@ -153,3 +156,73 @@ def test_the_console_opens_with_the_timeline_divider_where_it_was_left(qtbot: An
 async def qtbot_wait_exposed(qtbot: Any, window: MainWindow) -> None:
     from tests.conftest import wait_until
     await wait_until(lambda: window.isVisible() and window.split.handle(1).isVisible(), what="the window")
+
+
+FRAME_CHILD = r"""
+import asyncio, json, sys
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+from core import Console
+from gui.window.runtime.loop import EventLoop
+from gui.window.workspace.window import MainWindow
+
+
+def rect(r):
+    return [r.x(), r.y(), r.width(), r.height()]
+
+
+async def main(workspace):
+    console = Console(workspace)
+    await console.open()
+    window = MainWindow(console)
+    window.start()
+    window.show()
+    seen, still = None, 0
+    for _ in range(250):  # until the window manager has framed it and nothing moves for a while
+        await asyncio.sleep(0.02)
+        now = (rect(window.frameGeometry()), rect(window.geometry()))
+        framed = now[0] != now[1]
+        still = still + 1 if now == seen and framed else 0
+        seen = now
+        if still >= 25:
+            break
+    print(json.dumps({"frame": rect(window.frameGeometry()), "room": rect(window.screen().availableGeometry()),
+                      "inner": rect(window.geometry())}))
+    await window.tasks.aclose()
+    await console.close()
+    window.close()
+
+
+app = QApplication(sys.argv[:1])
+with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:
+    runner.run(main(Path(sys.argv[1])))
+"""
+
+
+def test_under_a_window_manager_the_first_window_and_its_frame_fit_the_screen(tmp_path: Path) -> None:
+    """Xvfb at 1024x640 with openbox framing windows: the console's first window, title bar and borders
+    included, lies inside the screen's available geometry (its size alone used to, its frame did not)."""
+    missing = [tool for tool in ("Xvfb", "openbox", "xprop") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (Debian: apt-get install xvfb openbox x11-utils)")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    with headless_desktop("1024x640x24", bus=False) as desktop:
+        desktop.start("openbox")
+        for _ in range(200):  # openbox says it manages the screen
+            probe = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=desktop.env(),
+                                   capture_output=True, text=True)
+            if "window id" in probe.stdout:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("openbox did not start on Xvfb")
+        env.update(DISPLAY=desktop.display, QT_QPA_PLATFORM="xcb", BELAY_CONFIG_DIR=str(tmp_path / "config"))
+        shown = subprocess.run([sys.executable, "-c", FRAME_CHILD, str(workspace)], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    placed = json.loads(shown.stdout.strip().splitlines()[-1])
+    (x, y, w, h), (rx, ry, rw, rh) = placed["frame"], placed["room"]
+    assert placed["frame"] != placed["inner"], f"openbox did not frame the window: {placed}"
+    assert rx <= x and ry <= y and x + w <= rx + rw and y + h <= ry + rh, f"the frame leaves the screen: {placed}"

@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from core import ApprovalRequested, Console, ProposedFile, RunStatus, Script, Step, run_script
 from core.changes.diffs import compute_diff
 from core.models.diffs import FileDiff
-from gui.window.review.view import ReviewView
+from gui.window.review.view import SPLIT_COLUMNS, TOO_NARROW, ReviewView
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 
@@ -48,7 +48,7 @@ def expected_partial(old: str, new: str, rejected: list[int]) -> str:
 def _view(qtbot: QtBot, tmp_path: Path) -> ReviewView:
     view = ReviewView(dark=False, settings=QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(view)
-    view.resize(1024, 640)
+    view.resize(1600, 640)  # wide enough for side by side (SPLIT_COLUMNS characters a side)
     view.show()
     view.activateWindow()  # the keys act only while the diff (in the active window) has the focus
     qtbot.waitUntil(view.isActiveWindow, timeout=5000)
@@ -154,6 +154,25 @@ def test_the_view_choice_is_remembered_and_unified_shows_both_numbers(qtbot: QtB
     assert "         16 +     value_15 = compute(x * 2, 15)  # changed" in lines
     again = _view(qtbot, tmp_path)
     assert not again.split
+
+
+def test_side_by_side_only_where_each_side_has_80_columns_else_unified_saying_why(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot, tmp_path)
+    diff, new = _diff()
+    view.set_diffs([diff], contents={"src/app.py": new})
+    assert view.split and view.canvas.columns_per_side() >= SPLIT_COLUMNS and not view.narrow.isVisible()
+    view.resize(1024, 640)  # each side would show about 60 characters
+    qtbot.waitUntil(lambda: not view.split)
+    assert view.view_button.isChecked() and view.narrow.isVisible() and view.narrow.text() == TOO_NARROW
+    assert "│" not in view.plain_text()  # drawn unified: one column, both numbers
+    view.resize(1600, 640)
+    qtbot.waitUntil(lambda: view.split)  # the choice stood: split again where it fits
+    assert not view.narrow.isVisible()
+    view.view_button.setChecked(False)
+    view.resize(1024, 640)
+    qtbot.waitUntil(lambda: view.width() == 1024)
+    assert not view.split and not view.narrow.isVisible()  # unified by choice: nothing to explain
 
 
 def test_accept_all_reject_all_and_a_file_written_whole(qtbot: QtBot, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from core import Console
-from gui.window.approvals.panel import ARM_S
+from gui.window.approvals.arming import SEEN_S
 from gui.window.kit.theme import ThemeSwitch
 from gui.window.timeline.model import STATUS_COLUMN
 from gui.window.workspace.window import MainWindow
@@ -125,6 +125,6 @@ def _screenshot(window: MainWindow, name: str) -> None:
     """Saved under $BELAY_SCREENSHOTS when set (the README's pictures), once the answer buttons are armed."""
     out = os.environ.get("BELAY_SCREENSHOTS")
     if out:
-        QTest.qWait(int(ARM_S * 1000) + 100)
+        QTest.qWait(int(SEEN_S * 1000) + 100)
         window.grab().save(str(Path(out) / name))
 
