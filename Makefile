@@ -46,7 +46,8 @@ XCB_LIBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb
 # - bubblewrap gives Bash calls a real sandbox (PID namespace, read-only root); without it Bash runs unsandboxed;
 # - desktop-file-utils and appstream validate packaging/;
 # - openssh-server and -client: the remote-host test runs a private sshd on 127.0.0.1 (belay serve over ssh);
-# - xvfb, dbus, dunst, wmdocker and the xcb libraries run the desktop notification and tray tests.
+# - xvfb, dbus, dunst, wmdocker and the xcb libraries run the desktop notification and tray tests;
+# - openbox and x11-utils (xprop): the first window's geometry under a real window manager.
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
@@ -55,6 +56,7 @@ system-deps:
 	{ test -x /usr/sbin/sshd && command -v ssh; } >/dev/null 2>&1 || missing="$$missing openssh-server openssh-client"; \
 	{ command -v Xvfb && command -v dbus-daemon && command -v dunst && command -v wmdocker; } >/dev/null 2>&1 \
 	  || missing="$$missing xvfb dbus dunst wmdocker $(XCB_LIBS)"; \
+	{ command -v openbox && command -v xprop; } >/dev/null 2>&1 || missing="$$missing openbox x11-utils"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "make test: installing$$missing with apt-get"; \
