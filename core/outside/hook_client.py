@@ -20,7 +20,12 @@ A workspace whose console is still starting (it holds the workspace's lock, its 
 waited for, its socket looked for every tenth of a second, up to `--start-wait` (default 60 s,
 `$BELAY_HOOK_START_WAIT`); a console that stops before it serves refuses the call with the reason it left.
 
-Fails closed, and only ever exits in ways Claude Code honours: an event that can still be stopped
+With no console running, Claude Code in a person's terminal falls back to its own prompt: the PreToolUse
+is answered "ask" (with why), which Claude Code puts before that person in every permission mode.  Run
+headless or by an SDK host, and for Codex and Gemini CLI, which have no prompt a person must answer, the
+call is refused as below.
+
+Otherwise it fails closed, and only ever exits in ways Claude Code honours: an event that can still be stopped
 (PreToolUse, PermissionRequest, UserPromptSubmit) is refused whenever the console cannot give an answer
 (none running, unreachable, silent, a garbled answer, a bug in this script), in the event's own
 structured form on stdout with exit 0: a PreToolUse `permissionDecision` "deny" with Belay's reason, a
@@ -75,6 +80,12 @@ REFUSALS: dict[str, dict[bytes, bytes]] = {
 """Per agent, each stoppable event's refusal as the agent reads it (its reason goes where %s is, as a JSON
 string).  An agent's stoppable events are exactly the keys here."""
 BLOCKING: dict[str, tuple[bytes, ...]] = {agent: tuple(events) for agent, events in REFUSALS.items()}
+ASK = (b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", '
+       b'"permissionDecisionReason": %s}}\n')
+"""Claude Code's PreToolUse "ask": its own permission prompt, with the reason shown above it."""
+ASKS_INSTEAD = (b"PreToolUse", b"PermissionRequest", b"UserPromptSubmit")
+ENTRYPOINT_ENV = "CLAUDE_CODE_ENTRYPOINT"
+"""How Claude Code was started, in its hooks' environment: "cli" in a terminal, "sdk-cli" for `-p`."""
 PROJECT_ENV = {"claude": "CLAUDE_PROJECT_DIR", "codex": "CODEX_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR"}
 """The variable in which each agent names the project it works in (else the working directory)."""
 KEEPALIVE = b"WAIT"
@@ -357,6 +368,26 @@ def refuse(name: bytes | None, reason: str, agent: str = "claude") -> int:
     return BLOCK
 
 
+def person_asked_instead(event: bytes, agent: str) -> bool:
+    """Whether, with no console running, the agent's own prompt can take the decision: Claude Code run by a
+    person in a terminal (CLAUDE_CODE_ENTRYPOINT "cli") shows a PreToolUse "ask" to that person, in every
+    permission mode, bypass included; run headless (`-p`: "sdk-cli") or by an SDK host, whose callback need not
+    be a person, it is refused instead (tests/integration/test_claude_no_console.py checks both with the CLI)."""
+    return agent == "claude" and os.environ.get(ENTRYPOINT_ENV) == "cli" and event_name(event) in ASKS_INSTEAD
+
+
+def ask_instead(event: bytes, reason: str) -> int:
+    """Claude Code's own prompt takes the call: "ask" for a PreToolUse, and no opinion on the events around it
+    (its PermissionRequest is the prompt itself; a prompt the person typed is theirs to send)."""
+    if event_name(event) == b"PreToolUse" and sys.stdout is not None:
+        try:
+            sys.stdout.buffer.write(ASK % json_string(f"Belay: {reason}").encode("ascii"))
+            sys.stdout.buffer.flush()
+        except (OSError, ValueError):
+            return refuse(b"PreToolUse", f"Belay: {reason}")
+    return QUIET
+
+
 def json_string(text: str) -> str:
     """`text` as a JSON string literal in ASCII, without loading a JSON encoder (see the module's docstring)."""
     out = ['"']
@@ -389,6 +420,23 @@ def seconds(options: dict[str, str], flag: str, env: str, default: float) -> flo
     return value
 
 
+def no_console(event: bytes, state_root: str, where: str, agent: str) -> int:
+    """No console serves `where`: refused, saying how to start one (and why the last one stopped, if it left
+    word); Claude Code in a person's terminal asks that person instead."""
+    failed = last_start_failure(state_root, where)
+    if failed:
+        return fail(event, f"no Belay console is running for {where}, so this call is refused: the last one to "
+                           f"start there stopped before it could answer ({failed}). Fix that, then start it "
+                           f"again with `belay watch --workspace {where}`.", agent)
+    if person_asked_instead(event, agent):
+        return ask_instead(event, f"Belay is not running for {where}, so Claude Code asks you instead. Start "
+                                  "Belay (`belay`) to supervise this project again.")
+    return fail(event, f"no Belay console is running for {where}, so this call is refused. Start one with "
+                       f"`belay watch --workspace {where}`, or `belay watch` to supervise every project from one "
+                       f"window (or remove Belay's hooks: `belay hooks uninstall"
+                       f"{'' if agent == 'claude' else ' --agent ' + agent}`).", agent)
+
+
 def answer(argv: list[str], event: bytes) -> int:
     """Ask the console about `event`, print its answer and return the exit code Claude Code acts on."""
     options = dict(zip(argv[0::2], argv[1::2]))
@@ -413,15 +461,7 @@ def answer(argv: list[str], event: bytes) -> int:
     if socket_path is None:
         socket_path, hub = hub_socket(state_root), where  # the console for every workspace, told where
     if socket_path is None:
-        failed = last_start_failure(state_root, where)
-        if failed:
-            return fail(event, f"no Belay console is running for {where}, so this call is refused: the last one to "
-                               f"start there stopped before it could answer ({failed}). Fix that, then start it "
-                               f"again with `belay watch --workspace {where}`.", agent)
-        return fail(event, f"no Belay console is running for {where}, so this call is refused. Start one with "
-                           f"`belay watch --workspace {where}`, or `belay watch` to supervise every project from one "
-                           f"window (or remove Belay's hooks: `belay hooks uninstall"
-                           f"{'' if agent == 'claude' else ' --agent ' + agent}`).", agent)
+        return no_console(event, state_root, where, agent)
     try:
         with open(os.path.join(config_dir, "token"), encoding="ascii") as f:
             token = f.read().strip()

@@ -206,6 +206,15 @@ def _local_note(path: Path) -> str:
     return note
 
 
+WITHOUT_CONSOLE = {
+    "claude": "While Belay is not running, Claude Code asks you in its terminal instead (run headless with -p, it "
+              "refuses the call).",
+    "codex": "While Belay is not running, Codex's calls are refused.",
+    "gemini": "While Belay is not running, Gemini CLI's calls are refused.",
+}
+"""What an agent does with its calls when no console answers (core.outside.hook_client.no_console)."""
+
+
 def hooks_command(action: str, project: str | None, user: bool, state_dir: str | None,
                   out: TextIO = sys.stdout, agent: str = "claude") -> int:
     """`belay hooks install|uninstall [--agent claude|codex|gemini]`: Belay's entries in that agent CLI's
@@ -220,7 +229,7 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
                 where = "in every project" if user else f"in {path.parent.parent}"
                 out.write(f"Installed Belay's hooks ({', '.join(changed.events)}) in {path}.\n"
                           f"{hooks.console_word} now asks Belay before every tool call {where}; start the console "
-                          "with `belay`. Without a running console, calls are refused.\n")
+                          f"with `belay`. {WITHOUT_CONSOLE[agent]}\n")
             else:
                 out.write(f"Belay's hooks were already installed in {path}.\n")
             if not user and agent == "claude":

@@ -39,7 +39,7 @@ def _hook(name: str, cwd: Path, project: Path | None = None, session: str = "ses
                              "tool_name": "Write", "tool_use_id": "toolu_1",
                              "tool_input": {"file_path": str(cwd / "x.txt"), "content": "x"}}
     env = {k: v for k, v in os.environ.items()
-           if k not in ("CLAUDE_PROJECT_DIR", "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT")}
+           if k not in ("CLAUDE_PROJECT_DIR", "BELAY_HOOK_WAIT", "BELAY_HOOK_MAX_WAIT", "CLAUDE_CODE_ENTRYPOINT")}
     if project is not None:
         env["CLAUDE_PROJECT_DIR"] = str(project)
     env.update(env_extra or {})
@@ -81,6 +81,21 @@ def test_with_no_console_calls_that_can_still_be_stopped_are_blocked_and_the_res
     for name in AFTER_THE_FACT:  # the tool already ran: an error exit would only be noise
         done = _hook(name, tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), name
+
+
+def test_with_no_console_claude_code_in_a_terminal_asks_its_person_and_headless_it_is_refused(tmp_path: Path) -> None:
+    """Belay not running: Claude Code in a person's terminal shows its own prompt (PreToolUse "ask", saying
+    why; no opinion on the prompt itself or the person's own prompt); run with -p it is refused."""
+    terminal = {"CLAUDE_CODE_ENTRYPOINT": "cli"}
+    asked = json.loads(_hook("PreToolUse", tmp_path, env_extra=terminal).stdout)["hookSpecificOutput"]
+    assert asked["permissionDecision"] == "ask"
+    assert asked["permissionDecisionReason"].startswith(f"Belay: Belay is not running for {tmp_path}, so Claude "
+                                                        "Code asks you instead")
+    for name in ("PermissionRequest", "UserPromptSubmit"):
+        done = _hook(name, tmp_path, env_extra=terminal)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), name
+    headless = _refusal(_hook("PreToolUse", tmp_path, env_extra={"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}), "PreToolUse")
+    assert headless.startswith(f"Belay: no Belay console is running for {tmp_path}")
 
 
 def test_a_stale_socket_of_a_console_that_died_fails_closed_saying_to_restart_it(tmp_path: Path) -> None:
