@@ -52,7 +52,7 @@ def test_unattended_demo_then_list_and_undo_from_the_terminal(tmp_path: Path, st
     receipt = next(c for c in by_tool["Write"] if c["files_changed"] == ["src/shop/receipt.py"])
     undone = _belay("undo", str(receipt["id"]), "--workspace", str(ws), "--state-dir", str(state_dir))
     assert undone.returncode == 0, undone.stdout + undone.stderr
-    assert "Restored 1 file" in undone.stdout
+    assert "Removed 1 file the call had created: src/shop/receipt.py" in undone.stdout
     assert not (ws / "src" / "shop" / "receipt.py").exists()
     again = _belay("undo", str(receipt["id"]), "--workspace", str(ws), "--state-dir", str(state_dir), "--json")
     assert again.returncode == 1 and json.loads(again.stdout)["ok"] is False
