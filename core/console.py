@@ -217,10 +217,11 @@ class Console(ConsoleReads):
                                   timeouts=self.policy.timeouts)
         self._roster = Roster(recorder, self._pipeline)
         self._policy_changed("settings loaded")
-        if self._tracking:  # only the owning console starts programs; `belay calls` does not
-            # The MCP package takes about a second to import: off the loop, and only for a console that serves.
+        servers = self.policy.mcp_servers()
+        if self._tracking and servers:  # only the owning console starts programs; `belay calls` does not
+            # The MCP package takes a second or more to import: off the loop, and only when there are servers.
             McpManager, OAuthPlace = await asyncio.to_thread(_mcp_classes)  # noqa: N806 - classes
-            self.mcp = McpManager(self.registry, self.policy.mcp_servers(), on_status=self._mcp_changed,
+            self.mcp = McpManager(self.registry, servers, on_status=self._mcp_changed,
                                   cwd=self.workspace.root, elicit=self.elicitations.ask,
                                   oauth=OAuthPlace(config_dir() / "mcp-oauth"))
             self._pipeline.tool_starting = self.mcp.wait_for_tool  # a call to a starting server's tool waits
@@ -278,7 +279,8 @@ class Console(ConsoleReads):
     async def restart_mcp_server(self, name: str) -> None:
         """The window's restart button for a crashed or hung MCP server."""
         if self.mcp is None:
-            raise RuntimeError("the console is not open")
+            raise ToolError(ErrorKind.NOT_FOUND, f"no MCP server named {name!r} runs in this console",
+                            "MCP servers are declared in the user settings ([mcp.servers.NAME]).")
         await self.mcp.restart(name)
 
     async def mcp_started(self, timeout_s: float | None = None) -> list[ServerStatus]:
