@@ -40,7 +40,11 @@ was not UTF-8 (as os.fsdecode keeps it in a name, U+DC80 to U+DCFF)."""
 _NAME_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
 _NAMED_CONTROLS = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 MAX_LINE_CHARS = 2000
-"""Longest line of a file a tool shows whole (Read, Grep, NotebookRead), as in Claude Code."""
+"""Longest line of a file a tool shows whole (Read, Grep, NotebookRead), as in Claude Code; and the longest
+line of a command's output the agent is given, its cut marker included (`cap_lines`, and the wall's filter
+of an outside agent's command, core.outside.wall)."""
+LINE_MARK_ROOM = 80
+"""Room kept for the marker at the end of a command's output line cut to MAX_LINE_CHARS."""
 
 _MAGIC = ((b"\x7fELF", "an ELF executable"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
           (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"), (b"PK\x03\x04", "a zip archive"),
@@ -90,6 +94,21 @@ def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
     if len(line) <= limit:
         return line
     return f"{line[:limit]}... [line cut: {len(line) - limit:,} of {len(line):,} characters not shown]"
+
+
+def cap_lines(text: str, limit: int = MAX_LINE_CHARS, *, tail: bool = False) -> str:
+    """A command's output with every line longer than `limit` cut so that, its marker included, it fits: one
+    line of 50 MB (a minified bundle, `yes | tr -d '\\n'`) would otherwise fill what the agent is given.
+    `tail`: the text is the end of an output, so its first line is the end of a longer one: kept by its end."""
+    lines = text.split("\n")
+    if all(len(line) <= limit for line in lines):
+        return text
+    keep = limit - LINE_MARK_ROOM
+    capped = [line if len(line) <= limit else
+              f"{line[:keep]}... [line cut: {len(line) - keep:,} more characters not shown]" for line in lines]
+    if tail and len(lines[0]) > limit:
+        capped[0] = f"[line cut: {len(lines[0]) - keep:,} more characters not shown] ...{lines[0][-keep:]}"
+    return "\n".join(capped)
 
 
 def looks_binary(data: bytes) -> bool:
@@ -166,14 +185,14 @@ class OutputCapture:
         return _binary(head, complete=self.total <= len(head))
 
     def text_for_agent(self) -> str:
-        """Head, a marker naming how much was cut, and tail; sanitised; or the binary summary."""
+        """Head, a marker naming how much was cut, and tail; sanitised, each line capped; or the binary summary."""
         if self.binary:
             return summarize_binary(self.total, bytes(self._head[:64]))
         limit = self.head_bytes + self.tail_bytes  # invisible characters grow when escaped: cap the text too
         if not self.truncated:
-            return sanitize(bytes(self._head + self._tail).decode("utf-8", errors="replace"))[:limit]
-        head = sanitize(decode_head(bytes(self._head)))[: self.head_bytes]
-        tail = sanitize(decode_tail(bytes(self._tail)))[-self.tail_bytes:]
+            return cap_lines(sanitize(bytes(self._head + self._tail).decode("utf-8", errors="replace"))[:limit])
+        head = cap_lines(sanitize(decode_head(bytes(self._head)))[: self.head_bytes])
+        tail = cap_lines(sanitize(decode_tail(bytes(self._tail)))[-self.tail_bytes:], tail=True)
         cut = self.total - len(self._head) - len(self._tail)
         return f"{head}\n[... {cut:,} bytes cut ...]\n{tail}"
 

@@ -33,7 +33,10 @@ REFUSALS = frozenset({"ask", "deny"})
 answers as a person who approves: `allowed` means a legitimate call runs and succeeds; an error, a limit, a
 cut, a sanitised or redacted output is what must hold even when a person said yes."""
 CUT_MARKERS = ("characters cut ...]", "bytes cut ...]", "[line cut: ")
-"""How a capped output says it was cut (what an `allowed` call must not be)."""
+"""How a capped output says it was cut (what an `allowed` call must not be): Belay's own tools, and the wall's
+filter of an outside agent's command (core.outside.wall), say it in the same words."""
+ROUTES = ("own", "hook")
+"""Belay's own pipeline and tools; an outside agent's hook call, carried out by the agent (see test_hostile)."""
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
@@ -102,11 +105,103 @@ def repeats(case: dict[str, Any]) -> int:
     return min(int(found.group(1)), MAX_REPEATS) if found else 1
 
 
-def race_outcome_ok(expected: str, seen: Observed) -> list[str]:
+def race_outcome_ok(expected: str, seen: Observed, route: str = "own") -> list[str]:
     """For a race, one try may also win cleanly: it succeeds or finds the path missing, never anything else."""
     if seen.status == "done" or (seen.status == "failed" and seen.error_kind == "not-found"):
         return []
-    return check_expected(expected, seen, {})
+    return check_expected(expected, seen, {}, route)
+
+
+def routes(case: dict[str, Any]) -> list[str]:
+    """The routes a case runs on: its `route` field (`own`, `hook` or `both`), both by default."""
+    route = case.get("route") or "both"
+    if route not in (*ROUTES, "both"):
+        raise ValueError(f"{case['id']}: route must be own, hook or both, not {route!r}")
+    return list(ROUTES) if route == "both" else [route]
+
+
+def hook_route_gap(case: dict[str, Any]) -> str | None:
+    """Why a case cannot arise as an outside agent's hook call (None: it can, and runs on that route).
+
+    Each rule names one way the case's call differs from anything a hook ever carries; nothing else is left
+    out of the hook route."""
+    for rule in HOOK_ROUTE_GAPS:
+        why = rule(case)
+        if why is not None:
+            return why
+    return None
+
+
+def _raw_json_input(case: dict[str, Any]) -> str | None:
+    """A hook event carries the call's input as a JSON object Claude Code decoded and checked against its
+    tool's schema; raw text to decode (malformed on purpose) tests only Belay's own decoding."""
+    return "its input is raw JSON text, which Belay's own pipeline decodes" if isinstance(case["input"], str) else None
+
+
+def _agent_shell_startup(case: dict[str, Any]) -> str | None:
+    """A start-up variable in the agent's own environment (BASH_ENV, ENV) is read by the agent's own shell as
+    it starts the command Belay answered with, before anything of Belay's runs: what it does is the agent's
+    environment at work, which Belay's answer cannot reach (inside the wall the environment is allow-listed)."""
+    found = sorted(set(case.get("host_env") or {}) & {"BASH_ENV", "ENV"})
+    return f"{', '.join(found)} in the agent's environment is run by the agent's own shell first" if found else None
+
+
+HOOK_ROUTE_GAPS = (_raw_json_input, _agent_shell_startup)
+
+
+@dataclass(frozen=True)
+class OpenOnHookRoute:
+    """Cases Belay's hook handling does not hold yet, for one stated reason: expected to fail on the hook route
+    (strictly: once one passes, the test says so and it comes off the list).  Issue 34 point 5."""
+
+    why: str
+    cases: frozenset[str]
+    strict: bool = True
+    """False for a race, which the agent may win or lose."""
+
+
+HOOK_ROUTE_OPEN = (
+    OpenOnHookRoute(
+        "Belay's hook handling does not refuse a file tool's path its own tools refuse (outside the workspace by "
+        "`..`, a link or a dangling link; a FIFO or a device; a directory; a relative or over-long name): the "
+        "policy asks, the person approves, and the agent's tool opens it",
+        frozenset({"belay-path-notebook-link-out", "belay-path-write-dangling-link-out", "path-dotdot",
+                   "path-dotdot-after-subdir", "path-symlink-file-out", "path-symlink-dir-out", "path-symlink-edit",
+                   "path-fifo-read", "path-device-in-ws", "path-write-to-directory", "path-ls-outside", "path-long",
+                   "path-relative"})),
+    OpenOnHookRoute("a link swapped in after Belay looked: the agent's tool follows it (a race)",
+                    frozenset({"path-toctou-swap"}), strict=False),
+    OpenOnHookRoute(
+        "the agent writes a file in place, so through a hard link its other name outside the workspace changes "
+        "too; Belay's own tools replace the file instead",
+        frozenset({"belay-path-hardlink-write", "belay-path-hardlink-edit"})),
+    OpenOnHookRoute(
+        "Belay does not follow what the agent read, so it cannot refuse an edit of a file changed since (Claude "
+        "Code itself refuses one before its hook: 'File has been modified since read')",
+        frozenset({"belay-path-stale-after-outside-edit", "belay-path-stale-same-size", "belay-path-stale-multiedit",
+                   "belay-path-notebook-stale"})),
+    OpenOnHookRoute(
+        "Belay judges an input its model of the tool rejects by the tool's name, not as invalid (the agent's tool "
+        "may take more than Belay's model): the policy asks, the person approves; Claude Code checks its own "
+        "schema, and an Edit's old_string, before its hook",
+        frozenset({"belay-args-multiedit-no-edits", "belay-args-notebook-bad-mode", "belay-args-grep-nul-pattern",
+                   "args-command-not-string", "args-command-missing", "args-command-empty", "args-timeout-string",
+                   "args-unknown-field", "args-10mb-command", "args-read-path-null", "args-write-missing-content",
+                   "args-edit-identical", "args-edit-replace-all-wrong-type", "args-edit-crlf-mismatch",
+                   "args-notebook-wrong-extension"})),
+    OpenOnHookRoute(
+        "what the agent's own Read, Grep, Glob and LS hand its model does not pass through Belay: files a Read "
+        "deny rule hides, escape sequences in a file or a name, a binary file, reach it (Belay would have to "
+        "refuse such a call, or narrow its input)",
+        frozenset({"belay-path-grep-read-deny", "belay-path-glob-read-deny", "belay-path-ls-read-deny",
+                   "belay-output-ls-escape-name", "belay-output-glob-escape-name", "belay-output-read-escape-content",
+                   "out-read-binary-ws"})),
+)
+
+
+def open_on_hook_route(case: dict[str, Any]) -> OpenOnHookRoute | None:
+    """The stated reason a case does not hold on the hook route yet, if it is one of those."""
+    return next((o for o in HOOK_ROUTE_OPEN if case["id"] in o.cases), None)
 
 
 def expected_parts(expected: str) -> set[str]:
@@ -190,14 +285,34 @@ class Observed:
     rss_growth_mb: float
     window_text: str = ""
     """The output as the window's read model holds it."""
+    exit_code: int | None = None
+    """On the hook route, the exit code of the command the agent ran (None: not a command, or not run)."""
     snapshots: dict[str, bytes | None] = field(default_factory=dict)
 
 
-def check_expected(expected: str, seen: Observed, host_env: dict[str, str]) -> list[str]:
+def check_expected(expected: str, seen: Observed, host_env: dict[str, str], route: str = "own") -> list[str]:
     problems: list[str] = []
     for part in expected_parts(expected):
-        problems += _check_part(part, seen, host_env)
+        if route == "hook" and part.startswith("error:"):
+            problems += _check_hook_refusal(part, seen)
+        else:
+            problems += _check_part(part, seen, host_env)
     return problems
+
+
+def _check_hook_refusal(part: str, seen: Observed) -> list[str]:
+    """An error on the hook route: Belay refuses the call (a person approving or not), saying why in a sentence
+    the model can act on; the agent's tool never starts, so nothing of it runs or changes.  Except a limit
+    (`error:resource-limit`), which is not known before the command runs: the wall's limit stops it, and it
+    fails (a non-zero exit code, or the agent's timeout)."""
+    if part == "error:resource-limit":
+        if seen.status == "timed_out" or (seen.status == "done" and seen.exit_code):
+            return []
+        return [f"expected {part} (the command stopped by the wall's limit), got {seen.status}, "
+                f"exit code {seen.exit_code}: {seen.text[:200]!r}"]
+    if seen.status == "denied" and len(seen.text.strip()) > 10:
+        return []
+    return [f"expected {part} (Belay refusing the call with a reason), got {seen.status}: {seen.text[:200]!r}"]
 
 
 def _check_part(part: str, seen: Observed, host_env: dict[str, str]) -> list[str]:

@@ -1,17 +1,33 @@
-"""The hostile-input harness: every case of ../shared/hostile/*.json (and $BELAY_HOSTILE_DIR).
+"""The hostile-input harness: every case of ../shared/hostile/*.json (and $BELAY_HOSTILE_DIR), on two routes.
 
-Each case runs through the real console and pipeline (validation, policy,
-approval, tools, sandbox) in a fresh workspace with a fresh directory
-outside it and a throwaway HOME, in its permission `mode` (accept_edits,
-bypass...: default unless it says), after its `setup` and its `steps` (calls
-made first by the same agent, approved if asked; commands run outside
-Belay, as a person's editor would).  Where the case expects the policy to
-ask or deny, nobody is attached to approve, so the call does not run; for
-every other outcome the harness approves as a person would: an `allowed`
-call must then run and succeed, and an error, a limit, a cut or a
+Each case runs against a real console in a fresh workspace with a fresh
+directory outside it and a throwaway HOME, in its permission `mode`
+(accept_edits, bypass...: default unless it says), after its `setup` and its
+`steps` (calls made first by the same agent, approved if asked; commands run
+outside Belay, as a person's editor would).  Where the case expects the
+policy to ask or deny, nobody is attached to approve, so the call does not
+run; for every other outcome the harness approves as a person would: an
+`allowed` call must then run and succeed, and an error, a limit, a cut or a
 redaction must hold even though a person said yes.  A call that must not
 run, or must fail, leaves the workspace and the directory outside it as
 they were.
+
+Routes (a case's `route` field names one, else both):
+- `own`: through Belay's own pipeline and tools (validation, policy,
+  approval, tools, sandbox).
+- `hook`: the same calls (its steps' too) as Claude Code's PreToolUse over
+  the console's real endpoint; what Belay allows is carried out as Claude
+  Code would, with Belay's answer (its `updatedInput`, the wall) applied
+  (tests/integration/hostile_hook.py), then reported back.  The expectations
+  read so there: `ask` is an approval asked and, with nobody there, a deny;
+  `deny` a deny with no approval asked; `error:<kind>` is Belay refusing the
+  call although a person approved (deny, the reason a sentence the model can
+  act on): the agent's own tool never starts, so it can have no side effect
+  and the kind is in the reason, not in a field; `allowed` a command that
+  exits 0 or a file tool that works; `truncate`, `sanitize`, `redact` and
+  the output asserts are checked on what the agent's tool hands the model.
+  Where a case cannot arise on this route, a named rule in `hook_route_gap`
+  says why; no other case is left out.
 """
 
 from __future__ import annotations
@@ -30,14 +46,17 @@ import pytest
 from core import AgentHandle, Console, RunStatus
 from core.tools.bash import BashSettings
 from tests.integration import hostile
+from tests.integration.hostile_hook import HookAgent
 
 CASES = list(hostile.load_cases())
 HARNESS_BASH_TIMEOUT_S = 5.0
+ROUTED = [(name, case, route) for name, case in CASES for route in hostile.routes(case)]
 
 
 def test_the_corpus_is_found() -> None:
     assert hostile.corpus_files(), f"no corpus in {hostile.SHARED_CORPUS}"
     assert len(CASES) >= 60
+    assert {route for _, _, route in ROUTED} == {"own", "hook"}
 
 
 def test_the_tree_snapshot_skips_an_entry_that_goes_away_while_it_is_taken(tmp_path: Path,
@@ -70,7 +89,8 @@ def _end_setup(proc: subprocess.Popen[bytes] | None) -> None:
             pass
 
 
-async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool, watched: list[str]) -> Tried:
+async def _run_case(case: dict[str, Any], route: str, ws: Path, outside: Path, approve: bool,
+                    watched: list[str]) -> Tried:
     """Make the case's steps, then its call (a race case: many times, within a budget), observing each outcome.
 
     `watched` files are read just before the call, for `file_unchanged`."""
@@ -97,14 +117,14 @@ async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool
                         asked.add(event.call_id)
 
         answering = asyncio.ensure_future(answer())
-        agent = await console.start_agent("hostile", "scripted")
+        caller = await _Own.start(console) if route == "own" else _Hook(console, case.get("mode") or "default")
         tried = Tried()
         try:
-            await _make_steps(console, agent, hostile.steps(case, ws, outside), tried)
+            await _make_steps(console, caller, hostile.steps(case, ws, outside), tried)
             unregister = console.register_approver("harness") if approve else (lambda: None)
             tried.before = _trees(ws, outside)
             tried.snapshots = {p: Path(p).read_bytes() if Path(p).is_file() else None for p in watched}
-            await _make_calls(console, agent, case, hostile.expand(case["input"], ws, outside), asked, tried)
+            await _make_calls(caller, case, hostile.expand(case["input"], ws, outside), asked, tried)
             unregister()
         finally:
             await asyncio.sleep(0.05)  # let the last events reach the subscriber
@@ -113,6 +133,58 @@ async def _run_case(case: dict[str, Any], ws: Path, outside: Path, approve: bool
         return tried
     finally:
         await console.close()
+
+
+class _Own:
+    """Calls through Belay's own pipeline, by a scripted agent."""
+
+    def __init__(self, console: Console, agent: AgentHandle) -> None:
+        self.console, self.agent = console, agent
+
+    @classmethod
+    async def start(cls, console: Console) -> _Own:
+        return cls(console, await console.start_agent("hostile", "scripted"))
+
+    async def call(self, tool: str, raw: Any, asked: set[str]) -> hostile.Observed:
+        rss, started = hostile.rss_mb(), time.monotonic()
+        outcome = await self.console.call(self.agent, tool, raw)
+        wall = time.monotonic() - started
+        run = self.console.timeline.runs.get(outcome.call_id)
+        return hostile.Observed(status=outcome.status.value, text=outcome.text,
+                                error_kind=outcome.error.kind.value if outcome.error else None,
+                                asked=outcome.call_id in asked, wall_s=wall, rss_growth_mb=hostile.rss_mb() - rss,
+                                window_text=_window_text(run))
+
+
+class _Hook:
+    """Calls as Claude Code's hooks bring them, carried out by the agent once Belay allows them."""
+
+    def __init__(self, console: Console, mode: str) -> None:
+        assert console.endpoint is not None, "the console serves no endpoint"
+        self.console = console
+        self.agent = HookAgent(console.endpoint.path, console.workspace.root, mode, HARNESS_BASH_TIMEOUT_S)
+
+    async def call(self, tool: str, raw: Any, asked: set[str]) -> hostile.Observed:
+        rss, started = hostile.rss_mb(), time.monotonic()
+        known = set(self.console.timeline.runs)
+        use_id, answer = await asyncio.to_thread(self.agent.pre, tool, raw)
+        call_ids = [c for c in self.console.timeline.runs if c not in known]
+        if answer.decision == "allow":
+            given = answer.updated if answer.updated is not None else raw
+            carried = await asyncio.to_thread(self.agent.carry_out, tool, given)
+            await asyncio.to_thread(self.agent.post, use_id, tool, given, carried)
+            status, text, code = carried.status, carried.text, carried.exit_code
+        else:
+            status, text, code = "denied", answer.reason, None
+        wall = time.monotonic() - started
+        run = self.console.timeline.runs.get(call_ids[-1]) if call_ids else None
+        return hostile.Observed(status=status, text=text, error_kind=None, asked=bool(asked & set(call_ids)),
+                                wall_s=wall, rss_growth_mb=hostile.rss_mb() - rss, window_text=_window_text(run),
+                                exit_code=code)
+
+
+def _window_text(run: Any) -> str:
+    return (run.output + run.live_output) if run else ""
 
 
 @dataclass
@@ -126,8 +198,8 @@ class Tried:
     shells: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
 
-async def _make_steps(console: Console, agent: AgentHandle, steps: list[hostile.Step], tried: Tried) -> None:
-    """Calls through the pipeline, approved if asked; commands run outside Belay, as a person would run them."""
+async def _make_steps(console: Console, caller: _Own | _Hook, steps: list[hostile.Step], tried: Tried) -> None:
+    """Calls by the same agent, approved if asked; commands run outside Belay, as a person would run them."""
     stop = console.register_approver("harness")
     try:
         for step in steps:
@@ -139,34 +211,22 @@ async def _make_steps(console: Console, agent: AgentHandle, steps: list[hostile.
                 tried.steps.append(f"shell {step.shell[:80]!r}: exit {proc.returncode}")
             else:
                 assert step.tool is not None
-                outcome = await console.call(agent, step.tool, step.input)
-                tried.steps.append(f"{step.tool} {str(step.input)[:80]!r}: {outcome.status.value} {outcome.text[:120]!r}")
+                seen = await caller.call(step.tool, step.input, set())
+                tried.steps.append(f"{step.tool} {str(step.input)[:80]!r}: {seen.status} {seen.text[:120]!r}")
     finally:
         stop()
 
 
-async def _make_calls(console: Console, agent: AgentHandle, case: dict[str, Any], raw: Any, asked: set[str],
-                      tried: Tried) -> None:
+async def _make_calls(caller: _Own | _Hook, case: dict[str, Any], raw: Any, asked: set[str], tried: Tried) -> None:
     deadline = time.monotonic() + hostile.REPEAT_BUDGET_S
     for _ in range(hostile.repeats(case)):
-        rss, started = hostile.rss_mb(), time.monotonic()
-        outcome = await console.call(agent, case["tool"], raw)
-        tried.seen.append(_observed(console, outcome, time.monotonic() - started, rss, asked))
+        tried.seen.append(await caller.call(case["tool"], raw, asked))
         if time.monotonic() > deadline:
             break
 
 
 def _trees(ws: Path, outside: Path) -> dict[str, tuple[Any, ...]]:
     return {**hostile.tree_state(ws), **hostile.tree_state(outside)}
-
-
-def _observed(console: Console, outcome: Any, wall: float, rss: float, asked: set[str]) -> hostile.Observed:
-    run = console.timeline.runs.get(outcome.call_id)
-    window_text = (run.output + run.live_output) if run else ""
-    return hostile.Observed(status=outcome.status.value, text=outcome.text,
-                            error_kind=outcome.error.kind.value if outcome.error else None,
-                            asked=outcome.call_id in asked, wall_s=wall,
-                            rss_growth_mb=hostile.rss_mb() - rss, window_text=window_text)
 
 
 def _left_behind(ws: Path) -> list[str]:
@@ -177,8 +237,16 @@ def _left_behind(ws: Path) -> list[str]:
     return left
 
 
-@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[name for name, _ in CASES])
-def test_hostile_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("case", "route"), [(c, r) for _, c, r in ROUTED], ids=[f"{n}@{r}" for n, _, r in ROUTED])
+def test_hostile_case(case: dict[str, Any], route: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      request: pytest.FixtureRequest) -> None:
+    if route == "hook":
+        gap = hostile.hook_route_gap(case)
+        if gap is not None:
+            pytest.skip(f"not a hook call: {gap}")
+        still_open = hostile.open_on_hook_route(case)
+        if still_open is not None:
+            request.applymarker(pytest.mark.xfail(reason=still_open.why, strict=still_open.strict))
     ws, outside, home = tmp_path / "ws", tmp_path / "outside", tmp_path / "home"
     for d in (ws, outside, home):
         d.mkdir()
@@ -193,7 +261,7 @@ def test_hostile_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
             setup = _setup(hostile.expand(case["setup"], ws, outside), ws, dict(os.environ))
         asserts = hostile.expand(case.get("assert", {}), ws, outside)
         watched = [asserts["file_unchanged"]] if "file_unchanged" in asserts else []
-        tried = asyncio.run(_run_case(case, ws, outside, hostile.needs_a_person(case["expected"]), watched))
+        tried = asyncio.run(_run_case(case, route, ws, outside, hostile.needs_a_person(case["expected"]), watched))
         changed = hostile.tree_changes(tried.before, _trees(ws, outside))
         still_running = hostile.processes_in(ws)  # a setup still at work changes the tree itself
     finally:
@@ -203,14 +271,14 @@ def test_hostile_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
     for seen in tried.seen:
         seen.snapshots = tried.snapshots
         if len(tried.seen) == 1:
-            problems = hostile.check_expected(case["expected"], seen, host_env)
+            problems = hostile.check_expected(case["expected"], seen, host_env, route)
         else:
-            problems = hostile.race_outcome_ok(case["expected"], seen)
+            problems = hostile.race_outcome_ok(case["expected"], seen, route)
         problems += hostile.check_asserts(asserts, seen, ws)
-        assert not problems, f"{case['id']}: {problems}; the agent was told: {seen.text[:300]!r}{context}"
+        assert not problems, f"{case['id']}@{route}: {problems}; the agent was told: {seen.text[:300]!r}{context}"
         assert seen.status in {s.value for s in RunStatus}
     if len(tried.seen) > 1:
-        hits = sum(not hostile.check_expected(case["expected"], t, host_env) for t in tried.seen)
+        hits = sum(not hostile.check_expected(case["expected"], t, host_env, route) for t in tried.seen)
         assert hits, f"{case['id']}: the race never produced {case['expected']} in {len(tried.seen)} tries"
     if _leaves_no_trace(case["expected"]) and len(tried.seen) == 1 and not still_running:
         assert not changed, f"{case['id']}: expected {case['expected']}, yet the call changed {changed[:5]}"

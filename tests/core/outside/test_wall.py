@@ -75,3 +75,40 @@ def test_inside_the_environment_is_the_allow_list_taken_from_the_agents_own(tmp_
     assert env["PATH"] == "/usr/bin:/bin"  # no entry inside the workspace, no relative one
     assert env["LANG"] == "C.UTF-8" and env["PAGER"] == "cat" and env["TMPDIR"] == "/tmp"
     assert "BELAY_WS" not in env
+
+
+def test_what_the_command_prints_reaches_the_agent_capped_cut_and_harmless_with_its_exit_code(tmp_path: Path) -> None:
+    """The agent's shell hands the output straight to the model: the wall caps, cuts and cleans it itself."""
+    info = _sandbox()
+    command = ("head -c 50000000 /dev/zero | tr '\\0' a; echo; seq 1 300000; "
+               "printf 'done\\r\\033[2K\\033]52;c;eA==\\007ok \\342\\200\\256 end\\n'; "
+               "head -c 3000000 /dev/zero >&2; echo; echo to-stderr >&2; exit 7")
+    made = walled(command, workspace=tmp_path, info=info, limit=detect_limit(64, bwrap=info.executable),
+                  settings=BashSettings(), hide=())
+    assert made is not None
+    try:
+        done = subprocess.run(["bash", "-c", made.command], cwd=tmp_path, capture_output=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    finally:
+        if made.group is not None:
+            made.group.remove()
+    assert done.returncode == 7
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert len(out) + len(err) < 30_000
+    assert max(len(line) for line in (out + err).splitlines()) <= 2000
+    assert "a... [line cut: " in out and "more bytes not shown]" in out  # one line of 50 MB, cut and said so
+    assert out.rstrip().endswith("bytes cut ...]") and "bytes cut ...]" in err  # then the rest, counted
+    assert not any(c in out + err for c in "\x00\x1b\x07\r\u202e")
+
+
+def test_the_filter_keeps_a_short_output_as_it_was(tmp_path: Path) -> None:
+    info = _sandbox()
+    made = walled("printf 'caf\\303\\251\\tok\\n'; echo warn >&2", workspace=tmp_path, info=info,
+                  limit=detect_limit(64, bwrap=info.executable), settings=BashSettings(), hide=())
+    assert made is not None
+    try:
+        done = _as_the_agent_runs(made.command, tmp_path)
+    finally:
+        if made.group is not None:
+            made.group.remove()
+    assert (done.returncode, done.stdout, done.stderr) == (0, "café\tok\n", "warn\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from core.process.output import (
+    MAX_LINE_CHARS,
     Coalescer,
     LiveText,
     OutputCapture,
@@ -151,3 +152,12 @@ def test_a_name_cannot_forge_a_second_line_and_shows_bytes_that_were_not_utf8() 
 def test_a_long_line_is_cut_with_how_much_was_left_out() -> None:
     assert cut_line("y" * 10) == "y" * 10
     assert cut_line("y" * 2500) == "y" * 2000 + "... [line cut: 500 of 2,500 characters not shown]"
+
+
+def test_one_enormous_line_of_a_commands_output_is_cut_to_the_line_cap_marker_included() -> None:
+    capture = OutputCapture()
+    capture.feed(b"a" * 50_000_000 + b"\nshort\n")
+    text = capture.text_for_agent()
+    assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS
+    assert "a... [line cut: 10,080 more characters not shown]" in text and "bytes cut ...]" in text
+    assert text.endswith("short\n")
