@@ -29,10 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
-import re
-import shlex
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +39,8 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind
 from core.ids import AgentId, CallId, new_call_id
 from core.models.records import ChangeKind, FileChange, RunStatus
+from core.outside.answers import edited_input, line_for, replay, short
+from core.outside.edge import path_problem, separate
 from core.outside.liveness import AgentGone, while_alive
 from core.outside.wall import Walled, walled
 from core.paths import Workspace, one_look
@@ -68,7 +67,6 @@ from core.tools.base import (
 )
 from core.tools.bash import BashArgs, BashTool
 from core.tools.names import ToolName
-from core.tools.nbpartial import notebook_edit_input
 from core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -183,11 +181,12 @@ class Interceptor:
         tool = tool or self.registry.get(tool_name)
         with one_look():  # its validation, summary and policy request resolve each path once
             args = self._validated(tool, tool_input)
-            summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
+            summary = tool.summary(args, self.workspace) if tool and args else line_for(tool_input)
             named = resolved_paths(tool_input)
+            edge = path_problem(tool, args, self.workspace) if tool is not None and args is not None else None
         call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
         try:
-            decided = await self._decide(call, tool, args, named, alive)
+            decided = await self._decide(call, tool, args, named, alive, edge)
             if isinstance(decided, Refused):
                 await self.calls.finish(call, decided.status, decided.text, decided.error)
                 return HookVerdict("deny", decided.text, call.call_id)
@@ -270,7 +269,7 @@ class Interceptor:
         status = RunStatus.FAILED if error else RunStatus.DONE
         error = arguments.shown(error) if error else error  # the agent's text may not be UTF-8 the journal can hold
         info = ErrorInfo(kind=ErrorKind.SYSTEM, message=error) if error else None
-        await self.calls.finish(opened.call, status, error or arguments.shown(_short(response, 2000)), info)
+        await self.calls.finish(opened.call, status, error or arguments.shown(short(response, 2000)), info)
         return opened.call.call_id
 
     async def abandon_all(self, why: str) -> None:
@@ -322,14 +321,17 @@ class Interceptor:
             return None  # the agent's tool may take more than Belay's model of it: judge it by name
 
     async def _decide(self, call: OpenCall, tool: Tool | None, args: ToolArgs | None, named: tuple[Path, ...],
-                      alive: Callable[[], bool] | None = None) -> _Decided | Refused:
-        """The refusal, or how the call may run.  `named`: the paths the call names, resolved.  A question put
-        to a person is withdrawn if the agent's process ends before the answer (`alive`, checked every
-        WATCH_S)."""
+                      alive: Callable[[], bool] | None = None, edge: ErrorInfo | None = None) -> _Decided | Refused:
+        """The refusal, or how the call may run.  `named`: the paths the call names, resolved; `edge`: why Belay's
+        own tool would refuse its path (core.outside.edge), which refuses it unless a rule allows it by name.  A
+        question put to a person is withdrawn if the agent's process ends before the answer (`alive`, checked
+        every WATCH_S)."""
         annotations = tool.annotations if tool else HARMLESS.get(call.tool, Annotations())
         request = functools.partial(PolicyRequest, tool=call.tool, args=call.args, workspace=self.workspace.root,
                                     annotations=annotations, outside_agent=True)
         verdict = await self.calls.decide(lambda: request(paths=named))
+        if edge is not None and verdict.action != "deny" and not (verdict.action == "allow" and verdict.by == "rule"):
+            return Refused(RunStatus.FAILED, error_text(edge), edge)  # as Belay's own tool would
         plan = await self._plan(tool, args) if verdict.action == "ask" else None
         permitting = self.calls.permit(call, verdict, plan, wait=False)  # committed with the start or end
         if verdict.action != "ask" or alive is None:
@@ -349,7 +351,7 @@ class Interceptor:
             if isinstance(tool, EditableInput):  # the tool knows how to say the person's version in its own input
                 updated = tool.edited_input(call.args, plan, permission.edited, self.workspace)
             else:
-                updated = _edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
+                updated = edited_input(call.tool, call.args, plan, permission.edited, self.workspace)
             if updated is None and permission.note:  # running the agent's input would write the rejected hunks too
                 text = f"Belay cannot make {call.tool} write only the approved part of this change, so it was not run."
                 return Refused(RunStatus.DENIED, text, ErrorInfo(kind=ErrorKind.DENIED, message=text))
@@ -404,8 +406,11 @@ class Interceptor:
             raise
 
     def _read_befores(self, paths: frozenset[str]) -> dict[str, bytes | None]:
+        """Blocking: each file's content before the agent writes it (a file with other names given an inode of
+        its own first, so that the agent's write in place changes the workspace's name alone)."""
         befores = {}
         for rel in paths:
+            separate(self.workspace, rel)
             data = fsio.read_if_exists(self.workspace, self.workspace.resolve(str(self.workspace.root / rel)),
                                        MAX_CAPTURE_BYTES)
             if data is not None:
@@ -490,57 +495,3 @@ def _change(rel: str, before: bytes | None, after: bytes | None, blobs: BlobStor
     kind = ChangeKind.CREATE if before is None else ChangeKind.DELETE if after is None else ChangeKind.MODIFY
     return FileChange(path=rel, kind=kind, before_hash=blobs.put(before) if before is not None else None,
                       after_hash=blobs.put(after) if after is not None else None)
-
-
-def _edited_input(tool_name: str, tool_input: dict[str, Any], plan: WritePlan, edited: dict[str, str],
-                  workspace: Workspace) -> dict[str, Any] | None:
-    """The agent's input rewritten so that its own tool writes what the person edited (None: it cannot be)."""
-    if len(plan.writes) != 1:
-        return None
-    write = plan.writes[0]
-    content = edited.get(workspace.relative(write.path))
-    if content is None:
-        return None
-    if tool_name == ToolName.WRITE:
-        return {**tool_input, "content": content}
-    if tool_name in (ToolName.EDIT, ToolName.MULTI_EDIT) and write.before:
-        whole = write.before.decode("utf-8", errors="strict")
-        if tool_name == ToolName.EDIT:
-            return {**tool_input, "old_string": whole, "new_string": content, "replace_all": False}
-        return {**tool_input, "edits": [{"old_string": whole, "new_string": content}]}
-    if tool_name == ToolName.NOTEBOOK_EDIT:  # the one cell's source, as the person approved it (core.tools.nbpartial)
-        return notebook_edit_input(tool_input, write, content)
-    return None
-
-
-REPLAYED_CHARS = 60_000
-"""The most of a previewed command's output its replay carries (the agent's output is capped well below this
-already; a command line has a limit of its own)."""
-
-
-def replay(text: str, exit_code: object) -> str:
-    """A shell command that prints `text` (what a previewed command printed, and what became of its changes)
-    and exits with the command's exit code: the agent runs it in place of the command Belay already ran."""
-    if len(text) > REPLAYED_CHARS:
-        text = f"[... {len(text) - REPLAYED_CHARS:,} characters cut ...]\n{text[-REPLAYED_CHARS:]}"
-    code = exit_code if isinstance(exit_code, int) and 0 <= exit_code < 256 else 1 if exit_code else 0
-    if code:  # the agent reports a failed command's exit code itself: Belay's own line for it would say it twice
-        text = re.sub(rf"(^|\n)Exit code {code}(?=\n\n\[Belay previewed)", "", text, count=1).lstrip("\n")
-    return f"printf '%s\\n' {shlex.quote(text.replace(chr(0), ''))}; exit {code}"
-
-
-SUMMARY_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url", "query", "prompt")
-
-
-def _summary(tool_input: dict[str, Any]) -> str:
-    """A line for the timeline from a tool Belay has no model of: its most telling argument."""
-    for key in SUMMARY_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return _short(" ".join(value.split()), 100)
-    return _short(json.dumps(tool_input, ensure_ascii=False, default=str), 100)
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else repr(value) if value is not None else ""
-    return text if len(text) <= limit else text[:limit] + "…"

@@ -161,20 +161,8 @@ class OpenOnHookRoute:
 
 
 HOOK_ROUTE_OPEN = (
-    OpenOnHookRoute(
-        "Belay's hook handling does not refuse a file tool's path its own tools refuse (outside the workspace by "
-        "`..`, a link or a dangling link; a FIFO or a device; a directory; a relative or over-long name): the "
-        "policy asks, the person approves, and the agent's tool opens it",
-        frozenset({"belay-path-notebook-link-out", "belay-path-write-dangling-link-out", "path-dotdot",
-                   "path-dotdot-after-subdir", "path-symlink-file-out", "path-symlink-dir-out", "path-symlink-edit",
-                   "path-fifo-read", "path-device-in-ws", "path-write-to-directory", "path-ls-outside", "path-long",
-                   "path-relative"})),
     OpenOnHookRoute("a link swapped in after Belay looked: the agent's tool follows it (a race)",
                     frozenset({"path-toctou-swap"}), strict=False),
-    OpenOnHookRoute(
-        "the agent writes a file in place, so through a hard link its other name outside the workspace changes "
-        "too; Belay's own tools replace the file instead",
-        frozenset({"belay-path-hardlink-write", "belay-path-hardlink-edit"})),
     OpenOnHookRoute(
         "Belay does not follow what the agent read, so it cannot refuse an edit of a file changed since (Claude "
         "Code itself refuses one before its hook: 'File has been modified since read')",
