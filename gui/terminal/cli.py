@@ -4,60 +4,108 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from core import BelayError
 
+JOURNAL = "journal.sqlite3"
+"""The journal's file in a workspace's state folder (core.store.journal_file)."""
 MCP_PORT = 7391
 """`belay mcp-serve --http`'s port unless told: fixed, so a client's configuration keeps working."""
 
+WORKSPACE_HELP = "the workspace (default: the one the current folder is in, else the current folder)"
+STATE_HELP = "where Belay keeps journals and stored copies (default: BELAY_STATE_DIR, else the user data folder)"
+JSON_HELP = "print JSON instead of text"
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="belay", description="Supervise AI coding agents: approve, record, undo. "
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its mistakes said in one line that names what the person typed and how to fix it (exit 2),
+    never argparse's internal names or a usage block."""
+
+    commands: Mapping[str, argparse.ArgumentParser] = {}
+    """On the top parser: each command's own parser (`main` lets it name a stray argument)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {_plain(message)}; see `{self.prog} --help`\n")
+
+
+def _plain(message: str) -> str:
+    """argparse's message in the person's words: the option or value they typed, what would be right."""
+    choice = re.fullmatch(r"argument ([^:]+): invalid choice: ('[^']*') \(choose from (.*)\)", message)
+    if choice:
+        name, value, choices = choice.groups()
+        what = "a command" if name == "COMMAND" else f"a choice for {_user_words(name)}"
+        return f"{value} is not {what}: use one of {choices.replace(chr(39), '')}"
+    if message.startswith("the following arguments are required: "):
+        return f"missing {message.removeprefix('the following arguments are required: ')}"
+    if message.startswith("unrecognized arguments: "):
+        return f"{message.removeprefix('unrecognized arguments: ')}: not an option of this command"
+    message = re.sub(r"not allowed with argument (\S+)", lambda m: f"cannot go with {_user_words(m[1])}", message)
+    return re.sub(r"^argument ([^:]+): ", lambda m: f"{_user_words(m[1])}: ", message)
+
+
+def _user_words(name: str) -> str:
+    """argparse's name for an argument ("-o/--output", "install|uninstall") as the person types it."""
+    return name.split("/")[-1] if name.startswith("-") else name
+
+
+def _common(parser: argparse.ArgumentParser, *, workspace: str | None = WORKSPACE_HELP, json: bool = False) -> None:
+    """The options several commands share, worded the same everywhere."""
+    if workspace is not None:
+        parser.add_argument("--workspace", metavar="DIR", help=workspace)  # each command says if it is missing
+    parser.add_argument("--state-dir", metavar="DIR", help=STATE_HELP)
+    if json:
+        parser.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="belay", description="Supervise AI coding agents: approve, record, undo. "
                                                                 "Without a command: open the console (`belay watch`).")
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument("--tray", action="store_true",
                         help="without a command: start in the system tray, without the first-run screen (the "
                              "autostart entry uses this)")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.commands = sub.choices
 
     demo = sub.add_parser("demo", help="open the window with a scripted agent working on a demo workspace")
-    demo.add_argument("--workspace", help="directory to copy the demo workspace into (default: a new temp dir)")
-    demo.add_argument("--state-dir", help="where journals and blobs live (default: the user data dir)")
-    demo.add_argument("--script", help="a scripted-agent file to run instead of the demo's")
+    demo.add_argument("--workspace", metavar="DIR",
+                      help="the folder to copy the demo workspace into (default: a new temporary folder)")
+    _common(demo, workspace=None)
+    demo.add_argument("--script", metavar="FILE", help="a scripted agent to run instead of the demo's")
     demo.add_argument("--auto-approve", action="store_true",
                       help="answer approvals automatically (approve, or deny where the script's review says)")
     demo.add_argument("--quit-when-done", action="store_true", help="exit when the agent has finished")
     demo.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window at the end")
-    demo.add_argument("--pace", type=float, default=None,
+    demo.add_argument("--pace", type=_seconds, default=None, metavar="SECONDS",
                       help="seconds between steps (default 0.4 when watched, 0 with --quit-when-done)")
 
     calls = sub.add_parser("calls", help="list the journaled calls of a workspace")
-    calls.add_argument("--workspace", required=True)
-    calls.add_argument("--state-dir")
-    calls.add_argument("--json", action="store_true")
+    _common(calls, json=True)
 
     undo = sub.add_parser("undo", help="undo one journaled call (or an undo: that redoes it)")
-    undo.add_argument("call_id", help="a call id, as `belay calls` lists them")
-    undo.add_argument("--workspace", required=True)
-    undo.add_argument("--state-dir")
+    undo.add_argument("call_id", metavar="CALL_ID", help="a call id, as `belay calls` lists them")
+    _common(undo)
     undo.add_argument("--file", action="append", dest="files", metavar="PATH",
                       help="undo only this file's change (repeatable; relative to the workspace)")
     undo.add_argument("--force", action="store_true",
                       help="overwrite files changed after the call where a merge is not possible")
-    undo.add_argument("--json", action="store_true")
+    undo.add_argument("--json", action="store_true", help=JSON_HELP)
 
     redo = sub.add_parser("redo", help="put back what undoing a call took away")
-    redo.add_argument("call_id")
-    redo.add_argument("--workspace", required=True)
-    redo.add_argument("--state-dir")
-    redo.add_argument("--file", action="append", dest="files", metavar="PATH")
-    redo.add_argument("--json", action="store_true")
+    redo.add_argument("call_id", metavar="CALL_ID", help="the call whose undo is taken back, as `belay calls` "
+                                                         "lists it")
+    _common(redo, json=True)
+    redo.add_argument("--file", action="append", dest="files", metavar="PATH",
+                      help="redo only this file's change (repeatable; relative to the workspace)")
 
     export = sub.add_parser(
         "export", help="write a workspace's journal as JSON Lines (sessions, agents, calls, decisions, changes)",
@@ -65,9 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                     "one JSON object per line (resources/schemas/export.schema.json describes them). Paths and "
                     "content hashes, not contents: a call's arguments and output only with --contents. Reads the "
                     "journal without changing it, also while a window has the workspace open.")
-    export.add_argument("--workspace", required=True)
-    export.add_argument("--state-dir")
-    export.add_argument("--format", choices=["jsonl"], default="jsonl")
+    _common(export)
+    export.add_argument("--format", choices=["jsonl"], default="jsonl", help="the output format (jsonl, the only "
+                                                                              "one so far)")
     export.add_argument("--since", type=_moment, metavar="WHEN",
                         help="only the calls made since then (an ISO date or time, or an age: 90m, 12h, 7d), with "
                              "what they belong to")
@@ -81,8 +129,7 @@ def _parser() -> argparse.ArgumentParser:
                     "the chain and every row against its latest seal, and names the first that does not match (a "
                     "row edited, added or removed with another program, or a seal changed). Exit status 0 when "
                     "all match, 1 when not. Reads the journal without changing it, also while a window has it open.")
-    verify.add_argument("--workspace", required=True)
-    verify.add_argument("--state-dir")
+    _common(verify)
     verify.add_argument("--expect", metavar="COUNT:HEX", type=_head,
                         help="a head an earlier verify printed: the chain must still hold it")
 
@@ -93,8 +140,7 @@ def _parser() -> argparse.ArgumentParser:
                     "which `belay attach ssh://host/path` reaches through ssh. Calls that need a person wait for "
                     "one to attach (or for their rule's timeout). Prints one JSON line when ready (socket, "
                     "token, protocol version, pid), then runs until stopped.")
-    serve.add_argument("--workspace", required=True)
-    serve.add_argument("--state-dir")
+    _common(serve)
     serve.add_argument("--ensure", action="store_true",
                        help="print the line of the console already serving the workspace, or start one in the "
                             "background and print its line once it is ready")
@@ -104,19 +150,18 @@ def _parser() -> argparse.ArgumentParser:
         description="TARGET is ssh://[user@]host[:port]/path (the console `belay serve` runs there, started if "
                     "need be, reached through your own ssh) or a local workspace whose console runs. Prints each "
                     "call as it ends and asks about each approval; a dropped link is attached again.")
-    attach.add_argument("target", metavar="TARGET")
+    attach.add_argument("target", metavar="TARGET", help="ssh://[user@]host[:port]/path, or a local workspace")
     attach.add_argument("--ssh", default="ssh", help="the ssh command and its options (default: ssh)")
     attach.add_argument("--remote-belay", default="belay", metavar="CMD",
                         help="how the host runs Belay (default: belay; pipx puts it in ~/.local/bin)")
-    attach.add_argument("--state-dir")
+    _common(attach, workspace=None)
 
     gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
                         description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
                                     "while its state is over max_gb), the stored copies no kept record refers to, "
                                     "and compact the journal. Says what undo history it ends before it does; "
                                     "refuses while a window has the workspace open.")
-    gc.add_argument("--workspace", required=True)
-    gc.add_argument("--state-dir")
+    _common(gc)
     gc.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     gc.add_argument("--yes", action="store_true", help="do not ask at the terminal before removing")
 
@@ -125,10 +170,8 @@ def _parser() -> argparse.ArgumentParser:
                                      "scripted agent ({steps: [...]}), JSON or YAML. Exit code 0 when every call "
                                      "succeeded, 1 when any failed, was denied or skipped, 2 for a bad plan or a "
                                      "journal Belay cannot use (damaged, or another program's).")
-    run.add_argument("plan", help="the plan file (JSON or YAML)")
-    run.add_argument("--workspace", help="the directory the calls work in (default: the current directory)")
-    run.add_argument("--state-dir",
-                     help="where journals and blobs live (default: BELAY_STATE_DIR or the user data dir)")
+    run.add_argument("plan", metavar="PLAN", help="the plan file (JSON or YAML)")
+    _common(run, workspace="the folder the calls work in (default: the current folder)")
     run.add_argument("--auto", choices=("approve", "deny"),
                      help="answer approvals without asking (default: ask at the terminal)")
     run.add_argument("--json", action="store_true",
@@ -142,14 +185,16 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("host", nargs="?", metavar="ssh://HOST/PATH",
                        help="also follow the console of a workspace on another host, through your own ssh "
                             "(`belay serve` is started there if none runs)")
-    watch.add_argument("--workspace", help="a directory to supervise at once (without it, the window waits for "
-                                           "any project whose agent asks)")
+    watch.add_argument("--workspace", metavar="DIR",
+                       help="a folder to supervise at once (without it, the window waits for any project whose agent "
+                            "asks)")
     watch.add_argument("--ssh", default="ssh", help="with ssh://…: the ssh command and its options (default: ssh)")
     watch.add_argument("--remote-belay", default="belay", metavar="CMD",
                        help="with ssh://…: how the host runs Belay (default: belay)")
-    watch.add_argument("--state-dir")
+    _common(watch, workspace=None)
     watch.add_argument("--screenshot", metavar="FILE", help="with --quit-after: save a PNG of the window first")
-    watch.add_argument("--quit-after", type=float, metavar="SECONDS", help="close by itself (for checks)")
+    watch.add_argument("--quit-after", type=_seconds, metavar="SECONDS", help="close by itself after this long (for "
+                                                                               "checks)")
 
     serve = sub.add_parser("mcp-serve", help="offer Belay's supervised tools to an MCP client; every call goes "
                                               "through the running console (`belay watch`)",
@@ -158,10 +203,8 @@ def _parser() -> argparse.ArgumentParser:
                                        "on the loopback interface with --http (clients send the install's token "
                                        "as a bearer token). Each call runs in the console that watches the "
                                        "workspace: policy, approval in its window, journal, undo.")
-    serve.add_argument("--workspace", help="the directory the client works in (default: the current directory); "
-                                           "the console watching it or its nearest ancestor runs the calls")
-    serve.add_argument("--state-dir", help="the state directory the console uses (default: BELAY_STATE_DIR or the "
-                                           "user data dir)")
+    _common(serve, workspace="the folder the client works in (default: the current folder); the console watching "
+                              "it or its nearest parent runs the calls")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at http://HOST:PORT/mcp instead "
                                                            "of stdio")
     serve.add_argument("--host", help="with --http: a loopback address (default 127.0.0.1)")
@@ -170,23 +213,23 @@ def _parser() -> argparse.ArgumentParser:
 
     claude = sub.add_parser("claude", help="start Claude Code on a workspace under Belay's supervision")
     claude.add_argument("prompt", nargs="?", help="what to ask Claude (default: asked in the window)")
-    claude.add_argument("--workspace", help="the directory Claude works in (default: the current directory)")
-    claude.add_argument("--state-dir")
+    _common(claude, workspace="the folder Claude Code works in (default: the current folder)")
     claude.add_argument("--model", help="the model to use (default: Claude Code's)")
     claude.add_argument("--auto-approve", action="store_true", help="approve every request (for unattended checks)")
     claude.add_argument("--quit-when-done", action="store_true", help="close when the session ends")
     claude.add_argument("--screenshot", metavar="FILE", help="with --quit-when-done: save a PNG of the window")
 
     hooks = sub.add_parser("hooks", help="install or remove Belay's hooks in Claude Code, Codex or Gemini CLI")
-    hooks.add_argument("action", choices=("install", "uninstall"))
+    hooks.add_argument("action", choices=("install", "uninstall"), metavar="install|uninstall",
+                       help="add Belay's hooks, or take exactly them out again")
     hooks.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
                        help="the agent CLI whose settings get the hooks (default: claude)")
     where = hooks.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="the project's own settings for this machine (Claude Code: "
-                                                        ".claude/settings.local.json; default: the current directory)")
+    where.add_argument("--project", metavar="DIR", type=_folder,
+                       help="the project's own settings for this machine (Claude Code: .claude/settings.local.json; "
+                            "default: the current folder)")
     where.add_argument("--user", action="store_true", help="your user settings (Claude Code: ~/.claude/settings.json)")
-    hooks.add_argument("--state-dir", help="the state directory the consoles use (default: BELAY_STATE_DIR or the "
-                                           "user data dir)")
+    _common(hooks, workspace=None)
     return parser
 
 
@@ -259,6 +302,39 @@ def _port(text: str) -> int:
     return value
 
 
+def _folder(text: str) -> str:
+    """A folder that exists: a mistyped path is said at once, never created or taken for another."""
+    if not os.path.isdir(os.path.expanduser(text)):
+        what = "a file, not a folder" if os.path.exists(os.path.expanduser(text)) else "no such folder"
+        raise argparse.ArgumentTypeError(f"{text!r} is {what}")
+    return os.path.expanduser(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
+def current_workspace(state_dir: str | None, start: str | None = None) -> str:
+    """The workspace the current folder is in: the nearest folder at or above it that Belay has a journal for,
+    else the current folder itself."""
+    from core.settings import workspace_state_dir
+    here = os.path.realpath(start or os.getcwd())
+    path = here
+    while True:
+        if (workspace_state_dir(Path(path), state_dir) / JOURNAL).exists():
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return here
+        path = parent
+
+
 def _head(text: str) -> str:
     from core import parse_head
     try:
@@ -284,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     A `BelayError` (a damaged journal, a missing workspace...) is expected bad state or input: its message
     and suggestion, exit 2.  Anything else is a bug: one line saying so, exit 1; BELAY_DEBUG=1 shows where.
     """
-    args = _parser().parse_args(argv)
+    args = _parsed(argv)
     bare = args.command is None
     if bare:
         args = bare_console(args.tray)
@@ -293,10 +369,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:
             print(f"belay{'' if bare else ' ' + args.command}: {problem}", file=sys.stderr)
             return 2
-    problem = _not_unicode(args)
+    problem = _not_unicode(args) or _contradiction(args)
     if problem:
         _say(args.command, problem)
         return 2
+    _default_workspace(args)
     try:
         return _dispatch(args)
     except _belay_error() as e:  # evaluated only when something was raised: the core's models load lazily
@@ -323,6 +400,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _belay_error() -> type[BelayError]:
     from core import BelayError
     return BelayError
+
+
+FOUND = ("calls", "undo", "redo", "export", "verify", "serve", "gc")
+"""The commands whose --workspace defaults to the workspace the current folder is in (`current_workspace`)."""
+
+
+def _parsed(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, a stray argument said by the command's own parser, which names the command."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands.get(args.command or "", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _default_workspace(args: argparse.Namespace) -> None:
+    if args.command in FOUND and getattr(args, "workspace", None) is None:
+        args.workspace = current_workspace(args.state_dir)
+
+
+def _contradiction(args: argparse.Namespace) -> str | None:
+    """Options that cannot go together, said before anything starts."""
+    if args.command == "demo" and args.quit_when_done and not args.auto_approve:
+        return ("--quit-when-done needs --auto-approve: with nobody to answer, the demo would wait for ever; add "
+                "--auto-approve, or leave out --quit-when-done to answer in the window")
+    if args.command == "watch" and args.screenshot and args.quit_after is None:
+        return "--screenshot goes with --quit-after (the picture is taken just before the window closes)"
+    return None
 
 
 _SHOWN_AS = {"files": "--file", "call_id": "call id", "plan": "plan", "prompt": "prompt", "action": "action"}

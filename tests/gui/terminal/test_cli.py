@@ -156,3 +156,70 @@ def test_an_argument_that_is_not_utf8_is_named_before_anything_opens(
     assert main(["undo", "call_\udcff", "--workspace", str(tmp_path), "--file", "a\udcfe.txt"]) == 2
     line = _said(capsys)
     assert line.startswith("belay undo: the ") and "is not valid UTF-8 text" in line
+
+
+COMMANDS = ("demo", "calls", "undo", "redo", "export", "verify", "serve", "attach", "gc", "run", "watch", "mcp-serve",
+            "claude", "hooks")
+INTERNAL = ("Traceback", "argument ", "Namespace", "NoneType", "dest=", "invalid choice", "_parser", "argparse")
+"""What the person must never read: a traceback, or argparse's and Python's own words."""
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_says_what_it_does_and_every_option_what_it_is_for(
+        command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"usage: belay {command}")
+    parser = _parser().commands[command]
+    for action in parser._actions:  # noqa: SLF001 - the parser's own list of what it takes
+        assert action.help, f"belay {command} {'/'.join(action.option_strings) or action.dest} has no help"
+    if "--workspace" in text:
+        assert "--workspace DIR" in text
+
+
+def test_the_workspace_defaults_to_the_one_the_current_folder_is_in(
+        tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gui.terminal.cli import current_workspace
+    workspace = tmp_path / "project"
+    (workspace / "src" / "deep").mkdir(parents=True)
+    from core.settings import workspace_state_dir
+    (workspace_state_dir(workspace) / "journal.sqlite3").parent.mkdir(parents=True)
+    (workspace_state_dir(workspace) / "journal.sqlite3").write_bytes(b"")
+    assert current_workspace(None, str(workspace / "src" / "deep")) == str(workspace.resolve())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert current_workspace(None, str(elsewhere)) == str(elsewhere.resolve())  # none above: the folder itself
+
+
+MISTAKES = [
+    ["bogus"], ["--wat"], ["calls", "--wat"], ["calls", "extra"], ["undo"], ["redo"], ["undo", "c1", "--file"],
+    ["hooks"], ["hooks", "instal"], ["hooks", "install", "--agent", "cursor"], ["hooks", "install", "--project"],
+    ["hooks", "install", "--project", "/no/such/folder"], ["hooks", "install", "--user", "--project", "."],
+    ["demo", "--pace", "-1"], ["demo", "--pace", "fast"], ["demo", "--quit-when-done"],
+    ["demo", "--quit-when-done", "--screenshot", "x.png"], ["watch", "--quit-after", "-3"],
+    ["watch", "--quit-after", "soon"], ["watch", "--screenshot", "x.png"], ["export", "--since", "yesterday"],
+    ["export", "--format", "csv"], ["verify", "--expect", "nonsense"], ["mcp-serve", "--port", "99999"],
+    ["mcp-serve", "--port", "http"], ["mcp-serve", "--port", "8080"], ["mcp-serve", "--host", "0.0.0.0"],
+    ["run"], ["run", "plan.yaml", "--concurrency", "0"], ["run", "plan.yaml", "--concurrency", "many"],
+    ["run", "plan.yaml", "--auto", "maybe"], ["attach"], ["gc", "--keep", "3"], ["claude", "--model"],
+    ["serve", "--ensure", "now"], ["calls", "--workspace"], ["calls", "--state-dir"], ["undo", "--force"],
+    ["export", "-o"], ["redo", "c1", "c2"],
+]
+
+
+@pytest.mark.parametrize("argv", MISTAKES, ids=[" ".join(m) for m in MISTAKES])
+def test_a_plausible_mistake_is_one_line_naming_it_with_exit_2(
+        argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    said = capsys.readouterr().err.strip()
+    assert code == 2, (code, said)
+    assert len(said.splitlines()) == 1 and said.startswith("belay"), said
+    assert not any(word in said for word in INTERNAL), said
