@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from core.errors import BelayError, ErrorKind
+from core.store.journal_schema import ADDED_COLUMNS
 
 APPLICATION_ID = 0x42454C59
 """`PRAGMA application_id` of a Belay journal ("BELY"): what tells it from another program's database."""
@@ -177,6 +178,19 @@ def _check_whole(path: Path, short: str | None) -> None:
         _raise(path, e, "read")
     if problems != ["ok"]:
         raise damaged(path, short or "; ".join(problems))
+
+
+def up_to_date(db: sqlite3.Connection) -> bool:
+    """Whether the journal open in `db` has every column Belay adds and its seals: what a reader that cannot
+    write (`belay calls`, core.store.call_list) needs, where a writing open (core.store.journal) adds them."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not {"seals", "seal_base"} <= tables or not all(table in tables for table in ADDED_COLUMNS):
+        return False
+    for table, columns in ADDED_COLUMNS.items():
+        have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        if not all(name in have for name, _ in columns):
+            return False
+    return True
 
 
 @contextmanager

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from core import BelayError
 
 MCP_PORT = 7391
@@ -314,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 - the boundary: a bug still ends in one line, not a traceback
         if os.environ.get("BELAY_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         _say(args.command, f"unexpected error ({type(e).__name__}: {e}); this is a bug in Belay, please report "
                            "it (BELAY_DEBUG=1 shows where it happened)")
@@ -342,6 +344,8 @@ def _not_unicode(args: argparse.Namespace) -> str | None:
 
 def _moment(text: str) -> datetime:
     """--since: an ISO date or time (UTC unless it says), or an age counted back from now (90m, 12h, 7d)."""
+    from datetime import datetime, timedelta, timezone  # for this option only: a start without it is quicker
+
     ages = {"m": "minutes", "h": "hours", "d": "days"}
     if text[-1:] in ages and text[:-1].isdigit():
         return datetime.now(timezone.utc) - timedelta(**{ages[text[-1]]: int(text[:-1])})

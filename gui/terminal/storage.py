@@ -35,6 +35,7 @@ from core import (
     workspace_open_in_console,
     workspace_state_dir,
 )
+from gui.terminal.calls import existing
 
 
 def storage_command(args: argparse.Namespace) -> int:
@@ -49,9 +50,7 @@ def storage_command(args: argparse.Namespace) -> int:
 
 def export_command(workspace: str, state_dir: str | None, *, since: datetime | None, session: str | None,
                    contents: bool, output: str | None, out: TextIO | None = None) -> int:
-    from gui.terminal.commands import _existing
-
-    root = Path(_existing(workspace)).resolve()
+    root = Path(existing(workspace)).resolve()
     journal = workspace_state_dir(root, state_dir) / "journal.sqlite3"
     if output is None:
         export_journal(journal, out or sys.stdout, since=since, session=session, contents=contents)
@@ -67,10 +66,8 @@ def export_command(workspace: str, state_dir: str | None, *, since: datetime | N
 
 def verify_command(workspace: str, state_dir: str | None, expect: str | None, out: TextIO | None = None) -> int:
     """0 when every journal row matches its seal and the chain is whole (and holds `expect`), else 1."""
-    from gui.terminal.commands import _existing
-
     out = out or sys.stdout
-    root = Path(_existing(workspace)).resolve()
+    root = Path(existing(workspace)).resolve()
     journal = workspace_state_dir(root, state_dir) / "journal.sqlite3"
     verdict = verify_journal(journal, parse_head(expect) if expect else None)
     if verdict.ok:
@@ -97,10 +94,8 @@ def verify_command(workspace: str, state_dir: str | None, expect: str | None, ou
 
 def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, out: TextIO | None = None,
                stdin: TextIO | None = None) -> int:
-    from gui.terminal.commands import _existing
-
     out, stdin = out or sys.stdout, stdin or sys.stdin
-    root = Path(_existing(workspace)).resolve()
+    root = Path(existing(workspace)).resolve()
     retention, problems = load_retention()
     for problem in problems:
         out.write(f"Note: settings: {problem}\n")
