@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp.types as mt
 
@@ -34,6 +34,11 @@ from core.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 START_GRACE_S = 5.0
 """Beyond the longest `startup_timeout_s`, how long `wait_started` waits: a server's own limit fails it first."""
+
+McpStart = Literal["always", "configured", "never"]
+"""When a console starts the user's MCP servers (`Console(mcp=...)`; the SDK alone takes about a second to
+import): "always" (a window, where servers may be added while it runs), "configured" (only when settings name
+some: `belay run`, whose settings stay as they were), "never" (a console that runs no calls: `belay undo`)."""
 
 
 class McpManager:

@@ -58,7 +58,7 @@ def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as
     from core import Console  # the console and all it runs: only when no window has the workspace
 
     async def run() -> UndoReport:
-        async with Console(workspace, state_dir=state_dir, holder="belay undo") as console:
+        async with Console(workspace, state_dir=state_dir, holder="belay undo", mcp="never") as console:
             if not as_json:
                 for note in console.recovery_notes:
                     out.write(f"Note: {note}\n")
