@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RUNS = int(os.environ.get("BELAY_BENCH_RUNS", "5"))
 CALLS, FILES, LATER = 2020, 200, 20
+SIDE_BY_SIDE = 10
 
 BELAY = "import sys; from gui.terminal.cli import main; sys.exit(main())"
 """What the `belay` console script runs."""
@@ -52,11 +53,13 @@ async def journal(ws: Path, state: Path, count: int, start: int = 0) -> list[str
         await console.add_rule("Write", "allow", "session")
         agent = await console.start_agent("editor", "scripted")
         ids = []
-        for i in range(start, start + count):
-            outcome = await console.call(agent, "Write", {"file_path": str(ws / f"f{i % FILES:03}.py"),
-                                                          "content": f"# version {i}\n" + "x = 1\n" * 20})
-            assert outcome.status == RunStatus.DONE, outcome
-            ids.append(outcome.call_id)
+        for first in range(start, start + count, SIDE_BY_SIDE):  # ten files at a time: calls on other paths overlap
+            outcomes = await asyncio.gather(*(
+                console.call(agent, "Write", {"file_path": str(ws / f"f{i % FILES:03}.py"),
+                                              "content": f"# version {i}\n" + "x = 1\n" * 20})
+                for i in range(first, min(first + SIDE_BY_SIDE, start + count))))
+            assert all(o.status == RunStatus.DONE for o in outcomes), outcomes
+            ids += [o.call_id for o in outcomes]
     return ids
 
 
@@ -104,9 +107,17 @@ def vacuum(journal_file: Path, scratch: Path) -> float:
 
 
 def fresh(saved: Path, state: Path) -> None:
-    """The state as it was saved (a gc changes it)."""
+    """The state as it was saved (a gc changes it): the journal copied, the blobs linked (a stored blob is never
+    changed, only removed or packed anew)."""
     shutil.rmtree(state, ignore_errors=True)
-    shutil.copytree(saved, state)
+    shutil.copytree(saved, state, copy_function=_link_blob)
+
+
+def _link_blob(source: str, target: str) -> None:
+    if f"{os.sep}blobs{os.sep}" in source:
+        os.link(source, target)
+    else:
+        shutil.copy2(source, target)
 
 
 def main() -> None:
@@ -124,11 +135,11 @@ def main() -> None:
 
         journal_file = workspace_state_dir(ws, state) / "journal.sqlite3"
         saved, saved_again = tmp / "saved", tmp / "saved-again"
-        shutil.copytree(state, saved)
+        fresh(state, saved)
         run = Runner(tmp)
         run.belay("gc", "--workspace", str(ws), "--yes")  # then 20 calls: the state a later gc finds
         asyncio.run(journal(ws, state, LATER, start=CALLS))
-        shutil.copytree(state, saved_again)
+        fresh(state, saved_again)
         fresh(saved, state)
         later = {i % FILES for i in range(CALLS, CALLS + LATER)}  # files the later calls changed: not undone
         undoable = [call for i, call in enumerate(ids) if i >= CALLS - FILES and i % FILES not in later]

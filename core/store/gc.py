@@ -189,13 +189,14 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
                 _remove_sessions(db, sealer, [s.session_id for s in gc_plan.removed])
                 step("rows")
             kept_seals = seals.compact(sealer)
-            removed, repacked, notes = _sweep_unless_written(db, state_dir / BLOBS, known, now, step)
+            removed, repacked, blob_bytes, notes = _sweep_unless_written(db, state_dir / BLOBS, known, now, step)
             notes += (kept_seals,) if kept_seals else ()
             notes += _compact(db)
             step("vacuumed")
         finally:
             db.close()
-        return GcResult(gc_plan, removed, repacked, state_size(state_dir), gc_plan.notes + notes)
+        after = state_size(state_dir) if blob_bytes is None else _journal_bytes(state_dir) + blob_bytes
+        return GcResult(gc_plan, removed, repacked, after, gc_plan.notes + notes)
     finally:
         lock.release()
 
@@ -376,15 +377,15 @@ def _compact(db: sqlite3.Connection) -> tuple[str, ...]:
 
 
 def _sweep_unless_written(db: sqlite3.Connection, root: Path, known: set[str], now: datetime | None,
-                          step: Callable[[str], None]) -> tuple[int, int, tuple[str, ...]]:
+                          step: Callable[[str], None]) -> tuple[int, int, int | None, tuple[str, ...]]:
     """The sweep, with the journal's write lock held: a console opening now waits at its first row, before it
     can store anything, so a blob it finds stored cannot vanish under it.  Skipped when a console may have
     been writing already: one that opened during gc (without the owner lock), or a session not ended and
-    active within `OPEN_GRACE`.  (blobs, packs, notes)"""
+    active within `OPEN_GRACE`.  (blobs, packs, the blob folder's bytes after it (None: not swept), notes)"""
     db.execute("BEGIN IMMEDIATE")
     try:
         why = _maybe_writing(db, known, now or datetime.now(timezone.utc))
-        swept = (0, 0) if why else _sweep(root, _referenced(db), step)
+        swept: tuple[int, int, int | None] = (0, 0, None) if why else _sweep(root, _referenced(db), step)
     finally:
         db.execute("COMMIT")  # nothing was written: this only lets writers go on
     return *swept, ((why,) if why else ())
@@ -401,25 +402,26 @@ def _maybe_writing(db: sqlite3.Connection, known: set[str], now: datetime) -> st
     return None
 
 
-def _sweep(root: Path, referenced: set[str], step: Callable[[str], None]) -> tuple[int, int]:
+def _sweep(root: Path, referenced: set[str], step: Callable[[str], None]) -> tuple[int, int, int]:
     """Deletes the blobs outside `referenced`: loose ones, and packs (shrunk when enough of them is dead).
 
-    Returns how many blobs went and how many packs were rewritten or dropped."""
+    Returns how many blobs went, how many packs were rewritten or dropped, and what the folder takes after
+    (from this listing and what was removed and written: listing it again is a third of a gc's time)."""
     stored = blob_files.stored_blobs(root)
     dead_loose = [d for d in stored.loose if d not in referenced]
-    blob_files.remove_loose(root, dead_loose)
+    after = stored.bytes - blob_files.remove_loose(root, dead_loose)
     step("loose")
     removed, repacked = len(dead_loose), 0
     for index_name, entries in stored.packs.items():
         dead = [d for d in entries if d not in referenced]
         if not _worth_rewriting(entries, dead):
             continue
-        blob_files.copy_kept(root, index_name, referenced)
+        after += blob_files.copy_kept(root, index_name, referenced)
         step("pack copied")
-        blob_files.drop_pack(root, index_name)
+        after -= blob_files.drop_pack(root, index_name)
         step("pack dropped")
         removed, repacked = removed + len(dead), repacked + 1
-    return removed, repacked
+    return removed, repacked, after
 
 
 # -- helpers -----------------------------------------------------------------------------------------
