@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,6 +75,8 @@ def _undo_in_running_console(workspace: str, op_id: str, state_dir: str | None, 
     endpoint = find_endpoint(str(state_root(state_dir)), workspace)
     if endpoint is None:
         return None
+    import socket
+
     from core import UndoReport, install_token
     request = {"token": install_token(config_dir()), "kind": "undo", "call_id": op_id, "files": list(files or []),
                "force": force, "redo": redo}
