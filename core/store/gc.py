@@ -152,8 +152,14 @@ def usage(state_dir: Path) -> StoreUsage:
 
 def plan(state_dir: Path, retention: Retention, now: datetime | None = None) -> GcPlan:
     """What `collect` would do now; changes nothing (a console may have the workspace open meanwhile)."""
+    return _planned(state_dir, retention, now)[0]
+
+
+def _planned(state_dir: Path, retention: Retention,
+             now: datetime | None) -> tuple[GcPlan, blob_files.StoredBlobs | None]:
+    """The plan, and the listing of the blob folder it was made from (None: no journal, so no plan)."""
     if not (state_dir / JOURNAL).exists():
-        return GcPlan(state_size(state_dir), (), (), None, 0, 0, ("no journal here: nothing to remove",))
+        return GcPlan(state_size(state_dir), (), (), None, 0, 0, ("no journal here: nothing to remove",)), None
     _up_to_date(state_dir / JOURNAL)
     db = _connect(state_dir)
     try:
@@ -175,12 +181,12 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
     if lock is None:
         raise GcRefused(state_dir)
     try:
-        gc_plan = plan(state_dir, retention, now)
+        gc_plan, stored = _planned(state_dir, retention, now)
         known = {s.session_id for s in (*gc_plan.kept, *gc_plan.removed)}
         if shown is not None:
             agreed = {s.session_id for s in shown.removed}
             gc_plan = replace(gc_plan, removed=tuple(s for s in gc_plan.removed if s.session_id in agreed))
-        if not (state_dir / JOURNAL).exists():
+        if stored is None or not (state_dir / JOURNAL).exists():
             return GcResult(gc_plan, 0, 0, gc_plan.state_bytes, gc_plan.notes)
         db = _connect(state_dir)
         try:
@@ -189,7 +195,8 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
                 _remove_sessions(db, sealer, [s.session_id for s in gc_plan.removed])
                 step("rows")
             kept_seals = seals.compact(sealer)
-            removed, repacked, blob_bytes, notes = _sweep_unless_written(db, state_dir / BLOBS, known, now, step)
+            removed, repacked, blob_bytes, notes = _sweep_unless_written(db, state_dir / BLOBS, stored, known,
+                                                                            now, step)
             notes += (kept_seals,) if kept_seals else ()
             notes += _compact(db)
             step("vacuumed")
@@ -204,7 +211,8 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
 # -- the plan ----------------------------------------------------------------------------------------
 
 
-def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention, now: datetime) -> GcPlan:
+def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention,
+          now: datetime) -> tuple[GcPlan, blob_files.StoredBlobs]:
     sessions = _sessions(db)
     refs = _references(db)
     stored = blob_files.stored_blobs(state_dir / BLOBS)
@@ -217,7 +225,7 @@ def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention, now: da
     still = set(refs.get(None, set())).union(*(refs.get(s.session_id, set()) for s in kept))
     count, freed = _freeable(stored, still)
     return GcPlan(state_bytes=state_bytes, removed=tuple(removed), kept=kept, oldest_kept=_oldest_call(db, gone),
-                  blobs_freed=count, bytes_freed=freed, notes=notes)
+                  blobs_freed=count, bytes_freed=freed, notes=notes), stored
 
 
 def _freeable(stored: blob_files.StoredBlobs, still: set[str]) -> tuple[int, int]:
@@ -376,7 +384,8 @@ def _compact(db: sqlite3.Connection) -> tuple[str, ...]:
     return ()
 
 
-def _sweep_unless_written(db: sqlite3.Connection, root: Path, known: set[str], now: datetime | None,
+def _sweep_unless_written(db: sqlite3.Connection, root: Path, stored: blob_files.StoredBlobs, known: set[str],
+                          now: datetime | None,
                           step: Callable[[str], None]) -> tuple[int, int, int | None, tuple[str, ...]]:
     """The sweep, with the journal's write lock held: a console opening now waits at its first row, before it
     can store anything, so a blob it finds stored cannot vanish under it.  Skipped when a console may have
@@ -385,7 +394,7 @@ def _sweep_unless_written(db: sqlite3.Connection, root: Path, known: set[str], n
     db.execute("BEGIN IMMEDIATE")
     try:
         why = _maybe_writing(db, known, now or datetime.now(timezone.utc))
-        swept: tuple[int, int, int | None] = (0, 0, None) if why else _sweep(root, _referenced(db), step)
+        swept: tuple[int, int, int | None] = (0, 0, None) if why else _sweep(root, stored, _referenced(db), step)
     finally:
         db.execute("COMMIT")  # nothing was written: this only lets writers go on
     return *swept, ((why,) if why else ())
@@ -402,12 +411,15 @@ def _maybe_writing(db: sqlite3.Connection, known: set[str], now: datetime) -> st
     return None
 
 
-def _sweep(root: Path, referenced: set[str], step: Callable[[str], None]) -> tuple[int, int, int]:
-    """Deletes the blobs outside `referenced`: loose ones, and packs (shrunk when enough of them is dead).
+def _sweep(root: Path, stored: blob_files.StoredBlobs, referenced: set[str],
+           step: Callable[[str], None]) -> tuple[int, int, int]:
+    """Deletes the blobs of `stored` (the listing the plan under the owner lock was made from) outside
+    `referenced`: loose ones, and packs (shrunk when enough of them is dead).  A blob stored since that
+    listing is not in it, so it stays (a later gc takes it if nothing refers to it); listing the folder again
+    was a third of a gc's time.
 
     Returns how many blobs went, how many packs were rewritten or dropped, and what the folder takes after
-    (from this listing and what was removed and written: listing it again is a third of a gc's time)."""
-    stored = blob_files.stored_blobs(root)
+    (from the listing and what was removed and written)."""
     dead_loose = [d for d in stored.loose if d not in referenced]
     after = stored.bytes - blob_files.remove_loose(root, dead_loose)
     step("loose")
