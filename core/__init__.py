@@ -90,6 +90,8 @@ if TYPE_CHECKING:
     from core.run.calls import AgentHandle, CallOutcome
     from core.settings import STATE_DIR_ENV, state_root, workspace_state_dir
     from core.settings import config_root as config_dir  # = core.policy.settings.config_dir, without its models
+    from core.store.call_list import ListedCall
+    from core.store.call_list import listed as listed_calls
     from core.store.export import export_journal
     from core.store.gc import GcPlan, GcRefused, GcResult, Retention, StoreUsage
     from core.store.gc import collect as collect_garbage
@@ -155,6 +157,7 @@ _EXPORTS: dict[str, str] = {
     "core.process.sandbox": "SandboxInfo",
     "core.run.calls": "AgentHandle CallOutcome",
     "core.settings": "STATE_DIR_ENV state_root workspace_state_dir config_dir=config_root",
+    "core.store.call_list": "ListedCall listed_calls=listed",
     "core.store.export": "export_journal",
     "core.store.gc": ("GcPlan GcRefused GcResult Retention StoreUsage collect_garbage=collect plan_gc=plan "
                       "store_usage=usage workspace_open_in_console=console_open"),
@@ -226,6 +229,7 @@ __all__ = [
     "form_fields",
     "compute_diff", "PartialError", "revert_hunks",
     "ConsoleSurface",
+    "ListedCall", "listed_calls",
     "collect_garbage", "export_journal", "GcPlan", "GcRefused", "GcResult", "load_retention", "plan_gc", "Retention",
     "store_usage", "StoreUsage", "workspace_open_in_console", "JournalCheck", "parse_head", "verify_journal",
     "Attached", "AttachServer", "Detached", "PROTOCOL_VERSION", "Reach", "RemoteConsole", "RemoteError",

@@ -65,7 +65,7 @@ from core.undo.report import Resolution, UndoPreview, UndoReport
 from core.undo.service import Undoer
 
 if TYPE_CHECKING:
-    from core.mcp.manager import McpManager
+    from core.mcp.manager import McpManager, McpStart
     from core.mcp.oauth import OAuthPlace
     from core.telemetry.spans import SpanExport
 
@@ -88,7 +88,7 @@ class Console(ConsoleReads):
 
     def __init__(self, workspace: str | Path, *, state_dir: str | Path | None = None,
                  tools: Sequence[Tool] | None = None, bash: BashSettings | None = None, track: bool = True,
-                 serve: bool = True, holder: str = "a Belay console") -> None:
+                 serve: bool = True, holder: str = "a Belay console", mcp: McpStart = "always") -> None:
         """`tools` replaces the default set (file tools, Task, Bash and its background shells).
 
         One console at a time works on a workspace: opening raises `WorkspaceBusy` naming the one that
@@ -96,7 +96,8 @@ class Console(ConsoleReads):
 
         `track=False` opens the journal only to read it (`belay calls`), beside the console that has the
         workspace: the workspace is not indexed or watched, nothing is recovered, and undo is refused.
-        `serve=False` keeps the endpoint closed (no Claude Code hooks, no `belay mcp-serve` bridge to it).
+        `serve=False` keeps the endpoint closed (no Claude Code hooks, no `belay mcp-serve` bridge to it);
+        `mcp` says when the user's MCP servers start (core.mcp.manager.McpStart: a window's always).
         """
         self.workspace = Workspace(workspace)
         self.state_dir = workspace_state_dir(self.workspace.root, state_dir)
@@ -133,8 +134,7 @@ class Console(ConsoleReads):
         self._lock: OwnerLock | None = None
         self._spans: SpanExport | None = None
         """Spans of the agents and calls, sent to `[telemetry] otlp_endpoint` when the user set one."""
-        self._track = track
-        self._holder = holder
+        self._track, self._holder, self._mcp_start = track, holder, mcp
         self._tracking = False
         self._serve = serve
         self.endpoint: Endpoint | None = None
@@ -218,8 +218,9 @@ class Console(ConsoleReads):
         self._roster = Roster(recorder, self._pipeline)
         self._policy_changed("settings loaded")
         servers = self.policy.mcp_servers()
-        if self._tracking and servers:  # only the owning console starts programs; `belay calls` does not
-            # The MCP package takes a second or more to import: off the loop, and only when there are servers.
+        if self._tracking and self._mcp_start != "never" and servers:
+            # Only the owning console starts programs (not `belay calls`); the MCP package takes a second or more to
+            # import: off the loop, and only when the settings name servers to start.
             McpManager, OAuthPlace = await asyncio.to_thread(_mcp_classes)  # noqa: N806 - classes
             self.mcp = McpManager(self.registry, servers, on_status=self._mcp_changed,
                                   cwd=self.workspace.root, elicit=self.elicitations.ask,

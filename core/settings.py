@@ -11,8 +11,6 @@ import hashlib
 import os
 from pathlib import Path
 
-import platformdirs
-
 STATE_DIR_ENV = "BELAY_STATE_DIR"
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
 
@@ -24,6 +22,8 @@ def state_root(override: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get(STATE_DIR_ENV)
     if env:
         return Path(env).expanduser().resolve()
+    import platformdirs  # only without an override: it takes `belay calls` a tenth of its start
+
     return Path(platformdirs.user_data_dir("belay", appauthor=False))
 
 
@@ -32,7 +32,11 @@ def config_root() -> Path:
     directory.  For the layers below the policy, which must hide it from commands; core.policy.settings.config_dir
     answers the same (tests/core/test_settings.py holds the two together)."""
     env = os.environ.get(CONFIG_DIR_ENV)
-    return Path(env).expanduser() if env else Path(platformdirs.user_config_dir("belay", appauthor=False))
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("belay", appauthor=False))
 
 
 def workspace_state_dir(workspace: Path, override: str | os.PathLike[str] | None = None) -> Path:

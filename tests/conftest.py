@@ -50,6 +50,11 @@ def _start_from_a_known_environment() -> None:
         os.environ.pop(name, None)
     os.environ.update(QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", GIT_CONFIG_GLOBAL=_EMPTY_GIT_CONFIG,
                       GIT_CONFIG_NOSYSTEM="1")
+    # The Pythons the tests start (`belay`, toy servers, agents' hooks) keep their bytecode, outside the checkout:
+    # under a PYTHONDONTWRITEBYTECODE from the shell each compiled every module of Belay it imported, again (a
+    # third of a `belay run`'s start).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "belay-tests-pycache"))
 
 
 _start_from_a_known_environment()

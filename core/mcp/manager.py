@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp.types as mt
 
@@ -34,6 +34,12 @@ from core.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 START_GRACE_S = 5.0
 """Beyond the longest `startup_timeout_s`, how long `wait_started` waits: a server's own limit fails it first."""
+
+McpStart = Literal["always", "configured", "never"]
+"""When a console starts the user's MCP servers (`Console(mcp=...)`; the SDK alone takes a second or more to
+import): "always" (a window) and "configured" (`belay run`) start the servers the settings name when it opens,
+and import nothing when they name none (servers added to the settings later start with the next console);
+"never" (a console that runs no calls: `belay undo`) starts none."""
 
 
 class McpManager:

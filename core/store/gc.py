@@ -31,8 +31,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from core.errors import BelayError, ErrorKind
-from core.store import blob_files, seals
-from core.store.journal import Journal
+from core.store import blob_files, journal_file, seals
 from core.store.lock import LOCK, OwnerLock
 
 GB = 1 << 30
@@ -127,8 +126,11 @@ class GcRefused(BelayError):
 
 
 def state_size(state_dir: Path) -> int:
-    total = sum(blob_files.file_size(state_dir / f"{JOURNAL}{suffix}") for suffix in ("", "-wal", "-shm"))
-    return total + blob_files.stored_blobs(state_dir / BLOBS).bytes
+    return _journal_bytes(state_dir) + blob_files.stored_blobs(state_dir / BLOBS).bytes
+
+
+def _journal_bytes(state_dir: Path) -> int:
+    return sum(blob_files.file_size(state_dir / f"{JOURNAL}{suffix}") for suffix in ("", "-wal", "-shm"))
 
 
 def usage(state_dir: Path) -> StoreUsage:
@@ -150,9 +152,15 @@ def usage(state_dir: Path) -> StoreUsage:
 
 def plan(state_dir: Path, retention: Retention, now: datetime | None = None) -> GcPlan:
     """What `collect` would do now; changes nothing (a console may have the workspace open meanwhile)."""
+    return _planned(state_dir, retention, now)[0]
+
+
+def _planned(state_dir: Path, retention: Retention,
+             now: datetime | None) -> tuple[GcPlan, blob_files.StoredBlobs | None]:
+    """The plan, and the listing of the blob folder it was made from (None: no journal, so no plan)."""
     if not (state_dir / JOURNAL).exists():
-        return GcPlan(state_size(state_dir), (), (), None, 0, 0, ("no journal here: nothing to remove",))
-    Journal(state_dir / JOURNAL).close()  # refuses a damaged or foreign file; brings an old one's schema up to date
+        return GcPlan(state_size(state_dir), (), (), None, 0, 0, ("no journal here: nothing to remove",)), None
+    _up_to_date(state_dir / JOURNAL)
     db = _connect(state_dir)
     try:
         return _plan(db, state_dir, retention, now or datetime.now(timezone.utc))
@@ -173,12 +181,12 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
     if lock is None:
         raise GcRefused(state_dir)
     try:
-        gc_plan = plan(state_dir, retention, now)
+        gc_plan, stored = _planned(state_dir, retention, now)
         known = {s.session_id for s in (*gc_plan.kept, *gc_plan.removed)}
         if shown is not None:
             agreed = {s.session_id for s in shown.removed}
             gc_plan = replace(gc_plan, removed=tuple(s for s in gc_plan.removed if s.session_id in agreed))
-        if not (state_dir / JOURNAL).exists():
+        if stored is None or not (state_dir / JOURNAL).exists():
             return GcResult(gc_plan, 0, 0, gc_plan.state_bytes, gc_plan.notes)
         db = _connect(state_dir)
         try:
@@ -187,13 +195,15 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
                 _remove_sessions(db, sealer, [s.session_id for s in gc_plan.removed])
                 step("rows")
             kept_seals = seals.compact(sealer)
-            removed, repacked, notes = _sweep_unless_written(db, state_dir / BLOBS, known, now, step)
+            removed, repacked, blob_bytes, notes = _sweep_unless_written(db, state_dir / BLOBS, stored, known,
+                                                                            now, step)
             notes += (kept_seals,) if kept_seals else ()
             notes += _compact(db)
             step("vacuumed")
         finally:
             db.close()
-        return GcResult(gc_plan, removed, repacked, state_size(state_dir), gc_plan.notes + notes)
+        after = state_size(state_dir) if blob_bytes is None else _journal_bytes(state_dir) + blob_bytes
+        return GcResult(gc_plan, removed, repacked, after, gc_plan.notes + notes)
     finally:
         lock.release()
 
@@ -201,11 +211,12 @@ def collect(state_dir: Path, retention: Retention, now: datetime | None = None, 
 # -- the plan ----------------------------------------------------------------------------------------
 
 
-def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention, now: datetime) -> GcPlan:
+def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention,
+          now: datetime) -> tuple[GcPlan, blob_files.StoredBlobs]:
     sessions = _sessions(db)
     refs = _references(db)
     stored = blob_files.stored_blobs(state_dir / BLOBS)
-    state_bytes = state_size(state_dir)
+    state_bytes = _journal_bytes(state_dir) + stored.bytes  # (state_size, from the one listing)
     removed = _past_horizon(sessions, retention, now)
     removed, notes = _within_limit(sessions, removed, refs, _sizes(stored), state_bytes - stored.bytes,
                                    retention, now)
@@ -214,7 +225,7 @@ def _plan(db: sqlite3.Connection, state_dir: Path, retention: Retention, now: da
     still = set(refs.get(None, set())).union(*(refs.get(s.session_id, set()) for s in kept))
     count, freed = _freeable(stored, still)
     return GcPlan(state_bytes=state_bytes, removed=tuple(removed), kept=kept, oldest_kept=_oldest_call(db, gone),
-                  blobs_freed=count, bytes_freed=freed, notes=notes)
+                  blobs_freed=count, bytes_freed=freed, notes=notes), stored
 
 
 def _freeable(stored: blob_files.StoredBlobs, still: set[str]) -> tuple[int, int]:
@@ -373,16 +384,17 @@ def _compact(db: sqlite3.Connection) -> tuple[str, ...]:
     return ()
 
 
-def _sweep_unless_written(db: sqlite3.Connection, root: Path, known: set[str], now: datetime | None,
-                          step: Callable[[str], None]) -> tuple[int, int, tuple[str, ...]]:
+def _sweep_unless_written(db: sqlite3.Connection, root: Path, stored: blob_files.StoredBlobs, known: set[str],
+                          now: datetime | None,
+                          step: Callable[[str], None]) -> tuple[int, int, int | None, tuple[str, ...]]:
     """The sweep, with the journal's write lock held: a console opening now waits at its first row, before it
     can store anything, so a blob it finds stored cannot vanish under it.  Skipped when a console may have
     been writing already: one that opened during gc (without the owner lock), or a session not ended and
-    active within `OPEN_GRACE`.  (blobs, packs, notes)"""
+    active within `OPEN_GRACE`.  (blobs, packs, the blob folder's bytes after it (None: not swept), notes)"""
     db.execute("BEGIN IMMEDIATE")
     try:
         why = _maybe_writing(db, known, now or datetime.now(timezone.utc))
-        swept = (0, 0) if why else _sweep(root, _referenced(db), step)
+        swept: tuple[int, int, int | None] = (0, 0, None) if why else _sweep(root, stored, _referenced(db), step)
     finally:
         db.execute("COMMIT")  # nothing was written: this only lets writers go on
     return *swept, ((why,) if why else ())
@@ -399,28 +411,45 @@ def _maybe_writing(db: sqlite3.Connection, known: set[str], now: datetime) -> st
     return None
 
 
-def _sweep(root: Path, referenced: set[str], step: Callable[[str], None]) -> tuple[int, int]:
-    """Deletes the blobs outside `referenced`: loose ones, and packs (shrunk when enough of them is dead).
+def _sweep(root: Path, stored: blob_files.StoredBlobs, referenced: set[str],
+           step: Callable[[str], None]) -> tuple[int, int, int]:
+    """Deletes the blobs of `stored` (the listing the plan under the owner lock was made from) outside
+    `referenced`: loose ones, and packs (shrunk when enough of them is dead).  A blob stored since that
+    listing is not in it, so it stays (a later gc takes it if nothing refers to it); listing the folder again
+    was a third of a gc's time.
 
-    Returns how many blobs went and how many packs were rewritten or dropped."""
-    stored = blob_files.stored_blobs(root)
+    Returns how many blobs went, how many packs were rewritten or dropped, and what the folder takes after
+    (from the listing and what was removed and written)."""
     dead_loose = [d for d in stored.loose if d not in referenced]
-    blob_files.remove_loose(root, dead_loose)
+    after = stored.bytes - blob_files.remove_loose(root, dead_loose)
     step("loose")
     removed, repacked = len(dead_loose), 0
     for index_name, entries in stored.packs.items():
         dead = [d for d in entries if d not in referenced]
         if not _worth_rewriting(entries, dead):
             continue
-        blob_files.copy_kept(root, index_name, referenced)
+        after += blob_files.copy_kept(root, index_name, referenced)
         step("pack copied")
-        blob_files.drop_pack(root, index_name)
+        after -= blob_files.drop_pack(root, index_name)
         step("pack dropped")
         removed, repacked = removed + len(dead), repacked + 1
-    return removed, repacked
+    return removed, repacked, after
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+
+
+def _up_to_date(path: Path) -> None:
+    """Refuses a damaged or foreign file (JournalUnusable); brings an older Belay's journal up to date by opening
+    it as a console does.  A journal that needs nothing is not opened for writing: the journal's module and the
+    records it imports are a third of a gc's time."""
+    if not journal_file.inspect(path):
+        with journal_file.read_only(path) as db:
+            if journal_file.up_to_date(db):
+                return
+    from core.store.journal import Journal
+
+    Journal(path).close()
 
 
 def _connect(state_dir: Path) -> sqlite3.Connection:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from core.errors import BelayError, ErrorKind
+from core.store.journal_schema import ADDED_COLUMNS, INDEXES
 
 APPLICATION_ID = 0x42454C59
 """`PRAGMA application_id` of a Belay journal ("BELY"): what tells it from another program's database."""
@@ -177,6 +178,25 @@ def _check_whole(path: Path, short: str | None) -> None:
         _raise(path, e, "read")
     if problems != ["ok"]:
         raise damaged(path, short or "; ".join(problems))
+
+
+_INDEX_NAMES = tuple(line.split()[5] for line in INDEXES.split("\n") if line.startswith("CREATE INDEX IF NOT EXISTS"))
+
+
+def up_to_date(db: sqlite3.Connection) -> bool:
+    """Whether the journal open in `db` has every column and index Belay adds, and its seals: what a reader that
+    cannot write (`belay calls`, `belay gc`'s plan) needs, where a writing open (core.store.journal) adds them."""
+    names = {(r[0], r[1]) for r in db.execute("SELECT type, name FROM sqlite_master")}
+    tables = {name for kind, name in names if kind == "table"}
+    if not {"seals", "seal_base"} <= tables or not all(table in tables for table in ADDED_COLUMNS):
+        return False
+    if not all(("index", name) in names for name in _INDEX_NAMES):
+        return False
+    for table, columns in ADDED_COLUMNS.items():
+        have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        if not all(name in have for name, _ in columns):
+            return False
+    return True
 
 
 @contextmanager

@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core.store.journal_file import JournalUnusable, read_only
 
@@ -114,9 +114,15 @@ class Sealer:
         """Seal the rows written since `begin`, each as it was last written; the number of rows sealed."""
         if not self._touched:
             return 0
-        entries = [[table, key, self._widths[table], row_digest(values) if values is not None else None]
-                   for (table, key), values in self._touched.items()]
+        entries: list[list[object]] = [
+            [table, key, self._widths[table], row_digest(values) if values is not None else None]
+            for (table, key), values in self._touched.items()]
         self._touched.clear()
+        self._append(entries, origin)
+        return len(entries)
+
+    def _append(self, entries: list[list[object]], origin: Origin) -> None:
+        """Seals holding `entries` ([table, key, width, digest]), ROWS_PER_SEAL to a seal, chained on."""
         db = self.db
         head = (db.execute("SELECT seq, chain FROM seals ORDER BY seq DESC LIMIT 1").fetchone()
                 or db.execute("SELECT seals, head FROM seal_base").fetchone())
@@ -127,30 +133,95 @@ class Sealer:
             seq, chain = seq + 1, chain_digest(chain, origin, rows)
             seals.append((seq, origin, rows, chain))
         db.executemany("INSERT INTO seals VALUES (?, ?, ?, ?)", seals)
-        return len(entries)
 
 
 def compact(sealer: Sealer) -> str | None:
     """Replace the seals by one per row there is now ("carried"), chained on from the last: what `belay gc` does,
     once it has removed rows, so that the seals of removed rows and of rows' earlier versions go with them.
-    Only a journal that verifies is compacted (otherwise its seals are what shows the change, and stay: the
-    note returned says so).  The head before is kept (`seal_base`): the chain goes on from it, and an `expect`
-    older than it can no longer be checked.  Outside a transaction; nobody else may be writing."""
+    The head before is kept (`seal_base`): the chain goes on from it, and an `expect` older than it can no
+    longer be checked.  Outside a transaction; nobody else may be writing.
+
+    What it must never do is hide a change made outside Belay: a seal changed (the chain would no longer
+    show it once the seals are rewritten) or a row changed (were it sealed again as found).  So the whole
+    chain is checked first, and a carried seal holds the digest a row was *sealed* with, never one read
+    off the row now: a row changed outside Belay still fails `verify` after any number of compactions.
+    The rows sealed since the last compaction (all of them, the first time) are checked against their
+    seals too, so that a change among them is said at once: the journal's seals are then kept as they are
+    (they are what shows the change) and the note returned says so.  The rows a compaction carried and
+    Belay has not written since keep their carried seal as it is, unread: a gc costs what was written since
+    the last one, not the whole journal."""
     db = sealer.db
-    verdict = verify(db)
-    if not verdict.ok:
-        return (f"the journal's seals were kept as they are: the journal does not verify "
-                f"({verdict.mismatches[0].describe()}); `belay verify` names what changed")
     db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("DELETE FROM seals")
-        db.execute("INSERT OR REPLACE INTO seal_base VALUES (1, ?, ?)", (verdict.seals, bytes.fromhex(verdict.head)))
-        sealer.seal_all("carried")
-        db.execute("COMMIT")
+        note = _compacted(sealer)
+        db.execute("COMMIT" if note is None else "ROLLBACK")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+    return note
+
+
+def _compacted(sealer: Sealer) -> str | None:
+    """`compact` inside its transaction: the note when the seals must stay, else None with the seals rewritten."""
+    db, widths = sealer.db, sealer._widths
+    found: list[Mismatch] = []
+    walk = _walk(db, None, found)
+    carried: list[list[object]] = []
+    checked = -1
+    if not found and walk.carried_upto == 0:  # never compacted: every row, as `verify` checks them
+        latest = dict(walk.latest)
+        _check_rows(db, latest, found, (widths, carried))
+        found.extend(_removed(latest))
+    elif not found:
+        checked = _check_since(db, walk, widths, found, carried)
+    if found:
+        found.sort(key=_order)
+        return (f"the journal's seals were kept as they are: the journal does not verify "
+                f"({found[0].describe()}); `belay verify` names what changed")
+    if checked == 0:
+        return None  # compact already (nothing sealed since the last compaction): rewritten, the seals would be alike
+    db.execute("DELETE FROM seals")
+    db.execute("INSERT OR REPLACE INTO seal_base VALUES (1, ?, ?)", (walk.seals, walk.chain))
+    sealer._append(carried, "carried")
     return None
+
+
+_INTEGER_KEYS = frozenset({"decisions", "changes", "git_changes"})
+"""The tables keyed by an INTEGER (seals hold every key as text)."""
+
+
+def _check_since(db: sqlite3.Connection, walk: _Walk, widths: dict[str, int], found: list[Mismatch],
+                 carried: list[list[object]]) -> int:
+    """The rows sealed since the last compaction (or carried at fewer columns than their table has now) checked
+    against their latest seal and carried with the digest checked; the others carried as they are.  Returns how
+    many seal entries were of the first kind."""
+    since: dict[str, dict[str, tuple[int, int, str | None]]] = {}
+    for (table, key), (seq, width, digest) in walk.latest.items():
+        if seq > walk.carried_upto or width != widths[table]:
+            since.setdefault(table, {})[key] = (seq, width, digest)
+        elif digest is not None:
+            carried.append([table, key, width, digest])
+    count = sum(len(keys) for keys in since.values())
+    cursor = db.cursor()
+    cursor.row_factory = None
+    for table, key in SEALED:
+        sealed = since.get(table, {})
+        keys = [int(k) if table in _INTEGER_KEYS else k for k in sealed]
+        width = widths[table]
+        for values in cursor.execute(f"SELECT {key}, * FROM main.{table} WHERE {key} IN"
+                                     " (SELECT value FROM json_each(?)) ORDER BY rowid", (json.dumps(keys),)):
+            name = str(values[0])
+            seq, sealed_width, digest = sealed.pop(name)
+            if digest is None:  # Belay deleted it
+                found.append(Mismatch("added", table, name, seq))
+            elif row_digest(values[1:1 + sealed_width]) != digest:
+                found.append(Mismatch("edited", table, name, seq))
+            else:
+                whole = digest if sealed_width == width == len(values) - 1 else row_digest(values[1:1 + width])
+                carried.append([table, name, width, whole])
+        found.extend(Mismatch("removed", table, name, seq) for name, (seq, _, digest) in sealed.items()
+                     if digest is not None)
+    return count
 
 
 def row_digest(values: Sequence[object]) -> str:
@@ -217,45 +288,89 @@ def verify(db: sqlite3.Connection, expect: tuple[int, str] | None = None, limit:
     found: list[Mismatch] = []
     db.execute("BEGIN")
     try:
-        latest: dict[tuple[str, str], tuple[int, int, str | None]] = {}
-        base = _base(db)
-        count, chain = base if base is not None else (0, _GENESIS)
-        adopted, expected_missing = 0, expect is not None
-        if expect is not None and expect == (count, chain.hex()):
-            expected_missing = False
-        for seq, origin, rows, stored in db.execute("SELECT seq, origin, rows, chain FROM seals ORDER BY seq"):
-            chain = chain_digest(chain, origin, rows)
-            try:
-                entries = [(str(t), str(k), int(w), d) for t, k, w, d in json.loads(rows)]
-            except (ValueError, TypeError):
-                entries = []
-            if (chain != bytes(stored) or not entries) and not any(m.problem == "chain" for m in found):
-                found.append(Mismatch("chain", "seals", str(seq), seq))
-            chain = bytes(stored)  # go on from what is there: one broken link is named once
-            count += 1
-            for table, key, width, digest in entries:
-                adopted += origin == "adopted"
-                latest[(table, key)] = (seq, width, digest)
-            if expect is not None and count == expect[0] and chain.hex() == expect[1]:
-                expected_missing = False
-        rows = 0
-        for table, key in SEALED:
-            for values in db.execute(f"SELECT {key}, * FROM main.{table} ORDER BY rowid"):
-                rows += 1
-                name = str(values[0])
-                sealed = latest.pop((table, name), None)
-                if sealed is None or sealed[2] is None:  # never sealed, or sealed as deleted by Belay
-                    found.append(Mismatch("added", table, name, sealed[0] if sealed else None))
-                elif row_digest(tuple(values[1:1 + sealed[1]])) != sealed[2]:
-                    found.append(Mismatch("edited", table, name, sealed[0]))
-        found.extend(Mismatch("removed", table, key, seq)
-                     for (table, key), (seq, _, digest) in latest.items() if digest is not None)
+        walk = _walk(db, expect, found)
+        latest = dict(walk.latest)
+        rows = _check_rows(db, latest, found, None)
+        found.extend(_removed(latest))
     finally:
         db.execute("COMMIT")
     found.sort(key=_order)
-    return JournalCheck(seals=count, rows=rows, head=chain.hex(), mismatches=tuple(found[:limit]), adopted=adopted,
-                   expected_missing=expected_missing,
-                   compacted_at=base[0] if base is not None else None)
+    return JournalCheck(seals=walk.seals, rows=rows, head=walk.chain.hex(), mismatches=tuple(found[:limit]),
+                        adopted=walk.adopted, expected_missing=walk.expected_missing, compacted_at=walk.compacted_at)
+
+
+class _Walk(NamedTuple):
+    """The chain of seals walked from its base: where it ends, and each row's latest seal."""
+
+    seals: int
+    chain: bytes
+    latest: dict[tuple[str, str], tuple[int, int, str | None]]
+    """(table, key) -> (seq, width, digest) of the row's latest seal (digest None: Belay deleted the row)."""
+    adopted: int
+    expected_missing: bool
+    compacted_at: int | None
+    carried_upto: int
+    """The last seal the last compaction wrote (0: none): the seals after it are Belay's writes since."""
+
+
+def _walk(db: sqlite3.Connection, expect: tuple[int, str] | None, found: list[Mismatch]) -> _Walk:
+    """Every seal's chain digest checked (a broken link is named once, in `found`), in a transaction of the caller."""
+    latest: dict[tuple[str, str], tuple[int, int, str | None]] = {}
+    base = _base(db)
+    count, chain = base if base is not None else (0, _GENESIS)
+    adopted, expected_missing = 0, expect is not None and expect != (count, chain.hex())
+    carried_upto, leading = 0, True
+    for seq, origin, rows, stored in db.execute("SELECT seq, origin, rows, chain FROM seals ORDER BY seq"):
+        chain = chain_digest(chain, origin, rows)
+        try:
+            entries = [(str(t), str(k), int(w), d) for t, k, w, d in json.loads(rows)]
+        except (ValueError, TypeError):
+            entries = []
+        if (chain != bytes(stored) or not entries) and not any(m.problem == "chain" for m in found):
+            found.append(Mismatch("chain", "seals", str(seq), seq))
+        chain = bytes(stored)  # go on from what is there: one broken link is named once
+        count += 1
+        leading = leading and origin == "carried"
+        carried_upto = seq if leading else carried_upto
+        adopted += len(entries) if origin == "adopted" else 0
+        for table, key, width, digest in entries:
+            latest[(table, key)] = (seq, width, digest)
+        if expect is not None and count == expect[0] and chain.hex() == expect[1]:
+            expected_missing = False
+    return _Walk(count, chain, latest, adopted, expected_missing, base[0] if base is not None else None,
+                 carried_upto)
+
+
+def _removed(latest: dict[tuple[str, str], tuple[int, int, str | None]]) -> list[Mismatch]:
+    """The rows left in `latest` once every row there is was looked up: those Belay left there are missing."""
+    return [Mismatch("removed", table, key, seq) for (table, key), (seq, _, digest) in latest.items()
+            if digest is not None]
+
+
+def _check_rows(db: sqlite3.Connection, latest: dict[tuple[str, str], tuple[int, int, str | None]],
+                found: list[Mismatch], carry: tuple[dict[str, int], list[list[object]]] | None) -> int:
+    """Every row against its latest seal (popped from `latest`: what is left was removed); the rows counted.
+    `carry`: (each table's width now, a list) to which each matching row's entry is added as `Sealer.seal_all`
+    would seal it now ([table, key, width, digest], in its order), from the digest just checked."""
+    rows = 0
+    cursor = db.cursor()
+    cursor.row_factory = None  # tuples: a `sqlite3.Row` is sliced and hashed a third slower
+    for table, key in SEALED:
+        width = carry[0][table] if carry is not None else 0
+        for values in cursor.execute(f"SELECT {key}, * FROM main.{table} ORDER BY rowid"):
+            rows += 1
+            name = str(values[0])
+            sealed = latest.pop((table, name), None)
+            if sealed is None or sealed[2] is None:  # never sealed, or sealed as deleted by Belay
+                found.append(Mismatch("added", table, name, sealed[0] if sealed else None))
+                continue
+            digest = row_digest(values[1:1 + sealed[1]])
+            if digest != sealed[2]:
+                found.append(Mismatch("edited", table, name, sealed[0]))
+            elif carry is not None:  # as seal_all seals it: over all the columns the table has now
+                whole = digest if sealed[1] == width == len(values) - 1 else row_digest(values[1:1 + width])
+                carry[1].append([table, name, width, whole])
+    return rows
 
 
 def _base(db: sqlite3.Connection) -> tuple[int, bytes] | None:

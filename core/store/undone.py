@@ -15,15 +15,15 @@ to undo for a redo.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 Ref = tuple[str, int]
 """(operation id, position of the change in that operation)."""
 
 
-@dataclass(frozen=True)
-class RollbackLink:
-    """A finished rollback as the bookkeeping needs it."""
+class RollbackLink(NamedTuple):
+    """A finished rollback as the bookkeeping needs it (a NamedTuple: `belay calls` reads undo state without
+    importing dataclasses)."""
 
     rollback_id: str
     target: str

@@ -6,13 +6,13 @@ import argparse
 import os
 import re
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from core import BelayError
 
 JOURNAL = "journal.sqlite3"
@@ -323,7 +323,7 @@ def _seconds(text: str) -> float:
 def current_workspace(state_dir: str | None, start: str | None = None) -> str:
     """The workspace the current folder is in: the nearest folder at or above it that Belay has a journal for,
     else the current folder itself."""
-    from core.settings import workspace_state_dir
+    from core import workspace_state_dir
     here = os.path.realpath(start or os.getcwd())
     path = here
     while True:
@@ -391,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 - the boundary: a bug still ends in one line, not a traceback
         if os.environ.get("BELAY_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         _say(args.command, f"unexpected error ({type(e).__name__}: {e}); this is a bug in Belay, please report "
                            "it (BELAY_DEBUG=1 shows where it happened)")
@@ -447,6 +449,8 @@ def _not_unicode(args: argparse.Namespace) -> str | None:
 
 def _moment(text: str) -> datetime:
     """--since: an ISO date or time (UTC unless it says), or an age counted back from now (90m, 12h, 7d)."""
+    from datetime import datetime, timedelta, timezone  # for this option only: a start without it is quicker
+
     ages = {"m": "minutes", "h": "hours", "d": "days"}
     if text[-1:] in ages and text[:-1].isdigit():
         return datetime.now(timezone.utc) - timedelta(**{ages[text[-1]]: int(text[:-1])})

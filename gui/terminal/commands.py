@@ -7,75 +7,20 @@ way round).  No Qt is imported on this path, so they start fast.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import socket
-import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from core import (
-    AgentNode,
-    BelayError,
-    CallRecord,
-    Console,
-    ErrorKind,
-    UndoReport,
-    agent_hooks,
-    config_dir,
-    find_endpoint,
-    hook_command,
-    install_token,
-    shared_settings_file,
-    state_root,
-    uninstall_hooks,
-)
+from core import BelayError, ErrorKind, config_dir, find_endpoint, state_root
+from gui.terminal.calls import WorkspaceMissing, existing, list_calls
 
+if TYPE_CHECKING:
+    from core import UndoReport
 
-def _status(call: CallRecord) -> str:
-    if call.undone_by:
-        return "undone"
-    return f"partly undone ({len(call.undone_paths)})" if call.undone_paths else call.status.value
-
-
-def _row(call: CallRecord, agents: Mapping[str, AgentNode] | None = None) -> dict[str, object]:
-    """One call for `calls --json`; with its agent's id, kind and parent (a sub-agent's calls tie to its parent's)."""
-    agent = (agents or {}).get(call.agent_id)
-    return {
-        "id": call.call_id, "agent": call.agent_name, "agent_id": call.agent_id,
-        "agent_kind": agent.agent_kind if agent else None, "parent_agent_id": agent.parent_id if agent else None,
-        "spawned_by": agent.spawned_by if agent else None, "tool": call.tool, "summary": call.summary,
-        "status": _status(call), "files_changed": [c.path for c in call.changes],
-        "undone_files": list(call.undone_paths), "git": [g.what for g in call.git_changes],
-        "created_at": call.created_at.isoformat(), "decision": _decision(call),
-    }
-
-
-def _decision(call: CallRecord) -> dict[str, object] | None:
-    """Who let the call run or stopped it, and how (None: nothing journaled, as for calls of old journals)."""
-    d = call.decision
-    if d is None:
-        return None
-    return {"decision": d.decision.value, "decided_by": d.by, "rule": d.rule, "reason": d.reason}
-
-
-class WorkspaceMissing(BelayError):
-    """The --workspace given is not a directory: there is nothing to list or undo in."""
-
-    def __init__(self, workspace: str) -> None:
-        super().__init__(ErrorKind.NOT_FOUND, f"the workspace {workspace} does not exist or is not a directory",
-                         "Belay finds a workspace's journal by the workspace's path: give the directory the "
-                         "calls were made in (recreate it first if it was removed).")
-
-
-def _existing(workspace: str) -> str:
-    """The workspace, checked before a console is opened on it (which would fail less clearly)."""
-    if not os.path.isdir(os.path.expanduser(workspace)):
-        raise WorkspaceMissing(workspace)
-    return os.path.expanduser(workspace)
+__all__ = ["WorkspaceMissing", "hooks_command", "list_calls", "undo_call"]
 
 
 def _relative(workspace: str, files: Sequence[str] | None) -> list[str] | None:
@@ -94,28 +39,6 @@ def _relative(workspace: str, files: Sequence[str] | None) -> list[str] | None:
     return out
 
 
-def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO = sys.stdout) -> int:
-    workspace = _existing(workspace)
-
-    async def load() -> tuple[list[CallRecord], dict[str, AgentNode]]:
-        async with Console(workspace, state_dir=state_dir, track=False) as console:
-            return await console.history(), dict(console.timeline.agents)
-
-    calls, agents = asyncio.run(load())
-    if as_json:
-        json.dump([_row(c, agents) for c in calls], out, indent=2)
-        out.write("\n")
-        return 0
-    if not calls:
-        out.write(f"No calls journaled for {workspace} yet.\n")
-        return 0
-    out.write(f"{'ID':<32} {'AGENT':<16} {'TOOL':<10} {'STATUS':<16} FILES CHANGED\n")
-    for c in calls:
-        files = ", ".join(change.path for change in c.changes) or "-"
-        out.write(f"{c.call_id:<32} {c.agent_name[:16]:<16} {c.tool:<10} {_status(c)!s:<16} {files}\n")
-    return 0
-
-
 UNDO_WAIT_S = 120.0
 """How long `belay undo` waits for the window's console to answer (an undo of many files takes a while)."""
 
@@ -123,14 +46,18 @@ UNDO_WAIT_S = 120.0
 def undo_call(workspace: str, op_id: str, state_dir: str | None, force: bool, as_json: bool,
               files: Sequence[str] | None = None, redo: bool = False, out: TextIO = sys.stdout) -> int:
     """Undo (or, with `redo`, put back) a call or some of its files; conflicts need --force."""
-    workspace = _existing(workspace)
+    workspace = existing(workspace)
     files = _relative(workspace, files)
     report = _undo_in_running_console(workspace, op_id, state_dir, force, files, redo)
     if report is not None:
         return _show_undo(report, op_id, redo, as_json, out)
 
+    import asyncio
+
+    from core import Console  # the console and all it runs: only when no window has the workspace
+
     async def run() -> UndoReport:
-        async with Console(workspace, state_dir=state_dir, holder="belay undo") as console:
+        async with Console(workspace, state_dir=state_dir, holder="belay undo", mcp="never") as console:
             if not as_json:
                 for note in console.recovery_notes:
                     out.write(f"Note: {note}\n")
@@ -148,6 +75,9 @@ def _undo_in_running_console(workspace: str, op_id: str, state_dir: str | None, 
     endpoint = find_endpoint(str(state_root(state_dir)), workspace)
     if endpoint is None:
         return None
+    import socket
+
+    from core import UndoReport, install_token
     request = {"token": install_token(config_dir()), "kind": "undo", "call_id": op_id, "files": list(files or []),
                "force": force, "redo": redo}
     try:
@@ -196,6 +126,8 @@ def _local_note(path: Path) -> str:
     """Why the hooks went to settings.local.json, and whether git will keep the file out of commits."""
     note = ("That file is this machine's own project settings (it holds this machine's paths); Claude Code reads "
             "it, and it is not meant to be committed.\n")
+    import subprocess
+
     try:
         ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=path.parent.parent,
                                  capture_output=True, timeout=10)
@@ -219,6 +151,8 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
                   out: TextIO = sys.stdout, agent: str = "claude") -> int:
     """`belay hooks install|uninstall [--agent claude|codex|gemini]`: Belay's entries in that agent CLI's
     settings, added or taken out."""
+    from core import agent_hooks, hook_command, shared_settings_file, uninstall_hooks
+
     hooks = agent_hooks(agent)
     path = hooks.settings_file(Path(project) if project else None, user)
     try:

@@ -132,7 +132,7 @@ class Totals:
 
 
 async def _run(options: RunOptions, plan: Plan, workspace: Path, stdout: TextIO, stderr: TextIO) -> int:
-    console = Console(workspace, state_dir=options.state_dir, holder="belay run")
+    console = Console(workspace, state_dir=options.state_dir, holder="belay run", mcp="configured")
     await console.open()
     try:  # what opening recovered after a crash is logged by the core: not said twice
         _check_servers(await _servers_started(console, stderr), plan, stderr)

@@ -18,23 +18,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from core import (
-    GcPlan,
-    GcResult,
-    Retention,
-    collect_garbage,
-    export_journal,
-    load_retention,
-    parse_head,
-    plan_gc,
-    verify_journal,
-    workspace_open_in_console,
-    workspace_state_dir,
-)
+from core import config_dir, workspace_state_dir
+from gui.terminal.calls import existing
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from core import GcPlan, GcResult, Retention
+
+SETTINGS_FILE = "settings.toml"
+"""The user's settings file in `config_dir()` (core.policy.settings.settings_path), where [storage] is read."""
 
 
 def storage_command(args: argparse.Namespace) -> int:
@@ -49,9 +45,9 @@ def storage_command(args: argparse.Namespace) -> int:
 
 def export_command(workspace: str, state_dir: str | None, *, since: datetime | None, session: str | None,
                    contents: bool, output: str | None, out: TextIO | None = None) -> int:
-    from gui.terminal.commands import _existing
+    from core import export_journal
 
-    root = Path(_existing(workspace)).resolve()
+    root = Path(existing(workspace)).resolve()
     journal = workspace_state_dir(root, state_dir) / "journal.sqlite3"
     if output is None:
         export_journal(journal, out or sys.stdout, since=since, session=session, contents=contents)
@@ -67,10 +63,10 @@ def export_command(workspace: str, state_dir: str | None, *, since: datetime | N
 
 def verify_command(workspace: str, state_dir: str | None, expect: str | None, out: TextIO | None = None) -> int:
     """0 when every journal row matches its seal and the chain is whole (and holds `expect`), else 1."""
-    from gui.terminal.commands import _existing
+    from core import parse_head, verify_journal
 
     out = out or sys.stdout
-    root = Path(_existing(workspace)).resolve()
+    root = Path(existing(workspace)).resolve()
     journal = workspace_state_dir(root, state_dir) / "journal.sqlite3"
     verdict = verify_journal(journal, parse_head(expect) if expect else None)
     if verdict.ok:
@@ -97,11 +93,11 @@ def verify_command(workspace: str, state_dir: str | None, expect: str | None, ou
 
 def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, out: TextIO | None = None,
                stdin: TextIO | None = None) -> int:
-    from gui.terminal.commands import _existing
+    from core import collect_garbage, plan_gc, workspace_open_in_console
 
     out, stdin = out or sys.stdout, stdin or sys.stdin
-    root = Path(_existing(workspace)).resolve()
-    retention, problems = load_retention()
+    root = Path(existing(workspace)).resolve()
+    retention, problems = _retention()
     for problem in problems:
         out.write(f"Note: settings: {problem}\n")
     state = workspace_state_dir(root, state_dir)
@@ -127,6 +123,18 @@ def gc_command(workspace: str, state_dir: str | None, dry_run: bool, yes: bool, 
             return 1
     out.write(describe_result(collect_garbage(state, retention, shown=plan)))
     return 0
+
+
+def _retention() -> tuple[Retention, list[str]]:
+    """The user's [storage] settings and their problems; without a settings file, the defaults, read without
+    loading the policy's settings (its rules, MCP servers and telemetry bring their models: a third of a gc)."""
+    if not (config_dir() / SETTINGS_FILE).exists():
+        from core import Retention
+
+        return Retention(), []
+    from core import load_retention
+
+    return load_retention()
 
 
 def describe_plan(root: Path, state: Path, retention: Retention, plan: GcPlan) -> str:

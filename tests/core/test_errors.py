@@ -1,31 +1,15 @@
-"""Errors as data: a kind fills in its category, code and retry advice unless the caller says otherwise."""
+"""The core's errors: raised with a kind, a message and a suggestion, read as data (core.errors.info) when shown."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
-from pydantic import ValidationError
 
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError, UndoConflict
-
-
-def test_every_kind_is_classified_and_only_transient_failures_are_worth_a_retry() -> None:
-    recoverable = {k for k in ErrorKind if ErrorInfo(kind=k, message="x").recoverable}
-    assert recoverable == {ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.BUSY}
-    info = ErrorInfo(kind=ErrorKind.OUTSIDE_WORKSPACE, message="/etc/passwd is outside the workspace")
-    assert (info.category, info.code) == ("permission", "outside-workspace")
-
-
-def test_what_the_caller_says_wins_over_what_the_kind_suggests() -> None:
-    info = ErrorInfo(kind=ErrorKind.TIMEOUT, message="x", recoverable=False, code="E_DEADLINE", category="system")
-    assert (info.recoverable, info.code, info.category) == (False, "E_DEADLINE", "system")
-
-
-def test_an_error_read_back_from_an_old_journal_row_is_classified_from_its_kind() -> None:
-    info = ErrorInfo.model_validate_json('{"kind": "network", "message": "connection reset"}')
-    assert info.kind is ErrorKind.NETWORK and info.category == "network" and info.recoverable
-    assert ErrorInfo.model_validate_json(info.model_dump_json()) == info
-    with pytest.raises(ValidationError):
-        ErrorInfo(kind="exploded", message="x")  # type: ignore[arg-type]
+from tests.conftest import ROOT
 
 
 def test_a_raised_tool_error_carries_its_info_and_names_its_kind() -> None:
@@ -42,3 +26,24 @@ def test_an_undo_conflict_names_the_paths_and_suggests_forcing() -> None:
     conflict = UndoConflict("a.txt changed since the call", ["a.txt", "b/c.txt"])
     assert conflict.kind is ErrorKind.CONFLICT and conflict.paths == ["a.txt", "b/c.txt"]
     assert "force" in conflict.info.suggestion
+
+
+def test_raising_and_catching_an_error_loads_no_pydantic_until_its_info_is_read() -> None:
+    """`belay calls` and `belay gc` raise and catch BelayErrors (a missing workspace, a damaged journal) and
+    start without pydantic; the model loads when the error is shown."""
+    code = ("import sys\n"
+            "from core.errors import BelayError, ErrorKind\n"
+            "try:\n    raise BelayError(ErrorKind.NOT_FOUND, 'gone', 'look elsewhere')\n"
+            "except BelayError as e:\n    caught = e\n"
+            "print('pydantic' in sys.modules, caught.kind.value, repr(caught))\n"
+            "print(caught.info.suggestion, 'pydantic' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False not-found BelayError(not-found: 'gone')", "look elsewhere True"]
+
+
+def test_the_info_is_one_model_made_once_and_named_from_core_errors() -> None:
+    error = BelayError(ErrorKind.TIMEOUT, "too slow", recoverable=False)
+    assert error.info is error.info and isinstance(error.info, ErrorInfo)
+    assert (error.info.code, error.info.recoverable, error.info.category) == ("timeout", False, "timeout")

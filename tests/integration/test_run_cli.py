@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -43,9 +44,14 @@ def _run_here(capfd: pytest.CaptureFixture[str], plan: Path, ws: Path, state_dir
 
 
 def _calls(ws: Path, state_dir: Path) -> list[dict[str, object]]:
-    listed = _belay("calls", "--workspace", str(ws), "--state-dir", str(state_dir), "--json")
-    assert listed.returncode == 0, listed.stderr
-    return json.loads(listed.stdout)  # type: ignore[no-any-return]
+    """The journal's calls as `belay calls --json` prints them, read in this process by the function the command
+    runs: these tests check what a run journaled, and a cold start of Python each would only add its time (the
+    command itself, in its own process, is tests/gui/terminal/test_calls.py's and tests/integration/test_cli.py's)."""
+    from gui.terminal.commands import list_calls
+
+    listed = io.StringIO()
+    assert list_calls(str(ws), str(state_dir), True, out=listed) == 0
+    return json.loads(listed.getvalue())  # type: ignore[no-any-return]
 
 
 def _plan(tmp_path: Path, name: str, content: object) -> Path:

@@ -250,3 +250,12 @@ def test_an_old_call_undone_recently_keeps_its_session(ws: Path) -> None:
     gc.collect(state, gc.Retention(keep_days=30))
     assert _history(ws) == old
     assert (ws / "f01.txt").read_text() == _original(1)
+
+
+def test_the_size_gc_reports_afterwards_is_what_the_state_takes(ws: Path,
+                                                                 aged: tuple[Path, list[str], list[str]]) -> None:
+    """Worked out from the sweep's own listing and what it removed and wrote, not by listing the folder again."""
+    state, _, _ = aged
+    result = gc.collect(state, gc.Retention(keep_days=30))
+    assert result.blobs_removed > 0 and result.packs_rewritten > 0  # loose blobs and a pack shrunk
+    assert result.state_bytes == gc.state_size(state)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from core.models.records import Decision
-from core.store.journal_rows import decision, link
+from core.store.journal_rows import decision
 
 
 def _row(**values: object) -> sqlite3.Row:
@@ -15,14 +15,6 @@ def _row(**values: object) -> sqlite3.Row:
     row = db.execute(f"SELECT {names}", tuple(values.values())).fetchone()
     assert row is not None
     return row
-
-
-def test_an_old_rollback_without_a_target_undid_its_whole_call() -> None:
-    old = link(_row(id="rb_1", call_id="call_a", target=None), [], [])
-    assert (old.rollback_id, old.target, old.reverts) == ("rb_1", "call_a", (None,))
-    new = link(_row(id="rb_2", call_id="call_a", target="call_a"),
-               [_row(seq=1, reverts=4), _row(seq=0, reverts=3)], [])
-    assert new.reverts == (3, 4)  # the changes it reverted, in their order
 
 
 def test_an_old_journals_user_decision_reads_as_a_persons() -> None:

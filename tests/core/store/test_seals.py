@@ -188,3 +188,58 @@ def test_a_journal_that_does_not_verify_keeps_its_seals_when_compacted(path: Pat
     assert note is not None and "does not verify" in note and "runs row 'c0'" in note
     assert db.execute("SELECT COUNT(*) FROM seals").fetchone()[0] == count
     db.close()
+
+
+def _compacted(path: Path) -> str | None:
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        return seals.compact(seals.Sealer(db))
+    finally:
+        db.close()
+
+
+def test_a_later_compaction_reads_only_the_rows_written_since_the_last(path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gc costs what was written since the last one (issue 37: gc against VACUUM), not the whole journal."""
+    assert _compacted(path) is None
+    j = Journal(path)
+    j.add_call("c3", "s1", "a1", "Read", {"file_path": "/ws/f0"}, "read f0")
+    j.finish_run("c3", RunStatus.DONE, "one line", None, 0.1)
+    j.close()
+    hashed: list[object] = []
+    digest = seals.row_digest
+    monkeypatch.setattr(seals, "row_digest", lambda values: hashed.append(values) or digest(values))
+    assert _compacted(path) is None
+    assert len(hashed) == 2  # the new call's row and its run's: the 14 rows carried before are not read
+    verdict = seals.verify_journal(path)
+    assert verdict.ok and verdict.rows == 16
+    hashed.clear()
+    seq = verdict.seals
+    assert _compacted(path) is None and hashed == []  # nothing written since: nothing read, nothing rewritten
+    assert seals.verify_journal(path).seals == seq
+
+
+def test_a_row_changed_by_hand_after_a_compaction_still_fails_verify_after_the_next(path: Path) -> None:
+    """A carried seal holds the digest the row was sealed with, not one read off it: compacting again (which
+    reads only what Belay wrote since) cannot make a change made behind Belay's back pass."""
+    assert _compacted(path) is None
+    _by_hand(path, "UPDATE calls SET summary='something else' WHERE id='c1'")
+    j = Journal(path)
+    j.add_call("c3", "s1", "a1", "Read", {"file_path": "/ws/f0"}, "read f0")
+    j.close()
+    assert _compacted(path) is None
+    assert [(m.problem, m.table, m.key) for m in seals.verify_journal(path).mismatches] == [("edited", "calls", "c1")]
+
+
+def test_a_row_written_since_the_last_compaction_and_changed_by_hand_keeps_the_seals(path: Path) -> None:
+    assert _compacted(path) is None
+    j = Journal(path)
+    j.add_call("c3", "s1", "a1", "Read", {"file_path": "/ws/f0"}, "read f0")
+    j.close()
+    _by_hand(path, "UPDATE calls SET summary='something else' WHERE id='c3'")
+    db = sqlite3.connect(path, isolation_level=None)
+    count = db.execute("SELECT COUNT(*) FROM seals").fetchone()[0]
+    note = seals.compact(seals.Sealer(db))
+    assert note is not None and "does not verify" in note and "calls row 'c3'" in note
+    assert db.execute("SELECT COUNT(*) FROM seals").fetchone()[0] == count
+    db.close()

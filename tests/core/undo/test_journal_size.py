@@ -19,7 +19,7 @@ from core.ids import new_agent_id, new_call_id, new_session_id
 from core.models.records import ChangeKind, FileChange
 from core.store.blobs import BlobBatch, BlobStore
 from core.store.journal import SCHEMA, Journal
-from core.store.journal_rows import UNDOS_OF
+from core.store.undo_reads import UNDOS_OF
 from tests.conftest import run
 
 FILES = 20

@@ -184,7 +184,7 @@ def test_the_workspace_defaults_to_the_one_the_current_folder_is_in(
     from gui.terminal.cli import current_workspace
     workspace = tmp_path / "project"
     (workspace / "src" / "deep").mkdir(parents=True)
-    from core.settings import workspace_state_dir
+    from core import workspace_state_dir
     (workspace_state_dir(workspace) / "journal.sqlite3").parent.mkdir(parents=True)
     (workspace_state_dir(workspace) / "journal.sqlite3").write_bytes(b"")
     assert current_workspace(None, str(workspace / "src" / "deep")) == str(workspace.resolve())

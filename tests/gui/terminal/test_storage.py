@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from core import Console
+from core import Console, config_dir
 from core.settings import workspace_state_dir
 from core.store import gc
 from gui.terminal.cli import main
+from gui.terminal.storage import SETTINGS_FILE
 from tests.conftest import run
 from tests.core.store.test_gc import _age, _history, _session, ws  # noqa: F401 - ws is a fixture
+from tests.gui.terminal.test_calls import heavy_imports
 
 
 def test_gc_says_what_undo_history_it_ends_before_it_does_then_what_it_freed(
@@ -99,3 +101,20 @@ def test_gc_keeps_the_seals_of_a_journal_changed_by_hand_and_says_so(
     assert "the journal's seals were kept as they are: the journal does not verify" in capsys.readouterr().out
     assert main(["verify", "--workspace", str(ws)]) == 1
     assert "changed outside Belay" in capsys.readouterr().out
+
+
+def test_gc_compacts_a_journal_without_loading_the_console_pydantic_or_asyncio(ws: Path) -> None:  # noqa: F811
+    """`belay gc` as a shell runs it: what it loads decides most of its time against the VACUUM it runs."""
+    old = _session(ws, {"f01.txt": "january\n"})
+    _session(ws, {"f02.txt": "today\n"})
+    _age(workspace_state_dir(ws), old)
+    done, heavy = heavy_imports("gc", "--workspace", str(ws), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "Removed 1 session (1 call)" in done.stdout
+    assert heavy == [], f"`belay gc` imported {', '.join(heavy)}: import them where they are used"
+
+
+def test_the_settings_file_gc_looks_for_is_the_policys() -> None:
+    from core.policy.settings import settings_path
+
+    assert settings_path("user", None) == config_dir() / SETTINGS_FILE

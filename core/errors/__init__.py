@@ -3,14 +3,19 @@
 A tool never lets an arbitrary exception escape: what goes wrong becomes a
 `ToolError` with a kind from a small fixed set, a message a person (and a
 model) can act on, and a suggestion.  The pipeline turns it into a failed run.
+
+`ErrorInfo`, the failure as data (a pydantic model), is core.errors.info's, imported when first asked for:
+raising and catching a `BelayError` needs no pydantic, so the commands that only read the journal
+(`belay calls`, `belay gc`) start without it.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+if TYPE_CHECKING:
+    from core.errors.info import ErrorInfo
 
 
 class ErrorKind(str, Enum):
@@ -67,57 +72,35 @@ _CATEGORY: dict[ErrorKind, tuple[Category, bool]] = {  # kind: (category, recove
 }
 
 
-class ErrorInfo(BaseModel):
-    """A failure as data: shown in the window, journaled, and sent to the agent."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: ErrorKind
-    """Which of the fixed error kinds this is."""
-    message: str
-    """One or two sentences saying what happened, naming the path or value."""
-    suggestion: str = ""
-    """What the agent or the person can do about it, if anything."""
-    category: Category = "unknown"
-    """validation, permission, not_found, timeout, network, system or unknown (from `kind` unless given)."""
-    code: str = ""
-    """A short stable code for programs: the kind, or a more precise one (an errno name such as "ENOSPC")."""
-    recoverable: bool = False
-    """Trying the same call again may work (a timeout, a dropped connection, a busy resource)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _classify(cls, data: Any) -> Any:
-        """Fill category, code and recoverable from the kind when the caller did not say."""
-        if not isinstance(data, dict) or "kind" not in data:
-            return data
-        try:
-            kind = ErrorKind(data["kind"])
-        except ValueError:
-            return data
-        category, recoverable = _CATEGORY.get(kind, ("unknown", False))
-        return {"category": category, "code": kind.value, "recoverable": recoverable, **data}
-
-
 class BelayError(Exception):
-    """Base of the core's own exceptions; carries an `ErrorInfo`."""
+    """Base of the core's own exceptions; carries an `ErrorInfo` (made when first read)."""
 
     def __init__(self, kind: ErrorKind, message: str, suggestion: str = "", *, code: str | None = None,
                  recoverable: bool | None = None) -> None:
         super().__init__(message)
-        extra: dict[str, Any] = {}
+        self._kind = kind
+        self._fields: dict[str, Any] = {"kind": kind, "message": message, "suggestion": suggestion}
         if code is not None:
-            extra["code"] = code
+            self._fields["code"] = code
         if recoverable is not None:
-            extra["recoverable"] = recoverable
-        self.info = ErrorInfo(kind=kind, message=message, suggestion=suggestion, **extra)
+            self._fields["recoverable"] = recoverable
+        self._info: ErrorInfo | None = None
+
+    @property
+    def info(self) -> ErrorInfo:
+        """The failure as data: the model (and pydantic) load at its first read, not at the raise."""
+        if self._info is None:
+            from core.errors.info import ErrorInfo
+
+            self._info = ErrorInfo(**self._fields)
+        return self._info
 
     @property
     def kind(self) -> ErrorKind:
-        return self.info.kind
+        return self._kind
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.info.kind.value}: {self.info.message!r})"
+        return f"{type(self).__name__}({self._kind.value}: {self._fields['message']!r})"
 
 
 class ToolError(BelayError):
@@ -134,3 +117,12 @@ class UndoConflict(BelayError):
             "Review the current files, or force the undo to overwrite them.",
         )
         self.paths = paths
+
+
+def __getattr__(name: str) -> Any:
+    """`from core.errors import ErrorInfo`, as before the model moved to core.errors.info (PEP 562)."""
+    if name == "ErrorInfo":
+        from core.errors.info import ErrorInfo
+
+        return ErrorInfo
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
