@@ -187,6 +187,9 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--user", action="store_true", help="your user settings (Claude Code: ~/.claude/settings.json)")
     hooks.add_argument("--state-dir", help="the state directory the consoles use (default: BELAY_STATE_DIR or the "
                                            "user data dir)")
+    hooks.add_argument("--command-hooks", action="store_true",
+                       help="Claude Code, one project: a command hook for every event, as for --user, instead of "
+                            "http hooks to the console's loopback port for the tool calls' events")
     return parser
 
 
@@ -372,7 +375,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                                    concurrency=args.concurrency))
     if args.command == "hooks":
         from gui.terminal.commands import hooks_command
-        return hooks_command(args.action, args.project, args.user, args.state_dir, agent=args.agent)
+        return hooks_command(args.action, args.project, args.user, args.state_dir, agent=args.agent,
+                             http=not args.command_hooks)
     if args.command == "mcp-serve":
         if not args.http and (args.host is not None or args.port is not None):
             print("belay mcp-serve: --host and --port go with --http (stdio needs neither)", file=sys.stderr)

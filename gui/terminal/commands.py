@@ -28,7 +28,9 @@ from core import (
     config_dir,
     find_endpoint,
     hook_command,
+    install_hooks,
     install_token,
+    project_http_hook,
     shared_settings_file,
     state_root,
     uninstall_hooks,
@@ -207,15 +209,20 @@ def _local_note(path: Path) -> str:
 
 
 def hooks_command(action: str, project: str | None, user: bool, state_dir: str | None,
-                  out: TextIO = sys.stdout, agent: str = "claude") -> int:
+                  out: TextIO = sys.stdout, agent: str = "claude", http: bool = True) -> int:
     """`belay hooks install|uninstall [--agent claude|codex|gemini]`: Belay's entries in that agent CLI's
-    settings, added or taken out."""
+    settings, added or taken out.  Claude Code in one project gets http hooks for its tool calls (`http`; no
+    process per call), pointing at the workspace's own port: a user-wide install cannot name one."""
     hooks = agent_hooks(agent)
     path = hooks.settings_file(Path(project) if project else None, user)
     try:
         if action == "install":
-            changed = hooks.install(path, hook_command(state_root(state_dir), config_dir(), agent=agent),
-                                    config_dir())
+            command = hook_command(state_root(state_dir), config_dir(), agent=agent)
+            if agent == "claude" and not user and http:
+                door = project_http_hook(Path(project) if project else None, config_dir(), state_dir)
+                changed = install_hooks(path, command, config_dir(), http=door)
+            else:
+                changed = hooks.install(path, command, config_dir())
             if changed.events:
                 where = "in every project" if user else f"in {path.parent.parent}"
                 out.write(f"Installed Belay's hooks ({', '.join(changed.events)}) in {path}.\n"
@@ -224,6 +231,9 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
             else:
                 out.write(f"Belay's hooks were already installed in {path}.\n")
             if not user and agent == "claude":
+                if http:
+                    out.write("Tool calls reach the console as http hooks on 127.0.0.1 (no process per call); the "
+                              "file holds that door's token and is readable by you alone (0600).\n")
                 out.write(_local_note(path))
             elif not user and agent == "gemini":
                 out.write(GEMINI_PROJECT_NOTE)
