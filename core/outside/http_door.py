@@ -156,14 +156,14 @@ class HttpDoor:
         """Why this connection's process may not use the door (logged), or None when it may."""
         if isinstance(peer, OSError):
             return None
+        if peer is not None and peer.uid != self.uid:
+            log.warning("refused a connection to the http hook door from pid %s of another user (uid %d)",
+                        peer.pid, peer.uid)
+            return f"this door serves only uid {self.uid}, not uid {peer.uid}"
         if peer is None or peer.pid is None:
             log.warning("refused a connection to the http hook door on port %d: the kernel did not say which "
                         "process connected", self.port)
             return "Belay could not tell which process connected"
-        if peer.uid != self.uid:
-            log.warning("refused a connection to the http hook door from pid %d of another user (uid %d)",
-                        peer.pid, peer.uid)
-            return f"this door serves only uid {self.uid}, not uid {peer.uid}"
         try:
             refused = self._refuse_peer is not None and self._refuse_peer(peer.pid)
         except Exception:  # a bug in the check must not open the door
@@ -192,7 +192,7 @@ class HttpDoor:
         if "transfer-encoding" in headers or "content-length" not in headers:
             await _respond(writer, 411, b'{"error": "a Content-Length is required"}')
             return False
-        length = int(headers["content-length"])
+        length = int(headers["content-length"]) if headers["content-length"].isdigit() else -1
         if not 0 <= length <= MAX_BODY_BYTES:
             await _respond(writer, 413, b'{"error": "the event is too large"}')
             return False

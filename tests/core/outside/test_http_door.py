@@ -115,6 +115,26 @@ def test_a_refused_peer_is_told_why_and_its_handler_never_runs(tmp_path: Path) -
     assert "was started by a command Belay runs" in _deny_reason(answers[0][1])
 
 
+@pytest.mark.allow_warning_logs  # the refusal is logged
+def test_a_peer_of_another_user_is_refused(tmp_path: Path) -> None:
+    async def handler(request: HookRequest) -> dict[str, Any]:
+        raise AssertionError("a stranger's event reached the handler")
+
+    async def scenario() -> list[tuple[int, dict[str, Any]]]:
+        endpoint = Endpoint(tmp_path, "secret", tmp_path, http_port=door_port(tmp_path))
+        endpoint.handle(HookRequest, handler)
+        assert endpoint.door is not None
+        endpoint.door.uid = os.getuid() + 1  # the console serves someone else: this test's process is the stranger
+        await endpoint.start()
+        try:
+            return await asyncio.to_thread(_post, endpoint.door.port, door_token("secret", tmp_path), [READ])
+        finally:
+            await endpoint.close()
+
+    answers = run(scenario())
+    assert f"this door serves only uid {os.getuid() + 1}, not uid {os.getuid()}" in _deny_reason(answers[0][1])
+
+
 def test_a_long_wait_is_answered_and_a_client_that_goes_away_cancels_the_handler(tmp_path: Path) -> None:
     cancelled: list[str] = []
     release = asyncio.Event()
