@@ -226,7 +226,8 @@ def main() -> None:
         name = "no-op call vs limit" + (" (qasync)" if key else "")
         print(f"RESULT {name} = {f[key + 'pipeline_us'] / f[key + 'limit_us']:.2f} x the time (thread hop + WAL "
               f"commit: {f[key + 'limit_us']:.0f} us on {loop}, one hop to a worker thread and back with one "
-              f"SQLite WAL commit without fsync; {f[key + 'pipeline_us']:.0f} us per no-op call; per round {f[key + 'limit_q1']:.2f}-{f[key + 'limit_q3']:.2f} x; goal <= 3)")
+              f"SQLite WAL commit without fsync; {f[key + 'pipeline_us']:.0f} us per no-op call; "
+              f"per round {f[key + 'limit_q1']:.2f}-{f[key + 'limit_q3']:.2f} x; goal <= 3)")
     print(f"RESULT pipeline_overhead = {f['pipeline_us'] / f['bare_us']:.0f} x the time "
           f"(bare asyncio task dispatch of the same no-op; {f['pipeline_us']:.0f} us per call)")
     print(f"no-op call on the window's loop (qasync): {f['qt_pipeline_us']:.0f} us through the pipeline "
