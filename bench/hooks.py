@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-CALLS, CALL_ROUNDS = 120, 6
+CALLS, CALL_ROUNDS = 60, 6
 """Tool calls per setup in the per-call figure, in that many alternating rounds."""
 ROUND_TRIPS = 600
 PAUSE_S = 0.01
