@@ -9,6 +9,14 @@ Figures:
   trips (with the spread of the rounds' medians: the machine is shared);
 - hook command: the whole command hook as Claude Code runs it (`python -I -S hook_client.py`, which finds the
   console, sends the event and prints the answer), against starting the same Python with `-c pass`;
+- hook per tool call: what supervising one tool call costs the agent, PreToolUse and PostToolUse of an
+  auto-allowed Read together, against a no-op command hook (`true`) costing the same two events.  Timed as
+  Claude Code pays it, from a client process of its own (CALLER) that stands in for the CLI: a command hook
+  is `/bin/sh -c <command>` started with the event on stdin and read to its end (as Claude Code spawns it),
+  an http hook a POST on one kept-alive connection (as Claude Code keeps it: seen with the real CLI,
+  tests/integration/CLAUDE_CODE_HOOKS.md section 8).  Three setups alternate in rounds: the no-op command
+  hook, Belay's http hooks (what `belay hooks install --project` writes for Claude Code) and Belay's
+  command hooks (the hook client: what Codex and Gemini CLI, and a user-wide install, still run);
 - hung console: how long the hook command waits on a console that accepts the event and never answers (a
   window whose loop is blocked), with a short silence limit (`--wait`), before it blocks the call.  Not a
   ratio: the figure is the wait itself, to be read against the limit (and against Claude Code's hour).
@@ -31,6 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+CALLS, CALL_ROUNDS = 60, 6
+"""Tool calls per setup in the per-call figure, in that many alternating rounds."""
 ROUND_TRIPS = 600
 PAUSE_S = 0.01
 """Between two requests.  Claude Code runs a hook command per call and each takes ~17 ms to start (the
@@ -60,6 +70,74 @@ print(json.dumps(times))
 """
 """A client of its own process, as the hook command is: one connection per request, answer read to the end,
 PAUSE_S apart."""
+
+
+CALLER = """
+import http.client, json, subprocess, sys, time
+setup, target, token, events, count, pause = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), \\
+    int(sys.argv[5]), float(sys.argv[6])
+connection = http.client.HTTPConnection("127.0.0.1", int(target)) if setup == "http" else None
+headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+times = []
+for n in range(count):
+    use_id = f"toolu_{setup}_{n}_{time.time_ns()}"
+    pre, post = (json.dumps({**e, "tool_use_id": use_id}) for e in events)
+    time.sleep(pause)
+    started = time.perf_counter()
+    answers = []
+    for event in (pre, post):
+        if connection is not None:
+            connection.request("POST", "/hook/claude", event, headers)
+            answer = connection.getresponse()
+            body = answer.read()
+            assert answer.status == 200, (answer.status, body)
+        else:
+            done = subprocess.run(["/bin/sh", "-c", target], input=event.encode(), capture_output=True)
+            assert done.returncode == 0, done
+            body = done.stdout
+        answers.append(body)
+    times.append((time.perf_counter() - started) * 1e3)
+    assert setup == "noop" or b'"permissionDecision": "allow"' in answers[0], answers  # supervised, and allowed
+print(json.dumps(times))
+"""
+"""Stands in for Claude Code: per tool call, PreToolUse then PostToolUse through one hook setup; milliseconds each."""
+
+
+def _per_call(setups: dict[str, tuple[str, str]], events: list[dict[str, object]]) -> dict[str, list[float]]:
+    """Each setup's milliseconds per tool call, CALLS each in CALL_ROUNDS rounds that take turns."""
+    times: dict[str, list[float]] = {name: [] for name in setups}
+    for _ in range(CALL_ROUNDS):
+        for name, (target, token) in setups.items():
+            done = subprocess.run([sys.executable, "-I", "-S", "-c", CALLER, name, target, token, json.dumps(events),
+                                   str(CALLS // CALL_ROUNDS), str(PAUSE_S)],
+                                  capture_output=True, check=True, timeout=120)
+            times[name] += json.loads(done.stdout)
+    return times
+
+
+async def measure_per_call(root: Path) -> dict[str, list[float]]:
+    """A tool call's two hook events through a console: http hooks, command hooks, and a no-op command hook."""
+    from core import Console
+    from core.outside.endpoint import install_token
+    from core.outside.http_door import door_token
+    from core.outside.install import hook_command
+    from core.policy.settings import config_dir
+    from core.settings import state_root
+
+    workspace = root / "per-call-ws"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "resources" / "demo" / "workspace", workspace)
+    pre = {"session_id": "bench-per-call", "cwd": str(workspace), "hook_event_name": "PreToolUse",
+           "tool_name": "Read", "transcript_path": "/dev/null",
+           "tool_input": {"file_path": str(workspace / "README.md")}}
+    post = {**pre, "hook_event_name": "PostToolUse", "tool_response": {"type": "text", "file": {
+        "filePath": str(workspace / "README.md"), "content": "# shop\n", "numLines": 1, "startLine": 1,
+        "totalLines": 1}}}
+    async with Console(workspace) as console:
+        assert console.endpoint is not None and console.endpoint.door is not None
+        token = door_token(install_token(config_dir()), console.state_dir)
+        command = f"cd {workspace} && " + hook_command(state_root(), config_dir())
+        setups = {"noop": ("true", ""), "http": (str(console.endpoint.door.port), token), "command": (command, "")}
+        return await asyncio.to_thread(_per_call, setups, [pre, post])
 
 
 def _send(path: str, request: dict[str, object]) -> dict[str, object]:
@@ -311,6 +389,7 @@ def main() -> None:
         root = Path(tmp)
         os.environ["BELAY_STATE_DIR"] = str(root / "state")
         os.environ["BELAY_CONFIG_DIR"] = str(root / "config")
+        per_call = asyncio.run(measure_per_call(root))
         f = asyncio.run(measure(root))
         codex = asyncio.run(measure_codex(root))
         gemini = asyncio.run(measure_gemini(root))
@@ -324,6 +403,13 @@ def main() -> None:
           f"vs {gemini['noop_us']:.0f} us. "
           f"Hook command: {f['command_ms']:.1f} ms, bare `python -I -S -c pass` "
           f"{f['python_ms']:.1f} ms (medians of {COMMANDS})")
+    noop, http, command = (statistics.median(per_call[k]) for k in ("noop", "http", "command"))
+    print(f"Per tool call (PreToolUse + PostToolUse of an auto-allowed Read, medians of {CALLS}): no-op command "
+          f"hook `true` {noop:.2f} ms, Belay's http hooks {http:.2f} ms, Belay's command hooks {command:.1f} ms")
+    print(f"RESULT hook per tool call = {http / noop:.2f} x the time (no-op shell hook: `true` as a command hook for "
+          f"both events, {noop:.2f} ms; Belay's http hooks {http:.2f} ms)")
+    print(f"RESULT command hook per tool call = {command / noop:.2f} x the time (no-op shell hook, {noop:.2f} ms; "
+          f"Belay's hook client for agents with command hooks only, {command:.1f} ms)")
     print(f"RESULT pretooluse_round_trip = {f['belay_us'] / f['noop_us']:.2f} x the time (a no-op endpoint on the "
           f"same Unix socket transport; {f['belay_us'] / 1000:.2f} ms per call, {PAUSE_S * 1000:g} ms apart)")
     print(f"RESULT pretooluse_back_to_back = {f['flood_belay_us'] / f['flood_noop_us']:.2f} x the time (the no-op "

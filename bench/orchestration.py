@@ -1,6 +1,9 @@
 """The orchestrator's costs and gains, each against a baseline measured in the same run.
 
 Figures:
+- no-op call vs limit: the same no-op call against what a call cannot do without: one hop to a worker thread
+  and back with one SQLite WAL commit (synchronous=NORMAL: no fsync) done there, the journal's own way of
+  committing; alternating rounds on the same loop, plain asyncio and the window's qasync loop, both printed;
 - pipeline overhead: a no-op tool called through the whole console (validation, policy, events, journal,
   cache bookkeeping), per call, against bare asyncio task dispatch of the same no-op coroutine; the two
   sides alternate, ROUNDS rounds each, and the figure is the ratio of their medians (with the spread of the
@@ -17,10 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar
 
@@ -80,6 +85,33 @@ async def bare_dispatch_us() -> float:
     return (time.perf_counter() - started) / NOOP_CALLS * 1e6
 
 
+class Limit:
+    """One thread hop with one WAL commit (no fsync) on the far side: what a journaled call cannot do without."""
+
+    def __init__(self, path: Path) -> None:
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="bench-limit")
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS calls (id INTEGER PRIMARY KEY, tool TEXT, status TEXT)")
+
+    def _commit(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute("INSERT INTO calls (tool, status) VALUES ('NoOp', 'done')")
+        self._db.execute("COMMIT")
+
+    async def us(self) -> float:
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        for _ in range(NOOP_CALLS):
+            await loop.run_in_executor(self._executor, self._commit)
+        return (time.perf_counter() - started) / NOOP_CALLS * 1e6
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self._db.close()
+
+
 async def pipeline_us(console: Console, agent: AgentHandle) -> float:
     started = time.perf_counter()
     for _ in range(NOOP_CALLS):
@@ -98,14 +130,22 @@ async def overhead(console: Console, agent: AgentHandle, prefix: str = "") -> di
     """The no-op call against bare dispatch, ROUNDS alternating rounds each: medians, ranges, ratio quartiles."""
     for _ in range(20):
         await console.call(agent, "NoOp", {})  # warm up: session row, first journal writes
-    pipeline, bare = [], []
-    for _ in range(ROUNDS):  # alternating, so that a busy moment of the machine hits both sides alike
-        pipeline.append(await pipeline_us(console, agent))
-        bare.append(await bare_dispatch_us())
+    pipeline, bare, limits = [], [], []
+    limit = Limit(console.workspace.root.parent / f"{prefix}limit.sqlite3")
+    try:
+        for _ in range(ROUNDS):  # alternating, so that a busy moment of the machine hits every side alike
+            pipeline.append(await pipeline_us(console, agent))
+            bare.append(await bare_dispatch_us())
+            limits.append(await limit.us())
+    finally:
+        limit.close()
     ratios = sorted(p / b for p, b in zip(pipeline, bare, strict=True))
+    over_limit = sorted(p / b for p, b in zip(pipeline, limits, strict=True))
     figures = {"pipeline_us": statistics.median(pipeline), "bare_us": statistics.median(bare),
                "pipeline_lo": min(pipeline), "pipeline_hi": max(pipeline), "bare_lo": min(bare), "bare_hi": max(bare),
-               "ratio_q1": ratios[len(ratios) // 4], "ratio_q3": ratios[3 * len(ratios) // 4]}
+               "ratio_q1": ratios[len(ratios) // 4], "ratio_q3": ratios[3 * len(ratios) // 4],
+               "limit_us": statistics.median(limits), "limit_q1": over_limit[len(over_limit) // 4],
+               "limit_q3": over_limit[3 * len(over_limit) // 4]}
     return {prefix + k: v for k, v in figures.items()}
 
 
@@ -182,6 +222,12 @@ def main() -> None:
           f"{PARALLEL} x {SLEEP_S * 1000:.0f} ms: {f['sequential_s']:.2f} s one by one, {f['parallel_s']:.2f} s as a "
           f"batch. Read of a 27 KB file: {f['miss_ms']:.2f} ms running, {f['hit_ms']:.2f} ms from the cache "
           f"(medians of {READS})")
+    for loop, key in (("plain asyncio", ""), ("the window's qasync loop", "qt_")):
+        name = "no-op call vs limit" + (" (qasync)" if key else "")
+        print(f"RESULT {name} = {f[key + 'pipeline_us'] / f[key + 'limit_us']:.2f} x the time (thread hop + WAL "
+              f"commit: {f[key + 'limit_us']:.0f} us on {loop}, one hop to a worker thread and back with one "
+              f"SQLite WAL commit without fsync; {f[key + 'pipeline_us']:.0f} us per no-op call; "
+              f"per round {f[key + 'limit_q1']:.2f}-{f[key + 'limit_q3']:.2f} x; goal <= 3)")
     print(f"RESULT pipeline_overhead = {f['pipeline_us'] / f['bare_us']:.0f} x the time "
           f"(bare asyncio task dispatch of the same no-op; {f['pipeline_us']:.0f} us per call)")
     print(f"no-op call on the window's loop (qasync): {f['qt_pipeline_us']:.0f} us through the pipeline "

@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from core.outside.endpoint import install_token
     from core.outside.hook_client import answers as socket_answers
     from core.outside.hook_client import find_endpoint, hub_socket
-    from core.outside.install import agent_hooks, hook_command, shared_settings_file
+    from core.outside.install import agent_hooks, hook_command, project_http_hook, shared_settings_file
     from core.outside.install import install as install_hooks
     from core.outside.install import settings_file as claude_settings_file
     from core.outside.install import uninstall as uninstall_hooks
@@ -150,7 +150,7 @@ _EXPORTS: dict[str, str] = {
     "core.outside.claude_session": "SessionEnd",
     "core.outside.endpoint": "install_token",
     "core.outside.hook_client": "find_endpoint hub_socket socket_answers=answers",
-    "core.outside.install": ("agent_hooks hook_command shared_settings_file install_hooks=install "
+    "core.outside.install": ("agent_hooks hook_command project_http_hook shared_settings_file install_hooks=install "
                              "claude_settings_file=settings_file uninstall_hooks=uninstall"),
     "core.policy.settings": "load_retention",
     "core.process.overlay": "OverlaySupport",
@@ -211,6 +211,7 @@ __all__ = [
     "BatchKey", "BatchNode", "BatchReport", "BatchResult", "BatchStarted", "BatchTotals", "BelayError",
     "CallFinished", "CallOutcome", "CallOutput", "CallProgress", "CallQueued", "CallRecord", "CallRetrying",
     "agent_hooks", "CallStarted", "ChangeKind", "claude_settings_file", "shared_settings_file", "config_dir", "Console",
+    "project_http_hook",
     "CycleError", "Decision",
     "describe_tool", "DiffLine", "DisplayNode", "ErrorInfo", "ErrorKind", "Event", "EVENT_ADAPTER",
     "expected_left_s", "ExternalChangesRecorded", "ExternalNode", "FileChange", "FileDiff", "FilePreview",

@@ -94,7 +94,8 @@ class HookAdapter(ABC, Generic[S]):
         event = typed(request.event)
         if request.peer_pid is not None and isinstance(event, ToolAsked) and type(event) in self._handlers:
             session = await self._session(event)
-            session.process = AgentProcess.kept_or_found(session.process, request.peer_pid, session.peer_pid)
+            session.process = AgentProcess.kept_or_found(session.process, request.peer_pid, session.peer_pid,
+                                                         request.direct)
             session.peer_pid = request.peer_pid
         answer = await self._dispatch(event)
         return {"exit": answer.exit, "stdout": answer.output, "stderr": answer.stderr}

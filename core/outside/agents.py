@@ -31,6 +31,7 @@ from core.outside.codex import CodexHooks
 from core.outside.endpoint import Endpoint, RefusePeer
 from core.outside.gemini import GeminiHooks
 from core.outside.hooks import ClaudeHooks
+from core.outside.http_door import door_port
 from core.outside.intercept import Interceptor
 from core.outside.requests import ByeRequest, CallRequest, HookEvent, HookRequest, ToolsRequest, UndoRequest
 from core.paths import Workspace
@@ -92,13 +93,15 @@ class OutsideAgents:
         self._sessions: list[ClaudeSession] = []
 
     async def serve(self, token: str, refuse_peer: RefusePeer | None = None,
-                    undo: Callable[[UndoRequest], Awaitable[BaseModel]] | None = None) -> Endpoint:
+                    undo: Callable[[UndoRequest], Awaitable[BaseModel]] | None = None, http: bool = True) -> Endpoint:
         """Open the console's socket with this install's token, and answer on it.
 
         `refuse_peer(pid)` says which connecting processes to turn away though they hold the token:
         the console's own commands (see core.outside.endpoint).  `undo` answers `belay undo|redo` run in a
-        terminal while this console owns the workspace (its report, as JSON)."""
-        endpoint = Endpoint(self.state_dir, token, self.workspace.root, refuse_peer=refuse_peer)
+        terminal while this console owns the workspace (its report, as JSON).  `http`: also serve Claude Code's
+        http hooks, on the workspace's port (core.outside.http_door)."""
+        port = await asyncio.to_thread(door_port, self.state_dir) if http else None
+        endpoint = Endpoint(self.state_dir, token, self.workspace.root, refuse_peer=refuse_peer, http_port=port)
         endpoint.handle(HookRequest, self._hook)
         endpoint.handle(ToolsRequest, self._tools)
         endpoint.handle(CallRequest, self._call)

@@ -36,6 +36,11 @@ hour, and these lines are how it tells a person still deciding from that.
 
 Where to find it: `<workspace state dir>/endpoint.json` names the socket
 and the console's pid while it runs, and is removed when it closes.
+
+Given an `http_port`, the endpoint opens a second door for the same hook
+handler: Claude Code's http hooks on 127.0.0.1 (core/outside/http_door.py),
+with the same checks (a token, the peer's uid and pid) and the same long
+waits, and no process started per call.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
+from core.outside.http_door import HttpDoor, door_token
 from core.outside.requests import PingRequest
 from core.paths import runtime_dir
 from core.store.atomic_file import write_text_atomically
@@ -127,7 +133,7 @@ class Endpoint:
     """The console's socket: dispatches authenticated requests to handlers by kind."""
 
     def __init__(self, state_dir: Path, token: str, workspace: Path, *, refuse_peer: RefusePeer | None = None,
-                 keepalive_s: float = KEEPALIVE_S) -> None:
+                 keepalive_s: float = KEEPALIVE_S, http_port: int | None = None) -> None:
         self.state_dir, self.workspace = state_dir, workspace
         self._refuse_peer, self.keepalive_s = refuse_peer, keepalive_s
         self.uid = os.getuid()
@@ -139,6 +145,9 @@ class Endpoint:
         self._server: asyncio.AbstractServer | None = None
         self._clients: set[asyncio.Task[None]] = set()
         self._watchers: set[asyncio.Task[None]] = set()
+        self.door = HttpDoor(http_port, door_token(token, state_dir), self.serve_request,
+                             refuse_peer=refuse_peer) if http_port is not None else None
+        """Claude Code's http hooks, when the console serves them (core.outside.http_door)."""
 
     def handle(self, model: type[R], handler: Callable[[R], Awaitable[dict[str, Any]]]) -> None:
         """Answer requests of `model`'s kind (its `kind` literal) with `handler`."""
@@ -164,6 +173,8 @@ class Endpoint:
         info = {"socket": str(self.path), "pid": os.getpid(), "workspace": str(self.workspace)}
         write_text_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(info), mode=0o600, fsync=False)
         write_text_atomically(self.state_dir / SOCKET_FILE, str(self.path), mode=0o600, fsync=False)
+        if self.door is not None:
+            await self.door.start()
         with contextlib.suppress(FileNotFoundError):
             (self.state_dir / START_FAILED_FILE).unlink()  # an earlier start's failure is no longer the news
 
@@ -174,6 +185,8 @@ class Endpoint:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        if self.door is not None:
+            await self.door.close()
         for task in list(self._clients):
             task.cancel()
         if self._clients:
@@ -267,6 +280,8 @@ class Endpoint:
             return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}, framed
         model = entry[0]
         request["peer_pid"] = _peer_pid(writer)
+        if "direct" in model.model_fields:
+            request["direct"] = False  # the socket's peer is a hook command, never the agent itself
         try:
             valid = model.model_validate(request)
         except ValidationError as e:
@@ -278,14 +293,30 @@ class Endpoint:
             return (lambda: talk(valid, reader, writer)), False
         return await self._run(self._handlers[kind][1], valid, reader, writer if framed else None), framed
 
+    async def serve_request(self, request: dict[str, Any], reader: asyncio.StreamReader) -> dict[str, Any]:
+        """A request that came through another door (http_door), already authenticated there: validated into
+        its kind's model and answered as on the socket, the handler cancelled if `reader` ends meanwhile.
+        Raises ConnectionError when the client went away before the answer."""
+        kind = str(request.get("kind"))
+        entry = self._handlers.get(kind)
+        if entry is None:
+            return {"ok": False, "error": f"unknown kind {request.get('kind')!r}"}
+        try:
+            valid = entry[0].model_validate(request)
+        except ValidationError as e:
+            log.info("refused a malformed %s request: %s", kind, _problems(e))
+            return {"ok": False, "error": f"malformed {kind} request: {_problems(e)}"}
+        return await self._run(entry[1], valid, reader, None, kept=True)
+
     async def _run(self, handler: Handler, request: BaseModel, reader: asyncio.StreamReader,
-                   keepalive: asyncio.StreamWriter | None) -> dict[str, Any]:
+                   keepalive: asyncio.StreamWriter | None, kept: bool = False) -> dict[str, Any]:
         """The handler's answer, worked out in this task; meanwhile a watcher sends a keepalive line to
         `keepalive` (the hook client) every few seconds, and cancels the handler if the client goes away.
 
         The handler runs here, not in a task of its own: an answer given at once (a call the policy allows)
         then goes out in the same turn of the loop, and the watcher, cancelled before its first step, costs
-        nothing."""
+        nothing.  `kept`: the connection carries more requests (HTTP keep-alive), so the watcher's read is
+        over before this returns and the next request's read is the only one."""
         kind = getattr(request, "kind", "?")
         serving = asyncio.current_task()
         assert serving is not None
@@ -305,6 +336,8 @@ class Endpoint:
             return {"ok": False, "error": f"Belay failed to handle it: {type(e).__name__}: {e}"}
         finally:
             watcher.cancel()
+            if kept:
+                await asyncio.wait([watcher])
         if abandoned:  # the client went just as the answer was ready: nobody is left to tell
             serving.uncancel()
             raise ConnectionResetError("the client went away")
@@ -326,6 +359,7 @@ class Endpoint:
                         break  # it went away as it was told to wait: gone as surely as by EOF
         finally:
             gone.cancel()
+            await asyncio.wait([gone])  # its read ended: the connection's next request is read by its server
         abandoned.append(True)
         serving.cancel()
 

@@ -2,11 +2,19 @@
 
 Every event Belay listens to gets one command hook running `core/outside/hook_client.py` with
 `"onFailure": "block"`, so a console that is not running (or a client that crashes) never lets a call
-through silently.  The entries are recognised by their command, which names Belay's client: uninstall
-removes those and nothing else, drops the lists and the `hooks` table it leaves empty, and deletes the
-settings file if Belay created it and nothing else is left in it, then the folders Belay made for it
-(`.claude/`) that are empty again.  Which files and folders Belay created is kept in Belay's own config
-directory.  Writes are atomic (a temporary file renamed over the settings).
+through silently. Installed for one project (`HttpHook`), the events of every tool call (TOOL_EVENTS)
+get an http hook instead, to the workspace's loopback door (core/outside/http_door.py): no process per
+call. Its bearer token is written into the machine-local settings file, which is then made 0600 (Claude
+Code can read a header from an environment variable, but only one the agent's own environment has, which
+Belay does not set). The session events keep the command hook: Claude Code sends no http hook for
+SessionStart, and the command is what finds a console still starting, or the console for every
+workspace, and so opens the workspace's console (and its door) before the first tool call. With no
+console, an http hook's refused connection blocks the call (`"onFailure": "block"`), as the command's
+refusal does. The entries are recognised by their command, which names Belay's client, or by their URL,
+Belay's door's: uninstall removes those and nothing else, drops the lists and the `hooks` table it
+leaves empty, and deletes the settings file if Belay created it and nothing else is left in it, then the
+folders Belay made for it (`.claude/`) that are empty again. Which files and folders Belay created is
+kept in Belay's own config directory. Writes are atomic (a temporary file renamed over the settings).
 """
 
 from __future__ import annotations
@@ -30,6 +38,20 @@ HOOK_TIMEOUT_S = 3600
 """How long Claude Code waits for an answer: a person may take a while to approve."""
 CLIENT = Path(__file__).with_name("hook_client.py")
 CREATED_FILE = "hook-settings-created.json"
+DOOR_PATH = "/hook/claude"
+"""The path of Belay's http hook URL (core.outside.http_door.hook_url), by which its entries are known."""
+
+
+@dataclass(frozen=True)
+class HttpHook:
+    """Where a project's http hooks go: its workspace's door, and the door's token."""
+
+    url: str
+    token: str
+
+    def handler(self) -> dict[str, Any]:
+        return {"type": "http", "url": self.url, "headers": {"Authorization": f"Bearer {self.token}"},
+                "timeout": HOOK_TIMEOUT_S, "onFailure": "block"}
 
 
 @dataclass(frozen=True)
@@ -80,19 +102,58 @@ def hook_command(state_root: Path, config_dir: Path, *, wait_s: float | None = N
                        *(word for flag, value in limits if value is not None for word in (flag, f"{value:g}"))])
 
 
-def install(path: Path, command: str, config_dir: Path) -> Changed:
-    """Add Belay's entry for every event (once: installing twice changes nothing)."""
+def project_http_hook(project: Path | None, config_dir: Path, state_dir: str | None = None) -> HttpHook:
+    """The http hook of a project's workspace (the working directory's when None): its door's URL (its port chosen
+    now if no console chose it yet) and the door's token.  Blocking: a few small files."""
+    from core.outside.endpoint import install_token
+    from core.outside.http_door import door_port, door_token, hook_url
+    from core.settings import workspace_state_dir
+
+    state = workspace_state_dir((project or Path.cwd()).resolve(), state_dir)
+    return HttpHook(hook_url(door_port(state)), door_token(install_token(config_dir), state))
+
+
+def install(path: Path, command: str, config_dir: Path, http: HttpHook | None = None) -> Changed:
+    """Add Belay's entry for every event (once: installing twice changes nothing); with `http`, the tool events'
+    entries are http hooks to that door, replacing Belay's command entries (or another door's) there, and the
+    settings file, which then holds the door's token, is made 0600."""
     made = to_be_made(path)
     settings = _read(path)
 
     def entry(event: str) -> dict[str, Any]:
-        handler = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S, "onFailure": "block"}]}
-        return {"matcher": "*", **handler} if event in TOOL_EVENTS else handler
+        handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S, "onFailure": "block"}
+        if http is not None and event in TOOL_EVENTS:
+            handler = http.handler()
+        return {"matcher": "*", "hooks": [handler]} if event in TOOL_EVENTS else {"hooks": [handler]}
 
+    replaced = _drop_outdated(settings, entry)
     added = add_entries(path, settings, HOOK_EVENTS, entry)
-    write_text_atomically(path, json.dumps(settings, indent=2) + "\n")
+    private = http is not None or _holds_a_door_token(settings)
+    write_text_atomically(path, json.dumps(settings, indent=2) + "\n", mode=0o600 if private else None)
     _remember(config_dir, made, True)
-    return Changed(path, tuple(added), file_created=path in made)
+    return Changed(path, tuple(e for e in HOOK_EVENTS if e in added or e in replaced), file_created=path in made)
+
+
+def _drop_outdated(settings: dict[str, Any], entry: Callable[[str], dict[str, Any]]) -> set[str]:
+    """Take out Belay's entries that are not what `entry` would write now (a command where an http hook goes, an
+    old port or token); the events they were on."""
+    hooks = settings.get("hooks")
+    dropped: set[str] = set()
+    if not isinstance(hooks, dict):
+        return dropped
+    for event in HOOK_EVENTS:
+        entries = hooks.get(event)
+        if isinstance(entries, list) and any(_is_ours(e) and e != entry(event) for e in entries):
+            hooks[event] = [e for e in entries if not _is_ours(e) or e == entry(event)]
+            dropped.add(event)
+    return dropped
+
+
+def _holds_a_door_token(settings: dict[str, Any]) -> bool:
+    hooks = settings.get("hooks")
+    return isinstance(hooks, dict) and any(
+        _is_ours(e) and any(h.get("type") == "http" for h in e["hooks"] if isinstance(h, dict))
+        for entries in hooks.values() if isinstance(entries, list) for e in entries)
 
 
 def add_entries(path: Path, settings: dict[str, Any], events: Iterable[str],
@@ -149,8 +210,12 @@ def _is_ours(entry: object) -> bool:
     if not isinstance(entry, dict):
         return False
     handlers = entry.get("hooks")
-    return isinstance(handlers, list) and any(
-        isinstance(h, dict) and str(CLIENT) in str(h.get("command", "")) for h in handlers)
+    return isinstance(handlers, list) and any(isinstance(h, dict) and (
+        str(CLIENT) in str(h.get("command", "")) or _is_our_door(h.get("url"))) for h in handlers)
+
+
+def _is_our_door(url: object) -> bool:
+    return isinstance(url, str) and url.startswith("http://127.0.0.1:") and url.endswith(DOOR_PATH)
 
 
 def _read(path: Path) -> dict[str, Any]:

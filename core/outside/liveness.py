@@ -38,12 +38,21 @@ class AgentProcess:
     started: int
 
     @staticmethod
-    def kept_or_found(current: AgentProcess | None, peer_pid: int, last_peer: int | None) -> AgentProcess | None:
+    def kept_or_found(current: AgentProcess | None, peer_pid: int, last_peer: int | None,
+                      direct: bool = False) -> AgentProcess | None:
         """The agent process to watch once the hook command `peer_pid` spoke: `current` while it lives (one
-        /proc read), else looked up from the hook command's ancestry (not again for the peer that spoke last)."""
+        /proc read), else looked up from the hook command's ancestry (not again for the peer that spoke last).
+        `direct`: the peer is the agent itself (an http hook), watched as it is."""
         if peer_pid == last_peer or (current is not None and current.alive()):
             return current
-        return AgentProcess.of_hook_client(peer_pid) or current
+        found = AgentProcess.of_pid(peer_pid) if direct else AgentProcess.of_hook_client(peer_pid)
+        return found or current
+
+    @staticmethod
+    def of_pid(pid: int) -> AgentProcess | None:
+        """Process `pid` as it is now (None: gone)."""
+        stat = _stat(pid)
+        return AgentProcess(pid, stat[1]) if stat is not None else None
 
     @staticmethod
     def of_hook_client(pid: int) -> AgentProcess | None:

@@ -69,7 +69,10 @@ class HookRequest(_Request):
     agent: Literal["claude", "codex", "gemini"] = "claude"
     """Which agent CLI's hook command sent it (its `--agent`): each speaks its own hook protocol."""
     peer_pid: int | None = None
-    """The hook command's process, as the kernel told the endpoint (its parent is the agent)."""
+    """The hook command's process, as the kernel told the endpoint (its parent is the agent); with `direct`, the
+    agent's own process."""
+    direct: bool = False
+    """Sent by the agent itself (an http hook, core.outside.http_door), not by a hook command it ran."""
     launched: str = ""
     """The nonce of a session this console launched, when the hook command runs inside one (else empty)."""
     where: str = ""

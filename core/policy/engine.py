@@ -322,6 +322,7 @@ def _analysis(request: PolicyRequest, home: str, analyses: _Analyses) -> BashAna
 
 
 @functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=8)
 def _real_home(home: str) -> str:
     """The home directory with its links resolved: asked for by every verdict, so resolved once per $HOME."""
     return os.path.realpath(home)

@@ -230,6 +230,10 @@ def _parser() -> _Parser:
                             "default: the current folder)")
     where.add_argument("--user", action="store_true", help="your user settings (Claude Code: ~/.claude/settings.json)")
     _common(hooks, workspace=None)
+    hooks.add_argument("--http", action="store_true",
+                       help="Claude Code in one project: its tool calls as http hooks to the console's loopback port "
+                            "(no process per call) instead of the hook command; see docs/agents.md for what that "
+                            "gives up")
     return parser
 
 
@@ -481,7 +485,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                                    concurrency=args.concurrency))
     if args.command == "hooks":
         from gui.terminal.commands import hooks_command
-        return hooks_command(args.action, args.project, args.user, args.state_dir, agent=args.agent)
+        return hooks_command(args.action, args.project, args.user, args.state_dir, agent=args.agent,
+                             http=args.http)
     if args.command == "mcp-serve":
         if not args.http and (args.host is not None or args.port is not None):
             print("belay mcp-serve: --host and --port go with --http (stdio needs neither)", file=sys.stderr)

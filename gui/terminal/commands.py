@@ -138,6 +138,10 @@ def _local_note(path: Path) -> str:
     return note
 
 
+HTTP_NOTE = ("Tool calls reach the console as http hooks on 127.0.0.1 (no process per call); the file holds that "
+             "port's token and is readable by you alone (0600). While no console runs, calls are refused (no "
+             "prompt of Claude Code's own), a hung console is waited for up to the hook's hour, and on a machine "
+             "shared with other users one of them could open that port first: leave out --http there.\n")
 WITHOUT_CONSOLE = {
     "claude": "While Belay is not running, Claude Code asks you in its terminal instead (run headless with -p, it "
               "refuses the call).",
@@ -148,17 +152,26 @@ WITHOUT_CONSOLE = {
 
 
 def hooks_command(action: str, project: str | None, user: bool, state_dir: str | None,
-                  out: TextIO = sys.stdout, agent: str = "claude") -> int:
-    """`belay hooks install|uninstall [--agent claude|codex|gemini]`: Belay's entries in that agent CLI's
-    settings, added or taken out."""
-    from core import agent_hooks, hook_command, shared_settings_file, uninstall_hooks
+                  out: TextIO = sys.stdout, agent: str = "claude", http: bool = False) -> int:
+    """`belay hooks install|uninstall [--agent claude|codex|gemini] [--http]`: Belay's entries in that agent CLI's
+    settings, added or taken out.  `http` (Claude Code in one project): http hooks for its tool calls to the
+    workspace's own loopback port, no process per call (see HTTP_NOTE for what that gives up)."""
+    from core import agent_hooks, hook_command, install_hooks, project_http_hook, shared_settings_file, uninstall_hooks
 
     hooks = agent_hooks(agent)
     path = hooks.settings_file(Path(project) if project else None, user)
+    if http and (agent != "claude" or user):
+        sys.stderr.write("belay hooks: --http is for Claude Code in one project (Codex and Gemini CLI have command "
+                         "hooks only; a user-wide install cannot name one workspace's port)\n")
+        return 2
     try:
         if action == "install":
-            changed = hooks.install(path, hook_command(state_root(state_dir), config_dir(), agent=agent),
-                                    config_dir())
+            command = hook_command(state_root(state_dir), config_dir(), agent=agent)
+            if http:
+                door = project_http_hook(Path(project) if project else None, config_dir(), state_dir)
+                changed = install_hooks(path, command, config_dir(), http=door)
+            else:
+                changed = hooks.install(path, command, config_dir())
             if changed.events:
                 where = "in every project" if user else f"in {path.parent.parent}"
                 out.write(f"Installed Belay's hooks ({', '.join(changed.events)}) in {path}.\n"
@@ -167,6 +180,8 @@ def hooks_command(action: str, project: str | None, user: bool, state_dir: str |
             else:
                 out.write(f"Belay's hooks were already installed in {path}.\n")
             if not user and agent == "claude":
+                if http:
+                    out.write(HTTP_NOTE)
                 out.write(_local_note(path))
             elif not user and agent == "gemini":
                 out.write(GEMINI_PROJECT_NOTE)

@@ -136,3 +136,25 @@ def test_uninstall_keeps_a_folder_the_person_had_even_when_it_is_empty(tmp_path:
     install.install(path, _command(), config_dir())
     assert install.uninstall(path, config_dir()).file_removed
     assert path.parent.is_dir() and list(path.parent.iterdir()) == []
+
+
+def test_a_project_install_sends_tool_calls_to_the_workspace_door_and_keeps_the_command_for_the_session(
+        tmp_path: Path) -> None:
+    path = _settings(tmp_path, USERS)
+    project = path.parent.parent
+    door = install.project_http_hook(project, config_dir())
+    install.install(path, _command(), config_dir())  # an earlier install: command hooks everywhere
+    changed = install.install(path, _command(), config_dir(), http=door)
+    assert set(changed.events) == install.TOOL_EVENTS  # only the tool events' entries changed
+    hooks = json.loads(path.read_text())["hooks"]
+    for event in install.TOOL_EVENTS:
+        assert [e for e in hooks[event] if install._is_ours(e)] == [{"matcher": "*", "hooks": [
+            {"type": "http", "url": door.url, "headers": {"Authorization": f"Bearer {door.token}"},
+             "timeout": install.HOOK_TIMEOUT_S, "onFailure": "block"}]}]
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == _command()  # Claude Code has no http SessionStart
+    assert hooks["PreToolUse"][0] == USERS["hooks"]["PreToolUse"][0]  # the person's own hook is kept
+    assert path.stat().st_mode & 0o777 == 0o600  # it holds the door's token now
+    assert door == install.project_http_hook(project, config_dir())  # the port is the workspace's, kept
+    assert install.install(path, _command(), config_dir(), http=door).events == ()
+    assert set(install.uninstall(path, config_dir()).events) == set(install.HOOK_EVENTS)
+    assert json.loads(path.read_text())["hooks"] == USERS["hooks"]
