@@ -292,8 +292,8 @@ class Console(ConsoleReads):
         if self._probe is not None:
             self._probe.cancel()
             await asyncio.gather(self._probe, return_exceptions=True)
-        if self.endpoint is not None:
-            await self.endpoint.close()
+        if self.outside is not None:
+            await self.outside.aclose()  # its socket, and the transcripts it follows
         if self.interceptor is not None:
             await self.interceptor.abandon_all("the Belay console closed before the agent reported back")
         self.approvals.deny_all("the console was closed")

@@ -23,6 +23,7 @@ from pydantic import Field, TypeAdapter
 from core.errors import ErrorInfo
 from core.ids import AgentId, BatchId, CallId, ExternalId, RollbackId, SessionId, ShellId
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse
 from core.models.fact import Fact
 from core.models.mcp import ServerStatus
 from core.models.policy import Mode, RuleEntry
@@ -375,6 +376,26 @@ class LinkChanged(Fact):
     """Why, in words (the link's error), for the window."""
 
 
+class ConversationRecorded(Fact):
+    """What an agent said and what its responses cost, read from its transcript and journaled (the recorder).
+
+    One event per read of a transcript that found something: its new messages in the order the agent wrote
+    them, the tokens of its new responses, and what could not be read."""
+
+    kind: Literal["conversation_recorded"] = "conversation_recorded"
+    """The tag that tells this event from the others."""
+    agent_id: AgentId
+    """The agent whose transcript was read (its sub-agents' messages name their own agent)."""
+    messages: tuple[Message, ...] = ()
+    """Prompts, texts and reasoning summaries, oldest first."""
+    tokens: tuple[TokenUse, ...] = ()
+    """One per model response, oldest first."""
+    skipped: int = 0
+    """Records of this read that could not be read (unknown kinds, versions, damaged or overlong lines)."""
+    note: str = ""
+    """What was skipped, in words, for the person ("" when nothing was)."""
+
+
 Event = Annotated[
     Union[
         SessionStarted,
@@ -403,6 +424,7 @@ Event = Annotated[
         ElicitationResolved,
         Lagged,
         LinkChanged,
+        ConversationRecorded,
     ],
     Field(discriminator="kind"),
 ]

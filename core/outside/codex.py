@@ -45,8 +45,10 @@ from core.outside.hook_events import (
 from core.outside.hooks import ClaudeHooks
 from core.outside.intercept import Interceptor
 from core.paths import Workspace
+from core.run.calls import AgentHandle
 from core.tools.base import Annotations, Tool, ToolArgs
 from core.tools.names import ToolName
+from core.transcripts.reader import TranscriptReader
 
 SPAWNING = frozenset({ToolName.CODEX_SPAWN_AGENT})
 OWN_TOOLS = frozenset({
@@ -95,6 +97,9 @@ class CodexHooks(ClaudeHooks):
         handlers: dict[type[AgentEvent], Handler] = {**super()._handling(), StopEvent: self._stop}
         del handlers[PostToolUseFailureEvent]
         return handlers
+
+    def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
+        return None  # Codex's rollout file is read by a reader of its own (not yet)
 
     def _agent_name(self, session_id: str) -> str:
         return f"codex {session_id[-8:]}"  # a UUIDv7: its first digits are a timestamp, its last tell sessions apart

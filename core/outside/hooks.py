@@ -37,6 +37,8 @@ from core.outside.hook_events import (
 from core.outside.intercept import HookVerdict, Interceptor
 from core.run.calls import AgentHandle
 from core.tools.names import ToolName
+from core.transcripts.claude import ClaudeTranscript
+from core.transcripts.reader import TranscriptReader
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,9 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         child = await self.host.start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
                                             spawned_by=spawner)
         session.subagents[agent_id] = child
+        if session.transcript is not None and self._transcript_reader(child) is not None:
+            own = session.transcript.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+            self.host.follow_transcript(own, ClaudeTranscript(child.agent_id, sidechains=True))
         if spawner is None:
             session.unlinked.add(agent_id)
         return child
@@ -100,6 +105,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
     async def _session_end(self, event: SessionEndEvent) -> HookAnswer:
         session = self._sessions.pop(event.session_id, None)
         if session is not None:
+            await self.host.read_transcripts(session.agent, *session.subagents.values())
             for child in session.subagents.values():
                 await self.host.finish_agent(child, "the session ended")
             await self.host.finish_agent(session.agent, f"session ended ({event.reason or 'no reason given'})")
@@ -113,6 +119,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         session = await self._session(event)
         child = session.subagents.get(event.agent_id or "")
         if child is not None:
+            await self.host.read_transcripts(child)
             await self.host.finish_agent(child, "finished")
         return HookAnswer()
 
@@ -120,6 +127,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         agent = await self._agent(event)
         session = await self._session(event)
         use_id, tool_name, tool_input = event.tool_use_id, event.tool_name, event.tool_input
+        await self.host.read_transcripts(agent)  # its words before this call, for the approval card
         alive = session.process.alive if session.process is not None else None
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive)
         session.verdicts[use_id] = (tool_name, tool_input, verdict)
@@ -176,6 +184,9 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
             await self.host.link_agent(session.subagents[task_id].agent_id, call_id)
         elif task_id not in session.subagents:
             session.early_links[task_id] = call_id
+
+    def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
+        return ClaudeTranscript(agent.agent_id)
 
     def session_agent(self, session_id: str) -> AgentHandle | None:
         session = self._sessions.get(session_id)

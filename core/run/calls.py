@@ -194,7 +194,8 @@ class Calls:
                                     rule=verdict.rule, impact=verdict.impact, analysis=verdict.analysis,
                                     suggested_rule=verdict.suggested_rule,
                                     cwd=str(self.workspace.root) if bash else "",
-                                    sandbox=self._sandbox() if bash else "", output=output)
+                                    sandbox=self._sandbox() if bash else "", output=output,
+                                    intent=self.recorder.said.intent(call.agent.agent_id))
         if not self.approvals.approvers:
             answer = Answer(decision=Decision.DENIED, by="headless",
                             reason="it needs approval and no window is attached to give it")

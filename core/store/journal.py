@@ -34,6 +34,7 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from core.errors import ErrorInfo
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse
 from core.models.records import (
     AgentStatus,
     FileChange,
@@ -377,6 +378,21 @@ class Journal(JournalReads):
         with self._tx(durable=True) as db:
             db.execute("DELETE FROM git_changes WHERE op_id=?", (op_id,))
             _insert_git(db, op_id, [(None, g) for g in changes])
+
+    @_writes
+    def add_conversation(self, session_id: str, messages: Sequence[Message], tokens: Sequence[TokenUse]) -> None:
+        """What an agent said and what its responses used, read from its transcript; a record read again (the
+        file was rotated and is read from its start) is kept once."""
+        with self._tx() as db:
+            db.executemany("INSERT OR IGNORE INTO messages (id, session_id, agent_id, kind, text, at, cut)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           [(m.message_id, session_id, m.agent_id, m.kind, m.text, m.at.isoformat(), int(m.cut))
+                            for m in messages])
+            db.executemany("INSERT OR IGNORE INTO token_use (id, session_id, agent_id, response_id, at, model, input,"
+                           " output, cache_read, cache_write, tool_uses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(f"{t.agent_id}/{t.response_id}", session_id, t.agent_id, t.response_id, t.at.isoformat(),
+                             t.model, t.usage.input, t.usage.output, t.usage.cache_read, t.usage.cache_write,
+                             json.dumps(list(t.tool_uses))) for t in tokens])
 
     @_writes
     def mark_interrupted(self) -> list[str]:

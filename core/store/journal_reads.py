@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse, Usage
 from core.models.records import (
     AgentRecord,
     AgentStatus,
@@ -69,6 +70,19 @@ class JournalReads:
                             plan=PlanInfo.model_validate_json(r["plan"]), created_at=r["created_at"],
                             finished_at=r["finished_at"], summary=json.loads(r["summary"]) if r["summary"] else None)
                 for r in rows]
+
+    @_reads
+    def conversation(self) -> tuple[list[Message], list[TokenUse]]:
+        """Every agent's messages and token use, oldest first (what the timeline reloads)."""
+        with self._lock:
+            said = self._db.execute("SELECT * FROM messages ORDER BY at, rowid").fetchall()
+            used = self._db.execute("SELECT * FROM token_use ORDER BY at, rowid").fetchall()
+        return ([Message(message_id=r["id"], agent_id=r["agent_id"], kind=r["kind"], text=r["text"], at=r["at"],
+                         cut=bool(r["cut"])) for r in said],
+                [TokenUse(response_id=r["response_id"], agent_id=r["agent_id"], at=r["at"], model=r["model"],
+                          usage=Usage(input=r["input"], output=r["output"], cache_read=r["cache_read"],
+                                      cache_write=r["cache_write"]),
+                          tool_uses=tuple(json.loads(r["tool_uses"]))) for r in used])
 
     @_reads
     def full_output(self, call_id: str) -> str | None:
