@@ -192,7 +192,7 @@ class Console(ConsoleReads):
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
         agents, calls = await recorder.read(JournalReads.agents), await recorder.read(JournalReads.calls)
         self.timeline.load(agents, calls, await recorder.read(JournalReads.externals),
-                           await recorder.read(JournalReads.batches))
+                           await recorder.read(JournalReads.batches), await recorder.read(JournalReads.conversation))
         bash = self.registry.get(ToolName.BASH)
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
