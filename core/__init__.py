@@ -117,6 +117,8 @@ if TYPE_CHECKING:
     from core.timeline.tree import Timeline
     from core.tools.bash import BashArgs, BashSettings, no_preview
     from core.tools.names import ToolName
+    from core.transcripts.prices import DEFAULTS_DATED as PRICES_DATED
+    from core.transcripts.prices import PriceTable, load_prices
     from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
     from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
@@ -176,6 +178,7 @@ _EXPORTS: dict[str, str] = {
     "core.timeline.tree": "Timeline",
     "core.tools.bash": "BashArgs BashSettings no_preview",
     "core.tools.names": "ToolName",
+    "core.transcripts.prices": "PRICES_DATED=DEFAULTS_DATED PriceTable load_prices",
     "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
     "core.undo.report": "FilePreview Resolution UndoPreview UndoReport",
 }
@@ -236,4 +239,5 @@ __all__ = [
     "SshLink", "SshTarget",
     "AllowScope", "RuleAction", "Scope",
     "ConversationRecorded", "Intent", "LEAVES", "Message", "MessageKey", "TokenUse", "Usage",
+    "load_prices", "PRICES_DATED", "PriceTable",
 ]

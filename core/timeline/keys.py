@@ -83,7 +83,7 @@ class MessageKey(NodeKey):
         return self[2:]
 
 
-LEAVES = (RunKey, MessageKey)
+LEAVES: frozenset[type[NodeKey]] = frozenset({RunKey, MessageKey})
 """The kinds of row that hold no rows (`type(key) in LEAVES`); agents' and batches' rows are groups."""
 
 _KINDS: dict[str, type[NodeKey]] = {kind.prefix: kind for kind in (AgentKey, BatchKey, RunKey, MessageKey)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from core import AgentNode, BatchNode, RunNode, RunStatus
+from core import AgentNode, BatchNode, Message, RunNode, RunStatus
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
@@ -144,3 +144,21 @@ def batch_tip(batch: BatchNode, cells: tuple[str, ...]) -> str:
         lines.append(f"{plural(len(batch.plan.levels), 'level')} of dependencies; critical path: "
                      f"{' → '.join(batch.plan.critical_path) or '(none)'}")
     return "\n".join(lines)
+
+
+MESSAGE_LABEL = {"prompt": "» prompt", "text": "💬 said", "thinking": "💭 thought"}
+"""The Call column of a message's row: whose words, and what kind."""
+
+
+def message_columns(message: Message) -> tuple[str, ...]:
+    """A message's row: its kind, then its first line (the whole is in the tooltip and the conversation page)."""
+    first = message.text.strip().splitlines()[0] if message.text.strip() else ""
+    more = len(message.text.strip().splitlines()) > 1
+    return MESSAGE_LABEL[message.kind], first + (" …" if more else ""), message.at.astimezone().strftime("%H:%M:%S"), \
+        "", "", ""
+
+
+def message_tip(message: Message) -> str:
+    """The message's text, as much as a tooltip can hold."""
+    text = message.text if len(message.text) <= 1_500 else message.text[:1_500] + " …"
+    return text + ("\n[cut by Belay: the agent's transcript has the rest]" if message.cut else "")

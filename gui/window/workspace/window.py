@@ -32,6 +32,7 @@ from core import (
     ApprovalRequested,
     CallRecord,
     ConsoleSurface,
+    MessageKey,
     RemoteConsole,
     RunKey,
     RunStatus,
@@ -161,6 +162,7 @@ class MainWindow(QMainWindow):
         details.full_output_requested.connect(self._on_details_full_output_requested)
         self.shells.stop_requested.connect(self._on_shells_stop_requested)
         self.shells.call_chosen.connect(self._on_changes_call_chosen)
+        self.bridge.conversation_changed.connect(self.parts.conversation.heard)
         changes.call_chosen.connect(self._on_changes_call_chosen)
         self.mode.mode_chosen.connect(self.console.set_mode)
         self.banner.leave_requested.connect(self._on_banner_leave_requested)
@@ -320,6 +322,9 @@ class MainWindow(QMainWindow):
         """The selected row's details (and its diffs, loaded off the GUI thread)."""
         key = self.tree.current_key()
         self.details.show_key(key)
+        if isinstance(key, AgentKey | MessageKey):  # the conversation page follows the agent chosen
+            self.parts.conversation.show_agent(key.ident if isinstance(key, AgentKey) else
+                                               self.model.timeline.messages[key.message_id].agent_id)
         if isinstance(key, RunKey):
             run = self.model.timeline.runs[key.call_id]
             if run.status == RunStatus.BLOCKED_ON_USER:
