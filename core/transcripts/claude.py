@@ -28,6 +28,12 @@ IGNORED = frozenset({
 """Record kinds that hold no conversation: let be."""
 _LEADING_TYPE = re.compile(rb'^\{"type":"([^"]{1,64})"')
 """A record whose kind comes first (the CLI's bookkeeping) is told apart without parsing it."""
+_ATTACHMENT = re.compile(rb'^\{"parentUuid":(?:null|"[^"]*"),"isSidechain":(?:true|false),(?:"agentId":"[^"]*",)?'
+                         rb'"attachment":')
+"""The CLI's attachments (its environment, skill listings, the system prompt's snapshot) open so: let be."""
+_TOOL_RESULTS = re.compile(rb'"type":"user","message":\{"role":"user","content":\[\{"tool_use_id":')
+"""A user record that opens with a tool's result (the CLI writes one a record, nothing else in it): the calls show
+results, so it is let be without parsing what is often the largest part of a transcript."""
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _RECENT_RESPONSES = 256
 _UTC = timezone.utc
@@ -51,6 +57,8 @@ class ClaudeTranscript:
         """Take in one line of the transcript."""
         leading = _LEADING_TYPE.match(line)
         if leading is not None and leading.group(1).decode("ascii", "replace") in IGNORED:
+            return
+        if _TOOL_RESULTS.search(line, 0, 2_000) is not None or _ATTACHMENT.match(line) is not None:
             return
         try:
             record = json.loads(line)
