@@ -23,7 +23,7 @@ from core.models.conversation import Message, MessageKind, TokenUse, Usage, capp
 IGNORED = frozenset({
     "attachment", "system", "summary", "queue-operation", "api-request", "api-request-shape", "api-request-blob",
     "api-request-route", "tools-used", "last-prompt", "atis-latch", "file-history-snapshot", "custom-title",
-    "progress", "tag", "agent-name", "pr-link", "mode", "worktree-state", "content-replacement",
+    "progress", "tag", "agent-name", "pr-link", "mode", "worktree-state", "content-replacement", "cost-state",
 })
 """Record kinds that hold no conversation: let be."""
 _LEADING_TYPE = re.compile(rb'^\{"type":"([^"]{1,64})"')

@@ -49,9 +49,9 @@ def _entry(timeline: Timeline, key: object) -> str:
             return (f"<p style='margin-top:10px'><span style='color:{muted}'>{when}</span> <b>» Prompt</b><br>"
                     f"<span style='background-color:{theme.colour('info_bg')}'>{text}</span>{cut}</p>")
         if message.kind == "thinking":
-            return (f"<p><span style='color:{muted}'>{when} 💭 reasoning</span><br>"
+            return (f"<p><span style='color:{muted}'>{when} ☁ reasoning</span><br>"
                     f"<i style='color:{muted}'>{text}</i>{cut}</p>")
-        return f"<p><span style='color:{muted}'>{when}</span> 💬 {text}{cut}</p>"
+        return f"<p><span style='color:{muted}'>{when}</span> ✎ {text}{cut}</p>"
     if isinstance(key, RunKey):
         run = timeline.runs[key.call_id]
         return (f"<p style='color:{muted}; margin-left:16px'>▸ <b>{html.escape(run.tool)}</b> "

@@ -226,7 +226,7 @@ class TimelineFilter(QWidget):
         self.tool = QComboBox()
         self.tool.setAccessibleName("Filter by tool")
         self.words = QToolButton()
-        self.words.setText("💬")
+        self.words.setText("✎")
         self.words.setCheckable(True)
         self.words.setChecked(True)
         self.words.setAccessibleName("Show what the agents said")

@@ -146,7 +146,7 @@ def batch_tip(batch: BatchNode, cells: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-MESSAGE_LABEL = {"prompt": "» prompt", "text": "💬 said", "thinking": "💭 thought"}
+MESSAGE_LABEL = {"prompt": "» prompt", "text": "✎ said", "thinking": "☁ thought"}
 """The Call column of a message's row: whose words, and what kind."""
 
 

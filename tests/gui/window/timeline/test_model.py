@@ -385,8 +385,8 @@ def test_what_an_agent_said_is_rows_among_its_calls_and_the_model_passes_qtmodel
     qtmodeltester.check(model, force_py=True)
     agent = model.index_of("a:main")
     shown = [[model.index(row, column, agent).data() for column in (0, 1)] for row in range(model.rowCount(agent))]
-    assert shown == [["» prompt", "fix the docs"], ["💬 said", "Reading first. …"], ["Read", "README.md"],
-                     ["💭 thought", "It reads fine."]]
+    assert shown == [["» prompt", "fix the docs"], ["✎ said", "Reading first. …"], ["Read", "README.md"],
+                     ["☁ thought", "It reads fine."]]
     said = model.index(1, 0, agent)
     assert model.rowCount(said) == 0 and said.data(KEY_ROLE) == "m:m2"
     assert model.index(1, 1, agent).data(Qt.ItemDataRole.ToolTipRole) == "Reading first.\nThen editing."
