@@ -373,7 +373,8 @@ def _conversation() -> list[Any]:
     return [AgentStarted(seq=1, agent_id="main", session_id="s", name="lead", agent_kind="claude-code"),
             ConversationRecorded(seq=2, agent_id="main", messages=words),
             CallQueued(seq=3, call_id="c1", agent_id="main", tool="Read", args={}, summary="README.md"),
-            ConversationRecorded(seq=4, agent_id="main", messages=(
+            CallFinished(seq=4, call_id="c1", status=RunStatus.DONE, duration_s=0.01),
+            ConversationRecorded(seq=5, agent_id="main", messages=(
                 Message(message_id="m3", agent_id="main", kind="thinking", text="It reads fine.", at=at),))]
 
 
