@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         ApprovalResolved,
         BatchFinished,
         BatchStarted,
+        BudgetReached,
         CallFinished,
         CallOutput,
         CallProgress,
@@ -134,7 +135,7 @@ _EXPORTS: dict[str, str] = {
     "core.console": "Console",
     "core.errors": "BelayError ErrorInfo ErrorKind",
     "core.events": ("EVENT_ADAPTER AgentFinished AgentStarted ApprovalRequested ApprovalResolved "
-                    "BatchFinished BatchStarted CallFinished CallOutput CallProgress CallQueued "
+                    "BatchFinished BatchStarted BudgetReached CallFinished CallOutput CallProgress CallQueued "
                     "CallRetrying CallStarted ConversationRecorded ElicitationRequested ElicitationResolved Event "
                     "ExternalChangesRecorded Lagged LinkChanged McpServerChanged PolicyChanged ProposedFile "
                     "RollbackFinished RollbackRefused SessionStarted ShellFinished ShellOutput "
@@ -239,5 +240,5 @@ __all__ = [
     "SshLink", "SshTarget",
     "AllowScope", "RuleAction", "Scope",
     "ConversationRecorded", "Intent", "LEAVES", "Message", "MessageKey", "TokenUse", "Usage",
-    "load_prices", "PRICES_DATED", "PriceTable",
+    "load_prices", "PRICES_DATED", "PriceTable", "BudgetReached",
 ]

@@ -396,6 +396,20 @@ class ConversationRecorded(Fact):
     """What was skipped, in words, for the person ("" when nothing was)."""
 
 
+class BudgetReached(Fact):
+    """The tokens or money spent reached a limit of the settings' `[budget]` (core.outside.budget): told once
+    per limit (per day for a day's)."""
+
+    kind: Literal["budget_reached"] = "budget_reached"
+    """The tag that tells this event from the others."""
+    limit: Literal["session_usd", "day_usd", "session_tokens", "day_tokens"]
+    """Which limit: this session's or the workspace's day's, in money or in tokens."""
+    message: str
+    """What was spent of what was allowed, in words."""
+    held: bool
+    """Whether the next call is held for a person to decide (the budget's `hold`)."""
+
+
 Event = Annotated[
     Union[
         SessionStarted,
@@ -425,6 +439,7 @@ Event = Annotated[
         Lagged,
         LinkChanged,
         ConversationRecorded,
+        BudgetReached,
     ],
     Field(discriminator="kind"),
 ]

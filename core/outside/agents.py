@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from core.ids import AgentId, CallId
 from core.models.records import AgentStatus
 from core.outside.adapter import HookAdapter
+from core.outside.budget import BudgetWatch
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.codex import CodexHooks
 from core.outside.endpoint import Endpoint, RefusePeer
@@ -92,7 +93,7 @@ class OutsideAgents:
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
-        self.transcripts = Transcripts(recorder)
+        self.transcripts = Transcripts(recorder, BudgetWatch(recorder, interceptor.calls.policy))
         """The agents' own transcripts, followed beside their calls."""
         self.endpoint: Endpoint | None = None
 

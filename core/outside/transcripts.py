@@ -23,6 +23,7 @@ from watchdog.observers.api import BaseObserver
 
 from core.ids import AgentId
 from core.models.conversation import Message, TokenUse
+from core.outside.budget import BudgetWatch
 from core.recorder import Recorder
 from core.tasks import spawn
 from core.transcripts.reader import TranscriptReader, skipped_note
@@ -60,8 +61,10 @@ class _Step:
 class Transcripts:
     """Every transcript one console follows."""
 
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(self, recorder: Recorder, budget: BudgetWatch | None = None) -> None:
         self.recorder = recorder
+        self.budget = budget
+        """Told of the token counts read (the settings' `[budget]`)."""
         self._files: dict[Path, _Followed] = {}
         self._by_agent: dict[str, list[Path]] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="belay-transcripts")
@@ -95,6 +98,8 @@ class Transcripts:
                 step = await self._loop.run_in_executor(self._executor, _step, followed)
                 await self.recorder.conversation(AgentId(followed.reader.agent_id), step.messages, step.tokens,
                                                  step.skipped, step.note)
+                if self.budget is not None and step.tokens:
+                    await self.budget.heard(step.tokens)
                 if not step.more and not followed.dirty:
                     break
                 followed.dirty = False

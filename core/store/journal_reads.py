@@ -85,6 +85,15 @@ class JournalReads:
                           tool_uses=tuple(json.loads(r["tool_uses"]))) for r in used])
 
     @_reads
+    def usage_since(self, since: str, session_id: str | None = None) -> dict[str, Usage]:
+        """Tokens by model recorded at or after `since` (ISO time), of one session only when it is given."""
+        query = ("SELECT model, SUM(input), SUM(output), SUM(cache_read), SUM(cache_write) FROM token_use"
+                 " WHERE at >= ?" + (" AND session_id = ?" if session_id else "") + " GROUP BY model")
+        with self._lock:
+            rows = self._db.execute(query, (since, session_id) if session_id else (since,)).fetchall()
+        return {r[0]: Usage(input=r[1], output=r[2], cache_read=r[3], cache_write=r[4]) for r in rows}
+
+    @_reads
     def full_output(self, call_id: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT text FROM outputs WHERE call_id=?", (call_id,)).fetchone()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core import ApprovalRequested, Console, RunStatus
+from core import ApprovalRequested, BudgetReached, Console, RunStatus
+from core.policy.settings import config_dir
 from core.store.journal_reads import JournalReads
 from tests.conftest import run
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers
@@ -104,5 +105,56 @@ def test_the_conversation_appears_in_order_with_the_calls_and_the_card_shows_the
         assert sorted((t.usage.input, t.usage.output, t.usage.cache_read, t.usage.cache_write) for t in tokens) == sent
         assert {t.agent_id for t in tokens if t.usage.input in (700, 900)} == {sub}
         assert next(t for t in tokens if t.usage.input == 1200).tool_uses == ("t_write",)
+
+    run(scenario())
+
+
+@pytest.mark.timeout(180)
+def test_a_budget_reached_holds_the_agents_next_call_for_a_decision(tmp_path: Path) -> None:
+    """The tokens of the response that makes a Read are read before the Read is decided: over the session's
+    budget, the Read (which the policy allows) waits for the person, saying why."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.md").write_text("notes\n")
+    config_dir().mkdir(parents=True, exist_ok=True)
+    (config_dir() / "settings.toml").write_text("[budget]\nsession_tokens = 10000\nhold = true\n")
+    turns = [
+        Turn(text="Reading the notes.", tools=[ToolCall("Read", {"file_path": str(workspace / "notes.md")}, id="t_1")],
+             usage={"input_tokens": 4000, "output_tokens": 50, "cache_read_input_tokens": 0}),
+        Turn(text="Reading them again.", tools=[ToolCall("Read", {"file_path": str(workspace / "notes.md")},
+                                                         id="t_2")], when=answers("t_1"),
+             usage={"input_tokens": 7000, "output_tokens": 50, "cache_read_input_tokens": 0}),
+        Turn(text="Read twice.", when=answers("t_2"), usage={"input_tokens": 8000, "output_tokens": 5}),
+    ]
+    settings = _hooks_settings(tmp_path)
+    cards: list[ApprovalRequested] = []
+    told: list[BudgetReached] = []
+
+    async def person(console: Console) -> None:
+        while True:
+            for request in console.pending_approvals():
+                if request not in cards:
+                    cards.append(request)
+                    console.approve(request.call_id)
+            await asyncio.sleep(0.02)
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.bus.listen(lambda e: told.append(e) if isinstance(e, BudgetReached) else None)
+            console.register_approver("test")
+            answering = asyncio.ensure_future(person(console))
+            try:
+                with ScriptedModel(turns) as model:
+                    code, output = await _claude(model, workspace, settings)
+                    assert code == 0 and model.unscripted == [], output
+            finally:
+                answering.cancel()
+                await asyncio.wait([answering])
+            reads = [c for c in await console.history() if c.tool == "Read"]
+        assert [r.status for r in reads] == [RunStatus.DONE, RunStatus.DONE]
+        assert [(e.limit, e.held) for e in told] == [("session_tokens", True)]
+        (card,) = cards  # the first Read went through unasked; the second waited
+        assert card.call_id == reads[1].call_id
+        assert card.reason.startswith("this session has used 11,100 tokens of its budget of 10,000")
 
     run(scenario())

@@ -43,6 +43,7 @@ Signals:
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
     shells_changed(str): the background shell with this id started, printed or ended.
     conversation_changed(str): what this agent said (or spent) was read from its transcript.
+    budget_reached(BudgetReached): a limit of the settings' `[budget]` was reached.
     policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
     external_changes(ExternalChangesRecorded): files changed outside Belay were found and journaled.
     mcp_changed(ServerStatus): an MCP server started, became ready, failed or stopped.
@@ -66,6 +67,7 @@ from PySide6.QtCore import QMetaMethod, QObject, Signal
 from core import (
     ApprovalRequested,
     ApprovalResolved,
+    BudgetReached,
     CallFinished,
     CallQueued,
     CallStarted,
@@ -119,6 +121,7 @@ class Bridge(QObject):
     rollback_refused = Signal(object)
     shells_changed = Signal(str)
     conversation_changed = Signal(str)
+    budget_reached = Signal(object)
     policy_changed = Signal(object)
     external_changes = Signal(object)
     mcp_changed = Signal(object)
@@ -234,6 +237,7 @@ _TOLD: dict[type[Event], Callable[[Bridge, Any], None]] = {
     ElicitationResolved: lambda bridge, e: bridge.elicitation_resolved.emit(e.elicitation_id),
     LinkChanged: lambda bridge, e: bridge.link_changed.emit(e),
     ConversationRecorded: lambda bridge, e: bridge.conversation_changed.emit(e.agent_id),
+    BudgetReached: lambda bridge, e: bridge.budget_reached.emit(e),
 }
 """What each other event is told as (the events no panel follows are not told)."""
 _TELLING = frozenset({*_TOLD, Lagged})

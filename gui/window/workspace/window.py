@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from core import (
     AgentKey,
     ApprovalRequested,
+    BudgetReached,
     CallRecord,
     ConsoleSurface,
     MessageKey,
@@ -163,6 +164,7 @@ class MainWindow(QMainWindow):
         self.shells.stop_requested.connect(self._on_shells_stop_requested)
         self.shells.call_chosen.connect(self._on_changes_call_chosen)
         self.bridge.conversation_changed.connect(self.parts.conversation.heard)
+        self.bridge.budget_reached.connect(self._on_bridge_budget_reached)
         changes.call_chosen.connect(self._on_changes_call_chosen)
         self.mode.mode_chosen.connect(self.console.set_mode)
         self.banner.leave_requested.connect(self._on_banner_leave_requested)
@@ -312,6 +314,10 @@ class MainWindow(QMainWindow):
 
     def _on_details_redo_requested(self, call_id: str, paths: list[str]) -> None:
         self.redo(call_id, paths or None)
+
+    def _on_bridge_budget_reached(self, event: BudgetReached) -> None:
+        held = " Its next call waits for you." if event.held else ""
+        self.statusBar().showMessage(f"Budget reached: {event.message}.{held}")
 
     # -- the selected call ---------------------------------------------------------------
 
