@@ -93,9 +93,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         child = await self.host.start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
                                             spawned_by=spawner)
         session.subagents[agent_id] = child
-        if session.transcript is not None and self._transcript_reader(child) is not None:
-            own = session.transcript.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
-            self.host.follow_transcript(own, ClaudeTranscript(child.agent_id, sidechains=True))
+        self._follow_subagent(session, agent_id, child)
         if spawner is None:
             session.unlinked.add(agent_id)
         return child
@@ -187,6 +185,12 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
 
     def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
         return ClaudeTranscript(agent.agent_id)
+
+    def _follow_subagent(self, session: ClaudeHookSession, agent_id: str, child: AgentHandle) -> None:
+        """A sub-agent writes its own transcript beside its session's: `<session>/subagents/agent-<id>.jsonl`."""
+        if session.transcript is not None:
+            own = session.transcript.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+            self.host.follow_transcript(own, ClaudeTranscript(child.agent_id, sidechains=True))
 
     def session_agent(self, session_id: str) -> AgentHandle | None:
         session = self._sessions.get(session_id)
