@@ -124,6 +124,9 @@ class CallQueued(Fact):
     """The batch the call belongs to, when it was submitted as part of one."""
     batch_key: str | None = None
     """Its id within the batch (what `depends_on` and references name)."""
+    use_id: str | None = None
+    """The agent's own id for the call (its hooks' `tool_use_id`), for an outside agent that gives one: what its
+    transcript names the call by (the tokens of the response that made it)."""
 
 
 class CallStarted(Fact):

@@ -170,12 +170,15 @@ class Recorder:
     # -- one call ------------------------------------------------------------------------------
 
     async def call_queued(self, call_id: CallId, agent_id: AgentId, tool: str, args: dict[str, Any], summary: str,
-                          batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> None:
+                          batch: tuple[BatchId, str] | None = None, *, wait: bool = True,
+                          use_id: str | None = None) -> None:
         """A call exists: journaled with its arguments before anything is decided about it.  `wait=False`:
-        committed with the call's next step that waits (see the module's docstring)."""
+        committed with the call's next step that waits (see the module's docstring).  `use_id`: the outside
+        agent's own id for it."""
         event = partial(CallQueued, call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
-                        batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
-        op = partial(self._journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
+                        batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None, use_id=use_id)
+        op = partial(self._journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch,
+                     use_id=use_id)
         write = await self._write(call_id, op, event, wait=wait)
         if write is not None:
             self._unwritten[call_id] = (write, op)

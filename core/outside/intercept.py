@@ -179,7 +179,8 @@ class Interceptor:
             args = self._validated(tool, tool_input)
             summary = tool.summary(args, self.workspace) if tool and args else _summary(tool_input)
             named = resolved_paths(tool_input)
-        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
+        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False,
+                                     use_id=use_id or None)
         try:
             decided = await self._decide(call, tool, args, named)
             if isinstance(decided, Refused):

@@ -274,15 +274,15 @@ class Journal(JournalReads):
     @_writes
     def add_call(self, call_id: str, session_id: str, agent_id: str, tool: str,
                  args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None, *,
-                 ended: RunEnd | None = None) -> None:
+                 ended: RunEnd | None = None, use_id: str | None = None) -> None:
         """A call, queued; or already `ended`, when its end comes before its row was written (see
         core.store.group_commit's `amend`): its run's row is then written once, as `finish_run` would leave it."""
         with self._tx() as db:
             now = _now()
             db.execute("INSERT INTO calls (id, session_id, agent_id, tool, args, summary, created_at, batch_id,"
-                       " batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       " batch_key, use_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (call_id, session_id, agent_id, tool, _args_json(args), summary, now,
-                        batch[0] if batch else None, batch[1] if batch else None))
+                        batch[0] if batch else None, batch[1] if batch else None, use_id))
             if ended is None:
                 db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
             else:

@@ -61,7 +61,7 @@ ADDED_COLUMNS = {
     "rollbacks": (("target", "TEXT"), ("state", "TEXT NOT NULL DEFAULT 'done'"),
                   ("message", "TEXT NOT NULL DEFAULT ''")),
     "runs": (("cached", "INTEGER NOT NULL DEFAULT 0"), ("attempts", "INTEGER NOT NULL DEFAULT 1")),
-    "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT")),
+    "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT"), ("use_id", "TEXT")),
     "git_changes": (("reverts", "INTEGER"),),
     "decisions": (("rule", "TEXT"), ("via", "TEXT")),
 }

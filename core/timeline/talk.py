@@ -15,7 +15,7 @@ from datetime import datetime
 from core.events import ConversationRecorded
 from core.models.conversation import Message, TokenUse, Usage
 from core.timeline.keys import AgentKey, MessageKey, NodeKey
-from core.timeline.nodes import AgentNode, Inserted, Updated
+from core.timeline.nodes import AgentNode, Inserted, RunNode, Updated
 
 Change = Inserted | Updated
 
@@ -24,6 +24,7 @@ class Talk:
     """The messages and token use of a timeline's agents (`Timeline` holds the tree they hang in)."""
 
     agents: dict[str, AgentNode]
+    runs: dict[str, RunNode]
 
     def __init__(self) -> None:
         self.messages: dict[str, Message] = {}
@@ -36,6 +37,8 @@ class Talk:
         """Each agent's context window in use at its latest response, in tokens."""
         self.unread: dict[str, str] = {}
         """Each agent's latest word on what of its transcript could not be read."""
+        self.responses: dict[str, TokenUse] = {}
+        """The response that made each call, by the agent's own id for the call (`RunNode.use_id`)."""
 
     def _ensure_agent(self, agent_id: str, at: datetime) -> list[Change]:
         raise NotImplementedError
@@ -74,6 +77,8 @@ class Talk:
             day = (use.at.date().isoformat(), use.model)
             self.daily[day] = self.daily.get(day, Usage()) + use.usage
             self.context[use.agent_id] = use.usage.context
+            for use_id in use.tool_uses:
+                self.responses[use_id] = use
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -83,6 +88,12 @@ class Talk:
         if node is None:
             return []
         return [self.messages[key.message_id] for key in node.children if isinstance(key, MessageKey)]
+
+    def response_of(self, call_id: str) -> TokenUse | None:
+        """The model response that made this call, with its tokens, where the agent's transcript says so (the
+        response may have made other calls too: its `tool_uses`)."""
+        run = self.runs.get(call_id)
+        return self.responses.get(run.use_id) if run is not None and run.use_id else None
 
     def usage(self, agent_id: str, *, rolled: bool = True) -> dict[str, Usage]:
         """The agent's tokens by model; `rolled`: its sub-agents' (at any depth) added, what its branch cost."""

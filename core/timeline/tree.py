@@ -360,6 +360,8 @@ class Timeline(TimeSpans, Talk, Shells):
             node.args_cut = True
         if e.batch_id is not None:
             node.batch_id, node.batch_key = e.batch_id, e.batch_key
+        if e.use_id is not None:
+            node.use_id = e.use_id
         return self._add_run(node)
 
     def _update_run(self, call_id: str, **fields: Any) -> list[Change]:

@@ -73,6 +73,7 @@ def test_the_conversation_appears_in_order_with_the_calls_and_the_card_shows_the
                 await asyncio.wait([answering])
             messages, tokens = await console.recorder.read(JournalReads.conversation)
             calls = await console.history()
+            made = {c.tool: console.timeline.response_of(c.call_id) for c in calls}
         assert notes.read_text() == "notes\n"
         write = next(c for c in calls if c.tool == "Write")
         assert write.status == RunStatus.DONE
@@ -105,6 +106,9 @@ def test_the_conversation_appears_in_order_with_the_calls_and_the_card_shows_the
         assert sorted((t.usage.input, t.usage.output, t.usage.cache_read, t.usage.cache_write) for t in tokens) == sent
         assert {t.agent_id for t in tokens if t.usage.input in (700, 900)} == {sub}
         assert next(t for t in tokens if t.usage.input == 1200).tool_uses == ("t_write",)
+        # Per call: the response that made it, as the transcript says.
+        assert made["Write"] is not None and made["Write"].usage.input == 1200 and made["Write"].usage.cache_write == 300
+        assert made["Read"] is not None and made["Read"].usage.input == 700 and made["Read"].agent_id == sub
 
     run(scenario())
 

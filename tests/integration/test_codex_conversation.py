@@ -49,6 +49,7 @@ def test_codex_s_words_reasoning_and_tokens_are_read_beside_its_calls(workspace:
                 await asyncio.wait([person])
             messages, tokens = await console.recorder.read(JournalReads.conversation)
             (bash,) = [c for c in await console.history() if c.tool == "Bash"]
+            made = console.timeline.response_of(bash.call_id)
         assert bash.status == RunStatus.DONE and (workspace / "build.txt").read_text() == "built\n"
         assert [(m.kind, m.text) for m in messages] == [
             ("prompt", "do the scripted work"), ("thinking", "A build file is asked for; one echo makes it."),
@@ -59,5 +60,6 @@ def test_codex_s_words_reasoning_and_tokens_are_read_beside_its_calls(workspace:
         assert card.intent.prompt == "do the scripted work"
         assert [(t.usage.input, t.usage.cache_read, t.usage.output, t.tool_uses) for t in tokens] == [
             (2000, 1000, 40, ("c_bash",)), (500, 3000, 9, ())]
+        assert made is not None and made.usage.output == 40  # the response that made the call
 
     run(scenario())

@@ -155,6 +155,7 @@ def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None,
     if run.decision is not None:
         reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
         parts.append(f"<p>Decision: {html.escape(decision_text(run))}{reason}</p>")
+    parts.append(response_html(timeline, run.call_id))
     parts.append(describe_changes(run))
     parts.append(_loading_note(run, full, loading))
     parts.append("<h4>Arguments</h4>" + _arguments(run, full))
@@ -232,6 +233,17 @@ def spent_html(timeline: Timeline, agent_id: str) -> str:
     if unread:
         lines.append(f"<br><span style='color:{theme.colour('warning')}'>Its transcript: {html.escape(unread)}</span>")
     return "".join(lines) + "</p>"
+
+
+def response_html(timeline: Timeline, call_id: str) -> str:
+    """The tokens of the model response that made the call, where its transcript says which one did."""
+    response = timeline.response_of(call_id)
+    if response is None:
+        return ""
+    others = len(response.tool_uses) - 1
+    shared = f", shared with {others} other call{'s' if others != 1 else ''} it made" if others > 0 else ""
+    model = f" ({html.escape(response.model)})" if response.model else ""
+    return f"<p>Tokens of the response that made it{model}: {tokens_text(response.usage)}{shared}</p>"
 
 
 def tokens_text(usage: Usage) -> str:

@@ -88,3 +88,16 @@ def test_reloaded_from_the_journal_the_words_sit_before_the_calls_they_came_befo
                                          [_used("r1", "main", "opus", 10)]))
     assert timeline.children("a:main") == [MessageKey("m1"), RunKey("c1"), MessageKey("m2")]
     assert timeline.usage("main") == {"opus": Usage(input=10, output=1, cache_read=20)}
+
+
+def test_a_call_is_matched_with_the_response_that_made_it_by_the_agents_own_id_for_it() -> None:
+    timeline = Timeline()
+    timeline.apply(_started("main"))
+    response = TokenUse(response_id="r1", agent_id="main", at=T0, model="opus", usage=Usage(input=5),
+                        tool_uses=("toolu_1", "toolu_2"))
+    timeline.apply(ConversationRecorded(agent_id=AgentId("main"), tokens=(response,)))
+    timeline.apply(CallQueued(call_id=CallId("c1"), agent_id=AgentId("main"), tool="Read", args={}, summary="a",
+                              use_id="toolu_2"))
+    timeline.apply(CallQueued(call_id=CallId("c2"), agent_id=AgentId("main"), tool="Read", args={}, summary="b"))
+    assert timeline.response_of("c1") == response
+    assert timeline.response_of("c2") is None and timeline.response_of("nope") is None

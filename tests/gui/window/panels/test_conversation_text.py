@@ -58,3 +58,15 @@ def test_the_cost_rolls_up_the_sub_agents_and_names_the_prices_and_what_has_none
     assert "about $4.50" in text and "default list prices of 2025-08" in text and "no price for local-model" in text
     assert "context window in use: 1,000,000 tokens" in text
     assert cost_html(_timeline(), "nobody", None) == ""
+
+
+def test_a_calls_details_name_the_tokens_of_the_response_that_made_it() -> None:
+    from gui.window.panels.details_text import response_html
+    timeline = _timeline()
+    timeline.apply(ConversationRecorded(agent_id="main", tokens=(TokenUse(
+        response_id="r9", agent_id="main", at=AT, model="claude-opus-4", usage=Usage(input=10, output=2),
+        tool_uses=("toolu_a", "toolu_b")),)))
+    timeline.apply(CallQueued(call_id="c9", agent_id="main", tool="Edit", args={}, summary="a.py", use_id="toolu_b"))
+    assert response_html(timeline, "c9") == ("<p>Tokens of the response that made it (claude-opus-4): 10 in · 2 out, "
+                                             "shared with 1 other call it made</p>")
+    assert response_html(timeline, "c1") == ""
