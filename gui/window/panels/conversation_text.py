@@ -8,6 +8,7 @@ rows in the timeline's order (its messages, its calls, its batches, the sub-agen
 from __future__ import annotations
 
 import html
+from datetime import datetime, timezone
 
 from core import PRICES_DATED, AgentKey, BatchKey, MessageKey, PriceTable, RunKey, Timeline, Usage
 from gui.window.approvals.text import agent_path
@@ -64,6 +65,12 @@ def _entry(timeline: Timeline, key: object) -> str:
     return ""
 
 
+def day_usage(timeline: Timeline, day: str | None = None) -> dict[str, Usage]:
+    """The workspace's tokens by model on a UTC day (today by default), every session's."""
+    day = day or datetime.now(timezone.utc).date().isoformat()
+    return {model: usage for (on, model), usage in timeline.daily.items() if on == day}
+
+
 def cost_html(timeline: Timeline, agent_id: str, prices: PriceTable | None) -> str:
     """Tokens of the agent's branch (its sub-agents' included) and of its own, their money, its context window."""
     rolled = timeline.usage(agent_id)
@@ -80,6 +87,10 @@ def cost_html(timeline: Timeline, agent_id: str, prices: PriceTable | None) -> s
         lines.append(f"its own: {tokens_text(own)}; its sub-agents': the rest")
     if agent_id in timeline.context:
         lines.append(f"context window in use: {timeline.context[agent_id]:,} tokens")
+    today = day_usage(timeline)
+    if today:
+        day_money = f", about ${prices.cost(today)[0]:,.2f}" if prices is not None else ""
+        lines.append(f"this workspace today: {tokens_text(sum(today.values(), Usage()))}{day_money}")
     if prices is not None:
         money, unpriced = prices.cost(rolled)
         edited = any(prices.source(m) == "your prices.toml" for m in rolled)

@@ -70,3 +70,11 @@ def test_a_calls_details_name_the_tokens_of_the_response_that_made_it() -> None:
     assert response_html(timeline, "c9") == ("<p>Tokens of the response that made it (claude-opus-4): 10 in · 2 out, "
                                              "shared with 1 other call it made</p>")
     assert response_html(timeline, "c1") == ""
+
+
+def test_the_workspaces_day_is_counted_across_its_agents() -> None:
+    from gui.window.panels.conversation_text import day_usage
+    timeline = _timeline()
+    assert day_usage(timeline, "2026-12-08") == {"claude-sonnet-4": Usage(input=1_000_000, output=100_000),
+                                                 "local-model": Usage(input=10, output=2)}
+    assert day_usage(timeline, "2026-12-09") == {}
