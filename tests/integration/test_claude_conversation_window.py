@@ -17,6 +17,7 @@ import pytest
 from core import AgentKey, Console
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
+from tests.gui.window.kit.test_theme import _switch
 from tests.integration.fake_anthropic import ScriptedModel, ToolCall, Turn, answers
 from tests.integration.test_claude_code import _claude, _hooks_settings
 
@@ -26,8 +27,8 @@ SAID = ("The changelog has no entry for 2.4 yet. I will add one under Unreleased
 
 
 @pytest.mark.timeout(180)
-def test_the_card_shows_the_agents_words_and_the_page_its_conversation(qtbot: Any, loop: Any, tmp_path: Path,
-                                                                       workspace: Path) -> None:
+def test_the_card_shows_the_agents_words_and_the_page_its_conversation(qtbot: Any, qapp: Any, loop: Any,
+                                                                       tmp_path: Path, workspace: Path) -> None:
     changelog = workspace / "CHANGELOG.md"
     turns = [
         Turn(thinking="The person wants the changelog brought up to date. First see what is there.",
@@ -44,6 +45,16 @@ def test_the_card_shows_the_agents_words_and_the_page_its_conversation(qtbot: An
     ]
     settings = _hooks_settings(tmp_path)
     shots = os.environ.get("BELAY_SHOTS")
+
+    async def save(window: MainWindow, name: str) -> None:
+        """The window in the light theme, then in the dark one (and back to light)."""
+        if not shots:
+            return
+        window.grab().save(str(Path(shots) / f"{name}.png"))
+        with _switch(qapp) as switch:
+            switch.set_choice("dark")
+            await asyncio.sleep(0.3)
+            window.grab().save(str(Path(shots) / f"{name}-dark.png"))
 
     async def scenario() -> None:
         console = Console(workspace)
@@ -62,8 +73,7 @@ def test_the_card_shows_the_agents_words_and_the_page_its_conversation(qtbot: An
                                  what="the Write waiting with the agent's words")
                 assert "Bring the changelog up to date" in card.text() and "more" in card.text()
                 await asyncio.sleep(1.0)  # the diff is laid out
-                if shots:
-                    window.grab().save(str(Path(shots) / "card-with-the-agents-words.png"))
+                await save(window, "card-with-the-agents-words")
                 window.approvals.approve()
                 await wait_until(lambda: not window.approvals.queue(), what="the approval to be taken")
                 code, output = await asyncio.wait_for(cli, 60)
@@ -82,8 +92,7 @@ def test_the_card_shows_the_agents_words_and_the_page_its_conversation(qtbot: An
             assert "3,700 in · 360 out · 38,000 cached" in text
             assert "could not be read" not in text  # every kind of record the CLI wrote is known
             await asyncio.sleep(0.3)
-            if shots:
-                window.grab().save(str(Path(shots) / "conversation-page.png"))
+            await save(window, "conversation-page")
         finally:
             await window.tasks.aclose()
             await console.close()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBo
 
 from core import PriceTable, Timeline, config_dir, load_prices
 from gui.window.approvals.text import agent_path
+from gui.window.kit import theme
 from gui.window.panels.conversation_text import conversation_html
 from gui.window.runtime.tasks import TaskSet
 
@@ -51,6 +52,7 @@ class ConversationPage(QWidget):
         if tasks is not None:
             tasks.spawn(self._read_prices(), "read the price table")
         self.set_timeline(timeline)
+        theme.follow(self, self.redraw)  # the page's text carries the theme's colours
 
     async def _read_prices(self) -> None:
         self.prices = await asyncio.to_thread(load_prices, config_dir())

@@ -48,7 +48,8 @@ def _entry(timeline: Timeline, key: object) -> str:
         cut = f"<br><span style='color:{muted}'>[cut by Belay]</span>" if message.cut else ""
         if message.kind == "prompt":
             return (f"<p style='margin-top:10px'><span style='color:{muted}'>{when}</span> <b>» Prompt</b><br>"
-                    f"<span style='background-color:{theme.colour('info_bg')}'>{text}</span>{cut}</p>")
+                    f"<span style='background-color:{theme.colour('info_bg')}; color:{theme.colour('info_fg')}'>"
+                    f"{text}</span>{cut}</p>")
         if message.kind == "thinking":
             return (f"<p><span style='color:{muted}'>{when} ☁ reasoning</span><br>"
                     f"<i style='color:{muted}'>{text}</i>{cut}</p>")
@@ -85,16 +86,17 @@ def cost_html(timeline: Timeline, agent_id: str, prices: PriceTable | None) -> s
     lines = [f"<b>Tokens</b>: {tokens_text(total)}"]
     if own != total:
         lines.append(f"its own: {tokens_text(own)}; its sub-agents': the rest")
-    if agent_id in timeline.context:
-        lines.append(f"context window in use: {timeline.context[agent_id]:,} tokens")
-    today = day_usage(timeline)
-    if today:
-        day_money = f", about ${prices.cost(today)[0]:,.2f}" if prices is not None else ""
-        lines.append(f"this workspace today: {tokens_text(sum(today.values(), Usage()))}{day_money}")
     if prices is not None:
         money, unpriced = prices.cost(rolled)
         edited = any(prices.source(m) == "your prices.toml" for m in rolled)
         source = "your prices" if edited else f"Belay's default list prices of {PRICES_DATED}"
         lines.append(f"<b>about ${money:,.2f}</b> <span style='color:{muted}'>({source}"
                      + (f"; no price for {html.escape(', '.join(unpriced))}" if unpriced else "") + ")</span>")
+    if agent_id in timeline.context:
+        lines.append(f"context window in use: {timeline.context[agent_id]:,} tokens")
+    today = day_usage(timeline)
+    if today:
+        day_money = f", about ${prices.cost(today)[0]:,.2f}" if prices is not None else ""
+        lines.append(f"<span style='color:{muted}'>this workspace today: "
+                     f"{tokens_text(sum(today.values(), Usage()))}{day_money}</span>")
     return "<p>" + "<br>".join(lines) + warning + "</p>"
