@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 STEP_BYTES = 1 << 20
 """What one read takes in before its finds are recorded: the loop's share of a step (announcing what was read)
 stays under a millisecond or two however fast the file grows."""
+CATCH_UP_STEPS = 8
+"""The most a call waits to be decided while its agent's transcript is read (a session resumed over a file of
+hundreds of megabytes): some 8 MB, a tenth of a second; the rest is read meanwhile, the call goes on."""
 
 
 @dataclass
@@ -84,17 +87,19 @@ class Transcripts:
     def following(self, agent_id: str) -> list[Path]:
         return list(self._by_agent.get(agent_id, ()))
 
-    async def catch_up(self, *agent_ids: str) -> None:
-        """Read what the agents' files gained since their last read, and record it."""
+    async def catch_up(self, *agent_ids: str, steps: int | None = CATCH_UP_STEPS) -> None:
+        """Read what the agents' files gained since their last read, and record it: at most `steps` steps of
+        each file waited for (None: all of it), the rest read in the background."""
         for agent_id in agent_ids:
             for path in self._by_agent.get(agent_id, ()):
-                await self._read(path)
+                await self._read(path, steps)
 
-    async def _read(self, path: Path) -> None:
+    async def _read(self, path: Path, steps: int | None = None) -> None:
         followed = self._files[path]
+        left = False
         async with followed.lock:
             followed.dirty = False
-            while True:
+            while not left:
                 step = await self._loop.run_in_executor(self._executor, _step, followed)
                 await self.recorder.conversation(AgentId(followed.reader.agent_id), step.messages, step.tokens,
                                                  step.skipped, step.note)
@@ -103,6 +108,11 @@ class Transcripts:
                 if not step.more and not followed.dirty:
                     break
                 followed.dirty = False
+                if steps is not None:
+                    steps -= 1
+                    left = steps <= 0
+        if left:
+            self.changed(path)  # the rest, in a read of its own
         if path.parent not in self._watched:
             self._watch(path.parent)  # a sub-agent's folder that did not exist when it was first followed
 

@@ -51,3 +51,27 @@ def test_a_followed_file_is_read_from_where_it_was_left_when_asked_and_when_it_g
             await recorder.close()
 
     run(scenario())
+
+
+def test_a_long_backlog_holds_the_agents_call_a_few_steps_and_the_rest_is_read_meanwhile(tmp_path: Path) -> None:
+    path = tmp_path / "resumed.jsonl"
+    path.write_bytes(b"".join(_prompt(f"u{n}", f"prompt {n} " + "x" * 1000) for n in range(3000)))  # some 3 MB
+    bus = EventBus()
+    said: list[str] = []
+    bus.listen(lambda e: said.extend(m.text for m in e.messages) if isinstance(e, ConversationRecorded) else None)
+
+    async def scenario() -> None:
+        recorder = await Recorder.open(tmp_path / "journal.sqlite3", bus, new_session_id(), tmp_path)
+        transcripts = Transcripts(recorder)
+        try:
+            await recorder.session()
+            transcripts.follow(path, ClaudeTranscript("a1"))
+            await transcripts.catch_up(AgentId("a1"), steps=1)
+            assert 0 < len(said) < 3000  # one step waited for
+            await wait_until(lambda: len(said) == 3000, what="the rest of the backlog")
+            assert said[-1].startswith("prompt 2999 ")
+        finally:
+            await transcripts.aclose()
+            await recorder.close()
+
+    run(scenario())
