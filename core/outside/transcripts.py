@@ -193,9 +193,15 @@ def _step(followed: _Followed) -> _Step:
         found = followed.tail.read(STEP_BYTES)
     except OSError as e:  # unreadable (its permissions, a folder in its place): said once, read again later
         return _Step([], [], 1, f"the transcript {followed.tail.path} cannot be read: {e.strerror or e}", False)
+    unread = 0
     for line in found.lines:
-        followed.reader.feed(line)
+        try:
+            followed.reader.feed(line)
+        except ValueError:  # a value of a shape no reader foresaw (pydantic's errors are ValueErrors): that record
+            unread += 1
     messages, tokens, skipped = followed.reader.take()
+    if unread:
+        skipped["record with a value Belay cannot read"] += unread
     count, note = skipped_note(skipped, found.overlong)
     if found.restarted:
         note = f"the transcript was replaced or truncated and is read again from its start; {note}".rstrip("; ")

@@ -75,3 +75,33 @@ def test_a_long_backlog_holds_the_agents_call_a_few_steps_and_the_rest_is_read_m
             await recorder.close()
 
     run(scenario())
+
+
+def test_a_record_no_reader_foresaw_is_counted_and_the_reading_goes_on(tmp_path: Path) -> None:
+    class Picky(ClaudeTranscript):
+        def feed(self, line: bytes) -> None:
+            if b"boom" in line:
+                raise ValueError("a value no reader foresaw")
+            super().feed(line)
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(_prompt("u1", "boom") + _prompt("u2", "after"))
+    bus = EventBus()
+    seen: list[ConversationRecorded] = []
+    bus.listen(lambda e: seen.append(e) if isinstance(e, ConversationRecorded) else None)
+
+    async def scenario() -> None:
+        recorder = await Recorder.open(tmp_path / "journal.sqlite3", bus, new_session_id(), tmp_path)
+        transcripts = Transcripts(recorder)
+        try:
+            await recorder.session()
+            transcripts.follow(path, Picky("a1"))
+            await transcripts.catch_up(AgentId("a1"))
+        finally:
+            await transcripts.aclose()
+            await recorder.close()
+
+    run(scenario())
+    (read,) = seen
+    assert [m.text for m in read.messages] == ["after"]
+    assert read.skipped == 1 and "value Belay cannot read" in read.note
