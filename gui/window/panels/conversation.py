@@ -3,8 +3,8 @@
 The timeline shows what each agent said as rows among its calls; this page reads one agent's whole side of the
 story at once, as text (gui.window.panels.conversation_text writes it).  It follows the agent chosen here, or
 the one whose row (or message) is selected in the timeline (`show_agent`), and is written again, at most
-every `REDRAW_MS`, when that agent's transcript brought something new (`heard`).  The price table (Belay's
-dated defaults under the person's `prices.toml`) is read once, off the GUI thread.
+every `REDRAW_MS` and only while it is shown, when that agent's transcript brought something new (`heard`).
+The price table (Belay's dated defaults under the person's `prices.toml`) is read once, off the GUI thread.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from core import PriceTable, Timeline, config_dir, load_prices
@@ -49,6 +50,8 @@ class ConversationPage(QWidget):
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(REDRAW_MS)
         self._redraw.timeout.connect(self.redraw)
+        self._stale = True
+        """Something changed while the page was hidden: written when shown."""
         if tasks is not None:
             tasks.spawn(self._read_prices(), "read the price table")
         self.set_timeline(timeline)
@@ -85,12 +88,22 @@ class ConversationPage(QWidget):
                 self._redraw.start()
 
     def redraw(self) -> None:
+        """The page written again (a hidden page only once it is shown: a page is some milliseconds of HTML)."""
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
         agent = self.shown_agent
         bar = self.text.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.text.setHtml(conversation_html(self._timeline, agent or "", self.prices))
         if at_end:
             bar.setValue(bar.maximum())  # following the end, as a chat does; reading earlier words is left alone
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self._stale:
+            self.redraw()
 
     def _fill(self) -> None:
         """Every agent, those that said something first (a session's agent before its sub-agents)."""

@@ -16,7 +16,7 @@ from gui.window.kit import theme
 from gui.window.panels.details_text import tokens_text
 from gui.window.timeline.rows import STATUS_TEXT
 
-SHOWN = 300
+SHOWN = 150
 """The most rows of an agent's conversation a page shows: its latest."""
 
 
@@ -30,17 +30,18 @@ def conversation_html(timeline: Timeline, agent_id: str, prices: PriceTable | No
         parts.append(f"<p style='color:{theme.colour('muted')}'>{len(rows) - SHOWN:,} earlier entries are in the "
                      "timeline.</p>")
     said = False
+    colours = {role: theme.colour(role) for role in ("muted", "info_bg", "info_fg")}
     for key in rows[-SHOWN:]:
         said |= isinstance(key, MessageKey)
-        parts.append(_entry(timeline, key))
+        parts.append(_entry(timeline, key, colours))
     if not said:
         parts.append(f"<p style='color:{theme.colour('muted')}'>Nothing it said has been read: Belay reads the "
                      "transcripts of Claude Code sessions supervised through hooks.</p>")
     return "".join(parts)
 
 
-def _entry(timeline: Timeline, key: object) -> str:
-    muted = theme.colour("muted")
+def _entry(timeline: Timeline, key: object, colours: dict[str, str]) -> str:
+    muted = colours["muted"]
     if isinstance(key, MessageKey):
         message = timeline.messages[key.message_id]
         when = f"{message.at.astimezone():%H:%M:%S}"
@@ -48,7 +49,7 @@ def _entry(timeline: Timeline, key: object) -> str:
         cut = f"<br><span style='color:{muted}'>[cut by Belay]</span>" if message.cut else ""
         if message.kind == "prompt":
             return (f"<p style='margin-top:10px'><span style='color:{muted}'>{when}</span> <b>» Prompt</b><br>"
-                    f"<span style='background-color:{theme.colour('info_bg')}; color:{theme.colour('info_fg')}'>"
+                    f"<span style='background-color:{colours['info_bg']}; color:{colours['info_fg']}'>"
                     f"{text}</span>{cut}</p>")
         if message.kind == "thinking":
             return (f"<p><span style='color:{muted}'>{when} ☁ reasoning</span><br>"
