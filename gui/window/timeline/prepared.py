@@ -84,7 +84,9 @@ class PreparedRows:
         else:
             agent = timeline.agents[key.ident]
             counts = timeline.rollup(key)
-            self.cells[key] = agent_columns(agent, counts)
+            used = timeline.usage(key.ident).values()  # its branch's: its sub-agents' included
+            self.cells[key] = agent_columns(agent, counts, sum(u.input + u.output + u.cache_read + u.cache_write
+                                                               for u in used))
             self.tips[key] = agent_tip(agent, timeline.agents.get(agent.parent_id or ""), counts)
             self._set_brush(key, rollup_colour(counts))
         self.refresh_bar(key, now)

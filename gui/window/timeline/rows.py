@@ -93,10 +93,19 @@ def rollup_colour(counts: Counter[RunStatus]) -> str | None:
     return None
 
 
-def agent_columns(agent: AgentNode, counts: Counter[RunStatus]) -> tuple[str, ...]:
+def agent_columns(agent: AgentNode, counts: Counter[RunStatus], tokens: int = 0) -> tuple[str, ...]:
     """The roll-up in the Summary column: a collapsed row must not hide its failures (what the agent is, the
-    tree and the tooltip say)."""
-    return agent.name, rollup_text(counts), agent.status.value, "", "", ""
+    tree and the tooltip say); in the Changed column, the tokens its branch used, when its transcript is read."""
+    return agent.name, rollup_text(counts), agent.status.value, "", tokens_short(tokens) if tokens else "", ""
+
+
+def tokens_short(tokens: int) -> str:
+    """"3,200 tokens", "48k tokens", "1.2M tokens"."""
+    if tokens < 10_000:
+        return f"{tokens:,} tokens"
+    if tokens < 1_000_000:
+        return f"{tokens / 1000:.0f}k tokens"
+    return f"{tokens / 1_000_000:.1f}M tokens"
 
 
 def agent_tip(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunStatus]) -> str:
