@@ -36,12 +36,14 @@ if TYPE_CHECKING:
         ApprovalResolved,
         BatchFinished,
         BatchStarted,
+        BudgetReached,
         CallFinished,
         CallOutput,
         CallProgress,
         CallQueued,
         CallRetrying,
         CallStarted,
+        ConversationRecorded,
         ElicitationRequested,
         ElicitationResolved,
         Event,
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from core.mcp.elicitation import defaults as elicitation_defaults
     from core.models.bash import BashAnalysis, DisplayNode, Impact
     from core.models.batches import BatchCall, BatchReport, BatchResult, PlanInfo
+    from core.models.conversation import Intent, Message, TokenUse, Usage
     from core.models.diffs import DiffLine, FileDiff, Hunk
     from core.models.mcp import ServerState, ServerStatus
     from core.models.policy import AllowScope, RuleAction, RuleEntry, Scope
@@ -101,7 +104,7 @@ if TYPE_CHECKING:
     from core.store.seals import JournalCheck, parse_head, verify_journal
     from core.surface import ConsoleSurface
     from core.tasks import shielded, spawn
-    from core.timeline.keys import AgentKey, BatchKey, NodeKey, RunKey, parse_key
+    from core.timeline.keys import LEAVES, AgentKey, BatchKey, MessageKey, NodeKey, RunKey, parse_key
     from core.timeline.nodes import (
         AgentNode,
         BatchNode,
@@ -117,6 +120,8 @@ if TYPE_CHECKING:
     from core.timeline.tree import Timeline
     from core.tools.bash import BashArgs, BashSettings, no_preview
     from core.tools.names import ToolName
+    from core.transcripts.prices import DEFAULTS_DATED as PRICES_DATED
+    from core.transcripts.prices import PriceTable, load_prices
     from core.undo.conflicts import ConflictRegion, Take, conflict_regions, take_side
     from core.undo.report import FilePreview, Resolution, UndoPreview, UndoReport
 
@@ -132,14 +137,15 @@ _EXPORTS: dict[str, str] = {
     "core.console": "Console",
     "core.errors": "BelayError ErrorInfo ErrorKind",
     "core.events": ("EVENT_ADAPTER AgentFinished AgentStarted ApprovalRequested ApprovalResolved "
-                    "BatchFinished BatchStarted CallFinished CallOutput CallProgress CallQueued "
-                    "CallRetrying CallStarted ElicitationRequested ElicitationResolved Event "
+                    "BatchFinished BatchStarted BudgetReached CallFinished CallOutput CallProgress CallQueued "
+                    "CallRetrying CallStarted ConversationRecorded ElicitationRequested ElicitationResolved Event "
                     "ExternalChangesRecorded Lagged LinkChanged McpServerChanged PolicyChanged ProposedFile "
                     "RollbackFinished RollbackRefused SessionStarted ShellFinished ShellOutput "
                     "ShellStarted"),
     "core.hub": "Hub",
     "core.mcp.elicitation": "FormField form_fields checked_elicitation=checked elicitation_defaults=defaults",
     "core.models.bash": "BashAnalysis DisplayNode Impact",
+    "core.models.conversation": "Intent Message TokenUse Usage",
     "core.models.batches": "BatchCall BatchReport BatchResult PlanInfo",
     "core.models.diffs": "DiffLine FileDiff Hunk",
     "core.models.mcp": "ServerState ServerStatus",
@@ -170,12 +176,13 @@ _EXPORTS: dict[str, str] = {
     "core.remote.server": "AttachServer",
     "core.remote.ssh": "SshLink SshTarget",
     "core.tasks": "shielded spawn",
-    "core.timeline.keys": "AgentKey BatchKey NodeKey RunKey parse_key",
+    "core.timeline.keys": "AgentKey BatchKey LEAVES MessageKey NodeKey RunKey parse_key",
     "core.timeline.nodes": ("AgentNode BatchNode BatchTotals ExternalNode GanttSpan Inserted RunNode "
                             "ShellNode Updated expected_left_s"),
     "core.timeline.tree": "Timeline",
     "core.tools.bash": "BashArgs BashSettings no_preview",
     "core.tools.names": "ToolName",
+    "core.transcripts.prices": "PRICES_DATED=DEFAULTS_DATED PriceTable load_prices",
     "core.undo.conflicts": "ConflictRegion Take conflict_regions take_side",
     "core.undo.report": "FilePreview Resolution UndoPreview UndoReport",
 }
@@ -237,4 +244,6 @@ __all__ = [
     "socket_answers",
     "SshLink", "SshTarget",
     "AllowScope", "RuleAction", "Scope",
+    "ConversationRecorded", "Intent", "LEAVES", "Message", "MessageKey", "TokenUse", "Usage",
+    "load_prices", "PRICES_DATED", "PriceTable", "BudgetReached",
 ]

@@ -194,7 +194,7 @@ class Console(ConsoleReads):
             self.recovery_notes = tuple(await recovery.recover(opening, interrupted))
         agents, calls = await recorder.read(JournalReads.agents), await recorder.read(JournalReads.calls)
         self.timeline.load(agents, calls, await recorder.read(JournalReads.externals),
-                           await recorder.read(JournalReads.batches))
+                           await recorder.read(JournalReads.batches), await recorder.read(JournalReads.conversation))
         bash = self.registry.get(ToolName.BASH)
         if isinstance(bash, BashTool):
             self.bash_settings, problem = self.bash_settings.overlaid(self.policy.bash_overrides(),
@@ -297,8 +297,8 @@ class Console(ConsoleReads):
         if self._probe is not None:
             self._probe.cancel()
             await asyncio.gather(self._probe, return_exceptions=True)
-        if self.endpoint is not None:
-            await self.endpoint.close()
+        if self.outside is not None:
+            await self.outside.aclose()  # its socket, and the transcripts it follows
         if self.interceptor is not None:
             await self.interceptor.abandon_all("the Belay console closed before the agent reported back")
         self.approvals.deny_all("the console was closed")

@@ -23,6 +23,7 @@ from pydantic import Field, TypeAdapter
 from core.errors import ErrorInfo
 from core.ids import AgentId, BatchId, CallId, ExternalId, RollbackId, SessionId, ShellId
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse
 from core.models.fact import Fact
 from core.models.mcp import ServerStatus
 from core.models.policy import Mode, RuleEntry
@@ -123,6 +124,9 @@ class CallQueued(Fact):
     """The batch the call belongs to, when it was submitted as part of one."""
     batch_key: str | None = None
     """Its id within the batch (what `depends_on` and references name)."""
+    use_id: str | None = None
+    """The agent's own id for the call (its hooks' `tool_use_id`), for an outside agent that gives one: what its
+    transcript names the call by (the tokens of the response that made it)."""
 
 
 class CallStarted(Fact):
@@ -375,6 +379,40 @@ class LinkChanged(Fact):
     """Why, in words (the link's error), for the window."""
 
 
+class ConversationRecorded(Fact):
+    """What an agent said and what its responses cost, read from its transcript and journaled (the recorder).
+
+    One event per read of a transcript that found something: its new messages in the order the agent wrote
+    them, the tokens of its new responses, and what could not be read."""
+
+    kind: Literal["conversation_recorded"] = "conversation_recorded"
+    """The tag that tells this event from the others."""
+    agent_id: AgentId
+    """The agent whose transcript was read (its sub-agents' messages name their own agent)."""
+    messages: tuple[Message, ...] = ()
+    """Prompts, texts and reasoning summaries, oldest first."""
+    tokens: tuple[TokenUse, ...] = ()
+    """One per model response, oldest first."""
+    skipped: int = 0
+    """Records of this read that could not be read (unknown kinds, versions, damaged or overlong lines)."""
+    note: str = ""
+    """What was skipped, in words, for the person ("" when nothing was)."""
+
+
+class BudgetReached(Fact):
+    """The tokens or money spent reached a limit of the settings' `[budget]` (core.outside.budget): told once
+    per limit (per day for a day's)."""
+
+    kind: Literal["budget_reached"] = "budget_reached"
+    """The tag that tells this event from the others."""
+    limit: Literal["session_usd", "day_usd", "session_tokens", "day_tokens"]
+    """Which limit: this session's or the workspace's day's, in money or in tokens."""
+    message: str
+    """What was spent of what was allowed, in words."""
+    held: bool
+    """Whether the next call is held for a person to decide (the budget's `hold`)."""
+
+
 Event = Annotated[
     Union[
         SessionStarted,
@@ -403,6 +441,8 @@ Event = Annotated[
         ElicitationResolved,
         Lagged,
         LinkChanged,
+        ConversationRecorded,
+        BudgetReached,
     ],
     Field(discriminator="kind"),
 ]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from core.ids import AgentId, CallId
 from core.models.bash import BashAnalysis, Impact
+from core.models.conversation import Intent
 from core.models.diffs import FileDiff
 from core.models.fact import Fact
 from core.models.records import DecidedBy, DecidedVia, Decision, decided_by
@@ -70,6 +71,9 @@ class ApprovalRequested(Fact):
     """What a Bash command would run in, in words ("bubblewrap: ..." or why there is no sandbox)."""
     output: str = ""
     """For a command run in preview (its `diffs` are what it would change): the end of what it printed."""
+    intent: Intent | None = None
+    """Why the agent makes the call, in its own words (its last words, the prompt it works on), when Belay
+    reads its transcript (core.outside.transcripts); None when it has said nothing Belay read."""
 
 
 class ApprovalResolved(Fact):

@@ -59,6 +59,7 @@ from core.events import (
     CallQueued,
     CallRetrying,
     CallStarted,
+    ConversationRecorded,
     DecidedBy,
     DecidedVia,
     Event,
@@ -69,10 +70,12 @@ from core.events import (
 )
 from core.ids import AgentId, BatchId, CallId, SessionId, new_external_id
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse
 from core.models.records import AgentStatus, Decision, FileChange, GitChange, RunStatus
 from core.store.group_commit import DeferredWrite, GroupWriter
 from core.store.journal import Journal, RunEnd
 from core.store.journal_reads import JournalReads
+from core.transcripts.said import LastWords
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -93,6 +96,8 @@ class Recorder:
         """A call's queued row handed over without waiting (its write and what it writes), until the call ends."""
         self._unstarted: dict[CallId, DeferredWrite] = {}
         """A call's start handed over without waiting, until the call ends."""
+        self.said = LastWords()
+        """Each agent's latest words and prompt, as recorded: what an approval card shows of its intent."""
 
     @classmethod
     async def open(cls, path: Path, bus: EventBus, session_id: SessionId, workspace: Path) -> Recorder:
@@ -165,12 +170,15 @@ class Recorder:
     # -- one call ------------------------------------------------------------------------------
 
     async def call_queued(self, call_id: CallId, agent_id: AgentId, tool: str, args: dict[str, Any], summary: str,
-                          batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> None:
+                          batch: tuple[BatchId, str] | None = None, *, wait: bool = True,
+                          use_id: str | None = None) -> None:
         """A call exists: journaled with its arguments before anything is decided about it.  `wait=False`:
-        committed with the call's next step that waits (see the module's docstring)."""
+        committed with the call's next step that waits (see the module's docstring).  `use_id`: the outside
+        agent's own id for it."""
         event = partial(CallQueued, call_id=call_id, agent_id=agent_id, tool=tool, args=args, summary=summary,
-                        batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None)
-        op = partial(self._journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch)
+                        batch_id=batch[0] if batch else None, batch_key=batch[1] if batch else None, use_id=use_id)
+        op = partial(self._journal.add_call, call_id, self.session_id, agent_id, tool, args, summary, batch,
+                     use_id=use_id)
         write = await self._write(call_id, op, event, wait=wait)
         if write is not None:
             self._unwritten[call_id] = (write, op)
@@ -274,6 +282,19 @@ class Recorder:
         await self._on_thread(partial(self._journal.finish_batch, batch_id, summary))
         self.bus.publish(BatchFinished(batch_id=batch_id, succeeded=succeeded, failed=failed, skipped=skipped,
                                        cache_hits=cache_hits, duration_s=duration_s, max_running=max_running))
+
+    # -- what agents said ----------------------------------------------------------------------
+
+    async def conversation(self, agent_id: AgentId, messages: Sequence[Message], tokens: Sequence[TokenUse],
+                           skipped: int = 0, note: str = "") -> None:
+        """What an agent's transcript said since it was last read: journaled, heard for the approval card
+        (`said`), then announced.  A read that found only what could not be read is announced alone."""
+        if messages or tokens:
+            await self._on_thread(partial(self._journal.add_conversation, self.session_id, messages, tokens))
+            self.said.heard(messages)
+        if messages or tokens or skipped:
+            self.bus.publish(ConversationRecorded(agent_id=agent_id, messages=tuple(messages), tokens=tuple(tokens),
+                                                  skipped=skipped, note=note))
 
     # -- changes nobody in Belay made, and what opening after a crash repairs ------------------
 

@@ -193,6 +193,8 @@ class CallRecord(BaseModel):
     batch_id: str | None = None
     batch_key: str | None = None
     """The call's id within its batch."""
+    use_id: str | None = None
+    """The outside agent's own id for the call (see `CallQueued.use_id`)."""
     started_at: datetime | None = None
     """When it began running (None: it never ran)."""
     ended_at: datetime | None = None

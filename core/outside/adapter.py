@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from core.ids import AgentId
@@ -21,6 +22,7 @@ from core.outside.intercept import Interceptor
 from core.outside.liveness import AgentProcess
 from core.outside.requests import HookEvent, HookRequest
 from core.run.calls import AgentHandle
+from core.transcripts.reader import TranscriptReader
 
 
 class HookHost(Protocol):
@@ -38,6 +40,14 @@ class HookHost(Protocol):
 
     async def finish_agent(self, agent: AgentHandle, message: str) -> None:
         """The agent is done (its session ended, its turn is over), saying why."""
+        ...
+
+    def follow_transcript(self, path: Path, reader: TranscriptReader) -> None:
+        """Follow an agent's transcript file (core.outside.transcripts), read by `reader`."""
+        ...
+
+    async def read_transcripts(self, *agents: AgentHandle) -> None:
+        """Record what the agents' transcripts gained since they were last read."""
         ...
 
 
@@ -59,6 +69,8 @@ class HookSession:
     """The agent's own process, found from its last hook command: watched while its calls hold the lock."""
     peer_pid: int | None = None
     """The process that sent the last hook event (the hook command, or whatever else spoke to the socket)."""
+    transcript: Path | None = None
+    """Where the CLI writes the session's conversation, once an event has said."""
 
 
 S = TypeVar("S", bound=HookSession)
@@ -84,6 +96,10 @@ class HookAdapter(ABC, Generic[S]):
     @abstractmethod
     def _new_session(self, agent: AgentHandle) -> S:
         """The state of a session whose agent has just started."""
+
+    def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
+        """How this CLI's transcript is read, for the session's agent; None: Belay does not read it (yet)."""
+        return None
 
     def _agent_name(self, session_id: str) -> str:
         return f"{self.client_name} {session_id[:8]}"
@@ -115,6 +131,11 @@ class HookAdapter(ABC, Generic[S]):
         if session is None:
             agent = await self.host.start_agent(self._agent_name(event.session_id), self.client_name)
             session = self._sessions[event.session_id] = self._new_session(agent)
+        if session.transcript is None and event.transcript_path:
+            session.transcript = Path(event.transcript_path)
+            reader = self._transcript_reader(session.agent)
+            if reader is not None:
+                self.host.follow_transcript(session.transcript, reader)
         return session
 
     async def _session_start(self, event: AgentEvent) -> HookAnswer:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from core.ids import AgentId, CallId
 from core.models.records import AgentStatus
 from core.outside.adapter import HookAdapter
+from core.outside.budget import BudgetWatch
 from core.outside.claude_session import ClaudeSession, SessionEnd
 from core.outside.codex import CodexHooks
 from core.outside.endpoint import Endpoint, RefusePeer
@@ -34,6 +35,7 @@ from core.outside.hooks import ClaudeHooks
 from core.outside.http_door import door_port
 from core.outside.intercept import Interceptor
 from core.outside.requests import ByeRequest, CallRequest, HookEvent, HookRequest, ToolsRequest, UndoRequest
+from core.outside.transcripts import Transcripts
 from core.paths import Workspace
 from core.recorder import Recorder
 from core.run.calls import AgentHandle, CallOutcome
@@ -41,6 +43,7 @@ from core.tasks import shielded
 from core.tools.base import Tool, ToolArgs
 from core.tools.names import ToolName
 from core.tools.registry import ToolRegistry
+from core.transcripts.reader import TranscriptReader
 
 T = TypeVar("T")
 
@@ -91,6 +94,9 @@ class OutsideAgents:
         self._clients: dict[str, AgentHandle] = {}
         """MCP clients served through `belay mcp-serve`, by their session key."""
         self._sessions: list[ClaudeSession] = []
+        self.transcripts = Transcripts(recorder, BudgetWatch(recorder, interceptor.calls.policy))
+        """The agents' own transcripts, followed beside their calls."""
+        self.endpoint: Endpoint | None = None
 
     async def serve(self, token: str, refuse_peer: RefusePeer | None = None,
                     undo: Callable[[UndoRequest], Awaitable[BaseModel]] | None = None, http: bool = True) -> Endpoint:
@@ -111,7 +117,16 @@ class OutsideAgents:
                 return {"report": (await undo(request)).model_dump(mode="json")}
             endpoint.handle(UndoRequest, undone)
         await endpoint.start()
+        self.endpoint = endpoint
         return endpoint
+
+    async def aclose(self) -> None:
+        """Stop serving: the socket closes, the transcripts are no longer followed."""
+        try:
+            if self.endpoint is not None:
+                await self.endpoint.close()
+        finally:
+            await self.transcripts.aclose()
 
     # -- Claude Code ---------------------------------------------------------
 
@@ -212,6 +227,12 @@ class OutsideAgents:
 
     async def finish_agent(self, agent: AgentHandle, message: str) -> None:
         await self.recorder.agent_finished(agent.agent_id, AgentStatus.DONE, message)
+
+    def follow_transcript(self, path: Path, reader: TranscriptReader) -> None:
+        self.transcripts.follow(path, reader)
+
+    async def read_transcripts(self, *agents: AgentHandle) -> None:
+        await self.transcripts.catch_up(*(agent.agent_id for agent in agents))
 
     def __repr__(self) -> str:
         return f"<OutsideAgents clients={len(self._clients)} sessions={len(self._sessions)}>"

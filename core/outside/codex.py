@@ -42,11 +42,14 @@ from core.outside.hook_events import (
     StopEvent,
     SubagentStopEvent,
 )
-from core.outside.hooks import ClaudeHooks
+from core.outside.hooks import ClaudeHooks, ClaudeHookSession
 from core.outside.intercept import Interceptor
 from core.paths import Workspace
+from core.run.calls import AgentHandle
 from core.tools.base import Annotations, Tool, ToolArgs
 from core.tools.names import ToolName
+from core.transcripts.codex import CodexTranscript
+from core.transcripts.reader import TranscriptReader
 
 SPAWNING = frozenset({ToolName.CODEX_SPAWN_AGENT})
 OWN_TOOLS = frozenset({
@@ -95,6 +98,12 @@ class CodexHooks(ClaudeHooks):
         handlers: dict[type[AgentEvent], Handler] = {**super()._handling(), StopEvent: self._stop}
         del handlers[PostToolUseFailureEvent]
         return handlers
+
+    def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
+        return CodexTranscript(agent.agent_id)
+
+    def _follow_subagent(self, session: ClaudeHookSession, agent_id: str, child: AgentHandle) -> None:
+        """A Codex sub-agent's words are not read yet (its rollout is a file of its own, not named by its hooks)."""
 
     def _agent_name(self, session_id: str) -> str:
         return f"codex {session_id[-8:]}"  # a UUIDv7: its first digits are a timestamp, its last tell sessions apart

@@ -58,6 +58,8 @@ from core.outside.intercept import HARMLESS, Interceptor
 from core.run.calls import AgentHandle
 from core.store.atomic_file import write_text_atomically
 from core.tools.base import Annotations, Tool
+from core.transcripts.gemini import GeminiTranscript
+from core.transcripts.reader import TranscriptReader
 
 NOT_RUN = ("Gemini CLI did not report this call back before its turn ended: it did not run it (its own "
            "confirmation was refused or the turn was cancelled), or ran it without telling Belay")
@@ -121,6 +123,9 @@ class GeminiHooks(HookAdapter[GeminiHookSession]):
     def _new_session(self, agent: AgentHandle) -> GeminiHookSession:
         return GeminiHookSession(agent)
 
+    def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
+        return GeminiTranscript(agent.agent_id)
+
     async def _session(self, event: AgentEvent) -> GeminiHookSession:
         async with self._starting:
             return await super()._session(event)
@@ -130,6 +135,7 @@ class GeminiHooks(HookAdapter[GeminiHookSession]):
     async def _before(self, event: BeforeToolEvent) -> HookAnswer:
         session = await self._session(event)
         agent = await self._caller(session, event)
+        await self.host.read_transcripts(session.agent)  # its words so far, for the approval card
         call, tool = belay_call(event.tool_name, event.tool_input, _cwd(event)), own_tool(event.tool_name)
         exclusive = takes_the_lock(call, self._read_only(call, tool))
         if exclusive and _sibling_holds_the_lock(session, _timestamp(event)):
@@ -192,12 +198,14 @@ class GeminiHooks(HookAdapter[GeminiHookSession]):
         session = self._sessions.get(event.session_id)
         if session is not None:
             await self._close_open(session, NOT_RUN)
+            await self.host.read_transcripts(session.agent)
         return HookAnswer()
 
     async def _session_end(self, event: SessionEndEvent) -> HookAnswer:
         session = self._sessions.pop(event.session_id, None)
         if session is not None:
             await self._close_open(session, NOT_RUN)
+            await self.host.read_transcripts(session.agent)
             await self.host.finish_agent(session.agent, f"session ended ({event.reason or 'no reason given'})")
         return HookAnswer()
 

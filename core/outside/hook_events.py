@@ -26,6 +26,8 @@ class AgentEvent(BaseModel):
     """The event, as the CLI names it (each model narrows it to its own name)."""
     session_id: str = "unknown"
     """The agent's session; one Belay agent per session."""
+    transcript_path: str | None = None
+    """Where the CLI writes the session's conversation (core.outside.transcripts follows it)."""
 
     @field_validator("session_id", mode="before")
     @classmethod

@@ -37,6 +37,8 @@ from core.outside.hook_events import (
 from core.outside.intercept import ENDED, HookVerdict, Interceptor
 from core.run.calls import AgentHandle
 from core.tools.names import ToolName
+from core.transcripts.claude import ClaudeTranscript
+from core.transcripts.reader import TranscriptReader
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         child = await self.host.start_agent(agent_type or "sub-agent", "subagent", parent=session.agent,
                                             spawned_by=spawner)
         session.subagents[agent_id] = child
+        self._follow_subagent(session, agent_id, child)
         if spawner is None:
             session.unlinked.add(agent_id)
         return child
@@ -100,6 +103,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
     async def _session_end(self, event: SessionEndEvent) -> HookAnswer:
         session = self._sessions.pop(event.session_id, None)
         if session is not None:
+            await self.host.read_transcripts(session.agent, *session.subagents.values())
             agents = {session.agent.agent_id, *(child.agent_id for child in session.subagents.values())}
             await self.interceptor.abandon(ENDED, agents)  # their PostToolUse will not come now
             for child in session.subagents.values():
@@ -115,6 +119,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         session = await self._session(event)
         child = session.subagents.get(event.agent_id or "")
         if child is not None:
+            await self.host.read_transcripts(child)
             await self.host.finish_agent(child, "finished")
         return HookAnswer()
 
@@ -122,6 +127,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         agent = await self._agent(event)
         session = await self._session(event)
         use_id, tool_name, tool_input = event.tool_use_id, event.tool_name, event.tool_input
+        await self.host.read_transcripts(agent)  # its words before this call, for the approval card
         alive = session.process.alive if session.process is not None else None
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive)
         session.verdicts[use_id] = (tool_name, tool_input, verdict)
@@ -178,6 +184,15 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
             await self.host.link_agent(session.subagents[task_id].agent_id, call_id)
         elif task_id not in session.subagents:
             session.early_links[task_id] = call_id
+
+    def _transcript_reader(self, agent: AgentHandle) -> TranscriptReader | None:
+        return ClaudeTranscript(agent.agent_id)
+
+    def _follow_subagent(self, session: ClaudeHookSession, agent_id: str, child: AgentHandle) -> None:
+        """A sub-agent writes its own transcript beside its session's: `<session>/subagents/agent-<id>.jsonl`."""
+        if session.transcript is not None:
+            own = session.transcript.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+            self.host.follow_transcript(own, ClaudeTranscript(child.agent_id, sidechains=True))
 
     def session_agent(self, session_id: str) -> AgentHandle | None:
         session = self._sessions.get(session_id)

@@ -184,7 +184,8 @@ class Interceptor:
             summary = tool.summary(args, self.workspace) if tool and args else line_for(tool_input)
             named = resolved_paths(tool_input)
             edge = path_problem(tool, args, self.workspace) if tool is not None and args is not None else None
-        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False)
+        call = await self.calls.open(CallId(new_call_id()), agent, tool_name, tool_input, summary, wait=False,
+                                     use_id=use_id or None)
         try:
             decided = await self._decide(call, tool, args, named, alive, edge)
             if isinstance(decided, Refused):

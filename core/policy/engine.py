@@ -51,6 +51,7 @@ from core.policy.trust import is_trusted, trust
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.telemetry.settings import TelemetrySettings
 from core.tools.names import ToolName
+from core.transcripts.budget import BudgetSettings
 
 __all__ = ["PolicyEngine", "PolicyRequest", "RuleEntry", "Verdict"]
 SCOPES: tuple[Scope, ...] = ("user", "workspace", "session")
@@ -71,6 +72,8 @@ class PolicyEngine:
         self._trusted = False
         self._flat: RuleSet | None = None
         """The rules in force, flattened once for every verdict until something changes them (`_changed`)."""
+        self._held: str | None = None
+        """Why the next call allowed is to be asked about instead (`hold_next`); None: nothing held."""
 
     def load(self, workspace: str | os.PathLike[str]) -> list[str]:
         """(Re)reads the user and workspace files; returns the problems found, for the console to show."""
@@ -93,6 +96,14 @@ class PolicyEngine:
         those whose tools `[tools] disable` switches off ("*", "mcp:*", "mcp:<server>") in any layer."""
         servers = self._layers["user"].mcp_servers
         return {name: s for name, s in servers.items() if self.disabled_reason(f"mcp__{name}__") is None}
+
+    def budget(self) -> BudgetSettings:
+        """`[budget]` of the user settings, tightened by the workspace's (core.transcripts.budget)."""
+        return (self._layers["user"].budget or BudgetSettings()).tightened(self._layers["workspace"].budget)
+
+    def hold_next(self, reason: str) -> None:
+        """The next call the policy would allow is put to a person instead, saying `reason` (a budget reached)."""
+        self._held = reason
 
     def telemetry(self) -> TelemetrySettings:
         """The user's `[telemetry]` settings (a workspace's file cannot send its calls anywhere)."""
@@ -159,7 +170,13 @@ class PolicyEngine:
         depends on the disk (a `cd` target, a symlink a pattern matches),
         which may have changed since the same line was last seen.
         """
-        return self._evaluate(request, {})
+        verdict = self._evaluate(request, {})
+        held = self._held
+        if held is None or verdict.action != "allow":
+            return verdict
+        self._held = None  # the next call only: the person decides, and then knows
+        return verdict.model_copy(update={"action": "ask", "timeout_s": None, "reason": f"{held}; the call is held "
+                                          f"for you to decide (the policy alone would allow it: {verdict.reason})"})
 
     def quick(self, request: PolicyRequest) -> bool:
         """Whether `evaluate(request)` may run on the event loop: every call but a Bash line and an outside

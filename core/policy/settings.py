@@ -25,12 +25,14 @@ from core.store.atomic_file import write_text_atomically
 from core.store.gc import GB, Retention
 from core.telemetry.settings import TelemetrySettings, read_telemetry
 from core.tools.names import ToolName
+from core.transcripts.budget import BudgetSettings, read_budget
 
 MODES: dict[str, Mode] = {"default": "default", "accept_edits": "accept_edits", "acceptEdits": "accept_edits",
                           "plan": "plan", "bypass": "bypass", "bypassPermissions": "bypass"}
 ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 CONFIG_DIR_ENV = "BELAY_CONFIG_DIR"
-_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp", "storage", "telemetry"}
+_KEYS = {"mode", "permissions", "tools", "approval", "bash", "changes", "timeouts", "mcp", "storage", "telemetry",
+         "budget"}
 
 
 @dataclass
@@ -56,6 +58,8 @@ class SettingsLayer:
     """`[storage]`: how much undo history `belay gc` keeps per workspace; read from the user layer only."""
     telemetry: TelemetrySettings | None = None
     """`[telemetry]`: where spans of the calls are sent (`core.telemetry`); read from the user layer only."""
+    budget: BudgetSettings | None = None
+    """`[budget]`: what a session or a workspace's day may spend (core.transcripts.budget)."""
 
 
 def config_dir() -> Path:
@@ -90,6 +94,9 @@ def load_layer(scope: Scope, path: Path | None) -> tuple[SettingsLayer, list[str
     problems += _read_storage(data, layer, path)
     if "telemetry" in data:
         layer.telemetry, found = read_telemetry(data["telemetry"], path, layer.scope)
+        problems += found
+    if "budget" in data:
+        layer.budget, found = read_budget(data["budget"], path)
         problems += found
     return layer, problems
 

@@ -103,7 +103,7 @@ class Attached:
         """The console's timeline as the welcome has it (its journal); `events()` brings it up to date."""
         w = self.welcome
         timeline = Timeline()
-        timeline.load(w.agents, w.calls, w.externals, w.batches)
+        timeline.load(w.agents, w.calls, w.externals, w.batches, (w.messages, w.tokens))
         timeline.last_seq = w.last_seq
         return timeline
 

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.events import ApprovalRequested, ElicitationRequested, Event
+from core.models.conversation import Message, TokenUse
 from core.models.mcp import ServerStatus
 from core.models.policy import AllowScope, RuleAction, RuleEntry
 from core.models.records import AgentRecord, BatchRecord, CallRecord, DecidedVia, ExternalRecord
@@ -84,6 +85,10 @@ class Welcome(BaseModel):
     calls_following: int = 0
     """How many calls the `CallsLine`s after the welcome bring, before any event."""
     externals: list[ExternalRecord]
+    messages: list[Message] = Field(default_factory=list)
+    """What the agents said, read from their transcripts (capped texts), oldest first."""
+    tokens: list[TokenUse] = Field(default_factory=list)
+    """Their model responses' token use, oldest first."""
     pending: list[ApprovalRequested]
     """The approvals waiting for a person now, whole (diffs and proposed contents)."""
     state: ConsoleState = Field(default_factory=ConsoleState)

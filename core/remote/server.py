@@ -94,10 +94,11 @@ class AttachServer:
         last_seq = console.bus.last_seq  # the subscription has everything after it; what it reflects, below
         pending, state = console.pending_approvals(), state_of(console)
         calls = await read(_light_calls)
+        messages, tokens = await read(JournalReads.conversation)
         return Welcome(workspace=str(console.workspace.root), session_id=console.session_id, last_seq=last_seq,
                        agents=await read(JournalReads.agents), batches=await read(JournalReads.batches), calls=[],
                        calls_following=len(calls), externals=await read(JournalReads.externals), pending=pending,
-                       state=state), calls
+                       messages=messages, tokens=tokens, state=state), calls
 
     async def _pump(self, subscription: Subscription, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
         while True:

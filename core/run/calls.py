@@ -134,12 +134,14 @@ class Calls:
         """Describes what Bash commands run in, for the approval card."""
 
     async def open(self, call_id: CallId, agent: AgentHandle, tool: str, args: dict[str, Any], summary: str,
-                   batch: tuple[BatchId, str] | None = None, *, wait: bool = True) -> OpenCall:
+                   batch: tuple[BatchId, str] | None = None, *, wait: bool = True,
+                   use_id: str | None = None) -> OpenCall:
         """Journal the call and announce it queued; `batch` is (batch id, the call's id in it).  `wait=False`
         (the pipeline's and the interceptor's hot path): not waited for, the row is committed with the call's
         next step that waits (`start`, `ask`, `finish`), and a failure to write it is raised there."""
         call = OpenCall(call_id, agent, tool, args, summary)
-        await self.recorder.call_queued(call_id, agent.agent_id, tool, args, summary, batch, wait=wait)
+        await self.recorder.call_queued(call_id, agent.agent_id, tool, args, summary, batch, wait=wait,
+                                        use_id=use_id)
         return call
 
     async def decide(self, request: Callable[[], PolicyRequest], *, ask: bool = False) -> Verdict:
@@ -194,7 +196,8 @@ class Calls:
                                     rule=verdict.rule, impact=verdict.impact, analysis=verdict.analysis,
                                     suggested_rule=verdict.suggested_rule,
                                     cwd=str(self.workspace.root) if bash else "",
-                                    sandbox=self._sandbox() if bash else "", output=output)
+                                    sandbox=self._sandbox() if bash else "", output=output,
+                                    intent=self.recorder.said.intent(call.agent.agent_id))
         if not self.approvals.approvers:
             answer = Answer(decision=Decision.DENIED, by="headless",
                             reason="it needs approval and no window is attached to give it")

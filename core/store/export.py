@@ -14,8 +14,9 @@ a window has the workspace open, and never changes the file.  `since` keeps
 the calls made from then on, with their decisions, changes and undos, and the
 agents, sessions and batches they belong to; `session` keeps one session's.
 Lines come in a fixed order (sessions, agents, batches, calls, decisions,
-changes, git changes, rollbacks, externals; each by time, then by id), so two
-exports of the same journal are the same bytes.
+changes, git changes, rollbacks, externals, the agents' messages and their
+token use; each by time, then by id), so two exports of the same journal are
+the same bytes.  A message's text is content: only with `contents`.
 """
 
 from __future__ import annotations
@@ -89,6 +90,33 @@ def _records(db: sqlite3.Connection, since: str | None, session: str | None,
             record["decided_by"] = decided_by(row["decided_by"])  # an older journal's "user" reads as "person"
             yield record
     yield from _operations(db, kept)
+    yield from _conversation(db, kept, contents)
+
+
+def _conversation(db: sqlite3.Connection, kept: _Selection, contents: bool) -> Iterator[dict[str, Any]]:
+    """What the agents said and what their responses used (an older journal has neither).  A message's text is
+    content, kept out as a call's arguments are unless asked for."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not {"messages", "token_use"} <= tables:
+        return
+    agents = {row["agent_id"] for row in kept.calls}
+
+    def wanted(row: sqlite3.Row) -> bool:
+        return kept.whole or kept.of_session(row) or (
+            kept.session is None and kept.since is not None and (row["at"] >= kept.since or row["agent_id"] in agents))
+    for row in db.execute("SELECT * FROM messages ORDER BY at, id"):
+        if wanted(row):
+            record = _typed("message", row, ("id", "session_id", "agent_id", "kind", "at"))
+            record["cut"] = bool(row["cut"])
+            if contents:
+                record["text"] = row["text"]
+            yield record
+    for row in db.execute("SELECT * FROM token_use ORDER BY at, id"):
+        if wanted(row):
+            record = _typed("token_use", row, ("id", "session_id", "agent_id", "response_id", "at", "model", "input",
+                                               "output", "cache_read", "cache_write"))
+            record["tool_uses"] = json.loads(row["tool_uses"])
+            yield record
 
 
 def _owners(db: sqlite3.Connection, kept: _Selection) -> Iterator[dict[str, Any]]:

@@ -353,6 +353,8 @@ def _remove_sessions(db: sqlite3.Connection, sealer: seals.Sealer, session_ids: 
                 "DELETE FROM runs WHERE call_id IN gone_calls",
                 "DELETE FROM calls WHERE id IN gone_calls",
                 "DELETE FROM batches WHERE session_id IN gone_sessions",
+                "DELETE FROM messages WHERE session_id IN gone_sessions",
+                "DELETE FROM token_use WHERE session_id IN gone_sessions",
                 "DELETE FROM agents WHERE session_id IN gone_sessions AND id NOT IN (SELECT agent_id FROM calls)",
                 "DELETE FROM sessions WHERE id IN gone_sessions"):
             db.execute(statement)

@@ -34,6 +34,7 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from core.errors import ErrorInfo
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse
 from core.models.records import (
     AgentStatus,
     FileChange,
@@ -273,15 +274,15 @@ class Journal(JournalReads):
     @_writes
     def add_call(self, call_id: str, session_id: str, agent_id: str, tool: str,
                  args: dict[str, Any], summary: str, batch: tuple[str, str] | None = None, *,
-                 ended: RunEnd | None = None) -> None:
+                 ended: RunEnd | None = None, use_id: str | None = None) -> None:
         """A call, queued; or already `ended`, when its end comes before its row was written (see
         core.store.group_commit's `amend`): its run's row is then written once, as `finish_run` would leave it."""
         with self._tx() as db:
             now = _now()
             db.execute("INSERT INTO calls (id, session_id, agent_id, tool, args, summary, created_at, batch_id,"
-                       " batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       " batch_key, use_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (call_id, session_id, agent_id, tool, _args_json(args), summary, now,
-                        batch[0] if batch else None, batch[1] if batch else None))
+                        batch[0] if batch else None, batch[1] if batch else None, use_id))
             if ended is None:
                 db.execute("INSERT INTO runs (call_id, status) VALUES (?, ?)", (call_id, RunStatus.QUEUED.value))
             else:
@@ -377,6 +378,21 @@ class Journal(JournalReads):
         with self._tx(durable=True) as db:
             db.execute("DELETE FROM git_changes WHERE op_id=?", (op_id,))
             _insert_git(db, op_id, [(None, g) for g in changes])
+
+    @_writes
+    def add_conversation(self, session_id: str, messages: Sequence[Message], tokens: Sequence[TokenUse]) -> None:
+        """What an agent said and what its responses used, read from its transcript; a record read again (the
+        file was rotated and is read from its start) is kept once."""
+        with self._tx() as db:
+            db.executemany("INSERT OR IGNORE INTO messages (id, session_id, agent_id, kind, text, at, cut)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           [(m.message_id, session_id, m.agent_id, m.kind, m.text, m.at.isoformat(), int(m.cut))
+                            for m in messages])
+            db.executemany("INSERT OR IGNORE INTO token_use (id, session_id, agent_id, response_id, at, model, input,"
+                           " output, cache_read, cache_write, tool_uses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(f"{t.agent_id}/{t.response_id}", session_id, t.agent_id, t.response_id, t.at.isoformat(),
+                             t.model, t.usage.input, t.usage.output, t.usage.cache_read, t.usage.cache_write,
+                             json.dumps(list(t.tool_uses))) for t in tokens])
 
     @_writes
     def mark_interrupted(self) -> list[str]:

@@ -28,7 +28,7 @@ from core.store.journal_schema import ADDED_COLUMNS, INDEXES
 APPLICATION_ID = 0x42454C59
 """`PRAGMA application_id` of a Belay journal ("BELY"): what tells it from another program's database."""
 TABLES = frozenset({"sessions", "agents", "calls", "runs", "decisions", "changes", "rollbacks", "outputs",
-                    "externals", "git_changes", "batches", "seals", "seal_base"})
+                    "externals", "git_changes", "batches", "seals", "seal_base", "messages", "token_use"})
 """Belay's own tables; a journal written before `APPLICATION_ID` existed has some of them and no others."""
 FIRST_TABLES = frozenset({"sessions", "agents", "calls", "runs"})
 """Tables every journal has had since the first release."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse, Usage
 from core.models.records import (
     AgentRecord,
     AgentStatus,
@@ -69,6 +70,28 @@ class JournalReads:
                             plan=PlanInfo.model_validate_json(r["plan"]), created_at=r["created_at"],
                             finished_at=r["finished_at"], summary=json.loads(r["summary"]) if r["summary"] else None)
                 for r in rows]
+
+    @_reads
+    def conversation(self) -> tuple[list[Message], list[TokenUse]]:
+        """Every agent's messages and token use, oldest first (what the timeline reloads)."""
+        with self._lock:
+            said = self._db.execute("SELECT * FROM messages ORDER BY at, rowid").fetchall()
+            used = self._db.execute("SELECT * FROM token_use ORDER BY at, rowid").fetchall()
+        return ([Message(message_id=r["id"], agent_id=r["agent_id"], kind=r["kind"], text=r["text"], at=r["at"],
+                         cut=bool(r["cut"])) for r in said],
+                [TokenUse(response_id=r["response_id"], agent_id=r["agent_id"], at=r["at"], model=r["model"],
+                          usage=Usage(input=r["input"], output=r["output"], cache_read=r["cache_read"],
+                                      cache_write=r["cache_write"]),
+                          tool_uses=tuple(json.loads(r["tool_uses"]))) for r in used])
+
+    @_reads
+    def usage_since(self, since: str, session_id: str | None = None) -> dict[str, Usage]:
+        """Tokens by model recorded at or after `since` (ISO time), of one session only when it is given."""
+        query = ("SELECT model, SUM(input), SUM(output), SUM(cache_read), SUM(cache_write) FROM token_use"
+                 " WHERE at >= ?" + (" AND session_id = ?" if session_id else "") + " GROUP BY model")
+        with self._lock:
+            rows = self._db.execute(query, (since, session_id) if session_id else (since,)).fetchall()
+        return {r[0]: Usage(input=r[1], output=r[2], cache_read=r[3], cache_write=r[4]) for r in rows}
 
     @_reads
     def full_output(self, call_id: str) -> str | None:

@@ -107,5 +107,5 @@ def call(r: sqlite3.Row, changes: list[FileChange], git: list[GitChange],
         git_undone=any(i < 0 for i in positions),
         undone_by=RollbackId(positions[restorable[-1]]) if whole else None,
         cached=bool(r["cached"]), attempts=r["attempts"], batch_id=r["batch_id"], batch_key=r["batch_key"],
-        started_at=r["started_at"], ended_at=r["ended_at"], decision=decision,
+        use_id=column(r, "use_id"), started_at=r["started_at"], ended_at=r["ended_at"], decision=decision,
     )

@@ -42,6 +42,15 @@ CREATE INDEX IF NOT EXISTS git_changes_op ON git_changes(op_id, seq);
 CREATE TABLE IF NOT EXISTS batches (
     id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent_id TEXT NOT NULL, name TEXT NOT NULL,
     plan TEXT NOT NULL, created_at TEXT NOT NULL, finished_at TEXT, summary TEXT);
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent_id TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
+    at TEXT NOT NULL, cut INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS messages_at ON messages(at);
+CREATE TABLE IF NOT EXISTS token_use (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent_id TEXT NOT NULL, response_id TEXT NOT NULL,
+    at TEXT NOT NULL, model TEXT NOT NULL, input INTEGER NOT NULL, output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, tool_uses TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS token_use_at ON token_use(at);
 """
 
 # Columns added after the first release; a journal written before them gets them on open.
@@ -52,7 +61,7 @@ ADDED_COLUMNS = {
     "rollbacks": (("target", "TEXT"), ("state", "TEXT NOT NULL DEFAULT 'done'"),
                   ("message", "TEXT NOT NULL DEFAULT ''")),
     "runs": (("cached", "INTEGER NOT NULL DEFAULT 0"), ("attempts", "INTEGER NOT NULL DEFAULT 1")),
-    "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT")),
+    "calls": (("batch_id", "TEXT"), ("batch_key", "TEXT"), ("use_id", "TEXT")),
     "git_changes": (("reverts", "INTEGER"),),
     "decisions": (("rule", "TEXT"), ("via", "TEXT")),
 }

@@ -38,7 +38,7 @@ from core.store.journal_file import JournalUnusable, read_only
 
 SEALED = (("sessions", "id"), ("agents", "id"), ("calls", "id"), ("runs", "call_id"), ("decisions", "id"),
           ("changes", "id"), ("rollbacks", "id"), ("outputs", "call_id"), ("externals", "id"),
-          ("git_changes", "id"), ("batches", "id"))
+          ("git_changes", "id"), ("batches", "id"), ("messages", "id"), ("token_use", "id"))
 """Every journal table with its primary key: a row is sealed by key (not rowid, which VACUUM may change)."""
 
 Origin = Literal["belay", "adopted", "carried"]

@@ -16,7 +16,11 @@ tool execution (`gen_ai.operation.name`, `gen_ai.tool.name`,
 Belay's own beside them: who decided (`belay.decision`,
 `belay.decided_by`, `belay.rule`), how the call ended (`belay.outcome`,
 `error.type`), and the files it changed (`belay.files_changed`, paths).
-A call's arguments and output go only with `contents` set. When the
+A call's arguments and output go only with `contents` set.  What an agent's
+transcript says (core.outside.transcripts) goes too: each model response a
+`chat <model>` span under its agent's, with its tokens
+(`gen_ai.usage.input_tokens`, the cached part among them, `..output_tokens`),
+each message an event on its agent's span (its text only with `contents`). When the
 console closes, the spans still open end there and what is queued is sent
 (within EXPORT_TIMEOUT_S).
 """
@@ -26,7 +30,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core.events import AgentFinished, AgentStarted, ApprovalResolved, CallFinished, CallQueued, Event
+from core.events import (
+    AgentFinished,
+    AgentStarted,
+    ApprovalResolved,
+    CallFinished,
+    CallQueued,
+    ConversationRecorded,
+    Event,
+)
 from core.models.records import RunStatus
 from core.telemetry.settings import TelemetrySettings
 
@@ -93,6 +105,8 @@ class SpanExport:
                                       "gen_ai.agent.id": e.agent_id, "belay.summary": e.summary}
         if e.batch_id:
             attributes["belay.batch.id"] = e.batch_id
+        if e.use_id:
+            attributes["belay.tool_use_id"] = e.use_id
         if self._contents:
             import json
 
@@ -126,6 +140,24 @@ class SpanExport:
             span.set_attribute("gen_ai.tool.call.result", e.output[:CONTENT_CHARS])
         span.end(end_time=_ns(e.at))
 
+    def _conversation(self, e: ConversationRecorded) -> None:
+        """Each model response a span (`chat <model>`) under its agent's, with its tokens; each message an event
+        on its agent's span, its text only with `contents`."""
+        for use in e.tokens:
+            usage = use.usage
+            span = self._start(f"chat {use.model}".rstrip(), self._agents.get(use.agent_id), use.at, {
+                "gen_ai.operation.name": "chat", "gen_ai.response.model": use.model, "gen_ai.response.id":
+                use.response_id, "gen_ai.agent.id": use.agent_id, "gen_ai.usage.input_tokens": usage.context,
+                "gen_ai.usage.output_tokens": usage.output, "belay.usage.cache_read_tokens": usage.cache_read,
+                "belay.usage.cache_write_tokens": usage.cache_write, "belay.tool_use_ids": list(use.tool_uses)})
+            span.end(end_time=_ns(use.at))
+        for message in e.messages:
+            agent = self._agents.get(message.agent_id)
+            if agent is not None:
+                attributes = {"belay.message.kind": message.kind, **({"belay.message.text": message.text[
+                    :CONTENT_CHARS]} if self._contents else {})}
+                agent.add_event(f"belay.{message.kind}", attributes, timestamp=_ns(message.at))
+
     def close(self) -> None:
         """End what is still open (calls first, then agents, deepest last started first) and send what is
         queued, waiting at most EXPORT_TIMEOUT_S.  Blocking: the console calls it off the loop."""
@@ -147,4 +179,5 @@ _HANDLERS: dict[type, Any] = {
     CallQueued: SpanExport._call_queued,
     ApprovalResolved: SpanExport._approval_resolved,
     CallFinished: SpanExport._call_finished,
+    ConversationRecorded: SpanExport._conversation,
 }

@@ -51,8 +51,8 @@ def run_node(c: CallRecord) -> RunNode:
                    duration_s=c.duration_s, output=output, error=error, args_cut=kept.cut, output_cut=output_cut,
                    changes=c.changes, git_changes=c.git_changes, undone_by=c.undone_by,
                    undone_paths=c.undone_paths, git_undone=c.git_undone, batch_id=c.batch_id,
-                   batch_key=c.batch_key, cached=c.cached, attempts=c.attempts, started_at=c.started_at,
-                   ended_at=c.ended_at, **_decided(c))
+                   batch_key=c.batch_key, use_id=c.use_id, cached=c.cached, attempts=c.attempts,
+                   started_at=c.started_at, ended_at=c.ended_at, **_decided(c))
 
 
 def batch_node(record: BatchRecord) -> BatchNode:

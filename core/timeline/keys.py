@@ -1,6 +1,6 @@
-"""Which row of the timeline a key names: an agent, a batch or a run.
+"""Which row of the timeline a key names: an agent, a batch, a run or a message of an agent's conversation.
 
-A key is text (`a:<agent id>`, `b:<batch id>`, `r:<call id>`) so that it
+A key is text (`a:<agent id>`, `b:<batch id>`, `r:<call id>`, `m:<message id>`) so that it
 travels unchanged through Qt's item roles, logs and tests; its class says
 what it names and a property gives the id.  Code asks
 `isinstance(key, RunKey)` and reads `key.call_id`; only `parse_key` reads a
@@ -14,14 +14,14 @@ from typing import ClassVar
 
 
 class NodeKey(str):
-    """A timeline row's key; one of the three subclasses below."""
+    """A timeline row's key; one of the four subclasses below."""
 
     __slots__ = ()
     prefix: ClassVar[str] = ""
 
     def __new__(cls, ident: str) -> NodeKey:
         if cls is NodeKey:
-            raise TypeError("make an AgentKey, a BatchKey or a RunKey (or parse_key a key's text)")
+            raise TypeError("make an AgentKey, a BatchKey, a RunKey or a MessageKey (or parse_key a key's text)")
         return str.__new__(cls, cls.prefix + ident)  # not super(): a flood makes a key a call
 
     @property
@@ -72,7 +72,21 @@ class RunKey(NodeKey):
         return self[2:]  # past the prefix's two characters (as `ident`, without its lookups: asked of every row)
 
 
-_KINDS: dict[str, type[NodeKey]] = {kind.prefix: kind for kind in (AgentKey, BatchKey, RunKey)}
+class MessageKey(NodeKey):
+    """One entry of an agent's conversation (its prompt, its words, its reasoning): a row with no children."""
+
+    __slots__ = ()
+    prefix = "m:"
+
+    @property
+    def message_id(self) -> str:
+        return self[2:]
+
+
+LEAVES: frozenset[type[NodeKey]] = frozenset({RunKey, MessageKey})
+"""The kinds of row that hold no rows (`type(key) in LEAVES`); agents' and batches' rows are groups."""
+
+_KINDS: dict[str, type[NodeKey]] = {kind.prefix: kind for kind in (AgentKey, BatchKey, RunKey, MessageKey)}
 
 
 def parse_key(text: str) -> NodeKey:
@@ -81,5 +95,5 @@ def parse_key(text: str) -> NodeKey:
         return text
     kind = _KINDS.get(text[:2])
     if kind is None:
-        raise ValueError(f"{text!r} is not a timeline key (a:, b: or r: and an id)")
+        raise ValueError(f"{text!r} is not a timeline key (a:, b:, r: or m: and an id)")
     return kind(text[2:])

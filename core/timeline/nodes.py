@@ -145,6 +145,8 @@ class RunNode:
     batch_id: str | None = None
     batch_key: str | None = None
     """Its id within its batch."""
+    use_id: str | None = None
+    """The outside agent's own id for the call (its transcript names the call by it)."""
     approval_at: datetime | None = None
     """When it began to wait for a person (None: it never asked)."""
     cached: bool = False

@@ -42,6 +42,7 @@ from core.events import (
     CallQueued,
     CallRetrying,
     CallStarted,
+    ConversationRecorded,
     Event,
     ExternalChangesRecorded,
     RollbackFinished,
@@ -49,6 +50,7 @@ from core.events import (
     ShellOutput,
     ShellStarted,
 )
+from core.models.conversation import Message, TokenUse
 from core.models.records import AgentRecord, AgentStatus, BatchRecord, CallRecord, ExternalRecord, RunStatus
 from core.timeline.excerpts import OUTPUT_WHOLE_CHARS, excerpt_args, excerpt_line
 from core.timeline.kept import answered, batch_node, kept_result, run_node
@@ -60,11 +62,12 @@ from core.timeline.nodes import (
     ExternalNode,
     Inserted,
     RunNode,
-    ShellNode,
     Updated,
     known_end,
 )
+from core.timeline.shells import Shells, tail
 from core.timeline.spans import TimeSpans
+from core.timeline.talk import Talk
 
 Change = Inserted | Updated
 
@@ -75,15 +78,16 @@ _run_key, _inserted, _updated = str.__new__, tuple.__new__, tuple.__new__
 makes four of them a call (`_run_key(RunKey, RunKey.prefix + call_id)` is `RunKey(call_id)`)."""
 
 
-class Timeline(TimeSpans):
-    """Agents, batches and runs of this workspace, earlier sessions included."""
+class Timeline(TimeSpans, Talk, Shells):
+    """Agents, batches, runs and what the agents said, of this workspace, earlier sessions included."""
 
     def __init__(self) -> None:
+        Talk.__init__(self)
+        Shells.__init__(self)
         self.roots: list[NodeKey] = []
         self.agents: dict[str, AgentNode] = {}
         self.runs: dict[str, RunNode] = {}
         self.batches: dict[str, BatchNode] = {}
-        self.shells: dict[str, ShellNode] = {}
         self.externals: list[ExternalNode] = []
         """Changes nobody in Belay made, oldest first; never part of the agent tree."""
         self._row: dict[NodeKey, int] = {}
@@ -265,16 +269,19 @@ class Timeline(TimeSpans):
             if at is not None:
                 self._reach_at(agent_id, batch_id, at)
 
-    def load(self, agents: list[AgentRecord], calls: list[CallRecord],
-             externals: Sequence[ExternalRecord] = (), batches: Sequence[BatchRecord] = ()) -> None:
-        """Fill from the journal (earlier sessions), before any live event."""
+    def load(self, agents: list[AgentRecord], calls: list[CallRecord], externals: Sequence[ExternalRecord] = (),
+             batches: Sequence[BatchRecord] = (), said: tuple[Sequence[Message], Sequence[TokenUse]] = ((), ()),
+             ) -> None:
+        """Fill from the journal (earlier sessions), before any live event; `said`: the agents' messages and
+        token use."""
         self.externals += [ExternalNode(x.op_id, x.detected_at, x.note, x.changes) for x in externals]
         # In the order they happened, so that a sub-agent lands right after the call that spawned it,
         # as it did live (an agent before its own first call when the clock ties, a batch before its calls).
-        ordered: list[tuple[datetime, int, AgentRecord | BatchRecord | CallRecord]]
+        ordered: list[tuple[datetime, int, AgentRecord | BatchRecord | CallRecord | Message]]
         ordered = [(a.started_at, 0, a) for a in agents]
         ordered += [(b.created_at, 1, b) for b in batches]
-        ordered += [(c.created_at, 2, c) for c in calls]
+        ordered += [(m.at, 2, m) for m in said[0]]  # an agent's words before the call they explain
+        ordered += [(c.created_at, 3, c) for c in calls]
         ordered.sort(key=lambda item: (item[0], item[1]))
         for _, _, record in ordered:
             if isinstance(record, AgentRecord):
@@ -282,8 +289,11 @@ class Timeline(TimeSpans):
                                           record.parent_id, record.spawned_by, record.status, record.started_at))
             elif isinstance(record, BatchRecord):
                 self._add_batch(batch_node(record))
+            elif isinstance(record, Message):
+                self._add_message(record)
             else:
                 self._add_run(run_node(record))
+        self._count(said[1])
         for batch in self.batches.values():  # made from their calls, their batch record missing
             if batch.totals is None:
                 batch.interrupted = True
@@ -350,6 +360,8 @@ class Timeline(TimeSpans):
             node.args_cut = True
         if e.batch_id is not None:
             node.batch_id, node.batch_key = e.batch_id, e.batch_key
+        if e.use_id is not None:
+            node.use_id = e.use_id
         return self._add_run(node)
 
     def _update_run(self, call_id: str, **fields: Any) -> list[Change]:
@@ -450,31 +462,8 @@ class Timeline(TimeSpans):
         node = self.runs.get(e.call_id)
         if node is None:
             return []
-        node.live_output = _tail(node.live_output + e.text)
+        node.live_output = tail(node.live_output + e.text)
         return [Updated(RunKey(e.call_id))]
-
-    def _on_shell_started(self, e: ShellStarted) -> list[Change]:
-        self.shells[e.shell_id] = ShellNode(e.shell_id, e.call_id, e.command)
-        return []
-
-    def _on_shell_output(self, e: ShellOutput) -> list[Change]:
-        shell = self.shells.get(e.shell_id)
-        if shell is not None:
-            shell.output = _tail(shell.output + e.text)
-        return []
-
-    def _on_shell_finished(self, e: ShellFinished) -> list[Change]:
-        shell = self.shells.get(e.shell_id)
-        if shell is not None:
-            shell.running, shell.exit_code = False, e.exit_code
-        return []
-
-
-LIVE_OUTPUT_CHARS = 64_000
-
-
-def _tail(text: str) -> str:
-    return text if len(text) <= LIVE_OUTPUT_CHARS else text[-LIVE_OUTPUT_CHARS:]
 
 
 # Each handler takes its own kind of event: the table's type can only say "an event" (Any) for all of them.
@@ -497,4 +486,5 @@ _HANDLERS: dict[type[Event], Callable[[Timeline, Any], list[Change]]] = {
     ShellStarted: Timeline._on_shell_started,
     ShellOutput: Timeline._on_shell_output,
     ShellFinished: Timeline._on_shell_finished,
+    ConversationRecorded: Timeline._on_conversation,
 }

@@ -190,12 +190,22 @@ class TerminalApprover:
         return line
 
 
+SAID_LINES = 3
+"""Lines of the agent's last words a card shows (the window shows them whole)."""
+
+
 def card(request: ApprovalRequested, label: str) -> str:
-    """What the person reads before answering: tool, summary, reason, then the diff or the command."""
+    """What the person reads before answering: tool, summary, reason, the agent's words, then the diff or the
+    command."""
     lines = [f"── approval needed: {label} ──", f"tool:    {request.tool}", f"summary: {request.summary}",
              f"reason:  {request.reason}"]
     if request.impact.reasons:
         lines.append(f"impact:  {request.impact.level}: {'; '.join(request.impact.reasons)}")
+    if request.intent is not None:  # why, in the agent's words (its last, a few lines; its prompt, one)
+        said = request.intent.said.strip().splitlines()
+        lines += [f"said:    {line}" for line in said[:SAID_LINES]] + (["         …"] if len(said) > SAID_LINES else [])
+        if request.intent.prompt:
+            lines.append(f"asked:   {request.intent.prompt.strip().splitlines()[0]}")
     if request.timeout_s:
         lines.append(f"timeout: {request.timeout_s:g} s, then {request.on_timeout}")
     if request.analysis is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from core.errors import ErrorInfo, ErrorKind
 from core.events import ApprovalRequested, Event
 from core.ids import new_agent_id, new_batch_id, new_call_id, new_session_id
 from core.models.batches import PlanInfo
+from core.models.conversation import Message, TokenUse, Usage
 from core.models.records import AgentStatus, ChangeKind, Decision, FileChange, GitChange, RunStatus
 from core.recorder import Recorder
 from core.store.journal import Journal
@@ -47,6 +49,8 @@ class Witness:
                     for c in j.calls(fields["call_id"])]
         if event.kind in ("batch_started", "batch_finished"):
             return [(b.name, b.summary) for b in j.batches() if b.batch_id == fields["batch_id"]]
+        if event.kind == "conversation_recorded":
+            return [(m.kind, m.text) for m in j.conversation()[0]], len(j.conversation()[1])
         if event.kind == "external_changes_recorded":
             return [(x.note, x.changes) for x in j.externals() if x.op_id == fields["op_id"]]
         raise AssertionError(f"unexpected event {event.kind}")
@@ -262,5 +266,28 @@ def test_the_journal_is_the_recorders_own_read_through_it_and_written_off_the_lo
             [record] = await rec.read(JournalReads.calls, call)
             assert record.changes == (CHANGE,)
             assert await rec.read(lambda journal, wanted: journal.call_tool(wanted), call) == "Write"
+
+    run(scenario())
+
+
+def test_what_an_agent_said_is_journaled_before_it_is_announced_and_heard_for_the_card(tmp_path: Path) -> None:
+    agent = new_agent_id()
+    at = datetime(2026, 12, 8, tzinfo=timezone.utc)
+    words = [Message(message_id="m1", agent_id=agent, kind="prompt", text="fix it", at=at),
+             Message(message_id="m2", agent_id=agent, kind="text", text="Editing a.py.", at=at)]
+    used = [TokenUse(response_id="r1", agent_id=agent, at=at, model="m", usage=Usage(input=3, output=4))]
+
+    async def scenario() -> None:
+        async with recording(tmp_path) as (rec, subscription, witness):
+            await rec.session()
+            await rec.agent_started(agent, "claude-code 1234", "claude-code")
+            await rec.conversation(agent, words, used)
+            await rec.conversation(agent, words, used)  # read again (a rotated file): kept once
+            await rec.conversation(agent, [], [], skipped=2, note="skipped: 2 × damaged line")
+            assert witness.seen[2:] == [("conversation_recorded", ([("prompt", "fix it"), ("text", "Editing a.py.")], 1))] * 3
+            *_, last = subscription.drain()
+            assert last.kind == "conversation_recorded" and last.skipped == 2 and last.messages == ()
+            intent = rec.said.intent(agent)
+            assert intent is not None and (intent.said, intent.prompt) == ("Editing a.py.", "fix it")
 
     run(scenario())

@@ -137,6 +137,11 @@ class Turn:
     tools: Sequence[ToolCall] = ()
     when: Callable[[ModelRequest], bool] | None = None
     """Serve this turn only to a request it accepts; None: to the next request of its conversation."""
+    thinking: str = ""
+    """A visible reasoning block sent before the text (a ``thinking`` block with a fake signature)."""
+    usage: Mapping[str, int] | None = None
+    """The usage to report (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``); None: estimated from the request's and the answer's sizes."""
 
 
 def prompt_contains(fragment: str) -> Callable[[ModelRequest], bool]:
@@ -198,15 +203,21 @@ class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
             request, turn = self._take(request, request.prompt)
             content = self._content(turn)
         model = self._model_name or (request.body or {}).get("model", "claude-fake")
+        usage = {"input_tokens": _estimate_tokens(request.body), "output_tokens": max(1, len(json.dumps(content)) // 4),
+                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage.update(turn.usage or {})
         return request, {
             "id": f"msg_fake_{next(self._ids):04d}", "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": "tool_use" if turn.tools else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": _estimate_tokens(request.body), "output_tokens": max(1, len(json.dumps(content)) // 4),
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "usage": usage,
         }
 
     def _content(self, turn: Turn) -> list[dict[str, Any]]:
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+        blocks: list[dict[str, Any]] = []
+        if turn.thinking:
+            blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": "fake-signature"})
+        if turn.text:
+            blocks.append({"type": "text", "text": turn.text})
         for call in turn.tools:
             blocks.append({"type": "tool_use", "id": call.id or f"toolu_fake_{next(self._ids):03d}",
                            "name": call.name, "input": dict(call.input)})
@@ -239,6 +250,14 @@ def sse_events(message: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]
             for piece in _chunks(block["text"]):
                 yield "content_block_delta", {"type": "content_block_delta", "index": index,
                                               "delta": {"type": "text_delta", "text": piece}}
+        elif block["type"] == "thinking":
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+            for piece in _chunks(block["thinking"]):
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "thinking_delta", "thinking": piece}}
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "signature_delta", "signature": block["signature"]}}
         else:
             yield "content_block_start", {"type": "content_block_start", "index": index,
                                           "content_block": {**block, "input": {}}}

@@ -134,6 +134,11 @@ class Turn:
     tools: Sequence[ToolCall] = ()
     when: Callable[[ModelRequest], bool] | None = None
     """Serve this turn only to a request it accepts; None: to the next request of its conversation."""
+    thought: str = ""
+    """A thought summary sent first (a part with `thought: true`)."""
+    usage: Mapping[str, int] | None = None
+    """The `usageMetadata` to report (promptTokenCount, candidatesTokenCount, cachedContentTokenCount,
+    thoughtsTokenCount); None: 100 in, 10 out."""
 
 
 def answers(call_id: str) -> Callable[[ModelRequest], bool]:
@@ -207,17 +212,19 @@ class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
                 self._requests.append(request)
                 return _response([{"text": self._side_answer}])
             request, turn = self._take(request, request.prompt)
-            parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
+            parts: list[dict[str, Any]] = [{"text": turn.thought, "thought": True}] if turn.thought else []
+            parts += [{"text": turn.text}] if turn.text else []
             for call in turn.tools:
                 parts.append({"functionCall": {"id": call.id or f"call_fake_{next(self._ids):03d}",
                                                "name": call.name, "args": dict(call.args)}})
-        return _response(parts)
+        return _response(parts, turn.usage)
 
 
-def _response(parts: list[dict[str, Any]]) -> dict[str, Any]:
+def _response(parts: list[dict[str, Any]], usage: Mapping[str, int] | None = None) -> dict[str, Any]:
+    metadata = dict(usage) if usage is not None else {"promptTokenCount": 100, "candidatesTokenCount": 10}
+    metadata["totalTokenCount"] = sum(v for k, v in metadata.items() if k != "cachedContentTokenCount")
     return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
-            "modelVersion": "gemini-fake"}
+            "usageMetadata": metadata, "modelVersion": "gemini-fake"}
 
 
 def _route(method: str, path: str) -> str | None:
@@ -233,7 +240,8 @@ def sse_chunks(response: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The streaming form of a response: text in pieces, each function call whole, the finish reason last."""
     candidate = response["candidates"][0]
     parts = candidate["content"]["parts"]
-    pieces = [{"text": t} for p in parts if "text" in p for t in _chunks(p["text"])]
+    pieces = [dict(p) for p in parts if p.get("thought")]  # a thought summary comes whole, as the real API's do
+    pieces += [{"text": t} for p in parts if "text" in p and not p.get("thought") for t in _chunks(p["text"])]
     pieces += [p for p in parts if "text" not in p]
     for i, part in enumerate(pieces or [{"text": ""}]):
         last = i == len(pieces) - 1 or not pieces

@@ -119,6 +119,11 @@ class Turn:
     tools: Sequence[ToolCall] = ()
     when: Callable[[ModelRequest], bool] | None = None
     """Serve this turn only to a request it accepts; None: to the next request of its conversation."""
+    reasoning: str = ""
+    """A reasoning item with this summary, sent before the text."""
+    usage: Mapping[str, int] | None = None
+    """``input_tokens``, ``cached_tokens`` (of the input), ``output_tokens``, ``reasoning_tokens`` to report;
+    None: the input estimated from the request's size, 5 out."""
 
 
 def answers(call_id: str) -> Callable[[ModelRequest], bool]:
@@ -187,14 +192,17 @@ class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
 
     # -- serving (on handler threads) -----------------------------------------------
 
-    def _answer(self, request: ModelRequest) -> list[dict[str, Any]]:
-        """Pick the turn for a responses request and build its output items."""
+    def _answer(self, request: ModelRequest) -> tuple[list[dict[str, Any]], Mapping[str, int] | None]:
+        """Pick the turn for a responses request and build its output items; the usage it reports."""
         with self._lock:
             request, turn = self._take(request, "\n".join(request.user_texts))
-            return self._items(turn, request)
+            return self._items(turn, request), turn.usage
 
     def _items(self, turn: Turn, request: ModelRequest) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
+        if turn.reasoning:
+            items.append({"type": "reasoning", "id": f"rs_fake_{next(self._ids):03d}", "encrypted_content": None,
+                          "summary": [{"type": "summary_text", "text": turn.reasoning}]})
         if turn.text:
             items.append({"type": "message", "role": "assistant", "id": f"msg_fake_{next(self._ids):03d}",
                           "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
@@ -213,15 +221,23 @@ class ScriptedModel(ScriptedServer[ModelRequest, Turn]):
         return items
 
 
-def sse_body(response_id: str, items: Sequence[Mapping[str, Any]], tokens: int) -> bytes:
+def sse_body(response_id: str, items: Sequence[Mapping[str, Any]], tokens: int,
+             usage_given: Mapping[str, int] | None = None) -> bytes:
     """The stream of one response: created, each item done, completed (what the CLI needs to act)."""
     events: list[tuple[str, dict[str, Any]]] = [
         ("response.created", {"type": "response.created", "response": {"id": response_id}})]
     for index, item in enumerate(items):
         events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": index,
                                                      "item": dict(item)}))
-    usage = {"input_tokens": tokens, "input_tokens_details": None, "output_tokens": 5,
-             "output_tokens_details": None, "total_tokens": tokens + 5}
+    usage: dict[str, Any] = {"input_tokens": tokens, "input_tokens_details": None, "output_tokens": 5,
+                             "output_tokens_details": None, "total_tokens": tokens + 5}
+    if usage_given is not None:
+        given = dict(usage_given)
+        usage = {"input_tokens": given.get("input_tokens", tokens),
+                 "input_tokens_details": {"cached_tokens": given.get("cached_tokens", 0)},
+                 "output_tokens": given.get("output_tokens", 5),
+                 "output_tokens_details": {"reasoning_tokens": given.get("reasoning_tokens", 0)}}
+        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
     events.append(("response.completed", {"type": "response.completed", "response": {"id": response_id,
                                                                                       "usage": usage}}))
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
@@ -239,8 +255,8 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
         def serve(self, raw: bytes, body: Any) -> None:
             request = ModelRequest(self.command, self.path, dict(self.headers.items()), body)
             if _route(self.command, self.path) == "responses" and isinstance(body, dict):
-                items = model._answer(request)
-                self.send(200, sse_body(f"resp_fake_{next(model._ids):04d}", items, max(1, len(raw) // 4)),
+                items, usage = model._answer(request)
+                self.send(200, sse_body(f"resp_fake_{next(model._ids):04d}", items, max(1, len(raw) // 4), usage),
                           "text/event-stream")
                 return
             model._record(request)

@@ -48,9 +48,10 @@ def _belays_words(result: dict[str, Any]) -> str:
     return text.removeprefix(CLI_PREFIX)
 
 
-async def _claude(model: ScriptedModel, workspace: Path, settings: Path) -> tuple[int, str]:
+async def _claude(model: ScriptedModel, workspace: Path, settings: Path,
+                  prompt: str = "do the scripted work") -> tuple[int, str]:
     """Run the CLI as a child of this loop (the console answers its hooks meanwhile); kill its group after."""
-    command = [str(bundled_cli()), "-p", "do the scripted work", "--output-format", "stream-json", "--verbose",
+    command = [str(bundled_cli()), "-p", prompt, "--output-format", "stream-json", "--verbose",
                "--settings", str(settings)]
     process = await asyncio.create_subprocess_exec(*command, cwd=workspace, env=model.env(),
                                                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

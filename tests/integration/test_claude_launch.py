@@ -72,6 +72,15 @@ def test_a_launched_session_is_supervised_and_its_sub_agent_linked_by_the_sdks_t
             spawn = next(r for r in history if r.tool == "Agent")
             sub_agent = console.timeline.agents[sub_edit.agent_id]
             assert sub_agent.spawned_by == spawn.call_id and sub_agent.parent_id == spawn.agent_id
+            # Its conversation is read too: the SDK's callbacks carry the transcript's path, as the hooks do.
+            for _ in range(100):
+                if "Finished." in [m.text for m in console.timeline.said(spawn.agent_id)]:
+                    break
+                await asyncio.sleep(0.05)
+            assert [(m.kind, m.text) for m in console.timeline.said(spawn.agent_id)] == [
+                ("prompt", "do the scripted work"), ("text", "Finished.")]
+            assert [(m.kind, m.text) for m in console.timeline.said(sub_edit.agent_id)] == [
+                ("prompt", "SUBTASK: touch the docs"), ("text", "Done.")]
             assert (await console.undo(sub_edit.call_id)).ok and "# Using it" not in usage.read_text()
 
     run(scenario())

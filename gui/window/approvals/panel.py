@@ -44,6 +44,7 @@ from core import AllowScope, ApprovalRequested, ConsoleSurface, Timeline, ToolNa
 from gui.window.approvals.arming import AnswerKeys, Clock, Sight
 from gui.window.approvals.command_card import CommandCard
 from gui.window.approvals.inbox import InboxModel, InboxView, seconds_left
+from gui.window.approvals.intent import IntentView
 from gui.window.approvals.text import agent_path, detail_html, why_no_preview
 from gui.window.kit import theme
 from gui.window.review.view import ReviewView
@@ -89,6 +90,7 @@ class ApprovalPanel(QWidget):
         self.detail = QLabel()
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.RichText)
+        self.intent = IntentView()
         self.diff = ReviewView()
         self.command_card = CommandCard()
         self.diff.rendered.connect(self._on_content_drawn)
@@ -178,6 +180,7 @@ class ApprovalPanel(QWidget):
         layout.addWidget(self.inbox)
         layout.addWidget(self.title)
         layout.addWidget(self.detail)
+        layout.addWidget(self.intent)
         layout.addWidget(self.countdown)
         layout.addWidget(self.diff, 1)
         layout.addWidget(self.command_card, 1)
@@ -268,6 +271,7 @@ class ApprovalPanel(QWidget):
         self.waiting_changed.emit(len(self._queue))
         self.edit_button.setEnabled(request is not None and any(p.content is not None for p in request.proposed))
         self._start_countdown(request)
+        self.intent.show_intent(request.intent if request is not None else None)
         if request is None:
             self.detail.setText("Calls that change files or run commands wait here until you approve or deny them.")
             self.diff.set_diffs([])
@@ -297,6 +301,7 @@ class ApprovalPanel(QWidget):
         request = self.current
         if request is not None:
             self.detail.setText(self._detail_html(request))
+            self.intent.show_intent(request.intent)
 
     def _detail_html(self, request: ApprovalRequested) -> str:
         return detail_html(request, self._timeline)

@@ -48,6 +48,7 @@ from core import (
     BelayError,
     CallRecord,
     FileDiff,
+    MessageKey,
     NodeKey,
     RunKey,
     RunNode,
@@ -64,6 +65,7 @@ from gui.window.panels.details_text import (
     FullCall,
     describe_agent,
     describe_batch,
+    describe_message,
     describe_run,
     full_call,
 )
@@ -154,6 +156,8 @@ class DetailsPane(QWidget):
             return key.call_id in self._timeline.runs
         if isinstance(key, BatchKey):
             return key.batch_id in self._timeline.batches
+        if isinstance(key, MessageKey):
+            return key.message_id in self._timeline.messages
         return key.ident in self._timeline.agents
 
     def show_key(self, key: NodeKey | str | None) -> None:
@@ -176,6 +180,8 @@ class DetailsPane(QWidget):
             self.info.setHtml(describe_batch(key, self._timeline))
         elif isinstance(key, AgentKey):
             self.info.setHtml(describe_agent(key, self._timeline))
+        elif isinstance(key, MessageKey):
+            self.info.setHtml(describe_message(key, self._timeline))
         elif run is not None:
             self.info.setHtml(describe_run(run, self._timeline, self._full, self._loading == run.call_id))
         self.undo_button.setEnabled(undoable(run))

@@ -19,11 +19,13 @@ from core import (
     Decision,
     ErrorInfo,
     FileChange,
+    MessageKey,
     RunKey,
     RunNode,
     RunStatus,
     Timeline,
     ToolName,
+    Usage,
 )
 from gui.window.approvals.text import agent_path
 from gui.window.kit import theme
@@ -153,6 +155,7 @@ def describe_run(run: RunNode, timeline: Timeline, full: FullCall | None = None,
     if run.decision is not None:
         reason = f": {html.escape(run.decision_reason)}" if run.decision_reason else ""
         parts.append(f"<p>Decision: {html.escape(decision_text(run))}{reason}</p>")
+    parts.append(response_html(timeline, run.call_id))
     parts.append(describe_changes(run))
     parts.append(_loading_note(run, full, loading))
     parts.append("<h4>Arguments</h4>" + _arguments(run, full))
@@ -211,7 +214,51 @@ def describe_agent(key: AgentKey, timeline: Timeline) -> str:
     kind = "sub-agent" if agent.parent_id else f"{agent.agent_kind} agent"
     message = f"<p>{html.escape(agent.message)}</p>" if agent.message else ""
     return (f"<h3>{html.escape(agent_path(timeline, agent.agent_id))}</h3>"
-            f"<p>{kind} · {agent.status.value} · {html.escape(rollup_text(counts))}</p>{by_subs}{spawned}{message}")
+            f"<p>{kind} · {agent.status.value} · {html.escape(rollup_text(counts))}</p>{by_subs}{spawned}{message}"
+            f"{spent_html(timeline, agent.agent_id)}")
+
+
+def spent_html(timeline: Timeline, agent_id: str) -> str:
+    """What the agent's responses used, its sub-agents' included, and the context window it has in use."""
+    rolled, own = timeline.usage(agent_id), timeline.usage(agent_id, rolled=False)
+    if not rolled:
+        return ""
+    total = sum(rolled.values(), Usage())
+    lines = [f"<p><b>Tokens</b>: {tokens_text(total)}"]
+    if rolled != own:
+        lines.append(f"<br>its own: {tokens_text(sum(own.values(), Usage()))}")
+    if agent_id in timeline.context:
+        lines.append(f"<br>context in use: {timeline.context[agent_id]:,} tokens")
+    unread = timeline.unread.get(agent_id)
+    if unread:
+        lines.append(f"<br><span style='color:{theme.colour('warning')}'>Its transcript: {html.escape(unread)}</span>")
+    return "".join(lines) + "</p>"
+
+
+def response_html(timeline: Timeline, call_id: str) -> str:
+    """The tokens of the model response that made the call, where its transcript says which one did."""
+    response = timeline.response_of(call_id)
+    if response is None:
+        return ""
+    others = len(response.tool_uses) - 1
+    shared = f", shared with {others} other call{'s' if others != 1 else ''} it made" if others > 0 else ""
+    model = f" ({html.escape(response.model)})" if response.model else ""
+    return f"<p>Tokens of the response that made it{model}: {tokens_text(response.usage)}{shared}</p>"
+
+
+def tokens_text(usage: Usage) -> str:
+    """"12,500 in · 830 out · 40,000 cached": the cached part is read from or written to the prompt cache."""
+    cached = usage.cache_read + usage.cache_write
+    return f"{usage.input:,} in · {usage.output:,} out" + (f" · {cached:,} cached" if cached else "")
+
+
+def describe_message(key: MessageKey, timeline: Timeline) -> str:
+    """One entry of an agent's conversation, whole (as Belay keeps it)."""
+    message = timeline.messages[key.message_id]
+    what = {"prompt": "Prompt to", "text": "Said by", "thinking": "Reasoning of"}[message.kind]
+    cut = "<p><i>Cut by Belay: the agent's own transcript has the rest.</i></p>" if message.cut else ""
+    return (f"<h3>{what} {html.escape(agent_path(timeline, message.agent_id))}</h3>"
+            f"<p>{message.at.astimezone():%Y-%m-%d %H:%M:%S}</p>{_pre(message.text)}{cut}")
 
 
 def describe_batch(key: BatchKey, timeline: Timeline) -> str:

@@ -1,5 +1,5 @@
-"""The timeline's filter bar: narrow a long timeline by agent, status, tool and text, and step to the next
-waiting or failed call.
+"""The timeline's filter bar: narrow a long timeline by agent, status, tool and text, hide or show what the
+agents said, and step to the next waiting or failed call.
 
 At a few hundred calls a person looks for something ("what failed under the
 frontend agent?"), and Qt's type-ahead only finds the first column.  The bar
@@ -31,7 +31,7 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from core import AgentKey, BatchKey, NodeKey, RunKey, RunNode, RunStatus, Timeline
+from core import AgentKey, BatchKey, MessageKey, NodeKey, RunKey, RunNode, RunStatus, Timeline
 from gui.window.timeline.model import TIMELINE_COLUMN, TimelineModel
 from gui.window.timeline.view import TimelineView
 
@@ -64,10 +64,13 @@ class Criteria:
     agent: str | None = None
     statuses: frozenset[RunStatus] = frozenset()
     tool: str | None = None
+    conversation: bool = True
+    """Show what the agents said (their messages' rows): those that pass the text and agent; none when a status
+    or a tool is asked for (a message has neither)."""
 
     @property
     def active(self) -> bool:
-        return bool(self.text.strip() or self.agent or self.statuses or self.tool)
+        return bool(self.text.strip() or self.agent or self.statuses or self.tool or not self.conversation)
 
 
 def _paths(value: Any) -> Iterator[str]:
@@ -120,6 +123,15 @@ class Matcher:
                     continue
             found.append(run.call_id)
         return found
+
+    def said(self, timeline: Timeline, criteria: Criteria) -> list[str]:
+        """The ids of the messages that pass (their text holds every word, their agent is of the family)."""
+        if not criteria.conversation or criteria.statuses or criteria.tool:
+            return []
+        words = criteria.text.lower().split()
+        agents = agent_family(timeline, criteria.agent) if criteria.agent else None
+        return [m.message_id for m in timeline.messages.values()
+                if (agents is None or m.agent_id in agents) and all(word in m.text.lower() for word in words)]
 
 
 def agent_family(timeline: Timeline, agent_id: str) -> set[str]:
@@ -213,6 +225,13 @@ class TimelineFilter(QWidget):
             self.status.addItem(label, statuses)
         self.tool = QComboBox()
         self.tool.setAccessibleName("Filter by tool")
+        self.words = QToolButton()
+        self.words.setText("✎")
+        self.words.setCheckable(True)
+        self.words.setChecked(True)
+        self.words.setAccessibleName("Show what the agents said")
+        self.words.setToolTip("Show what the agents said between their calls (prompts, words, reasoning)")
+        self.words.toggled.connect(self.apply)
         self.count = QLabel()
         self.count.setObjectName("filterCount")
         self.count.setMinimumWidth(COUNT_MIN)  # "41,250 of 100,000 calls" is cut, not a window wider than its screen
@@ -225,6 +244,7 @@ class TimelineFilter(QWidget):
             combo.setMinimumContentsLength(letters)
             combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
             row.addWidget(combo, 1)
+        row.addWidget(self.words)
         row.addWidget(self.count)
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)
@@ -252,13 +272,13 @@ class TimelineFilter(QWidget):
 
     def criteria(self) -> Criteria:
         return Criteria(self.text.text(), self.agent.currentData(), self.status.currentData() or frozenset(),
-                        self.tool.currentData())
+                        self.tool.currentData(), self.words.isChecked())
 
     def _asking(self) -> bool:
         """`criteria().active` without making the criteria: asked at each insert of a flood (each combo's first
         choice is its "all")."""
         return bool(self.text.text().strip()) or self.agent.currentIndex() > 0 or self.status.currentIndex() > 0 \
-            or self.tool.currentIndex() > 0
+            or self.tool.currentIndex() > 0 or not self.words.isChecked()
 
     def refresh_choices(self) -> None:
         """The agents and tools seen so far, the current choices kept."""
@@ -288,10 +308,11 @@ class TimelineFilter(QWidget):
         found = self._matcher.matches(timeline, criteria)
         visible: set[NodeKey] = set()
         above: set[NodeKey] = set()
-        for call_id in found:
-            run = RunKey(call_id)
-            visible.add(run)
-            key = timeline.parent(run)
+        shown: list[NodeKey] = [RunKey(call_id) for call_id in found]
+        shown += [MessageKey(m) for m in self._matcher.said(timeline, criteria)]
+        for row in shown:
+            visible.add(row)
+            key = timeline.parent(row)
             while key is not None and key not in above:
                 above.add(key)
                 key = timeline.parent(key)
@@ -299,6 +320,7 @@ class TimelineFilter(QWidget):
         every: list[NodeKey] = [AgentKey(a) for a in timeline.agents]
         every += [BatchKey(b) for b in timeline.batches]
         every += [RunKey(r) for r in timeline.runs]
+        every += [MessageKey(m) for m in timeline.messages]
         self._set_hidden({key for key in every if key not in visible})
         if criteria != self._applied:
             for key in above:

@@ -31,7 +31,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
-from core import AgentKey, BatchKey, NodeKey, RunKey
+from core import LEAVES, AgentKey, BatchKey, NodeKey
 from gui.window.timeline.model import COLUMNS, Painted, TimelineModel
 
 Index = QModelIndex | QPersistentModelIndex
@@ -124,7 +124,7 @@ class FlatTimeline(QAbstractTableModel):
     def _path(self, key: NodeKey) -> tuple[int, ...]:
         """Its row under each of its parents from the root down: rows in tree order sort by it.  An agent's or a
         batch's is kept (rows are only ever appended, so it never changes); a run's is its parent's and its row."""
-        if type(key) is RunKey:  # the parent and row asked of the timeline's own tables: a bisection asks some 17
+        if type(key) in LEAVES:  # the parent and row asked of the timeline's own tables: a bisection asks some 17
             parent, row = self._parents[key], self._row_of[key]
             return (*self._path(parent), row) if parent is not None else (row,)
         path = self._paths.get(key)
@@ -143,7 +143,7 @@ class FlatTimeline(QAbstractTableModel):
         while low < high:
             middle = (low + high) // 2
             key = rows[middle]
-            if type(key) is RunKey and (parent := parents[key]) is not None:
+            if type(key) in LEAVES and (parent := parents[key]) is not None:
                 found = (*(paths.get(parent) or self._path(parent)), row_of[key])
             else:
                 found = self._path(key)
@@ -180,7 +180,7 @@ class FlatTimeline(QAbstractTableModel):
         return key in self._expanded
 
     def set_expanded(self, key: NodeKey, expanded: bool) -> None:
-        if (key in self._expanded) == expanded or isinstance(key, RunKey):
+        if (key in self._expanded) == expanded or type(key) in LEAVES:
             return
         row = self.row_of(key)
         if expanded:
@@ -232,20 +232,20 @@ class FlatTimeline(QAbstractTableModel):
         if rows:
             self.beginInsertRows(QModelIndex(), at, at + len(rows) - 1)
             self._rows[at:at] = rows
-            self._groups.update(key for key in rows if type(key) is not RunKey)
+            self._groups.update(key for key in rows if type(key) not in LEAVES)
             self.endInsertRows()
 
     def _remove(self, first: int, end: int) -> None:
         if end > first:
             self.beginRemoveRows(QModelIndex(), first, end - 1)
-            self._groups.difference_update(key for key in self._rows[first:end] if type(key) is not RunKey)
+            self._groups.difference_update(key for key in self._rows[first:end] if type(key) not in LEAVES)
             del self._rows[first:end]
             self.endRemoveRows()
 
     def _relist(self) -> None:
         """The list made again from the tree (inside a reset)."""
         self._rows = self._listing(self.source.told_children(None))
-        self._groups = {key for key in self._rows if type(key) is not RunKey}
+        self._groups = {key for key in self._rows if type(key) not in LEAVES}
 
     # -- following the tree model ----------------------------------------------------------
 
@@ -272,13 +272,13 @@ class FlatTimeline(QAbstractTableModel):
             return
         if self.expand_new:  # all of them first: a new row's listing goes down into the new rows under it
             for _, keys in arrived:
-                self._expanded.update(key for key in keys if type(key) is not RunKey)
+                self._expanded.update(key for key in keys if type(key) not in LEAVES)
         listed: set[NodeKey] = set()
         for parent, keys in arrived:
             if not keys or parent in listed or not self._open(parent):
                 continue
             rows = self._listing(keys)
-            listed.update(key for key in rows if type(key) is not RunKey)
+            listed.update(key for key in rows if type(key) not in LEAVES)
             self._insert(self._at(self._path(keys[0])), rows)
 
     def _on_source_data_changed(self, first: QModelIndex, last: QModelIndex, roles: Any = ()) -> None:

@@ -1,6 +1,7 @@
 """The timeline as a Qt item model: a thin adapter over the console's one `core.Timeline`.
 
-Rows are agents (collapsible), their batches (collapsible, holding the batch's calls) and their tool runs;
+Rows are agents (collapsible), their batches (collapsible, holding the batch's calls), their tool runs and
+what they said (a message's row: the person's prompt, the agent's words or reasoning, between its calls);
 sub-agents are agent rows under their parent.  All the state lives in the Qt-free read model, which the bus feeds
 as events are published; this class keeps no copy of it.  It watches the timeline's changes, and shows them when
 it `flush`es (after each batch of events the bridge takes, or on the next turn of the loop): rows inserted under
@@ -29,10 +30,12 @@ from PySide6.QtCore import QCoreApplication, QModelIndex, QPersistentModelIndex,
 from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 
 from core import (
+    LEAVES,
     AgentKey,
     BatchKey,
     Event,
     Inserted,
+    MessageKey,
     NodeKey,
     RunKey,
     Timeline,
@@ -156,7 +159,7 @@ class TimelineModel(QStandardItemModel):
         if children:
             item.insertRows(0, len(children))
         for row, key in enumerate(children):
-            if not isinstance(key, RunKey):
+            if type(key) not in LEAVES:
                 item.setChild(row, 0, self._new_item(key))
                 self._build(key, self._items[key])
 
@@ -277,7 +280,7 @@ class TimelineModel(QStandardItemModel):
             if type(key) is RunKey:  # what `_refresh` does for a run, less what a new row cannot have
                 if not runs[key.call_id].status.final:
                     live.add(key)
-            else:
+            elif type(key) is not MessageKey:  # (a message's row is prepared when first painted, and never moves)
                 groups_rows.append(change)
                 if type(key) is AgentKey:  # a batch's row, like a run's, is prepared when first painted
                     self._refresh(key, now)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from core import BatchKey, NodeKey, RunKey, Timeline, expected_left_s
+from core import LEAVES, BatchKey, MessageKey, NodeKey, RunKey, Timeline, expected_left_s
 from gui.window.timeline.gantt import GanttBar, GanttWindow, describe
 from gui.window.timeline.rows import (
     STATUS_COLOR,
@@ -21,12 +21,15 @@ from gui.window.timeline.rows import (
     batch_columns,
     batch_state,
     batch_tip,
+    message_columns,
+    message_tip,
     rollup_colour,
     run_columns,
 )
 
 PREPARED = 2_000
-"""Runs whose row (cells, tooltips, bar) is kept prepared, the last prepared; far more than a screen holds."""
+"""Runs and messages whose row (cells, tooltips, bar) is kept prepared, the last prepared; far more than a screen
+holds."""
 
 
 class PreparedRows:
@@ -43,7 +46,7 @@ class PreparedRows:
         self.windows: dict[NodeKey, GanttWindow] = {}
         """Each group's (an agent's or a batch's) time window, shared by the bars of its rows."""
         self.prepared: dict[NodeKey, None] = {}
-        """The runs whose row is prepared, oldest first."""
+        """The runs and messages whose row is prepared, oldest first."""
         self.live: set[NodeKey] = set()
         """Rows whose bar ends "now": refreshed by the model's tick."""
 
@@ -57,6 +60,9 @@ class PreparedRows:
     def refresh(self, key: NodeKey, now: datetime) -> None:
         """A row changed: an agent's or a batch's is worked out again; a run's is forgotten until painted."""
         timeline = self.timeline
+        if type(key) is MessageKey:
+            self.forget(key)  # (what was said never changes: prepared again when painted)
+            return
         if isinstance(key, RunKey):
             self.forget(key)
             if timeline.runs[key.call_id].status.final:
@@ -78,7 +84,9 @@ class PreparedRows:
         else:
             agent = timeline.agents[key.ident]
             counts = timeline.rollup(key)
-            self.cells[key] = agent_columns(agent, counts)
+            used = timeline.usage(key.ident).values()  # its branch's: its sub-agents' included
+            self.cells[key] = agent_columns(agent, counts, sum(u.input + u.output + u.cache_read + u.cache_write
+                                                               for u in used))
             self.tips[key] = agent_tip(agent, timeline.agents.get(agent.parent_id or ""), counts)
             self._set_brush(key, rollup_colour(counts))
         self.refresh_bar(key, now)
@@ -90,6 +98,13 @@ class PreparedRows:
     def prepare(self, key: NodeKey, now: datetime) -> None:
         """A row's cells, tooltips, brush and bar, as the view first asks for them; the oldest prepared runs
         are forgotten beyond PREPARED rows (they are prepared again if painted again)."""
+        if type(key) is MessageKey:
+            message = self.timeline.messages[key.message_id]
+            self.cells[key] = message_columns(message)
+            self.tips[key] = message_tip(message)
+            self.brushes[key] = "muted"
+            self._prepared(key)
+            return
         if not isinstance(key, RunKey):
             self.refresh(key, now)
             return
@@ -98,6 +113,10 @@ class PreparedRows:
         self.tips[key] = run.error.message if run.error else run.call_id
         self._set_brush(key, UNDONE_COLOR if run.undone_by or run.undone_paths else STATUS_COLOR.get(run.status))
         self.refresh_bar(key, now)
+        self._prepared(key)
+
+    def _prepared(self, key: NodeKey) -> None:
+        """A leaf's row is prepared: the oldest prepared are forgotten beyond PREPARED rows."""
         self.prepared[key] = None
         if len(self.prepared) > PREPARED:
             self.forget(next(iter(self.prepared)))
@@ -136,7 +155,7 @@ class PreparedRows:
     def groups_of(self, key: NodeKey) -> Iterable[NodeKey]:
         """The windows a change to `key` may stretch: its own (for an agent or a batch), its group's,
         and for a batch's call its agent's too (the batch's bar is drawn there)."""
-        if not isinstance(key, RunKey):
+        if type(key) not in LEAVES:
             yield key
         group = self.timeline.group(key)
         while group is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from core import AgentNode, BatchNode, RunNode, RunStatus
+from core import AgentNode, BatchNode, Message, RunNode, RunStatus
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
@@ -93,10 +93,19 @@ def rollup_colour(counts: Counter[RunStatus]) -> str | None:
     return None
 
 
-def agent_columns(agent: AgentNode, counts: Counter[RunStatus]) -> tuple[str, ...]:
+def agent_columns(agent: AgentNode, counts: Counter[RunStatus], tokens: int = 0) -> tuple[str, ...]:
     """The roll-up in the Summary column: a collapsed row must not hide its failures (what the agent is, the
-    tree and the tooltip say)."""
-    return agent.name, rollup_text(counts), agent.status.value, "", "", ""
+    tree and the tooltip say); in the Changed column, the tokens its branch used, when its transcript is read."""
+    return agent.name, rollup_text(counts), agent.status.value, "", tokens_short(tokens) if tokens else "", ""
+
+
+def tokens_short(tokens: int) -> str:
+    """"3,200 tokens", "48k tokens", "1.2M tokens"."""
+    if tokens < 10_000:
+        return f"{tokens:,} tokens"
+    if tokens < 1_000_000:
+        return f"{tokens / 1000:.0f}k tokens"
+    return f"{tokens / 1_000_000:.1f}M tokens"
 
 
 def agent_tip(agent: AgentNode, parent: AgentNode | None, counts: Counter[RunStatus]) -> str:
@@ -144,3 +153,21 @@ def batch_tip(batch: BatchNode, cells: tuple[str, ...]) -> str:
         lines.append(f"{plural(len(batch.plan.levels), 'level')} of dependencies; critical path: "
                      f"{' → '.join(batch.plan.critical_path) or '(none)'}")
     return "\n".join(lines)
+
+
+MESSAGE_LABEL = {"prompt": "» prompt", "text": "✎ said", "thinking": "☁ thought"}
+"""The Call column of a message's row: whose words, and what kind."""
+
+
+def message_columns(message: Message) -> tuple[str, ...]:
+    """A message's row: its kind, then its first line (the whole is in the tooltip and the conversation page)."""
+    first = message.text.strip().splitlines()[0] if message.text.strip() else ""
+    more = len(message.text.strip().splitlines()) > 1
+    return MESSAGE_LABEL[message.kind], first + (" …" if more else ""), message.at.astimezone().strftime("%H:%M:%S"), \
+        "", "", ""
+
+
+def message_tip(message: Message) -> str:
+    """The message's text, as much as a tooltip can hold."""
+    text = message.text if len(message.text) <= 1_500 else message.text[:1_500] + " …"
+    return text + ("\n[cut by Belay: the agent's transcript has the rest]" if message.cut else "")

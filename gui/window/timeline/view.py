@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import NodeKey, RunKey
+from core import LEAVES, NodeKey
 from gui.window.timeline.cells import TextCells
 from gui.window.timeline.flat import FlatTimeline
 from gui.window.timeline.gantt import GanttDelegate
@@ -242,7 +242,7 @@ class TimelineView(QTableView):
         stack = [key]
         while stack:
             node = stack.pop()
-            if not isinstance(node, RunKey):
+            if type(node) not in LEAVES:
                 self.rows.set_expanded(node, True)
                 stack.extend(self._model.told_children(node))
 

@@ -42,6 +42,8 @@ Signals:
         thousands of runs a second).
     rollback_refused(RollbackRefused): an undo was refused (conflicts).
     shells_changed(str): the background shell with this id started, printed or ended.
+    conversation_changed(str): what this agent said (or spent) was read from its transcript.
+    budget_reached(BudgetReached): a limit of the settings' `[budget]` was reached.
     policy_changed(PolicyChanged): the rules or the mode changed (rules, mode and settings problems now in force).
     external_changes(ExternalChangesRecorded): files changed outside Belay were found and journaled.
     mcp_changed(ServerStatus): an MCP server started, became ready, failed or stopped.
@@ -65,10 +67,12 @@ from PySide6.QtCore import QMetaMethod, QObject, Signal
 from core import (
     ApprovalRequested,
     ApprovalResolved,
+    BudgetReached,
     CallFinished,
     CallQueued,
     CallStarted,
     ConsoleSurface,
+    ConversationRecorded,
     ElicitationRequested,
     ElicitationResolved,
     Event,
@@ -116,6 +120,8 @@ class Bridge(QObject):
     runs_changed = Signal(object)  # a list: as `list` Qt copies it both ways (3 ms for 5,000 ids)
     rollback_refused = Signal(object)
     shells_changed = Signal(str)
+    conversation_changed = Signal(str)
+    budget_reached = Signal(object)
     policy_changed = Signal(object)
     external_changes = Signal(object)
     mcp_changed = Signal(object)
@@ -230,6 +236,8 @@ _TOLD: dict[type[Event], Callable[[Bridge, Any], None]] = {
     ElicitationRequested: lambda bridge, e: bridge.elicitation_requested.emit(e),
     ElicitationResolved: lambda bridge, e: bridge.elicitation_resolved.emit(e.elicitation_id),
     LinkChanged: lambda bridge, e: bridge.link_changed.emit(e),
+    ConversationRecorded: lambda bridge, e: bridge.conversation_changed.emit(e.agent_id),
+    BudgetReached: lambda bridge, e: bridge.budget_reached.emit(e),
 }
 """What each other event is told as (the events no panel follows are not told)."""
 _TELLING = frozenset({*_TOLD, Lagged})

@@ -14,6 +14,7 @@ from gui.window.approvals.panel import ApprovalPanel
 from gui.window.chrome.link_banner import LinkBanner
 from gui.window.chrome.mode_bar import BypassBanner, ModeSelector
 from gui.window.chrome.trust_banner import TrustBanner
+from gui.window.panels.conversation import ConversationPage
 from gui.window.panels.details import DetailsPane
 from gui.window.panels.mcp import McpPanel
 from gui.window.panels.rules_view import RulesView
@@ -29,7 +30,8 @@ TABS = (("Details", "The selected call: arguments, output, changes and undo"),
         ("Changes", "Every file changed in this workspace, and by which calls"),
         ("Background shells", "Shells started by Bash calls that keep running; stop them here"),
         ("Rules", "The rules in force: add, remove, edit, dry-run"),
-        ("MCP servers", "The MCP servers in your settings, their state, and restart"))
+        ("MCP servers", "The MCP servers in your settings, their state, and restart"),
+        ("Conversation", "What an agent said between its calls (prompts, words, reasoning) and what it cost"))
 """The right-hand tabs' names and tooltips, in the order of their Ctrl+number keys."""
 
 
@@ -48,6 +50,7 @@ class Parts:
     shells: ShellsPanel
     rules: RulesView
     mcp: McpPanel
+    conversation: ConversationPage
     tabs: QTabWidget
     banner: BypassBanner
     link: LinkBanner
@@ -67,8 +70,8 @@ class Parts:
                     details=DetailsPane(timeline, records=console.call_record, tasks=tasks,
                                         undo_preview=console.undo_preview),
                     changes=ChangesView(timeline), shells=ShellsPanel(timeline), rules=RulesView(console, tasks),
-                    mcp=McpPanel(), tabs=QTabWidget(), banner=BypassBanner(), link=LinkBanner(), trust=TrustBanner(),
-                    mode=ModeSelector(console.mode))
+                    mcp=McpPanel(), conversation=ConversationPage(timeline, tasks), tabs=QTabWidget(),
+                    banner=BypassBanner(), link=LinkBanner(), trust=TrustBanner(), mode=ModeSelector(console.mode))
         for number, (tab, name, tip) in enumerate(parts.tab_list(), 1):
             parts.tabs.addTab(tab, name)
             parts.tabs.setTabToolTip(number - 1, f"{tip} (Ctrl+{number})")
@@ -76,12 +79,12 @@ class Parts:
 
     def tab_list(self) -> tuple[tuple[QWidget, str, str], ...]:
         """(tab, name, tooltip) for the right-hand tabs, in the order of their Ctrl+number keys."""
-        tabs = (self.details, self.changes, self.shells, self.rules, self.mcp)
+        tabs = (self.details, self.changes, self.shells, self.rules, self.mcp, self.conversation)
         return tuple((tab, name, tip) for tab, (name, tip) in zip(tabs, TABS, strict=True))
 
     def set_timeline(self) -> None:
         """The panels on the model's read model (at the start, and when it was read again)."""
-        for panel in (self.approvals, self.details, self.shells, self.changes):
+        for panel in (self.approvals, self.details, self.shells, self.changes, self.conversation):
             panel.set_timeline(self.model.timeline)
 
     def show_shell_count(self) -> None:

@@ -32,8 +32,10 @@ from PySide6.QtWidgets import (
 from core import (
     AgentKey,
     ApprovalRequested,
+    BudgetReached,
     CallRecord,
     ConsoleSurface,
+    MessageKey,
     RemoteConsole,
     RunKey,
     RunStatus,
@@ -174,6 +176,8 @@ class MainWindow(QMainWindow):
         details.full_output_requested.connect(self._on_details_full_output_requested)
         self.shells.stop_requested.connect(self._on_shells_stop_requested)
         self.shells.call_chosen.connect(self._on_changes_call_chosen)
+        self.bridge.conversation_changed.connect(self.parts.conversation.heard)
+        self.bridge.budget_reached.connect(self._on_bridge_budget_reached)
         changes.call_chosen.connect(self._on_changes_call_chosen)
         self.mode.mode_chosen.connect(self.console.set_mode)
         self.banner.leave_requested.connect(self._on_banner_leave_requested)
@@ -338,6 +342,10 @@ class MainWindow(QMainWindow):
     def _on_details_redo_requested(self, call_id: str, paths: list[str]) -> None:
         self.redo(call_id, paths or None)
 
+    def _on_bridge_budget_reached(self, event: BudgetReached) -> None:
+        held = " Its next call waits for you." if event.held else ""
+        self.statusBar().showMessage(f"Budget reached: {event.message}.{held}")
+
     # -- the selected call ---------------------------------------------------------------
 
     def _on_tree_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
@@ -347,6 +355,9 @@ class MainWindow(QMainWindow):
         """The selected row's details (and its diffs, loaded off the GUI thread)."""
         key = self.tree.current_key()
         self.details.show_key(key)
+        if isinstance(key, AgentKey | MessageKey):  # the conversation page follows the agent chosen
+            self.parts.conversation.show_agent(key.ident if isinstance(key, AgentKey) else
+                                               self.model.timeline.messages[key.message_id].agent_id)
         if isinstance(key, RunKey):
             run = self.model.timeline.runs[key.call_id]
             if run.status == RunStatus.BLOCKED_ON_USER:

@@ -197,3 +197,26 @@ def test_a_journals_calls_come_in_lines_of_a_chunk_each_and_are_read_whole(tmp_p
             assert isinstance(finished, CallFinished)
             await attached.close()
     run(main())
+
+
+def test_the_welcome_carries_what_the_agents_said_and_their_tokens(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from core import Message, TokenUse, Usage
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def main() -> None:
+        async with Console(ws) as console:
+            socket, token = _served(console), install_token(config_dir())
+            agent = await console.start_agent("claude-code 1234", "claude-code")
+            at = datetime.now(timezone.utc)
+            await console.recorder.conversation(agent.agent_id, [
+                Message(message_id="m1", agent_id=agent.agent_id, kind="prompt", text="tidy up", at=at)],
+                [TokenUse(response_id="r1", agent_id=agent.agent_id, at=at, model="opus", usage=Usage(input=7))])
+            attached = await Attached.connect(socket, token)
+            timeline = attached.timeline()
+            assert [m.text for m in timeline.said(agent.agent_id)] == ["tidy up"]
+            assert timeline.usage(agent.agent_id) == {"opus": Usage(input=7)}
+            await attached.close()
+    run(main())

@@ -129,3 +129,23 @@ def test_a_missing_or_foreign_journal_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "junk.sqlite3").write_bytes(b"this is not a database, just some bytes " * 100)
     with pytest.raises(JournalUnusable, match="junk.sqlite3"):
         export_journal(tmp_path / "junk.sqlite3", io.StringIO())
+
+
+def test_what_agents_said_and_used_is_exported_its_text_only_with_contents(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from core.models.conversation import Message, TokenUse, Usage
+    journal = _journal(tmp_path / "j.sqlite3")
+    at = datetime(2026, 12, 8, tzinfo=timezone.utc)
+    journal.add_conversation("s2", [Message(message_id="m1", agent_id="lead2", kind="prompt", text="fix y", at=at)],
+                             [TokenUse(response_id="r1", agent_id="lead2", at=at, model="opus",
+                                       usage=Usage(input=3, output=4, cache_read=5), tool_uses=("toolu_1",))])
+    journal.close()
+    records = _export(tmp_path / "j.sqlite3")
+    assert [r["type"] for r in records][-2:] == ["message", "token_use"]
+    (message,) = _of(records, "message")
+    assert message["kind"] == "prompt" and "text" not in message
+    (used,) = _of(records, "token_use")
+    assert (used["input"], used["output"], used["cache_read"], used["tool_uses"]) == (3, 4, 5, ["toolu_1"])
+    assert _of(_export(tmp_path / "j.sqlite3", contents=True), "message")[0]["text"] == "fix y"
+    assert _of(_export(tmp_path / "j.sqlite3", session="s1"), "message") == []

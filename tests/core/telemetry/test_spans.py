@@ -213,3 +213,31 @@ def test_a_collector_that_is_down_holds_up_no_call_and_the_close_only_briefly(
         assert done == [RunStatus.DONE] * 10 and collector.held
     finally:
         collector.release()
+
+
+def test_an_agents_responses_are_spans_with_their_tokens_and_its_words_events_without_their_text(
+        workspace: Path, receiver: Receiver) -> None:
+    from datetime import datetime, timezone
+
+    from core import Message, TokenUse, Usage
+    _settings(f'[telemetry]\notlp_endpoint = "{receiver.url}"\nheaders = {{ Authorization = "{TOKEN}" }}\n')
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            lead = await console.start_agent("claude-code 1234", "claude-code")
+            at = datetime.now(timezone.utc)
+            await console.recorder.conversation(
+                lead.agent_id, [Message(message_id="m1", agent_id=lead.agent_id, kind="text", text="WORDS-NOT-SENT",
+                                        at=at)],
+                [TokenUse(response_id="r1", agent_id=lead.agent_id, at=at, model="claude-opus-4",
+                          usage=Usage(input=100, output=20, cache_read=900), tool_uses=("toolu_1",))])
+
+    run(scenario())
+    spans = {span.name: span for span in receiver.spans}
+    chat, agent = spans["chat claude-opus-4"], spans["invoke_agent claude-code 1234"]
+    assert chat.parent_span_id == agent.span_id
+    wanted = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 1000, "gen_ai.usage.output_tokens": 20,
+              "belay.usage.cache_read_tokens": 900, "belay.tool_use_ids": ["toolu_1"]}
+    assert {key: _attributes(chat).get(key) for key in wanted} == wanted
+    assert [event.name for event in agent.events] == ["belay.text"]
+    assert "WORDS-NOT-SENT" not in str(agent.events)

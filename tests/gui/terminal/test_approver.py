@@ -167,3 +167,13 @@ def test_lines_are_read_as_asked_and_closing_ends_the_reader() -> None:
     finally:
         os.close(write_end)
         os.close(read_end)
+
+
+def test_the_card_gives_the_agents_last_words_and_its_prompt() -> None:
+    from core import Intent
+    request = ApprovalRequested(call_id="c1", agent_id="a1", tool="Write", summary="notes.md", reason="writes ask",
+                                args={}, intent=Intent(said="First line.\nSecond.\nThird.\nFourth.",
+                                                       prompt="write the notes\nand more"))
+    lines = card(request, "w1").splitlines()
+    assert lines[4:9] == ["said:    First line.", "said:    Second.", "said:    Third.", "         …",
+                          "asked:   write the notes"]

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QApplication
 
-from core import Console, RunKey, RunStatus
+from core import Console, Message, RunKey, RunStatus
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 from tests.gui.window.workspace.test_window import in_window
@@ -213,5 +214,28 @@ def test_an_agent_the_person_closed_stays_closed_as_its_calls_keep_coming_and_ne
         window.tree.expand(frontend)
         assert rows.row_of(RunKey(late.call_id)) is not None
         await _finish(console, work)
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_the_words_button_hides_what_agents_said_and_the_text_finds_words_in_it(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        agent = await console.start_agent("claude", "claude-code")
+        at = datetime.now(timezone.utc)
+        await console.recorder.conversation(agent.agent_id, [
+            Message(message_id="m1", agent_id=agent.agent_id, kind="prompt", text="tidy the release notes", at=at),
+            Message(message_id="m2", agent_id=agent.agent_id, kind="text", text="I will read usage.md", at=at)], [])
+        outcome = await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})
+        bar = window.timeline_filter
+        await wait_until(lambda: bar.count.text() == "1 call", what="the call in the view")
+        assert not _hidden(window, "m:m1") and not _hidden(window, "m:m2")
+        bar.words.click()  # what the agents said, hidden: the calls stay
+        assert _hidden(window, "m:m1") and _hidden(window, "m:m2") and not _hidden(window, f"r:{outcome.call_id}")
+        bar.words.click()
+        bar.text.setText("release")  # a word of the prompt: its row, and its agent above it
+        await wait_until(lambda: not bar._typing.isActive(), what="the pass")
+        assert not _hidden(window, "m:m1") and _hidden(window, "m:m2") and _hidden(window, f"r:{outcome.call_id}")
+        assert bar.count.text() == "0 of 1 calls"
 
     in_window(qtbot, loop, workspace, body)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
-from core import AgentStarted, CallFinished, CallQueued, RunStatus, Timeline
+from core import AgentStarted, CallFinished, CallQueued, ConversationRecorded, Message, RunStatus, Timeline
 from core.events import ApprovalRequested, BatchFinished, BatchStarted, CallStarted
 from core.models.batches import PlanInfo
 from gui.window.kit.theme import LIGHT
@@ -364,3 +364,31 @@ def test_a_batch_row_is_current_whether_it_was_shown_before_its_calls_ended_or_o
     shown_late, _ = _fed()  # never read until now: prepared from the timeline as it is
     assert _row(shown_late, shown_late.index(1, 0, shown_late.index(0, 0))) == \
         _row(shown_early, shown_early.index(1, 0, lead))
+
+
+def _conversation() -> list[Any]:
+    at = datetime(2026, 12, 8, 9, 0, tzinfo=timezone.utc)
+    words = (Message(message_id="m1", agent_id="main", kind="prompt", text="fix the docs", at=at),
+             Message(message_id="m2", agent_id="main", kind="text", text="Reading first.\nThen editing.", at=at))
+    return [AgentStarted(seq=1, agent_id="main", session_id="s", name="lead", agent_kind="claude-code"),
+            ConversationRecorded(seq=2, agent_id="main", messages=words),
+            CallQueued(seq=3, call_id="c1", agent_id="main", tool="Read", args={}, summary="README.md"),
+            CallFinished(seq=4, call_id="c1", status=RunStatus.DONE, duration_s=0.01),
+            ConversationRecorded(seq=5, agent_id="main", messages=(
+                Message(message_id="m3", agent_id="main", kind="thinking", text="It reads fine.", at=at),))]
+
+
+def test_what_an_agent_said_is_rows_among_its_calls_and_the_model_passes_qtmodeltester(qtmodeltester: Any) -> None:
+    model = TimelineModel()
+    qtmodeltester.check(model, force_py=True)
+    for event in _conversation():
+        model.apply(event)
+    qtmodeltester.check(model, force_py=True)
+    agent = model.index_of("a:main")
+    shown = [[model.index(row, column, agent).data() for column in (0, 1)] for row in range(model.rowCount(agent))]
+    assert shown == [["» prompt", "fix the docs"], ["✎ said", "Reading first. …"], ["Read", "README.md"],
+                     ["☁ thought", "It reads fine."]]
+    said = model.index(1, 0, agent)
+    assert model.rowCount(said) == 0 and said.data(KEY_ROLE) == "m:m2"
+    assert model.index(1, 1, agent).data(Qt.ItemDataRole.ToolTipRole) == "Reading first.\nThen editing."
+    assert model.index(1, TIMELINE_COLUMN, agent).data(GANTT_ROLE) is None  # words have no bar

@@ -117,3 +117,15 @@ def test_a_batch_tip_gives_the_cells_in_full_and_the_plans_shape() -> None:
                                        "3 levels of dependencies; critical path: a → d → f")
     unplanned = BatchNode(batch_id="b2", agent_id="a1", name="old", size=2, plan=None, started_at=AT)
     assert batch_tip(unplanned, batch_columns(unplanned, live=False)).endswith("Its plan was not recorded.")
+
+
+def test_an_agent_row_names_the_tokens_its_branch_used_when_known() -> None:
+    from datetime import datetime, timezone
+
+    from core import AgentNode, AgentStatus
+    from gui.window.timeline.rows import agent_columns, tokens_short
+    agent = AgentNode("a1", "claude-code 1234", "claude-code", "s", None, None, AgentStatus.RUNNING,
+                      datetime(2026, 12, 8, tzinfo=timezone.utc))
+    assert agent_columns(agent, Counter())[4] == ""
+    assert agent_columns(agent, Counter(), 48_213)[4] == "48k tokens"
+    assert [tokens_short(n) for n in (3_200, 1_250_000)] == ["3,200 tokens", "1.2M tokens"]

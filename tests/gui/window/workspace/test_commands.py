@@ -41,13 +41,15 @@ def test_the_menus_hold_every_command_the_keys_work_and_the_sheet_lists_each_key
         assert list(menus) == ["&File", "&View", "&Call", "&Help"]
         tabs = [(text, keys) for text, keys in menus["&View"] if keys.startswith("Ctrl+") and keys[-1].isdigit()]
         assert tabs == [("Details", "Ctrl+1"), ("Changes", "Ctrl+2"), ("Background shells", "Ctrl+3"),
-                        ("Rules", "Ctrl+4"), ("MCP servers", "Ctrl+5")]
+                        ("Rules", "Ctrl+4"), ("MCP servers", "Ctrl+5"), ("Conversation", "Ctrl+6")]
         assert ("&Undo selected call", "Ctrl+Z") in menus["&Call"] and ("&Keyboard shortcuts", "F1") in menus["&Help"]
         window.activateWindow()
         await wait_until(window.isActiveWindow, what="the window to be active")
         window.tree.setFocus()
         qtbot.keySequence(window.tree, QKeySequence("Ctrl+5"))
         assert window.tabs.currentWidget() is window.mcp
+        qtbot.keySequence(window.tree, QKeySequence("Ctrl+6"))
+        assert window.tabs.currentWidget() is window.parts.conversation
         qtbot.keyClick(window.tree, Qt.Key.Key_F8)  # the next waiting call: there is none
         assert window.statusBar().currentMessage() == "No call shown is waiting for approval."
         sheet = window.shortcuts_sheet()

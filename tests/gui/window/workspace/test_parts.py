@@ -20,9 +20,10 @@ def test_the_tabs_are_in_the_order_of_their_keys_and_the_shells_tab_counts_the_r
         qtbot: Any, loop: Any, workspace: Path) -> None:
     async def body(console: Console, window: MainWindow) -> None:
         parts = window.parts
-        assert _tab_names(window) == ["Details", "Changes", "Background shells", "Rules", "MCP servers"]
-        assert [window.tabs.widget(i) for i in range(5)] == [tab for tab, _, _ in parts.tab_list()]
-        tips = [window.tabs.tabToolTip(i) for i in range(5)]
+        assert _tab_names(window) == ["Details", "Changes", "Background shells", "Rules", "MCP servers",
+                                      "Conversation"]
+        assert [window.tabs.widget(i) for i in range(6)] == [tab for tab, _, _ in parts.tab_list()]
+        tips = [window.tabs.tabToolTip(i) for i in range(6)]
         assert tips[4] == "The MCP servers in your settings, their state, and restart (Ctrl+5)"
         assert all(tip.endswith(f"(Ctrl+{n})") for n, tip in enumerate(tips, 1))
         await console.add_rule("Bash(sleep:*)", "allow", "session")
