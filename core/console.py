@@ -429,12 +429,10 @@ class Console(ConsoleReads):
 
     async def undo(self, op_id: str, *, paths: Sequence[str] | None = None, force: bool = False,
                    resolutions: Mapping[str, Resolution] | None = None) -> UndoReport:
-        """Restore what an operation changed: a call, or an earlier undo (which redoes what it undid).
-
-        `paths` limits it to some files.  A file changed since is merged when the later edits do not
-        overlap; otherwise it needs a resolution (or `force`, which overwrites), else the undo is refused
-        and nothing is written.  Git references the call moved are moved back (whole-call undos only).
-        """
+        """Restore what an operation changed: a call, or an earlier undo (which redoes what it undid).  `paths`
+        limits it to some files.  A file changed since is merged when the later edits do not overlap; otherwise it
+        needs a resolution (or `force`, which overwrites), else the undo is refused and nothing is written.  Git
+        references the call moved are moved back (whole-call undos only)."""
         return await self._undoer().undo(op_id, paths=paths, force=force, resolutions=resolutions)
 
     async def redo(self, call_id: str, *, paths: Sequence[str] | None = None) -> UndoReport:
@@ -450,11 +448,9 @@ class Console(ConsoleReads):
         return await self._undoer().rewind_plan(call_id)
 
     async def rewind(self, call_id: str) -> list[UndoReport]:
-        """Undo every later call, newest first, leaving the workspace as this call left it.
-
-        Stops at the first refusal (a file someone changed since), which is the last report: nothing is
-        overwritten, and what was undone before it stays undone (each undo can itself be undone).
-        """
+        """Undo every later call, newest first, leaving the workspace as this call left it.  Stops at the first
+        refusal (a file someone changed since), which is the last report: nothing is overwritten, and what was
+        undone before it stays undone (each undo can itself be undone)."""
         return await self._undoer().rewind(call_id)
 
     def _undoer(self) -> Undoer:

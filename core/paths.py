@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -203,3 +203,16 @@ def runtime_dir() -> Path:
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)
     return path
+
+
+def resolved_paths(args: Mapping[str, object]) -> tuple[Path, ...]:
+    """The absolute paths a call's arguments name, symlinks followed, so a rule on the target cannot be dodged."""
+    found = []
+    for key in ("file_path", "path", "notebook_path"):
+        value = args.get(key)
+        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
+            try:
+                found.append(Path(realpath(value)))
+            except (OSError, ValueError):
+                continue
+    return tuple(found)

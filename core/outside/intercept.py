@@ -43,8 +43,7 @@ from core.outside.answers import edited_input, line_for, replay, short
 from core.outside.edge import path_problem, separate
 from core.outside.liveness import AgentGone, while_alive
 from core.outside.wall import Walled, walled
-from core.paths import Workspace, one_look
-from core.policy.decide import resolved_paths
+from core.paths import Workspace, one_look, resolved_paths
 from core.policy.verdicts import PolicyRequest
 from core.process.limits import PidsGroup
 from core.recorder import Recorder

@@ -16,15 +16,14 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from core.models.bash import BashAnalysis, Impact, SimpleCommand
 from core.models.policy import Mode, OnTimeout, RuleAction, RuleEntry
 from core.models.records import VerdictBy
-from core.paths import realpath, within
+from core.paths import within
 from core.policy.folders import denied_below, reads_folders, searches_here
 from core.policy.protected import mentioned_protected, proc_secret, protected_reason, secret_reason
 from core.policy.rules import EDIT_TOOLS, READ_TOOLS, Rule, loose_forms
@@ -457,19 +456,6 @@ def real_workspace(root: str) -> str:
     """A workspace's root with its links resolved, asked for by every verdict: resolved once (a console's root is
     resolved when it opens and does not move under it)."""
     return os.path.realpath(root)
-
-
-def resolved_paths(args: Mapping[str, Any]) -> tuple[Path, ...]:
-    """The absolute paths a call's arguments name, symlinks followed, so a rule on the target cannot be dodged."""
-    found = []
-    for key in _PATH_ARGS:
-        value = args.get(key)
-        if isinstance(value, str) and os.path.isabs(value) and "\0" not in value:
-            try:
-                found.append(Path(realpath(value)))
-            except (OSError, ValueError):
-                continue
-    return tuple(found)
 
 
 def candidate_paths(request: PolicyRequest) -> list[str]:

@@ -26,8 +26,7 @@ from core.changes.tracker import ChangeTracker
 from core.errors import BelayError, ErrorInfo, ErrorKind, ToolError
 from core.ids import BatchId, CallId
 from core.models.records import Decision, FileChange, RunStatus
-from core.paths import Workspace, one_look
-from core.policy.decide import resolved_paths
+from core.paths import Workspace, one_look, resolved_paths
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.process.overlay import Layer, LayerChange, overlay_support
 from core.run import arguments

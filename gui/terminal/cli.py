@@ -4,96 +4,57 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from gui.terminal.cli_args import (
+    JSON_HELP,
+    Parser,
+    common,
+    concurrency,
+    current_workspace,
+    folder,
+    head,
+    moment,
+    port,
+    seconds,
+)
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from core import BelayError
 
-JOURNAL = "journal.sqlite3"
-"""The journal's file in a workspace's state folder (core.store.journal_file)."""
 MCP_PORT = 7391
 """`belay mcp-serve --http`'s port unless told: fixed, so a client's configuration keeps working."""
 
-WORKSPACE_HELP = "the workspace (default: the one the current folder is in, else the current folder)"
-STATE_HELP = "where Belay keeps journals and stored copies (default: BELAY_STATE_DIR, else the user data folder)"
-JSON_HELP = "print JSON instead of text"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its mistakes said in one line that names what the person typed and how to fix it (exit 2),
-    never argparse's internal names or a usage block."""
-
-    commands: Mapping[str, argparse.ArgumentParser] = {}
-    """On the top parser: each command's own parser (`main` lets it name a stray argument)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {_plain(message)}; see `{self.prog} --help`\n")
-
-
-def _plain(message: str) -> str:
-    """argparse's message in the person's words: the option or value they typed, what would be right."""
-    choice = re.fullmatch(r"argument ([^:]+): invalid choice: ('[^']*') \(choose from (.*)\)", message)
-    if choice:
-        name, value, choices = choice.groups()
-        what = "a command" if name == "COMMAND" else f"a choice for {_user_words(name)}"
-        return f"{value} is not {what}: use one of {choices.replace(chr(39), '')}"
-    if message.startswith("the following arguments are required: "):
-        return f"missing {message.removeprefix('the following arguments are required: ')}"
-    if message.startswith("unrecognized arguments: "):
-        return f"{message.removeprefix('unrecognized arguments: ')}: not an option of this command"
-    message = re.sub(r"not allowed with argument (\S+)", lambda m: f"cannot go with {_user_words(m[1])}", message)
-    return re.sub(r"^argument ([^:]+): ", lambda m: f"{_user_words(m[1])}: ", message)
-
-
-def _user_words(name: str) -> str:
-    """argparse's name for an argument ("-o/--output", "install|uninstall") as the person types it."""
-    return name.split("/")[-1] if name.startswith("-") else name
-
-
-def _common(parser: argparse.ArgumentParser, *, workspace: str | None = WORKSPACE_HELP, json: bool = False) -> None:
-    """The options several commands share, worded the same everywhere."""
-    if workspace is not None:
-        parser.add_argument("--workspace", metavar="DIR", help=workspace)  # each command says if it is missing
-    parser.add_argument("--state-dir", metavar="DIR", help=STATE_HELP)
-    if json:
-        parser.add_argument("--json", action="store_true", help=JSON_HELP)
-
-
-
-def _parser() -> _Parser:
-    parser = _Parser(prog="belay", description="Supervise AI coding agents: approve, record, undo. "
+def _parser() -> Parser:
+    parser = Parser(prog="belay", description="Supervise AI coding agents: approve, record, undo. "
                                                                 "Without a command: open the console (`belay watch`).")
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument("--tray", action="store_true",
                         help="without a command: start in the system tray, without the first-run screen (the "
                              "autostart entry uses this)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     parser.commands = sub.choices
 
     demo = sub.add_parser("demo", help="open the window with a scripted agent working on a demo workspace")
     demo.add_argument("--workspace", metavar="DIR",
                       help="the folder to copy the demo workspace into (default: a new temporary folder)")
-    _common(demo, workspace=None)
+    common(demo, workspace=None)
     demo.add_argument("--script", metavar="FILE", help="a scripted agent to run instead of the demo's")
     demo.add_argument("--auto-approve", action="store_true",
                       help="answer approvals automatically (approve, or deny where the script's review says)")
     demo.add_argument("--quit-when-done", action="store_true", help="exit when the agent has finished")
     demo.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window at the end")
-    demo.add_argument("--pace", type=_seconds, default=None, metavar="SECONDS",
+    demo.add_argument("--pace", type=seconds, default=None, metavar="SECONDS",
                       help="seconds between steps (default 0.4 when watched, 0 with --quit-when-done)")
 
     calls = sub.add_parser("calls", help="list the journaled calls of a workspace")
-    _common(calls, json=True)
+    common(calls, json=True)
 
     undo = sub.add_parser("undo", help="undo one journaled call (or an undo: that redoes it)")
     undo.add_argument("call_id", metavar="CALL_ID", help="a call id, as `belay calls` lists them")
-    _common(undo)
+    common(undo)
     undo.add_argument("--file", action="append", dest="files", metavar="PATH",
                       help="undo only this file's change (repeatable; relative to the workspace)")
     undo.add_argument("--force", action="store_true",
@@ -103,7 +64,7 @@ def _parser() -> _Parser:
     redo = sub.add_parser("redo", help="put back what undoing a call took away")
     redo.add_argument("call_id", metavar="CALL_ID", help="the call whose undo is taken back, as `belay calls` "
                                                          "lists it")
-    _common(redo, json=True)
+    common(redo, json=True)
     redo.add_argument("--file", action="append", dest="files", metavar="PATH",
                       help="redo only this file's change (repeatable; relative to the workspace)")
 
@@ -113,10 +74,10 @@ def _parser() -> _Parser:
                     "one JSON object per line (resources/schemas/export.schema.json describes them). Paths and "
                     "content hashes, not contents: a call's arguments and output only with --contents. Reads the "
                     "journal without changing it, also while a window has the workspace open.")
-    _common(export)
+    common(export)
     export.add_argument("--format", choices=["jsonl"], default="jsonl", help="the output format (jsonl, the only "
                                                                               "one so far)")
-    export.add_argument("--since", type=_moment, metavar="WHEN",
+    export.add_argument("--since", type=moment, metavar="WHEN",
                         help="only the calls made since then (an ISO date or time, or an age: 90m, 12h, 7d), with "
                              "what they belong to")
     export.add_argument("--session", metavar="ID", help="only this session's records")
@@ -129,8 +90,8 @@ def _parser() -> _Parser:
                     "the chain and every row against its latest seal, and names the first that does not match (a "
                     "row edited, added or removed with another program, or a seal changed). Exit status 0 when "
                     "all match, 1 when not. Reads the journal without changing it, also while a window has it open.")
-    _common(verify)
-    verify.add_argument("--expect", metavar="COUNT:HEX", type=_head,
+    common(verify)
+    verify.add_argument("--expect", metavar="COUNT:HEX", type=head,
                         help="a head an earlier verify printed: the chain must still hold it")
 
     serve = sub.add_parser(
@@ -140,7 +101,7 @@ def _parser() -> _Parser:
                     "which `belay attach ssh://host/path` reaches through ssh. Calls that need a person wait for "
                     "one to attach (or for their rule's timeout). Prints one JSON line when ready (socket, "
                     "token, protocol version, pid), then runs until stopped.")
-    _common(serve)
+    common(serve)
     serve.add_argument("--ensure", action="store_true",
                        help="print the line of the console already serving the workspace, or start one in the "
                             "background and print its line once it is ready")
@@ -154,14 +115,14 @@ def _parser() -> _Parser:
     attach.add_argument("--ssh", default="ssh", help="the ssh command and its options (default: ssh)")
     attach.add_argument("--remote-belay", default="belay", metavar="CMD",
                         help="how the host runs Belay (default: belay; pipx puts it in ~/.local/bin)")
-    _common(attach, workspace=None)
+    common(attach, workspace=None)
 
     gc = sub.add_parser("gc", help="end undo history past the retention in settings and free what it kept",
                         description="Remove a workspace's sessions older than [storage] keep_days (then the oldest "
                                     "while its state is over max_gb), the stored copies no kept record refers to, "
                                     "and compact the journal. Says what undo history it ends before it does; "
                                     "refuses while a window has the workspace open.")
-    _common(gc)
+    common(gc)
     gc.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     gc.add_argument("--yes", action="store_true", help="do not ask at the terminal before removing")
 
@@ -171,13 +132,13 @@ def _parser() -> _Parser:
                                      "succeeded, 1 when any failed, was denied or skipped, 2 for a bad plan or a "
                                      "journal Belay cannot use (damaged, or another program's).")
     run.add_argument("plan", metavar="PLAN", help="the plan file (JSON or YAML)")
-    _common(run, workspace="the folder the calls work in (default: the current folder)")
+    common(run, workspace="the folder the calls work in (default: the current folder)")
     run.add_argument("--auto", choices=("approve", "deny"),
                      help="answer approvals without asking (default: ask at the terminal)")
     run.add_argument("--json", action="store_true",
                      help="print every event as a JSON line, then a summary (needs --auto)")
     run.add_argument("--fail-fast", action="store_true", help="stop starting calls at the first failure")
-    run.add_argument("--concurrency", type=_concurrency, metavar="N", help="at most N calls at once (default 10)")
+    run.add_argument("--concurrency", type=concurrency, metavar="N", help="at most N calls at once (default 10)")
 
     watch = sub.add_parser("watch", help="open the window for every workspace and supervise outside agents "
                                          "(Claude Code, Codex, Gemini CLI through their hooks, MCP clients through "
@@ -191,9 +152,9 @@ def _parser() -> _Parser:
     watch.add_argument("--ssh", default="ssh", help="with ssh://…: the ssh command and its options (default: ssh)")
     watch.add_argument("--remote-belay", default="belay", metavar="CMD",
                        help="with ssh://…: how the host runs Belay (default: belay)")
-    _common(watch, workspace=None)
+    common(watch, workspace=None)
     watch.add_argument("--screenshot", metavar="FILE", help="with --quit-after: save a PNG of the window first")
-    watch.add_argument("--quit-after", type=_seconds, metavar="SECONDS", help="close by itself after this long (for "
+    watch.add_argument("--quit-after", type=seconds, metavar="SECONDS", help="close by itself after this long (for "
                                                                                "checks)")
 
     serve = sub.add_parser("mcp-serve", help="offer Belay's supervised tools to an MCP client; every call goes "
@@ -203,17 +164,17 @@ def _parser() -> _Parser:
                                        "on the loopback interface with --http (clients send the install's token "
                                        "as a bearer token). Each call runs in the console that watches the "
                                        "workspace: policy, approval in its window, journal, undo.")
-    _common(serve, workspace="the folder the client works in (default: the current folder); the console watching "
+    common(serve, workspace="the folder the client works in (default: the current folder); the console watching "
                               "it or its nearest parent runs the calls")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at http://HOST:PORT/mcp instead "
                                                            "of stdio")
     serve.add_argument("--host", help="with --http: a loopback address (default 127.0.0.1)")
-    serve.add_argument("--port", type=_port,
+    serve.add_argument("--port", type=port,
                        help=f"with --http: the port (default {MCP_PORT}; 0 picks a free one, printed at start)")
 
     claude = sub.add_parser("claude", help="start Claude Code on a workspace under Belay's supervision")
     claude.add_argument("prompt", nargs="?", help="what to ask Claude (default: asked in the window)")
-    _common(claude, workspace="the folder Claude Code works in (default: the current folder)")
+    common(claude, workspace="the folder Claude Code works in (default: the current folder)")
     claude.add_argument("--model", help="the model to use (default: Claude Code's)")
     claude.add_argument("--auto-approve", action="store_true", help="approve every request (for unattended checks)")
     claude.add_argument("--quit-when-done", action="store_true", help="close when the session ends")
@@ -225,11 +186,11 @@ def _parser() -> _Parser:
     hooks.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
                        help="the agent CLI whose settings get the hooks (default: claude)")
     where = hooks.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", type=_folder,
+    where.add_argument("--project", metavar="DIR", type=folder,
                        help="the project's own settings for this machine (Claude Code: .claude/settings.local.json; "
                             "default: the current folder)")
     where.add_argument("--user", action="store_true", help="your user settings (Claude Code: ~/.claude/settings.json)")
-    _common(hooks, workspace=None)
+    common(hooks, workspace=None)
     hooks.add_argument("--http", action="store_true",
                        help="Claude Code in one project: its tool calls as http hooks to the console's loopback port "
                             "(no process per call) instead of the hook command; see docs/agents.md for what that "
@@ -294,68 +255,6 @@ def no_display(command: str, screenshot: str | None, environ: dict[str, str] | N
                   "claude": "belay claude PROMPT --auto-approve --quit-when-done --screenshot claude.png"}[command]
     return (f"no display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); run it on a desktop, "
             f"or unattended, which needs none: {unattended}")
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, not {value}")
-    return value
-
-
-def _folder(text: str) -> str:
-    """A folder that exists: a mistyped path is said at once, never created or taken for another."""
-    if not os.path.isdir(os.path.expanduser(text)):
-        what = "a file, not a folder" if os.path.exists(os.path.expanduser(text)) else "no such folder"
-        raise argparse.ArgumentTypeError(f"{text!r} is {what}")
-    return os.path.expanduser(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
-    return value
-
-
-def current_workspace(state_dir: str | None, start: str | None = None) -> str:
-    """The workspace the current folder is in: the nearest folder at or above it that Belay has a journal for,
-    else the current folder itself."""
-    from core import workspace_state_dir
-    here = os.path.realpath(start or os.getcwd())
-    path = here
-    while True:
-        if (workspace_state_dir(Path(path), state_dir) / JOURNAL).exists():
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return here
-        path = parent
-
-
-def _head(text: str) -> str:
-    from core import parse_head
-    try:
-        parse_head(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
-
-
-def _concurrency(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 64, not {value}")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -449,21 +348,6 @@ def _not_unicode(args: argparse.Namespace) -> str | None:
                 label = _SHOWN_AS.get(name, "--" + name.replace("_", "-"))
                 return f"the {label} '{shown}' is not valid UTF-8 text; Belay records names and paths as UTF-8"
     return None
-
-
-def _moment(text: str) -> datetime:
-    """--since: an ISO date or time (UTC unless it says), or an age counted back from now (90m, 12h, 7d)."""
-    from datetime import datetime, timedelta, timezone  # for this option only: a start without it is quicker
-
-    ages = {"m": "minutes", "h": "hours", "d": "days"}
-    if text[-1:] in ages and text[:-1].isdigit():
-        return datetime.now(timezone.utc) - timedelta(**{ages[text[-1]]: int(text[:-1])})
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither an ISO date or time (2026-11-20, "
-                                         "2026-11-20T09:30) nor an age (90m, 12h, 7d)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _sentences(*parts: str) -> str:

@@ -37,9 +37,10 @@ from typing import Any, Literal
 
 from core.models.policy import RuleAction
 from core.outside.intercept import HARMLESS
+from core.paths import resolved_paths
 from core.policy.bash import analyse
 from core.policy.decide import RuleSet as PolicyRules
-from core.policy.decide import decide_bash, decide_tool, resolved_paths
+from core.policy.decide import decide_bash, decide_tool
 from core.policy.settings import entry_from
 from core.policy.verdicts import PolicyRequest, Verdict
 from core.tools.base import Annotations

@@ -1,11 +1,9 @@
 """The approval panel: the call waiting for a person, its diff, and the answers.
 
-It shows the oldest waiting request (with a count of the others), who asked
-(the agent and its parents), why the policy asks, the impact, and either a
-highlighted diff of the pending write or, for Bash, the parsed command with
-the parts that caused the question marked (`gui.window.approvals.command_card`).  Answers go
-straight to the console; the panel moves on when the bridge says the
-request was resolved.  A request with a deadline shows it counting down.
+It shows the oldest waiting request (with a count of the others), who asked (the agent and its parents), why the
+policy asks, the impact, and either a highlighted diff of the pending write or, for Bash, the parsed command with
+the parts that caused the question marked (`gui.window.approvals.command_card`).  Answers go straight to the
+console; the panel moves on when the bridge says the request was resolved.  A deadline is shown counting down.
 
 When more than one call waits, the inbox above (gui/window/approvals/inbox.py) lists
 them all and chooses the one shown; "Approve all" answers the waiting calls

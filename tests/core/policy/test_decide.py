@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from core.models.policy import Mode
+from core.paths import resolved_paths
 from core.policy.bash import analyse
-from core.policy.decide import RuleSet, decide_bash, decide_tool, resolved_paths
+from core.policy.decide import RuleSet, decide_bash, decide_tool
 from core.policy.settings import entry_from
 from core.policy.verdicts import PolicyRequest, Verdict
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from core.paths import resolved_paths
 from core.policy.bash import analyse
-from core.policy.decide import RuleSet, decide_bash, decide_tool, resolved_paths
+from core.policy.decide import RuleSet, decide_bash, decide_tool
 from core.policy.rules import parse_rule
 from core.policy.settings import entry_from
 from core.policy.suggest import suggest_for_bash, suggest_for_tool

@@ -179,20 +179,6 @@ def test_every_command_says_what_it_does_and_every_option_what_it_is_for(
         assert "--workspace DIR" in text
 
 
-def test_the_workspace_defaults_to_the_one_the_current_folder_is_in(
-        tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gui.terminal.cli import current_workspace
-    workspace = tmp_path / "project"
-    (workspace / "src" / "deep").mkdir(parents=True)
-    from core import workspace_state_dir
-    (workspace_state_dir(workspace) / "journal.sqlite3").parent.mkdir(parents=True)
-    (workspace_state_dir(workspace) / "journal.sqlite3").write_bytes(b"")
-    assert current_workspace(None, str(workspace / "src" / "deep")) == str(workspace.resolve())
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    assert current_workspace(None, str(elsewhere)) == str(elsewhere.resolve())  # none above: the folder itself
-
-
 MISTAKES = [
     ["bogus"], ["--wat"], ["calls", "--wat"], ["calls", "extra"], ["undo"], ["redo"], ["undo", "c1", "--file"],
     ["hooks"], ["hooks", "instal"], ["hooks", "install", "--agent", "cursor"], ["hooks", "install", "--project"],
