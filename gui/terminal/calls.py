@@ -65,11 +65,14 @@ def list_calls(workspace: str, state_dir: str | None, as_json: bool, out: TextIO
     if not calls:
         out.write(f"No calls journaled for {workspace} yet.\n")
         return 0
-    out.write(f"{'ID':<32} {'AGENT':<16} {'TOOL':<10} {'STATUS':<16} FILES CHANGED\n")
-    for c in calls:
-        files = ", ".join(c.files_changed) or "-"
-        out.write(f"{c.call_id:<32} {c.agent_name[:16]:<16} {c.tool:<10} {status(c)!s:<16} {files}\n")
+    table = [(c.call_id, c.agent_name, c.tool, str(status(c)), ", ".join(c.files_changed) or "-") for c in calls]
+    widths = [max(len(r[k]) for r in [HEADER, *table]) for k in range(4)]  # whole names, in columns that line up
+    for r in [HEADER, *table]:
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(r, widths)) + f"  {r[4]}\n")
     return 0
+
+
+HEADER = ("ID", "AGENT", "TOOL", "STATUS", "FILES CHANGED")
 
 
 def _through_a_console(workspace: str, state_dir: str | None) -> list[ListedCall]:

@@ -58,3 +58,31 @@ def test_calls_lists_a_journal_without_loading_the_console_pydantic_or_asyncio(w
     assert heavy == [], f"`belay calls` imported {', '.join(heavy)}: import them where they are used"
     done, heavy = heavy_imports("calls", "--workspace", str(workspace), "--state-dir", str(state_dir), "--json")
     assert [row["id"] for row in json.loads(done.stdout)] == [call_id] and heavy == []
+
+
+def test_long_agent_and_tool_names_are_shown_whole_in_columns_that_line_up(workspace: Path, state_dir: Path) -> None:
+    """A sub-agent's long name and an MCP tool's long name: neither cut, and every column starts where its
+    header does."""
+    import asyncio
+    import io
+
+    from core import Console
+    from gui.terminal.calls import list_calls
+
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.set_mode("bypass")
+            agent = await console.start_agent("documentation-writer-for-receipts", "scripted")
+            await console.call(agent, "Read", {"file_path": str(workspace / "README.md")})
+            await console.call(agent, "mcp__github__create_pull_request_review_comment", {"body": "x"})
+
+    asyncio.run(scenario())
+    out = io.StringIO()
+    assert list_calls(str(workspace), None, False, out) == 0
+    lines = out.getvalue().splitlines()
+    assert all("documentation-writer-for-receipts" in line for line in lines[1:])
+    assert "mcp__github__create_pull_request_review_comment" in lines[2]
+    starts = [lines[0].index(column) for column in ("AGENT", "TOOL", "STATUS")]
+    for line in lines[1:]:
+        for start in starts:
+            assert line[start - 2:start] == "  " and line[start] != " ", (line, start)
