@@ -280,7 +280,10 @@ class Timeline(TimeSpans, Talk, Shells):
         ordered: list[tuple[datetime, int, AgentRecord | BatchRecord | CallRecord | Message]]
         ordered = [(a.started_at, 0, a) for a in agents]
         ordered += [(b.created_at, 1, b) for b in batches]
-        ordered += [(m.at, 2, m) for m in said[0]]  # an agent's words before the call they explain
+        # An agent's words before the call they explain; never before the agent itself (its prompt is older than
+        # its first call, when Belay first heard of it), which would stand an unknown running agent in its place.
+        begun = {a.agent_id: a.started_at for a in agents}
+        ordered += [(max(m.at, begun.get(m.agent_id, m.at)), 2, m) for m in said[0]]
         ordered += [(c.created_at, 3, c) for c in calls]
         ordered.sort(key=lambda item: (item[0], item[1]))
         for _, _, record in ordered:

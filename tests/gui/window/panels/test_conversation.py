@@ -22,6 +22,7 @@ def test_the_page_follows_the_selected_agent_and_shows_its_new_words_and_tokens(
         await console.recorder.conversation(lead.agent_id, [
             Message(message_id="m1", agent_id=lead.agent_id, kind="prompt", text="add a changelog", at=at)], [])
         await console.call(lead, "Read", {"file_path": str(workspace / "README.md")})
+        window.show_tab(page)  # Ctrl+6, as a person opens it
         window.tree.go_to(AgentKey(lead.agent_id))
         await wait_until(lambda: page.shown_agent == lead.agent_id and "add a changelog" in page.text.toPlainText(),
                          what="the page on the selected agent")
