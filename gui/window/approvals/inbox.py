@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QHideEvent, QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
 
 from core import ApprovalRequested
@@ -127,6 +127,14 @@ class InboxView(QTreeView):
                 self.setCurrentIndex(self.model().index(row, 0))
             return
         super().keyPressEvent(event)
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt override
+        """Hidden with the focus (one request left), it hands the focus to the panel, where J / K still work;
+        Qt would pass it on to the next widget, the reason box, where J and K would type letters."""
+        parent = self.parentWidget()
+        if self.hasFocus() and parent is not None:
+            parent.setFocus(Qt.FocusReason.OtherFocusReason)
+        super().hideEvent(event)
 
     def _on_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         model = self.model()
