@@ -50,7 +50,8 @@ from gui.window.review.edit_dialog import EditDialog
 from gui.window.runtime.tasks import TaskSet
 from gui.window.timeline.filter import FAILED, WAITING
 from gui.window.undo.dialog import UndoDialog
-from gui.window.undo.flow import UndoFlow, ask_rewind
+from gui.window.undo.flow import UndoFlow
+from gui.window.undo.rewind import ask_rewind
 from gui.window.workspace.call_menu import CallMenu
 from gui.window.workspace.columns import ColumnFit
 from gui.window.workspace.commands import commands
@@ -385,7 +386,7 @@ class MainWindow(QMainWindow):
 
     async def confirm_rewind(self, plan: list[CallRecord]) -> bool:
         """Shows what a rewind would undo and asks; tests replace it."""
-        return await ask_rewind(plan, self)
+        return await ask_rewind(plan, self.console.diffs_for, self)
 
     @property
     def undo_dialog(self) -> UndoDialog | None:
