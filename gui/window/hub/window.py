@@ -51,8 +51,11 @@ if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one op
 
 Index = QModelIndex | QPersistentModelIndex
 WORKSPACE = "&Workspace"
-SIDEBAR_MIN = 90
-"""The sidebar's narrowest, in pixels: with a workspace's page beside it, the window still fits 1024 pixels."""
+SIDEBAR_MIN = 160
+"""The sidebar's narrowest, in pixels: a waiting entry reads on two or three lines, and with a workspace's page
+beside it (its toolbars fold onto two lines where narrow) the window still fits 1024 pixels."""
+SIDEBAR_SHARE = 5
+"""The sidebar starts at a fifth of the window's width (at least SIDEBAR_MIN), until the person moves it."""
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
               "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "
               "<code>belay watch --workspace DIR</code> opens one at once.</p>"
@@ -79,6 +82,8 @@ class HubWindow(QMainWindow):
         self.workspace_list.setModel(self.workspaces)
         self.workspace_list.setAccessibleName("Workspaces")
         self.workspace_list.setSpacing(3)
+        self.workspace_list.setWordWrap(True)  # "2 waiting · 2 agents running" wraps in a narrow sidebar, not cut
+        self.workspace_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.workspace_list.selectionModel().currentChanged.connect(self._on_workspace_chosen)
         self.inbox_list = QListView()
         self.inbox_list.setObjectName("inbox")
@@ -115,7 +120,8 @@ class HubWindow(QMainWindow):
         split.addWidget(side)
         split.addWidget(right)
         split.setStretchFactor(1, 1)
-        split.setSizes([230, 1170])
+        side_width = max(SIDEBAR_MIN, self.width() // SIDEBAR_SHARE)
+        split.setSizes([side_width, self.width() - side_width])
         keep_splitter(split, "hub/split", self._settings)
         self.setCentralWidget(split)
         self.attention = Attention(self, self.tasks, settings=self._settings)  # the tray; pages notify

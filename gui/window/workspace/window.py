@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         is where it is next time."""
         split.addWidget(_stacked(self.timeline_filter, self.tree))
         split.addWidget(right)
-        split.setSizes([790, 610])  # wide enough for the Timeline column
+        split.setSizes([700, 700])  # halves: at 1024 pixels the diff's bar fits one line, the timeline its Status
         keep_splitter(split, "console/split", self._settings)
         self.setCentralWidget(_stacked(self.banner, self.link, self.trust, split))
         # In the menu bar's corner, not a toolbar row: a 640-pixel window needs the height.  Kept on self:
