@@ -89,7 +89,10 @@ class HubWindow(QMainWindow):
         self.inbox_list.setObjectName("inbox")
         self.inbox_list.setModel(self.inbox)
         self.inbox_list.setAccessibleName("Waiting for you, in every workspace")
-        self.inbox_list.setWordWrap(True)
+        self.inbox_list.setWordWrap(False)  # each entry two lines, whatever the sidebar's width (`_on_page_request`)
+        self.inbox_list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.inbox_list.setUniformItemSizes(True)
+        self.inbox_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.inbox_list.activated.connect(self._on_inbox_activated)
         self.inbox_list.clicked.connect(self._on_inbox_activated)
         self.inbox_label = QLabel()
@@ -210,7 +213,8 @@ class HubWindow(QMainWindow):
         from gui.window.approvals.text import agent_path
         who = agent_path(page.model.timeline, request.agent_id)
         name = next((row.name for row in self.workspaces.rows if row.page is page), page.console.workspace.root.name)
-        self.inbox.add(page, request, f"{name} · {who}: {request.tool} {request.summary}")
+        # Two lines, each cut at the sidebar's edge (the tooltip has it whole): who and what, then its summary.
+        self.inbox.add(page, request, f"{name} · {who}: {request.tool}\n{request.summary}")
         self._count(page)
 
     def _on_page_resolved(self, call_id: str) -> None:

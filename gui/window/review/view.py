@@ -160,7 +160,9 @@ class ReviewView(QWidget):
         # view's switches go on a second line rather than widening the window's right column.
         self.bar = FoldingRow([(self.previous_button, 0), (self.position, 0), (self.next_button, 0),
                                (self.toggle_button, 0), (self.accept_all_button, 0), (self.reject_all_button, 0),
-                               (None, 1), (self.narrow, 0), (self.view_button, 0), (self.focus_button, 0)], fold_at=4)
+                               (None, 1), (self.narrow, 100), (self.view_button, 0), (self.focus_button, 0)],
+                              fold_at=4)  # the note takes the spare room while it shows (its policy: Ignored)
+        self.narrow.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
