@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QSize
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLayout, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QSizePolicy, QVBoxLayout, QWidget
 
 Item = tuple[QWidget | None, int]
 """A control and its stretch factor; (None, n) is an empty stretch."""
@@ -31,6 +31,7 @@ class FoldingRow(QWidget):
         for widget, _ in self._items:
             if widget is not None:
                 widget.setParent(self)
+                widget.installEventFilter(self)  # shown or hidden, a control changes what one line needs
         self._lines = QVBoxLayout(self)
         self._lines.setContentsMargins(0, 0, 0, 0)
         self._lines.setSpacing(2)
@@ -47,7 +48,8 @@ class FoldingRow(QWidget):
         return bool(self._folded)
 
     def one_line_width(self) -> int:
-        """The narrowest one line of every control can be."""
+        """The narrowest one line of every control shown can be (a note that gives way, size policy Ignored,
+        counts its minimum width: it is shortened, see `Note`)."""
         return self._needed(self._items)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
@@ -59,10 +61,19 @@ class FoldingRow(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
+        self._fit(event.size().width())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self._fit(self.width())
+        return False
+
+    def _fit(self, width: int) -> None:
         margins = self.contentsMargins()
-        self._arrange(event.size().width() - margins.left() - margins.right() < self.one_line_width())
+        self._arrange(width - margins.left() - margins.right() < self.one_line_width())
 
     def _needed(self, items: Sequence[Item]) -> int:
+        """The narrowest `items` can be on one line; a control that gives way counts its minimum width only."""
         widgets = [w for w, _ in items if w is not None and not w.isHidden()]
         widths = [w.minimumWidth() if w.sizePolicy().horizontalPolicy() == QSizePolicy.Policy.Ignored
                   else max(w.minimumSizeHint().width(), w.minimumWidth()) for w in widgets]
@@ -93,3 +104,23 @@ class FoldingRow(QWidget):
                 line.addStretch(1)  # a short line keeps its controls at the left
             self._lines.addLayout(line)
         self.updateGeometry()
+
+
+class Note(QLabel):
+    """A remark in a row that gives way: it takes the room left (size policy Ignored) and, short of room for its
+    whole text, ends in "…" (the whole is its tooltip) rather than being cut mid-word at either edge."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setToolTip(text)
+
+    def shown_text(self) -> str:
+        """The text as drawn at the note's width."""
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(self.contentsRect(), int(self.alignment()), self.shown_text())
+        painter.end()

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QToolButton, QVB
 
 from core import ToolName, spawn
 from gui.window.kit import theme
-from gui.window.kit.fold_row import FoldingRow
+from gui.window.kit.fold_row import FoldingRow, Note
 from gui.window.kit.remembered import window_settings
 from gui.window.review.canvas import ReviewCanvas
 from gui.window.review.rows import Layout, ReviewRow, build_layout, open_fold
@@ -127,13 +127,12 @@ class ReviewView(QWidget):
         self.focus_button.setCheckable(True)
         self.focus_button.setToolTip("Give the diff the whole column (F)")
         self.focus_button.toggled.connect(self.focus_changed.emit)
-        self.narrow = QLabel(TOO_NARROW)
+        self.narrow = Note(TOO_NARROW)
         self.narrow.setObjectName("reviewNarrow")
         self.narrow.setToolTip(f"Side by side needs room for {SPLIT_COLUMNS} characters on each side; this diff is "
                                "shown unified until the window or the column is wider")
         self.narrow.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        # It gives way (cut) rather than widening the right column of a 1024-pixel window.
-        self.narrow.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # It gives way (shortened, "…") rather than widening the right column of a 1024-pixel window.
         self.narrow.setVisible(False)
         self._build()
         split = self._settings.value(SPLIT_KEY, True, type=bool)

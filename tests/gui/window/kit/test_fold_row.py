@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 
-from gui.window.kit.fold_row import FoldingRow
+from gui.window.kit.fold_row import FoldingRow, Note
 
 
 def _whole(widget: QWidget, top: QWidget) -> bool:
@@ -39,3 +39,22 @@ def test_the_row_keeps_one_line_where_it_fits_and_folds_where_it_does_not(qtbot:
 
     row.resize(one_line + 40, 80)
     qtbot.waitUntil(lambda: not row.folded)
+
+
+def test_a_note_that_gives_way_is_shortened_with_an_ellipsis_never_cut_and_reads_whole_with_room(
+        qtbot: Any) -> None:
+    note = Note("unified: too narrow to split")
+    note.hide()
+    buttons = [QPushButton(label) for label in ("Accept all", "Reject all", "Split", "Focus")]
+    row = FoldingRow([(buttons[0], 0), (buttons[1], 0), (None, 1), (note, 100), (buttons[2], 0), (buttons[3], 0)],
+                     fold_at=2)
+    qtbot.addWidget(row)
+    row.resize(row.one_line_width() + 30, 60)
+    row.show()
+    qtbot.waitUntil(lambda: all(_whole(w, row) for w in buttons))
+    note.show()  # too long for what is left of the line: shortened, the row stays one line
+    qtbot.waitUntil(lambda: note.isVisible() and note.width() > 0)
+    assert not row.folded and all(_whole(w, row) for w in buttons)
+    assert note.shown_text().endswith("…") and note.toolTip() == note.text()
+    row.resize(row.one_line_width() + note.sizeHint().width() + 40, 60)
+    qtbot.waitUntil(lambda: note.shown_text() == note.text())  # with room, whole
