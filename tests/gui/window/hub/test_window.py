@@ -153,19 +153,22 @@ def test_at_1024x640_the_sidebar_reads_and_nothing_to_decide_a_request_is_cut(
 
             edits = [{"old_string": f"def item_{n}(cart):\n", "new_string": f"def item_{n}(cart: Cart) -> Item:\n"}
                      for n in range(0, 90, 3)]
-            multi = asyncio.ensure_future(console.call(lead, "MultiEdit", {"file_path": str(project / "cart.py"),
-                                                                          "edits": edits}))
-            await wait_until(lambda: window.waiting() == 1, 20, "the MultiEdit waiting")
-            await wait_until(lambda: panel.diff.total == 30, 20, "its 30 changes")
+            multi = [asyncio.ensure_future(console.call(lead, "MultiEdit", {"file_path": str(project / "cart.py"),
+                                                                           "edits": chosen}))
+                     for chosen in (edits, edits[:10])]
+            await wait_until(lambda: window.waiting() == 2, 20, "two MultiEdits waiting")
+            await wait_until(lambda: panel.diff.total in (10, 30), 20, "the changes of the one shown")
             await asyncio.sleep(0.2)
             review = panel.diff
+            assert window.width() == 1024  # "Approve all 2 MultiEdit of lead" too: nothing widens the window
             for control in (review.previous_button, review.position, review.next_button, review.toggle_button,
                             review.accept_all_button, review.reject_all_button, review.view_button,
-                            review.focus_button, panel.approve_button, panel.deny_button):
+                            review.focus_button, panel.approve_button, panel.deny_button, panel.bulk_button):
                 assert _whole(control, window), control
             assert window.centralWidget().sizes()[0] >= SIDEBAR_MIN
-            console.deny(panel.current.call_id)
-            await multi
+            for request in panel.queue():
+                console.deny(request.call_id)
+            await asyncio.gather(*multi)
         finally:
             await window.aclose()
 
