@@ -20,7 +20,9 @@ from gui.window.timeline.view import TimelineView
 SUMMARY_COLUMN = 1
 DURATION_COLUMN = 3
 CHANGED_COLUMN = 4
-MIN_SUMMARY = 120
+MIN_SUMMARY = 90
+MIN_CALL = 80
+"""The Call column's narrowest (before any agent's name widens it)."""
 WIDTHS = (150, 215, 190, 56, 64)
 """Call, Summary (room for "201 calls · 1 waiting · 9 failed"), Status, Duration, Changed."""
 OPTIONAL = (CHANGED_COLUMN, DURATION_COLUMN, TIMELINE_COLUMN)
@@ -78,6 +80,7 @@ class ColumnFit(QObject):
             self._tree.setColumnWidth(column, width)
         self._tree.setColumnWidth(TIMELINE_COLUMN, COLUMN_WIDTH)
         self._tree.setColumnWidth(STATUS_COLUMN, self._wanted[STATUS_COLUMN])
+        self._tree.setColumnWidth(0, max(MIN_CALL, call_column_width(self._tree, self._timeline())))  # names' need
         self._fitting = False
         self.fit_call_column()
 

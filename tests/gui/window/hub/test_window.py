@@ -148,6 +148,7 @@ def test_at_1024x640_the_sidebar_reads_and_nothing_to_decide_a_request_is_cut(
             assert shown[:3] == [0, 1, 2]  # Call, Summary, Status
             assert all(header.sectionViewportPosition(c) + header.sectionSize(c) <= tree.viewport().width()
                        for c in shown[:-1]), "a column is cut"
+            assert tree.horizontalScrollBar().maximum() == 0, "the Status column is out of sight"
             console.deny(panel.current.call_id)
             await bash
 

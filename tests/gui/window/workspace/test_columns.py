@@ -93,6 +93,7 @@ def test_columns_of_less_weight_step_aside_rather_than_be_cut_and_come_back_with
     tree.resize(frame + status_end + 5, tree.height())  # none of them
     qtbot.waitUntil(lambda: columns.hidden_columns() == list(OPTIONAL))
     assert _shown_whole(tree) == [0, 1, 2]
+    qtbot.waitUntil(lambda: tree.horizontalScrollBar().maximum() == 0)  # nothing left out to scroll to
     tree.resize(1200, tree.height())
     qtbot.waitUntil(lambda: not columns.hidden_columns())
     assert _shown_whole(tree) == [0, 1, 2, 3, 4, 5]
