@@ -129,14 +129,21 @@ class InboxView(QTreeView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # columns step aside instead
         for signal in (model.rowsInserted, model.rowsRemoved, model.modelReset):
             signal.connect(self._fit_columns)
-        rows = self.fontMetrics().height() + 6
-        self.setMinimumHeight(rows * 4 + 8)  # the header and three rows at least, at most six
-        self.setMaximumHeight(rows * 7 + 8)
+            signal.connect(self._fit_height)
+        self._fit_height()
         self.selectionModel().currentChanged.connect(self._on_current_changed)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self._fit_columns()
+
+    def _fit_height(self, *_: object) -> None:
+        """The header and a row per request, two at least, six at most (more scroll): at 640 pixels every line
+        this list does not need is a line of the diff below it."""
+        measured = self.sizeHintForRow(0)  # -1 while there is no row
+        rows = measured if measured > 0 else self.fontMetrics().height() + 6
+        header = self.header().sizeHint().height()
+        self.setFixedHeight(header + rows * min(max(self.model().rowCount(), 2), 6) + 2 * self.frameWidth() + 2)
 
     def _fit_columns(self, *_: object) -> None:
         """Left while a request has a deadline; Waiting while Target keeps MIN_TARGET."""

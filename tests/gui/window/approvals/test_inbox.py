@@ -147,3 +147,19 @@ def test_columns_step_aside_rather_than_be_cut_and_left_shows_only_for_a_deadlin
     qtbot.waitUntil(lambda: _columns_whole(view) == ["Agent", "Tool", "Target", "Impact", "Left"])
     view.resize(900, 200)
     qtbot.waitUntil(lambda: _columns_whole(view) == ["Agent", "Tool", "Target", "Impact", "Waiting", "Left"])
+
+
+def test_the_list_is_as_tall_as_its_requests_need_from_two_to_six_rows(qtbot: Any, clock: SimpleNamespace) -> None:
+    model = _model(_request("c0"), _request("c1"))
+    view = _view(qtbot, model)
+    view.resize(600, view.height())
+
+    def rows_whole() -> int:
+        return sum(view.viewport().rect().contains(view.visualRect(model.index(r, 0))) for r in range(model.rowCount()))
+
+    for count in (2, 3, 6, 8):
+        while model.rowCount() < count:
+            model.add(_request(f"c{model.rowCount()}"))
+        qtbot.waitUntil(lambda count=count: rows_whole() == min(count, 6))
+        spare = view.viewport().height() - min(count, 6) * view.sizeHintForRow(0)
+        assert 0 <= spare < view.sizeHintForRow(0), "an empty row's worth of space below the requests"
