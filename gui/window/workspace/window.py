@@ -59,7 +59,7 @@ from gui.window.workspace.follow import Follow
 from gui.window.workspace.parts import Parts
 from gui.window.workspace.status_bar import WindowStatus
 
-FOLDED_TEXT = "▸ Details and other tabs (folded while a request waits; click or Ctrl+1…5)"
+FOLDED_TEXT = "▸ Details and other tabs (folded while a request waits)"  # fits a 1024-pixel hub's column
 
 
 class MainWindow(QMainWindow):
@@ -117,7 +117,7 @@ class MainWindow(QMainWindow):
         self.folded.setStyleSheet("QPushButton { padding: 0 4px; text-align: left; border: none; }")
         self.folded.setFixedHeight(self.folded.fontMetrics().height() + 2)  # one line of text, no more
         self.folded.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # cut, never widening
-        self.folded.setToolTip("Show the tabs again (until nothing waits)")
+        self.folded.setToolTip("Show the tabs again, until nothing waits (click, or Ctrl+1…5)")
         self.folded.clicked.connect(self._on_folded_clicked)
         self._tabs_wanted = False
         self._right.addWidget(self.folded, 0)
