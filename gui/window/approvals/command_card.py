@@ -4,7 +4,10 @@ It shows where the command would run and in what (the working directory,
 the sandbox, or a warning that there is none), the impact with its reasons,
 the command text with the parts that caused the question marked (red for
 refused, amber for asked), and the parsed command as a tree.  Selecting a
-tree row marks its text in the command.
+tree row marks its text in the command, and says in full, wrapped under the
+tree, why that part matters (the tree's rows keep one height, for speed, so
+its "why" column is cut where the card is narrow; the first flagged part is
+selected when a request is shown, so its reason reads whole at once).
 
 The analysis arrives as a flat list of nodes (children by index), so the
 tree is built with a loop, never recursion: a ten-thousand-command chain
@@ -103,9 +106,20 @@ class CommandCard(QWidget):
         self.tree.setColumnWidth(0, 320)
         self.tree.setUniformRowHeights(True)
         self.tree.currentItemChanged.connect(self._select)
+        self.why = QLabel()
+        self.why.setObjectName("commandWhy")
+        self.why.setWordWrap(True)
+        self.why.setTextFormat(Qt.TextFormat.PlainText)
+        self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        parts = QWidget()
+        below = QVBoxLayout(parts)
+        below.setContentsMargins(0, 0, 0, 0)
+        below.setSpacing(2)
+        below.addWidget(self.tree, 1)
+        below.addWidget(self.why)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.command)
-        split.addWidget(self.tree)
+        split.addWidget(parts)
         split.setSizes([90, 220])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -120,7 +134,7 @@ class CommandCard(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """The parts and why each matters share the width (a fixed first column left "why" 80 pixels at 1024)."""
         super().resizeEvent(event)
-        self.tree.setColumnWidth(0, max(self.tree.viewport().width() * 2 // 5, 120))
+        self.tree.setColumnWidth(0, max(self.tree.viewport().width() // 3, 120))
 
     @property
     def request(self) -> ApprovalRequested | None:
@@ -146,6 +160,8 @@ class CommandCard(QWidget):
         self.problem.setVisible(bool(problem))
         self._marks = self._flag_marks(analysis) if analysis is not None else []
         self.command.setExtraSelections(self._marks)
+        self.why.clear()
+        self.why.hide()
         if analysis is not None and analysis.nodes:
             self._build_tree(analysis)
 
@@ -203,6 +219,8 @@ class CommandCard(QWidget):
             while above is not None and not above.isExpanded():
                 above.setExpanded(True)
                 above = above.parent()
+        if flagged:
+            self.tree.setCurrentItem(flagged[0])  # its reason, whole, under the tree
 
     @staticmethod
     def _count_below(analysis: BashAnalysis, index: int) -> int:
@@ -228,6 +246,9 @@ class CommandCard(QWidget):
         return item
 
     def _select(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None = None) -> None:
+        why = item.text(1) if item is not None else ""
+        self.why.setText(f"{item.text(0)}: {why}" if item is not None and why else "")
+        self.why.setVisible(bool(why))
         span = item.data(0, _SPAN) if item is not None else None
         if not span:
             return

@@ -4,7 +4,10 @@ Each row says which agent asks (with its branch, e.g. "lead › frontend"), the 
 impact, how long it has waited and, when it has a deadline, how long is left.  The row chosen here is
 the one the approval panel shows; J / K (and the arrow keys) move through the list.  A request's
 deadline is fixed when it is asked (its event's time plus its timeout), so the countdown is the same
-here, in the panel, and when the request reaches the front.
+here, in the panel, and when the request reaches the front.  The Target column takes the width the
+others leave; where that is short of `MIN_TARGET` (a 1024-pixel hub) the Waiting column steps aside and
+the Agent column narrows, and the Left column shows only while some request has a deadline: no column
+is cut off at the edge.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
+from PySide6.QtGui import QHideEvent, QKeyEvent, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from core import ApprovalRequested
 from gui.window.kit import theme
@@ -23,6 +26,12 @@ from gui.window.kit.list_model import ListModel
 
 LIVE_COLUMNS = (4, 5)
 """The columns that change by themselves as time passes."""
+WIDTHS = (150, 70, 0, 60, 70, 90)
+"""Agent, Tool, Target (the rest), Impact, Waiting, Left."""
+TARGET, WAITING, LEFT = 2, 4, 5
+MIN_TARGET = 100
+"""The Target column's narrowest before the Waiting column steps aside and the Agent column narrows."""
+MIN_AGENT = 90
 IMPACT_COLOURS = {"high": "danger", "medium": "warning"}
 """Theme roles of the Impact column's text."""
 
@@ -111,12 +120,41 @@ class InboxView(QTreeView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setModel(model)
-        for column, width in enumerate((150, 70, 220, 60, 70, 90)):
-            self.setColumnWidth(column, width)
-        rows = self.fontMetrics().height() + 6
-        self.setMinimumHeight(rows * 4 + 8)  # the header and three rows at least, at most six
-        self.setMaximumHeight(rows * 7 + 8)
+        header = self.header()
+        header.setStretchLastSection(False)
+        for column, width in enumerate(WIDTHS):
+            if column != TARGET:
+                self.setColumnWidth(column, width)
+        header.setSectionResizeMode(TARGET, QHeaderView.ResizeMode.Stretch)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # columns step aside instead
+        for signal in (model.rowsInserted, model.rowsRemoved, model.modelReset):
+            signal.connect(self._fit_columns)
+            signal.connect(self._fit_height)
+        self._fit_height()
         self.selectionModel().currentChanged.connect(self._on_current_changed)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_height(self, *_: object) -> None:
+        """The header and a row per request, two at least, six at most (more scroll): at 640 pixels every line
+        this list does not need is a line of the diff below it."""
+        measured = self.sizeHintForRow(0)  # -1 while there is no row
+        rows = measured if measured > 0 else self.fontMetrics().height() + 6
+        header = self.header().sizeHint().height()
+        self.setFixedHeight(header + rows * min(max(self.model().rowCount(), 2), 6) + 2 * self.frameWidth() + 2)
+
+    def _fit_columns(self, *_: object) -> None:
+        """Left while a request has a deadline; Waiting while Target keeps MIN_TARGET."""
+        model = self.model()
+        timed = isinstance(model, InboxModel) and any(deadline(r) is not None for r in model.rows)
+        self.setColumnHidden(LEFT, not timed)
+        others = sum(w for c, w in enumerate(WIDTHS) if c not in (0, TARGET, WAITING) and not self.isColumnHidden(c))
+        room = self.viewport().width() - others - MIN_TARGET  # for Agent and Waiting
+        self.setColumnHidden(WAITING, room - WIDTHS[WAITING] < MIN_AGENT)
+        shown = 0 if self.isColumnHidden(WAITING) else WIDTHS[WAITING]
+        self.setColumnWidth(0, max(MIN_AGENT, min(WIDTHS[0], room - shown)))  # "lead › fr…": its tooltip has it
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         step = {Qt.Key.Key_J: 1, Qt.Key.Key_K: -1}.get(Qt.Key(event.key()))
@@ -127,6 +165,14 @@ class InboxView(QTreeView):
                 self.setCurrentIndex(self.model().index(row, 0))
             return
         super().keyPressEvent(event)
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt override
+        """Hidden with the focus (one request left), it hands the focus to the panel, where J / K still work;
+        Qt would pass it on to the next widget, the reason box, where J and K would type letters."""
+        parent = self.parentWidget()
+        if self.hasFocus() and parent is not None:
+            parent.setFocus(Qt.FocusReason.OtherFocusReason)
+        super().hideEvent(event)
 
     def _on_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         model = self.model()

@@ -45,6 +45,7 @@ from gui.window.approvals.inbox import InboxModel, InboxView, seconds_left
 from gui.window.approvals.intent import IntentView
 from gui.window.approvals.text import agent_path, detail_html, why_no_preview
 from gui.window.kit import theme
+from gui.window.kit.fold_row import FoldingRow
 from gui.window.review.view import ReviewView
 
 EMPTY_TEXT = "Nothing is waiting for your approval."
@@ -158,17 +159,14 @@ class ApprovalPanel(QWidget):
         self._show_current()
 
     def _layout(self) -> None:
-        answers = QHBoxLayout()
-        for button in (self.approve_button, self.edit_button, self.preview_button, self.always_button):
-            answers.addWidget(button)
-        answers.addStretch(1)
-        answers.addWidget(self.bulk_button)
+        answers = FoldingRow([(self.approve_button, 0), (self.edit_button, 0), (self.preview_button, 0),
+                              (self.always_button, 0), (None, 1), (self.bulk_button, 0)], fold_at=4)  # narrow: 2 lines
         refusal = QHBoxLayout()
         refusal.addWidget(self.reason, 1)
         refusal.addWidget(self.deny_button)
         buttons = QVBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.addLayout(answers)
+        buttons.addWidget(answers)
         buttons.addLayout(refusal)
         self._buttons = QWidget()
         self._buttons.setLayout(buttons)

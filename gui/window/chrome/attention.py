@@ -4,9 +4,12 @@ Belay is meant to be left in the background, so a request that waits must reach 
 window is not the one they look at:
 
 - the window title and the tray icon's tooltip and badge say how many requests wait;
-- each new request, while the window is not active, becomes a desktop notification saying which agent
+- a new request, while the window is not active, becomes a desktop notification saying which agent
   wants what, with Approve (only for a low-impact call), Deny and Show where the notification server
   supports actions; answering in the window withdraws it;
+- one bubble per agent: a second request from the same agent replaces its bubble with one that counts
+  them ("lead: 3 requests waiting", the first few listed, Show only), and each answer updates or
+  withdraws it; nothing stacks (Notify's `replaces_id`);
 - an optional beep; a quiet mode that keeps the counts but stops notifications, beeps and the taskbar
   alert (the tray menu toggles both).
 
@@ -52,16 +55,22 @@ def titled(title: str, waiting: int) -> str:
     return f"{title} · {waiting} waiting" if waiting else title
 
 
+GROUP_LISTS = 3
+"""How many of an agent's waiting requests its bubble names; the rest are counted."""
+
+
 @dataclass(frozen=True)
 class Notice:
-    """One notification: which request it is about, what it says and the buttons it offers."""
+    """One notification: which agent and request it is about, what it says and the buttons it offers."""
 
     key: str
-    """The waiting call's id."""
+    """The waiting call's id its buttons answer (for an agent's several requests: the oldest, which Show opens)."""
     summary: str
     body: str
     actions: tuple[tuple[str, str], ...]
     """(action key, button label), in order."""
+    group: str = ""
+    """The agent's id: one bubble per agent, each notice about it replaces the last."""
 
 
 def notice_for(request: ApprovalRequested, who: str) -> Notice:
@@ -72,7 +81,20 @@ def notice_for(request: ApprovalRequested, who: str) -> Notice:
     if request.impact.level == "low":
         actions.append(("approve", "Approve"))
     actions += [("deny", "Deny"), ("show", "Open in Belay")]
-    return Notice(request.call_id, f"{who} wants {request.tool}", body, tuple(actions))
+    return Notice(request.call_id, f"{who} wants {request.tool}", body, tuple(actions), request.agent_id)
+
+
+def group_notice(requests: list[ApprovalRequested], who: str) -> Notice:
+    """One agent's bubble: its one request as `notice_for` says it, or its several counted and the first few
+    named, with Show only (several are answered in the window, each seen)."""
+    if len(requests) == 1:
+        return notice_for(requests[0], who)
+    named = [f"{r.tool} {r.summary}" for r in requests[:GROUP_LISTS]]
+    more = len(requests) - len(named)
+    body = "\n".join(named) + (f"\nand {more} more" if more else "")
+    first = requests[0]
+    return Notice(first.call_id, f"{who}: {len(requests)} requests waiting", body,
+                  (("default", "Show"), ("show", "Open in Belay")), first.agent_id)
 
 
 class DesktopNotifier:
@@ -86,9 +108,12 @@ class DesktopNotifier:
         self.server = server
         """The server's name (GetServerInformation), e.g. "dunst"."""
         self._on_action = on_action
-        self._ids: dict[int, str] = {}
+        self._ids: dict[int, Notice] = {}
+        """The notifications up: server id -> what it says."""
+        self._numbers: dict[str, int] = {}
+        """Each agent's bubble: group -> server id."""
         self._up_since: dict[str, float] = {}
-        """When the server put up each call's notification (monotonic), for `up_for`."""
+        """When each group's bubble last changed what it says (monotonic), for `up_for`."""
         self._listener: asyncio.Task[None] | None = None
 
     @classmethod
@@ -128,35 +153,50 @@ class DesktopNotifier:
         return await asyncio.wait_for(router.send_and_get_reply(message), CALL_TIMEOUT_S)
 
     async def notify(self, notice: Notice) -> int:
-        """Show `notice`; the server's id for it (buttons only where the server has actions)."""
+        """Show `notice`, replacing its group's bubble if one is up; the server's id for it (buttons only where
+        the server has actions)."""
         from jeepney import new_method_call
 
         actions = [part for pair in notice.actions for part in pair] if "actions" in self.capabilities else []
         hints = {"urgency": ("y", 1), "category": ("s", "im.received")}
-        body = (APP_NAME, 0, "dialog-question", notice.summary, notice.body, actions, hints, 0)
+        replaces = self._numbers.get(notice.group, 0) if notice.group else 0
+        body = (APP_NAME, replaces, "dialog-question", notice.summary, notice.body, actions, hints, 0)
         reply = await self._call(self._router, new_method_call(_address(), "Notify", "susssasa{sv}i", body))
         number = int(reply.body[0])
-        self._ids[number] = notice.key
-        self._up_since.setdefault(notice.key, time.monotonic())
+        before = self._ids.pop(replaces, None)
+        self._ids[number] = notice
+        if notice.group:
+            self._numbers[notice.group] = number
+        if before != notice:
+            self._up_since[notice.group] = time.monotonic()
         return number
 
-    def up_for(self, key: str) -> float:
-        """How long the notification about `key` has been on screen, in seconds (0: none is)."""
-        since = self._up_since.get(key) if key in self._ids.values() else None
-        return 0.0 if since is None else time.monotonic() - since
+    def current(self, group: str) -> Notice | None:
+        """What `group`'s bubble says now (None: it has none up)."""
+        number = self._numbers.get(group)
+        return self._ids.get(number) if number is not None else None
 
-    async def withdraw(self, key: str) -> None:
-        """Close every notification about `key` (it was answered, or went away)."""
+    def up_for(self, key: str) -> float:
+        """How long a bubble offering to approve `key` has been on screen saying so, in seconds (0: none is)."""
+        for group, number in self._numbers.items():
+            notice = self._ids.get(number)
+            if notice is not None and notice.key == key and any(a == "approve" for a, _ in notice.actions):
+                return time.monotonic() - self._up_since.get(group, time.monotonic())
+        return 0.0
+
+    async def withdraw(self, group: str) -> None:
+        """Close `group`'s bubble (its requests were answered, or went away)."""
         from jeepney import new_method_call
 
-        for number in [n for n, k in self._ids.items() if k == key]:
+        number = self._numbers.pop(group, None)
+        if number is not None:
             self._ids.pop(number, None)
-            self._up_since.pop(key, None)
+            self._up_since.pop(group, None)
             await self._call(self._router, new_method_call(_address(), "CloseNotification", "u", (number,)))
 
     def shown(self) -> dict[int, str]:
-        """The notifications still up: server id -> call id."""
-        return dict(self._ids)
+        """The notifications still up: server id -> the call id its buttons answer."""
+        return {number: notice.key for number, notice in self._ids.items()}
 
     async def _listen(self, queue: asyncio.Queue[Any]) -> None:
         while True:
@@ -164,11 +204,13 @@ class DesktopNotifier:
             member = message.header.fields.get(3)  # HeaderFields.member
             if member == "ActionInvoked":
                 number, action = message.body
-                key = self._ids.get(int(number))
-                if key is not None:
-                    self._on_action(key, "show" if action == "default" else str(action))
-            elif member == "NotificationClosed":
-                self._ids.pop(int(message.body[0]), None)
+                notice = self._ids.get(int(number))
+                if notice is not None:
+                    self._on_action(notice.key, "show" if action == "default" else str(action))
+            elif member == "NotificationClosed":  # dismissed, expired, or closed by us
+                closed = self._ids.pop(int(message.body[0]), None)
+                if closed is not None and self._numbers.get(closed.group) == int(message.body[0]):
+                    del self._numbers[closed.group]
 
     async def close(self) -> None:
         if self._listener is not None:
@@ -242,8 +284,10 @@ class Attention(QObject):
         self.sound_action.toggled.connect(self._on_sound_action_toggled)
         self.notified: list[Notice] = []
         """Every notice sent (desktop or tray), newest last: what the person was told."""
-        self._waiting_keys: set[str] | None = None
-        """The requests waiting as of the last `keep_only` (None: not told yet)."""
+        self._requests: dict[str, tuple[ApprovalRequested, str]] = {}
+        """Every request told of (`requested`) and still waiting (`keep_only`): call id -> (request, who)."""
+        self._sending = asyncio.Lock()
+        """One Notify at a time: each replaces its agent's bubble, so two sent at once would stack."""
         self._settings = settings
         if settings is not None:
             self.set_quiet(bool(settings.value("attention/quiet", False, type=bool)))  # typed `object` by PySide6
@@ -336,21 +380,26 @@ class Attention(QObject):
             self.counts_changed.emit(waiting)
 
     def requested(self, request: ApprovalRequested, who: str) -> None:
-        """A new request: call the person unless they are looking at the window or asked for quiet."""
-        if self.quiet or self._window.window().isActiveWindow():
+        """A new request: call the person unless they are looking at the window or asked for quiet; its agent's
+        bubble, if one is up, counts it either way."""
+        self._requests[request.call_id] = (request, who)
+        if self.quiet:
+            return
+        if self._window.window().isActiveWindow():
+            self._tasks.spawn(self._show_group(request.agent_id, call=False), "update a notification")
             return
         QApplication.alert(self._window.window())
         if self.sound:
             QApplication.beep()
-        self._tasks.spawn(self._notify(notice_for(request, who)), "notify the desktop")
+        self._tasks.spawn(self._show_group(request.agent_id, call=True), "notify the desktop")
 
     def keep_only(self, waiting: set[str]) -> None:
-        """Requests answered (anywhere) or gone: their notifications go too, including one the server is
-        still putting up (see `_notify`)."""
-        self._waiting_keys = set(waiting)
-        if self.notifier is not None:
-            for key in set(self.notifier.shown().values()) - waiting:
-                self._tasks.spawn(self.notifier.withdraw(key), "withdraw a notification")
+        """Requests answered (anywhere) or gone: their agents' bubbles count fewer, or go (also one the server
+        is still putting up: sending is serialised, and reads what waits when it sends)."""
+        gone = {r.agent_id for key, (r, _) in self._requests.items() if key not in waiting}
+        self._requests = {key: told for key, told in self._requests.items() if key in waiting}
+        for group in gone:
+            self._tasks.spawn(self._show_group(group, call=False), "update a notification")
 
     async def start(self) -> DesktopNotifier | None:
         """Connect to the notification server (once; later calls wait for the first)."""
@@ -362,15 +411,31 @@ class Attention(QObject):
         self.notifier = await self._started
         return self.notifier
 
-    async def _notify(self, notice: Notice) -> None:
-        notifier = await self.start()
-        self.notified.append(notice)
-        if notifier is not None:
-            await notifier.notify(notice)
-            if self._waiting_keys is not None and notice.key not in self._waiting_keys:
-                await notifier.withdraw(notice.key)  # answered while the server was putting it up
-        elif self.tray is not None and QSystemTrayIcon.supportsMessages():
-            self.tray.showMessage(notice.summary, notice.body, QSystemTrayIcon.MessageIcon.Information, 15_000)
+    def waiting_of(self, group: str) -> list[ApprovalRequested]:
+        """The requests of one agent still waiting, oldest first, as its bubble counts them."""
+        return [request for request, _ in self._requests.values() if request.agent_id == group]
+
+    async def _show_group(self, group: str, *, call: bool) -> None:
+        """Bring `group`'s bubble up to date with what waits now: put it up (`call`: a new request asks for the
+        person), replace it, or withdraw it.  An update never brings back a bubble the person closed."""
+        async with self._sending:
+            notifier = await self.start()
+            requests = self.waiting_of(group)
+            who = next((w for r, w in reversed(self._requests.values()) if r.agent_id == group), "")
+            notice = group_notice(requests, who) if requests else None
+            if notifier is None:
+                if call and notice is not None:
+                    self.notified.append(notice)
+                    if self.tray is not None and QSystemTrayIcon.supportsMessages():  # replaces the last message
+                        self.tray.showMessage(notice.summary, notice.body, QSystemTrayIcon.MessageIcon.Information,
+                                              15_000)
+                return
+            shown = notifier.current(group)
+            if notice is None:
+                await notifier.withdraw(group)
+            elif (call or shown is not None) and notice != shown:
+                self.notified.append(notice)
+                await notifier.notify(notice)
 
     def _on_notifier_action(self, key: str, action: str) -> None:
         if action in ACTIONS:

@@ -4,8 +4,10 @@ The console on its own waits for agents that do not know about it yet, so
 the first time `belay` opens it says the three ways in: supervise a
 workspace (the console opens it now), install the hooks that make Claude
 Code, Codex or Gemini CLI ask this console before every tool call (in the
-person's user settings, as `belay hooks install --user --agent ...` does),
-and run the demo (its own window, a scripted agent in a scratch copy).
+person's user settings, as `belay hooks install --user --agent ...` does,
+after a confirmation that names the settings file and says what the agent
+does while Belay is not running, `WHEN_NOT_RUNNING`), and run the demo
+(its own window, a scripted agent in a scratch copy).
 Closing the screen, or any of the three, marks the first run as done in
 Belay's config directory; `belay` shows it again only if that mark is gone.
 """
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -30,12 +33,28 @@ from PySide6.QtWidgets import (
 
 from core import agent_hooks, config_dir, hook_command, state_root
 from gui import belay_command
+from gui.window.kit.confirm import answer
 from gui.window.runtime.tasks import TaskSet
 
 MARK = "first-run-done"
 """The file in Belay's config directory that says the first-run screen was seen."""
 
 AGENTS = (("claude", "Claude Code"), ("codex", "Codex"), ("gemini", "Gemini CLI"))
+REFUSES = ("Whenever Belay is not running, {agent} refuses every tool call these hooks would ask about, until you "
+           "start Belay again or take the hooks out.")
+WHEN_NOT_RUNNING = {
+    "claude": "Whenever Belay is not running, Claude Code asks you in its own terminal instead (run headless with -p, "
+              "it refuses the call), until you start Belay again or take the hooks out.",
+    "codex": REFUSES.format(agent="Codex"),
+    "gemini": REFUSES.format(agent="Gemini CLI"),
+}
+"""What the hooks do while no console answers, in one sentence per agent (core.outside.hook_client.no_console:
+Claude Code in a terminal falls back to its own prompt; the others are refused)."""
+
+
+def hooks_file(agent: str) -> Path:
+    """The user settings file installing `agent`'s hooks writes."""
+    return agent_hooks(agent).settings_file(None, True)
 
 
 def first_run_done() -> bool:
@@ -52,7 +71,7 @@ def mark_first_run_done() -> None:
 def install_user_hooks(agent: str, state_dir: str | None = None) -> str:
     """Belay's hooks in `agent`'s user settings (blocking: a settings file read and written); what was done."""
     hooks = agent_hooks(agent)
-    path = hooks.settings_file(None, True)
+    path = hooks_file(agent)
     changed = hooks.install(path, hook_command(state_root(state_dir), config_dir(), agent=agent), config_dir())
     if changed.events:
         return f"Installed in {path}: {hooks.console_word} now asks this console before every tool call."
@@ -77,6 +96,8 @@ class FirstRunScreen(QWidget):
         self.setWindowTitle("Welcome to Belay")
         self.setObjectName("firstRun")
         self.state_dir = state_dir
+        self.question: QMessageBox | None = None
+        """The confirmation asked before hooks are installed, while it is open."""
         self.tasks = TaskSet(on_error=lambda message: self.status.setText(message))
         self.status = QLabel()
         self.status.setObjectName("firstRunStatus")
@@ -105,8 +126,9 @@ class FirstRunScreen(QWidget):
             self.hook_buttons[agent] = button
         hook_row.addStretch(1)
         grid.addLayout(hook_row, 1, 0)
-        grid.addWidget(_note("Adds Belay's hooks to that agent's user settings: it then asks this console before "
-                             "every tool call (`belay hooks uninstall --user --agent ...` takes them out)."), 1, 1)
+        grid.addWidget(_note("Adds Belay's hooks to that agent's user settings, after asking: it then asks this "
+                             "console before every tool call (`belay hooks uninstall --user --agent ...` takes them "
+                             "out)."), 1, 1)
         self.demo = QPushButton("Run the demo")
         self.demo.clicked.connect(self.run_demo)
         grid.addWidget(self.demo, 2, 0)
@@ -139,16 +161,35 @@ class FirstRunScreen(QWidget):
         self.supervise.emit(directory)
 
     def install_hooks(self, agent: str) -> asyncio.Task[None]:
+        """Ask (naming the settings file, and what happens while Belay is not running), then install."""
         return self.tasks.spawn(self._install(agent), f"install {agent} hooks")
+
+    def confirmation(self, agent: str) -> QMessageBox:
+        """The question asked before `agent`'s hooks are written: Install or Cancel."""
+        label = dict(AGENTS)[agent]
+        box = QMessageBox(QMessageBox.Icon.Question, f"Install the hooks for {label}?",
+                          f"Install Belay's hooks for {label} in {hooks_file(agent)}?",
+                          QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText(WHEN_NOT_RUNNING[agent])
+        install = box.button(QMessageBox.StandardButton.Ok)
+        install.setText("Install")
+        install.setAccessibleName(f"Install the hooks for {label}")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)  # Enter alone does not change user settings
+        return box
 
     async def _install(self, agent: str) -> None:
         button = self.hook_buttons[agent]
         button.setEnabled(False)
         try:
+            self.question = self.confirmation(agent)
+            if await answer(self.question) != QMessageBox.StandardButton.Ok:
+                self.status.setText("Nothing was installed.")
+                return
             said = await asyncio.to_thread(install_user_hooks, agent, self.state_dir)
         except (OSError, ValueError) as e:
             said = f"Could not install the hooks: {e}"
         finally:
+            self.question = None
             button.setEnabled(True)
         mark_first_run_done()
         self.status.setText(said)

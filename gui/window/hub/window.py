@@ -51,8 +51,11 @@ if TYPE_CHECKING:  # a workspace's page (and the core's models) load when one op
 
 Index = QModelIndex | QPersistentModelIndex
 WORKSPACE = "&Workspace"
-SIDEBAR_MIN = 90
-"""The sidebar's narrowest, in pixels: with a workspace's page beside it, the window still fits 1024 pixels."""
+SIDEBAR_MIN = 160
+"""The sidebar's narrowest, in pixels: a waiting entry reads on two or three lines, and with a workspace's page
+beside it (its toolbars fold onto two lines where narrow) the window still fits 1024 pixels."""
+SIDEBAR_SHARE = 5
+"""The sidebar starts at a fifth of the window's width (at least SIDEBAR_MIN), until the person moves it."""
 EMPTY_TEXT = ("<h3>No workspace yet</h3><p>Belay is watching for agents. A call from any project whose agent has "
               "Belay's hooks (<code>belay hooks install --user</code>) asks here whether to supervise that project; "
               "<code>belay watch --workspace DIR</code> opens one at once.</p>"
@@ -79,12 +82,17 @@ class HubWindow(QMainWindow):
         self.workspace_list.setModel(self.workspaces)
         self.workspace_list.setAccessibleName("Workspaces")
         self.workspace_list.setSpacing(3)
+        self.workspace_list.setWordWrap(True)  # "2 waiting · 2 agents running" wraps in a narrow sidebar, not cut
+        self.workspace_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.workspace_list.selectionModel().currentChanged.connect(self._on_workspace_chosen)
         self.inbox_list = QListView()
         self.inbox_list.setObjectName("inbox")
         self.inbox_list.setModel(self.inbox)
         self.inbox_list.setAccessibleName("Waiting for you, in every workspace")
-        self.inbox_list.setWordWrap(True)
+        self.inbox_list.setWordWrap(False)  # each entry two lines, whatever the sidebar's width (`_on_page_request`)
+        self.inbox_list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.inbox_list.setUniformItemSizes(True)
+        self.inbox_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.inbox_list.activated.connect(self._on_inbox_activated)
         self.inbox_list.clicked.connect(self._on_inbox_activated)
         self.inbox_label = QLabel()
@@ -115,7 +123,8 @@ class HubWindow(QMainWindow):
         split.addWidget(side)
         split.addWidget(right)
         split.setStretchFactor(1, 1)
-        split.setSizes([230, 1170])
+        side_width = max(SIDEBAR_MIN, self.width() // SIDEBAR_SHARE)
+        split.setSizes([side_width, self.width() - side_width])
         keep_splitter(split, "hub/split", self._settings)
         self.setCentralWidget(split)
         self.attention = Attention(self, self.tasks, settings=self._settings)  # the tray; pages notify
@@ -204,7 +213,8 @@ class HubWindow(QMainWindow):
         from gui.window.approvals.text import agent_path
         who = agent_path(page.model.timeline, request.agent_id)
         name = next((row.name for row in self.workspaces.rows if row.page is page), page.console.workspace.root.name)
-        self.inbox.add(page, request, f"{name} · {who}: {request.tool} {request.summary}")
+        # Two lines, each cut at the sidebar's edge (the tooltip has it whole): who and what, then its summary.
+        self.inbox.add(page, request, f"{name} · {who}: {request.tool}\n{request.summary}")
         self._count(page)
 
     def _on_page_resolved(self, call_id: str) -> None:

@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QResizeEvent, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from core import ToolName, spawn
 from gui.window.kit import theme
+from gui.window.kit.fold_row import FoldingRow, Note
 from gui.window.kit.remembered import window_settings
 from gui.window.review.canvas import ReviewCanvas
 from gui.window.review.rows import Layout, ReviewRow, build_layout, open_fold
@@ -126,13 +127,12 @@ class ReviewView(QWidget):
         self.focus_button.setCheckable(True)
         self.focus_button.setToolTip("Give the diff the whole column (F)")
         self.focus_button.toggled.connect(self.focus_changed.emit)
-        self.narrow = QLabel(TOO_NARROW)
+        self.narrow = Note(TOO_NARROW)
         self.narrow.setObjectName("reviewNarrow")
         self.narrow.setToolTip(f"Side by side needs room for {SPLIT_COLUMNS} characters on each side; this diff is "
                                "shown unified until the window or the column is wider")
         self.narrow.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        # It gives way (cut) rather than widening the right column of a 1024-pixel window.
-        self.narrow.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # It gives way (shortened, "…") rather than widening the right column of a 1024-pixel window.
         self.narrow.setVisible(False)
         self._build()
         split = self._settings.value(SPLIT_KEY, True, type=bool)
@@ -155,19 +155,17 @@ class ReviewView(QWidget):
 
     def _build(self) -> None:
         self.setObjectName("reviewView")  # its buttons are compact (resources/styles): the bar fits 1024 pixels
-        bar = QHBoxLayout()
-        bar.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.previous_button, self.position, self.next_button, self.toggle_button,
-                       self.accept_all_button, self.reject_all_button):
-            bar.addWidget(widget)
-        bar.addStretch(1)
-        bar.addWidget(self.narrow)
-        bar.addWidget(self.view_button)
-        bar.addWidget(self.focus_button)
+        # One line where it fits; where it does not (a 1024-pixel hub), the answers for all the changes and the
+        # view's switches go on a second line rather than widening the window's right column.
+        self.bar = FoldingRow([(self.previous_button, 0), (self.position, 0), (self.next_button, 0),
+                               (self.toggle_button, 0), (self.accept_all_button, 0), (self.reject_all_button, 0),
+                               (None, 1), (self.narrow, 100), (self.view_button, 0), (self.focus_button, 0)],
+                              fold_at=4)  # the note takes the spare room while it shows (its policy: Ignored)
+        self.narrow.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addLayout(bar)
+        layout.addWidget(self.bar)
         layout.addWidget(self.canvas, 1)
         self.setToolTip(KEYS_HELP)
 

@@ -32,6 +32,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from core import AgentKey, BatchKey, MessageKey, NodeKey, RunKey, RunNode, RunStatus, Timeline
+from gui.window.kit.fold_row import FoldingRow
 from gui.window.timeline.model import TIMELINE_COLUMN, TimelineModel
 from gui.window.timeline.view import TimelineView
 
@@ -235,17 +236,17 @@ class TimelineFilter(QWidget):
         self.count = QLabel()
         self.count.setObjectName("filterCount")
         self.count.setMinimumWidth(COUNT_MIN)  # "41,250 of 100,000 calls" is cut, not a window wider than its screen
-        row = QHBoxLayout(self)
-        row.setContentsMargins(2, 2, 2, 2)
         self.text.setMinimumWidth(90)  # the choices never squeeze the text box away (nor widen a 1024-px window)
-        row.addWidget(self.text, 3)
         for combo, letters in ((self.agent, 7), (self.status, 5), (self.tool, 5)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(letters)
             combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
-            row.addWidget(combo, 1)
-        row.addWidget(self.words)
-        row.addWidget(self.count)
+        # One line where it fits; the choices under the text box where it does not (a 1024-pixel hub).
+        self.row = FoldingRow([(self.text, 3), (self.agent, 1), (self.status, 1), (self.tool, 1), (self.words, 0),
+                               (self.count, 0)], fold_at=1)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(2, 2, 2, 2)
+        outer.addWidget(self.row)
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)
         self._typing.setInterval(TYPING_MS)

@@ -12,7 +12,7 @@ from core import AgentNode, BatchNode, Message, RunNode, RunStatus
 
 STATUS_TEXT = {
     RunStatus.QUEUED: "… queued",
-    RunStatus.BLOCKED_ON_USER: "◐ waiting for approval",
+    RunStatus.BLOCKED_ON_USER: "◐ waiting",  # for approval: the panel beside it shows the request
     RunStatus.RUNNING: "● running",
     RunStatus.DONE: "✓ done",
     RunStatus.FAILED: "✗ failed",

@@ -7,7 +7,8 @@ losing the later edits) or skip (leave the file as it is).  The merged text
 is a small merge editor: numbered lines, each conflict region coloured (the
 file now, what the call left, what the undo restores), opened on the first
 region with the cursor there, next / previous region keys, and per region
-"Take now", "Take the undo" or "Take both"; hand edits stay possible.  The
+"Take now", "Take the undo" or "Take both"; hand edits stay possible.  The three versions stand side by
+side where the dialog is wide enough, in tabs otherwise (gui.window.undo.versions).  The
 regions are parsed back out of the text (`core.conflict_regions`) after each
 edit, so they are whatever the text now holds (gui.window.undo.regions).  Undo stays disabled until
 every conflict has an answer and no merged text still has conflict markers.
@@ -44,7 +45,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QRadioButton,
     QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -54,6 +54,7 @@ from gui.window.kit import theme
 from gui.window.kit.code_font import code_font, keep_code_font
 from gui.window.review.code_editor import CodeEditor
 from gui.window.undo.regions import TAKE_TEXT, RegionBar, cursor_at
+from gui.window.undo.versions import VersionsView
 
 Choice = Literal["merge", "overwrite", "skip"]
 CHOICES: tuple[Choice, ...] = ("merge", "overwrite", "skip")
@@ -103,7 +104,8 @@ class UndoDialog(QDialog):
         plural = "file" if changed == 1 else "files"
         self.setWindowTitle(f"{verb} {preview.call_id}: {changed} {plural} changed since" if changed
                             else f"{verb} {preview.call_id}")
-        self.resize(1040, 700)
+        screen = self.screen().availableGeometry()  # wide enough, where the screen is, for the versions side by side
+        self.resize(min(1440, screen.width() - 40), min(760, screen.height() - 60))
         self._build(verb)
         self._fill_list()
         self._sync_undo_button()
@@ -206,10 +208,8 @@ class UndoDialog(QDialog):
         self.heading.setFont(bold)
         self.detail = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
         self.now_view, self.after_view, self.before_view = (self._text_view() for _ in range(3))
-        self.versions = QTabWidget()
-        self.versions.addTab(self.now_view, "Now")
-        self.versions.addTab(self.after_view, "After the call")
-        self.versions.addTab(self.before_view, f"{verb} restores")
+        self.versions = VersionsView([(self.now_view, "Now"), (self.after_view, "After the call"),
+                                      (self.before_view, f"{verb} restores")])  # side by side where they fit
         self.merged_label = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
         self.merged_edit = CodeEditor()
         self.merged_edit.setAccessibleName("Merged")

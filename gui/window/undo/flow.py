@@ -2,8 +2,8 @@
 
 An undo is previewed first; when a file was changed since the call, the
 person resolves it in an `UndoDialog` (opened, never exec'd) and the undo
-runs when they press Undo.  A rewind lists the later calls it would undo and
-asks before undoing any.  Everything runs as a task of the window's
+runs when they press Undo.  A rewind lists the later calls it would undo, with
+their diffs, and asks before undoing any (gui.window.undo.rewind).  Everything runs as a task of the window's
 `TaskSet`; the window shows the reports.
 """
 
@@ -13,10 +13,9 @@ import functools
 from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QWidget
 
 from core import BelayError, CallRecord, ConsoleSurface, Resolution, UndoPreview, UndoReport
-from gui.window.kit.confirm import answer
 from gui.window.runtime.tasks import TaskSet
 from gui.window.undo.dialog import UndoDialog
 
@@ -88,16 +87,3 @@ class UndoFlow:
             message += f" Stopped at {refused.call_id}: {refused.message}"
         self._say(message, 15_000)
         self._rewound()
-
-
-async def ask_rewind(plan: list[CallRecord], parent: QWidget) -> bool:
-    """Show what a rewind would undo and ask."""
-    files = sorted({c.path for r in plan for c in r.changes})
-    lines = [f"{r.tool} · {r.summary} ({len(r.changes)} file{'s' if len(r.changes) != 1 else ''})" for r in plan]
-    box = QMessageBox(QMessageBox.Icon.Question, "Rewind to here?",
-                      f"Undo {len(plan)} later call{'s' if len(plan) != 1 else ''}, newest first, restoring "
-                      f"{len(files)} file{'s' if len(files) != 1 else ''}? A file changed since is not "
-                      "overwritten: the rewind stops there.",
-                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, parent)
-    box.setDetailedText("\n".join(lines) + "\n\nFiles:\n" + "\n".join(files))
-    return await answer(box) == QMessageBox.StandardButton.Yes

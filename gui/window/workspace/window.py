@@ -52,7 +52,8 @@ from gui.window.review.edit_dialog import EditDialog
 from gui.window.runtime.tasks import TaskSet
 from gui.window.timeline.filter import FAILED, WAITING
 from gui.window.undo.dialog import UndoDialog
-from gui.window.undo.flow import UndoFlow, ask_rewind
+from gui.window.undo.flow import UndoFlow
+from gui.window.undo.rewind import ask_rewind
 from gui.window.workspace.call_menu import CallMenu
 from gui.window.workspace.columns import ColumnFit
 from gui.window.workspace.commands import commands
@@ -60,7 +61,7 @@ from gui.window.workspace.follow import Follow
 from gui.window.workspace.parts import Parts
 from gui.window.workspace.status_bar import WindowStatus
 
-FOLDED_TEXT = "▸ Details and other tabs (folded while a request waits; click or Ctrl+1…5)"
+FOLDED_TEXT = "▸ Details and other tabs (folded while a request waits)"  # fits a 1024-pixel hub's column
 
 
 class MainWindow(QMainWindow):
@@ -118,7 +119,7 @@ class MainWindow(QMainWindow):
         self.folded.setStyleSheet("QPushButton { padding: 0 4px; text-align: left; border: none; }")
         self.folded.setFixedHeight(self.folded.fontMetrics().height() + 2)  # one line of text, no more
         self.folded.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # cut, never widening
-        self.folded.setToolTip("Show the tabs again (until nothing waits)")
+        self.folded.setToolTip("Show the tabs again, until nothing waits (click, or Ctrl+1…5)")
         self.folded.clicked.connect(self._on_folded_clicked)
         self._tabs_wanted = False
         self._right.addWidget(self.folded, 0)
@@ -127,7 +128,7 @@ class MainWindow(QMainWindow):
         is where it is next time."""
         split.addWidget(_stacked(self.timeline_filter, self.tree))
         split.addWidget(right)
-        split.setSizes([790, 610])  # wide enough for the Timeline column
+        split.setSizes([700, 700])  # halves: at 1024 pixels the diff's bar fits one line, the timeline its Status
         keep_splitter(split, "console/split", self._settings)
         self.setCentralWidget(_stacked(self.banner, self.link, self.trust, split))
         # In the menu bar's corner, not a toolbar row: a 640-pixel window needs the height.  Kept on self:
@@ -396,7 +397,7 @@ class MainWindow(QMainWindow):
 
     async def confirm_rewind(self, plan: list[CallRecord]) -> bool:
         """Shows what a rewind would undo and asks; tests replace it."""
-        return await ask_rewind(plan, self)
+        return await ask_rewind(plan, self.console.diffs_for, self)
 
     @property
     def undo_dialog(self) -> UndoDialog | None:

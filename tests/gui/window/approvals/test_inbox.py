@@ -124,3 +124,42 @@ def test_the_list_follows_the_panel_without_announcing_it_back(qtbot: Any, clock
     assert view.currentIndex().row() == 2
     qtbot.keyClick(view, Qt.Key.Key_K)
     assert chosen == ["c1"]
+
+
+def _columns_whole(view: InboxView) -> list[str]:
+    """The headers of the columns shown, each ending inside the view (none cut off at its edge)."""
+    header = view.header()
+    shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+    assert all(header.sectionViewportPosition(c) + header.sectionSize(c) <= view.viewport().width() for c in shown)
+    return [str(view.model().headerData(c, Qt.Orientation.Horizontal)) for c in shown]
+
+
+def test_columns_step_aside_rather_than_be_cut_and_left_shows_only_for_a_deadline(
+        qtbot: Any, clock: SimpleNamespace) -> None:
+    model = _model(_request("c1", "fe", "src/app.ts"), _request("c2"))
+    view = _view(qtbot, model)
+    view.resize(900, 200)
+    qtbot.waitUntil(lambda: _columns_whole(view) == ["Agent", "Tool", "Target", "Impact", "Waiting"])
+    view.resize(380, 200)  # the right column of a 1024-pixel hub
+    qtbot.waitUntil(lambda: _columns_whole(view) == ["Agent", "Tool", "Target", "Impact"])
+    assert view.columnWidth(2) >= inbox.MIN_TARGET
+    model.add(_request("c3", "docs", "README.md", timeout_s=30, on_timeout="deny"))
+    qtbot.waitUntil(lambda: _columns_whole(view) == ["Agent", "Tool", "Target", "Impact", "Left"])
+    view.resize(900, 200)
+    qtbot.waitUntil(lambda: _columns_whole(view) == ["Agent", "Tool", "Target", "Impact", "Waiting", "Left"])
+
+
+def test_the_list_is_as_tall_as_its_requests_need_from_two_to_six_rows(qtbot: Any, clock: SimpleNamespace) -> None:
+    model = _model(_request("c0"), _request("c1"))
+    view = _view(qtbot, model)
+    view.resize(600, view.height())
+
+    def rows_whole() -> int:
+        return sum(view.viewport().rect().contains(view.visualRect(model.index(r, 0))) for r in range(model.rowCount()))
+
+    for count in (2, 3, 6, 8):
+        while model.rowCount() < count:
+            model.add(_request(f"c{model.rowCount()}"))
+        qtbot.waitUntil(lambda count=count: rows_whole() == min(count, 6))
+        spare = view.viewport().height() - min(count, 6) * view.sizeHintForRow(0)
+        assert 0 <= spare < view.sizeHintForRow(0), "an empty row's worth of space below the requests"

@@ -135,6 +135,36 @@ def test_the_inbox_lists_every_waiting_call_with_its_agents_branch_and_j_k_choos
     loop.run_until_complete(scenario())
 
 
+def test_j_and_k_keep_working_when_the_inbox_hides_and_never_type_into_the_reason_box(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def scenario() -> None:
+        async with Console(workspace) as console:
+            console.register_approver("test")
+            lead = await console.start_agent("lead", "scripted")
+            calls = [await _write(console, lead, name) for name in ("a.txt", "b.txt")]
+            await wait_until(lambda: len(console.pending_approvals()) == 2, what="two requests")
+            panel = _panel(qtbot, console)
+            panel.activateWindow()
+            await wait_until(panel.isActiveWindow, what="the panel's window to be active")
+            for request in console.pending_approvals():
+                panel.add(request)
+            panel.inbox.setFocus()
+            qtbot.keyClick(panel.inbox, Qt.Key.Key_J)
+            assert "2 of 2 waiting" in panel.title.text()
+            console.deny(panel.current.call_id)
+            panel.remove(panel.current.call_id)  # one left: the inbox hides with the focus in it
+            assert not panel.inbox.isVisible()
+            focused = QApplication.focusWidget()
+            assert focused is panel, focused
+            for key in (Qt.Key.Key_J, Qt.Key.Key_K, Qt.Key.Key_J):
+                qtbot.keyClick(focused, key)
+            assert panel.reason.text() == "" and panel.current is not None
+            console.deny(panel.current.call_id)
+            await asyncio.gather(*calls)
+
+    loop.run_until_complete(scenario())
+
+
 def test_approve_keys_act_only_with_the_panel_focused_and_not_in_the_first_moment_of_a_new_request(
         qtbot: Any, loop: Any, workspace: Path) -> None:
     from gui.window.workspace.window import MainWindow

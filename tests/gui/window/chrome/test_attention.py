@@ -212,6 +212,42 @@ def test_a_request_answered_while_its_notification_is_being_put_up_leaves_none(
     in_window(qtbot, loop, workspace, body)
 
 
+def test_one_bubble_per_agent_counts_its_requests_and_is_replaced_not_stacked(
+        qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        attention = window.attention
+        attention.use_bus(desktop.bus)
+        await look_elsewhere(qtbot, window)
+        lead = await console.start_agent("lead", "scripted")
+        docs = await console.start_agent("docs", "scripted")
+        calls = [_write(console, lead, workspace, f"{n}.txt") for n in range(3)]
+        await wait_until(lambda: len(window.approvals.queue()) == 3, what="three requests from lead")
+        await wait_until(lambda: attention.notifier is not None and attention.notifier.current(lead.agent_id)
+                         is not None and "3 requests" in attention.notifier.current(lead.agent_id).summary,
+                         what="lead's bubble to count three")
+        assert desktop.displayed() == 1  # replaced twice, never stacked
+        shown = attention.notifier.current(lead.agent_id)
+        assert shown.summary == "lead: 3 requests waiting" and shown.body.count("Write") == 3
+        assert [key for key, _ in shown.actions] == ["default", "show"]  # several are answered in the window
+        calls.append(_write(console, docs, workspace, "docs.txt"))
+        await wait_until(lambda: desktop.displayed() == 2, what="docs' own bubble")
+        for request in [r for r in window.approvals.queue() if r.agent_id == lead.agent_id][:2]:
+            console.deny(request.call_id)
+        await wait_until(lambda: attention.notifier.current(lead.agent_id) is not None
+                         and attention.notifier.current(lead.agent_id).summary == "lead wants Write",
+                         what="lead's bubble to name its one request left")
+        assert desktop.displayed() == 2
+        for request in window.approvals.queue():
+            console.deny(request.call_id)
+        await asyncio.gather(*calls)
+        await wait_until(lambda: desktop.displayed() == 0, what="every bubble to go")
+        summaries = [n.summary for n in attention.notified]
+        assert summaries.count("docs wants Write") == 1  # lead's bubbles never touched docs' one
+        await attention.aclose()
+
+    in_window(qtbot, loop, workspace, body)
+
+
 def test_quiet_mode_sends_nothing_but_still_counts(qtbot: Any, loop: Any, workspace: Path, desktop: Desktop) -> None:
     async def body(console: Console, window: MainWindow) -> None:
         window.attention.use_bus(desktop.bus)

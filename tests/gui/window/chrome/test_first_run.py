@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core import config_dir
 from gui.window.app import WatchOptions, _watch
@@ -46,24 +46,46 @@ def test_the_screen_offers_the_three_ways_in_and_fits_a_small_screen(qtbot: Any)
     assert screen.grab().save(str(SHOTS / "first-run.png"))
 
 
-def test_installing_the_claude_hooks_writes_the_user_settings(qtbot: Any, loop: Any, home: Path) -> None:
+async def _install(screen: FirstRunScreen, agent: str, button: QMessageBox.StandardButton) -> str:
+    """Press a hook button, read the question asked, and answer it with `button`; the question's text."""
+    task = screen.install_hooks(agent)
+    await wait_until(lambda: screen.question is not None and screen.question.isVisible(), what="the question")
+    question = screen.question
+    assert question is not None
+    said = f"{question.text()}\n{question.informativeText()}"
+    assert question.button(QMessageBox.StandardButton.Ok).text() == "Install"
+    question.button(button).click()
+    await task
+    return said
+
+
+def test_installing_the_claude_hooks_asks_first_saying_what_happens_without_belay(
+        qtbot: Any, loop: Any, home: Path) -> None:
     screen = FirstRunScreen()
     qtbot.addWidget(screen)
-    assert not first_run_done()
-    loop.run_until_complete(screen.install_hooks("claude"))
-    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    screen.show()
+    settings_file = home / ".claude" / "settings.json"
+    said = loop.run_until_complete(_install(screen, "claude", QMessageBox.StandardButton.Cancel))
+    assert str(settings_file) in said  # the file it would write
+    assert "Whenever Belay is not running, Claude Code asks you in its own terminal instead" in said
+    assert not settings_file.exists() and screen.status.text() == "Nothing was installed."
+
+    loop.run_until_complete(_install(screen, "claude", QMessageBox.StandardButton.Ok))
+    settings = json.loads(settings_file.read_text())
     commands = [h["command"] for entries in settings["hooks"].values() for e in entries for h in e["hooks"]]
     assert commands and all("hook_client.py" in c for c in commands)
     assert "Installed in" in screen.status.text() and str(home / ".claude") in screen.status.text()
     assert first_run_done()
-    loop.run_until_complete(screen.install_hooks("claude"))
+    loop.run_until_complete(_install(screen, "claude", QMessageBox.StandardButton.Ok))
     assert screen.status.text().startswith("Already installed")
 
 
 def test_installing_the_gemini_hooks_writes_its_user_settings(qtbot: Any, loop: Any, home: Path) -> None:
     screen = FirstRunScreen()
     qtbot.addWidget(screen)
-    loop.run_until_complete(screen.install_hooks("gemini"))
+    screen.show()
+    said = loop.run_until_complete(_install(screen, "gemini", QMessageBox.StandardButton.Ok))
+    assert "Gemini CLI refuses every tool call" in said and str(home / ".gemini" / "settings.json") in said
     assert "hooks" in json.loads((home / ".gemini" / "settings.json").read_text())
 
 

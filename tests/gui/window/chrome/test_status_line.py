@@ -157,10 +157,11 @@ def test_the_store_indicator_turns_amber_once_belay_gc_would_end_some_history(qt
 
 def test_when_settings_preview_commands_the_indicator_says_whether_they_can_be_here(
         qtbot: Any, workspace: Path) -> None:
-    async def states() -> tuple[Any, Any]:
-        async with Console(workspace, bash=BashSettings(effects="preview")) as previewing, \
-                Console(workspace, bash=BashSettings(), state_dir=workspace.parent / "other-state") as applying:
-            return preview_state(previewing), preview_state(applying)
+    async def states() -> tuple[Any, Any]:  # one after the other: a workspace has one console at a time
+        async with Console(workspace, bash=BashSettings(effects="preview")) as previewing:
+            first = preview_state(previewing)
+        async with Console(workspace, bash=BashSettings(), state_dir=workspace.parent / "other-state") as applying:
+            return first, preview_state(applying)
 
     previewing, applying = run(states())
     assert applying is None and previewing is not None

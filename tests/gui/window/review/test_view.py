@@ -165,6 +165,7 @@ def test_side_by_side_only_where_each_side_has_80_columns_else_unified_saying_wh
     view.resize(1024, 640)  # each side would show about 60 characters
     qtbot.waitUntil(lambda: not view.split)
     assert view.view_button.isChecked() and view.narrow.isVisible() and view.narrow.text() == TOO_NARROW
+    qtbot.waitUntil(lambda: view.narrow.shown_text() == TOO_NARROW)  # read whole, not cut away
     assert "│" not in view.plain_text()  # drawn unified: one column, both numbers
     view.resize(1600, 640)
     qtbot.waitUntil(lambda: view.split)  # the choice stood: split again where it fits

@@ -50,7 +50,7 @@ def _agent(name: str, parent_id: str | None = None) -> AgentNode:
 @pytest.mark.parametrize(("status", "duration_s", "shown", "took"), [
     (RunStatus.DONE, 0.012, "✓ done", "12 ms"),
     (RunStatus.FAILED, 1.5, "✗ failed", "1.5 s"),
-    (RunStatus.BLOCKED_ON_USER, None, "◐ waiting for approval", ""),
+    (RunStatus.BLOCKED_ON_USER, None, "◐ waiting", ""),
     (RunStatus.TIMED_OUT, 30.0, "✗ timed out", "30.0 s"),
 ])
 def test_a_call_row_says_its_tool_what_it_ran_how_it_ended_and_how_long_it_took(

@@ -178,3 +178,14 @@ def test_without_conflicts_undo_is_enabled_and_redo_is_named(qtbot: Any) -> None
 def test_conflict_markers_are_recognised_only_at_the_start_of_a_line() -> None:
     assert has_conflict_markers("x\n<<<<<<< now\ny\n") and has_conflict_markers(">>>>>>>\r\n")
     assert not has_conflict_markers("a <<<<<<< b\n======= \n<<<<<<<< eight\n")
+
+
+def test_the_three_versions_stand_side_by_side_in_a_wide_dialog_and_in_tabs_in_a_narrow_one(
+        qtbot: Any, dialog: UndoDialog) -> None:
+    dialog.resize(1900, 700)
+    qtbot.waitUntil(lambda: dialog.versions.side_by_side)
+    assert dialog.now_view.isVisible() and dialog.after_view.isVisible() and dialog.before_view.isVisible()
+    assert dialog.now_view.toPlainText() == TEXT.now  # the same views, moved
+    dialog.resize(700, 600)
+    qtbot.waitUntil(lambda: not dialog.versions.side_by_side)
+    assert dialog.versions.tabs.count() == 3 and not dialog.after_view.isVisible()

@@ -3,18 +3,17 @@ and reported in words."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QWidget
 
 from core import CallRecord, Console, UndoReport
 from gui.window.runtime.tasks import TaskSet
 from gui.window.undo.dialog import UndoDialog
-from gui.window.undo.flow import UndoFlow, ask_rewind
+from gui.window.undo.flow import UndoFlow
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 from tests.gui.window.workspace.test_window import in_window
@@ -154,24 +153,6 @@ def test_a_rewind_stops_at_a_file_changed_since_and_says_where(qtbot: Any, loop:
     _run(qtbot, loop, workspace, body)
 
 
-def test_the_rewind_question_names_the_calls_newest_first_and_the_files(qtbot: Any, loop: Any,
-                                                                         workspace: Path) -> None:
-    async def body(console: Console, window: _Window) -> None:
-        first, *_ = await _write(console, workspace / "notes.txt", "one\n", "two\n")
-        await _write(console, workspace / "b.txt", "b\n")
-        plan = await console.rewind_plan(first)
-        asked = asyncio.ensure_future(ask_rewind(plan, window.parent))
-        await wait_until(lambda: window.parent.findChild(QMessageBox) is not None, what="the question")
-        box = window.parent.findChild(QMessageBox)
-        assert box.text().startswith("Undo 2 later calls, newest first, restoring 2 files?")
-        assert box.detailedText().splitlines()[:2] == ["Write · b.txt (1 file)", "Write · notes.txt (1 file)"]
-        assert box.detailedText().endswith("Files:\nb.txt\nnotes.txt")
-        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Cancel), LEFT)
-        assert await asked is False
-
-    _run(qtbot, loop, workspace, body)
-
-
 def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: Any, workspace: Path) -> None:
     notes = workspace / "notes.txt"
 
@@ -192,29 +173,5 @@ def test_rewind_to_here_previews_then_undoes_every_later_call(qtbot: Any, loop: 
         assert previewed == [[ids[2], ids[1]]]
         assert notes.read_text() == "one\n"
         assert "undid 2 of 2" in window.statusBar().currentMessage()
-
-    in_window(qtbot, loop, workspace, body)
-
-
-def test_the_rewind_question_waits_without_blocking_and_cancel_keeps_everything(qtbot: Any, loop: Any,
-                                                                                workspace: Path) -> None:
-    notes = workspace / "notes.txt"
-
-    async def body(console: Console, window: MainWindow) -> None:
-        await console.add_rule("Write", "allow", "session")
-        agent = await console.start_agent("agent", "scripted")
-        ids = [(await console.call(agent, "Write", {"file_path": str(notes), "content": text})).call_id
-               for text in ("one\n", "two\n")]
-        buttons = QMessageBox.StandardButton
-        for answer, expected in ((buttons.Cancel, "two\n"), (buttons.Yes, "one\n")):
-            window.rewind(ids[0])
-            await wait_until(lambda: window.findChild(QMessageBox) is not None, what="the question")
-            box = window.findChild(QMessageBox)
-            assert "Undo 1 later call" in box.text()
-            await console.call(agent, "Read", {"file_path": str(notes)})  # the loop keeps serving calls meanwhile
-            qtbot.mouseClick(box.button(answer), LEFT)
-            await wait_until(lambda: window.findChild(QMessageBox) is None, what="the question to go")
-            await wait_until(lambda: notes.read_text() == expected, what="the answer's effect")
-        await wait_until(lambda: "undid 1 of 1" in window.statusBar().currentMessage(), what="the rewind's report")
 
     in_window(qtbot, loop, workspace, body)

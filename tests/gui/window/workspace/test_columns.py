@@ -11,7 +11,7 @@ import pytest
 from core import AgentStarted, CallQueued
 from gui.window.timeline.model import STATUS_COLUMN, TimelineModel
 from gui.window.timeline.view import TimelineView
-from gui.window.workspace.columns import MIN_SUMMARY, SUMMARY_COLUMN, ColumnFit
+from gui.window.workspace.columns import MIN_SUMMARY, OPTIONAL, SUMMARY_COLUMN, ColumnFit
 
 
 @pytest.fixture
@@ -67,3 +67,33 @@ def test_the_call_column_widens_for_a_deep_agents_name_but_keeps_the_persons_wid
     tree.setColumnWidth(0, wider)  # the person drags it wider still
     columns.fit_call_column()
     assert tree.columnWidth(0) == wider
+
+
+def _shown_whole(tree: TimelineView) -> list[int]:
+    """The columns shown, each ending inside the viewport (not cut at its right edge)."""
+    header = tree.header()
+    shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+    assert all(header.sectionViewportPosition(c) + header.sectionSize(c) <= tree.viewport().width()
+               for c in shown if c != shown[-1] or not header.stretchLastSection()), "a column is cut"
+    return shown
+
+
+def test_columns_of_less_weight_step_aside_rather_than_be_cut_and_come_back_with_room(
+        qtbot: Any, timeline: Any) -> None:
+    _, tree, columns = timeline
+    qtbot.waitUntil(lambda: not columns.hidden_columns())  # 1200 pixels: everything
+    assert _shown_whole(tree) == [0, 1, 2, 3, 4, 5]
+    frame = tree.width() - tree.viewport().width()
+    header = tree.header()
+    status_end = header.sectionPosition(STATUS_COLUMN) - tree.columnWidth(SUMMARY_COLUMN) + MIN_SUMMARY + \
+        header.sectionSize(STATUS_COLUMN)
+    tree.resize(frame + status_end + 70, tree.height())  # room for one more column: Changed
+    qtbot.waitUntil(lambda: columns.hidden_columns() == list(OPTIONAL[1:]))
+    assert _shown_whole(tree) == [0, 1, 2, 4]
+    tree.resize(frame + status_end + 5, tree.height())  # none of them
+    qtbot.waitUntil(lambda: columns.hidden_columns() == list(OPTIONAL))
+    assert _shown_whole(tree) == [0, 1, 2]
+    qtbot.waitUntil(lambda: tree.horizontalScrollBar().maximum() == 0)  # nothing left out to scroll to
+    tree.resize(1200, tree.height())
+    qtbot.waitUntil(lambda: not columns.hidden_columns())
+    assert _shown_whole(tree) == [0, 1, 2, 3, 4, 5]
