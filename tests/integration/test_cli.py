@@ -114,7 +114,7 @@ def _exports_the_demo(ws: Path, state_dir: Path, calls: list[dict[str, object]],
 
 def test_demo_refuses_a_non_empty_directory_it_did_not_create(tmp_path: Path) -> None:
     (tmp_path / "mine.txt").write_text("keep me")
-    result = _belay("demo", "--workspace", str(tmp_path), "--quit-when-done")
+    result = _belay("demo", "--workspace", str(tmp_path), "--auto-approve", "--quit-when-done")
     assert result.returncode == 2 and "not empty" in result.stderr
     assert (tmp_path / "mine.txt").read_text() == "keep me"
 
@@ -324,7 +324,7 @@ def test_a_gemini_project_install_says_the_file_is_shared_and_read_only_in_a_tru
     installed = _belay("hooks", "install", "--agent", "gemini", "--project", str(project))
     assert installed.returncode == 0, installed.stderr
     settings = project / ".gemini" / "settings.json"
-    assert f"in {settings}" in installed.stdout and "Gemini CLI now asks the Belay console" in installed.stdout
+    assert f"in {settings}" in installed.stdout and "Gemini CLI now asks Belay before every tool call" in installed.stdout
     assert "shared .gemini/settings.json, which projects may commit" in installed.stdout
     assert "never under --skip-trust" in installed.stdout
     assert "BeforeTool" in json.loads(settings.read_text())["hooks"]
@@ -340,7 +340,7 @@ def test_a_codex_install_says_it_recorded_its_trust_and_uninstall_takes_it_out(t
     env = {"CODEX_HOME": str(home)}
     installed = _belay("hooks", "install", "--agent", "codex", "--user", env_extra=env)
     assert installed.returncode == 0, installed.stderr
-    assert f"in {home / 'hooks.json'}" in installed.stdout and "Codex now asks the Belay console" in installed.stdout
+    assert f"in {home / 'hooks.json'}" in installed.stdout and "Codex now asks Belay before every tool call in every project" in installed.stdout
     assert "recorded as trusted in Codex's config.toml" in installed.stdout
     assert "hook_client.py" in (home / "hooks.json").read_text() and "model = " in (home / "config.toml").read_text()
     removed = _belay("hooks", "uninstall", "--agent", "codex", "--user", env_extra=env)
