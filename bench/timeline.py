@@ -282,6 +282,7 @@ async def ingest(kind: str, calls: int, collector: Any, person: Any = None) -> d
         "max_stall_ms": max(gaps) * 1000, "stalls_over_50ms": sum(g * 1000 > STALL_MS for g in gaps),
         "ticks": len(gaps), "rss_before_mb": before, "rss_after_mb": after,
         "longest_collection_ms": collector.longest * 1000,
+        "person": user.report() if user is not None else {},
     }
     gc.unfreeze()
     began = time.perf_counter()

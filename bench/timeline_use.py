@@ -134,6 +134,8 @@ class Person:
         from PySide6.QtCore import QTimer
 
         self.window, self.ticks, self.folds, self.filters = window, 0, 0, 0
+        self.longest: dict[str, float] = {"scroll": 0.0, "fold": 0.0, "filter": 0.0}
+        """The longest of each action, in ms, from the call to its return (not the layout and paint after)."""
         self._timer = QTimer()
         self._timer.setInterval(SCROLL_MS)
         self._timer.timeout.connect(self._act)
@@ -147,24 +149,40 @@ class Person:
         bar.text.setText("")
         bar.apply()
 
+    def report(self) -> dict[str, float]:
+        return self.longest
+
+    def _timed(self, kind: str, action: Any) -> None:
+        start = time.perf_counter()
+        action()
+        self.longest[kind] = max(self.longest[kind], (time.perf_counter() - start) * 1000)
+
     def _act(self) -> None:
+        self.ticks += 1
+        self._timed("scroll", self._scroll)
+        if self.ticks % FOLD_EVERY == 0:
+            self._timed("fold", self._fold)
+        if self.ticks % FILTER_EVERY == 0:
+            self._timed("filter", self._filter)
+
+    def _scroll(self) -> None:
+        scroll = self.window.tree.verticalScrollBar()
+        scroll.setValue(scroll.value() + scroll.pageStep() if scroll.value() < scroll.maximum() else 0)
+
+    def _fold(self) -> None:
         from core import AgentKey
 
-        self.ticks += 1
-        tree = self.window.tree
-        scroll = tree.verticalScrollBar()
-        scroll.setValue(scroll.value() + scroll.pageStep() if scroll.value() < scroll.maximum() else 0)
-        if self.ticks % FOLD_EVERY == 0:
-            agents = list(self.window.model.timeline.agents)
-            if agents:
-                key = AgentKey(agents[self.folds % len(agents)])
-                tree.rows.set_expanded(key, not tree.rows.is_expanded(key))
-                self.folds += 1
-        if self.ticks % FILTER_EVERY == 0:
-            bar = self.window.timeline_filter
-            bar.text.setText("" if self.filters % 2 else "Edit")
-            bar.apply()  # what the debounce timer starts
-            self.filters += 1
+        agents, rows = list(self.window.model.timeline.agents), self.window.tree.rows
+        if agents:
+            key = AgentKey(agents[self.folds % len(agents)])
+            rows.set_expanded(key, not rows.is_expanded(key))
+            self.folds += 1
+
+    def _filter(self) -> None:
+        bar = self.window.timeline_filter
+        bar.text.setText("" if self.filters % 2 else "Edit")
+        bar.apply()  # what the debounce timer starts
+        self.filters += 1
 
 
 def child(args: list[str], display: dict[str, str]) -> dict[str, Any]:
@@ -223,7 +241,8 @@ def main() -> None:
         print(f"{name}: {r['rows']} rows in {r['seconds']:.1f} s: {r['rows_per_s']:,.0f} rows/s; longest gap "
               f"{r['max_stall_ms']:.0f} ms ({r['stalls_over_50ms']} over {GAP_MS} ms of {r['ticks']} ticks); longest "
               f"collection {r['longest_collection_ms']:.1f} ms; RSS {r['rss_before_mb']:.0f} -> "
-              f"{r['rss_after_mb']:.0f} MB")
+              f"{r['rss_after_mb']:.0f} MB" + "".join(f"; longest {kind} {ms:.0f} ms" for kind, ms in
+                                                      r["person"].items()))
     print(f"RESULT fold at 100k = {folds['worst_ms']:.1f} ms (one 60 Hz frame, {FRAME_MS:.1f} ms; the worst agent's "
           f"median collapse or expand at {CALLS} calls, a repaint alone {folds['repaint_ms']:.1f} ms, expandAll "
           f"{folds['expandAll_ms']:.1f} ms)")
