@@ -201,7 +201,9 @@ async def rows_shown(shown: list[int], total: int) -> None:
         await asyncio.sleep(0.001)
 
 
-async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
+async def ingest(kind: str, calls: int, collector: Any, person: Any = None) -> dict[str, Any]:
+    """One flood; `person(window)`, when given (with the window), makes what uses the window during it (an object
+    with `start` and `stop`: `bench/timeline_use.py`'s scripted person)."""
     from core import Console
     from gui.window.runtime.collector import MainThreadCollector
     from gui.window.runtime.tasks import TaskSet
@@ -247,8 +249,11 @@ async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
     await asyncio.sleep(0.5)
     before = rss_mb()
     collector.longest = 0.0  # the collections during the ingest
+    user = person(window) if person is not None and window is not None else None
     heartbeat = Heartbeat()
     heartbeat.start()
+    if user is not None:
+        user.start()
     start = time.perf_counter()
     published = 0
     while published < calls:
@@ -260,6 +265,8 @@ async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
     producer.drain()
     assert producer.rows == total, (producer.rows, total)
     await rows_shown(shown, total)
+    if user is not None:
+        user.stop()
     if window is not None:
         window.tree.viewport().repaint()
     end = time.perf_counter()
@@ -275,6 +282,7 @@ async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
         "max_stall_ms": max(gaps) * 1000, "stalls_over_50ms": sum(g * 1000 > STALL_MS for g in gaps),
         "ticks": len(gaps), "rss_before_mb": before, "rss_after_mb": after,
         "longest_collection_ms": collector.longest * 1000,
+        "person": user.report() if user is not None else {},
     }
     gc.unfreeze()
     began = time.perf_counter()
@@ -289,7 +297,7 @@ async def ingest(kind: str, calls: int, collector: Any) -> dict[str, Any]:
     return result
 
 
-def run_one(kind: str, calls: int) -> dict[str, Any]:
+def run_one(kind: str, calls: int, person: Any = None) -> dict[str, Any]:
     """One run in this process, on a qasync loop, the collector on the GUI thread as in the app."""
     from PySide6.QtWidgets import QApplication
 
@@ -302,7 +310,7 @@ def run_one(kind: str, calls: int) -> dict[str, Any]:
     collector.start()
     try:
         with asyncio.Runner(loop_factory=lambda: EventLoop(app)) as runner:
-            return runner.run(ingest(kind, calls, collector))
+            return runner.run(ingest(kind, calls, collector, person))
     finally:
         collector.stop()
 

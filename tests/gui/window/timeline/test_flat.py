@@ -262,3 +262,43 @@ def test_changes_during_a_turn_of_the_loop_are_one_change_over_the_rows_on_scree
     assert changes == [(0, 5, 0, len(COLUMNS) - 1)]
     assert flat.index(flat.row_of(RunKey("l0")), 2).data() == "✓ done"
     assert flat.data(QModelIndex()) is None
+
+
+def test_folding_a_nested_branch_in_the_middle_is_one_removal_and_unfolding_one_insert(qtmodeltester: Any) -> None:
+    model = TimelineModel()
+    flat = FlatTimeline(model)
+    flat.expand_new = True
+    qtmodeltester.check(flat, force_py=True)  # from here on it checks every signal
+    _session(model)
+    timeline = model.timeline
+    timeline.apply(AgentStarted(agent_id="deep", session_id="s", name="deep", agent_kind="subagent", parent_id="sub"))
+    timeline.apply(BatchStarted(batch_id="db", agent_id="deep", name="deep batch", size=2, plan=PLAN))
+    for n in range(2):
+        timeline.apply(CallQueued(call_id=f"d{n}", agent_id="deep", tool="Read", args={}, summary=f"d{n}",
+                                  batch_id="db"))
+    model.flush()
+    told: list[tuple[str, int, int]] = []
+    flat.rowsRemoved.connect(lambda _parent, first, last: told.append(("removed", first, last)))
+    flat.rowsInserted.connect(lambda _parent, first, last: told.append(("inserted", first, last)))
+    whole = _shown(flat)
+    sub = whole.index(AgentKey("sub"))
+    under_sub = whole.index(AgentKey("other")) - sub - 1  # s0, s1, deep, its batch and its two calls
+    assert under_sub == 6 and whole[-1] == RunKey("o1")  # rows after the branch: it is in the middle
+
+    flat.set_expanded(AgentKey("sub"), False)
+    assert told == [("removed", sub + 1, sub + under_sub)]
+    assert _shown(flat) == whole[:sub + 1] + whole[sub + 1 + under_sub:]
+    flat.set_expanded(AgentKey("sub"), True)
+    assert told[1:] == [("inserted", sub + 1, sub + under_sub)] and _shown(flat) == whole
+
+    flat.set_expanded(BatchKey("db"), False)  # a branch folded inside the branch, kept while its parent is folded
+    flat.set_expanded(AgentKey("sub"), False)
+    timeline.apply(CallQueued(call_id="d9", agent_id="deep", tool="Read", args={}, summary="late"))
+    model.flush()  # a row came under the folded branch: unfolding it lists it again
+    flat.set_expanded(AgentKey("sub"), True)
+    expanded = {AgentKey("lead"), BatchKey("b"), AgentKey("sub"), AgentKey("deep"), AgentKey("other")}
+    assert _shown(flat) == list(_tree(model, expanded, set()))
+    assert RunKey("d9") in _shown(flat) and RunKey("d0") not in _shown(flat)
+    assert told[-1] == ("inserted", sub + 1, sub + 5)  # s0, s1, deep, its (folded) batch, d9
+    flat.expand_all()
+    assert _shown(flat) == list(_tree(model, expanded | {BatchKey("db")}, set()))
