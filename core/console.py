@@ -259,11 +259,11 @@ class Console(ConsoleReads):
         return await self.undo(request.call_id, paths=paths, force=request.force)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
-                      cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
-        """Start Claude Code (through the Agent SDK) on this workspace, supervised; the console owns the task."""
+                      cli_path: str | None = None, follow_ups: bool = False) -> asyncio.Task[SessionEnd]:
+        """Start Claude Code (Agent SDK) here, supervised; `follow_ups`: it waits for the next message (`note`)."""
         if self.outside is None:
             raise RuntimeError("Claude Code needs a console that serves its workspace (open it tracking and serving)")
-        return self.outside.launch_claude(prompt, model=model, env=env, cli_path=cli_path)
+        return self.outside.launch_claude(prompt, model=model, env=env, cli_path=cli_path, follow_ups=follow_ups)
 
     def controls(self, agent_id: str) -> ClaudeSession | None:
         """The launched session an agent row stands for, which the window can interrupt or stop."""

@@ -149,9 +149,9 @@ class OutsideAgents:
         return await adapter.request(request)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
-                      cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
+                      cli_path: str | None = None, follow_ups: bool = False) -> asyncio.Task[SessionEnd]:
         session = ClaudeSession(self.hooks, self.workspace.root, prompt, model=model, env=env,
-                                cli_path=cli_path)
+                                cli_path=cli_path, follow_ups=follow_ups)
         self._sessions.append(session)
         return self.host.launch(self._supervised(session), "claude session")
 
@@ -184,8 +184,13 @@ class OutsideAgents:
 
     async def note(self, agent_id: str, text: str) -> bool:
         """A note from the person to a hooked Claude Code agent: journaled now as the person's words in its
-        conversation, delivered once with its next call (core.outside.notes).  False: no live session of
-        Claude Code has that agent (or the note is empty), and nothing was kept."""
+        conversation, delivered once with its next call (core.outside.notes).  To a session Belay launched that
+        waits for the person, it is the session's next message instead (its transcript records it as a prompt).
+        False: no live session of Claude Code has that agent (or the note is empty), and nothing was kept."""
+        launched = self.controls(agent_id)
+        if launched is not None and launched.waiting and text.strip():
+            launched.send(text.strip())
+            return True
         agent = self.hooks.live_agent(agent_id)
         if agent is None or not text.strip():
             return False

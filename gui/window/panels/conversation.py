@@ -57,7 +57,8 @@ class ConversationPage(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.text, 1)
         self.note = QLineEdit()
-        self.note.setPlaceholderText("A note to this agent: it reads it with its next call")
+        self.note.setPlaceholderText("A note to this agent: it reads it with its next call (a session Belay "
+                                     "launched that waits for you: its next message)")
         self.note.setAccessibleName("A note to the agent")
         self.send = QPushButton("Send note")
         self.send.setToolTip("Journaled now, shown here as yours, and given to the agent once, with its next call")
