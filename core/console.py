@@ -1,12 +1,10 @@
 """The Console: the one object front ends act on.
 
-Front ends (the window, the terminal, tests) send commands through its
-small methods (approve, deny, always allow, cancel, undo) and learn what
-happened from events (`attach`).  Agents, built-in or external, submit
-calls through `call`.  It wires the rooms of the core together: its
-roster (core.run.roster) owns every agent and call task, its recorder
-(core.recorder) the journal and its thread; `close` ends them all,
-answering waiting approvals first.
+Front ends (the window, the terminal, tests) send commands through its small methods (approve, deny, always
+allow, cancel, undo, a note to an agent) and learn what happened from events (`attach`).  Agents, built-in or
+external, submit calls through `call`.  It wires the rooms of the core together: its roster (core.run.roster)
+owns every agent and call task, its recorder (core.recorder) the journal and its thread; `close` ends them
+all, answering waiting approvals first.
 """
 
 from __future__ import annotations
@@ -111,9 +109,8 @@ class Console(ConsoleReads):
         `elicitations.register` and answers with `elicitations.answer` (with none, they are declined)."""
         self.shells = ShellManager(self.bus.publish)
         self.bash_settings = bash or BashSettings()
-        if tools is None:
-            tools = [*default_tools(), *shell_tools(self.bash_settings, self.shells)]
-        self.registry = ToolRegistry(tools)
+        self.registry = ToolRegistry(tools if tools is not None else
+                                     [*default_tools(), *shell_tools(self.bash_settings, self.shells)])
         self.sandbox = SandboxInfo(available=False, kind="none", detail="not checked yet")
         """What Bash commands run in; checked when the console opens."""
         self.previews = OverlaySupport(available=False, detail="not checked yet")
@@ -134,9 +131,7 @@ class Console(ConsoleReads):
         self._lock: OwnerLock | None = None
         self._spans: SpanExport | None = None
         """Spans of the agents and calls, sent to `[telemetry] otlp_endpoint` when the user set one."""
-        self._track, self._holder, self._mcp_start = track, holder, mcp
-        self._tracking = False
-        self._serve = serve
+        self._track, self._holder, self._mcp_start, self._serve, self._tracking = track, holder, mcp, serve, False
         self.endpoint: Endpoint | None = None
         """The socket other processes reach this console through (Claude Code's hooks, mcp-serve)."""
         self.hooks: ClaudeHooks | None = None
@@ -264,15 +259,19 @@ class Console(ConsoleReads):
         return await self.undo(request.call_id, paths=paths, force=request.force)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
-                      cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
-        """Start Claude Code (through the Agent SDK) on this workspace, supervised; the console owns the task."""
+                      cli_path: str | None = None, follow_ups: bool = False) -> asyncio.Task[SessionEnd]:
+        """Start Claude Code (Agent SDK) here, supervised; `follow_ups`: it waits for the next message (`note`)."""
         if self.outside is None:
             raise RuntimeError("Claude Code needs a console that serves its workspace (open it tracking and serving)")
-        return self.outside.launch_claude(prompt, model=model, env=env, cli_path=cli_path)
+        return self.outside.launch_claude(prompt, model=model, env=env, cli_path=cli_path, follow_ups=follow_ups)
 
     def controls(self, agent_id: str) -> ClaudeSession | None:
         """The launched session an agent row stands for, which the window can interrupt or stop."""
         return self.outside.controls(agent_id) if self.outside is not None else None
+
+    async def note(self, agent_id: str, text: str) -> bool:
+        """Tell a hooked Claude Code agent something with its next call (core.outside.notes); False: it cannot be."""
+        return await self.outside.note(agent_id, text) if self.outside is not None else False
 
     def _mcp_changed(self, status: ServerStatus) -> None:
         self.bus.publish(McpServerChanged(status=status))

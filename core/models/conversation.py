@@ -14,9 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-MessageKind = Literal["prompt", "text", "thinking"]
+MessageKind = Literal["prompt", "text", "thinking", "note"]
 """"prompt": what the person (or, for a sub-agent, its parent agent) asked; "text": what the agent answered
-in words; "thinking": a reasoning summary the agent recorded where it shows one."""
+in words; "thinking": a reasoning summary the agent recorded where it shows one; "note": what the person
+told the agent from Belay's window (core.outside.notes), journaled by Belay when it was written."""
 
 TEXT_CHARS = 8_000
 """The most of one message's text kept: its beginning, then a marker (the agent's own file has the rest)."""

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from core.ids import AgentId, CallId
+from core.models.conversation import Message, capped
 from core.models.records import AgentStatus
 from core.outside.adapter import HookAdapter
 from core.outside.budget import BudgetWatch
@@ -146,9 +149,9 @@ class OutsideAgents:
         return await adapter.request(request)
 
     def launch_claude(self, prompt: str, *, model: str | None = None, env: dict[str, str] | None = None,
-                      cli_path: str | None = None) -> asyncio.Task[SessionEnd]:
+                      cli_path: str | None = None, follow_ups: bool = False) -> asyncio.Task[SessionEnd]:
         session = ClaudeSession(self.hooks, self.workspace.root, prompt, model=model, env=env,
-                                cli_path=cli_path)
+                                cli_path=cli_path, follow_ups=follow_ups)
         self._sessions.append(session)
         return self.host.launch(self._supervised(session), "claude session")
 
@@ -178,6 +181,25 @@ class OutsideAgents:
                                           reason=why))  # its sub-agents end too
         if status is not AgentStatus.DONE:
             await self.recorder.agent_finished(agent.agent_id, status, why)
+
+    async def note(self, agent_id: str, text: str) -> bool:
+        """A note from the person to a hooked Claude Code agent: journaled now as the person's words in its
+        conversation, delivered once with its next call (core.outside.notes).  To a session Belay launched that
+        waits for the person, it is the session's next message instead (its transcript records it as a prompt).
+        False: no live session of Claude Code has that agent (or the note is empty), and nothing was kept."""
+        launched = self.controls(agent_id)
+        if launched is not None and launched.waiting and text.strip():
+            launched.send(text.strip())
+            return True
+        agent = self.hooks.live_agent(agent_id)
+        if agent is None or not text.strip():
+            return False
+        kept, cut = capped(text.strip())
+        message = Message(message_id=f"note-{uuid.uuid4().hex}", agent_id=agent.agent_id, kind="note", text=kept,
+                          at=datetime.now(timezone.utc), cut=cut)
+        self.hooks.notes.hold(agent.agent_id, text.strip())
+        await self.recorder.conversation(agent.agent_id, [message], [])
+        return True
 
     def controls(self, agent_id: str) -> ClaudeSession | None:
         for session in self._sessions:

@@ -7,8 +7,10 @@ Claude Code's command hooks (so everything the window offers works the same).  T
 messages add what hooks cannot say: which `Agent` call a sub-agent task belongs to.
 
 One long-lived task owns the SDK client (the SDK is anyio-based: entered and left in the same task);
-the window's interrupt and stop reach it through a queue, never by touching the client from elsewhere.
-A hook callback that fails blocks the call (`on_failure="block"`).
+the window's interrupt, stop and messages reach it through a queue, never by touching the client from
+elsewhere.  A session started with `follow_ups` stays open after Claude's answer (`waiting`), and the
+person's next message (`send`) is the client's next query; it ends when stopped.  A hook callback that
+fails blocks the call (`on_failure="block"`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ log = logging.getLogger(__name__)
 SDK_EVENTS: tuple[SdkHookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
                                         "SubagentStart", "SubagentStop")
 HOOK_TIMEOUT_S = 3600.0
-Command = Literal["interrupt", "stop"]
+Command = Literal["interrupt", "stop", "send"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class ClaudeSession:
 
     def __init__(self, hooks: ClaudeHooks, workspace: Path, prompt: str, *, model: str | None = None,
                  env: dict[str, str] | None = None, cli_path: str | None = None,
-                 on_session: Callable[[str], None] | None = None) -> None:
+                 on_session: Callable[[str], None] | None = None, follow_ups: bool = False) -> None:
         self.hooks, self.workspace, self.prompt = hooks, workspace, prompt
         self.nonce = secrets.token_hex(16)
         """Put in the CLI's environment (LAUNCHED_ENV): hook commands it runs say they belong to this session."""
@@ -71,15 +73,27 @@ class ClaudeSession:
         self.session_id: str | None = None
         self._on_session = on_session
         """Told the session id as soon as it is known (the console registers the window's controls)."""
-        self._commands: asyncio.Queue[Command] = asyncio.Queue()
+        self.follow_ups = follow_ups
+        """After Claude's answer, wait for the person's next message instead of ending."""
+        self.waiting = False
+        """Claude answered and the session waits for the person's next message (`send`)."""
+        self._answered: SessionEnd | None = None
+        """Claude's latest answer, in a session that stays open for follow-ups."""
+        self._commands: asyncio.Queue[tuple[Command, str]] = asyncio.Queue()
 
     def interrupt(self) -> None:
         """Ask Claude to stop what it is doing now (the session stays open for the person)."""
-        self._commands.put_nowait("interrupt")
+        self._commands.put_nowait(("interrupt", ""))
 
     def stop(self) -> None:
         """End the session."""
-        self._commands.put_nowait("stop")
+        self._commands.put_nowait(("stop", ""))
+
+    def send(self, text: str) -> None:
+        """The person's next message: Claude's next turn (sent when the session waits for one, or queued by the
+        CLI behind the turn under way)."""
+        self.waiting = False
+        self._commands.put_nowait(("send", text))
 
     async def run(self) -> SessionEnd:
         """Connect, send the prompt, follow the session to its result (or a stop).  The owning task."""
@@ -95,8 +109,10 @@ class ClaudeSession:
                 for task in (follow, commands):
                     task.cancel()
                 await asyncio.wait({follow, commands})
+        if not commands.cancelled() and commands.exception() is not None:
+            raise commands.exception()  # type: ignore[misc]  # a message the CLI could not take
         if follow.cancelled():
-            return SessionEnd(False, "stopped from the window", self.session_id)
+            return self._answered or SessionEnd(False, "stopped from the window", self.session_id)
         return follow.result()  # raises what the session raised
 
     def _options(self) -> ClaudeAgentOptions:
@@ -139,13 +155,18 @@ class ClaudeSession:
                 await self.hooks.task_started(message.session_id, message.task_id, message.tool_use_id)
             elif isinstance(message, ResultMessage):
                 self._saw_session(message.session_id)
-                summary = message.result or message.subtype
-                return SessionEnd(not message.is_error, summary, message.session_id)
-        return SessionEnd(False, "the session ended without a result", self.session_id)
+                end = SessionEnd(not message.is_error, message.result or message.subtype, message.session_id)
+                if not self.follow_ups:
+                    return end
+                self._answered, self.waiting = end, self._commands.empty()
+        return self._answered or SessionEnd(False, "the session ended without a result", self.session_id)
 
     async def _serve_commands(self, client: ClaudeSDKClient) -> None:
         """Returns when the window asks to stop (the owner then ends the session)."""
-        while await self._commands.get() != "stop":
+        while (command := await self._commands.get())[0] != "stop":
+            if command[0] == "send":
+                await client.query(command[1])  # a CLI that is gone fails the session: its owner says so
+                continue
             with contextlib.suppress(Exception):  # the session may be between turns: nothing to interrupt
                 await client.interrupt()
 
@@ -156,4 +177,4 @@ class ClaudeSession:
                 self._on_session(session_id)
 
     def __repr__(self) -> str:
-        return f"<ClaudeSession {self.workspace} session={self.session_id}>"
+        return f"<ClaudeSession {self.workspace} session={self.session_id} waiting={self.waiting}>"

@@ -10,7 +10,8 @@ it), never dropped.
 
 Answers follow the hook protocol: PreToolUse gets `permissionDecision` allow or deny (the reason reaches
 the model), with `updatedInput` when the person edited the content; PermissionRequest gets Belay's
-decision for the same call.
+decision for the same call.  A note the person wrote to an agent (core.outside.notes) goes with that
+agent's next PreToolUse or PostToolUse answer: as `additionalContext`, or after a refusal's reason.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from core.outside.hook_events import (
     SubagentStopEvent,
 )
 from core.outside.intercept import ENDED, HookVerdict, Interceptor
+from core.outside.notes import Notes, joined
 from core.run.calls import AgentHandle
 from core.tools.names import ToolName
 from core.transcripts.claude import ClaudeTranscript
@@ -66,6 +68,8 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
 
     def __init__(self, interceptor: Interceptor, host: HookHost, client_name: str = "claude-code") -> None:
         self.client_name = client_name
+        self.notes = Notes()
+        """What the person wrote to this CLI's agents, until their next hook answer carries it."""
         super().__init__(interceptor, host)
 
     def _handling(self) -> Mapping[type[AgentEvent], Handler]:
@@ -133,12 +137,16 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         session.verdicts[use_id] = (tool_name, tool_input, verdict)
         if verdict.decision == "allow" and tool_name in SPAWNING:
             session.spawning[use_id] = verdict.call_id
+        told = self.notes.take(agent.agent_id)  # taken once decided: a note written while the person decided goes too
+        refused = verdict.decision != "allow"
+        reason = joined(verdict.reason, told) if refused else verdict.reason  # a refusal's reason reaches the model
         output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": verdict.decision,
-                                  "permissionDecisionReason": verdict.reason}
+                                  "permissionDecisionReason": reason}
         if verdict.updated_input is not None:
             output["updatedInput"] = verdict.updated_input
-        if verdict.note:  # the hunks a partial approval left out: the model is not told of updatedInput otherwise
-            output["additionalContext"] = verdict.note
+        # The hunks a partial approval left out (the model is not told of updatedInput otherwise), and the notes.
+        if context := joined(verdict.note, "" if refused else told):
+            output["additionalContext"] = context
         return HookAnswer(output={"hookSpecificOutput": output})
 
     async def _post(self, event: PostToolUseEvent) -> HookAnswer:
@@ -151,7 +159,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         spawn = session.spawning.pop(use_id, None)
         if spawn is not None and isinstance(response, dict):
             await self._link_spawned(session, spawn, response)
-        return HookAnswer()
+        return await self._told(event, "PostToolUse")
 
     async def _failed(self, event: PostToolUseFailureEvent) -> HookAnswer:
         session = await self._session(event)
@@ -160,7 +168,14 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         await self.interceptor.after(use_id, error=str(error))
         session.verdicts.pop(use_id, None)
         session.spawning.pop(use_id, None)
-        return HookAnswer()
+        return await self._told(event, "PostToolUseFailure")
+
+    async def _told(self, event: SubagentEvent, name: str) -> HookAnswer:
+        """A PostToolUse answer: the notes that wait for the agent, which the model reads after the tool result."""
+        told = self.notes.take((await self._agent(event)).agent_id)
+        if not told:
+            return HookAnswer()
+        return HookAnswer(output={"hookSpecificOutput": {"hookEventName": name, "additionalContext": told}})
 
     async def _permission(self, event: PermissionRequestEvent) -> HookAnswer:
         """Claude Code wants to ask: Belay has decided already (PreToolUse), or decides now."""
@@ -197,6 +212,14 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
     def session_agent(self, session_id: str) -> AgentHandle | None:
         session = self._sessions.get(session_id)
         return session.agent if session is not None else None
+
+    def live_agent(self, agent_id: str) -> AgentHandle | None:
+        """The agent (a session's, or a sub-agent) of a session that has not ended; None for any other."""
+        for session in self._sessions.values():
+            for agent in (session.agent, *session.subagents.values()):
+                if agent.agent_id == agent_id:
+                    return agent
+        return None
 
     async def _link_spawned(self, session: ClaudeHookSession, call_id: CallId, response: dict[str, Any]) -> None:
         """The spawning call reported back with its sub-agent's id: link them, whichever came first.

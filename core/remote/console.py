@@ -286,6 +286,9 @@ class RemoteConsole:
     def controls(self, agent_id: str) -> None:
         return None  # only sessions this window launched can be interrupted from it
 
+    async def note(self, agent_id: str, text: str) -> bool:
+        return False  # the wire does not carry notes yet: the host's own window can write them
+
     def launch_claude(self, prompt: str, **_options: Any) -> asyncio.Task[Any]:
         raise ToolError(ErrorKind.CONFLICT, f"Claude Code cannot be started from here on {self.where}",
                         "Start it on that host (with Belay's hooks installed there): its calls come here.")

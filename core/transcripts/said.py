@@ -28,6 +28,8 @@ class LastWords:
         """Messages recorded, oldest first."""
         for message in messages:
             agent = message.agent_id
+            if message.kind == "note":
+                continue  # the person's words, not the agent's reason for its next call
             if message.kind == "prompt":
                 self._prompt[agent] = message.text
                 self._said.pop(agent, None)  # words before a new prompt are no reason for what follows it

@@ -408,7 +408,7 @@ async def _claude(options: ClaudeOptions, workspace: Path) -> int:
         prompt = options.prompt or await ask_prompt(window, console.workspace.root)
         if not prompt:
             return 0 if options.quit_when_done else await _wait_closed(closed)
-        session = console.launch_claude(prompt, model=options.model)
+        session = console.launch_claude(prompt, model=options.model, follow_ups=not options.quit_when_done)
         if not options.quit_when_done:
             session.add_done_callback(lambda task: say_session_ended(window.statusBar(), task))
             return await _wait_closed(closed)

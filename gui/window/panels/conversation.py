@@ -5,15 +5,19 @@ story at once, as text (gui.window.panels.conversation_text writes it).  It foll
 the one whose row (or message) is selected in the timeline (`show_agent`), and is written again, at most
 every `REDRAW_MS` and only while it is shown, when that agent's transcript brought something new (`heard`).
 The price table (Belay's dated defaults under the person's `prices.toml`) is read once, off the GUI thread.
+
+Below the text, the person writes a note to the shown agent (`note`: the console's, core.outside.notes): a
+hooked Claude Code agent reads it with its next call; the page says whether it could be sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from core import PriceTable, Timeline, config_dir, load_prices
 from gui.window.approvals.text import agent_path
@@ -23,14 +27,20 @@ from gui.window.runtime.tasks import TaskSet
 
 REDRAW_MS = 250
 """New words are shown at most this often (a page is rewritten whole)."""
+NOT_SENT = ("Not sent: a note reaches only a Claude Code session still running under Belay's hooks "
+            "(or launched by Belay).")
+
+SendNote = Callable[[str, str], Awaitable[bool]]
+"""(agent id, text) -> whether the agent will get it (core.Console.note)."""
 
 
 class ConversationPage(QWidget):
     """An agent chooser above the chosen agent's conversation."""
 
-    def __init__(self, timeline: Timeline, tasks: TaskSet | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, timeline: Timeline, tasks: TaskSet | None = None, parent: QWidget | None = None, *,
+                 note: SendNote | None = None) -> None:
         super().__init__(parent)
-        self._timeline = timeline
+        self._timeline, self._tasks, self._note = timeline, tasks, note
         self.prices: PriceTable | None = None
         self.agent = QComboBox()
         self.agent.setAccessibleName("Whose conversation")
@@ -46,6 +56,24 @@ class ConversationPage(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
         layout.addWidget(self.text, 1)
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("A note to this agent: it reads it with its next call (a session Belay "
+                                     "launched that waits for you: its next message)")
+        self.note.setAccessibleName("A note to the agent")
+        self.send = QPushButton("Send note")
+        self.send.setToolTip("Journaled now, shown here as yours, and given to the agent once, with its next call")
+        self.note_state = QLabel()
+        self.note_state.setWordWrap(True)
+        self.note.textChanged.connect(self._on_note_text_changed)
+        self.note.returnPressed.connect(self.send_note)
+        self.send.clicked.connect(self.send_note)
+        if note is not None and tasks is not None:
+            writing = QHBoxLayout()
+            writing.addWidget(self.note, 1)
+            writing.addWidget(self.send)
+            layout.addLayout(writing)
+            layout.addWidget(self.note_state)
+        self.send.setEnabled(False)
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(REDRAW_MS)
@@ -122,7 +150,29 @@ class ConversationPage(QWidget):
             self.agent.blockSignals(False)
 
     def _on_agent_current_index_changed(self, _: int) -> None:
+        self._on_note_text_changed(self.note.text())
         self.redraw()
+
+    def _on_note_text_changed(self, text: str) -> None:
+        self.send.setEnabled(bool(text.strip()) and self.shown_agent is not None)
+
+    def send_note(self) -> None:
+        """The note written to the shown agent (the field is emptied once the console has taken it)."""
+        agent, text = self.shown_agent, self.note.text().strip()
+        if agent is None or not text or self._note is None or self._tasks is None:
+            return
+        self.send.setEnabled(False)
+        self._tasks.spawn(self._send(agent, text), f"a note to {agent}")
+
+    async def _send(self, agent: str, text: str) -> None:
+        assert self._note is not None
+        try:
+            sent = await self._note(agent, text)
+        finally:
+            self._on_note_text_changed(self.note.text())
+        if sent:
+            self.note.clear()
+        self.note_state.setText("Sent: it goes with the agent's next call." if sent else NOT_SENT)
 
     def __repr__(self) -> str:
         return f"<ConversationPage agent={self.shown_agent} agents={self.agent.count()}>"

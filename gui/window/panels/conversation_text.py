@@ -51,6 +51,11 @@ def _entry(timeline: Timeline, key: object, colours: dict[str, str]) -> str:
             return (f"<p style='margin-top:10px'><span style='color:{muted}'>{when}</span> <b>» Prompt</b><br>"
                     f"<span style='background-color:{colours['info_bg']}; color:{colours['info_fg']}'>"
                     f"{text}</span>{cut}</p>")
+        if message.kind == "note":
+            return (f"<p style='margin-top:10px'><span style='color:{muted}'>{when}</span> <b>✉ Your note</b> "
+                    f"<span style='color:{muted}'>(it goes with the agent's next call)</span><br>"
+                    f"<span style='background-color:{colours['info_bg']}; color:{colours['info_fg']}'>"
+                    f"{text}</span>{cut}</p>")
         if message.kind == "thinking":
             return (f"<p><span style='color:{muted}'>{when} ☁ reasoning</span><br>"
                     f"<i style='color:{muted}'>{text}</i>{cut}</p>")

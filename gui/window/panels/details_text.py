@@ -255,7 +255,7 @@ def tokens_text(usage: Usage) -> str:
 def describe_message(key: MessageKey, timeline: Timeline) -> str:
     """One entry of an agent's conversation, whole (as Belay keeps it)."""
     message = timeline.messages[key.message_id]
-    what = {"prompt": "Prompt to", "text": "Said by", "thinking": "Reasoning of"}[message.kind]
+    what = {"prompt": "Prompt to", "text": "Said by", "thinking": "Reasoning of", "note": "Your note to"}[message.kind]
     cut = "<p><i>Cut by Belay: the agent's own transcript has the rest.</i></p>" if message.cut else ""
     return (f"<h3>{what} {html.escape(agent_path(timeline, message.agent_id))}</h3>"
             f"<p>{message.at.astimezone():%Y-%m-%d %H:%M:%S}</p>{_pre(message.text)}{cut}")

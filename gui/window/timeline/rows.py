@@ -155,7 +155,7 @@ def batch_tip(batch: BatchNode, cells: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-MESSAGE_LABEL = {"prompt": "» prompt", "text": "✎ said", "thinking": "☁ thought"}
+MESSAGE_LABEL = {"prompt": "» prompt", "text": "✎ said", "thinking": "☁ thought", "note": "✉ your note"}
 """The Call column of a message's row: whose words, and what kind."""
 
 

@@ -26,6 +26,7 @@ class Window(Protocol):
     """What the table asks of the window itself (the rest is its parts' and its call menu's)."""
 
     def verify_journal(self) -> None: ...
+    def start_claude(self) -> None: ...
     def close(self) -> bool: ...
     def next_waiting(self) -> None: ...
     def next_failure(self) -> None: ...
@@ -41,6 +42,8 @@ def commands(w: Window, parts: Parts, calls: CallMenu) -> list[Row]:
     tabs = [WindowCommand(VIEW, name, partial(w.show_tab, tab), f"Ctrl+{number}", tip)
             for number, (tab, name, tip) in enumerate(parts.tab_list(), 1)]
     return [
+        WindowCommand(FILE, "&Start Claude Code here…", w.start_claude,
+                      tip="Ask Claude Code to do something in this workspace, supervised from its first call"),
         WindowCommand(FILE, "&Verify the journal", w.verify_journal,
                 tip="Check that nothing in this workspace's journal was changed outside Belay (belay verify)"),
         WindowCommand(FILE, "&Quit", w.close, QKeySequence.StandardKey.Quit),

@@ -1,4 +1,7 @@
-"""Starting Claude Code from the window (`belay claude`): what to ask it, and saying how the session ended."""
+"""Starting Claude Code from the window (`belay claude`, File › Start Claude Code): what to ask it, and saying
+how the session ended.  A session started here stays open after Claude's answer for the person's next message
+(the Conversation page sends it).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QInputDialog, QStatusBar, QWidget
 
-from core import SessionEnd
+from core import BelayError, ConsoleSurface, SessionEnd
 
 
 async def ask_prompt(parent: QWidget, root: Path) -> str | None:
@@ -38,3 +41,17 @@ def say_session_ended(bar: QStatusBar, task: asyncio.Task[SessionEnd]) -> None:
     error = task.exception()
     message = f"Claude could not run: {error}" if error else f"Claude finished: {task.result().summary}"
     bar.showMessage(message, 60_000)
+
+
+async def start_claude(parent: QWidget, console: ConsoleSurface, bar: QStatusBar) -> None:
+    """Ask what Claude should do here, then start it supervised from its first call (nothing when cancelled)."""
+    prompt = await ask_prompt(parent, Path(console.where))
+    if prompt is None:
+        return
+    try:
+        session = console.launch_claude(prompt, follow_ups=True)
+    except (BelayError, RuntimeError) as e:  # a console on another host, or one that serves no hooks
+        bar.showMessage(f"Claude could not start: {e}", 60_000)
+        return
+    bar.showMessage("Claude started: its calls come here; write to it on the Conversation page", 10_000)
+    session.add_done_callback(lambda task: say_session_ended(bar, task))

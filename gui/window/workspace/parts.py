@@ -70,7 +70,8 @@ class Parts:
                     details=DetailsPane(timeline, records=console.call_record, tasks=tasks,
                                         undo_preview=console.undo_preview),
                     changes=ChangesView(timeline), shells=ShellsPanel(timeline), rules=RulesView(console, tasks),
-                    mcp=McpPanel(), conversation=ConversationPage(timeline, tasks), tabs=QTabWidget(),
+                    mcp=McpPanel(), conversation=ConversationPage(timeline, tasks, note=console.note),
+                    tabs=QTabWidget(),
                     banner=BypassBanner(), link=LinkBanner(), trust=TrustBanner(), mode=ModeSelector(console.mode))
         for number, (tab, name, tip) in enumerate(parts.tab_list(), 1):
             parts.tabs.addTab(tab, name)

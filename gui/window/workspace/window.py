@@ -58,6 +58,7 @@ from gui.window.workspace.call_menu import CallMenu
 from gui.window.workspace.columns import ColumnFit
 from gui.window.workspace.commands import commands
 from gui.window.workspace.follow import Follow
+from gui.window.workspace.launch import start_claude
 from gui.window.workspace.parts import Parts
 from gui.window.workspace.status_bar import WindowStatus
 
@@ -140,6 +141,10 @@ class MainWindow(QMainWindow):
         row.addWidget(QLabel("Approval mode:"))
         row.addWidget(self.mode)
         self.menuBar().setCornerWidget(policy, Qt.Corner.TopRightCorner)
+
+    def start_claude(self) -> None:
+        """File › Start Claude Code here: a prompt, then a session launched on this workspace."""
+        self.tasks.spawn(start_claude(self, self.console, self.statusBar()), "start Claude Code")
 
     def verify_journal(self) -> None:
         """File › Verify the journal: what `belay verify` says, read off the GUI thread."""

@@ -32,6 +32,10 @@ class _Client(ClaudeSDKClient):
     def __init__(self) -> None:
         super().__init__()
         self.interrupts = 0
+        self.queries: list[str] = []
+
+    async def query(self, prompt: Any, session_id: str = "default") -> None:
+        self.queries.append(prompt)
 
     async def interrupt(self) -> None:
         self.interrupts += 1
@@ -120,5 +124,20 @@ def test_interrupt_and_stop_reach_the_client_only_through_the_owning_tasks_queue
             assert client.interrupts == 0  # asking from the window touches no client
             await asyncio.wait_for(session._serve_commands(client), 5)  # returns at the stop
             assert client.interrupts == 2  # the first failed (between turns) and the owner went on
+
+    run(scenario())
+
+
+def test_the_persons_message_is_the_clients_next_query_sent_by_the_owning_task(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Console(tmp_path) as console:
+            session = ClaudeSession(_hooks(console), tmp_path, "go", follow_ups=True)
+            session.waiting = True  # as after Claude's answer
+            client = _Client()
+            session.send("and the docs")
+            assert not session.waiting and client.queries == []  # sending from the window touches no client
+            session.stop()
+            await asyncio.wait_for(session._serve_commands(client), 5)
+            assert client.queries == ["and the docs"] and "waiting=False" in repr(session)
 
     run(scenario())

@@ -27,3 +27,10 @@ def test_the_latest_words_since_the_latest_prompt_are_the_intent_of_each_agent()
     said.heard([_said("a1", "text", "x" * 10_000)])
     assert len(said.intent("a1").said) < 2_100  # type: ignore[union-attr]
     assert "agents=2" in repr(said)
+
+
+def test_a_note_from_the_person_is_never_taken_for_the_agents_reason() -> None:
+    said = LastWords()
+    said.heard([_said("a1", "text", "I will run the tests."), _said("a1", "note", "skip the slow ones")])
+    intent = said.intent("a1")
+    assert intent is not None and intent.said == "I will run the tests."

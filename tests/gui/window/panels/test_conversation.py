@@ -6,7 +6,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from core import AgentKey, Console, Message, MessageKey, TokenUse, Usage
+from core.outside.requests import HookEvent
+from gui.window.panels.conversation import NOT_SENT
 from gui.window.workspace.window import MainWindow
 from tests.conftest import wait_until
 from tests.gui.window.workspace.test_window import in_window
@@ -38,5 +42,36 @@ def test_the_page_follows_the_selected_agent_and_shows_its_new_words_and_tokens(
         page.show_agent(other.agent_id)
         assert "Nothing it said has been read" in page.text.toPlainText()
         assert "agents=2" in repr(page)
+
+    in_window(qtbot, loop, workspace, body)
+
+
+def test_a_note_written_on_the_page_is_shown_as_the_persons_and_waits_for_the_agents_next_call(
+        qtbot: Any, loop: Any, workspace: Path) -> None:
+    async def body(console: Console, window: MainWindow) -> None:
+        assert console.outside is not None
+        hooks = console.outside.hooks
+        page = window.parts.conversation
+        window.parts.tabs.setCurrentWidget(page)
+        await hooks.handle(HookEvent.model_validate({"session_id": "sess-page", "hook_event_name": "SessionStart"}))
+        agent = hooks.session_agent("sess-page")
+        assert agent is not None
+        await wait_until(lambda: agent.agent_id in window.parts.model.timeline.agents, what="the session's agent")
+        page.show_agent(agent.agent_id)
+        assert page.shown_agent == agent.agent_id
+        assert not page.send.isEnabled()  # nothing written yet
+        qtbot.keyClicks(page.note, "run the tests before you commit")
+        assert page.send.isEnabled()
+        qtbot.mouseClick(page.send, Qt.MouseButton.LeftButton)
+        await wait_until(lambda: "Your note" in page.text.toPlainText(), what="the note in the conversation")
+        assert "run the tests before you commit" in page.text.toPlainText()
+        assert hooks.notes.waiting(agent.agent_id) == 1 and page.note.text() == ""
+        assert page.note_state.text().startswith("Sent")
+        other = await console.start_agent("codex 5678", "codex")
+        page.show_agent(other.agent_id)
+        qtbot.keyClicks(page.note, "hello")
+        page.note.returnPressed.emit()
+        await wait_until(lambda: page.note_state.text() == NOT_SENT, what="the note refused")
+        assert page.note.text() == "hello"  # kept, to send elsewhere
 
     in_window(qtbot, loop, workspace, body)

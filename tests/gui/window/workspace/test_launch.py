@@ -9,7 +9,8 @@ from typing import Any
 from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QPlainTextEdit, QStatusBar, QWidget
 
 from core import SessionEnd
-from gui.window.workspace.launch import ask_prompt, say_session_ended
+from core.errors import ErrorKind, ToolError
+from gui.window.workspace.launch import ask_prompt, say_session_ended, start_claude
 from tests.conftest import wait_until
 
 
@@ -74,3 +75,46 @@ def test_the_status_bar_says_how_a_launched_session_ended(qtbot: Any, loop: Any)
 
     assert loop.run_until_complete(scenario()) == ["Claude finished: Fixed 3 tests.",
                                                    "Claude could not run: claude: command not found", ""]
+
+
+class _Console:
+    """What start_claude asks of a console: where it works, and launching (refused when `refuse` says why)."""
+
+    def __init__(self, where: str, refuse: str = "") -> None:
+        self.where, self.refuse = where, refuse
+        self.launched: list[tuple[str, bool]] = []
+
+    def launch_claude(self, prompt: str, *, follow_ups: bool = False) -> asyncio.Task[SessionEnd]:
+        if self.refuse:
+            raise ToolError(ErrorKind.CONFLICT, self.refuse)
+        self.launched.append((prompt, follow_ups))
+        self.ending: asyncio.Future[SessionEnd] = asyncio.get_running_loop().create_future()
+        return asyncio.ensure_future(self.ending)
+
+
+def test_file_start_claude_launches_what_was_asked_open_for_follow_ups_or_says_why_not(qtbot: Any, loop: Any,
+                                                                                       tmp_path: Path) -> None:
+    ok = QDialogButtonBox.StandardButton.Ok
+
+    async def scenario() -> tuple[list[tuple[str, bool]], list[str]]:
+        window = QWidget()
+        qtbot.addWidget(window)
+        window.show()
+        bar = QStatusBar()
+        qtbot.addWidget(bar)
+        here, there = _Console(str(tmp_path)), _Console("ssh://host/src", refuse="not from here")
+        said = []
+        for console in (here, there):
+            started = asyncio.ensure_future(start_claude(window, console, bar))  # type: ignore[arg-type]
+            await wait_until(lambda: _shown(window) is not None, what="the prompt box")
+            _answer(qtbot, _shown(window), "write the changelog", ok)  # type: ignore[arg-type]
+            await started
+            said.append(bar.currentMessage())
+            await wait_until(lambda: not window.findChildren(QInputDialog), what="the box gone")
+        here.ending.set_result(SessionEnd(ok=True, summary="Done.", session_id="s"))
+        await wait_until(lambda: bar.currentMessage() == "Claude finished: Done.", what="the session's end said")
+        return here.launched, said
+
+    launched, said = loop.run_until_complete(scenario())
+    assert launched == [("write the changelog", True)]
+    assert said[0].startswith("Claude started") and said[1] == "Claude could not start: not from here"
