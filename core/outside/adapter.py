@@ -46,8 +46,9 @@ class HookHost(Protocol):
         """Follow an agent's transcript file (core.outside.transcripts), read by `reader`."""
         ...
 
-    async def read_transcripts(self, *agents: AgentHandle) -> None:
-        """Record what the agents' transcripts gained since they were last read."""
+    async def read_transcripts(self, *agents: AgentHandle, use_id: str = "") -> None:
+        """Record what the agents' transcripts gained since they were last read (with `use_id`, until the response
+        that made that call is among it, bounded)."""
         ...
 
 

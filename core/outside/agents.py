@@ -253,8 +253,13 @@ class OutsideAgents:
     def follow_transcript(self, path: Path, reader: TranscriptReader) -> None:
         self.transcripts.follow(path, reader)
 
-    async def read_transcripts(self, *agents: AgentHandle) -> None:
-        await self.transcripts.catch_up(*(agent.agent_id for agent in agents))
+    async def read_transcripts(self, *agents: AgentHandle, use_id: str = "") -> None:
+        """What the agents' transcripts gained; with `use_id`, until the response that made that call is read
+        (bounded: core.outside.transcripts.USE_WAIT_S)."""
+        if use_id and len(agents) == 1:
+            await self.transcripts.catch_up_to(agents[0].agent_id, use_id)
+        else:
+            await self.transcripts.catch_up(*(agent.agent_id for agent in agents))
 
     def __repr__(self) -> str:
         return f"<OutsideAgents clients={len(self._clients)} sessions={len(self._sessions)}>"

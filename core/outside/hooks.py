@@ -131,7 +131,7 @@ class ClaudeHooks(HookAdapter[ClaudeHookSession]):
         agent = await self._agent(event)
         session = await self._session(event)
         use_id, tool_name, tool_input = event.tool_use_id, event.tool_name, event.tool_input
-        await self.host.read_transcripts(agent)  # its words before this call, for the approval card
+        await self.host.read_transcripts(agent, use_id=use_id)  # its words before this call, for the approval card
         alive = session.process.alive if session.process is not None else None
         verdict = await self.interceptor.before(agent, use_id, tool_name, tool_input, alive=alive)
         session.verdicts[use_id] = (tool_name, tool_input, verdict)

@@ -34,6 +34,12 @@ log = logging.getLogger(__name__)
 STEP_BYTES = 1 << 20
 """What one read takes in before its finds are recorded: the loop's share of a step (announcing what was read)
 stays under a millisecond or two however fast the file grows."""
+USE_WAIT_S = 1.0
+"""How long a call's hook waits for the response that made the call to be in its agent's transcript (Claude Code
+may write it a moment after it runs its hook): its words before the call are then on the approval card, and its
+tokens are counted before a budget decides the call."""
+USES_KEPT = 50_000
+"""The tool-use ids read, kept to tell a response already read (forgotten in one go past this many)."""
 CATCH_UP_STEPS = 8
 """The most a call waits to be decided while its agent's transcript is read (a session resumed over a file of
 hundreds of megabytes): some 8 MB, a tenth of a second; the rest is read meanwhile, the call goes on."""
@@ -75,6 +81,11 @@ class Transcripts:
         self._watched: set[Path] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
+        self._uses: set[str] = set()
+        """The ids of the tool calls whose responses were read."""
+        self._attributing: set[str] = set()
+        """Agents whose transcripts name the calls their responses made (only theirs are waited for)."""
+        self._not_attributing: set[str] = set()
 
     def follow(self, path: Path, reader: TranscriptReader) -> None:
         """Follow `path` for `reader.agent_id` from its start (a file already followed is left as it is)."""
@@ -94,6 +105,31 @@ class Transcripts:
             for path in self._by_agent.get(agent_id, ()):
                 await self._read(path, steps)
 
+    async def catch_up_to(self, agent_id: str, use_id: str, within_s: float = USE_WAIT_S) -> None:
+        """Read the agent's files until the response that made the call `use_id` has been read, or `within_s`
+        passes.  An agent whose transcript never names its calls (an unknown format, a version that does not) is
+        waited for once, then read without waiting."""
+        deadline = self._loop.time() + within_s
+        while True:
+            await self.catch_up(agent_id)
+            if (use_id in self._uses or not use_id or not self._by_agent.get(agent_id)
+                    or agent_id in self._not_attributing):
+                return
+            if self._loop.time() >= deadline:
+                if agent_id not in self._attributing:
+                    self._not_attributing.add(agent_id)
+                return
+            await asyncio.sleep(0.05)
+
+    def _heard_uses(self, agent_id: str, tokens: list[TokenUse]) -> None:
+        if len(self._uses) > USES_KEPT:
+            self._uses.clear()
+        for use in tokens:
+            if use.tool_uses:
+                self._uses.update(use.tool_uses)
+                self._attributing.add(agent_id)
+                self._not_attributing.discard(agent_id)
+
     async def _read(self, path: Path, steps: int | None = None) -> None:
         followed = self._files[path]
         left = False
@@ -103,6 +139,7 @@ class Transcripts:
                 step = await self._loop.run_in_executor(self._executor, _step, followed)
                 await self.recorder.conversation(AgentId(followed.reader.agent_id), step.messages, step.tokens,
                                                  step.skipped, step.note)
+                self._heard_uses(followed.reader.agent_id, step.tokens)
                 if self.budget is not None and step.tokens:
                     await self.budget.heard(step.tokens)
                 if not step.more and not followed.dirty:
