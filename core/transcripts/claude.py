@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, OrderedDict
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 from core.models.conversation import Message, MessageKind, TokenUse, Usage, capped
+from core.transcripts.reader import record_time
 
 IGNORED = frozenset({
     "attachment", "system", "summary", "queue-operation", "api-request", "api-request-shape", "api-request-blob",
@@ -134,7 +135,7 @@ class ClaudeTranscript:
         if len(self._counted) > _RECENT_RESPONSES:
             self._counted.popitem(last=False)
         model = message.get("model")
-        self.tokens.append(TokenUse(response_id=response, agent_id=self.agent_id, at=_when(record),
+        self.tokens.append(TokenUse(response_id=response, agent_id=self.agent_id, at=record_time(record),
                                     model=model if isinstance(model, str) else "", usage=_usage(usage),
                                     tool_uses=uses))
 
@@ -149,7 +150,7 @@ class ClaudeTranscript:
         kept, cut = capped(text)
         ident = record.get("uuid")
         self.messages.append(Message(message_id=f"{ident if isinstance(ident, str) else id(record)}:{index}",
-                                     agent_id=self.agent_id, kind=kind, text=kept, cut=cut, at=_when(record)))
+                                     agent_id=self.agent_id, kind=kind, text=kept, cut=cut, at=record_time(record)))
 
     def __repr__(self) -> str:
         return f"<ClaudeTranscript agent={self.agent_id} pending={len(self.messages)}+{len(self.tokens)}>"
@@ -162,13 +163,3 @@ def _usage(usage: dict[str, Any]) -> Usage:
     return Usage(input=number("input_tokens"), output=number("output_tokens"),
                  cache_read=number("cache_read_input_tokens"), cache_write=number("cache_creation_input_tokens"))
 
-
-def _when(record: dict[str, Any]) -> datetime:
-    stamp = record.get("timestamp")
-    if isinstance(stamp, str):
-        try:
-            at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            return at if at.tzinfo is not None else at.replace(tzinfo=_UTC)
-        except ValueError:
-            pass
-    return datetime.now(_UTC)

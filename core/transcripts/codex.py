@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 from core.models.conversation import Message, MessageKind, TokenUse, Usage, capped
+from core.transcripts.reader import record_time
 
 IGNORED = frozenset({"session_meta", "event_msg", "world_state", "compacted", "thread_settings"})
 _SKIPPED_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
@@ -101,7 +102,7 @@ class CodexTranscript:
         used = Usage(input=max(number("input_tokens") - cached, 0), output=number("output_tokens"),
                      cache_read=cached, cache_write=number("cache_write_input_tokens"))
         ident = response if isinstance(response, str) else f"ordinal-{record.get('ordinal')}"
-        self.tokens.append(TokenUse(response_id=ident, agent_id=self.agent_id, at=_when(record), model=self.model,
+        self.tokens.append(TokenUse(response_id=ident, agent_id=self.agent_id, at=record_time(record), model=self.model,
                                     usage=used, tool_uses=tuple(self._uses)))
         self._uses = []
 
@@ -109,18 +110,8 @@ class CodexTranscript:
         kept, cut = capped(text)
         ident = item.get("id") if isinstance(item.get("id"), str) else f"ordinal-{record.get('ordinal')}"
         self.messages.append(Message(message_id=f"{self.agent_id}/{ident}", agent_id=self.agent_id, kind=kind,
-                                     text=kept, cut=cut, at=_when(record)))
+                                     text=kept, cut=cut, at=record_time(record)))
 
     def __repr__(self) -> str:
         return f"<CodexTranscript agent={self.agent_id} model={self.model!r}>"
 
-
-def _when(record: dict[str, Any]) -> datetime:
-    stamp = record.get("timestamp")
-    if isinstance(stamp, str):
-        try:
-            at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            return at if at.tzinfo is not None else at.replace(tzinfo=_UTC)
-        except ValueError:
-            pass
-    return datetime.now(_UTC)

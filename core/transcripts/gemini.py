@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter, OrderedDict
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 from core.models.conversation import Message, MessageKind, TokenUse, Usage, capped
+from core.transcripts.reader import record_time
 
 NOTES = frozenset({"info", "warning", "error"})
 _RECENT = 256
@@ -101,7 +102,7 @@ class GeminiTranscript:
         uses = tuple(c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)) \
             if isinstance(calls, list) else ()
         model = record.get("model")
-        self.tokens.append(TokenUse(response_id=ident, agent_id=self.agent_id, at=_when(record),
+        self.tokens.append(TokenUse(response_id=ident, agent_id=self.agent_id, at=record_time(record),
                                     model=model if isinstance(model, str) else "",
                                     usage=Usage(input=max(number("input") - cached, 0), cache_read=cached,
                                                 output=number("output") + number("thoughts")), tool_uses=uses))
@@ -109,7 +110,7 @@ class GeminiTranscript:
     def _say(self, record: dict[str, Any], ident: str, kind: MessageKind, text: str) -> None:
         kept, cut = capped(text)
         self.messages.append(Message(message_id=f"{self.agent_id}/{ident}", agent_id=self.agent_id, kind=kind,
-                                     text=kept, cut=cut, at=_when(record)))
+                                     text=kept, cut=cut, at=record_time(record)))
 
     def __repr__(self) -> str:
         return f"<GeminiTranscript agent={self.agent_id} seen={len(self._seen)}>"
@@ -121,13 +122,3 @@ def _thought(piece: dict[str, Any]) -> str:
     text = description.strip() if isinstance(description, str) else ""
     return f"{subject.strip()}: {text}" if isinstance(subject, str) and subject.strip() else text
 
-
-def _when(record: dict[str, Any]) -> datetime:
-    stamp = record.get("timestamp")
-    if isinstance(stamp, str):
-        try:
-            at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            return at if at.tzinfo is not None else at.replace(tzinfo=_UTC)
-        except ValueError:
-            pass
-    return datetime.now(_UTC)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Protocol
+from datetime import datetime, timezone
+from typing import Any, Protocol
 
 from core.models.conversation import Message, TokenUse
 
@@ -33,3 +34,15 @@ def skipped_note(skipped: Counter[str], overlong: int) -> tuple[int, str]:
     if not total:
         return 0, ""
     return total, "skipped: " + ", ".join(f"{n} × {why}" for why, n in reasons.most_common())
+
+
+def record_time(record: dict[str, Any]) -> datetime:
+    """When a record says it was written (its ISO `timestamp`, "Z" for UTC); now, when it does not say."""
+    stamp = record.get("timestamp")
+    if isinstance(stamp, str):
+        try:
+            at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            return at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    return datetime.now(timezone.utc)
