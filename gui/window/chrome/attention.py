@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Coroutine
@@ -37,6 +38,8 @@ from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QWidget
 
 from core import spawn
 from gui.window.runtime.tasks import TaskSet
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from core import ApprovalRequested
@@ -150,7 +153,14 @@ class DesktopNotifier:
 
     @staticmethod
     async def _call(router: Any, message: Any) -> Any:
-        return await asyncio.wait_for(router.send_and_get_reply(message), CALL_TIMEOUT_S)
+        """The server's reply; ConnectionError when the connection closes before it (the window closing while a
+        bubble is updated: jeepney then raises RouterClosed, or a KeyError from its own bookkeeping)."""
+        from jeepney.io.common import RouterClosed
+
+        try:
+            return await asyncio.wait_for(router.send_and_get_reply(message), CALL_TIMEOUT_S)
+        except (RouterClosed, KeyError) as e:
+            raise ConnectionError(f"the notification server's connection closed ({type(e).__name__})") from e
 
     async def notify(self, notice: Notice) -> int:
         """Show `notice`, replacing its group's bubble if one is up; the server's id for it (buttons only where
@@ -431,11 +441,14 @@ class Attention(QObject):
                                               15_000)
                 return
             shown = notifier.current(group)
-            if notice is None:
-                await notifier.withdraw(group)
-            elif (call or shown is not None) and notice != shown:
-                self.notified.append(notice)
-                await notifier.notify(notice)
+            try:
+                if notice is None:
+                    await notifier.withdraw(group)
+                elif (call or shown is not None) and notice != shown:
+                    self.notified.append(notice)
+                    await notifier.notify(notice)
+            except (ConnectionError, TimeoutError) as e:  # closing, or the server went away: nothing left to show
+                log.info("notification for %s not updated: %s", group, e)
 
     def _on_notifier_action(self, key: str, action: str) -> None:
         if action in ACTIONS:
